@@ -1,0 +1,85 @@
+//! `baseline diff OLD NEW`: what changed between two baselines — a per-kernel
+//! summary of changed means, then the line diff of the files themselves.
+
+use super::Baseline;
+use crate::aggregate::Stats;
+use crate::report::fmt::{format_change, format_value};
+use similar::{ChangeTag, TextDiff};
+use std::fmt::Write;
+
+/// The diff as text, ready to print.
+pub fn render(old: &Baseline, new: &Baseline, old_text: &str, new_text: &str) -> String {
+    let mut out = String::new();
+    if old.fingerprint != new.fingerprint {
+        let _ = writeln!(out, "GPU: {} → {}", old.fingerprint, new.fingerprint);
+    }
+    if old.kernel_key != new.kernel_key {
+        let _ = writeln!(out, "kernel key: {} → {}", old.kernel_key, new.kernel_key);
+    }
+    let mut rows = Vec::new();
+    let keys: std::collections::BTreeSet<&String> = old.kernels.keys().chain(new.kernels.keys()).collect();
+    for key in keys {
+        match (old.kernels.get(key), new.kernels.get(key)) {
+            (Some(_), None) => rows.push(format!("- {key}: removed")),
+            (None, Some(_)) => rows.push(format!("+ {key}: added")),
+            (Some(a), Some(b)) => {
+                let mut changes = Vec::new();
+                if a.launches.mean != b.launches.mean {
+                    changes.push(format!("launches/run {} → {}", a.launches.mean, b.launches.mean));
+                }
+                for (metric, mb) in &b.metrics {
+                    match a.metrics.get(metric) {
+                        None => changes.push(format!("{metric}: added")),
+                        Some(ma) => {
+                            if let Some(change) = mean_change(&ma.sum, &mb.sum) {
+                                changes.push(format!(
+                                    "{metric} (sum): {} → {} ({})",
+                                    format_value(ma.sum.mean, &ma.unit),
+                                    format_value(mb.sum.mean, &mb.unit),
+                                    change
+                                ));
+                            }
+                        }
+                    }
+                }
+                for metric in a.metrics.keys().filter(|m| !b.metrics.contains_key(*m)) {
+                    changes.push(format!("{metric}: removed"));
+                }
+                if !changes.is_empty() {
+                    rows.push(format!("~ {key}:\n    {}", changes.join("\n    ")));
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    if rows.is_empty() {
+        out.push_str("kernels: no changed means\n");
+    } else {
+        out.push_str("kernels:\n");
+        for row in rows {
+            let _ = writeln!(out, "{row}");
+        }
+    }
+    out.push_str("\nfile diff:\n");
+    let diff = TextDiff::from_lines(old_text, new_text);
+    for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
+        let _ = writeln!(out, "{}", hunk.header());
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                ChangeTag::Delete => '-',
+                ChangeTag::Insert => '+',
+                ChangeTag::Equal => ' ',
+            };
+            let _ = write!(out, "{sign}{}", change.value());
+            if !change.value().ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The relative change of two means, or `None` when they are equal.
+fn mean_change(a: &Stats, b: &Stats) -> Option<String> {
+    (a.mean != b.mean).then(|| format_change(a.mean, b.mean))
+}

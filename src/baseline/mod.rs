@@ -1,0 +1,135 @@
+//! The baseline file: per kernel, launches per run and per-metric statistics
+//! over the recorded runs, with the GPU fingerprint and the inputs' SHA-256.
+//!
+//! JSON, `schema_version: 1`, pretty-printed with a stable key order (struct
+//! fields in declaration order, maps sorted) so that a diff of two baselines
+//! is reviewable. Writes are atomic: a temp file in the same directory,
+//! then a rename.
+
+pub mod diff;
+pub mod record;
+
+use crate::aggregate::Stats;
+use crate::error::{Error, Result};
+use crate::model::{Fingerprint, Finding, KernelKeyMode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// The baseline schema this version reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A recorded baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    pub schema_version: u32,
+    pub ncugate_version: String,
+    /// RFC 3339, UTC.
+    pub created: String,
+    pub kernel_key: KernelKeyMode,
+    pub fingerprint: Fingerprint,
+    /// Raw exports, one per recorded run.
+    pub inputs: Vec<InputFile>,
+    /// Details exports whose rule results were recorded (may be empty).
+    #[serde(default)]
+    pub details: Vec<InputFile>,
+    /// The thresholds the baseline was recorded for.
+    pub thresholds: String,
+    /// Number of runs (= inputs).
+    pub runs: u64,
+    /// Every launch of a run together.
+    pub total: KernelEntry,
+    pub kernels: BTreeMap<String, KernelEntry>,
+}
+
+/// An input file and its digest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// One kernel key (or the run total) in the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelEntry {
+    /// Launches per run.
+    pub launches: Stats,
+    pub metrics: BTreeMap<String, MetricEntry>,
+    /// ncu rule results per rule name, when details were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub findings: BTreeMap<String, Finding>,
+}
+
+/// One metric of one kernel: statistics over runs of each way of combining
+/// the kernel's launches in a run, so any rule's `aggregate` can be checked
+/// without re-recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricEntry {
+    /// The base unit (see `units.rs`): `ns`, `byte`, `%`, `inst`, …
+    pub unit: String,
+    pub sum: Stats,
+    pub mean: Stats,
+    pub max: Stats,
+    pub min: Stats,
+}
+
+impl MetricEntry {
+    /// The statistics for `aggregate`.
+    pub fn stats(&self, aggregate: crate::model::Aggregate) -> &Stats {
+        use crate::model::Aggregate::*;
+        match aggregate {
+            Sum => &self.sum,
+            Mean => &self.mean,
+            Max => &self.max,
+            Min => &self.min,
+        }
+    }
+}
+
+impl Baseline {
+    /// Reads and validates a baseline file.
+    pub fn load(path: &Path) -> Result<Baseline> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let bad = |message: String, hint: &str| Error::Baseline { path: path.to_path_buf(), message, hint: hint.into() };
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a baseline: invalid JSON ({e})"), "record one with `ncugate baseline record --input RAW.csv --output baseline.json`"))?;
+        match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v) => {
+                return Err(bad(
+                    format!("unknown baseline schema_version {v} (this ncugate {} reads {SCHEMA_VERSION})", env!("CARGO_PKG_VERSION")),
+                    "use the ncugate version that recorded it, or re-record the baseline with this one",
+                ));
+            }
+            None => return Err(bad("not a baseline: no schema_version".into(), "record one with `ncugate baseline record`")),
+        }
+        serde_json::from_value(value).map_err(|e| bad(format!("invalid baseline: {e}"), "re-record the baseline; do not edit it by hand"))
+    }
+
+    /// Writes the baseline atomically (temp file in the same directory + rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Write { path: path.to_path_buf(), source: e.into() })?;
+        text.push('\n');
+        write_atomic(path, text.as_bytes())
+    }
+}
+
+/// Writes `bytes` to `path` through a temp file and a rename, so readers never
+/// see a half-written file and a failed write leaves the old one in place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let err = |source: std::io::Error| Error::Write { path: path.to_path_buf(), source };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}

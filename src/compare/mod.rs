@@ -1,0 +1,87 @@
+//! Compare current runs with a baseline, in the order that makes the answer
+//! trustworthy: the GPU fingerprint first (different hardware is not
+//! comparable), then the structure (new, missing kernels, launch counts — a
+//! redundant graph node shows up exactly here), then the threshold rules,
+//! then the ncu findings that explain them.
+
+mod findings;
+mod rule;
+mod structure;
+
+use crate::baseline::Baseline;
+use crate::error::{Error, Result};
+use crate::model::{Findings, Fingerprint, Run};
+use crate::rules::Thresholds;
+use crate::verdict::{Devices, Outcome, REPORT_SCHEMA_VERSION, Report};
+
+/// Everything a comparison looks at.
+pub struct Inputs<'a> {
+    pub baseline: &'a Baseline,
+    pub baseline_path: String,
+    pub runs: &'a [Run],
+    /// Findings of the `--details` exports, when given.
+    pub findings: Option<&'a Findings>,
+    pub details_paths: Vec<String>,
+    pub thresholds: &'a Thresholds,
+    pub allow_device_mismatch: bool,
+}
+
+/// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
+pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
+    let Inputs { baseline, runs, thresholds, .. } = inputs;
+    let current = fingerprint(runs)?;
+    let mut report = Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
+        outcome: Outcome::Pass,
+        exit_code: 0,
+        baseline: inputs.baseline_path.clone(),
+        inputs: runs.iter().map(|r| r.source.display().to_string()).collect(),
+        details: inputs.details_paths.clone(),
+        thresholds: thresholds.source.clone(),
+        kernel_key: baseline.kernel_key,
+        devices: None,
+        errors: Vec::new(),
+        structure: Vec::new(),
+        rules: Vec::new(),
+        findings: Vec::new(),
+        notes: Vec::new(),
+    };
+
+    let same_device = same_hardware(&baseline.fingerprint, &current);
+    if !same_device && !inputs.allow_device_mismatch {
+        return Err(Error::DeviceMismatch { baseline: baseline.fingerprint.to_string(), current: current.to_string() });
+    }
+    report.devices = Some(Devices { baseline: baseline.fingerprint.to_string(), current: current.to_string(), mismatch_allowed: !same_device });
+    if !same_device {
+        report.notes.push(format!("device mismatch allowed by --allow-device-mismatch: baseline {}, current {}", baseline.fingerprint, current));
+    }
+
+    report.structure = structure::check(baseline, runs, &thresholds.structure);
+    report.rules = rule::check_all(baseline, runs, thresholds);
+    findings::check(&mut report, baseline, inputs.findings, thresholds.findings.new);
+    report.finish();
+    Ok(report)
+}
+
+/// The one fingerprint of all current runs.
+fn fingerprint(runs: &[Run]) -> Result<Fingerprint> {
+    let first = runs.first().ok_or_else(|| Error::Usage { message: "no --input given".into(), hint: "pass the raw export(s) to check: --input RAW.csv".into() })?;
+    for run in &runs[1..] {
+        if !same_hardware(&run.fingerprint, &first.fingerprint) {
+            return Err(Error::Input {
+                path: run.source.clone(),
+                message: format!("recorded on {}, but {} was recorded on {}", run.fingerprint, first.source.display(), first.fingerprint),
+                hint: "pass runs from one GPU model to one check".into(),
+            });
+        }
+    }
+    Ok(first.fingerprint.clone())
+}
+
+/// Same GPU model: name, compute capability and SM count (a MIG slice or a
+/// cut-down SKU has fewer SMs and different throughput).
+fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
+    a.gpus.len() == b.gpus.len()
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| x.name == y.name && x.compute_capability == y.compute_capability && (x.sm_count == y.sm_count || x.sm_count.is_none() || y.sm_count.is_none()))
+}

@@ -1,0 +1,77 @@
+//! Structural checks: which kernels ran, and how often.
+
+use crate::aggregate::{self, Scope};
+use crate::baseline::Baseline;
+use crate::model::Run;
+use crate::rules::{LaunchPolicy, Policy, Structure};
+use crate::verdict::{Status, StructureCheck, StructureResult};
+
+pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Vec<StructureResult> {
+    let mut out = Vec::new();
+    let current = aggregate::kernel_keys(runs);
+    for key in &current {
+        let launches = aggregate::launches(runs, Scope::Kernel(key));
+        match baseline.kernels.get(key) {
+            None => {
+                if let Some(status) = status_of(policy.new_kernels) {
+                    out.push(StructureResult {
+                        kernel: key.clone(),
+                        check: StructureCheck::NewKernel,
+                        baseline_launches: None,
+                        current_launches: launches.clone(),
+                        status,
+                        message: format!("new kernel, not in the baseline ({} launches per run)", join(&launches)),
+                    });
+                }
+            }
+            Some(entry) if policy.launches == LaunchPolicy::Exact => {
+                let (lo, hi) = (entry.launches.min, entry.launches.max);
+                let ok = launches.iter().all(|&n| (n as f64) >= lo && (n as f64) <= hi);
+                let expected = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
+                out.push(StructureResult {
+                    kernel: key.clone(),
+                    check: StructureCheck::Launches,
+                    baseline_launches: Some(entry.launches.mean),
+                    current_launches: launches.clone(),
+                    status: if ok { Status::Pass } else { Status::Fail },
+                    message: if ok {
+                        format!("{} launches per run, as in the baseline", join(&launches))
+                    } else {
+                        format!("launched {} times per run, baseline {expected}: a redundant or dropped launch (graph node?)", join(&launches))
+                    },
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    for (key, entry) in &baseline.kernels {
+        if current.contains(key) {
+            continue;
+        }
+        if let Some(status) = status_of(policy.missing_kernels) {
+            out.push(StructureResult {
+                kernel: key.clone(),
+                check: StructureCheck::MissingKernel,
+                baseline_launches: Some(entry.launches.mean),
+                current_launches: vec![0; runs.len()],
+                status,
+                message: format!("missing: the baseline launches it {} times per run, the current run never does", entry.launches.mean),
+            });
+        }
+    }
+    out
+}
+
+fn status_of(policy: Policy) -> Option<Status> {
+    match policy {
+        Policy::Fail => Some(Status::Fail),
+        Policy::Warn => Some(Status::Warn),
+        Policy::Ignore => None,
+    }
+}
+
+fn join(launches: &[u64]) -> String {
+    let mut distinct: Vec<u64> = launches.to_vec();
+    distinct.dedup();
+    distinct.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+}

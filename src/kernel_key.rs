@@ -1,0 +1,99 @@
+//! Kernel keys: which launches belong to the same kernel.
+//!
+//! `demangled` keeps the name exactly as ncu prints it. `function` reduces it
+//! to the qualified function name: `void Sobel<float>(uchar4 *, int)` →
+//! `Sobel`, `void at::native::vectorized_elementwise_kernel<4, F>(int, F)` →
+//! `at::native::vectorized_elementwise_kernel`. Parentheses inside the name,
+//! such as `(anonymous namespace)` or template arguments like `(int)1`, are
+//! matched rather than split on.
+
+use crate::model::KernelKeyMode;
+
+/// The key of a launch of the kernel named `name`.
+pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
+    match mode {
+        KernelKeyMode::Demangled => name.to_string(),
+        KernelKeyMode::Function => function_name(name),
+    }
+}
+
+fn function_name(name: &str) -> String {
+    let name = name.trim();
+    let without_params = strip_parameter_list(name);
+    // Remove template arguments (balanced `<…>`) and then the return type:
+    // the name is the last space-separated word at nesting depth 0.
+    let mut out = String::with_capacity(without_params.len());
+    let mut angle = 0usize;
+    let mut paren = 0usize;
+    for c in without_params.chars() {
+        match c {
+            '<' => angle += 1,
+            '>' if angle > 0 => angle -= 1,
+            _ if angle > 0 => {}
+            '(' => {
+                paren += 1;
+                out.push(c);
+            }
+            ')' => {
+                paren = paren.saturating_sub(1);
+                out.push(c);
+            }
+            ' ' if paren == 0 => out.clear(),
+            _ => out.push(c),
+        }
+    }
+    if out.is_empty() { name.to_string() } else { out }
+}
+
+/// Drops a trailing `( … )` parameter list, matching parentheses from the end.
+fn strip_parameter_list(name: &str) -> &str {
+    if !name.ends_with(')') {
+        return name;
+    }
+    let mut depth = 0usize;
+    for (i, c) in name.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return name[..i].trim_end();
+                }
+            }
+            _ => {}
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(name: &str) -> String {
+        kernel_key(name, KernelKeyMode::Function)
+    }
+
+    #[test]
+    fn function_keys() {
+        assert_eq!(f("void Sobel<float>(uchar4 *, int, int)"), "Sobel");
+        assert_eq!(f("scale(float *, const float *, unsigned long)"), "scale");
+        assert_eq!(f("void scale<(Access)1>(float *, const float *, unsigned long)"), "scale");
+        assert_eq!(
+            f("void at::vectorized_elementwise_kernel<4, at::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"),
+            "at::vectorized_elementwise_kernel"
+        );
+        assert_eq!(
+            f("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float *, const float *, int)"),
+            "at::native::(anonymous namespace)::cunn_SoftMaxForward"
+        );
+        assert_eq!(f("graph"), "graph");
+        assert_eq!(f("_Z5scalePfPKfm"), "_Z5scalePfPKfm");
+    }
+
+    #[test]
+    fn demangled_keys_are_the_name_as_printed() {
+        let name = "void Sobel<float>(uchar4 *, int)";
+        assert_eq!(kernel_key(name, KernelKeyMode::Demangled), name);
+    }
+}

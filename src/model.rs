@@ -1,0 +1,193 @@
+//! The gate's data model: what a profiled run is once parsed.
+//!
+//! Parsers produce these types; the aggregate, baseline, compare and report
+//! stages consume them. Every value here is already in its base unit.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// How launches are grouped into kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelKeyMode {
+    /// The demangled name exactly as ncu prints it (`scale(float *, const float *, unsigned long)`).
+    #[default]
+    Demangled,
+    /// The function name alone: no return type, template arguments or parameters (`scale`).
+    Function,
+}
+
+impl fmt::Display for KernelKeyMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KernelKeyMode::Demangled => "demangled",
+            KernelKeyMode::Function => "function",
+        })
+    }
+}
+
+/// How the launches of one kernel in one run are combined into one number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregate {
+    #[default]
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+impl Aggregate {
+    /// All aggregates, in the order they are stored in a baseline.
+    pub const ALL: [Aggregate; 4] = [Aggregate::Sum, Aggregate::Mean, Aggregate::Max, Aggregate::Min];
+}
+
+impl fmt::Display for Aggregate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Aggregate::Sum => "sum",
+            Aggregate::Mean => "mean",
+            Aggregate::Max => "max",
+            Aggregate::Min => "min",
+        })
+    }
+}
+
+/// One GPU as described by the `device__attribute_*` columns.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Gpu {
+    /// `device__attribute_display_name`, e.g. `NVIDIA H200`.
+    pub name: String,
+    /// `major.minor`, e.g. `9.0`.
+    pub compute_capability: String,
+    /// `device__attribute_multiprocessor_count`, when the export has it.
+    pub sm_count: Option<u32>,
+}
+
+impl fmt::Display for Gpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (CC {}", self.name, self.compute_capability)?;
+        if let Some(sms) = self.sm_count {
+            write!(f, ", {sms} SMs")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The GPUs a run's launches ran on (usually one), sorted and deduplicated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Fingerprint {
+    pub gpus: Vec<Gpu>,
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.gpus.is_empty() {
+            return f.write_str("an unknown GPU");
+        }
+        let names: Vec<String> = self.gpus.iter().map(ToString::to_string).collect();
+        f.write_str(&names.join(" + "))
+    }
+}
+
+/// The launches of one kernel (or of the whole run) folded for one metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricAcc {
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Launches with a value.
+    pub present: u64,
+    /// Launches where the cell was `n/a` or empty.
+    pub missing: u64,
+}
+
+impl Default for MetricAcc {
+    fn default() -> Self {
+        MetricAcc { sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY, present: 0, missing: 0 }
+    }
+}
+
+impl MetricAcc {
+    /// Adds one launch's value.
+    pub fn push(&mut self, value: f64) {
+        self.sum += value;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.present += 1;
+    }
+
+    /// The launches combined by `aggregate`; `None` when any launch lacked a value.
+    pub fn value(&self, aggregate: Aggregate) -> Option<f64> {
+        if self.missing > 0 || self.present == 0 {
+            return None;
+        }
+        Some(match aggregate {
+            Aggregate::Sum => self.sum,
+            Aggregate::Mean => self.sum / self.present as f64,
+            Aggregate::Max => self.max,
+            Aggregate::Min => self.min,
+        })
+    }
+}
+
+/// One kernel key (or the run total) in one run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KernelRun {
+    pub launches: u64,
+    /// One accumulator per metric of [`Run::metrics`], same order.
+    pub metrics: Vec<MetricAcc>,
+}
+
+/// A metric column as found in an export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricColumn {
+    /// The metric ID as in the raw page header, e.g. `sm__inst_executed.sum`.
+    pub name: String,
+    /// Its base unit (see [`crate::units`]); `None` when the export lacks the column.
+    pub unit: Option<String>,
+}
+
+/// One profiled run: one raw export, folded per kernel key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub source: PathBuf,
+    pub sha256: String,
+    pub fingerprint: Fingerprint,
+    pub key_mode: KernelKeyMode,
+    pub metrics: Vec<MetricColumn>,
+    pub kernels: BTreeMap<String, KernelRun>,
+    /// Every launch of the run together.
+    pub total: KernelRun,
+}
+
+impl Run {
+    /// Index of `metric` in [`Run::metrics`].
+    pub fn metric_index(&self, metric: &str) -> Option<usize> {
+        self.metrics.iter().position(|m| m.name == metric)
+    }
+}
+
+/// An ncu rule result from a details page (e.g. `UncoalescedGlobalAccess`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule's identifier, e.g. `UncoalescedGlobalAccess`.
+    pub rule: String,
+    /// `OPT`, `WRN` or `ERR` (ncu's rule type; informational `INF` results are not kept).
+    pub rule_type: String,
+    /// The section it belongs to, e.g. `SourceCounters`.
+    pub section: String,
+    /// How many launches reported it.
+    pub launches: u64,
+    /// The largest estimated speedup over those launches, in percent.
+    pub estimated_speedup_pct: Option<f64>,
+    /// `local` or `global` (ncu's "Estimated Speedup Type").
+    pub speedup_type: String,
+    /// ncu's description of the first launch that reported it.
+    pub description: String,
+}
+
+/// The findings of one details export, per kernel key and rule.
+pub type Findings = BTreeMap<String, BTreeMap<String, Finding>>;

@@ -1,0 +1,249 @@
+//! The raw page (`ncu --import R.ncu-rep --csv --page raw`): where a metric
+//! value is born.
+//!
+//! Row 1 names the columns (fixed columns, `device__attribute_*`, metric IDs),
+//! row 2 gives each column's unit, then one row per profiled launch. Only the
+//! kernel name, the fingerprint columns and the requested metrics are read;
+//! each value is normalized to its base unit and folded into its kernel's
+//! accumulator as it streams by, so memory is bounded by kernels × metrics.
+
+use super::number::{Cell, parse_cell};
+use super::scan::{RowScanner, Wanted};
+use crate::error::{Error, Result};
+use crate::kernel_key::kernel_key;
+use crate::model::{Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run};
+use crate::units::Unit;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+const KERNEL_NAME: &str = "Kernel Name";
+const DISPLAY_NAME: &str = "device__attribute_display_name";
+const CC_MAJOR: &str = "device__attribute_compute_capability_major";
+const CC_MINOR: &str = "device__attribute_compute_capability_minor";
+const SM_COUNT: &str = "device__attribute_multiprocessor_count";
+const CC: &str = "CC";
+
+/// Slots of the fixed columns in the scanner's `Wanted::Columns` list.
+const SLOT_KERNEL: usize = 0;
+const SLOT_NAME: usize = 1;
+const SLOT_MAJOR: usize = 2;
+const SLOT_MINOR: usize = 3;
+const SLOT_SMS: usize = 4;
+const SLOT_CC: usize = 5;
+const FIXED_SLOTS: usize = 6;
+
+/// Which page of an ncu CSV export a header row belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    Raw,
+    Details,
+}
+
+/// Recognizes the page from its header row.
+pub fn detect_page(header: &[String]) -> Option<Page> {
+    let has = |name: &str| header.iter().any(|h| h == name);
+    if has("Section Name") && has("Metric Name") && has("Metric Value") {
+        Some(Page::Details)
+    } else if has("ID") && has(KERNEL_NAME) {
+        Some(Page::Raw)
+    } else {
+        None
+    }
+}
+
+/// Reads a raw-page export and folds it per kernel key.
+///
+/// `metrics` are the metric IDs to keep; a metric absent from the export is
+/// kept with `unit: None` so the caller decides whether that is an error.
+pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: KernelKeyMode) -> Result<Run> {
+    let bad = |message: String, hint: &str| Error::Input { path: path.to_path_buf(), message, hint: hint.to_string() };
+    let io = |source: std::io::Error| Error::Read { path: path.to_path_buf(), source };
+    let mut scanner = RowScanner::new(reader);
+
+    let header = first_csv_row(&mut scanner, path)?;
+    match detect_page(&header) {
+        Some(Page::Raw) => {}
+        Some(Page::Details) => {
+            return Err(bad(
+                "this is a details page, not a raw page".into(),
+                "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`",
+            ));
+        }
+        None => {
+            return Err(bad(
+                "not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)".into(),
+                "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`",
+            ));
+        }
+    }
+    let width = header.len();
+    let units: Vec<String> = match scanner.next_row().map_err(io)? {
+        Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => row.strings(),
+        Some(_) => {
+            return Err(bad(
+                "the second row is not ncu's units row".into(),
+                "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`",
+            ));
+        }
+        None => {
+            return Err(bad("header only: no units row and no launches (truncated export?)".into(), "re-export the report; the file ends after its first line"));
+        }
+    };
+
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let Some(kernel_col) = column(KERNEL_NAME) else { unreachable!("detect_page checked Kernel Name") };
+    let optional_col = |name: &str| column(name).unwrap_or(usize::MAX);
+    let mut wanted = vec![
+        kernel_col,
+        optional_col(DISPLAY_NAME),
+        optional_col(CC_MAJOR),
+        optional_col(CC_MINOR),
+        optional_col(SM_COUNT),
+        optional_col(CC),
+    ];
+    let mut columns = Vec::with_capacity(metrics.len());
+    let mut exponents = Vec::with_capacity(metrics.len());
+    for metric in metrics {
+        let col = column(metric);
+        let unit = col.map(|c| Unit::parse(&units[c]));
+        columns.push(MetricColumn { name: metric.clone(), unit: unit.as_ref().map(|u| u.base.clone()) });
+        exponents.push(unit.map_or(0, |u| u.exp10));
+        wanted.push(col.unwrap_or(usize::MAX));
+    }
+    // Columns the export lacks are requested at an index no row reaches.
+    let absent = |c: &usize| *c == usize::MAX;
+    let present: Vec<bool> = wanted.iter().map(|c| !absent(c)).collect();
+    scanner.want(Wanted::Columns(wanted.iter().map(|&c| if absent(&c) { width + 1 } else { c }).collect()));
+
+    let n_metrics = metrics.len();
+    let empty_kernel = || KernelRun { launches: 0, metrics: vec![MetricAcc::default(); n_metrics] };
+    let mut kernels: Vec<(String, KernelRun)> = Vec::new();
+    let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut total = empty_kernel();
+    let mut gpus: Vec<Gpu> = Vec::new();
+    let mut last_gpu_bytes: Vec<u8> = Vec::new();
+    let mut line = 2usize;
+
+    while let Some(row) = scanner.next_row().map_err(io)? {
+        line += 1;
+        if row.is_blank() {
+            continue;
+        }
+        if row.fields != width {
+            return Err(bad(
+                format!("line {line} has {} fields, the header has {width}: the export is truncated or corrupt", row.fields),
+                "re-export the report with `ncu --import R.ncu-rep --csv --page raw`",
+            ));
+        }
+        let text = |slot: usize| -> String {
+            if present[slot] { row.field(slot).map(|f| String::from_utf8_lossy(&f).into_owned()).unwrap_or_default() } else { String::new() }
+        };
+
+        // The fingerprint: compare the raw bytes with the previous row's first.
+        let mut gpu_bytes = Vec::new();
+        for slot in SLOT_NAME..FIXED_SLOTS {
+            if present[slot]
+                && let Some(f) = row.field(slot)
+            {
+                gpu_bytes.extend_from_slice(&f);
+            }
+            gpu_bytes.push(0);
+        }
+        if gpu_bytes != last_gpu_bytes {
+            let gpu = gpu_of(&text(SLOT_NAME), &text(SLOT_MAJOR), &text(SLOT_MINOR), &text(SLOT_SMS), &text(SLOT_CC));
+            if !gpus.contains(&gpu) {
+                gpus.push(gpu);
+            }
+            last_gpu_bytes = gpu_bytes;
+        }
+
+        let name = row.field(SLOT_KERNEL).unwrap_or_default();
+        let index = match key_index.get(name.as_ref()) {
+            Some(&i) => i,
+            None => {
+                let key = kernel_key(&String::from_utf8_lossy(&name), key_mode);
+                let i = match kernels.iter().position(|(k, _)| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        kernels.push((key, empty_kernel()));
+                        kernels.len() - 1
+                    }
+                };
+                key_index.insert(name.into_owned(), i);
+                i
+            }
+        };
+        let kernel = &mut kernels[index].1;
+        kernel.launches += 1;
+        total.launches += 1;
+        for m in 0..n_metrics {
+            let slot = FIXED_SLOTS + m;
+            if !present[slot] {
+                continue;
+            }
+            let raw = row.field(slot).unwrap_or_default();
+            match parse_cell(&raw, exponents[m]) {
+                Cell::Value(v) => {
+                    kernel.metrics[m].push(v);
+                    total.metrics[m].push(v);
+                }
+                Cell::Missing => {
+                    kernel.metrics[m].missing += 1;
+                    total.metrics[m].missing += 1;
+                }
+                Cell::Text => {
+                    return Err(bad(
+                        format!("line {line}: metric `{}` has the non-numeric value {:?}", metrics[m], String::from_utf8_lossy(&raw)),
+                        "gate numeric metrics only (counters, throughputs, durations)",
+                    ));
+                }
+            }
+        }
+    }
+    if total.launches == 0 {
+        return Err(Error::NoKernels { path: path.to_path_buf() });
+    }
+    gpus.sort();
+    Ok(Run {
+        source: path.to_path_buf(),
+        sha256: scanner.sha256_hex(),
+        fingerprint: Fingerprint { gpus },
+        key_mode,
+        metrics: columns,
+        kernels: kernels.into_iter().collect(),
+        total,
+    })
+}
+
+/// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
+/// before the CSV when `--csv` output was captured from a profiling run.
+pub(super) fn first_csv_row<R: Read>(scanner: &mut RowScanner<R>, path: &Path) -> Result<Vec<String>> {
+    let io = |source: std::io::Error| Error::Read { path: path.to_path_buf(), source };
+    loop {
+        let Some(row) = scanner.next_row().map_err(io)? else {
+            return Err(Error::Input {
+                path: path.to_path_buf(),
+                message: "the file is empty".into(),
+                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+            });
+        };
+        if row.is_blank() || row.line.starts_with(b"==") {
+            continue;
+        }
+        if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
+            return Err(Error::Input {
+                path: path.to_path_buf(),
+                message: "binary data, not a CSV export".into(),
+                hint: "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
+            });
+        }
+        return Ok(row.strings());
+    }
+}
+
+fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {
+    let compute_capability = if !major.is_empty() { format!("{major}.{}", if minor.is_empty() { "0" } else { minor }) } else { cc.to_string() };
+    let sm_count = sms.replace(',', "").parse().ok();
+    Gpu { name: if name.is_empty() { "unknown GPU".into() } else { name.to_string() }, compute_capability, sm_count }
+}

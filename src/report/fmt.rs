@@ -1,0 +1,73 @@
+//! Human formatting of values in base units, shared by every reporter.
+
+/// A value in its base unit, scaled for reading: `48.54 us`, `67.11 MB`, `12.06M inst`, `49.41%`.
+pub fn format_value(v: f64, unit: &str) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    match unit {
+        "ns" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "us")], "ns"),
+        "%" => format!("{v:.2}%"),
+        "byte" => scaled(v, &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")], "B"),
+        "byte/s" => scaled(v, &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s")], "B/s"),
+        "hz" => scaled(v, &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")], "Hz"),
+        _ => {
+            let suffix = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+            let a = v.abs();
+            let (scale, letter) = if a >= 1e12 {
+                (1e12, "T")
+            } else if a >= 1e9 {
+                (1e9, "G")
+            } else if a >= 1e6 {
+                (1e6, "M")
+            } else if a >= 1e4 {
+                (1e3, "K")
+            } else {
+                (1.0, "")
+            };
+            if scale == 1.0 {
+                if v.fract() == 0.0 { format!("{v:.0}{suffix}") } else { format!("{v:.2}{suffix}") }
+            } else {
+                format!("{:.2}{letter}{suffix}", v / scale)
+            }
+        }
+    }
+}
+
+fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
+    for &(scale, name) in steps {
+        if v.abs() >= scale {
+            return format!("{:.2} {name}", v / scale);
+        }
+    }
+    if v.fract() == 0.0 { format!("{v:.0} {base}") } else { format!("{v:.2} {base}") }
+}
+
+/// The change from `from` to `to`: `+100.0%`, `-3.2%`, `±0`, or `0 → 2.6K` when `from` is 0.
+pub fn format_change(from: f64, to: f64) -> String {
+    if from == to {
+        "±0%".into()
+    } else if from == 0.0 {
+        format!("new (0 → {})", format_value(to, ""))
+    } else {
+        format!("{:+.1}%", (to - from) / from.abs() * 100.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_naturally() {
+        assert_eq!(format_value(48_544.0, "ns"), "48.54 us");
+        assert_eq!(format_value(1_420_832.0, "ns"), "1.42 ms");
+        assert_eq!(format_value(67_116_288.0, "byte"), "67.12 MB");
+        assert_eq!(format_value(12_058_624.0, "inst"), "12.06M inst");
+        assert_eq!(format_value(49.41, "%"), "49.41%");
+        assert_eq!(format_value(0.0, "inst"), "0 inst");
+        assert_eq!(format_change(10.0, 12.0), "+20.0%");
+        assert_eq!(format_change(0.0, 0.0), "±0%");
+        assert_eq!(format_change(0.0, 2627.85), "new (0 → 2627.85)");
+    }
+}

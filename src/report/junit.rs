@@ -1,0 +1,93 @@
+//! `--junit`: one testsuite per kernel key, one testcase per rule and per
+//! structural check, a one-line failure message each. Valid against the
+//! schema of Jenkins' xUnit plugin (shared/schemas/jenkins-xunit-junit-10.xsd).
+//! Jenkins' JUnit plugin drops a testsuite with no testcase, so an error
+//! before any comparison is an `ncugate` suite with one error testcase.
+
+use super::scope_name;
+use crate::verdict::{Report, Status};
+use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
+
+/// The report as JUnit XML.
+pub fn render(report: &Report) -> String {
+    let mut junit = JUnit::new("ncugate");
+    let mut gate = TestSuite::new("ncugate");
+    gate.add_property(("baseline", report.baseline.as_str()));
+    gate.add_property(("thresholds", report.thresholds.as_str()));
+    gate.add_property(("outcome", format!("{:?}", report.outcome).to_lowercase().as_str()));
+    for (i, error) in report.errors.iter().enumerate() {
+        gate.add_test_case(case(&format!("gate error {}", i + 1), "ncugate", Status::Error, error, None));
+    }
+    if let Some(devices) = &report.devices {
+        let (status, message) = if devices.mismatch_allowed {
+            (Status::Warn, format!("device mismatch allowed: baseline {}, current {}", devices.baseline, devices.current))
+        } else {
+            (Status::Pass, format!("{}", devices.current))
+        };
+        gate.add_test_case(case("device fingerprint", "ncugate", status, &message, None));
+    }
+    junit.add_test_suite(gate);
+
+    let mut total = TestSuite::new("(total)");
+    for r in report.rules.iter().filter(|r| r.kernel.is_none()) {
+        total.add_test_case(case(&r.rule, "(total)", r.status, &r.message, r.why.as_deref()));
+    }
+    if !total.test_cases.is_empty() {
+        junit.add_test_suite(total);
+    }
+    for kernel in report.kernels() {
+        let mut suite = TestSuite::new(kernel.as_str());
+        for s in report.structure.iter().filter(|s| s.kernel == kernel) {
+            suite.add_test_case(case(s.check.as_str(), &kernel, s.status, &s.message, None));
+        }
+        for r in report.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel.as_str())) {
+            suite.add_test_case(case(&r.rule, scope_name(r.kernel.as_deref()), r.status, &r.message, r.why.as_deref()));
+        }
+        for f in report.findings.iter().filter(|f| f.kernel == kernel) {
+            let speedup = f.finding.estimated_speedup_pct.map(|s| format!(", estimated speedup {s:.0}%")).unwrap_or_default();
+            let message = format!("new ncu finding {} ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, f.finding.description);
+            suite.add_test_case(case(&format!("ncu finding {}", f.finding.rule), &kernel, f.status, &message, None));
+        }
+        if !suite.test_cases.is_empty() {
+            junit.add_test_suite(suite);
+        }
+    }
+    junit.to_string().unwrap_or_else(|e| format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites><testsuite name=\"ncugate\" tests=\"1\" failures=\"0\" errors=\"1\"><testcase name=\"junit\"><error type=\"error\" message=\"cannot render: {}\"/></testcase></testsuite></testsuites>\n", xml_escape(&e.to_string())))
+}
+
+fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<&str>) -> TestCase {
+    let one_line = clean(message);
+    let mut tc_status = match status {
+        Status::Pass | Status::Improved => TestCaseStatus::success(),
+        Status::Skipped => TestCaseStatus::skipped(),
+        // A warning is not a failure: it passes, with the message in system-out.
+        Status::Warn => TestCaseStatus::success(),
+        Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        Status::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+    };
+    match status {
+        Status::Fail | Status::Error | Status::Skipped => {
+            tc_status.set_message(one_line.as_str());
+            tc_status.set_type(status.as_str().to_lowercase());
+            if let Some(why) = why {
+                tc_status.set_description(clean(why));
+            }
+        }
+        _ => {}
+    }
+    let mut tc = TestCase::new(clean(name), tc_status);
+    tc.set_classname(clean(classname));
+    if matches!(status, Status::Warn | Status::Improved | Status::Pass) {
+        tc.set_system_out(format!("{}: {one_line}", status.as_str()));
+    }
+    tc
+}
+
+/// One line, without the control characters Jenkins rejects even when escaped.
+fn clean(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}

@@ -1,0 +1,40 @@
+//! Reporters: the [`Report`] rendered for a terminal, a CI summary page
+//! (Markdown), a test-report view (JUnit XML) and machines (JSON). Each one
+//! only reads the report; none of them decides anything.
+
+pub mod fmt;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod terminal;
+
+use crate::baseline::write_atomic;
+use crate::error::Result;
+use crate::verdict::Report;
+use std::path::Path;
+
+/// Where to write the file reports of one check.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    pub junit: Option<std::path::PathBuf>,
+    pub markdown: Option<std::path::PathBuf>,
+    pub json: Option<std::path::PathBuf>,
+}
+
+/// Writes every requested file report (atomically, so a CI step that picks
+/// them up never reads half a file).
+pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
+    let targets: [(&Option<std::path::PathBuf>, fn(&Report) -> String); 3] =
+        [(&outputs.junit, junit::render), (&outputs.markdown, markdown::render), (&outputs.json, json::render)];
+    for (path, render) in targets {
+        if let Some(path) = path {
+            write_atomic(Path::new(path), render(report).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Kernel key for display: the key, or `(total)` for the whole run.
+pub fn scope_name(kernel: Option<&str>) -> &str {
+    kernel.unwrap_or("(total)")
+}

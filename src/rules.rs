@@ -1,0 +1,318 @@
+//! Threshold rules: the TOML file that says what counts as a regression.
+//!
+//! The schema is fixed (see the README); new keys may only be optional.
+//! Unknown keys are an error, so a typo never disables a rule silently.
+//! Added optional keys: `why` (a sentence shown next to a failure) and
+//! `name` (a label for reports).
+
+use crate::error::{Error, Result};
+use crate::model::Aggregate;
+use regex::Regex;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The rules built into the binary, used when `--thresholds` is not given.
+pub const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
+/// How reports name the built-in rules.
+pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+
+/// What to do about a structural difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    #[default]
+    Fail,
+    Warn,
+    Ignore,
+}
+
+/// `[structure] launches`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchPolicy {
+    #[default]
+    Exact,
+    Ignore,
+}
+
+/// Which way is worse for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Worse {
+    Higher,
+    Lower,
+}
+
+/// Severity of a failed rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Fail,
+    Warn,
+}
+
+/// `per = "kernel" | "total"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    #[default]
+    Kernel,
+    Total,
+}
+
+/// `[structure]`.
+#[derive(Debug, Clone, Copy, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Structure {
+    #[serde(default)]
+    pub launches: LaunchPolicy,
+    #[serde(default)]
+    pub new_kernels: Policy,
+    #[serde(default)]
+    pub missing_kernels: Policy,
+}
+
+/// `[findings]`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindingsPolicy {
+    #[serde(default = "warn")]
+    pub new: Policy,
+}
+
+fn warn() -> Policy {
+    Policy::Warn
+}
+
+impl Default for FindingsPolicy {
+    fn default() -> Self {
+        FindingsPolicy { new: Policy::Warn }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    metric: String,
+    #[serde(default)]
+    per: Per,
+    #[serde(default)]
+    aggregate: Aggregate,
+    worse: Worse,
+    max_change: Option<String>,
+    noise: Option<f64>,
+    limit: Option<f64>,
+    kernels: Option<String>,
+    #[serde(default)]
+    severity: Severity,
+    #[serde(default)]
+    optional: bool,
+    name: Option<String>,
+    why: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThresholdsSpec {
+    #[serde(default)]
+    structure: Structure,
+    #[serde(default)]
+    findings: FindingsPolicy,
+    #[serde(default)]
+    rule: Vec<toml::Spanned<RuleSpec>>,
+}
+
+/// Which kernel keys a rule applies to.
+#[derive(Debug, Clone)]
+pub enum KernelFilter {
+    All,
+    Exact(String),
+    Regex(Regex),
+}
+
+impl KernelFilter {
+    pub fn matches(&self, key: &str) -> bool {
+        match self {
+            KernelFilter::All => true,
+            KernelFilter::Exact(k) => k == key,
+            KernelFilter::Regex(r) => r.is_match(key),
+        }
+    }
+}
+
+/// One validated `[[rule]]`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub metric: String,
+    pub per: Per,
+    pub aggregate: Aggregate,
+    pub worse: Worse,
+    /// Allowed relative change as a fraction (`"20%"` → 0.2); `None`: only `limit` applies.
+    pub max_change: Option<f64>,
+    pub noise: f64,
+    pub limit: Option<f64>,
+    pub kernels: KernelFilter,
+    /// The `kernels` value as written, for reports.
+    pub kernels_text: Option<String>,
+    pub severity: Severity,
+    pub optional: bool,
+    pub name: Option<String>,
+    pub why: Option<String>,
+    /// 1-based line of the rule's `[[rule]]` table in its file.
+    pub line: usize,
+}
+
+impl Rule {
+    /// A short label: the `name`, else `metric (aggregate, per)`.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => name.clone(),
+            None => format!("{} ({}{})", self.metric, self.aggregate, if self.per == Per::Total { ", total" } else { "" }),
+        }
+    }
+}
+
+/// A whole thresholds file.
+#[derive(Debug, Clone)]
+pub struct Thresholds {
+    /// The file path, or [`DEFAULT_SOURCE`].
+    pub source: String,
+    pub structure: Structure,
+    pub findings: FindingsPolicy,
+    pub rules: Vec<Rule>,
+}
+
+impl Thresholds {
+    /// The built-in default rules.
+    pub fn builtin() -> Result<Thresholds> {
+        Thresholds::parse(DEFAULT_THRESHOLDS, DEFAULT_SOURCE)
+    }
+
+    /// Loads `path`, or the built-in rules when `None`.
+    pub fn load(path: Option<&Path>) -> Result<Thresholds> {
+        let Some(path) = path else { return Thresholds::builtin() };
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        Thresholds::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates thresholds text; `source` names it in messages.
+    pub fn parse(text: &str, source: &str) -> Result<Thresholds> {
+        let err = |message: String| Error::Thresholds { path: source.to_string(), message };
+        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
+        let mut rules = Vec::with_capacity(spec.rule.len());
+        for spanned in spec.rule {
+            let line = text[..spanned.span().start.min(text.len())].lines().count().max(1);
+            let r = spanned.into_inner();
+            let at = |m: &str| err(format!("rule for `{}` (line {line}): {m}", r.metric));
+            if r.metric.trim().is_empty() {
+                return Err(at("`metric` is empty"));
+            }
+            let max_change = r.max_change.as_deref().map(parse_percent).transpose().map_err(|m| at(&m))?;
+            if max_change.is_none() && r.limit.is_none() {
+                return Err(at("needs `max_change` (e.g. \"20%\"), `limit`, or both"));
+            }
+            let noise = r.noise.unwrap_or(0.0);
+            if !noise.is_finite() || noise < 0.0 {
+                return Err(at("`noise` must be a number of standard deviations ≥ 0"));
+            }
+            if r.limit.is_some_and(|l| !l.is_finite()) {
+                return Err(at("`limit` must be a finite number"));
+            }
+            if r.per == Per::Total && r.kernels.is_some() {
+                return Err(at("`kernels` selects kernels, but `per = \"total\"` gates the whole run"));
+            }
+            let kernels = match r.kernels.as_deref() {
+                None => KernelFilter::All,
+                Some(k) => match k.strip_prefix("regex:") {
+                    Some(pattern) => KernelFilter::Regex(Regex::new(pattern).map_err(|e| at(&format!("bad `kernels` regex: {e}")))?),
+                    None => KernelFilter::Exact(k.to_string()),
+                },
+            };
+            rules.push(Rule {
+                metric: r.metric,
+                per: r.per,
+                aggregate: r.aggregate,
+                worse: r.worse,
+                max_change,
+                noise,
+                limit: r.limit,
+                kernels,
+                kernels_text: r.kernels,
+                severity: r.severity,
+                optional: r.optional,
+                name: r.name,
+                why: r.why,
+                line,
+            });
+        }
+        if rules.is_empty() {
+            return Err(err("no [[rule]]: a gate without rules would pass everything".into()));
+        }
+        Ok(Thresholds { source: source.to_string(), structure: spec.structure, findings: spec.findings, rules })
+    }
+
+    /// Every metric the rules name, deduplicated, in rule order.
+    pub fn metrics(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for rule in &self.rules {
+            if !out.contains(&rule.metric) {
+                out.push(rule.metric.clone());
+            }
+        }
+        out
+    }
+}
+
+/// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.
+fn parse_percent(text: &str) -> std::result::Result<f64, String> {
+    let Some(number) = text.trim().strip_suffix('%') else {
+        return Err(format!("`max_change = \"{text}\"` must be a percentage such as \"20%\""));
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
+        _ => Err(format!("`max_change = \"{text}\"` must be a percentage ≥ 0 such as \"20%\"")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_rules_parse_and_name_the_instruction_gate() {
+        let t = Thresholds::builtin().unwrap();
+        let inst: Vec<&Rule> = t.rules.iter().filter(|r| r.metric == "sm__inst_executed.sum").collect();
+        assert_eq!(inst.len(), 2, "per kernel and per total");
+        assert!(inst.iter().all(|r| r.max_change == Some(0.2) && r.worse == Worse::Higher));
+        assert!(t.rules.iter().all(|r| r.line > 1));
+    }
+
+    #[test]
+    fn the_seed_gate_parses() {
+        let text = include_str!("../thresholds/seed-4.4.toml");
+        let t = Thresholds::parse(text, "seed-4.4.toml").unwrap();
+        assert!(t.rules.iter().any(|r| r.limit == Some(75.0) && r.worse == Worse::Lower));
+    }
+
+    #[test]
+    fn mistakes_are_errors_with_the_line() {
+        let bad = |text: &str| Thresholds::parse(text, "t.toml").unwrap_err().to_string();
+        let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
+        assert!(bad(&format!("{rule}max_change = 20\n")).contains("invalid type"));
+        assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));
+        assert!(bad(&format!("{rule}max_chnage = \"20%\"\n")).contains("unknown field"));
+        assert!(bad(rule).contains("line 1"));
+        assert!(bad(&format!("{rule}max_change = \"5%\"\nkernels = \"regex:(\"\n")).contains("regex"));
+        assert!(bad(&format!("{rule}max_change = \"5%\"\nper = \"total\"\nkernels = \"x\"\n")).contains("whole run"));
+        assert!(bad("[structure]\nlaunches = \"exact\"\n").contains("no [[rule]]"));
+        assert!(bad(&format!("{rule}max_change = \"5%\"\nworse = \"lower\"\n")).contains("duplicate"));
+    }
+
+    #[test]
+    fn kernel_filters() {
+        let t = Thresholds::parse("[[rule]]\nmetric = \"m\"\nworse = \"higher\"\nmax_change = \"1%\"\nkernels = \"regex:^scale\"\n", "t").unwrap();
+        assert!(t.rules[0].kernels.matches("scale(float *)"));
+        assert!(!t.rules[0].kernels.matches("produce"));
+    }
+}

@@ -1,0 +1,265 @@
+//! The outcome of a comparison: one result per kernel × rule, per structural
+//! check and per new ncu finding, and the overall outcome that decides the
+//! exit code. Built by `compare`, consumed by `report`; serialized as the
+//! `--json` report (its `schema_version` is [`REPORT_SCHEMA_VERSION`]).
+
+use crate::aggregate::Stats;
+use crate::exit;
+use crate::rules::{Per, Severity, Worse};
+use serde::Serialize;
+
+/// Version of the JSON report schema.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// The status of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Not evaluated (an `optional` metric that is missing).
+    Skipped,
+    Pass,
+    /// Better than the baseline by more than the allowance (passes).
+    Improved,
+    /// Failed a rule whose severity is `warn`, or a structural check set to `warn`.
+    Warn,
+    /// A regression: exit code 1.
+    Fail,
+    /// Could not be evaluated: exit code 2.
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Skipped => "skipped",
+            Status::Pass => "pass",
+            Status::Improved => "improved",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+            Status::Error => "ERROR",
+        }
+    }
+
+    /// The status of a failed check with `severity`.
+    pub fn failed(severity: Severity) -> Status {
+        match severity {
+            Severity::Fail => Status::Fail,
+            Severity::Warn => Status::Warn,
+        }
+    }
+}
+
+/// The gate's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Regression,
+    Error,
+}
+
+impl Outcome {
+    /// The process exit code for this outcome.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Pass => exit::PASS,
+            Outcome::Regression => exit::REGRESSION,
+            Outcome::Error => exit::ERROR,
+        }
+    }
+}
+
+/// One rule applied to one kernel key (or to the run total).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleResult {
+    /// The kernel key; `None` for a `per = "total"` rule.
+    pub kernel: Option<String>,
+    pub rule: String,
+    pub metric: String,
+    pub per: Per,
+    pub aggregate: crate::model::Aggregate,
+    pub worse: Worse,
+    pub severity: Severity,
+    /// Line of the `[[rule]]` in `thresholds`.
+    pub line: usize,
+    pub unit: String,
+    pub baseline: Option<Stats>,
+    /// The current value: the mean over the current runs.
+    pub current: Option<f64>,
+    /// One value per current run.
+    pub current_runs: Vec<f64>,
+    /// Change from the baseline mean, percent (`None` when the mean is 0).
+    pub change_pct: Option<f64>,
+    /// Allowed change in the worse direction, base units: `max_change·|μ| + noise·σ`.
+    pub allowance: Option<f64>,
+    pub limit: Option<f64>,
+    pub status: Status,
+    /// One line saying what happened.
+    pub message: String,
+    /// The rule's `why`, for failures.
+    pub why: Option<String>,
+}
+
+/// What a structural check looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructureCheck {
+    Launches,
+    NewKernel,
+    MissingKernel,
+}
+
+impl StructureCheck {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StructureCheck::Launches => "launch count",
+            StructureCheck::NewKernel => "new kernel",
+            StructureCheck::MissingKernel => "missing kernel",
+        }
+    }
+}
+
+/// One structural check of one kernel key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StructureResult {
+    pub kernel: String,
+    pub check: StructureCheck,
+    /// Launches per run in the baseline (mean), if the kernel is there.
+    pub baseline_launches: Option<f64>,
+    /// Launches in each current run.
+    pub current_launches: Vec<u64>,
+    pub status: Status,
+    pub message: String,
+}
+
+/// An ncu rule result that is new since the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindingResult {
+    pub kernel: String,
+    pub finding: crate::model::Finding,
+    pub status: Status,
+}
+
+/// GPU fingerprints of both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Devices {
+    pub baseline: String,
+    pub current: String,
+    /// True when they differ and `--allow-device-mismatch` let the comparison go on.
+    pub mismatch_allowed: bool,
+}
+
+/// Everything a reporter needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub ncugate_version: String,
+    pub outcome: Outcome,
+    pub exit_code: i32,
+    pub baseline: String,
+    pub inputs: Vec<String>,
+    pub details: Vec<String>,
+    pub thresholds: String,
+    pub kernel_key: crate::model::KernelKeyMode,
+    pub devices: Option<Devices>,
+    /// Errors that made the outcome `error`, each `message (hint: …)`.
+    pub errors: Vec<String>,
+    pub structure: Vec<StructureResult>,
+    pub rules: Vec<RuleResult>,
+    pub findings: Vec<FindingResult>,
+    /// Things a reader should know that are not checks (e.g. findings not compared).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// A report for a check that failed before any comparison (exit 2).
+    pub fn error(baseline: &str, inputs: Vec<String>, details: Vec<String>, thresholds: &str, message: String) -> Report {
+        let mut report = Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
+            outcome: Outcome::Error,
+            exit_code: exit::ERROR,
+            baseline: baseline.to_string(),
+            inputs,
+            details,
+            thresholds: thresholds.to_string(),
+            kernel_key: crate::model::KernelKeyMode::default(),
+            devices: None,
+            errors: vec![message],
+            structure: Vec::new(),
+            rules: Vec::new(),
+            findings: Vec::new(),
+            notes: Vec::new(),
+        };
+        report.finish();
+        report
+    }
+
+    /// Sets `outcome` and `exit_code` from the results.
+    pub fn finish(&mut self) {
+        let statuses = self
+            .rules
+            .iter()
+            .map(|r| r.status)
+            .chain(self.structure.iter().map(|s| s.status))
+            .chain(self.findings.iter().map(|f| f.status));
+        let worst = statuses.max().unwrap_or(Status::Pass);
+        self.outcome = if !self.errors.is_empty() || worst == Status::Error {
+            Outcome::Error
+        } else if worst == Status::Fail {
+            Outcome::Regression
+        } else {
+            Outcome::Pass
+        };
+        self.exit_code = self.outcome.exit_code();
+    }
+
+    /// Every kernel key the report mentions, in order of first appearance by name.
+    pub fn kernels(&self) -> Vec<String> {
+        let mut keys: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        keys.extend(self.structure.iter().map(|s| s.kernel.clone()));
+        keys.extend(self.rules.iter().filter_map(|r| r.kernel.clone()));
+        keys.extend(self.findings.iter().map(|f| f.kernel.clone()));
+        keys.into_iter().collect()
+    }
+
+    /// The worst status of one kernel's checks.
+    pub fn kernel_status(&self, kernel: &str) -> Status {
+        self.structure
+            .iter()
+            .filter(|s| s.kernel == kernel)
+            .map(|s| s.status)
+            .chain(self.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel)).map(|r| r.status))
+            .max()
+            .unwrap_or(Status::Pass)
+    }
+
+    /// Counts of results by status: (fail, warn, error, improved, pass).
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        let all = self.rules.iter().map(|r| r.status).chain(self.structure.iter().map(|s| s.status)).chain(self.findings.iter().map(|f| f.status));
+        for s in all {
+            match s {
+                Status::Fail => c.fail += 1,
+                Status::Warn => c.warn += 1,
+                Status::Error => c.error += 1,
+                Status::Improved => c.improved += 1,
+                Status::Pass => c.pass += 1,
+                Status::Skipped => c.skipped += 1,
+            }
+        }
+        c.error += self.errors.len();
+        c
+    }
+}
+
+/// Result counts by status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub fail: usize,
+    pub warn: usize,
+    pub error: usize,
+    pub improved: usize,
+    pub pass: usize,
+    pub skipped: usize,
+}
