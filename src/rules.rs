@@ -2,8 +2,10 @@
 //!
 //! The schema is fixed (see the README); new keys may only be optional.
 //! Unknown keys are an error, so a typo never disables a rule silently.
-//! Added optional keys: `why` (a sentence shown next to a failure) and
-//! `name` (a label for reports).
+//! Added optional keys: `why` (a sentence shown next to a failure), `name`
+//! (a label for reports) and `noise_floor` (an absolute change, in base
+//! units, that is always allowed: tiny values such as 8 KB of DRAM reads
+//! jitter by more than any sensible percentage).
 
 use crate::error::{Error, Result};
 use crate::model::Aggregate;
@@ -102,6 +104,7 @@ struct RuleSpec {
     worse: Worse,
     max_change: Option<String>,
     noise: Option<f64>,
+    noise_floor: Option<f64>,
     limit: Option<f64>,
     kernels: Option<String>,
     #[serde(default)]
@@ -151,6 +154,8 @@ pub struct Rule {
     /// Allowed relative change as a fraction (`"20%"` → 0.2); `None`: only `limit` applies.
     pub max_change: Option<f64>,
     pub noise: f64,
+    /// An absolute change (base units) that is always allowed; 0 by default.
+    pub noise_floor: f64,
     pub limit: Option<f64>,
     pub kernels: KernelFilter,
     /// The `kernels` value as written, for reports.
@@ -216,6 +221,10 @@ impl Thresholds {
             if !noise.is_finite() || noise < 0.0 {
                 return Err(at("`noise` must be a number of standard deviations ≥ 0"));
             }
+            let noise_floor = r.noise_floor.unwrap_or(0.0);
+            if !noise_floor.is_finite() || noise_floor < 0.0 {
+                return Err(at("`noise_floor` must be an absolute amount in base units ≥ 0"));
+            }
             if r.limit.is_some_and(|l| !l.is_finite()) {
                 return Err(at("`limit` must be a finite number"));
             }
@@ -236,6 +245,7 @@ impl Thresholds {
                 worse: r.worse,
                 max_change,
                 noise,
+                noise_floor,
                 limit: r.limit,
                 kernels,
                 kernels_text: r.kernels,

@@ -90,7 +90,7 @@ pub struct RuleResult {
     pub current_runs: Vec<f64>,
     /// Change from the baseline mean, percent (`None` when the mean is 0).
     pub change_pct: Option<f64>,
-    /// Allowed change in the worse direction, base units: `max_change·|μ| + noise·σ`.
+    /// Allowed change in the worse direction, base units: `max(max_change·|μ| + noise·σ, noise_floor)`.
     pub allowance: Option<f64>,
     pub limit: Option<f64>,
     pub status: Status,

@@ -25,13 +25,22 @@ pub(super) fn check(report: &mut Report, baseline: &Baseline, current: Option<&F
         Policy::Warn => Status::Warn,
         Policy::Ignore => return,
     };
+    // A kernel the baseline does not have (renamed, or a variant) is compared
+    // with the baseline as a whole: only rules no baseline kernel triggered are new.
+    let anywhere: std::collections::BTreeSet<&String> = baseline.kernels.values().flat_map(|k| k.findings.keys()).collect();
     for (kernel, rules) in current {
-        let known = baseline.kernels.get(kernel).map(|k| &k.findings);
+        let mut new: Vec<FindingResult> = Vec::new();
         for (name, finding) in rules {
-            if known.is_some_and(|k| k.contains_key(name)) {
-                continue;
+            let known = match baseline.kernels.get(kernel) {
+                Some(k) => k.findings.contains_key(name),
+                None => anywhere.contains(name),
+            };
+            if !known {
+                new.push(FindingResult { kernel: kernel.clone(), finding: finding.clone(), status });
             }
-            report.findings.push(FindingResult { kernel: kernel.clone(), finding: finding.clone(), status });
         }
+        // Largest estimated speedup first: the likeliest explanation leads.
+        new.sort_by(|a, b| b.finding.estimated_speedup_pct.unwrap_or(0.0).total_cmp(&a.finding.estimated_speedup_pct.unwrap_or(0.0)));
+        report.findings.extend(new);
     }
 }

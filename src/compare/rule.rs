@@ -2,7 +2,7 @@
 //!
 //! With baseline mean μ and standard deviation σ, and x the current value (the
 //! mean over the current runs): the allowance is `max_change·|μ| + noise·σ`;
-//! the rule regresses when x is worse than μ by more than the allowance, or
+//! (at least `noise_floor`); the rule regresses when x is worse than μ by more than the allowance, or
 //! worse than `limit`. Better by more than the allowance is `improved`.
 
 use crate::aggregate::{self, Scope, Stats};
@@ -88,7 +88,7 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 
     let mu = stats.mean;
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
-    let allowance = rule.max_change.map(|c| c * mu.abs() + rule.noise * stats.stddev);
+    let allowance = rule.max_change.map(|c| (c * mu.abs() + rule.noise * stats.stddev).max(rule.noise_floor));
     result.allowance = allowance;
     // How much worse than the baseline x is (negative: better).
     let worse_by = match rule.worse {
@@ -131,7 +131,9 @@ fn format_mu_sigma(stats: &Stats, unit: &str) -> String {
 pub fn format_allowance(rule: &Rule, allowance: f64, mu: f64, unit: &str) -> String {
     let sign = if rule.worse == Worse::Higher { '+' } else { '-' };
     let pct = rule.max_change.map(|c| c * 100.0).unwrap_or_default();
-    if rule.noise > 0.0 && mu != 0.0 {
+    if rule.noise_floor > 0.0 && allowance <= rule.noise_floor {
+        format!("{sign}{} (noise floor)", format_value(allowance, unit))
+    } else if rule.noise > 0.0 && mu != 0.0 {
         format!("{sign}{:.1}% ({sign}{pct:.0}% +{}σ)", allowance / mu.abs() * 100.0, rule.noise)
     } else if mu == 0.0 {
         format!("{sign}{}", format_value(allowance, unit))

@@ -43,6 +43,14 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
     if v.fract() == 0.0 { format!("{v:.0} {base}") } else { format!("{v:.2} {base}") }
 }
 
+/// The first sentence of an ncu rule description (they run to a paragraph).
+pub fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
 /// The change from `from` to `to`: `+100.0%`, `-3.2%`, `±0`, or `0 → 2.6K` when `from` is 0.
 pub fn format_change(from: f64, to: f64) -> String {
     if from == to {

@@ -106,7 +106,7 @@ fn explain(out: &mut String, r: &RuleResult) {
 
 fn finding_line(out: &mut String, f: &crate::verdict::FindingResult) {
     let speedup = f.finding.estimated_speedup_pct.map(|s| format!(", est. speedup {s:.0}%")).unwrap_or_default();
-    let _ = writeln!(out, "      new ncu finding {} ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, f.finding.description);
+    let _ = writeln!(out, "      new ncu finding {} ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, super::fmt::first_sentence(&f.finding.description));
 }
 
 fn mark(status: Status) -> &'static str {
