@@ -33,7 +33,13 @@ impl Stats {
         };
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(Stats { n: values.len() as u64, mean, stddev, min, max })
+        Some(Stats {
+            n: values.len() as u64,
+            mean,
+            stddev,
+            min,
+            max,
+        })
     }
 }
 
@@ -74,7 +80,9 @@ pub fn samples(runs: &[Run], scope: Scope<'_>, metric: &str, aggregate: Aggregat
             out.absent_in.push(i);
             continue;
         }
-        let Some(kernel) = part(run, scope) else { continue };
+        let Some(kernel) = part(run, scope) else {
+            continue;
+        };
         match kernel.metrics[m].value(aggregate) {
             Some(v) => out.values.push(v),
             None => out.missing_in.push(i),
@@ -85,12 +93,16 @@ pub fn samples(runs: &[Run], scope: Scope<'_>, metric: &str, aggregate: Aggregat
 
 /// Launches per run of `scope` (0 for runs where the kernel did not launch).
 pub fn launches(runs: &[Run], scope: Scope<'_>) -> Vec<u64> {
-    runs.iter().map(|run| part(run, scope).map_or(0, |k| k.launches)).collect()
+    runs.iter()
+        .map(|run| part(run, scope).map_or(0, |k| k.launches))
+        .collect()
 }
 
 /// Every kernel key of any of `runs`, sorted.
 pub fn kernel_keys(runs: &[Run]) -> BTreeSet<String> {
-    runs.iter().flat_map(|r| r.kernels.keys().cloned()).collect()
+    runs.iter()
+        .flat_map(|r| r.kernels.keys().cloned())
+        .collect()
 }
 
 #[cfg(test)]

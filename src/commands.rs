@@ -20,7 +20,12 @@ pub fn check(config: &CheckConfig) -> i32 {
         Ok(report) => report,
         Err(error) => {
             let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
-            let thresholds = config.thresholds.as_ref().map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| p.display().to_string());
+            let thresholds = config
+                .thresholds
+                .as_ref()
+                .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
+                    p.display().to_string()
+                });
             let report = Report::error(
                 &config.baseline.display().to_string(),
                 paths(&config.inputs),
@@ -43,7 +48,9 @@ pub fn check(config: &CheckConfig) -> i32 {
     if report.outcome == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
         eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
-        eprintln!("hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`");
+        eprintln!(
+            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+        );
     }
     report.exit_code
 }
@@ -55,8 +62,13 @@ fn check_report(config: &CheckConfig) -> Result<Report> {
         && mode != baseline.kernel_key
     {
         return Err(Error::Usage {
-            message: format!("--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}", baseline.kernel_key),
-            hint: format!("drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"),
+            message: format!(
+                "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
+                baseline.kernel_key
+            ),
+            hint: format!(
+                "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
+            ),
         });
     }
     let metrics = thresholds.metrics();
@@ -76,19 +88,31 @@ fn check_report(config: &CheckConfig) -> Result<Report> {
         baseline_path: config.baseline.display().to_string(),
         runs: &runs,
         findings: findings.as_ref().map(|(f, _)| f),
-        details_paths: config.details.iter().map(|p| p.display().to_string()).collect(),
+        details_paths: config
+            .details
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
     })
 }
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
-fn read_runs(inputs: &[PathBuf], metrics: &[String], key_mode: KernelKeyMode, thresholds: &Thresholds) -> Result<Vec<Run>> {
+fn read_runs(
+    inputs: &[PathBuf],
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+    thresholds: &Thresholds,
+) -> Result<Vec<Run>> {
     let mut runs = Vec::with_capacity(inputs.len());
     for path in inputs {
         let run = parse::read_run(path, metrics, key_mode)?;
         for rule in thresholds.rules.iter().filter(|r| !r.optional) {
-            if run.metric_index(&rule.metric).is_some_and(|m| run.metrics[m].unit.is_none()) {
+            if run
+                .metric_index(&rule.metric)
+                .is_some_and(|m| run.metrics[m].unit.is_none())
+            {
                 return Err(baseline::record::missing_metric(&run, &rule.metric));
             }
         }
@@ -98,7 +122,10 @@ fn read_runs(inputs: &[PathBuf], metrics: &[String], key_mode: KernelKeyMode, th
 }
 
 /// Findings of all `--details` files together, with the files' digests.
-fn read_findings(details: &[PathBuf], key_mode: KernelKeyMode) -> Result<Option<(Findings, Vec<InputFile>)>> {
+fn read_findings(
+    details: &[PathBuf],
+    key_mode: KernelKeyMode,
+) -> Result<Option<(Findings, Vec<InputFile>)>> {
     if details.is_empty() {
         return Ok(None);
     }
@@ -111,7 +138,10 @@ fn read_findings(details: &[PathBuf], key_mode: KernelKeyMode) -> Result<Option<
                 entry.entry(name).or_insert(finding);
             }
         }
-        files.push(InputFile { path: path.display().to_string(), sha256: parse::sha256_file(path)? });
+        files.push(InputFile {
+            path: path.display().to_string(),
+            sha256: parse::sha256_file(path)?,
+        });
     }
     Ok(Some((all, files)))
 }
@@ -129,12 +159,43 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
     // Optional rules' metrics are recorded only where every run has them.
     let required: Vec<String> = metrics
         .iter()
-        .filter(|m| thresholds.rules.iter().any(|r| &r.metric == *m && !r.optional) || config.extra_metrics.contains(m) || runs.iter().all(|r| r.metric_index(m).is_some_and(|i| r.metrics[i].unit.is_some())))
+        .filter(|m| {
+            thresholds
+                .rules
+                .iter()
+                .any(|r| &r.metric == *m && !r.optional)
+                || config.extra_metrics.contains(m)
+                || runs.iter().all(|r| {
+                    r.metric_index(m)
+                        .is_some_and(|i| r.metrics[i].unit.is_some())
+                })
+        })
         .cloned()
         .collect();
-    let runs: Vec<Run> = runs.into_iter().map(|run| keep_metrics(run, &required)).collect();
+    let runs: Vec<Run> = runs
+        .into_iter()
+        .map(|run| keep_metrics(run, &required))
+        .collect();
     let findings = read_findings(&config.details, config.kernel_key)?;
-    let baseline = baseline::record::build(&runs, &required, findings.as_ref().map(|(f, files)| (f, files.clone())), &thresholds.source)?;
+    let optional: Vec<String> = required
+        .iter()
+        .filter(|m| {
+            !config.extra_metrics.contains(m)
+                && thresholds
+                    .rules
+                    .iter()
+                    .filter(|r| &&r.metric == m)
+                    .all(|r| r.optional)
+        })
+        .cloned()
+        .collect();
+    let baseline = baseline::record::build(
+        &runs,
+        &required,
+        &optional,
+        findings.as_ref().map(|(f, files)| (f, files.clone())),
+        &thresholds.source,
+    )?;
     baseline.save(&config.output)?;
     let launches: f64 = baseline.total.launches.mean;
     println!(
@@ -153,7 +214,11 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
 fn keep_metrics(mut run: Run, keep: &[String]) -> Run {
     let index: Vec<usize> = keep.iter().filter_map(|m| run.metric_index(m)).collect();
     run.metrics = index.iter().map(|&i| run.metrics[i].clone()).collect();
-    for k in run.kernels.values_mut().chain(std::iter::once(&mut run.total)) {
+    for k in run
+        .kernels
+        .values_mut()
+        .chain(std::iter::once(&mut run.total))
+    {
         k.metrics = index.iter().map(|&i| k.metrics[i]).collect();
     }
     run
@@ -161,11 +226,20 @@ fn keep_metrics(mut run: Run, keep: &[String]) -> Run {
 
 /// `ncugate baseline diff OLD NEW`: exit 0 when equal, 1 when they differ (like `diff`).
 pub fn diff(old: &Path, new: &Path) -> Result<i32> {
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|source| Error::Read { path: p.to_path_buf(), source });
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|source| Error::Read {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);
     print!("{}", baseline::diff::render(&a, &b, &ta, &tb));
-    Ok(if ta == tb { exit::PASS } else { exit::REGRESSION })
+    Ok(if ta == tb {
+        exit::PASS
+    } else {
+        exit::REGRESSION
+    })
 }
 
 /// Prints an expected failure once: `ncugate: error: …` and its `hint:`.

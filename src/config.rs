@@ -45,7 +45,10 @@ impl From<Cli> for Config {
         match cli.command {
             CliCommand::Check(args) => Config::Check(check(args)),
             CliCommand::Baseline(BaselineCommand::Record(args)) => Config::Record(record(args)),
-            CliCommand::Baseline(BaselineCommand::Diff(args)) => Config::Diff { old: args.old, new: args.new },
+            CliCommand::Baseline(BaselineCommand::Diff(args)) => Config::Diff {
+                old: args.old,
+                new: args.new,
+            },
         }
     }
 }
@@ -65,7 +68,11 @@ fn check(args: CheckArgs) -> CheckConfig {
         thresholds: args.thresholds,
         kernel_key: args.kernel_key.map(key),
         allow_device_mismatch: args.allow_device_mismatch,
-        outputs: Outputs { junit: args.junit, markdown: args.markdown, json: args.json },
+        outputs: Outputs {
+            junit: args.junit,
+            markdown: args.markdown,
+            json: args.json,
+        },
         color: use_color(args.color),
     }
 }
@@ -86,6 +93,9 @@ fn use_color(arg: ColorArg) -> bool {
     match arg {
         ColorArg::Always => true,
         ColorArg::Never => false,
-        ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     }
 }

@@ -8,16 +8,30 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("{path}: {message}")]
-    Input { path: PathBuf, message: String, hint: String },
+    Input {
+        path: PathBuf,
+        message: String,
+        hint: String,
+    },
 
     #[error("{path}: metric `{metric}` is not in this export")]
-    MissingMetric { path: PathBuf, metric: String, hint: String },
+    MissingMetric {
+        path: PathBuf,
+        metric: String,
+        hint: String,
+    },
 
     #[error("{path}: no kernel launches in this export")]
     NoKernels { path: PathBuf },
@@ -26,9 +40,15 @@ pub enum Error {
     Thresholds { path: String, message: String },
 
     #[error("{path}: {message}")]
-    Baseline { path: PathBuf, message: String, hint: String },
+    Baseline {
+        path: PathBuf,
+        message: String,
+        hint: String,
+    },
 
-    #[error("device mismatch: baseline was recorded on {baseline}, this input comes from {current}")]
+    #[error(
+        "device mismatch: baseline was recorded on {baseline}, this input comes from {current}"
+    )]
     DeviceMismatch { baseline: String, current: String },
 
     #[error("{message}")]

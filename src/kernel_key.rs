@@ -42,7 +42,11 @@ fn function_name(name: &str) -> String {
             _ => out.push(c),
         }
     }
-    if out.is_empty() { name.to_string() } else { out }
+    if out.is_empty() {
+        name.to_string()
+    } else {
+        out
+    }
 }
 
 /// Drops a trailing `( … )` parameter list, matching parentheses from the end.
@@ -78,13 +82,20 @@ mod tests {
     fn function_keys() {
         assert_eq!(f("void Sobel<float>(uchar4 *, int, int)"), "Sobel");
         assert_eq!(f("scale(float *, const float *, unsigned long)"), "scale");
-        assert_eq!(f("void scale<(Access)1>(float *, const float *, unsigned long)"), "scale");
         assert_eq!(
-            f("void at::vectorized_elementwise_kernel<4, at::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"),
+            f("void scale<(Access)1>(float *, const float *, unsigned long)"),
+            "scale"
+        );
+        assert_eq!(
+            f(
+                "void at::vectorized_elementwise_kernel<4, at::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"
+            ),
             "at::vectorized_elementwise_kernel"
         );
         assert_eq!(
-            f("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float *, const float *, int)"),
+            f(
+                "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float *, const float *, int)"
+            ),
             "at::native::(anonymous namespace)::cunn_SoftMaxForward"
         );
         assert_eq!(f("graph"), "graph");

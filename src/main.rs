@@ -12,7 +12,11 @@ fn main() {
         Err(e) => {
             // Usage errors are exit 2 like every other error (clap would use 2
             // as well; help and version print and exit 0).
-            let code = if e.use_stderr() { exit::ERROR } else { exit::PASS };
+            let code = if e.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::PASS
+            };
             let _ = e.print();
             std::process::exit(code);
         }

@@ -41,7 +41,12 @@ pub enum Aggregate {
 
 impl Aggregate {
     /// All aggregates, in the order they are stored in a baseline.
-    pub const ALL: [Aggregate; 4] = [Aggregate::Sum, Aggregate::Mean, Aggregate::Max, Aggregate::Min];
+    pub const ALL: [Aggregate; 4] = [
+        Aggregate::Sum,
+        Aggregate::Mean,
+        Aggregate::Max,
+        Aggregate::Min,
+    ];
 }
 
 impl fmt::Display for Aggregate {
@@ -106,7 +111,13 @@ pub struct MetricAcc {
 
 impl Default for MetricAcc {
     fn default() -> Self {
-        MetricAcc { sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY, present: 0, missing: 0 }
+        MetricAcc {
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            present: 0,
+            missing: 0,
+        }
     }
 }
 

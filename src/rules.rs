@@ -173,7 +173,16 @@ impl Rule {
     pub fn label(&self) -> String {
         match &self.name {
             Some(name) => name.clone(),
-            None => format!("{} ({}{})", self.metric, self.aggregate, if self.per == Per::Total { ", total" } else { "" }),
+            None => format!(
+                "{} ({}{})",
+                self.metric,
+                self.aggregate,
+                if self.per == Per::Total {
+                    ", total"
+                } else {
+                    ""
+                }
+            ),
         }
     }
 }
@@ -196,24 +205,41 @@ impl Thresholds {
 
     /// Loads `path`, or the built-in rules when `None`.
     pub fn load(path: Option<&Path>) -> Result<Thresholds> {
-        let Some(path) = path else { return Thresholds::builtin() };
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        let Some(path) = path else {
+            return Thresholds::builtin();
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates thresholds text; `source` names it in messages.
     pub fn parse(text: &str, source: &str) -> Result<Thresholds> {
-        let err = |message: String| Error::Thresholds { path: source.to_string(), message };
-        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
+        let err = |message: String| Error::Thresholds {
+            path: source.to_string(),
+            message,
+        };
+        let spec: ThresholdsSpec =
+            toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
-            let line = text[..spanned.span().start.min(text.len())].lines().count().max(1);
+            let line = text[..spanned.span().start.min(text.len())]
+                .lines()
+                .count()
+                .max(1);
             let r = spanned.into_inner();
             let at = |m: &str| err(format!("rule for `{}` (line {line}): {m}", r.metric));
             if r.metric.trim().is_empty() {
                 return Err(at("`metric` is empty"));
             }
-            let max_change = r.max_change.as_deref().map(parse_percent).transpose().map_err(|m| at(&m))?;
+            let max_change = r
+                .max_change
+                .as_deref()
+                .map(parse_percent)
+                .transpose()
+                .map_err(|m| at(&m))?;
             if max_change.is_none() && r.limit.is_none() {
                 return Err(at("needs `max_change` (e.g. \"20%\"), `limit`, or both"));
             }
@@ -223,18 +249,25 @@ impl Thresholds {
             }
             let noise_floor = r.noise_floor.unwrap_or(0.0);
             if !noise_floor.is_finite() || noise_floor < 0.0 {
-                return Err(at("`noise_floor` must be an absolute amount in base units ≥ 0"));
+                return Err(at(
+                    "`noise_floor` must be an absolute amount in base units ≥ 0",
+                ));
             }
             if r.limit.is_some_and(|l| !l.is_finite()) {
                 return Err(at("`limit` must be a finite number"));
             }
             if r.per == Per::Total && r.kernels.is_some() {
-                return Err(at("`kernels` selects kernels, but `per = \"total\"` gates the whole run"));
+                return Err(at(
+                    "`kernels` selects kernels, but `per = \"total\"` gates the whole run",
+                ));
             }
             let kernels = match r.kernels.as_deref() {
                 None => KernelFilter::All,
                 Some(k) => match k.strip_prefix("regex:") {
-                    Some(pattern) => KernelFilter::Regex(Regex::new(pattern).map_err(|e| at(&format!("bad `kernels` regex: {e}")))?),
+                    Some(pattern) => KernelFilter::Regex(
+                        Regex::new(pattern)
+                            .map_err(|e| at(&format!("bad `kernels` regex: {e}")))?,
+                    ),
                     None => KernelFilter::Exact(k.to_string()),
                 },
             };
@@ -257,9 +290,16 @@ impl Thresholds {
             });
         }
         if rules.is_empty() {
-            return Err(err("no [[rule]]: a gate without rules would pass everything".into()));
+            return Err(err(
+                "no [[rule]]: a gate without rules would pass everything".into(),
+            ));
         }
-        Ok(Thresholds { source: source.to_string(), structure: spec.structure, findings: spec.findings, rules })
+        Ok(Thresholds {
+            source: source.to_string(),
+            structure: spec.structure,
+            findings: spec.findings,
+            rules,
+        })
     }
 
     /// Every metric the rules name, deduplicated, in rule order.
@@ -277,11 +317,15 @@ impl Thresholds {
 /// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.
 fn parse_percent(text: &str) -> std::result::Result<f64, String> {
     let Some(number) = text.trim().strip_suffix('%') else {
-        return Err(format!("`max_change = \"{text}\"` must be a percentage such as \"20%\""));
+        return Err(format!(
+            "`max_change = \"{text}\"` must be a percentage such as \"20%\""
+        ));
     };
     match number.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
-        _ => Err(format!("`max_change = \"{text}\"` must be a percentage ≥ 0 such as \"20%\"")),
+        _ => Err(format!(
+            "`max_change = \"{text}\"` must be a percentage ≥ 0 such as \"20%\""
+        )),
     }
 }
 
@@ -292,9 +336,16 @@ mod tests {
     #[test]
     fn the_builtin_rules_parse_and_name_the_instruction_gate() {
         let t = Thresholds::builtin().unwrap();
-        let inst: Vec<&Rule> = t.rules.iter().filter(|r| r.metric == "sm__inst_executed.sum").collect();
+        let inst: Vec<&Rule> = t
+            .rules
+            .iter()
+            .filter(|r| r.metric == "sm__inst_executed.sum")
+            .collect();
         assert_eq!(inst.len(), 2, "per kernel and per total");
-        assert!(inst.iter().all(|r| r.max_change == Some(0.2) && r.worse == Worse::Higher));
+        assert!(
+            inst.iter()
+                .all(|r| r.max_change == Some(0.2) && r.worse == Worse::Higher)
+        );
         assert!(t.rules.iter().all(|r| r.line > 1));
     }
 
@@ -302,7 +353,11 @@ mod tests {
     fn the_seed_gate_parses() {
         let text = include_str!("../thresholds/seed-4.4.toml");
         let t = Thresholds::parse(text, "seed-4.4.toml").unwrap();
-        assert!(t.rules.iter().any(|r| r.limit == Some(75.0) && r.worse == Worse::Lower));
+        assert!(
+            t.rules
+                .iter()
+                .any(|r| r.limit == Some(75.0) && r.worse == Worse::Lower)
+        );
     }
 
     #[test]
@@ -313,10 +368,22 @@ mod tests {
         assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));
         assert!(bad(&format!("{rule}max_chnage = \"20%\"\n")).contains("unknown field"));
         assert!(bad(rule).contains("line 1"));
-        assert!(bad(&format!("{rule}max_change = \"5%\"\nkernels = \"regex:(\"\n")).contains("regex"));
-        assert!(bad(&format!("{rule}max_change = \"5%\"\nper = \"total\"\nkernels = \"x\"\n")).contains("whole run"));
+        assert!(
+            bad(&format!(
+                "{rule}max_change = \"5%\"\nkernels = \"regex:(\"\n"
+            ))
+            .contains("regex")
+        );
+        assert!(
+            bad(&format!(
+                "{rule}max_change = \"5%\"\nper = \"total\"\nkernels = \"x\"\n"
+            ))
+            .contains("whole run")
+        );
         assert!(bad("[structure]\nlaunches = \"exact\"\n").contains("no [[rule]]"));
-        assert!(bad(&format!("{rule}max_change = \"5%\"\nworse = \"lower\"\n")).contains("duplicate"));
+        assert!(
+            bad(&format!("{rule}max_change = \"5%\"\nworse = \"lower\"\n")).contains("duplicate")
+        );
     }
 
     #[test]

@@ -35,10 +35,16 @@ impl Unit {
         };
         let (num_base, num_exp) = numerator(num);
         match den {
-            None => Unit { base: num_base, exp10: num_exp },
+            None => Unit {
+                base: num_base,
+                exp10: num_exp,
+            },
             Some(den) => {
                 let (den_base, den_exp) = denominator(den);
-                Unit { base: format!("{num_base}/{den_base}"), exp10: num_exp - den_exp }
+                Unit {
+                    base: format!("{num_base}/{den_base}"),
+                    exp10: num_exp - den_exp,
+                }
             }
         }
     }
@@ -136,7 +142,17 @@ mod tests {
 
     #[test]
     fn units_without_a_scale_pass_through() {
-        for s in ["%", "inst", "cycle", "inst/cycle", "sector", "warp", "", "register/thread", "byte/sector"] {
+        for s in [
+            "%",
+            "inst",
+            "cycle",
+            "inst/cycle",
+            "sector",
+            "warp",
+            "",
+            "register/thread",
+            "byte/sector",
+        ] {
             assert_eq!(u(s), (s.to_string(), 0));
         }
     }

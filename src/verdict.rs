@@ -173,7 +173,13 @@ pub struct Report {
 
 impl Report {
     /// A report for a check that failed before any comparison (exit 2).
-    pub fn error(baseline: &str, inputs: Vec<String>, details: Vec<String>, thresholds: &str, message: String) -> Report {
+    pub fn error(
+        baseline: &str,
+        inputs: Vec<String>,
+        details: Vec<String>,
+        thresholds: &str,
+        message: String,
+    ) -> Report {
         let mut report = Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -229,7 +235,12 @@ impl Report {
             .iter()
             .filter(|s| s.kernel == kernel)
             .map(|s| s.status)
-            .chain(self.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel)).map(|r| r.status))
+            .chain(
+                self.rules
+                    .iter()
+                    .filter(|r| r.kernel.as_deref() == Some(kernel))
+                    .map(|r| r.status),
+            )
             .max()
             .unwrap_or(Status::Pass)
     }
@@ -237,7 +248,12 @@ impl Report {
     /// Counts of results by status: (fail, warn, error, improved, pass).
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
-        let all = self.rules.iter().map(|r| r.status).chain(self.structure.iter().map(|s| s.status)).chain(self.findings.iter().map(|f| f.status));
+        let all = self
+            .rules
+            .iter()
+            .map(|r| r.status)
+            .chain(self.structure.iter().map(|s| s.status))
+            .chain(self.findings.iter().map(|f| f.status));
         for s in all {
             match s {
                 Status::Fail => c.fail += 1,

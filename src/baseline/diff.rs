@@ -17,7 +17,8 @@ pub fn render(old: &Baseline, new: &Baseline, old_text: &str, new_text: &str) ->
         let _ = writeln!(out, "kernel key: {} → {}", old.kernel_key, new.kernel_key);
     }
     let mut rows = Vec::new();
-    let keys: std::collections::BTreeSet<&String> = old.kernels.keys().chain(new.kernels.keys()).collect();
+    let keys: std::collections::BTreeSet<&String> =
+        old.kernels.keys().chain(new.kernels.keys()).collect();
     for key in keys {
         match (old.kernels.get(key), new.kernels.get(key)) {
             (Some(_), None) => rows.push(format!("- {key}: removed")),
@@ -25,7 +26,10 @@ pub fn render(old: &Baseline, new: &Baseline, old_text: &str, new_text: &str) ->
             (Some(a), Some(b)) => {
                 let mut changes = Vec::new();
                 if a.launches.mean != b.launches.mean {
-                    changes.push(format!("launches/run {} → {}", a.launches.mean, b.launches.mean));
+                    changes.push(format!(
+                        "launches/run {} → {}",
+                        a.launches.mean, b.launches.mean
+                    ));
                 }
                 for (metric, mb) in &b.metrics {
                     match a.metrics.get(metric) {

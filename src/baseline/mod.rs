@@ -11,7 +11,7 @@ pub mod record;
 
 use crate::aggregate::Stats;
 use crate::error::{Error, Result};
-use crate::model::{Fingerprint, Finding, KernelKeyMode};
+use crate::model::{Finding, Fingerprint, KernelKeyMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -94,26 +94,56 @@ impl MetricEntry {
 impl Baseline {
     /// Reads and validates a baseline file.
     pub fn load(path: &Path) -> Result<Baseline> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
-        let bad = |message: String, hint: &str| Error::Baseline { path: path.to_path_buf(), message, hint: hint.into() };
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not a baseline: invalid JSON ({e})"), "record one with `ncugate baseline record --input RAW.csv --output baseline.json`"))?;
-        match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |message: String, hint: &str| Error::Baseline {
+            path: path.to_path_buf(),
+            message,
+            hint: hint.into(),
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            bad(
+                format!("not a baseline: invalid JSON ({e})"),
+                "record one with `ncugate baseline record --input RAW.csv --output baseline.json`",
+            )
+        })?;
+        match value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
+        {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
                 return Err(bad(
-                    format!("unknown baseline schema_version {v} (this ncugate {} reads {SCHEMA_VERSION})", env!("CARGO_PKG_VERSION")),
+                    format!(
+                        "unknown baseline schema_version {v} (this ncugate {} reads {SCHEMA_VERSION})",
+                        env!("CARGO_PKG_VERSION")
+                    ),
                     "use the ncugate version that recorded it, or re-record the baseline with this one",
                 ));
             }
-            None => return Err(bad("not a baseline: no schema_version".into(), "record one with `ncugate baseline record`")),
+            None => {
+                return Err(bad(
+                    "not a baseline: no schema_version".into(),
+                    "record one with `ncugate baseline record`",
+                ));
+            }
         }
-        serde_json::from_value(value).map_err(|e| bad(format!("invalid baseline: {e}"), "re-record the baseline; do not edit it by hand"))
+        serde_json::from_value(value).map_err(|e| {
+            bad(
+                format!("invalid baseline: {e}"),
+                "re-record the baseline; do not edit it by hand",
+            )
+        })
     }
 
     /// Writes the baseline atomically (temp file in the same directory + rename).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Write { path: path.to_path_buf(), source: e.into() })?;
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
         text.push('\n');
         write_atomic(path, text.as_bytes())
     }
@@ -122,7 +152,10 @@ impl Baseline {
 /// Writes `bytes` to `path` through a temp file and a rename, so readers never
 /// see a half-written file and a failed write leaves the old one in place.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let err = |source: std::io::Error| Error::Write { path: path.to_path_buf(), source };
+    let err = |source: std::io::Error| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

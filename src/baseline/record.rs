@@ -9,14 +9,30 @@ use std::collections::BTreeMap;
 /// Builds a baseline from `runs` (one per `--input`) for `metrics`.
 ///
 /// Every metric must be present in every run, with a value for every launch:
-/// a baseline with holes would let a later check pass on nothing.
-pub fn build(runs: &[Run], metrics: &[String], findings: Option<(&Findings, Vec<InputFile>)>, thresholds: &str) -> Result<Baseline> {
-    let first = runs.first().ok_or_else(|| Error::Usage { message: "no --input given".into(), hint: "pass one raw export per run: --input RAW.csv [--input RAW2.csv …]".into() })?;
+/// a baseline with holes would let a later check pass on nothing. Metrics in
+/// `optional` (named only by `optional = true` rules) are left out of a
+/// kernel's entry instead; a check then reports those rules as skipped.
+pub fn build(
+    runs: &[Run],
+    metrics: &[String],
+    optional: &[String],
+    findings: Option<(&Findings, Vec<InputFile>)>,
+    thresholds: &str,
+) -> Result<Baseline> {
+    let first = runs.first().ok_or_else(|| Error::Usage {
+        message: "no --input given".into(),
+        hint: "pass one raw export per run: --input RAW.csv [--input RAW2.csv …]".into(),
+    })?;
     for run in runs {
         if run.fingerprint != first.fingerprint {
             return Err(Error::Input {
                 path: run.source.clone(),
-                message: format!("recorded on {}, but {} was recorded on {}", run.fingerprint, first.source.display(), first.fingerprint),
+                message: format!(
+                    "recorded on {}, but {} was recorded on {}",
+                    run.fingerprint,
+                    first.source.display(),
+                    first.fingerprint
+                ),
                 hint: "record a baseline from runs on one GPU model".into(),
             });
         }
@@ -28,7 +44,7 @@ pub fn build(runs: &[Run], metrics: &[String], findings: Option<(&Findings, Vec<
     }
     let mut kernels = BTreeMap::new();
     for key in aggregate::kernel_keys(runs) {
-        let mut entry = entry(runs, Scope::Kernel(&key), metrics)?;
+        let mut entry = entry(runs, Scope::Kernel(&key), metrics, optional)?;
         if let Some((findings, _)) = &findings
             && let Some(f) = findings.get(&key)
         {
@@ -40,26 +56,51 @@ pub fn build(runs: &[Run], metrics: &[String], findings: Option<(&Findings, Vec<
     Ok(Baseline {
         schema_version: SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-        created: jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        created: jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string(),
         kernel_key: first.key_mode,
         fingerprint: first.fingerprint.clone(),
-        inputs: runs.iter().map(|r| InputFile { path: r.source.display().to_string(), sha256: r.sha256.clone() }).collect(),
+        inputs: runs
+            .iter()
+            .map(|r| InputFile {
+                path: r.source.display().to_string(),
+                sha256: r.sha256.clone(),
+            })
+            .collect(),
         details,
         thresholds: thresholds.to_string(),
         runs: runs.len() as u64,
-        total: entry(runs, Scope::Total, metrics)?,
+        total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,
     })
 }
 
-fn entry(runs: &[Run], scope: Scope<'_>, metrics: &[String]) -> Result<KernelEntry> {
-    let launches: Vec<f64> = aggregate::launches(runs, scope).into_iter().map(|n| n as f64).collect();
-    let launches = Stats::of(&launches).unwrap_or(Stats { n: 0, mean: 0.0, stddev: 0.0, min: 0.0, max: 0.0 });
+fn entry(
+    runs: &[Run],
+    scope: Scope<'_>,
+    metrics: &[String],
+    optional: &[String],
+) -> Result<KernelEntry> {
+    let launches: Vec<f64> = aggregate::launches(runs, scope)
+        .into_iter()
+        .map(|n| n as f64)
+        .collect();
+    let launches = Stats::of(&launches).unwrap_or(Stats {
+        n: 0,
+        mean: 0.0,
+        stddev: 0.0,
+        min: 0.0,
+        max: 0.0,
+    });
     let mut out = BTreeMap::new();
-    for metric in metrics {
+    'metrics: for metric in metrics {
         let mut stats = Vec::with_capacity(4);
         for aggregate in Aggregate::ALL {
             let samples = aggregate::samples(runs, scope, metric, aggregate);
+            if !samples.missing_in.is_empty() && optional.contains(metric) {
+                continue 'metrics;
+            }
             if let Some(&i) = samples.missing_in.first() {
                 let what = match scope {
                     Scope::Kernel(k) => format!("kernel `{k}`"),
@@ -77,19 +118,46 @@ fn entry(runs: &[Run], scope: Scope<'_>, metrics: &[String]) -> Result<KernelEnt
             }
         }
         if let [sum, mean, max, min] = stats[..] {
-            let unit = runs.iter().find_map(|r| r.metric_index(metric).and_then(|m| r.metrics[m].unit.clone())).unwrap_or_default();
-            out.insert(metric.clone(), MetricEntry { unit, sum, mean, max, min });
+            let unit = runs
+                .iter()
+                .find_map(|r| {
+                    r.metric_index(metric)
+                        .and_then(|m| r.metrics[m].unit.clone())
+                })
+                .unwrap_or_default();
+            out.insert(
+                metric.clone(),
+                MetricEntry {
+                    unit,
+                    sum,
+                    mean,
+                    max,
+                    min,
+                },
+            );
         }
     }
-    Ok(KernelEntry { launches, metrics: out, findings: BTreeMap::new() })
+    Ok(KernelEntry {
+        launches,
+        metrics: out,
+        findings: BTreeMap::new(),
+    })
 }
 
 /// The error for a metric an export does not have, with the fix.
 pub fn missing_metric(run: &Run, metric: &str) -> Error {
-    let hint = if metric == "sys__memory_throughput" || metric.starts_with("sys__memory_throughput.") {
+    let hint = if metric == "sys__memory_throughput"
+        || metric.starts_with("sys__memory_throughput.")
+    {
         "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()
     } else {
-        format!("profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`")
+        format!(
+            "profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"
+        )
     };
-    Error::MissingMetric { path: run.source.clone(), metric: metric.to_string(), hint }
+    Error::MissingMetric {
+        path: run.source.clone(),
+        metric: metric.to_string(),
+        hint,
+    }
 }

@@ -5,16 +5,26 @@ use crate::model::Findings;
 use crate::rules::Policy;
 use crate::verdict::{FindingResult, Report, Status};
 
-pub(super) fn check(report: &mut Report, baseline: &Baseline, current: Option<&Findings>, policy: Policy) {
+pub(super) fn check(
+    report: &mut Report,
+    baseline: &Baseline,
+    current: Option<&Findings>,
+    policy: Policy,
+) {
     let recorded = !baseline.details.is_empty();
     match (recorded, current) {
         (false, None) => return,
         (true, None) => {
-            report.notes.push("findings not compared: pass the current run's details export with --details".into());
+            report.notes.push(
+                "findings not compared: pass the current run's details export with --details"
+                    .into(),
+            );
             return;
         }
         (false, Some(_)) => {
-            report.notes.push("findings not compared: the baseline was recorded without --details".into());
+            report
+                .notes
+                .push("findings not compared: the baseline was recorded without --details".into());
             return;
         }
         (true, Some(_)) => {}
@@ -27,7 +37,11 @@ pub(super) fn check(report: &mut Report, baseline: &Baseline, current: Option<&F
     };
     // A kernel the baseline does not have (renamed, or a variant) is compared
     // with the baseline as a whole: only rules no baseline kernel triggered are new.
-    let anywhere: std::collections::BTreeSet<&String> = baseline.kernels.values().flat_map(|k| k.findings.keys()).collect();
+    let anywhere: std::collections::BTreeSet<&String> = baseline
+        .kernels
+        .values()
+        .flat_map(|k| k.findings.keys())
+        .collect();
     for (kernel, rules) in current {
         let mut new: Vec<FindingResult> = Vec::new();
         for (name, finding) in rules {
@@ -36,11 +50,20 @@ pub(super) fn check(report: &mut Report, baseline: &Baseline, current: Option<&F
                 None => anywhere.contains(name),
             };
             if !known {
-                new.push(FindingResult { kernel: kernel.clone(), finding: finding.clone(), status });
+                new.push(FindingResult {
+                    kernel: kernel.clone(),
+                    finding: finding.clone(),
+                    status,
+                });
             }
         }
         // Largest estimated speedup first: the likeliest explanation leads.
-        new.sort_by(|a, b| b.finding.estimated_speedup_pct.unwrap_or(0.0).total_cmp(&a.finding.estimated_speedup_pct.unwrap_or(0.0)));
+        new.sort_by(|a, b| {
+            b.finding
+                .estimated_speedup_pct
+                .unwrap_or(0.0)
+                .total_cmp(&a.finding.estimated_speedup_pct.unwrap_or(0.0))
+        });
         report.findings.extend(new);
     }
 }

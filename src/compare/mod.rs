@@ -28,7 +28,12 @@ pub struct Inputs<'a> {
 
 /// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
 pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
-    let Inputs { baseline, runs, thresholds, .. } = inputs;
+    let Inputs {
+        baseline,
+        runs,
+        thresholds,
+        ..
+    } = inputs;
     let current = fingerprint(runs)?;
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
@@ -36,7 +41,10 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         outcome: Outcome::Pass,
         exit_code: 0,
         baseline: inputs.baseline_path.clone(),
-        inputs: runs.iter().map(|r| r.source.display().to_string()).collect(),
+        inputs: runs
+            .iter()
+            .map(|r| r.source.display().to_string())
+            .collect(),
         details: inputs.details_paths.clone(),
         thresholds: thresholds.source.clone(),
         kernel_key: baseline.kernel_key,
@@ -50,28 +58,51 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
 
     let same_device = same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::DeviceMismatch { baseline: baseline.fingerprint.to_string(), current: current.to_string() });
+        return Err(Error::DeviceMismatch {
+            baseline: baseline.fingerprint.to_string(),
+            current: current.to_string(),
+        });
     }
-    report.devices = Some(Devices { baseline: baseline.fingerprint.to_string(), current: current.to_string(), mismatch_allowed: !same_device });
+    report.devices = Some(Devices {
+        baseline: baseline.fingerprint.to_string(),
+        current: current.to_string(),
+        mismatch_allowed: !same_device,
+    });
     if !same_device {
-        report.notes.push(format!("device mismatch allowed by --allow-device-mismatch: baseline {}, current {}", baseline.fingerprint, current));
+        report.notes.push(format!(
+            "device mismatch allowed by --allow-device-mismatch: baseline {}, current {}",
+            baseline.fingerprint, current
+        ));
     }
 
     report.structure = structure::check(baseline, runs, &thresholds.structure);
     report.rules = rule::check_all(baseline, runs, thresholds);
-    findings::check(&mut report, baseline, inputs.findings, thresholds.findings.new);
+    findings::check(
+        &mut report,
+        baseline,
+        inputs.findings,
+        thresholds.findings.new,
+    );
     report.finish();
     Ok(report)
 }
 
 /// The one fingerprint of all current runs.
 fn fingerprint(runs: &[Run]) -> Result<Fingerprint> {
-    let first = runs.first().ok_or_else(|| Error::Usage { message: "no --input given".into(), hint: "pass the raw export(s) to check: --input RAW.csv".into() })?;
+    let first = runs.first().ok_or_else(|| Error::Usage {
+        message: "no --input given".into(),
+        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
+    })?;
     for run in &runs[1..] {
         if !same_hardware(&run.fingerprint, &first.fingerprint) {
             return Err(Error::Input {
                 path: run.source.clone(),
-                message: format!("recorded on {}, but {} was recorded on {}", run.fingerprint, first.source.display(), first.fingerprint),
+                message: format!(
+                    "recorded on {}, but {} was recorded on {}",
+                    run.fingerprint,
+                    first.source.display(),
+                    first.fingerprint
+                ),
                 hint: "pass runs from one GPU model to one check".into(),
             });
         }
@@ -83,5 +114,9 @@ fn fingerprint(runs: &[Run]) -> Result<Fingerprint> {
 /// cut-down SKU has fewer SMs and different throughput).
 fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
     a.gpus.len() == b.gpus.len()
-        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| x.name == y.name && x.compute_capability == y.compute_capability && (x.sm_count == y.sm_count || x.sm_count.is_none() || y.sm_count.is_none()))
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
+            x.name == y.name
+                && x.compute_capability == y.compute_capability
+                && (x.sm_count == y.sm_count || x.sm_count.is_none() || y.sm_count.is_none())
+        })
 }

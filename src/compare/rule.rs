@@ -12,7 +12,11 @@ use crate::report::fmt::{format_change, format_value};
 use crate::rules::{Per, Rule, Thresholds, Worse};
 use crate::verdict::{RuleResult, Status};
 
-pub(super) fn check_all(baseline: &Baseline, runs: &[Run], thresholds: &Thresholds) -> Vec<RuleResult> {
+pub(super) fn check_all(
+    baseline: &Baseline,
+    runs: &[Run],
+    thresholds: &Thresholds,
+) -> Vec<RuleResult> {
     let current = aggregate::kernel_keys(runs);
     let mut out = Vec::new();
     for rule in &thresholds.rules {
@@ -54,13 +58,27 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         why: None,
     };
     let unavailable = |mut result: RuleResult, message: String| {
-        result.status = if rule.optional { Status::Skipped } else { Status::Error };
-        result.message = if rule.optional { format!("{message} (optional rule, skipped)") } else { message };
+        result.status = if rule.optional {
+            Status::Skipped
+        } else {
+            Status::Error
+        };
+        result.message = if rule.optional {
+            format!("{message} (optional rule, skipped)")
+        } else {
+            message
+        };
         result
     };
 
     let Some(base) = entry.metrics.get(&rule.metric) else {
-        return unavailable(result, format!("`{}` is not in the baseline: re-record it with these thresholds", rule.metric));
+        return unavailable(
+            result,
+            format!(
+                "`{}` is not in the baseline: re-record it with these thresholds",
+                rule.metric
+            ),
+        );
     };
     result.unit = base.unit.clone();
     let stats: Stats = *base.stats(rule.aggregate);
@@ -68,16 +86,40 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 
     let samples = aggregate::samples(runs, scope, &rule.metric, rule.aggregate);
     if let Some(&i) = samples.absent_in.first() {
-        return unavailable(result, format!("`{}` is not in {}: add it to ncu --metrics", rule.metric, runs[i].source.display()));
+        return unavailable(
+            result,
+            format!(
+                "`{}` is not in {}: add it to ncu --metrics",
+                rule.metric,
+                runs[i].source.display()
+            ),
+        );
     }
     if let Some(&i) = samples.missing_in.first() {
-        return unavailable(result, format!("`{}` is n/a or empty for some launches in {}", rule.metric, runs[i].source.display()));
+        return unavailable(
+            result,
+            format!(
+                "`{}` is n/a or empty for some launches in {}",
+                rule.metric,
+                runs[i].source.display()
+            ),
+        );
     }
     for run in runs {
-        if let Some(unit) = run.metric_index(&rule.metric).and_then(|m| run.metrics[m].unit.as_deref())
+        if let Some(unit) = run
+            .metric_index(&rule.metric)
+            .and_then(|m| run.metrics[m].unit.as_deref())
             && unit != base.unit
         {
-            return unavailable(result, format!("`{}` is in {unit} in {}, but in {} in the baseline", rule.metric, run.source.display(), base.unit));
+            return unavailable(
+                result,
+                format!(
+                    "`{}` is in {unit} in {}, but in {} in the baseline",
+                    rule.metric,
+                    run.source.display(),
+                    base.unit
+                ),
+            );
         }
     }
     let Some(x) = Stats::of(&samples.values).map(|s| s.mean) else {
@@ -88,7 +130,9 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 
     let mu = stats.mean;
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
-    let allowance = rule.max_change.map(|c| (c * mu.abs() + rule.noise * stats.stddev).max(rule.noise_floor));
+    let allowance = rule
+        .max_change
+        .map(|c| (c * mu.abs() + rule.noise * stats.stddev).max(rule.noise_floor));
     result.allowance = allowance;
     // How much worse than the baseline x is (negative: better).
     let worse_by = match rule.worse {
@@ -101,15 +145,30 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
     });
     let unit = &base.unit;
     let change = format_change(mu, x);
-    let values = format!("{} vs baseline {}", format_value(x, unit), format_mu_sigma(&stats, unit));
+    let values = format!(
+        "{} vs baseline {}",
+        format_value(x, unit),
+        format_mu_sigma(&stats, unit)
+    );
     if past_limit {
         let limit = rule.limit.unwrap_or_default();
-        let side = if rule.worse == Worse::Higher { "above" } else { "below" };
+        let side = if rule.worse == Worse::Higher {
+            "above"
+        } else {
+            "below"
+        };
         result.status = Status::failed(rule.severity);
-        result.message = format!("{} is {side} the limit {} ({values})", format_value(x, unit), format_value(limit, unit));
+        result.message = format!(
+            "{} is {side} the limit {} ({values})",
+            format_value(x, unit),
+            format_value(limit, unit)
+        );
     } else if allowance.is_some_and(|a| worse_by > a) {
         result.status = Status::failed(rule.severity);
-        result.message = format!("{change} ({values}), allowed {}", format_allowance(rule, allowance.unwrap_or_default(), mu, unit));
+        result.message = format!(
+            "{change} ({values}), allowed {}",
+            format_allowance(rule, allowance.unwrap_or_default(), mu, unit)
+        );
     } else if allowance.is_some_and(|a| -worse_by > a) {
         result.status = Status::Improved;
         result.message = format!("improved {change} ({values})");
@@ -124,17 +183,33 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 }
 
 fn format_mu_sigma(stats: &Stats, unit: &str) -> String {
-    if stats.stddev == 0.0 { format_value(stats.mean, unit) } else { format!("{} ±{}", format_value(stats.mean, unit), format_value(stats.stddev, unit)) }
+    if stats.stddev == 0.0 {
+        format_value(stats.mean, unit)
+    } else {
+        format!(
+            "{} ±{}",
+            format_value(stats.mean, unit),
+            format_value(stats.stddev, unit)
+        )
+    }
 }
 
 /// The allowance as the user wrote it: `+20%`, or `+20% +3σ = 1.2M inst`.
 pub fn format_allowance(rule: &Rule, allowance: f64, mu: f64, unit: &str) -> String {
-    let sign = if rule.worse == Worse::Higher { '+' } else { '-' };
+    let sign = if rule.worse == Worse::Higher {
+        '+'
+    } else {
+        '-'
+    };
     let pct = rule.max_change.map(|c| c * 100.0).unwrap_or_default();
     if rule.noise_floor > 0.0 && allowance <= rule.noise_floor {
         format!("{sign}{} (noise floor)", format_value(allowance, unit))
     } else if rule.noise > 0.0 && mu != 0.0 {
-        format!("{sign}{:.1}% ({sign}{pct:.0}% +{}σ)", allowance / mu.abs() * 100.0, rule.noise)
+        format!(
+            "{sign}{:.1}% ({sign}{pct:.0}% +{}σ)",
+            allowance / mu.abs() * 100.0,
+            rule.noise
+        )
     } else if mu == 0.0 {
         format!("{sign}{}", format_value(allowance, unit))
     } else {

@@ -20,14 +20,23 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                         baseline_launches: None,
                         current_launches: launches.clone(),
                         status,
-                        message: format!("new kernel, not in the baseline ({} launches per run)", join(&launches)),
+                        message: format!(
+                            "new kernel, not in the baseline ({} launches per run)",
+                            join(&launches)
+                        ),
                     });
                 }
             }
             Some(entry) if policy.launches == LaunchPolicy::Exact => {
                 let (lo, hi) = (entry.launches.min, entry.launches.max);
-                let ok = launches.iter().all(|&n| (n as f64) >= lo && (n as f64) <= hi);
-                let expected = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
+                let ok = launches
+                    .iter()
+                    .all(|&n| (n as f64) >= lo && (n as f64) <= hi);
+                let expected = if lo == hi {
+                    format!("{lo}")
+                } else {
+                    format!("{lo}–{hi}")
+                };
                 out.push(StructureResult {
                     kernel: key.clone(),
                     check: StructureCheck::Launches,
@@ -73,5 +82,9 @@ fn status_of(policy: Policy) -> Option<Status> {
 fn join(launches: &[u64]) -> String {
     let mut distinct: Vec<u64> = launches.to_vec();
     distinct.dedup();
-    distinct.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+    distinct
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join("/")
 }

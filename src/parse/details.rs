@@ -20,14 +20,22 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
         message,
         hint: "pass `ncu --import R.ncu-rep --csv --page details` exports with --details".into(),
     };
-    let mut csv = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(reader);
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(reader);
     let mut records = csv.byte_records();
     let header: Vec<String> = loop {
         match records.next() {
             None => return Err(bad("the file is empty".into())),
             Some(Err(e)) => return Err(bad(format!("not a CSV file: {e}"))),
             Some(Ok(r)) if r.get(0).is_some_and(|f| f.starts_with(b"==")) => continue,
-            Some(Ok(r)) => break r.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect(),
+            Some(Ok(r)) => {
+                break r
+                    .iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect();
+            }
         }
     };
     match super::raw::detect_page(&header) {
@@ -40,7 +48,9 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
         return Err(bad("no \"Kernel Name\" column".into()));
     };
     // Exports of reports without rule results have no rule columns at all.
-    let (Some(rule), Some(rule_type), Some(description)) = (col("Rule Name"), col("Rule Type"), col("Rule Description")) else {
+    let (Some(rule), Some(rule_type), Some(description)) =
+        (col("Rule Name"), col("Rule Type"), col("Rule Description"))
+    else {
         return Ok(Findings::new());
     };
     let speedup_type = col("Estimated Speedup Type");
@@ -49,7 +59,11 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
     let mut findings = Findings::new();
     for (line, record) in records.enumerate() {
         let record = record.map_err(|e| bad(format!("line {}: {e}", line + 2)))?;
-        let text = |c: Option<usize>| c.and_then(|c| record.get(c)).map(|f| String::from_utf8_lossy(f).into_owned()).unwrap_or_default();
+        let text = |c: Option<usize>| {
+            c.and_then(|c| record.get(c))
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .unwrap_or_default()
+        };
         let name = text(Some(rule));
         let kind = text(Some(rule_type));
         if name.is_empty() || kind == "INF" {
@@ -63,18 +77,23 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
             None => None,
         };
         let key = kernel_key(&text(Some(kernel)), key_mode);
-        let entry = findings.entry(key).or_default().entry(name.clone()).or_insert_with(|| Finding {
-            rule: name,
-            rule_type: kind,
-            section: text(Some(section)),
-            launches: 0,
-            estimated_speedup_pct: None,
-            speedup_type: text(speedup_type),
-            description: text(Some(description)),
-        });
+        let entry = findings
+            .entry(key)
+            .or_default()
+            .entry(name.clone())
+            .or_insert_with(|| Finding {
+                rule: name,
+                rule_type: kind,
+                section: text(Some(section)),
+                launches: 0,
+                estimated_speedup_pct: None,
+                speedup_type: text(speedup_type),
+                description: text(Some(description)),
+            });
         entry.launches += 1;
         if let Some(v) = estimate {
-            entry.estimated_speedup_pct = Some(entry.estimated_speedup_pct.map_or(v, |old: f64| old.max(v)));
+            entry.estimated_speedup_pct =
+                Some(entry.estimated_speedup_pct.map_or(v, |old: f64| old.max(v)));
         }
     }
     Ok(findings)

@@ -142,14 +142,21 @@ mod tests {
         assert_eq!(parse_cell(b"1.420832", 6), Cell::Value(1_420_832.0));
         assert_eq!(parse_cell(b"997.632", 3), Cell::Value(997_632.0));
         // `2.581269 Tbyte/s` is 2,581,269,000,000 byte/s exactly.
-        assert_eq!(parse_cell(b"2.581269", 12), Cell::Value(2_581_269_000_000.0));
+        assert_eq!(
+            parse_cell(b"2.581269", 12),
+            Cell::Value(2_581_269_000_000.0)
+        );
     }
 
     #[test]
     fn long_mantissas_stay_close() {
-        let Cell::Value(v) = parse_cell(b"123456789012345678901234.5", 0) else { panic!() };
+        let Cell::Value(v) = parse_cell(b"123456789012345678901234.5", 0) else {
+            panic!()
+        };
         assert!((v / 1.2345678901234568e23 - 1.0).abs() < 1e-15);
-        let Cell::Value(v) = parse_cell(b"3.14159265358979323846", 0) else { panic!() };
+        let Cell::Value(v) = parse_cell(b"3.14159265358979323846", 0) else {
+            panic!()
+        };
         assert!((v - std::f64::consts::PI).abs() < 1e-15);
     }
 }

@@ -56,9 +56,21 @@ pub fn detect_page(header: &[String]) -> Option<Page> {
 ///
 /// `metrics` are the metric IDs to keep; a metric absent from the export is
 /// kept with `unit: None` so the caller decides whether that is an error.
-pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: KernelKeyMode) -> Result<Run> {
-    let bad = |message: String, hint: &str| Error::Input { path: path.to_path_buf(), message, hint: hint.to_string() };
-    let io = |source: std::io::Error| Error::Read { path: path.to_path_buf(), source };
+pub fn read_raw(
+    path: &Path,
+    reader: impl Read,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+) -> Result<Run> {
+    let bad = |message: String, hint: &str| Error::Input {
+        path: path.to_path_buf(),
+        message,
+        hint: hint.to_string(),
+    };
+    let io = |source: std::io::Error| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut scanner = RowScanner::new(reader);
 
     let header = first_csv_row(&mut scanner, path)?;
@@ -79,7 +91,9 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
     }
     let width = header.len();
     let units: Vec<String> = match scanner.next_row().map_err(io)? {
-        Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => row.strings(),
+        Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => {
+            row.strings()
+        }
         Some(_) => {
             return Err(bad(
                 "the second row is not ncu's units row".into(),
@@ -87,12 +101,17 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
             ));
         }
         None => {
-            return Err(bad("header only: no units row and no launches (truncated export?)".into(), "re-export the report; the file ends after its first line"));
+            return Err(bad(
+                "header only: no units row and no launches (truncated export?)".into(),
+                "re-export the report; the file ends after its first line",
+            ));
         }
     };
 
     let column = |name: &str| header.iter().position(|h| h == name);
-    let Some(kernel_col) = column(KERNEL_NAME) else { unreachable!("detect_page checked Kernel Name") };
+    let Some(kernel_col) = column(KERNEL_NAME) else {
+        unreachable!("detect_page checked Kernel Name")
+    };
     let optional_col = |name: &str| column(name).unwrap_or(usize::MAX);
     let mut wanted = vec![
         kernel_col,
@@ -107,17 +126,28 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
     for metric in metrics {
         let col = column(metric);
         let unit = col.map(|c| Unit::parse(&units[c]));
-        columns.push(MetricColumn { name: metric.clone(), unit: unit.as_ref().map(|u| u.base.clone()) });
+        columns.push(MetricColumn {
+            name: metric.clone(),
+            unit: unit.as_ref().map(|u| u.base.clone()),
+        });
         exponents.push(unit.map_or(0, |u| u.exp10));
         wanted.push(col.unwrap_or(usize::MAX));
     }
     // Columns the export lacks are requested at an index no row reaches.
     let absent = |c: &usize| *c == usize::MAX;
     let present: Vec<bool> = wanted.iter().map(|c| !absent(c)).collect();
-    scanner.want(Wanted::Columns(wanted.iter().map(|&c| if absent(&c) { width + 1 } else { c }).collect()));
+    scanner.want(Wanted::Columns(
+        wanted
+            .iter()
+            .map(|&c| if absent(&c) { width + 1 } else { c })
+            .collect(),
+    ));
 
     let n_metrics = metrics.len();
-    let empty_kernel = || KernelRun { launches: 0, metrics: vec![MetricAcc::default(); n_metrics] };
+    let empty_kernel = || KernelRun {
+        launches: 0,
+        metrics: vec![MetricAcc::default(); n_metrics],
+    };
     let mut kernels: Vec<(String, KernelRun)> = Vec::new();
     let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut total = empty_kernel();
@@ -132,12 +162,21 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
         }
         if row.fields != width {
             return Err(bad(
-                format!("line {line} has {} fields, the header has {width}: the export is truncated or corrupt", row.fields),
+                format!(
+                    "line {line} has {} fields, the header has {width}: the export is truncated or corrupt",
+                    row.fields
+                ),
                 "re-export the report with `ncu --import R.ncu-rep --csv --page raw`",
             ));
         }
         let text = |slot: usize| -> String {
-            if present[slot] { row.field(slot).map(|f| String::from_utf8_lossy(&f).into_owned()).unwrap_or_default() } else { String::new() }
+            if present[slot] {
+                row.field(slot)
+                    .map(|f| String::from_utf8_lossy(&f).into_owned())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            }
         };
 
         // The fingerprint: compare the raw bytes with the previous row's first.
@@ -151,7 +190,13 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
             gpu_bytes.push(0);
         }
         if gpu_bytes != last_gpu_bytes {
-            let gpu = gpu_of(&text(SLOT_NAME), &text(SLOT_MAJOR), &text(SLOT_MINOR), &text(SLOT_SMS), &text(SLOT_CC));
+            let gpu = gpu_of(
+                &text(SLOT_NAME),
+                &text(SLOT_MAJOR),
+                &text(SLOT_MINOR),
+                &text(SLOT_SMS),
+                &text(SLOT_CC),
+            );
             if !gpus.contains(&gpu) {
                 gpus.push(gpu);
             }
@@ -194,7 +239,11 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
                 }
                 Cell::Text => {
                     return Err(bad(
-                        format!("line {line}: metric `{}` has the non-numeric value {:?}", metrics[m], String::from_utf8_lossy(&raw)),
+                        format!(
+                            "line {line}: metric `{}` has the non-numeric value {:?}",
+                            metrics[m],
+                            String::from_utf8_lossy(&raw)
+                        ),
                         "gate numeric metrics only (counters, throughputs, durations)",
                     ));
                 }
@@ -202,7 +251,9 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
         }
     }
     if total.launches == 0 {
-        return Err(Error::NoKernels { path: path.to_path_buf() });
+        return Err(Error::NoKernels {
+            path: path.to_path_buf(),
+        });
     }
     gpus.sort();
     Ok(Run {
@@ -218,14 +269,21 @@ pub fn read_raw(path: &Path, reader: impl Read, metrics: &[String], key_mode: Ke
 
 /// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
 /// before the CSV when `--csv` output was captured from a profiling run.
-pub(super) fn first_csv_row<R: Read>(scanner: &mut RowScanner<R>, path: &Path) -> Result<Vec<String>> {
-    let io = |source: std::io::Error| Error::Read { path: path.to_path_buf(), source };
+pub(super) fn first_csv_row<R: Read>(
+    scanner: &mut RowScanner<R>,
+    path: &Path,
+) -> Result<Vec<String>> {
+    let io = |source: std::io::Error| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     loop {
         let Some(row) = scanner.next_row().map_err(io)? else {
             return Err(Error::Input {
                 path: path.to_path_buf(),
                 message: "the file is empty".into(),
-                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`"
+                    .into(),
             });
         };
         if row.is_blank() || row.line.starts_with(b"==") {
@@ -243,7 +301,19 @@ pub(super) fn first_csv_row<R: Read>(scanner: &mut RowScanner<R>, path: &Path) -
 }
 
 fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {
-    let compute_capability = if !major.is_empty() { format!("{major}.{}", if minor.is_empty() { "0" } else { minor }) } else { cc.to_string() };
+    let compute_capability = if !major.is_empty() {
+        format!("{major}.{}", if minor.is_empty() { "0" } else { minor })
+    } else {
+        cc.to_string()
+    };
     let sm_count = sms.replace(',', "").parse().ok();
-    Gpu { name: if name.is_empty() { "unknown GPU".into() } else { name.to_string() }, compute_capability, sm_count }
+    Gpu {
+        name: if name.is_empty() {
+            "unknown GPU".into()
+        } else {
+            name.to_string()
+        },
+        compute_capability,
+        sm_count,
+    }
 }

@@ -190,7 +190,12 @@ impl<R: Read> RowScanner<R> {
         self.field_start = next;
         self.field_idx = 0;
         // The spans are cleared when the next row's first field ends (see `end_field`).
-        Row { buf: &self.buf, spans: &self.spans, fields, line: &self.buf[start..end] }
+        Row {
+            buf: &self.buf,
+            spans: &self.spans,
+            fields,
+            line: &self.buf[start..end],
+        }
     }
 
     fn refill(&mut self) -> std::io::Result<()> {
@@ -236,7 +241,11 @@ impl<'a> Row<'a> {
     /// Every kept field as text (for the header and units rows).
     pub fn strings(&self) -> Vec<String> {
         (0..self.spans.len())
-            .map(|i| self.field(i).map(|f| String::from_utf8_lossy(&f).into_owned()).unwrap_or_default())
+            .map(|i| {
+                self.field(i)
+                    .map(|f| String::from_utf8_lossy(&f).into_owned())
+                    .unwrap_or_default()
+            })
             .collect()
     }
 
@@ -256,7 +265,11 @@ fn unquote(field: &[u8]) -> Cow<'_, [u8]> {
                 let mut i = 0;
                 while i < inner.len() {
                     out.push(inner[i]);
-                    i += if inner[i] == b'"' && inner.get(i + 1) == Some(&b'"') { 2 } else { 1 };
+                    i += if inner[i] == b'"' && inner.get(i + 1) == Some(&b'"') {
+                        2
+                    } else {
+                        1
+                    };
                 }
                 Cow::Owned(out)
             } else {
@@ -276,7 +289,9 @@ struct Masks {
 /// Bit i of each mask is set when byte i of the 64-byte block is that character.
 #[cfg(target_arch = "x86_64")]
 fn classify(block: &[u8]) -> Masks {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
     assert!(block.len() >= BLOCK);
     let (mut quotes, mut commas, mut newlines) = (0u64, 0u64, 0u64);
     // SAFETY: SSE2 is part of the x86_64 baseline, and the assert above keeps
@@ -293,7 +308,11 @@ fn classify(block: &[u8]) -> Masks {
             newlines |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, n)) as u16) << shift;
         }
     }
-    Masks { quotes, commas, newlines }
+    Masks {
+        quotes,
+        commas,
+        newlines,
+    }
 }
 
 /// Portable version of the x86_64 classifier.
@@ -310,7 +329,11 @@ fn classify_portable(block: &[u8]) -> Masks {
         commas |= u64::from(b == b',') << i;
         newlines |= u64::from(b == b'\n') << i;
     }
-    Masks { quotes, commas, newlines }
+    Masks {
+        quotes,
+        commas,
+        newlines,
+    }
 }
 
 /// Bit i of the result is the XOR of bits 0..=i of `x`: set inside quotes.
@@ -348,7 +371,12 @@ mod tests {
             .flexible(true)
             .from_reader(data)
             .byte_records()
-            .map(|r| r.unwrap().iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect())
+            .map(|r| {
+                r.unwrap()
+                    .iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect()
+            })
             .collect()
     }
 
@@ -408,7 +436,10 @@ plain,,\"\"\n\
         }
         assert_eq!(n, 50);
         assert_eq!(scanner.bytes_read(), data.len() as u64);
-        let expected: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+        let expected: String = Sha256::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(scanner.sha256_hex(), expected);
     }
 
@@ -427,6 +458,9 @@ plain,,\"\"\n\
     fn the_sse2_and_portable_classifiers_agree() {
         let block: Vec<u8> = (0..64u8).map(|i| b"\",\nab"[usize::from(i) % 5]).collect();
         let (a, b) = (classify(&block), classify_portable(&block));
-        assert_eq!((a.quotes, a.commas, a.newlines), (b.quotes, b.commas, b.newlines));
+        assert_eq!(
+            (a.quotes, a.commas, a.newlines),
+            (b.quotes, b.commas, b.newlines)
+        );
     }
 }

@@ -8,11 +8,23 @@ pub fn format_value(v: f64, unit: &str) -> String {
     match unit {
         "ns" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "us")], "ns"),
         "%" => format!("{v:.2}%"),
-        "byte" => scaled(v, &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")], "B"),
-        "byte/s" => scaled(v, &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s")], "B/s"),
+        "byte" => scaled(
+            v,
+            &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")],
+            "B",
+        ),
+        "byte/s" => scaled(
+            v,
+            &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s")],
+            "B/s",
+        ),
         "hz" => scaled(v, &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")], "Hz"),
         _ => {
-            let suffix = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+            let suffix = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
             let a = v.abs();
             let (scale, letter) = if a >= 1e12 {
                 (1e12, "T")
@@ -26,7 +38,11 @@ pub fn format_value(v: f64, unit: &str) -> String {
                 (1.0, "")
             };
             if scale == 1.0 {
-                if v.fract() == 0.0 { format!("{v:.0}{suffix}") } else { format!("{v:.2}{suffix}") }
+                if v.fract() == 0.0 {
+                    format!("{v:.0}{suffix}")
+                } else {
+                    format!("{v:.2}{suffix}")
+                }
             } else {
                 format!("{:.2}{letter}{suffix}", v / scale)
             }
@@ -40,7 +56,11 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
             return format!("{:.2} {name}", v / scale);
         }
     }
-    if v.fract() == 0.0 { format!("{v:.0} {base}") } else { format!("{v:.2} {base}") }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {base}")
+    } else {
+        format!("{v:.2} {base}")
+    }
 }
 
 /// The first sentence of an ncu rule description (they run to a paragraph).

@@ -14,23 +14,50 @@ pub fn render(report: &Report) -> String {
     let mut gate = TestSuite::new("ncugate");
     gate.add_property(("baseline", report.baseline.as_str()));
     gate.add_property(("thresholds", report.thresholds.as_str()));
-    gate.add_property(("outcome", format!("{:?}", report.outcome).to_lowercase().as_str()));
+    gate.add_property((
+        "outcome",
+        format!("{:?}", report.outcome).to_lowercase().as_str(),
+    ));
     for (i, error) in report.errors.iter().enumerate() {
-        gate.add_test_case(case(&format!("gate error {}", i + 1), "ncugate", Status::Error, error, None));
+        gate.add_test_case(case(
+            &format!("gate error {}", i + 1),
+            "ncugate",
+            Status::Error,
+            error,
+            None,
+        ));
     }
     if let Some(devices) = &report.devices {
         let (status, message) = if devices.mismatch_allowed {
-            (Status::Warn, format!("device mismatch allowed: baseline {}, current {}", devices.baseline, devices.current))
+            (
+                Status::Warn,
+                format!(
+                    "device mismatch allowed: baseline {}, current {}",
+                    devices.baseline, devices.current
+                ),
+            )
         } else {
             (Status::Pass, format!("{}", devices.current))
         };
-        gate.add_test_case(case("device fingerprint", "ncugate", status, &message, None));
+        gate.add_test_case(case(
+            "device fingerprint",
+            "ncugate",
+            status,
+            &message,
+            None,
+        ));
     }
     junit.add_test_suite(gate);
 
     let mut total = TestSuite::new("(total)");
     for r in report.rules.iter().filter(|r| r.kernel.is_none()) {
-        total.add_test_case(case(&r.rule, "(total)", r.status, &r.message, r.why.as_deref()));
+        total.add_test_case(case(
+            &r.rule,
+            "(total)",
+            r.status,
+            &r.message,
+            r.why.as_deref(),
+        ));
     }
     if !total.test_cases.is_empty() {
         junit.add_test_suite(total);
@@ -40,13 +67,36 @@ pub fn render(report: &Report) -> String {
         for s in report.structure.iter().filter(|s| s.kernel == kernel) {
             suite.add_test_case(case(s.check.as_str(), &kernel, s.status, &s.message, None));
         }
-        for r in report.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel.as_str())) {
-            suite.add_test_case(case(&r.rule, scope_name(r.kernel.as_deref()), r.status, &r.message, r.why.as_deref()));
+        for r in report
+            .rules
+            .iter()
+            .filter(|r| r.kernel.as_deref() == Some(kernel.as_str()))
+        {
+            suite.add_test_case(case(
+                &r.rule,
+                scope_name(r.kernel.as_deref()),
+                r.status,
+                &r.message,
+                r.why.as_deref(),
+            ));
         }
         for f in report.findings.iter().filter(|f| f.kernel == kernel) {
-            let speedup = f.finding.estimated_speedup_pct.map(|s| format!(", estimated speedup {s:.0}%")).unwrap_or_default();
-            let message = format!("new ncu finding {} ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, f.finding.description);
-            suite.add_test_case(case(&format!("ncu finding {}", f.finding.rule), &kernel, f.status, &message, None));
+            let speedup = f
+                .finding
+                .estimated_speedup_pct
+                .map(|s| format!(", estimated speedup {s:.0}%"))
+                .unwrap_or_default();
+            let message = format!(
+                "new ncu finding {} ({}{speedup}): {}",
+                f.finding.rule, f.finding.rule_type, f.finding.description
+            );
+            suite.add_test_case(case(
+                &format!("ncu finding {}", f.finding.rule),
+                &kernel,
+                f.status,
+                &message,
+                None,
+            ));
         }
         if !suite.test_cases.is_empty() {
             junit.add_test_suite(suite);
@@ -85,9 +135,14 @@ fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<
 
 /// One line, without the control characters Jenkins rejects even when escaped.
 fn clean(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -23,7 +23,16 @@ pub fn render(report: &Report) -> String {
         c.fail, c.warn, c.error, c.improved, c.pass, report.exit_code
     );
     let _ = writeln!(out, "- baseline: `{}`", code(&report.baseline));
-    let _ = writeln!(out, "- input: {}", report.inputs.iter().map(|i| format!("`{}`", code(i))).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(
+        out,
+        "- input: {}",
+        report
+            .inputs
+            .iter()
+            .map(|i| format!("`{}`", code(i)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _ = writeln!(out, "- thresholds: `{}`", code(&report.thresholds));
     if let Some(d) = &report.devices {
         let _ = writeln!(out, "- GPU: {}", text(&d.current));
@@ -35,56 +44,156 @@ pub fn render(report: &Report) -> String {
         }
     }
 
-    let failing: Vec<String> = report.kernels().into_iter().filter(|k| matches!(report.kernel_status(k), Status::Fail | Status::Warn | Status::Error)).collect();
+    let failing: Vec<String> = report
+        .kernels()
+        .into_iter()
+        .filter(|k| {
+            matches!(
+                report.kernel_status(k),
+                Status::Fail | Status::Warn | Status::Error
+            )
+        })
+        .collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n### Why\n");
         for kernel in &failing {
-            let _ = writeln!(out, "- **{}** `{}`", report.kernel_status(kernel).as_str(), code(kernel));
-            for s in report.structure.iter().filter(|s| &s.kernel == kernel && s.status != Status::Pass) {
+            let _ = writeln!(
+                out,
+                "- **{}** `{}`",
+                report.kernel_status(kernel).as_str(),
+                code(kernel)
+            );
+            for s in report
+                .structure
+                .iter()
+                .filter(|s| &s.kernel == kernel && s.status != Status::Pass)
+            {
                 let _ = writeln!(out, "  - {}: {}", s.check.as_str(), text(&s.message));
             }
-            for r in report.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel.as_str()) && matches!(r.status, Status::Fail | Status::Warn | Status::Error)) {
-                let why = r.why.as_deref().map(|w| format!(" — {}", text(w))).unwrap_or_default();
-                let _ = writeln!(out, "  - `{}` {}: {}{why}", code(&r.rule), r.status.as_str(), text(&r.message));
+            for r in report.rules.iter().filter(|r| {
+                r.kernel.as_deref() == Some(kernel.as_str())
+                    && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
+            }) {
+                let why = r
+                    .why
+                    .as_deref()
+                    .map(|w| format!(" — {}", text(w)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  - `{}` {}: {}{why}",
+                    code(&r.rule),
+                    r.status.as_str(),
+                    text(&r.message)
+                );
             }
             for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
-                let speedup = f.finding.estimated_speedup_pct.map(|s| format!(", est. speedup {s:.0}%")).unwrap_or_default();
-                let _ = writeln!(out, "  - new ncu finding `{}` ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, text(&f.finding.description));
+                let speedup = f
+                    .finding
+                    .estimated_speedup_pct
+                    .map(|s| format!(", est. speedup {s:.0}%"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  - new ncu finding `{}` ({}{speedup}): {}",
+                    f.finding.rule,
+                    f.finding.rule_type,
+                    text(&f.finding.description)
+                );
             }
         }
     }
-    let total: Vec<_> = report.rules.iter().filter(|r| r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)).collect();
+    let total: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|r| {
+            r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
+        })
+        .collect();
     if !total.is_empty() {
         let _ = writeln!(out, "\n### Whole run\n");
         for r in total {
-            let why = r.why.as_deref().map(|w| format!(" — {}", text(w))).unwrap_or_default();
-            let _ = writeln!(out, "- `{}` {}: {}{why}", code(&r.rule), r.status.as_str(), text(&r.message));
+            let why = r
+                .why
+                .as_deref()
+                .map(|w| format!(" — {}", text(w)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- `{}` {}: {}{why}",
+                code(&r.rule),
+                r.status.as_str(),
+                text(&r.message)
+            );
         }
     }
 
     if !report.rules.is_empty() || !report.structure.is_empty() {
         let _ = writeln!(out, "\n### All checks\n");
-        let _ = writeln!(out, "| kernel | check | baseline μ±σ | current | change | verdict |");
+        let _ = writeln!(
+            out,
+            "| kernel | check | baseline μ±σ | current | change | verdict |"
+        );
         let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
         for s in &report.structure {
-            let base = s.baseline_launches.map_or("—".into(), |n| format!("{n} launches"));
-            let cur = format!("{} launches", s.current_launches.iter().map(u64::to_string).collect::<Vec<_>>().join("/"));
-            let _ = writeln!(out, "| `{}` | {} | {base} | {cur} | | {} |", code(&s.kernel), s.check.as_str(), s.status.as_str());
+            let base = s
+                .baseline_launches
+                .map_or("—".into(), |n| format!("{n} launches"));
+            let cur = format!(
+                "{} launches",
+                s.current_launches
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join("/")
+            );
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {base} | {cur} | | {} |",
+                code(&s.kernel),
+                s.check.as_str(),
+                s.status.as_str()
+            );
         }
         for r in &report.rules {
             let base = r.baseline.map_or("—".into(), |b| {
-                if b.stddev == 0.0 { format_value(b.mean, &r.unit) } else { format!("{} ±{}", format_value(b.mean, &r.unit), format_value(b.stddev, &r.unit)) }
+                if b.stddev == 0.0 {
+                    format_value(b.mean, &r.unit)
+                } else {
+                    format!(
+                        "{} ±{}",
+                        format_value(b.mean, &r.unit),
+                        format_value(b.stddev, &r.unit)
+                    )
+                }
             });
             let cur = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
             let change = r.change_pct.map_or(String::new(), |p| format!("{p:+.1}%"));
-            let _ = writeln!(out, "| `{}` | `{}` | {base} | {cur} | {change} | {} |", code(scope_name(r.kernel.as_deref())), code(&r.rule), r.status.as_str());
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {base} | {cur} | {change} | {} |",
+                code(scope_name(r.kernel.as_deref())),
+                code(&r.rule),
+                r.status.as_str()
+            );
         }
     }
-    let other: Vec<_> = report.findings.iter().filter(|f| !failing.contains(&f.kernel)).collect();
+    let other: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| !failing.contains(&f.kernel))
+        .collect();
     if !other.is_empty() {
         let _ = writeln!(out, "\n### New ncu findings\n");
         for f in other {
-            let _ = writeln!(out, "- `{}`: `{}` ({}): {}", code(&f.kernel), f.finding.rule, f.finding.rule_type, text(&f.finding.description));
+            let _ = writeln!(
+                out,
+                "- `{}`: `{}` ({}): {}",
+                code(&f.kernel),
+                f.finding.rule,
+                f.finding.rule_type,
+                text(&f.finding.description)
+            );
         }
     }
     if !report.notes.is_empty() {

@@ -24,8 +24,11 @@ pub struct Outputs {
 /// Writes every requested file report (atomically, so a CI step that picks
 /// them up never reads half a file).
 pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
-    let targets: [(&Option<std::path::PathBuf>, fn(&Report) -> String); 3] =
-        [(&outputs.junit, junit::render), (&outputs.markdown, markdown::render), (&outputs.json, json::render)];
+    let targets: [(&Option<std::path::PathBuf>, fn(&Report) -> String); 3] = [
+        (&outputs.junit, junit::render),
+        (&outputs.markdown, markdown::render),
+        (&outputs.json, json::render),
+    ];
     for (path, render) in targets {
         if let Some(path) = path {
             write_atomic(Path::new(path), render(report).as_bytes())?;

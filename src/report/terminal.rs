@@ -18,7 +18,11 @@ pub fn render(report: &Report, color: bool) -> String {
         Outcome::Regression => ("REGRESSION", "\x1b[1;31m"),
         Outcome::Error => ("ERROR", "\x1b[1;35m"),
     };
-    let word = if color { format!("{paint}{word}\x1b[0m") } else { word.to_string() };
+    let word = if color {
+        format!("{paint}{word}\x1b[0m")
+    } else {
+        word.to_string()
+    };
     let _ = writeln!(
         out,
         "ncugate: {word} (exit {}): {} failed, {} warnings, {} errors, {} improved, {} passed{}",
@@ -28,7 +32,11 @@ pub fn render(report: &Report, color: bool) -> String {
         c.error,
         c.improved,
         c.pass,
-        if c.skipped > 0 { format!(", {} skipped", c.skipped) } else { String::new() }
+        if c.skipped > 0 {
+            format!(", {} skipped", c.skipped)
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(out, "  baseline:   {}", report.baseline);
     let _ = writeln!(out, "  input:      {}", report.inputs.join(", "));
@@ -45,11 +53,21 @@ pub fn render(report: &Report, color: bool) -> String {
 
     if !report.rules.is_empty() || !report.structure.is_empty() {
         let mut table = Table::new();
-        table.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled);
         if !color {
             table.force_no_tty();
         }
-        table.set_header(["kernel", "metric", "baseline μ±σ", "current", "change", "allowance", "verdict"]);
+        table.set_header([
+            "kernel",
+            "metric",
+            "baseline μ±σ",
+            "current",
+            "change",
+            "allowance",
+            "verdict",
+        ]);
         for s in report.structure.iter().filter(|s| s.status != Status::Pass) {
             table.add_row(structure_row(s, color));
         }
@@ -59,17 +77,39 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "\n{table}");
     }
 
-    let failing: Vec<String> = report.kernels().into_iter().filter(|k| matches!(report.kernel_status(k), Status::Fail | Status::Warn | Status::Error)).collect();
-    let total_failures: Vec<&RuleResult> = report.rules.iter().filter(|r| r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)).collect();
+    let failing: Vec<String> = report
+        .kernels()
+        .into_iter()
+        .filter(|k| {
+            matches!(
+                report.kernel_status(k),
+                Status::Fail | Status::Warn | Status::Error
+            )
+        })
+        .collect();
+    let total_failures: Vec<&RuleResult> = report
+        .rules
+        .iter()
+        .filter(|r| {
+            r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
+        })
+        .collect();
     if !failing.is_empty() || !total_failures.is_empty() {
         let _ = writeln!(out, "\nwhy:");
     }
     for kernel in &failing {
         let _ = writeln!(out, "  {} {kernel}", mark(report.kernel_status(kernel)));
-        for s in report.structure.iter().filter(|s| &s.kernel == kernel && s.status != Status::Pass) {
+        for s in report
+            .structure
+            .iter()
+            .filter(|s| &s.kernel == kernel && s.status != Status::Pass)
+        {
             let _ = writeln!(out, "      {}: {}", s.check.as_str(), s.message);
         }
-        for r in report.rules.iter().filter(|r| r.kernel.as_deref() == Some(kernel.as_str()) && matches!(r.status, Status::Fail | Status::Warn | Status::Error)) {
+        for r in report.rules.iter().filter(|r| {
+            r.kernel.as_deref() == Some(kernel.as_str())
+                && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
+        }) {
             explain(&mut out, r);
         }
         for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
@@ -83,7 +123,11 @@ pub fn render(report: &Report, color: bool) -> String {
         }
     }
     // Findings of kernels that passed every check: still worth a look.
-    let other: Vec<_> = report.findings.iter().filter(|f| !failing.contains(&f.kernel)).collect();
+    let other: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| !failing.contains(&f.kernel))
+        .collect();
     if !other.is_empty() {
         let _ = writeln!(out, "\nnew ncu findings:");
         for f in other {
@@ -98,15 +142,32 @@ pub fn render(report: &Report, color: bool) -> String {
 }
 
 fn explain(out: &mut String, r: &RuleResult) {
-    let _ = writeln!(out, "      {} [{}]: {} (thresholds line {})", r.rule, r.status.as_str(), r.message, r.line);
+    let _ = writeln!(
+        out,
+        "      {} [{}]: {} (thresholds line {})",
+        r.rule,
+        r.status.as_str(),
+        r.message,
+        r.line
+    );
     if let Some(why) = &r.why {
         let _ = writeln!(out, "        → {why}");
     }
 }
 
 fn finding_line(out: &mut String, f: &crate::verdict::FindingResult) {
-    let speedup = f.finding.estimated_speedup_pct.map(|s| format!(", est. speedup {s:.0}%")).unwrap_or_default();
-    let _ = writeln!(out, "      new ncu finding {} ({}{speedup}): {}", f.finding.rule, f.finding.rule_type, super::fmt::first_sentence(&f.finding.description));
+    let speedup = f
+        .finding
+        .estimated_speedup_pct
+        .map(|s| format!(", est. speedup {s:.0}%"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "      new ncu finding {} ({}{speedup}): {}",
+        f.finding.rule,
+        f.finding.rule_type,
+        super::fmt::first_sentence(&f.finding.description)
+    );
 }
 
 fn mark(status: Status) -> &'static str {
@@ -136,8 +197,18 @@ fn structure_row(s: &StructureResult, color: bool) -> Vec<Cell> {
     vec![
         Cell::new(&s.kernel),
         Cell::new(s.check.as_str()),
-        Cell::new(s.baseline_launches.map_or("—".into(), |n| format!("{n} launches"))),
-        Cell::new(format!("{} launches", s.current_launches.iter().map(u64::to_string).collect::<Vec<_>>().join("/"))),
+        Cell::new(
+            s.baseline_launches
+                .map_or("—".into(), |n| format!("{n} launches")),
+        ),
+        Cell::new(format!(
+            "{} launches",
+            s.current_launches
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        )),
         Cell::new(""),
         Cell::new("exact"),
         verdict_cell(s.status, color),
@@ -146,7 +217,15 @@ fn structure_row(s: &StructureResult, color: bool) -> Vec<Cell> {
 
 fn rule_row(r: &RuleResult, color: bool) -> Vec<Cell> {
     let baseline = r.baseline.map_or("—".into(), |b| {
-        if b.stddev == 0.0 { format_value(b.mean, &r.unit) } else { format!("{} ±{}", format_value(b.mean, &r.unit), format_value(b.stddev, &r.unit)) }
+        if b.stddev == 0.0 {
+            format_value(b.mean, &r.unit)
+        } else {
+            format!(
+                "{} ±{}",
+                format_value(b.mean, &r.unit),
+                format_value(b.stddev, &r.unit)
+            )
+        }
     });
     let current = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
     let change = match (r.change_pct, r.current, r.baseline) {
@@ -155,10 +234,18 @@ fn rule_row(r: &RuleResult, color: bool) -> Vec<Cell> {
         (None, Some(_), Some(_)) => "new".into(),
         _ => "".into(),
     };
-    let sign = if r.worse == crate::rules::Worse::Higher { "+" } else { "-" };
+    let sign = if r.worse == crate::rules::Worse::Higher {
+        "+"
+    } else {
+        "-"
+    };
     let allowance = match (r.allowance, r.baseline, r.limit) {
         (Some(a), Some(b), limit) => {
-            let rel = if b.mean != 0.0 { format!("{sign}{:.1}%", a / b.mean.abs() * 100.0) } else { format!("{sign}{}", format_value(a, &r.unit)) };
+            let rel = if b.mean != 0.0 {
+                format!("{sign}{:.1}%", a / b.mean.abs() * 100.0)
+            } else {
+                format!("{sign}{}", format_value(a, &r.unit))
+            };
             match limit {
                 Some(l) => format!("{rel}, limit {}", format_value(l, &r.unit)),
                 None => rel,

@@ -1,0 +1,186 @@
+//! Shared helpers for the integration tests: a temp dir holding copies of
+//! real fixtures under short names, and the real binary run inside it, so
+//! reports mention only relative paths and snapshots are stable.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+pub const H200: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200");
+pub const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ncu-reference");
+pub const THRESHOLDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/thresholds");
+pub const XSD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/schemas/jenkins-xunit-junit-10.xsd"
+);
+
+/// A scratch directory for one test.
+pub struct Gate {
+    pub dir: tempfile::TempDir,
+}
+
+/// What a run of the binary did.
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Copies `from` (absolute) into the scratch dir as `name`.
+    pub fn copy(&self, from: impl AsRef<Path>, name: &str) -> &Gate {
+        std::fs::copy(from.as_ref(), self.path(name))
+            .unwrap_or_else(|e| panic!("copy {}: {e}", from.as_ref().display()));
+        self
+    }
+
+    /// Copies `fixtures/h200/<file>` as `name`.
+    pub fn h200(&self, file: &str, name: &str) -> &Gate {
+        self.copy(Path::new(H200).join(file), name)
+    }
+
+    /// Copies `fixtures/ncu-reference/<file>` as `name`.
+    pub fn reference(&self, file: &str, name: &str) -> &Gate {
+        self.copy(Path::new(REFERENCE).join(file), name)
+    }
+
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> &Gate {
+        std::fs::write(self.path(name), bytes).expect("write");
+        self
+    }
+
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).unwrap_or_else(|e| panic!("read {name}: {e}"))
+    }
+
+    /// Runs `ncugate ARGS` in the scratch dir.
+    pub fn run(&self, args: &[&str]) -> Outcome {
+        self.run_with(args, &[])
+    }
+
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+        let mut cmd = Command::cargo_bin("ncugate").expect("binary");
+        cmd.current_dir(self.dir.path())
+            .args(args)
+            .env_remove("NCUGATE_BASELINE")
+            .env_remove("NCUGATE_THRESHOLDS")
+            .env_remove("NCUGATE_KERNEL_KEY")
+            .env("NO_COLOR", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run ncugate");
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Records `baseline.json` from the three base runs of the reference app (fast mode).
+    pub fn base_baseline(&self, extra: &[&str]) -> Outcome {
+        for i in 1..=3 {
+            self.h200(
+                &format!("graph_app.base.fast.run{i}.raw.csv"),
+                &format!("base{i}.csv"),
+            );
+        }
+        let mut args = vec![
+            "baseline",
+            "record",
+            "--input",
+            "base1.csv",
+            "--input",
+            "base2.csv",
+            "--input",
+            "base3.csv",
+            "--output",
+            "baseline.json",
+        ];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert_eq!(out.code, 0, "record failed: {}", out.stderr);
+        out
+    }
+}
+
+impl Outcome {
+    /// Asserts the exit code, showing the output when it is wrong.
+    pub fn code(&self, expected: i32) -> &Outcome {
+        assert_eq!(
+            self.code, expected,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    pub fn stdout_has(&self, needle: &str) -> &Outcome {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    pub fn stderr_has(&self, needle: &str) -> &Outcome {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    /// An exit-2 error: one `ncugate: error:` line, one `hint:` line, no panic.
+    pub fn one_clear_error(&self, needle: &str) -> &Outcome {
+        self.code(2);
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            2,
+            "expected error + hint, got:\n{}",
+            self.stderr
+        );
+        assert!(
+            lines[0].starts_with("ncugate: error: ") && lines[0].contains(needle),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("hint: ") && lines[1].len() > 10,
+            "{}",
+            lines[1]
+        );
+        assert!(!self.stderr.contains("panicked"));
+        self
+    }
+}
+
+/// Validates a JUnit file with xmllint against the Jenkins xUnit schema.
+/// xmllint is installed by `.ci/run`; a missing xmllint fails the test.
+pub fn assert_valid_junit(path: &Path) {
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema", XSD])
+        .arg(path)
+        .output()
+        .expect("xmllint is required (Debian: libxml2-utils; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "JUnit invalid:\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+}

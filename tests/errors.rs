@@ -1,0 +1,302 @@
+//! Bad and missing input: exit 2 with one `ncugate: error:` line and one
+//! `hint:` line, never a panic, never a pass.
+
+mod common;
+use common::{Gate, H200};
+use std::path::Path;
+
+fn recorded() -> Gate {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate
+}
+
+fn check(gate: &Gate, input: &str) -> common::Outcome {
+    gate.run(&["check", "--baseline", "baseline.json", "--input", input])
+}
+
+fn real_export() -> Vec<u8> {
+    std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.csv")).expect("fixture")
+}
+
+#[test]
+fn a_truncated_export() {
+    let gate = recorded();
+    let bytes = real_export();
+    gate.write("cut.csv", &bytes[..bytes.len() * 6 / 10]);
+    check(&gate, "cut.csv").one_clear_error("the export is truncated or corrupt");
+}
+
+#[test]
+fn a_header_only_export() {
+    let gate = recorded();
+    let bytes = real_export();
+    let first_line = bytes.split(|&b| b == b'\n').next().expect("a line");
+    gate.write("header.csv", first_line);
+    check(&gate, "header.csv").one_clear_error("header only");
+}
+
+#[test]
+fn an_export_without_launches() {
+    let gate = recorded();
+    let text = String::from_utf8(real_export()).expect("utf-8");
+    let two: Vec<&str> = text.lines().take(2).collect();
+    gate.write("empty.csv", two.join("\n") + "\n");
+    check(&gate, "empty.csv").one_clear_error("no kernel launches in this export");
+}
+
+#[test]
+fn binary_garbage() {
+    let gate = recorded();
+    let garbage: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    gate.write("garbage.csv", garbage);
+    check(&gate, "garbage.csv").one_clear_error("garbage.csv:");
+}
+
+#[test]
+fn an_empty_file() {
+    let gate = recorded();
+    gate.write("zero.csv", "");
+    check(&gate, "zero.csv").one_clear_error("the file is empty");
+}
+
+#[test]
+fn a_missing_file() {
+    let gate = recorded();
+    check(&gate, "nope.csv").one_clear_error("cannot read nope.csv");
+    gate.run(&["check", "--baseline", "nope.json", "--input", "base1.csv"])
+        .one_clear_error("cannot read nope.json");
+}
+
+#[test]
+fn an_empty_cell_in_a_gated_metric() {
+    // The TriageCompute DRAMC metrics are empty cells in every real --set full export.
+    let gate = Gate::new();
+    gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
+    gate.write("t.toml", "[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\n");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "full.csv",
+        "-o",
+        "b.json",
+    ])
+    .one_clear_error("is n/a or empty for some launches");
+    assert!(!gate.path("b.json").exists(), "no baseline may be written");
+}
+
+#[test]
+fn an_empty_cell_in_an_optional_metric_is_skipped_visibly() {
+    let gate = Gate::new();
+    gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
+    let t = "[[rule]]\nmetric = \"smsp__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n\n[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\noptional = true\n";
+    gate.write("t.toml", t);
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "full.csv",
+        "-o",
+        "b.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "full.csv",
+    ])
+    .code(0)
+    .stdout_has("skipped");
+}
+
+#[test]
+fn a_metric_the_export_lacks() {
+    // --set full alone has no sm__inst_executed.sum: the default rules cannot run on it.
+    let gate = recorded();
+    gate.h200("graph_app.base.full.raw.csv", "full.csv");
+    gate.reference("h200.graph_app.full.node.raw.csv", "ref-full.csv");
+    check(&gate, "ref-full.csv")
+        .one_clear_error("metric `sm__inst_executed.sum` is not in this export")
+        .stderr_has("ncu --metrics sm__inst_executed.sum");
+}
+
+#[test]
+fn the_seed_article_metric_name_gets_the_real_one_suggested() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"sys__memory_throughput\"\nworse = \"lower\"\nlimit = 75.0\n",
+    );
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "run.csv",
+        "-o",
+        "b.json",
+    ])
+    .one_clear_error("`sys__memory_throughput` is not in this export")
+    .stderr_has("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+}
+
+#[test]
+fn an_unknown_baseline_schema() {
+    let gate = recorded();
+    let text = gate
+        .read("baseline.json")
+        .replace("\"schema_version\": 1", "\"schema_version\": 99");
+    gate.write("future.json", text);
+    gate.run(&["check", "--baseline", "future.json", "--input", "base1.csv"])
+        .one_clear_error("unknown baseline schema_version 99");
+    gate.write("notjson.json", "{ not json");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "notjson.json",
+        "--input",
+        "base1.csv",
+    ])
+    .one_clear_error("not a baseline");
+}
+
+#[test]
+fn a_baseline_without_a_metric_the_thresholds_gate() {
+    let gate = Gate::new();
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
+    );
+    gate.base_baseline(&["--thresholds", "t.toml"]);
+    gate.run(&["check", "--baseline", "baseline.json", "--input", "base1.csv"])
+        .one_clear_error("metric `gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line")
+        .stderr_has("re-record the baseline");
+}
+
+#[test]
+fn a_details_page_given_as_input() {
+    let gate = recorded();
+    gate.h200("graph_app.base.fast.run1.details.csv", "details.csv");
+    check(&gate, "details.csv").one_clear_error("this is a details page, not a raw page");
+}
+
+#[test]
+fn a_kernel_key_that_conflicts_with_the_baseline() {
+    let gate = recorded();
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+        "--kernel-key",
+        "function",
+    ])
+    .one_clear_error("--kernel-key function conflicts with the baseline");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+        "--kernel-key",
+        "demangled",
+    ])
+    .code(0);
+}
+
+#[test]
+fn invalid_thresholds() {
+    let gate = recorded();
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = 20\n",
+    );
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+        "--thresholds",
+        "t.toml",
+    ])
+    .one_clear_error("invalid thresholds");
+}
+
+#[test]
+fn a_report_without_ncu_on_path() {
+    let gate = recorded();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep");
+    gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "run.ncu-rep",
+        ],
+        &[("NCUGATE_NCU", "/nonexistent/ncu")],
+    )
+    .one_clear_error("a .ncu-rep report needs ncu to convert it")
+    .stderr_has("--print-units base");
+}
+
+#[test]
+fn a_report_is_converted_by_ncu_with_base_units() {
+    // A stand-in for ncu that logs its arguments and prints the real export
+    // ncu produced from this very report with `--print-units base`.
+    let gate = recorded();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
+        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" > {dir}/ncu.args\ncat {dir}/export.csv\n",
+        dir = gate.dir.path().display()
+    );
+    gate.write("fake-ncu", script);
+    let fake = gate.path("fake-ncu");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "run.ncu-rep",
+        ],
+        &[("NCUGATE_NCU", fake.to_str().expect("utf-8"))],
+    )
+    .code(0);
+    assert_eq!(
+        gate.read("ncu.args").trim(),
+        "--import run.ncu-rep --csv --page raw --print-units base"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let gate = Gate::new();
+    let out = gate.run(&["check", "--baseline", "b.json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--input"), "{}", out.stderr);
+    assert_eq!(gate.run(&["--help"]).code, 0);
+    assert!(
+        gate.run(&["check", "--help"])
+            .stdout
+            .contains("Exit codes:")
+    );
+}

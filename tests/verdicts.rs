@@ -1,0 +1,276 @@
+//! Verdicts on real H200 recordings of `kernels/graph_app` (fixtures/h200)
+//! and of the reference pipeline (fixtures/ncu-reference): each regression
+//! class turns the gate red for the right kernel and the right reason.
+
+mod common;
+use common::Gate;
+
+#[test]
+fn an_unchanged_run_passes_against_its_three_run_baseline() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    for i in 1..=3 {
+        gate.run(&[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            &format!("base{i}.csv"),
+        ])
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0): 0 failed, 0 warnings, 0 errors");
+    }
+    // Several inputs: their mean is compared.
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+    ])
+    .code(0);
+}
+
+#[test]
+fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"]);
+    out.code(1)
+        .stdout_has("ncugate: REGRESSION (exit 1)")
+        .stdout_has("✗ void scale<0>(const float *, float *, long, int)")
+        .stdout_has("launch count: launched 6 times per run, baseline 3")
+        .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +100.0%");
+    // The kernels that did not change pass.
+    assert!(!out.stdout.contains("✗ void produce"), "{}", out.stdout);
+}
+
+#[test]
+fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
+    let gate = Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"])
+        .code(1)
+        .stdout_has("✗ scale\n")
+        .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
+        .stdout_has("→ more instructions");
+}
+
+#[test]
+fn the_unfolded_loop_with_demangled_keys_is_a_new_kernel_and_more_instructions_overall() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"])
+        .code(1)
+        .stdout_has("new kernel: new kernel, not in the baseline (3 launches per run)")
+        .stdout_has("missing: the baseline launches it 3 times per run")
+        .stdout_has("sm__inst_executed.sum (sum, total) [FAIL]: +72.6%");
+}
+
+#[test]
+fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
+    let gate = Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    gate.h200("graph_app.fp64.fast.raw.csv", "run.csv");
+    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"]);
+    out.code(1)
+        .stdout_has("✗ finish\n")
+        .stdout_has("sm__inst_executed_pipe_fp64.sum (sum) [FAIL]: new (0 → 6.29M)");
+    // Instructions alone grow only 10%: the 1.2x rule passes, the FP64 rule catches it.
+    assert!(
+        !out.stdout.contains("sm__inst_executed.sum (sum) [FAIL]"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn strided_access_fails_and_the_new_uncoalesced_finding_explains_why() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.full.raw.csv", "base.csv")
+        .h200("graph_app.base.full.details.csv", "base.details.csv");
+    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
+        .h200("graph_app.strided.full.details.csv", "run.details.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "--kernel-key",
+        "function",
+        "-o",
+        "baseline.json",
+    ])
+    .code(0);
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--details",
+        "run.details.csv",
+    ]);
+    out.code(1)
+        .stdout_has("✗ scale\n")
+        .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
+        .stdout_has("gpu__time_duration.sum (sum) [FAIL]")
+        .stdout_has("new ncu finding UncoalescedGlobalAccess (OPT, est. speedup 77%)");
+    // Memory throughput goes *up* for the strided kernel: that rule must not be what fires.
+    assert!(out.stdout.contains("improved"), "{}", out.stdout);
+}
+
+#[test]
+fn the_reference_pipeline_variants_fail_under_the_set_full_thresholds() {
+    let gate = Gate::new();
+    let t = format!("{}/set-full.toml", common::THRESHOLDS);
+    gate.reference("h200.graph_app.full.node.raw.csv", "base.csv")
+        .reference("h200.graph_app.full.node.details.csv", "base.details.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "--thresholds",
+        &t,
+        "-o",
+        "baseline.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        &t,
+        "--input",
+        "base.csv",
+    ])
+    .code(0);
+
+    gate.reference(
+        "h200.graph_app_redundant.full.node.raw.csv",
+        "redundant.csv",
+    );
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        &t,
+        "--input",
+        "redundant.csv",
+    ])
+    .code(1)
+    .stdout_has("launched 6 times per run, baseline 3");
+
+    gate.reference("h200.graph_app_fp64.full.node.raw.csv", "fp64.csv");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        &t,
+        "--input",
+        "fp64.csv",
+    ])
+    .code(1)
+    .stdout_has("new kernel")
+    .stdout_has("derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2 (sum, total) [FAIL]");
+
+    gate.reference("h200.graph_app_strided.full.node.raw.csv", "strided.csv")
+        .reference(
+            "h200.graph_app_strided.full.node.details.csv",
+            "strided.details.csv",
+        );
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        &t,
+        "--input",
+        "strided.csv",
+        "--details",
+        "strided.details.csv",
+    ]);
+    out.code(1)
+        .stdout_has("new ncu finding UncoalescedGlobalAccess (OPT, est. speedup 77%)");
+    // Findings every baseline kernel already had are not "new".
+    assert!(
+        !out.stdout.contains("new ncu finding HighPipeUtilization"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn the_seed_gate_fails_healthy_kernels_on_its_fixed_floor() {
+    // Why seed-4.4.toml is not the default: the unchanged app fails its 75% floor.
+    let gate = Gate::new();
+    let t = format!("{}/seed-4.4.toml", common::THRESHOLDS);
+    gate.base_baseline(&["--thresholds", &t]);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        &t,
+        "--input",
+        "base1.csv",
+    ])
+    .code(1)
+    .stdout_has("is below the limit 75.00%");
+}
+
+#[test]
+fn a_device_mismatch_is_an_error_unless_allowed() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let text = gate
+        .read("baseline.json")
+        .replace("NVIDIA H200", "NVIDIA H100 80GB HBM3");
+    gate.write("h100.json", text);
+    gate.run(&["check", "--baseline", "h100.json", "--input", "base1.csv"])
+        .one_clear_error("device mismatch: baseline was recorded on NVIDIA H100 80GB HBM3 (CC 9.0, 132 SMs), this input comes from NVIDIA H200 (CC 9.0, 132 SMs)")
+        .stderr_has("--allow-device-mismatch");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "h100.json",
+        "--input",
+        "base1.csv",
+        "--allow-device-mismatch",
+    ])
+    .code(0)
+    .stdout_has("note: device mismatch allowed by --allow-device-mismatch");
+}
+
+#[test]
+fn warn_severity_and_warn_policies_pass_with_warnings() {
+    let gate = Gate::new();
+    let t = "[structure]\nlaunches = \"exact\"\nnew_kernels = \"warn\"\nmissing_kernels = \"warn\"\n\n[[rule]]\nmetric = \"sm__inst_executed.sum\"\nper = \"total\"\nworse = \"higher\"\nmax_change = \"20%\"\nseverity = \"warn\"\n";
+    gate.write("t.toml", t);
+    gate.base_baseline(&["--thresholds", "t.toml"]);
+    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "run.csv",
+    ])
+    .code(0)
+    .stdout_has("ncugate: PASS (exit 0): 0 failed, 3 warnings");
+}
