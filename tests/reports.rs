@@ -1,0 +1,214 @@
+//! Every report format, snapshotted (`insta`; review changes with
+//! `cargo insta review`), and the JUnit files validated with xmllint against
+//! the schema of Jenkins' xUnit plugin.
+
+mod common;
+use common::{Gate, assert_valid_junit};
+
+/// The redundant-node variant against the three-run baseline, all reports written.
+fn redundant() -> (Gate, common::Outcome) {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "report.md",
+        "--json",
+        "report.json",
+    ]);
+    out.code(1);
+    (gate, out)
+}
+
+#[test]
+fn terminal_report() {
+    let (_gate, out) = redundant();
+    insta::assert_snapshot!("terminal_redundant", out.stdout);
+}
+
+#[test]
+fn markdown_report() {
+    let (gate, _) = redundant();
+    insta::assert_snapshot!("markdown_redundant", gate.read("report.md"));
+}
+
+#[test]
+fn json_report() {
+    let (gate, _) = redundant();
+    let text = gate.read("report.json");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(value["schema_version"], 1);
+    assert_eq!(value["outcome"], "regression");
+    assert_eq!(value["exit_code"], 1);
+    insta::assert_snapshot!(
+        "json_redundant",
+        text.replace(env!("CARGO_PKG_VERSION"), "[version]")
+    );
+}
+
+#[test]
+fn junit_report() {
+    let (gate, _) = redundant();
+    assert_valid_junit(&gate.path("junit.xml"));
+    let xml = gate.read("junit.xml");
+    assert!(
+        xml.contains("<testsuite name=\"void scale&lt;0&gt;(const float *, float *, long, int)\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<failure message=\"launched 6 times per run, baseline 3"),
+        "{xml}"
+    );
+    insta::assert_snapshot!("junit_redundant", xml);
+}
+
+#[test]
+fn reports_are_written_when_the_gate_errors() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.write("bad.csv", "not,an,ncu,export\n1,2,3,4\n");
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "bad.csv",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "report.md",
+        "--json",
+        "report.json",
+    ]);
+    out.one_clear_error("not an ncu raw-page CSV export");
+    assert_valid_junit(&gate.path("junit.xml"));
+    let xml = gate.read("junit.xml");
+    assert!(
+        xml.contains("<error message=\"bad.csv: not an ncu raw-page CSV export"),
+        "{xml}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    assert_eq!(json["outcome"], "error");
+    assert_eq!(json["exit_code"], 2);
+    insta::assert_snapshot!("markdown_error", gate.read("report.md"));
+    insta::assert_snapshot!("junit_error", xml);
+}
+
+#[test]
+fn passing_and_finding_reports_are_valid_junit() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.full.raw.csv", "base.csv")
+        .h200("graph_app.base.full.details.csv", "base.details.csv");
+    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
+        .h200("graph_app.strided.full.details.csv", "run.details.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "-o",
+        "baseline.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "--junit",
+        "pass.xml",
+    ])
+    .code(0);
+    assert_valid_junit(&gate.path("pass.xml"));
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--details",
+        "run.details.csv",
+        "--junit",
+        "fail.xml",
+        "--markdown",
+        "fail.md",
+    ]);
+    out.code(1);
+    assert_valid_junit(&gate.path("fail.xml"));
+    let md = gate.read("fail.md");
+    assert!(
+        md.contains("new ncu finding `UncoalescedGlobalAccess` (OPT, est. speedup 77%)"),
+        "{md}"
+    );
+    insta::assert_snapshot!("terminal_strided_full", out.stdout);
+}
+
+#[test]
+fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
+    use ncugate::aggregate::Stats;
+    use ncugate::rules::{Per, Severity, Worse};
+    use ncugate::verdict::{Report, RuleResult, Status};
+    let name = "void at::vectorized_elementwise_kernel<4, at::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3) & \"q\" | x";
+    let mut report = Report::error(
+        "b.json",
+        vec!["run.csv".into()],
+        vec![],
+        "t.toml",
+        String::new(),
+    );
+    report.errors.clear();
+    report.rules.push(RuleResult {
+        kernel: Some(name.into()),
+        rule: "sm__inst_executed.sum (sum)".into(),
+        metric: "sm__inst_executed.sum".into(),
+        per: Per::Kernel,
+        aggregate: ncugate::model::Aggregate::Sum,
+        worse: Worse::Higher,
+        severity: Severity::Fail,
+        line: 3,
+        unit: "inst".into(),
+        baseline: Stats::of(&[100.0, 102.0]),
+        current: Some(150.0),
+        current_runs: vec![150.0],
+        change_pct: Some(48.5),
+        allowance: Some(20.2),
+        limit: None,
+        status: Status::Fail,
+        message: format!("+48.5% in {name}\u{7}"),
+        why: Some("<why> & more".into()),
+    });
+    report.finish();
+    let gate = Gate::new();
+    gate.write("junit.xml", ncugate::report::junit::render(&report));
+    assert_valid_junit(&gate.path("junit.xml"));
+    let xml = gate.read("junit.xml");
+    assert!(
+        xml.contains("at::AUnaryFunctor&lt;float, float, float"),
+        "{xml}"
+    );
+    assert!(
+        !xml.contains('\u{7}'),
+        "control characters must not reach Jenkins"
+    );
+    let md = ncugate::report::markdown::render(&report);
+    assert!(
+        md.contains(r#"std::array<char *, 2>>(int, T2, T3) & "q" \| x`"#),
+        "{md}"
+    );
+    assert!(md.contains("&lt;why&gt; &amp; more"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ncugate::report::json::render(&report)).expect("JSON");
+    assert_eq!(json["rules"][0]["kernel"], name);
+}
