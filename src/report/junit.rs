@@ -37,7 +37,7 @@ pub fn render(report: &Report) -> String {
                 ),
             )
         } else {
-            (Status::Pass, format!("{}", devices.current))
+            (Status::Pass, devices.current.clone())
         };
         gate.add_test_case(case(
             "device fingerprint",

@@ -24,7 +24,8 @@ pub struct Outputs {
 /// Writes every requested file report (atomically, so a CI step that picks
 /// them up never reads half a file).
 pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
-    let targets: [(&Option<std::path::PathBuf>, fn(&Report) -> String); 3] = [
+    type Render = fn(&Report) -> String;
+    let targets: [(&Option<std::path::PathBuf>, Render); 3] = [
         (&outputs.junit, junit::render),
         (&outputs.markdown, markdown::render),
         (&outputs.json, json::render),
