@@ -19,23 +19,8 @@ pub fn build(
     findings: Option<(&Findings, Vec<InputFile>)>,
     thresholds: &str,
 ) -> Result<Baseline> {
-    let first = runs.first().ok_or_else(|| Error::Usage {
-        message: "no --input given".into(),
-        hint: "pass one raw export per run: --input RAW.csv [--input RAW2.csv …]".into(),
-    })?;
+    let first = crate::compare::common_fingerprint(runs).map(|_| &runs[0])?;
     for run in runs {
-        if run.fingerprint != first.fingerprint {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "recorded on {}, but {} was recorded on {}",
-                    run.fingerprint,
-                    first.source.display(),
-                    first.fingerprint
-                ),
-                hint: "record a baseline from runs on one GPU model".into(),
-            });
-        }
         for column in &run.metrics {
             if column.unit.is_none() {
                 return Err(missing_metric(run, &column.name));

@@ -34,7 +34,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         thresholds,
         ..
     } = inputs;
-    let current = fingerprint(runs)?;
+    let current = common_fingerprint(runs)?;
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -87,8 +87,8 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     Ok(report)
 }
 
-/// The one fingerprint of all current runs.
-fn fingerprint(runs: &[Run]) -> Result<Fingerprint> {
+/// The one fingerprint of all `runs` (the same GPU model in each), or an error.
+pub(crate) fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
     let first = runs.first().ok_or_else(|| Error::Usage {
         message: "no --input given".into(),
         hint: "pass the raw export(s) to check: --input RAW.csv".into(),

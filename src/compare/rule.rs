@@ -8,7 +8,7 @@
 use crate::aggregate::{self, Scope, Stats};
 use crate::baseline::{Baseline, KernelEntry};
 use crate::model::Run;
-use crate::report::fmt::{format_change, format_value};
+use crate::report::fmt::{format_change, format_mu_sigma, format_value};
 use crate::rules::{Per, Rule, Thresholds, Worse};
 use crate::verdict::{RuleResult, Status};
 
@@ -180,18 +180,6 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         result.why = rule.why.clone();
     }
     result
-}
-
-fn format_mu_sigma(stats: &Stats, unit: &str) -> String {
-    if stats.stddev == 0.0 {
-        format_value(stats.mean, unit)
-    } else {
-        format!(
-            "{} ±{}",
-            format_value(stats.mean, unit),
-            format_value(stats.stddev, unit)
-        )
-    }
 }
 
 /// The allowance as the user wrote it: `+20%`, or `+20% +3σ = 1.2M inst`.

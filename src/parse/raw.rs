@@ -182,9 +182,7 @@ pub fn read_raw(
         // The fingerprint: compare the raw bytes with the previous row's first.
         let mut gpu_bytes = Vec::new();
         for (slot, &here) in present.iter().enumerate().take(FIXED_SLOTS).skip(SLOT_NAME) {
-            if here
-                && let Some(f) = row.field(slot)
-            {
+            if here && let Some(f) = row.field(slot) {
                 gpu_bytes.extend_from_slice(&f);
             }
             gpu_bytes.push(0);

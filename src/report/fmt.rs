@@ -63,6 +63,19 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
     }
 }
 
+/// A baseline as `mean ±stddev` (just the mean when the runs agree exactly).
+pub fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
+    if stats.stddev == 0.0 {
+        format_value(stats.mean, unit)
+    } else {
+        format!(
+            "{} ±{}",
+            format_value(stats.mean, unit),
+            format_value(stats.stddev, unit)
+        )
+    }
+}
+
 /// The first sentence of an ncu rule description (they run to a paragraph).
 pub fn first_sentence(text: &str) -> &str {
     match text.find(". ") {

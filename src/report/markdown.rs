@@ -2,7 +2,7 @@
 //! Jenkins description). Kernel names go in code spans, so `*`, `_`, `<` and
 //! `>` in C++ names render literally; `|` is escaped for tables.
 
-use super::fmt::format_value;
+use super::fmt::{format_mu_sigma, format_value};
 use super::scope_name;
 use crate::verdict::{Outcome, Report, Status};
 use std::fmt::Write;
@@ -156,17 +156,9 @@ pub fn render(report: &Report) -> String {
             );
         }
         for r in &report.rules {
-            let base = r.baseline.map_or("—".into(), |b| {
-                if b.stddev == 0.0 {
-                    format_value(b.mean, &r.unit)
-                } else {
-                    format!(
-                        "{} ±{}",
-                        format_value(b.mean, &r.unit),
-                        format_value(b.stddev, &r.unit)
-                    )
-                }
-            });
+            let base = r
+                .baseline
+                .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
             let cur = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
             let change = r.change_pct.map_or(String::new(), |p| format!("{p:+.1}%"));
             let _ = writeln!(

@@ -3,7 +3,7 @@
 //! that failed, why. Colour only when writing to a terminal and `NO_COLOR`
 //! is unset.
 
-use super::fmt::format_value;
+use super::fmt::{format_mu_sigma, format_value};
 use super::scope_name;
 use crate::verdict::{Outcome, Report, RuleResult, Status, StructureResult};
 use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
@@ -216,17 +216,9 @@ fn structure_row(s: &StructureResult, color: bool) -> Vec<Cell> {
 }
 
 fn rule_row(r: &RuleResult, color: bool) -> Vec<Cell> {
-    let baseline = r.baseline.map_or("—".into(), |b| {
-        if b.stddev == 0.0 {
-            format_value(b.mean, &r.unit)
-        } else {
-            format!(
-                "{} ±{}",
-                format_value(b.mean, &r.unit),
-                format_value(b.stddev, &r.unit)
-            )
-        }
-    });
+    let baseline = r
+        .baseline
+        .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
     let current = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
     let change = match (r.change_pct, r.current, r.baseline) {
         (Some(p), _, _) => format!("{p:+.1}%"),
