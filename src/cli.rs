@@ -22,6 +22,95 @@ pub enum CliCommand {
     /// Record or compare baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Build the app and profile it under ncu once; keep every artifact in the work dir.
+    Profile(ProfileOnlyArgs),
+    /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
+    Doctor,
+}
+
+/// How to build, run and profile the app (override `ncugate.toml`).
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Config file (default: ./ncugate.toml if present).
+    #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// "fast": only the gated metrics; "full": `--set full` plus them.
+    #[arg(long, value_enum, env = "NCUGATE_MODE")]
+    pub mode: Option<ModeArg>,
+    /// ncu --graph-profiling.
+    #[arg(long, value_enum, env = "NCUGATE_GRAPH_PROFILING")]
+    pub graph_profiling: Option<GraphArg>,
+    /// ncu --clock-control (default none; recorded in the baseline).
+    #[arg(long, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
+    pub clock_control: Option<String>,
+    /// ncu --cache-control (default all).
+    #[arg(long, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
+    pub cache_control: Option<String>,
+    /// ncu --replay-mode (default kernel).
+    #[arg(long, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
+    pub replay_mode: Option<String>,
+    /// ncu --kernel-name filter.
+    #[arg(long, env = "NCUGATE_KERNEL_NAME", value_name = "FILTER")]
+    pub kernel_name: Option<String>,
+    /// ncu --launch-skip.
+    #[arg(long, env = "NCUGATE_LAUNCH_SKIP", value_name = "N")]
+    pub launch_skip: Option<u64>,
+    /// ncu --launch-count.
+    #[arg(long, env = "NCUGATE_LAUNCH_COUNT", value_name = "N")]
+    pub launch_count: Option<u64>,
+    /// Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated).
+    #[arg(
+        long = "extra-metric",
+        env = "NCUGATE_EXTRA_METRICS",
+        value_delimiter = ',',
+        value_name = "METRIC"
+    )]
+    pub extra_metrics: Vec<String>,
+    /// Seconds the whole profiled run may take; then the app's process group is killed.
+    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// The ncu executable.
+    #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
+    pub ncu: Option<String>,
+    /// Work dir for artifacts (report, CSVs, logs).
+    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Directory the build and the app run in.
+    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Build command, split on whitespace (no shell); replaces [build] command.
+    #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
+    pub build: Option<String>,
+    /// Skip [build] command.
+    #[arg(long, env = "NCUGATE_NO_BUILD")]
+    pub no_build: bool,
+    /// Environment for the build and the app (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The app and its arguments (replaces [app] command).
+    #[arg(last = true, value_name = "APP ARGS")]
+    pub app: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    Fast,
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphArg {
+    Node,
+    Graph,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileOnlyArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,11 +142,11 @@ pub enum ColorArg {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The baseline to compare with (from `ncugate baseline record`).
+    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline).
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
-    pub baseline: PathBuf,
-    /// Raw-page export of the current run (`ncu --import R.ncu-rep --csv --page raw`), or a .ncu-rep; repeat for several runs (their mean is compared).
-    #[arg(long = "input", value_name = "RAW.csv", required = true)]
+    pub baseline: Option<PathBuf>,
+    /// Raw-page export of the current run (`ncu --import R.ncu-rep --csv --page raw`), or a .ncu-rep; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
+    #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
     /// Details-page export(s) of the current run (`--page details`): new ncu rule results are listed next to the verdicts.
     #[arg(long = "details", value_name = "DETAILS.csv")]
@@ -83,13 +172,18 @@ pub struct CheckArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Raw-page export of one run; repeat for several runs (each is one sample).
-    #[arg(long = "input", value_name = "RAW.csv", required = true)]
+    /// Raw-page export of one run; repeat for several runs (each is one sample). Without --input, ncugate builds and profiles the app --runs times.
+    #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
+    /// Profiled runs to record when no --input is given.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub runs: u32,
     /// Details-page export(s): their ncu rule results are recorded, so `check --details` can list new ones.
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub details: Vec<PathBuf>,
@@ -102,9 +196,11 @@ pub struct RecordArgs {
     /// Also record this metric (repeatable), e.g. for rules you plan to add.
     #[arg(long = "metric", value_name = "METRIC")]
     pub metrics: Vec<String>,
-    /// Where to write the baseline (atomically).
+    /// Where to write the baseline (atomically; default: [gate] baseline).
     #[arg(long, short, value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

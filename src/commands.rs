@@ -1,24 +1,86 @@
-//! The pipeline of each subcommand, in order: thresholds → baseline → parse →
-//! aggregate → compare → report → exit code.
+//! The pipeline of each subcommand, in order: config → build → profile (ncu)
+//! → parse → aggregate → compare → report → exit code.
 
-use crate::baseline::{self, Baseline, InputFile};
+use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
-use crate::config::{CheckConfig, RecordConfig};
+use crate::config::{CheckConfig, RecordConfig, Source};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::model::{Findings, KernelKeyMode, Run};
 use crate::parse;
 use crate::report::{self, terminal};
 use crate::rules::Thresholds;
+use crate::runner::process::ProcessRunner;
+use crate::runner::progress::Progress;
+use crate::runner::{self, RunnerConfig};
 use crate::verdict::{Outcome, Report};
 use std::path::{Path, PathBuf};
 
+/// The exports a check or a recording works on, and how they were made.
+struct Acquired {
+    inputs: Vec<PathBuf>,
+    details: Vec<PathBuf>,
+    profile: Option<ProfileSettings>,
+}
+
+/// `--input` files as given, or the app built and profiled `runs` times.
+fn acquire(
+    source: &Source,
+    details: &[PathBuf],
+    metrics: &[String],
+    expected: Option<u64>,
+    runner: &dyn ProcessRunner,
+) -> Result<Acquired> {
+    match source {
+        Source::Inputs(inputs) => Ok(Acquired {
+            inputs: inputs.clone(),
+            details: details.to_vec(),
+            profile: None,
+        }),
+        Source::Profile {
+            runner: config,
+            runs,
+            quiet,
+        } => {
+            runner::build(config, runner)?;
+            let mut acquired = Acquired {
+                inputs: Vec::new(),
+                details: details.to_vec(),
+                profile: Some(ProfileSettings::of(config)),
+            };
+            for i in 1..=*runs {
+                let name = if *runs == 1 {
+                    "run".to_string()
+                } else {
+                    format!("run-{i}")
+                };
+                let mut progress = Progress::new(expected, *quiet);
+                let artifacts =
+                    runner::profile_once(config, metrics, &name, runner, &mut progress)?;
+                eprintln!(
+                    "ncugate: artifacts of {name} ({:.1}s): {}",
+                    artifacts.seconds,
+                    artifacts.dir.display()
+                );
+                acquired.inputs.push(artifacts.raw);
+                acquired.details.push(artifacts.details);
+            }
+            Ok(acquired)
+        }
+    }
+}
+
+/// `ncugate check` with real processes.
+pub fn check(config: &CheckConfig) -> i32 {
+    check_with(config, &runner::process::RealRunner)
+}
+
 /// `ncugate check`: returns the exit code. File reports are written in every
 /// case, an error report when the gate could not decide.
-pub fn check(config: &CheckConfig) -> i32 {
-    let report = match check_report(config) {
+pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
+    let report = match check_report(config, processes) {
         Ok(report) => report,
-        Err(error) => {
+        Err((error, inputs, details)) => {
             let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
             let thresholds = config
                 .thresholds
@@ -28,8 +90,8 @@ pub fn check(config: &CheckConfig) -> i32 {
                 });
             let report = Report::error(
                 &config.baseline.display().to_string(),
-                paths(&config.inputs),
-                paths(&config.details),
+                paths(&inputs),
+                paths(&details),
                 &thresholds,
                 format!("{error} (hint: {})", error.hint()),
             );
@@ -55,13 +117,23 @@ pub fn check(config: &CheckConfig) -> i32 {
     report.exit_code
 }
 
-fn check_report(config: &CheckConfig) -> Result<Report> {
-    let thresholds = Thresholds::load(config.thresholds.as_deref())?;
-    let baseline = Baseline::load(&config.baseline)?;
+type CheckError = (Error, Vec<PathBuf>, Vec<PathBuf>);
+
+fn check_report(
+    config: &CheckConfig,
+    processes: &dyn ProcessRunner,
+) -> std::result::Result<Report, CheckError> {
+    let given = match &config.source {
+        Source::Inputs(i) => i.clone(),
+        Source::Profile { .. } => Vec::new(),
+    };
+    let fail = |e: Error| (e, given.clone(), config.details.clone());
+    let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
+    let baseline = Baseline::load(&config.baseline).map_err(fail)?;
     if let Some(mode) = config.kernel_key
         && mode != baseline.kernel_key
     {
-        return Err(Error::Usage {
+        return Err(fail(Error::Usage {
             message: format!(
                 "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
                 baseline.kernel_key
@@ -69,26 +141,40 @@ fn check_report(config: &CheckConfig) -> Result<Report> {
             hint: format!(
                 "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
             ),
-        });
+        }));
     }
-    let metrics = thresholds.metrics();
     for rule in thresholds.rules.iter().filter(|r| !r.optional) {
         if !baseline.total.metrics.contains_key(&rule.metric) {
-            return Err(Error::Baseline {
+            return Err(fail(Error::Baseline {
                 path: config.baseline.clone(),
                 message: format!("metric `{}` (thresholds line {}) is not in the baseline", rule.metric, rule.line),
                 hint: "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
-            });
+            }));
         }
     }
-    let runs = read_runs(&config.inputs, &metrics, baseline.kernel_key, &thresholds)?;
-    let findings = read_findings(&config.details, baseline.kernel_key)?;
-    compare::compare(&Inputs {
+    if let (Source::Profile { runner, .. }, Some(recorded)) = (&config.source, &baseline.profile) {
+        comparable_settings(recorded, &ProfileSettings::of(runner)).map_err(fail)?;
+    }
+    let metrics = thresholds.metrics();
+    let expected = Some(baseline.total.launches.mean.round() as u64);
+    let acquired = acquire(
+        &config.source,
+        &config.details,
+        &metrics,
+        expected,
+        processes,
+    )
+    .map_err(fail)?;
+    let fail = |e: Error| (e, acquired.inputs.clone(), acquired.details.clone());
+    let runs =
+        read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds).map_err(fail)?;
+    let findings = read_findings(&acquired.details, baseline.kernel_key).map_err(fail)?;
+    let mut report = compare::compare(&Inputs {
         baseline: &baseline,
         baseline_path: config.baseline.display().to_string(),
         runs: &runs,
         findings: findings.as_ref().map(|(f, _)| f),
-        details_paths: config
+        details_paths: acquired
             .details
             .iter()
             .map(|p| p.display().to_string())
@@ -96,6 +182,37 @@ fn check_report(config: &CheckConfig) -> Result<Report> {
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
     })
+    .map_err(fail)?;
+    match (&baseline.profile, &acquired.profile) {
+        (Some(b), None) => report.notes.push(format!("the inputs' ncu settings are unknown; the baseline was profiled with --clock-control {} --graph-profiling {}", b.clock_control, b.graph_profiling.as_str())),
+        (None, Some(c)) => report.notes.push(format!("the baseline does not record its ncu settings (recorded from exports); this run used --clock-control {} --graph-profiling {}", c.clock_control, c.graph_profiling.as_str())),
+        (Some(b), Some(c)) if b.mode != c.mode => report.notes.push(format!("the baseline was profiled in {:?} mode, this run in {:?} mode (same gated metrics)", b.mode, c.mode).to_lowercase()),
+        _ => {}
+    }
+    Ok(report)
+}
+
+/// Runs made under another clock control or graph-profiling mode are not comparable.
+fn comparable_settings(baseline: &ProfileSettings, current: &ProfileSettings) -> Result<()> {
+    if baseline.clock_control != current.clock_control {
+        return Err(Error::Usage {
+            message: format!(
+                "the baseline was profiled with --clock-control {}, this run would use --clock-control {}",
+                baseline.clock_control, current.clock_control
+            ),
+            hint: format!(
+                "clock control changes throughput by ~10%: use --clock-control {} (or [profile] clock_control), or re-record the baseline",
+                baseline.clock_control
+            ),
+        });
+    }
+    if baseline.graph_profiling != current.graph_profiling {
+        return Err(Error::Usage {
+            message: format!("the baseline was profiled with --graph-profiling {}, this run would use {}", baseline.graph_profiling.as_str(), current.graph_profiling.as_str()),
+            hint: "graph mode profiles a whole graph as one result: use the baseline's mode, or re-record the baseline".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
@@ -146,8 +263,13 @@ fn read_findings(
     Ok(Some((all, files)))
 }
 
-/// `ncugate baseline record`.
+/// `ncugate baseline record` with real processes.
 pub fn record(config: &RecordConfig) -> Result<i32> {
+    record_with(config, &runner::process::RealRunner)
+}
+
+/// `ncugate baseline record`.
+pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<i32> {
     let thresholds = Thresholds::load(config.thresholds.as_deref())?;
     let mut metrics = thresholds.metrics();
     for m in &config.extra_metrics {
@@ -155,7 +277,8 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
             metrics.push(m.clone());
         }
     }
-    let runs = read_runs(&config.inputs, &metrics, config.kernel_key, &thresholds)?;
+    let acquired = acquire(&config.source, &config.details, &metrics, None, processes)?;
+    let runs = read_runs(&acquired.inputs, &metrics, config.kernel_key, &thresholds)?;
     // Optional rules' metrics are recorded only where every run has them.
     let required: Vec<String> = metrics
         .iter()
@@ -176,7 +299,7 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
         .into_iter()
         .map(|run| keep_metrics(run, &required))
         .collect();
-    let findings = read_findings(&config.details, config.kernel_key)?;
+    let findings = read_findings(&acquired.details, config.kernel_key)?;
     let optional: Vec<String> = required
         .iter()
         .filter(|m| {
@@ -189,13 +312,14 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
         })
         .cloned()
         .collect();
-    let baseline = baseline::record::build(
+    let mut baseline = baseline::record::build(
         &runs,
         &required,
         &optional,
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
+    baseline.profile = acquired.profile;
     baseline.save(&config.output)?;
     let launches: f64 = baseline.total.launches.mean;
     println!(
@@ -207,6 +331,35 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
         baseline.fingerprint,
         baseline.kernel_key
     );
+    Ok(exit::PASS)
+}
+
+/// `ncugate profile`: build, profile once, say where everything is.
+pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i32> {
+    let thresholds = Thresholds::builtin()?;
+    runner::build(config, processes)?;
+    let mut progress = Progress::new(None, false);
+    let a = runner::profile_once(
+        config,
+        &thresholds.metrics(),
+        "profile",
+        processes,
+        &mut progress,
+    )?;
+    println!(
+        "ncugate: profiled in {:.1}s; artifacts in {}",
+        a.seconds,
+        a.dir.display()
+    );
+    for (what, path) in [
+        ("report", &a.report),
+        ("raw page", &a.raw),
+        ("details page", &a.details),
+        ("ncu log", &a.ncu_log),
+        ("app output", &a.app_log),
+    ] {
+        println!("  {what:<13} {}", path.display());
+    }
     Ok(exit::PASS)
 }
 

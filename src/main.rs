@@ -10,8 +10,7 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // Usage errors are exit 2 like every other error (clap would use 2
-            // as well; help and version print and exit 0).
+            // Usage errors are exit 2 like every other error; help and version exit 0.
             let code = if e.use_stderr() {
                 exit::ERROR
             } else {
@@ -21,16 +20,23 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let code = match Config::from(cli) {
-        Config::Check(config) => commands::check(&config),
-        Config::Record(config) => commands::record(&config).unwrap_or_else(|e| {
+    let config = match Config::try_from(cli) {
+        Ok(config) => config,
+        Err(e) => {
             commands::print_error(&e);
-            exit::ERROR
-        }),
-        Config::Diff { old, new } => commands::diff(&old, &new).unwrap_or_else(|e| {
-            commands::print_error(&e);
-            exit::ERROR
-        }),
+            std::process::exit(exit::ERROR);
+        }
     };
-    std::process::exit(code);
+    let real = ncugate::runner::process::RealRunner;
+    let result = match config {
+        Config::Check(config) => Ok(commands::check(&config)),
+        Config::Record(config) => commands::record(&config),
+        Config::Diff { old, new } => commands::diff(&old, &new),
+        Config::Profile(config) => commands::profile(&config, &real),
+        Config::Doctor => Ok(ncugate::doctor::run()),
+    };
+    std::process::exit(result.unwrap_or_else(|e| {
+        commands::print_error(&e);
+        exit::ERROR
+    }));
 }

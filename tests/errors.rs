@@ -290,13 +290,21 @@ fn a_report_is_converted_by_ncu_with_base_units() {
 #[test]
 fn usage_errors_exit_2() {
     let gate = Gate::new();
-    let out = gate.run(&["check", "--baseline", "b.json"]);
+    let out = gate.run(&["check", "--baseline", "b.json", "--bogus"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--input"), "{}", out.stderr);
+    assert!(out.stderr.contains("--bogus"), "{}", out.stderr);
     assert_eq!(gate.run(&["--help"]).code, 0);
     assert!(
         gate.run(&["check", "--help"])
             .stdout
             .contains("Exit codes:")
     );
+}
+
+#[test]
+fn check_without_input_and_without_an_app() {
+    let gate = recorded();
+    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+        .one_clear_error("no app to profile")
+        .stderr_has("--input");
 }

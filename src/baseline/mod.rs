@@ -37,11 +37,38 @@ pub struct Baseline {
     pub details: Vec<InputFile>,
     /// The thresholds the baseline was recorded for.
     pub thresholds: String,
+    /// How ncugate profiled the runs, when it did (absent for baselines recorded from exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileSettings>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.
     pub total: KernelEntry,
     pub kernels: BTreeMap<String, KernelEntry>,
+}
+
+/// The ncu settings a profiled baseline was recorded with. A check refuses
+/// to compare runs made with another clock control or graph-profiling mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSettings {
+    pub mode: crate::runner::Mode,
+    pub graph_profiling: crate::runner::GraphProfiling,
+    pub clock_control: String,
+    pub cache_control: String,
+    pub replay_mode: String,
+}
+
+impl ProfileSettings {
+    pub fn of(config: &crate::runner::RunnerConfig) -> ProfileSettings {
+        ProfileSettings {
+            mode: config.mode,
+            graph_profiling: config.graph_profiling,
+            clock_control: config.clock_control.clone(),
+            cache_control: config.cache_control.clone(),
+            replay_mode: config.replay_mode.clone(),
+        }
+    }
 }
 
 /// An input file and its digest.

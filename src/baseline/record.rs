@@ -55,6 +55,7 @@ pub fn build(
             .collect(),
         details,
         thresholds: thresholds.to_string(),
+        profile: None,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,

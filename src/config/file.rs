@@ -1,0 +1,145 @@
+//! `ncugate.toml`: the project's settings for the runner and the gate.
+//! Unknown keys are errors. Relative paths are relative to the file's folder.
+
+use crate::error::{Error, Result};
+use crate::model::KernelKeyMode;
+use crate::runner::{GraphProfiling, Mode};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The default config file, looked up in the current directory.
+pub const DEFAULT_FILE: &str = "ncugate.toml";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub build: BuildSection,
+    #[serde(default)]
+    pub app: AppSection,
+    #[serde(default)]
+    pub profile: ProfileSection,
+    #[serde(default)]
+    pub gate: GateSection,
+    /// The folder relative paths are resolved against.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// Where it was read from, for messages.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildSection {
+    /// argv of the build, run in `[app] workdir` (no shell).
+    pub command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSection {
+    /// argv of the app (no shell).
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub workdir: Option<PathBuf>,
+    /// Seconds for the whole profiled run.
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSection {
+    pub mode: Option<Mode>,
+    pub graph_profiling: Option<GraphProfiling>,
+    pub clock_control: Option<String>,
+    pub cache_control: Option<String>,
+    pub replay_mode: Option<String>,
+    pub kernel_name: Option<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    #[serde(default)]
+    pub extra_metrics: Vec<String>,
+    pub ncu: Option<String>,
+    /// Work dir for artifacts.
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateSection {
+    pub baseline: Option<PathBuf>,
+    pub thresholds: Option<PathBuf>,
+    pub kernel_key: Option<KernelKeyMode>,
+}
+
+impl FileConfig {
+    /// Reads `path` if given (it must exist), else `./ncugate.toml` if it exists, else defaults.
+    pub fn load(path: Option<&Path>) -> Result<FileConfig> {
+        let (path, required) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => (PathBuf::from(DEFAULT_FILE), false),
+        };
+        if !required && !path.exists() {
+            return Ok(FileConfig {
+                base_dir: PathBuf::from("."),
+                ..FileConfig::default()
+            });
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let mut config: FileConfig = toml::from_str(&text).map_err(|e| Error::Usage {
+            message: format!(
+                "{}: invalid config: {}",
+                path.display(),
+                e.to_string().trim().replace('\n', " ")
+            ),
+            hint: "see the ncugate.toml section of the README".into(),
+        })?;
+        config.base_dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        config.source = Some(path);
+        Ok(config)
+    }
+
+    /// A path from the file, made relative to the file's folder.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_config_parses() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/ncugate.toml"));
+        let config = FileConfig::load(Some(path)).unwrap();
+        assert_eq!(config.profile.clock_control.as_deref(), Some("none"));
+        assert!(config.app.command.is_some());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        std::fs::write(&path, "[profile]\nmod = \"fast\"\n").unwrap();
+        assert!(
+            FileConfig::load(Some(&path))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field")
+        );
+    }
+}

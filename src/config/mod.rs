@@ -1,0 +1,289 @@
+//! Validated configuration: the one place where command-line values,
+//! `NCUGATE_*` variables (through clap) and `ncugate.toml` become the gate's
+//! types — flag over variable over file over default. Nothing past this
+//! module sees clap types.
+
+pub mod file;
+
+use crate::cli::{
+    BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, RecordArgs,
+    RunArgs,
+};
+use crate::error::{Error, Result};
+use crate::model::KernelKeyMode;
+use crate::report::Outputs;
+use crate::runner::{GraphProfiling, Mode, RunnerConfig};
+use file::FileConfig;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to do, validated.
+#[derive(Debug, Clone)]
+pub enum Config {
+    Check(CheckConfig),
+    Record(RecordConfig),
+    Diff { old: PathBuf, new: PathBuf },
+    Profile(RunnerConfig),
+    Doctor,
+}
+
+/// Where the current data comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Exports given with `--input`.
+    Inputs(Vec<PathBuf>),
+    /// Build and profile the app (`runs` times).
+    Profile {
+        runner: RunnerConfig,
+        runs: u32,
+        quiet: bool,
+    },
+}
+
+/// `ncugate check`.
+#[derive(Debug, Clone)]
+pub struct CheckConfig {
+    pub baseline: PathBuf,
+    pub source: Source,
+    pub details: Vec<PathBuf>,
+    pub thresholds: Option<PathBuf>,
+    /// Set only when given explicitly: it must then agree with the baseline's.
+    pub kernel_key: Option<KernelKeyMode>,
+    pub allow_device_mismatch: bool,
+    pub outputs: Outputs,
+    pub color: bool,
+}
+
+/// `ncugate baseline record`.
+#[derive(Debug, Clone)]
+pub struct RecordConfig {
+    pub source: Source,
+    pub details: Vec<PathBuf>,
+    pub thresholds: Option<PathBuf>,
+    pub kernel_key: KernelKeyMode,
+    pub extra_metrics: Vec<String>,
+    pub output: PathBuf,
+}
+
+impl TryFrom<Cli> for Config {
+    type Error = Error;
+
+    fn try_from(cli: Cli) -> Result<Config> {
+        match cli.command {
+            CliCommand::Check(args) => check(args).map(Config::Check),
+            CliCommand::Baseline(BaselineCommand::Record(args)) => record(args).map(Config::Record),
+            CliCommand::Baseline(BaselineCommand::Diff(args)) => Ok(Config::Diff {
+                old: args.old,
+                new: args.new,
+            }),
+            CliCommand::Profile(args) => {
+                let file = FileConfig::load(args.run.config.as_deref())?;
+                runner(&args.run, &file).map(Config::Profile)
+            }
+            CliCommand::Doctor => Ok(Config::Doctor),
+        }
+    }
+}
+
+fn key(arg: KeyArg) -> KernelKeyMode {
+    match arg {
+        KeyArg::Demangled => KernelKeyMode::Demangled,
+        KeyArg::Function => KernelKeyMode::Function,
+    }
+}
+
+fn check(args: CheckArgs) -> Result<CheckConfig> {
+    let file = FileConfig::load(args.run.config.as_deref())?;
+    let baseline = args
+        .baseline
+        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
+        .ok_or_else(|| Error::Usage {
+            message: "no baseline: pass --baseline FILE (or set [gate] baseline in ncugate.toml)"
+                .into(),
+            hint: "record one first: `ncugate baseline record --output baseline.json`".into(),
+        })?;
+    if !args.inputs.is_empty() && !args.run.app.is_empty() {
+        return Err(conflict());
+    }
+    let source = if args.inputs.is_empty() {
+        Source::Profile {
+            runner: runner(&args.run, &file)?,
+            runs: 1,
+            quiet: args.run.quiet,
+        }
+    } else {
+        Source::Inputs(args.inputs)
+    };
+    Ok(CheckConfig {
+        baseline,
+        source,
+        details: args.details,
+        thresholds: args
+            .thresholds
+            .or_else(|| file.gate.thresholds.as_ref().map(|p| file.resolve(p))),
+        kernel_key: args.kernel_key.map(key),
+        allow_device_mismatch: args.allow_device_mismatch,
+        outputs: Outputs {
+            junit: args.junit,
+            markdown: args.markdown,
+            json: args.json,
+        },
+        color: use_color(args.color),
+    })
+}
+
+fn record(args: RecordArgs) -> Result<RecordConfig> {
+    let file = FileConfig::load(args.run.config.as_deref())?;
+    let output = args
+        .output
+        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
+        .ok_or_else(|| Error::Usage {
+            message: "no output: pass --output FILE (or set [gate] baseline in ncugate.toml)"
+                .into(),
+            hint: "e.g. `ncugate baseline record --output baseline.json`".into(),
+        })?;
+    if args.runs == 0 {
+        return Err(Error::Usage {
+            message: "--runs 0 records nothing".into(),
+            hint: "use --runs 3 (the default) or more for a standard deviation".into(),
+        });
+    }
+    if !args.inputs.is_empty() && !args.run.app.is_empty() {
+        return Err(conflict());
+    }
+    let source = if args.inputs.is_empty() {
+        Source::Profile {
+            runner: runner(&args.run, &file)?,
+            runs: args.runs,
+            quiet: args.run.quiet,
+        }
+    } else {
+        Source::Inputs(args.inputs)
+    };
+    Ok(RecordConfig {
+        source,
+        details: args.details,
+        thresholds: args
+            .thresholds
+            .or_else(|| file.gate.thresholds.as_ref().map(|p| file.resolve(p))),
+        kernel_key: args
+            .kernel_key
+            .map(key)
+            .or(file.gate.kernel_key)
+            .unwrap_or_default(),
+        extra_metrics: args.metrics,
+        output,
+    })
+}
+
+fn conflict() -> Error {
+    Error::Usage {
+        message: "both --input and an app after `--` were given".into(),
+        hint: "gate existing exports with --input, or profile an app with `-- APP ARGS`, not both"
+            .into(),
+    }
+}
+
+/// The runner's settings: flag (or its NCUGATE_* variable) over file over default.
+fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
+    let p = &file.profile;
+    let app = if args.app.is_empty() {
+        file.app.command.clone().unwrap_or_default()
+    } else {
+        args.app.clone()
+    };
+    let build = if args.no_build {
+        None
+    } else {
+        match &args.build {
+            Some(cmd) => Some(cmd.split_whitespace().map(str::to_string).collect()),
+            None => file.build.command.clone(),
+        }
+    };
+    let mut env: Vec<(String, String)> = file
+        .app
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for pair in &args.env {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(Error::Usage {
+                message: format!("--env {pair}: expected KEY=VALUE"),
+                hint: "e.g. --env CUDA_VISIBLE_DEVICES=0".into(),
+            });
+        };
+        env.retain(|(key, _)| key != k);
+        env.push((k.to_string(), v.to_string()));
+    }
+    let mut extra_metrics = p.extra_metrics.clone();
+    extra_metrics.extend(args.extra_metrics.iter().filter(|m| !m.is_empty()).cloned());
+    Ok(RunnerConfig {
+        build,
+        app,
+        env,
+        workdir: args.workdir.clone().unwrap_or_else(|| {
+            file.resolve(
+                file.app
+                    .workdir
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(".")),
+            )
+        }),
+        timeout: Duration::from_secs(args.timeout.or(file.app.timeout).unwrap_or(1800)),
+        mode: match args.mode {
+            Some(ModeArg::Fast) => Mode::Fast,
+            Some(ModeArg::Full) => Mode::Full,
+            None => p.mode.unwrap_or_default(),
+        },
+        graph_profiling: match args.graph_profiling {
+            Some(GraphArg::Node) => GraphProfiling::Node,
+            Some(GraphArg::Graph) => GraphProfiling::Graph,
+            None => p.graph_profiling.unwrap_or_default(),
+        },
+        clock_control: args
+            .clock_control
+            .clone()
+            .or_else(|| p.clock_control.clone())
+            .unwrap_or_else(|| "none".into()),
+        cache_control: args
+            .cache_control
+            .clone()
+            .or_else(|| p.cache_control.clone())
+            .unwrap_or_else(|| "all".into()),
+        replay_mode: args
+            .replay_mode
+            .clone()
+            .or_else(|| p.replay_mode.clone())
+            .unwrap_or_else(|| "kernel".into()),
+        kernel_name: args.kernel_name.clone().or_else(|| p.kernel_name.clone()),
+        launch_skip: args.launch_skip.or(p.launch_skip),
+        launch_count: args.launch_count.or(p.launch_count),
+        extra_metrics,
+        ncu: args
+            .ncu
+            .clone()
+            .or_else(|| p.ncu.clone())
+            .unwrap_or_else(|| "ncu".into()),
+        out_dir: args.out_dir.clone().unwrap_or_else(|| {
+            file.resolve(
+                p.out_dir
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("target/ncugate")),
+            )
+        }),
+    })
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.
+fn use_color(arg: ColorArg) -> bool {
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! `ncugate doctor`: is this machine ready to gate? GPUs (name, compute
+//! capability, memory, driver and CUDA version) through NVML, loaded at run
+//! time so ncugate builds and runs where there is no driver; ncu,
+//! compute-sanitizer and nvcc versions; whether ncu may read the performance
+//! counters. Exit 0 when ncugate can profile here, 2 when not — never a panic.
+
+use crate::exit;
+use crate::report::fmt::format_value;
+use nvml_wrapper::Nvml;
+use std::process::Command;
+
+/// Prints the checks; returns the exit code.
+pub fn run() -> i32 {
+    let mut ok = true;
+    println!("ncugate doctor");
+    ok &= gpus();
+    for (tool, needed) in [
+        (crate::parse::ncu_program(), true),
+        ("compute-sanitizer".to_string(), false),
+        ("nvcc".to_string(), false),
+    ] {
+        ok &= tool_version(&tool, needed);
+    }
+    ok &= counters();
+    if ok {
+        println!("\nready: ncugate can profile and gate on this machine");
+        exit::PASS
+    } else {
+        println!(
+            "\nnot ready: see the ✗ lines above (ncugate can still gate exported CSV files here)"
+        );
+        exit::ERROR
+    }
+}
+
+fn gpus() -> bool {
+    let nvml = match Nvml::init() {
+        Ok(n) => n,
+        Err(e) => {
+            println!(
+                "✗ GPU: none usable — the NVIDIA driver's NVML library could not be loaded ({e})"
+            );
+            println!(
+                "    fix: run on a machine with an NVIDIA GPU and driver (`nvidia-smi` must work)"
+            );
+            return false;
+        }
+    };
+    let driver = nvml.sys_driver_version().unwrap_or_else(|_| "?".into());
+    let cuda = nvml
+        .sys_cuda_driver_version()
+        .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10))
+        .unwrap_or_else(|_| "?".into());
+    let count = nvml.device_count().unwrap_or(0);
+    if count == 0 {
+        println!("✗ GPU: the driver ({driver}) sees no GPU");
+        return false;
+    }
+    println!("✓ driver {driver}, CUDA {cuda} (driver API), {count} GPU(s)");
+    for i in 0..count {
+        match nvml.device_by_index(i) {
+            Ok(d) => {
+                let name = d.name().unwrap_or_else(|_| "?".into());
+                let cc = d
+                    .cuda_compute_capability()
+                    .map(|c| format!("{}.{}", c.major, c.minor))
+                    .unwrap_or_else(|_| "?".into());
+                let memory = d
+                    .memory_info()
+                    .map(|m| {
+                        format!(
+                            "{} total, {} free",
+                            format_value(m.total as f64, "byte"),
+                            format_value(m.free as f64, "byte")
+                        )
+                    })
+                    .unwrap_or_else(|_| "?".into());
+                println!("  GPU {i}: {name}, compute capability {cc}, memory {memory}");
+            }
+            Err(e) => println!("  GPU {i}: cannot be queried ({e})"),
+        }
+    }
+    true
+}
+
+fn tool_version(tool: &str, needed: bool) -> bool {
+    let mark = if needed { "✗" } else { "–" };
+    match Command::new(tool).arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let version = text
+                .lines()
+                .rev()
+                .find(|l| l.to_lowercase().contains("version"))
+                .unwrap_or("")
+                .trim();
+            println!("✓ {tool}: {version}");
+            true
+        }
+        Ok(out) => {
+            println!("{mark} {tool}: `{tool} --version` failed ({})", out.status);
+            !needed
+        }
+        Err(_) => {
+            let what = match tool {
+                "nvcc" => "needed only to build CUDA code such as kernels/ (CUDA toolkit)",
+                "compute-sanitizer" => "needed for sanitizer gates (CUDA toolkit)",
+                _ => {
+                    "needed to profile (Nsight Compute; set NCUGATE_NCU or [profile] ncu if it is off PATH)"
+                }
+            };
+            println!("{mark} {tool}: not found — {what}");
+            !needed
+        }
+    }
+}
+
+/// Linux restricts GPU performance counters to admins unless the driver's
+/// `RmProfilingAdminOnly` parameter is 0 (ncu then fails with ERR_NVGPUCTRPERM).
+fn counters() -> bool {
+    let params = std::fs::read_to_string("/proc/driver/nvidia/params").unwrap_or_default();
+    let admin_only = params
+        .lines()
+        .find_map(|l| l.strip_prefix("RmProfilingAdminOnly:"))
+        .map(|v| v.trim() == "1");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    match admin_only {
+        None => {
+            println!("– performance counters: unknown (no /proc/driver/nvidia/params)");
+            true
+        }
+        Some(false) => {
+            println!("✓ performance counters: readable by all users (RmProfilingAdminOnly=0)");
+            true
+        }
+        Some(true) if root => {
+            println!("✓ performance counters: admin only, and ncugate runs as root");
+            true
+        }
+        Some(true) => {
+            println!(
+                "✗ performance counters: admin only (RmProfilingAdminOnly=1) and this user is not root: ncu will fail with ERR_NVGPUCTRPERM"
+            );
+            println!(
+                "    fix: run as root, or `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ and reload the driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+            );
+            false
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The runner: build the app, run it under ncu with a command line ncugate
+//! composes, keep every artifact in a work directory, import the report as
+//! raw and details CSV, and turn every way this can fail into one clear
+//! error with a fix. Processes run behind [`process::ProcessRunner`], so all
+//! of it is tested offline with recorded ncu output.
+
+pub mod failure;
+pub mod ncu;
+pub mod process;
+pub mod progress;
+
+use crate::error::{Error, Result};
+use process::{CommandSpec, Exit, ProcessRunner};
+use progress::Progress;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `[profile] mode`: the gated metrics only, or `--set full` plus them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Fast,
+    Full,
+}
+
+/// `[profile] graph_profiling`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphProfiling {
+    /// Every kernel node of a CUDA graph is profiled as its own launch.
+    #[default]
+    Node,
+    /// A whole graph launch is one result named `graph`.
+    Graph,
+}
+
+impl GraphProfiling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GraphProfiling::Node => "node",
+            GraphProfiling::Graph => "graph",
+        }
+    }
+}
+
+/// Everything the runner needs, validated (from `ncugate.toml`, `NCUGATE_*` and flags).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerConfig {
+    /// `[build] command` (argv); `None`: nothing to build.
+    pub build: Option<Vec<String>>,
+    /// `[app] command` (argv, no shell).
+    pub app: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub workdir: PathBuf,
+    pub timeout: Duration,
+    pub mode: Mode,
+    pub graph_profiling: GraphProfiling,
+    pub clock_control: String,
+    pub cache_control: String,
+    pub replay_mode: String,
+    pub kernel_name: Option<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    pub extra_metrics: Vec<String>,
+    /// The ncu executable.
+    pub ncu: String,
+    /// Where every artifact is kept.
+    pub out_dir: PathBuf,
+}
+
+/// What one profiled run left in the work dir.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifacts {
+    pub dir: PathBuf,
+    pub report: PathBuf,
+    pub raw: PathBuf,
+    pub details: PathBuf,
+    pub ncu_log: PathBuf,
+    pub app_log: PathBuf,
+    pub seconds: f64,
+}
+
+/// Runs `[build] command`, logging to `out_dir/build.log`.
+pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
+    let Some(argv) = &config.build else {
+        return Ok(());
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(());
+    };
+    create_dir(&config.out_dir)?;
+    let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
+    spec.workdir = Some(config.workdir.clone());
+    spec.env = config.env.clone();
+    eprintln!("ncugate: build: {}", spec.display());
+    let done = runner.run(&spec, &mut |_| {});
+    let log = config.out_dir.join("build.log");
+    write_lines(&log, &done.lines)?;
+    if !done.exit.success() {
+        let hint = if done.exit == Exit::NotFound {
+            format!("`{program}` is not installed or not on PATH")
+        } else {
+            format!("fix the build; its output is in {}", log.display())
+        };
+        return Err(Error::Tool {
+            message: format!(
+                "the build failed ({}): `{}`{}",
+                done.exit,
+                spec.display(),
+                tail(&done.lines, 5)
+            ),
+            hint,
+        });
+    }
+    Ok(())
+}
+
+/// Profiles the app once into `out_dir/<name>/` and imports the report.
+pub fn profile_once(
+    config: &RunnerConfig,
+    metrics: &[String],
+    name: &str,
+    runner: &dyn ProcessRunner,
+    progress: &mut Progress,
+) -> Result<Artifacts> {
+    if config.app.is_empty() {
+        return Err(Error::Usage { message: "no app to profile: [app] command is empty".into(), hint: "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into() });
+    }
+    let dir = config.out_dir.join(name);
+    create_dir(&dir)?;
+    let dir = std::fs::canonicalize(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let export = dir.join("run");
+    let report = dir.join("run.ncu-rep");
+    let _ = std::fs::remove_file(&report);
+    let mut spec = CommandSpec::new(
+        config.ncu.clone(),
+        ncu::profile_args(config, metrics, &export),
+    );
+    spec.env = config.env.clone();
+    spec.workdir = Some(config.workdir.clone());
+    spec.timeout = Some(config.timeout);
+    progress.start(&spec.display());
+    let done = runner.run(&spec, &mut |line| progress.line(line));
+    progress.finish();
+
+    let ncu_log = dir.join("ncu.log");
+    let app_log = dir.join("app.log");
+    write_lines(&ncu_log, &done.lines)?;
+    let app_lines: Vec<String> = done
+        .lines
+        .iter()
+        .filter(|l| !ncu::is_ncu_line(l))
+        .cloned()
+        .collect();
+    write_lines(&app_log, &app_lines)?;
+    let app_tail = tail(&app_lines, 5);
+    failure::classify(
+        &config.ncu,
+        &done.exit,
+        &done.lines,
+        report.exists(),
+        &app_tail,
+    )
+    .map_err(|e| with_artifacts(e, &dir))?;
+
+    let raw = dir.join("raw.csv");
+    let details = dir.join("details.csv");
+    for (page, out) in [("raw", &raw), ("details", &details)] {
+        let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(&report, page));
+        import.stdout_to = Some(out.clone());
+        let done = runner.run(&import, &mut |_| {});
+        if !done.exit.success() {
+            return Err(Error::Tool {
+                message: format!(
+                    "`{}` failed ({}){}",
+                    import.display(),
+                    done.exit,
+                    tail(&done.lines, 3)
+                ),
+                hint: format!(
+                    "the report is kept at {}; open it with `ncu --import`",
+                    report.display()
+                ),
+            });
+        }
+    }
+    Ok(Artifacts {
+        dir,
+        report,
+        raw,
+        details,
+        ncu_log,
+        app_log,
+        seconds: done.elapsed.as_secs_f64(),
+    })
+}
+
+/// Adds where the logs are to a runner error's hint.
+fn with_artifacts(error: Error, dir: &Path) -> Error {
+    match error {
+        Error::Tool { message, hint } => Error::Tool {
+            message,
+            hint: format!("{hint} (logs: {})", dir.display()),
+        },
+        other => other,
+    }
+}
+
+fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
+    let mut f = std::fs::File::create(path).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    for l in lines {
+        writeln!(f, "{l}").map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// `; last output: a | b | c` from the last `n` non-empty lines, or nothing.
+fn tail(lines: &[String], n: usize) -> String {
+    let kept: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let last = &kept[kept.len().saturating_sub(n)..];
+    if last.is_empty() {
+        String::new()
+    } else {
+        last.join("\n")
+    }
+}

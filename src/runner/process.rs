@@ -1,0 +1,327 @@
+//! The outside world behind a trait: running the build, the app under ncu,
+//! and ncu's import. [`RealRunner`] spawns processes (in their own process
+//! group, so a timeout kills the app and everything it started);
+//! [`ReplayRunner`] plays back recorded output, exit codes and files, so the
+//! whole runner — progress, failure classification, reports — is tested
+//! without a GPU.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A command to run: argv (never through a shell), environment, directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub workdir: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+    /// Where standard output goes; `None`: to the line callback and the log only.
+    pub stdout_to: Option<PathBuf>,
+}
+
+impl CommandSpec {
+    pub fn new(
+        program: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> CommandSpec {
+        CommandSpec {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            workdir: None,
+            timeout: None,
+            stdout_to: None,
+        }
+    }
+
+    /// The command line for messages and logs (shell-quoted where needed).
+    pub fn display(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed (with its process group) after the timeout.
+    TimedOut(Duration),
+    /// The program does not exist.
+    NotFound,
+    /// It could not be started for another reason.
+    SpawnFailed(String),
+}
+
+impl Exit {
+    pub fn success(&self) -> bool {
+        *self == Exit::Code(0)
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exit code {c}"),
+            Exit::Signal(s) => write!(f, "killed by signal {s}"),
+            Exit::TimedOut(d) => {
+                write!(f, "timed out after {}s (process group killed)", d.as_secs())
+            }
+            Exit::NotFound => write!(f, "not found"),
+            Exit::SpawnFailed(e) => write!(f, "could not start: {e}"),
+        }
+    }
+}
+
+/// The output lines (stdout and stderr interleaved as they arrived) and the exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub exit: Exit,
+    pub lines: Vec<String>,
+    pub elapsed: Duration,
+}
+
+/// Runs commands. `on_line` sees every output line as it arrives (stdout lines
+/// only when they are not redirected by `stdout_to`).
+pub trait ProcessRunner {
+    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished;
+}
+
+/// Spawns real processes.
+#[derive(Debug, Default)]
+pub struct RealRunner;
+
+impl ProcessRunner for RealRunner {
+    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
+        let start = Instant::now();
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &spec.workdir {
+            command.current_dir(dir);
+        }
+        // Its own process group: a timeout kills the app and its children too.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let stdout_file = match &spec.stdout_to {
+            Some(path) => match std::fs::File::create(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return Finished {
+                        exit: Exit::SpawnFailed(format!("cannot create {}: {e}", path.display())),
+                        lines: Vec::new(),
+                        elapsed: start.elapsed(),
+                    };
+                }
+            },
+            None => None,
+        };
+        match stdout_file {
+            Some(f) => command.stdout(Stdio::from(f)),
+            None => command.stdout(Stdio::piped()),
+        };
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Finished {
+                    exit: Exit::NotFound,
+                    lines: Vec::new(),
+                    elapsed: start.elapsed(),
+                };
+            }
+            Err(e) => {
+                return Finished {
+                    exit: Exit::SpawnFailed(e.to_string()),
+                    lines: Vec::new(),
+                    elapsed: start.elapsed(),
+                };
+            }
+        };
+        let (tx, rx) = mpsc::channel::<String>();
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            let tx = tx.clone();
+            readers.push(std::thread::spawn(move || forward(out, &tx)));
+        }
+        if let Some(err) = child.stderr.take() {
+            let tx = tx.clone();
+            readers.push(std::thread::spawn(move || forward(err, &tx)));
+        }
+        drop(tx);
+        let deadline = spec.timeout.map(|t| start + t);
+        let mut lines = Vec::new();
+        let mut timed_out = false;
+        loop {
+            let wait = deadline.map_or(Duration::from_millis(200), |d| {
+                d.saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(200))
+            });
+            match rx.recv_timeout(wait) {
+                Ok(line) => {
+                    on_line(&line);
+                    lines.push(line);
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                timed_out = true;
+                kill_group(child.id());
+                break;
+            }
+        }
+        let status = child.wait();
+        // Drain what the readers still hold (they end once the group is dead).
+        for line in rx.try_iter() {
+            on_line(&line);
+            lines.push(line);
+        }
+        for r in readers {
+            let _ = r.join();
+        }
+        let exit = if timed_out {
+            Exit::TimedOut(spec.timeout.unwrap_or_default())
+        } else {
+            match status {
+                Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+                    (Some(c), _) => Exit::Code(c),
+                    (None, Some(sig)) => Exit::Signal(sig),
+                    (None, None) => Exit::SpawnFailed("unknown exit status".into()),
+                },
+                Err(e) => Exit::SpawnFailed(e.to_string()),
+            }
+        };
+        Finished {
+            exit,
+            lines,
+            elapsed: start.elapsed(),
+        }
+    }
+}
+
+fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
+    let mut reader = BufReader::new(stream);
+    let mut buf = Vec::new();
+    while let Ok(n) = reader.read_until(b'\n', &mut buf) {
+        if n == 0 {
+            break;
+        }
+        let line = String::from_utf8_lossy(&buf)
+            .trim_end_matches(['\n', '\r'])
+            .to_string();
+        if tx.send(line).is_err() {
+            break;
+        }
+        buf.clear();
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// One recorded step for [`ReplayRunner`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The output lines, as the real command printed them.
+    pub lines: Vec<String>,
+    pub exit: Exit,
+    /// What the command wrote to its `stdout_to` file (ncu --import's CSV).
+    pub stdout_file: Option<Vec<u8>>,
+    /// Files the command created: (path relative to the export directory, contents).
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Recorded {
+    /// A step that printed `log` and ended with `exit`.
+    pub fn log(log: &str, exit: Exit) -> Recorded {
+        Recorded {
+            lines: log.lines().map(str::to_string).collect(),
+            exit,
+            stdout_file: None,
+            files: Vec::new(),
+        }
+    }
+}
+
+/// Plays back recorded steps in order and remembers the commands it was given.
+#[derive(Debug, Default)]
+pub struct ReplayRunner {
+    steps: Mutex<VecDeque<Recorded>>,
+    /// Every command run, in order.
+    pub seen: Mutex<Vec<CommandSpec>>,
+    /// Where `files` of a step are created.
+    pub export_dir: PathBuf,
+}
+
+impl ReplayRunner {
+    pub fn new(export_dir: PathBuf, steps: Vec<Recorded>) -> ReplayRunner {
+        ReplayRunner {
+            steps: Mutex::new(steps.into()),
+            seen: Mutex::new(Vec::new()),
+            export_dir,
+        }
+    }
+}
+
+impl ProcessRunner for ReplayRunner {
+    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(spec.clone());
+        }
+        let step = self.steps.lock().ok().and_then(|mut s| s.pop_front());
+        let Some(step) = step else {
+            return Finished {
+                exit: Exit::SpawnFailed(format!(
+                    "replay: no recorded step for `{}`",
+                    spec.display()
+                )),
+                lines: Vec::new(),
+                elapsed: Duration::ZERO,
+            };
+        };
+        for (name, bytes) in &step.files {
+            let _ = std::fs::write(self.export_dir.join(name), bytes);
+        }
+        if let (Some(path), Some(bytes)) = (&spec.stdout_to, &step.stdout_file) {
+            let _ = std::fs::File::create(path).and_then(|mut f| f.write_all(bytes));
+        }
+        for line in &step.lines {
+            on_line(line);
+        }
+        Finished {
+            exit: step.exit,
+            lines: step.lines,
+            elapsed: Duration::from_millis(1),
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Progress while ncu profiles: an indicatif bar on a terminal, one plain line
+//! per profiled kernel in CI (no terminal), driven by ncu's
+//! `==PROF== Profiling "name" - N: … - P passes` lines.
+
+use super::ncu::parse_progress;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+
+/// The progress display of one profiled run.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    interactive: bool,
+    /// Launches expected (from the baseline), for the bar's length.
+    expected: Option<u64>,
+    /// Kernels profiled so far.
+    pub profiled: u64,
+}
+
+impl Progress {
+    /// A bar on a terminal (stderr), plain lines otherwise; `quiet` prints nothing.
+    pub fn new(expected: Option<u64>, quiet: bool) -> Progress {
+        Progress {
+            bar: None,
+            interactive: !quiet && std::io::stderr().is_terminal(),
+            expected,
+            profiled: if quiet { u64::MAX } else { 0 },
+        }
+    }
+
+    pub fn start(&mut self, command: &str) {
+        if self.profiled == u64::MAX {
+            return;
+        }
+        eprintln!("ncugate: profile: {command}");
+        if self.interactive {
+            let bar = match self.expected {
+                Some(n) => ProgressBar::new(n),
+                None => ProgressBar::new_spinner(),
+            };
+            let template = if self.expected.is_some() {
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}"
+            } else {
+                "{spinner} [{elapsed_precise}] {pos} kernels {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            self.bar = Some(bar);
+        }
+    }
+
+    /// Feeds one output line.
+    pub fn line(&mut self, line: &str) {
+        if self.profiled == u64::MAX {
+            return;
+        }
+        let Some(p) = parse_progress(line) else {
+            return;
+        };
+        self.profiled += 1;
+        let passes = p
+            .passes
+            .map(|n| format!(", {n} passes"))
+            .unwrap_or_default();
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(self.profiled);
+                bar.set_message(format!("{} (#{}{passes})", p.kernel, p.index));
+            }
+            None => eprintln!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if self.profiled != u64::MAX {
+            eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
+        }
+    }
+}
