@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End-to-end on a GPU machine: ncugate builds kernels/, records baselines by profiling the
+# reference app under ncu, then gates the base app (expect exit 0) and every --inject variant
+# except leak (expect exit 1) in fast and in full mode, timing each check.
+#
+#   scripts/gpu-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
+#
+# Writes everything under $OUT (or target/gpu-e2e): summary.md (the table), one folder per
+# check with its reports and ncu artifacts, doctor.txt, and the raw logs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ncugate=$(realpath "${1:-target/release/ncugate}")
+out=${OUT:-target/gpu-e2e}
+mkdir -p "$out"
+summary=$out/summary.md
+variants=(base redundant-node unfolded-loop strided fp64)
+status=0
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
+
+{ echo "# ncugate GPU end-to-end ($(date -u +%FT%TZ))"; echo
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/GPU: /'
+  ncu --version | tail -1 | sed 's/^/ncu: /'; echo; } > "$summary"
+
+"$ncugate" doctor > "$out/doctor.txt" 2>&1; echo "doctor exit $?" >> "$out/doctor.txt"
+
+for mode in fast full; do
+  baseline=$out/baseline.$mode.json
+  t0=$(now)
+  "$ncugate" baseline record --runs 3 --mode "$mode" --out "$out/record-$mode" --output "$baseline" \
+    > "$out/record-$mode.log" 2>&1
+  rc=$?
+  echo "baseline record --runs 3 --mode $mode: exit $rc in $(elapsed "$t0" "$(now)") s" >> "$summary"
+  [ $rc = 0 ] || { status=1; tail -5 "$out/record-$mode.log"; continue; }
+done
+echo >> "$summary"
+echo "| mode | variant | exit | expected | seconds | what failed (kernel: check) |" >> "$summary"
+echo "|---|---|---|---|---:|---|" >> "$summary"
+
+for mode in fast full; do
+  for variant in "${variants[@]}"; do
+    dir=$out/$mode-$variant
+    mkdir -p "$dir"
+    expected=1; [ "$variant" = base ] && expected=0
+    t0=$(now)
+    "$ncugate" check --baseline "$out/baseline.$mode.json" --mode "$mode" --no-build --out "$dir" \
+      --json "$dir/report.json" --junit "$dir/junit.xml" --markdown "$dir/report.md" \
+      -- kernels/build/graph_app --iters 3 --inject "$variant" > "$dir/check.log" 2>&1
+    rc=$?
+    secs=$(elapsed "$t0" "$(now)")
+    what=$(python3 - "$dir/report.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"no report ({e})"); sys.exit()
+out = []
+for s in r["structure"]:
+    if s["status"] == "fail": out.append(f'{s["kernel"]}: {s["check"]}')
+for x in r["rules"]:
+    if x["status"] == "fail":
+        ch = f'{x["change_pct"]:+.0f}%' if x["change_pct"] is not None else "new"
+        out.append(f'{x["kernel"] or "(total)"}: {x["metric"]} {ch}')
+for f in r["findings"][:2]:
+    out.append(f'{f["kernel"]}: finding {f["finding"]["rule"]}')
+out += [f"error: {e}" for e in r["errors"]]
+print("; ".join(out) or "—")
+PY
+)
+    [ "$rc" = "$expected" ] || status=1
+    echo "| $mode | $variant | $rc | $expected | $secs | $what |" >> "$summary"
+  done
+done
+
+# A run that must time out: the whole process group is killed.
+t0=$(now)
+"$ncugate" check --baseline "$out/baseline.fast.json" --no-build --timeout 3 --out "$out/timeout" \
+  -- kernels/build/graph_app --iters 100000 > "$out/timeout.log" 2>&1
+echo "" >> "$summary"
+echo "timeout check (--timeout 3, --iters 100000): exit $? in $(elapsed "$t0" "$(now)") s; ncu processes left: $(pgrep -c -f 'ncu.*graph_app' || true)" >> "$summary"
+
+cat "$summary"
+exit $status

@@ -1,0 +1,269 @@
+//! The runner offline: ncu's recorded output (H200, ncu 2025.3.1) replayed
+//! through `ReplayRunner`, so command composition, progress and every failure
+//! class are tested without a GPU.
+
+mod common;
+use common::{H200, REFERENCE};
+use ncugate::config::{CheckConfig, Source};
+use ncugate::error::Error;
+use ncugate::report::Outputs;
+use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner, Recorded, ReplayRunner};
+use ncugate::runner::progress::Progress;
+use ncugate::runner::{self, GraphProfiling, Mode, RunnerConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(dir: &str, name: &str) -> String {
+    std::fs::read_to_string(Path::new(dir).join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn config(out: &Path) -> RunnerConfig {
+    RunnerConfig {
+        build: None,
+        app: vec!["kernels/build/graph_app".into(), "--iters".into(), "3".into()],
+        env: vec![],
+        workdir: PathBuf::from("."),
+        timeout: Duration::from_secs(600),
+        mode: Mode::Fast,
+        graph_profiling: GraphProfiling::Node,
+        clock_control: "none".into(),
+        cache_control: "all".into(),
+        replay_mode: "kernel".into(),
+        kernel_name: None,
+        launch_skip: None,
+        launch_count: None,
+        extra_metrics: vec![],
+        ncu: "ncu".into(),
+        out_dir: out.to_path_buf(),
+    }
+}
+
+/// A profiling step that printed `log`, exited `exit` and (maybe) wrote the report.
+fn profiled(log: &str, exit: Exit, report: bool) -> Recorded {
+    let mut step = Recorded::log(log, exit);
+    if report {
+        step.files.push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
+    }
+    step
+}
+
+/// An `ncu --import` step whose standard output is `csv`.
+fn imported(csv: &str) -> Recorded {
+    Recorded { lines: vec![], exit: Exit::Code(0), stdout_file: Some(csv.as_bytes().to_vec()), files: vec![] }
+}
+
+fn metrics() -> Vec<String> {
+    ncugate::rules::Thresholds::builtin().expect("builtin").metrics()
+}
+
+/// Profiles once with the replayed steps; the error if it fails.
+fn profile(steps: Vec<Recorded>) -> (Result<runner::Artifacts, Error>, Vec<CommandSpec>) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().to_path_buf();
+    let replay = ReplayRunner::new(out.join("run"), steps);
+    let result = runner::profile_once(&config(&out), &metrics(), "run", &replay, &mut Progress::new(None, true));
+    let seen = replay.seen.lock().expect("lock").clone();
+    std::mem::forget(dir);
+    (result, seen)
+}
+
+fn error(steps: Vec<Recorded>) -> (String, String) {
+    let (result, _) = profile(steps);
+    let e = result.expect_err("the run must fail");
+    (e.to_string(), e.hint())
+}
+
+#[test]
+fn the_ncu_command_line_is_composed_not_shelled() {
+    let (result, seen) = profile(vec![
+        profiled(&fixture(H200, "graph_app.base.fast.run1.ncu.log"), Exit::Code(0), true),
+        imported(&fixture(H200, "graph_app.base.fast.run1.raw.base-units.csv")),
+        imported(&fixture(H200, "graph_app.base.fast.run1.details.csv")),
+    ]);
+    let artifacts = result.expect("profiled");
+    assert_eq!(seen.len(), 3);
+    let args = &seen[0].args;
+    let metrics = args[args.iter().position(|a| a == "--metrics").expect("--metrics") + 1].clone();
+    for m in metrics_list() {
+        assert!(metrics.split(',').any(|x| x == m), "{m} missing from {metrics}");
+    }
+    let joined = args.join(" ");
+    for flag in ["--target-processes all", "--graph-profiling node", "--clock-control none", "--cache-control all", "--replay-mode kernel", "--config-file off", "-f --export"] {
+        assert!(joined.contains(flag), "{flag} missing: {joined}");
+    }
+    assert!(!joined.contains("--set"), "fast mode adds no section set: {joined}");
+    assert!(joined.ends_with("/run kernels/build/graph_app --iters 3"), "{joined}");
+    assert_eq!(seen[1].args[2..], ["--csv", "--page", "raw", "--print-units", "base"]);
+    assert_eq!(seen[2].args[4], "details");
+    assert!(artifacts.raw.exists() && artifacts.ncu_log.exists() && artifacts.app_log.exists());
+    let app_log = std::fs::read_to_string(&artifacts.app_log).expect("app log");
+    assert!(app_log.contains("verify=ok") && !app_log.contains("==PROF=="), "{app_log}");
+}
+
+fn metrics_list() -> Vec<String> {
+    metrics()
+}
+
+#[test]
+fn full_mode_adds_the_set_and_keeps_the_gated_metrics() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut c = config(dir.path());
+    c.mode = Mode::Full;
+    c.kernel_name = Some("regex:scale".into());
+    c.launch_count = Some(5);
+    c.extra_metrics = vec!["smsp__inst_executed.sum".into()];
+    let args = runner::ncu::profile_args(&c, &metrics(), Path::new("/w/run")).join(" ");
+    assert!(args.starts_with("--set full --metrics sm__inst_executed.sum,"), "{args}");
+    assert!(args.contains(",smsp__inst_executed.sum "), "{args}");
+    assert!(args.contains("--kernel-name regex:scale --launch-count 5 -f --export /w/run kernels/build/graph_app"), "{args}");
+}
+
+#[test]
+fn ncu_not_installed() {
+    let (message, hint) = error(vec![Recorded::log("", Exit::NotFound)]);
+    assert!(message.contains("`ncu` not found"), "{message}");
+    assert!(hint.contains("NCUGATE_NCU") && hint.contains("ncugate doctor"), "{hint}");
+}
+
+#[test]
+fn the_app_is_missing() {
+    let (message, hint) = error(vec![profiled(&fixture(REFERENCE, "logs/ncu.app-missing.stdout.log"), Exit::Code(1), false)]);
+    assert!(message.contains("the app could not be started: '/tmp/nonexistent_app' does not exist or is not an executable"), "{message}");
+    assert!(hint.contains("[app] command"), "{hint}");
+}
+
+#[test]
+fn the_app_exits_non_zero_and_its_output_tail_is_shown() {
+    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-app-bad-args.ncu.log"), Exit::Code(1), false)]);
+    assert!(message.contains("the app exited with code 1 under ncu"), "{message}");
+    assert!(message.contains("for testing how a gate handles a failing app"), "the app's last output: {message}");
+    assert!(hint.contains("app.log") && hint.contains("logs: "), "{hint}");
+}
+
+#[test]
+fn the_app_fails_after_its_kernels_were_profiled() {
+    // ncu exits with the app's code (3) and still writes a complete report: not a pass.
+    let (message, _) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-app-exit3-after-kernels.ncu.log"), Exit::Code(3), true)]);
+    assert!(message.contains("ncu failed (exit code 3)") || message.contains("exited with code 3"), "{message}");
+}
+
+#[test]
+fn an_unknown_metric_gets_the_real_names() {
+    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-unknown-metric.ncu.log"), Exit::Code(9), false)]);
+    assert_eq!(message, "ncu does not know the metric `sys__memory_throughput`");
+    assert!(hint.contains("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"), "{hint}");
+    let typo = "==ERROR== Failed to find metric regex:^sm__inst_exectued\\.(sum|min|max|avg|pct|ratio|max_rate)$";
+    let (_, hint) = error(vec![profiled(typo, Exit::Code(9), false)]);
+    assert!(hint.contains("did you mean sm__inst_executed"), "{hint}");
+}
+
+#[test]
+fn no_kernels_profiled_although_ncu_exits_0() {
+    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-no-kernels.ncu.log"), Exit::Code(0), false)]);
+    assert!(message.contains("ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)"), "{message}");
+    assert!(hint.contains("kernel_name"), "{hint}");
+    let (message, _) = error(vec![profiled(&fixture(REFERENCE, "logs/ncu.no-kernels.stdout.log"), Exit::Code(0), false)]);
+    assert!(message.contains("profiled no kernels"), "{message}");
+}
+
+#[test]
+fn performance_counters_not_permitted() {
+    let log = fixture(H200, "graph_app.base.fail-nvgpuctrperm.ncu.log");
+    let (message, hint) = error(vec![profiled(&log, Exit::Code(1), false)]);
+    assert!(message.contains("ERR_NVGPUCTRPERM"), "{message}");
+    assert!(hint.contains("NVreg_RestrictProfilingToAdminUsers=0") && hint.contains("root"), "{hint}");
+}
+
+#[test]
+fn a_timeout() {
+    let (message, hint) = error(vec![Recorded::log("==PROF== Connected to process 1 (/app)", Exit::TimedOut(Duration::from_secs(600)))]);
+    assert!(message.contains("timed out after 600s; the app and ncu were killed (process group)"), "{message}");
+    assert!(hint.contains("timeout"), "{hint}");
+}
+
+#[test]
+fn the_report_file_is_missing() {
+    let (message, _) = error(vec![profiled(&fixture(H200, "graph_app.base.fast.run1.ncu.log"), Exit::Code(0), false)]);
+    assert!(message.contains("ncu exited 0 but wrote no report"), "{message}");
+}
+
+#[test]
+fn metrics_graph_profiling_cannot_collect() {
+    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.graph-rejected.ncu.log"), Exit::Code(1), false)]);
+    assert!(message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"), "{message}");
+    assert!(hint.contains("graph_profiling = \"node\""), "{hint}");
+}
+
+#[test]
+fn a_failing_build() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut c = config(dir.path());
+    c.build = Some(vec!["make".into(), "-C".into(), "kernels".into()]);
+    let replay = ReplayRunner::new(dir.path().to_path_buf(), vec![Recorded::log("graph_app.cu(12): error: identifier \"x\" is undefined\nmake: *** [Makefile:9] Error 2", Exit::Code(2))]);
+    let e = runner::build(&c, &replay).expect_err("build fails");
+    assert!(e.to_string().contains("the build failed (exit code 2): `make -C kernels`"), "{e}");
+    assert!(e.to_string().contains("identifier"), "{e}");
+}
+
+#[test]
+fn check_gates_a_replayed_profile_against_a_baseline() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("work");
+    // The baseline: the three recorded base runs.
+    let gate = common::Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    let steps = |variant: &str| {
+        vec![
+            profiled(&fixture(H200, &format!("graph_app.{variant}.ncu.log")), Exit::Code(0), true),
+            imported(&fixture(H200, &format!("graph_app.{variant}.raw.csv"))),
+            imported(&fixture(H200, &format!("graph_app.{variant}.details.csv"))),
+        ]
+    };
+    let check = |variant: &str| {
+        let replay = ReplayRunner::new(out.join("run"), steps(variant));
+        let config = CheckConfig {
+            baseline: gate.path("baseline.json"),
+            source: Source::Profile { runner: config(&out), runs: 1, quiet: true },
+            details: vec![],
+            thresholds: None,
+            kernel_key: None,
+            allow_device_mismatch: false,
+            outputs: Outputs { junit: Some(dir.path().join("junit.xml")), ..Outputs::default() },
+            color: false,
+        };
+        ncugate::commands::check_with(&config, &replay)
+    };
+    assert_eq!(check("base.fast.run2"), 0);
+    assert_eq!(check("strided.fast"), 1);
+    common::assert_valid_junit(&dir.path().join("junit.xml"));
+    assert_eq!(check("fp64.fast"), 1);
+}
+
+#[test]
+fn a_real_timeout_kills_the_whole_process_group() {
+    let runner = ncugate::runner::process::RealRunner;
+    let dir = tempfile::tempdir().expect("tmp");
+    let marker = dir.path().join("survived");
+    let script = format!("(sleep 3; touch {}) & echo started; sleep 30", marker.display());
+    let mut spec = CommandSpec::new("sh", ["-c", script.as_str()]);
+    spec.timeout = Some(Duration::from_secs(1));
+    let start = std::time::Instant::now();
+    let mut lines = Vec::new();
+    let done = runner.run(&spec, &mut |l| lines.push(l.to_string()));
+    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(1)));
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert_eq!(lines, ["started"]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!marker.exists(), "the background child of the app survived the timeout");
+}
+
+#[test]
+fn a_real_process_reports_its_exit_and_output() {
+    let runner = ncugate::runner::process::RealRunner;
+    let done = runner.run(&CommandSpec::new("sh", ["-c", "echo out; echo err >&2; exit 3"]), &mut |_| {});
+    assert_eq!(done.exit, Exit::Code(3));
+    let mut lines = done.lines.clone();
+    lines.sort();
+    assert_eq!(lines, ["err", "out"]);
+    assert_eq!(runner.run(&CommandSpec::new("/nonexistent/ncu", ["--version"]), &mut |_| {}).exit, Exit::NotFound);
+}
