@@ -63,7 +63,7 @@ fn acquire(
                     artifacts.dir.display()
                 );
                 acquired.inputs.push(artifacts.raw);
-                acquired.details.push(artifacts.details);
+                acquired.details.extend(artifacts.details);
             }
             Ok(acquired)
         }

@@ -78,10 +78,8 @@ fn the_ncu_command_line_is_composed_not_shelled() {
     let (result, seen) = profile(vec![
         profiled(&fixture(H200, "graph_app.base.fast.run1.ncu.log"), Exit::Code(0), true),
         imported(&fixture(H200, "graph_app.base.fast.run1.raw.base-units.csv")),
-        imported(&fixture(H200, "graph_app.base.fast.run1.details.csv")),
     ]);
     let artifacts = result.expect("profiled");
-    assert_eq!(seen.len(), 3);
     let args = &seen[0].args;
     let metrics = args[args.iter().position(|a| a == "--metrics").expect("--metrics") + 1].clone();
     for m in metrics_list() {
@@ -94,7 +92,7 @@ fn the_ncu_command_line_is_composed_not_shelled() {
     assert!(!joined.contains("--set"), "fast mode adds no section set: {joined}");
     assert!(joined.ends_with("/run kernels/build/graph_app --iters 3"), "{joined}");
     assert_eq!(seen[1].args[2..], ["--csv", "--page", "raw", "--print-units", "base"]);
-    assert_eq!(seen[2].args[4], "details");
+    assert_eq!(seen.len(), 2, "fast mode collects no rule results: no details import");
     assert!(artifacts.raw.exists() && artifacts.ncu_log.exists() && artifacts.app_log.exists());
     let app_log = std::fs::read_to_string(&artifacts.app_log).expect("app log");
     assert!(app_log.contains("verify=ok") && !app_log.contains("==PROF=="), "{app_log}");
@@ -168,7 +166,8 @@ fn no_kernels_profiled_although_ncu_exits_0() {
 
 #[test]
 fn performance_counters_not_permitted() {
-    let log = fixture(H200, "graph_app.base.fail-nvgpuctrperm.ncu.log");
+    // Not recordable on the H200 machine (counters open to all users): see fixtures/reported/README.md.
+    let log = fixture(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reported"), "ncu.err-nvgpuctrperm.log");
     let (message, hint) = error(vec![profiled(&log, Exit::Code(1), false)]);
     assert!(message.contains("ERR_NVGPUCTRPERM"), "{message}");
     assert!(hint.contains("NVreg_RestrictProfilingToAdminUsers=0") && hint.contains("root"), "{hint}");
@@ -216,7 +215,6 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
         vec![
             profiled(&fixture(H200, &format!("graph_app.{variant}.ncu.log")), Exit::Code(0), true),
             imported(&fixture(H200, &format!("graph_app.{variant}.raw.csv"))),
-            imported(&fixture(H200, &format!("graph_app.{variant}.details.csv"))),
         ]
     };
     let check = |variant: &str| {

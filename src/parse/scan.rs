@@ -51,6 +51,10 @@ pub struct RowScanner<R> {
     /// Spans of kept fields of the current row, by slot; `None` if the row was shorter.
     spans: Vec<Option<(usize, usize)>>,
     bytes_read: u64,
+    /// Newline bits of `pending`.
+    pending_nl: u64,
+    /// Column index → the smallest wanted column index ≥ it (usize::MAX if none). Columns mode.
+    next_stop: Vec<usize>,
 }
 
 /// One row: its kept fields and how many fields it had.
@@ -83,6 +87,8 @@ impl<R: Read> RowScanner<R> {
             all: true,
             spans: Vec::new(),
             bytes_read: 0,
+            pending_nl: 0,
+            next_stop: Vec::new(),
         }
     }
 
@@ -102,6 +108,14 @@ impl<R: Read> RowScanner<R> {
                     self.slot_of[column] = slot as u32;
                 }
                 self.spans = vec![None; columns.len()];
+                self.next_stop = vec![usize::MAX; width + 1];
+                let mut next = usize::MAX;
+                for i in (0..width).rev() {
+                    if self.slot_of[i] != UNWANTED {
+                        next = i;
+                    }
+                    self.next_stop[i] = next;
+                }
             }
         }
     }
@@ -120,6 +134,18 @@ impl<R: Read> RowScanner<R> {
     /// The next row, or `None` at the end of the input.
     pub fn next_row(&mut self) -> std::io::Result<Option<Row<'_>>> {
         loop {
+            // Fast path: a block whose separators are all commas ending fields
+            // nobody wants is skipped whole (~12 of 2,238 columns are wanted).
+            if !self.all && self.pending != 0 && self.field_idx > 0 && self.pending_nl & self.pending == 0 {
+                let n = self.pending.count_ones() as usize;
+                let stop = self.next_stop.get(self.field_idx).copied().unwrap_or(usize::MAX);
+                if self.field_idx + n <= stop {
+                    let last = 63 - self.pending.leading_zeros() as usize;
+                    self.field_idx += n;
+                    self.field_start = self.block_base + last + 1;
+                    self.pending = 0;
+                }
+            }
             while self.pending != 0 {
                 let bit = self.pending.trailing_zeros() as usize;
                 self.pending &= self.pending - 1;
@@ -159,6 +185,7 @@ impl<R: Read> RowScanner<R> {
         let inside = prefix_xor(masks.quotes) ^ self.in_quote;
         self.in_quote = 0u64.wrapping_sub(inside >> 63);
         self.pending = (masks.commas | masks.newlines) & !inside;
+        self.pending_nl = masks.newlines & !inside;
         self.block_base = at;
         self.pos = at + n;
     }

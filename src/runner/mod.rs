@@ -76,7 +76,8 @@ pub struct Artifacts {
     pub dir: PathBuf,
     pub report: PathBuf,
     pub raw: PathBuf,
-    pub details: PathBuf,
+    /// The details page; `None` in fast mode, which collects no sections and so no rule results.
+    pub details: Option<PathBuf>,
     pub ncu_log: PathBuf,
     pub app_log: PathBuf,
     pub seconds: f64,
@@ -169,8 +170,9 @@ pub fn profile_once(
     .map_err(|e| with_artifacts(e, &dir))?;
 
     let raw = dir.join("raw.csv");
-    let details = dir.join("details.csv");
-    for (page, out) in [("raw", &raw), ("details", &details)] {
+    let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
+    let pages = std::iter::once(("raw", &raw)).chain(details.as_ref().map(|d| ("details", d)));
+    for (page, out) in pages {
         let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(&report, page));
         import.stdout_to = Some(out.clone());
         let done = runner.run(&import, &mut |_| {});
