@@ -351,14 +351,17 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i
         a.seconds,
         a.dir.display()
     );
-    for (what, path) in [
-        ("report", &a.report),
-        ("raw page", &a.raw),
-        ("details page", &a.details),
-        ("ncu log", &a.ncu_log),
-        ("app output", &a.app_log),
-    ] {
-        println!("  {what:<13} {}", path.display());
+    let files = [
+        ("report", Some(&a.report)),
+        ("raw page", Some(&a.raw)),
+        ("details page", a.details.as_ref()),
+        ("ncu log", Some(&a.ncu_log)),
+        ("app output", Some(&a.app_log)),
+    ];
+    for (what, path) in files {
+        if let Some(path) = path {
+            println!("  {what:<13} {}", path.display());
+        }
     }
     Ok(exit::PASS)
 }

@@ -136,9 +136,17 @@ impl<R: Read> RowScanner<R> {
         loop {
             // Fast path: a block whose separators are all commas ending fields
             // nobody wants is skipped whole (~12 of 2,238 columns are wanted).
-            if !self.all && self.pending != 0 && self.field_idx > 0 && self.pending_nl & self.pending == 0 {
+            if !self.all
+                && self.pending != 0
+                && self.field_idx > 0
+                && self.pending_nl & self.pending == 0
+            {
                 let n = self.pending.count_ones() as usize;
-                let stop = self.next_stop.get(self.field_idx).copied().unwrap_or(usize::MAX);
+                let stop = self
+                    .next_stop
+                    .get(self.field_idx)
+                    .copied()
+                    .unwrap_or(usize::MAX);
                 if self.field_idx + n <= stop {
                     let last = 63 - self.pending.leading_zeros() as usize;
                     self.field_idx += n;
