@@ -18,12 +18,12 @@ pub struct Cli {
 pub enum CliCommand {
     /// Compare raw ncu exports with a baseline under threshold rules; exit 0, 1 or 2.
     #[command(after_help = crate::exit::TABLE)]
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Record or compare baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
     /// Build the app and profile it under ncu once; keep every artifact in the work dir.
-    Profile(ProfileOnlyArgs),
+    Profile(Box<ProfileOnlyArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
 }
@@ -116,7 +116,7 @@ pub struct ProfileOnlyArgs {
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
     /// Record a baseline from one raw export per run.
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// Show what changed between two baselines.
     Diff(DiffArgs),
 }

@@ -80,7 +80,8 @@ pub fn check(config: &CheckConfig) -> i32 {
 pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
     let report = match check_report(config, processes) {
         Ok(report) => report,
-        Err((error, inputs, details)) => {
+        Err(failed) => {
+            let (error, inputs, details) = *failed;
             let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
             let thresholds = config
                 .thresholds
@@ -117,7 +118,8 @@ pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
     report.exit_code
 }
 
-type CheckError = (Error, Vec<PathBuf>, Vec<PathBuf>);
+/// An error before any comparison, with the inputs and details known by then.
+type CheckError = Box<(Error, Vec<PathBuf>, Vec<PathBuf>)>;
 
 fn check_report(
     config: &CheckConfig,
@@ -127,7 +129,7 @@ fn check_report(
         Source::Inputs(i) => i.clone(),
         Source::Profile { .. } => Vec::new(),
     };
-    let fail = |e: Error| (e, given.clone(), config.details.clone());
+    let fail = |e: Error| Box::new((e, given.clone(), config.details.clone()));
     let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
     let baseline = Baseline::load(&config.baseline).map_err(fail)?;
     if let Some(mode) = config.kernel_key
@@ -165,7 +167,7 @@ fn check_report(
         processes,
     )
     .map_err(fail)?;
-    let fail = |e: Error| (e, acquired.inputs.clone(), acquired.details.clone());
+    let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
     let runs =
         read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds).map_err(fail)?;
     let findings = read_findings(&acquired.details, baseline.kernel_key).map_err(fail)?;

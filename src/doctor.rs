@@ -88,12 +88,7 @@ fn tool_version(tool: &str, needed: bool) -> bool {
     match Command::new(tool).arg("--version").output() {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
-            let version = text
-                .lines()
-                .rev()
-                .find(|l| l.to_lowercase().contains("version"))
-                .unwrap_or("")
-                .trim();
+            let version = version_line(&text);
             println!("✓ {tool}: {version}");
             true
         }
@@ -113,6 +108,15 @@ fn tool_version(tool: &str, needed: bool) -> bool {
             !needed
         }
     }
+}
+
+/// ncu and compute-sanitizer end with `Version …`; nvcc says `release 13.0, V13.0.88`.
+fn version_line(text: &str) -> &str {
+    let lines = || text.lines().rev().map(str::trim);
+    lines()
+        .find(|l| l.contains("Version") || l.contains("release"))
+        .or_else(|| lines().find(|l| !l.is_empty()))
+        .unwrap_or("")
 }
 
 /// Linux restricts GPU performance counters to admins unless the driver's
@@ -147,5 +151,22 @@ fn counters() -> bool {
             );
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_lines_of_the_h200_tools() {
+        let nvcc = include_str!("../fixtures/h200/nvcc.version.txt");
+        assert_eq!(
+            super::version_line(nvcc),
+            "Cuda compilation tools, release 13.0, V13.0.88"
+        );
+        let ncu = include_str!("../fixtures/h200/ncu.version.txt");
+        assert!(
+            super::version_line(ncu).starts_with("Version 2025.3.1.0"),
+            "{ncu}"
+        );
     }
 }

@@ -20,7 +20,11 @@ fn fixture(dir: &str, name: &str) -> String {
 fn config(out: &Path) -> RunnerConfig {
     RunnerConfig {
         build: None,
-        app: vec!["kernels/build/graph_app".into(), "--iters".into(), "3".into()],
+        app: vec![
+            "kernels/build/graph_app".into(),
+            "--iters".into(),
+            "3".into(),
+        ],
         env: vec![],
         workdir: PathBuf::from("."),
         timeout: Duration::from_secs(600),
@@ -42,18 +46,26 @@ fn config(out: &Path) -> RunnerConfig {
 fn profiled(log: &str, exit: Exit, report: bool) -> Recorded {
     let mut step = Recorded::log(log, exit);
     if report {
-        step.files.push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
+        step.files
+            .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
     }
     step
 }
 
 /// An `ncu --import` step whose standard output is `csv`.
 fn imported(csv: &str) -> Recorded {
-    Recorded { lines: vec![], exit: Exit::Code(0), stdout_file: Some(csv.as_bytes().to_vec()), files: vec![] }
+    Recorded {
+        lines: vec![],
+        exit: Exit::Code(0),
+        stdout_file: Some(csv.as_bytes().to_vec()),
+        files: vec![],
+    }
 }
 
 fn metrics() -> Vec<String> {
-    ncugate::rules::Thresholds::builtin().expect("builtin").metrics()
+    ncugate::rules::Thresholds::builtin()
+        .expect("builtin")
+        .metrics()
 }
 
 /// Profiles once with the replayed steps; the error if it fails.
@@ -61,7 +73,13 @@ fn profile(steps: Vec<Recorded>) -> (Result<runner::Artifacts, Error>, Vec<Comma
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().to_path_buf();
     let replay = ReplayRunner::new(out.join("run"), steps);
-    let result = runner::profile_once(&config(&out), &metrics(), "run", &replay, &mut Progress::new(None, true));
+    let result = runner::profile_once(
+        &config(&out),
+        &metrics(),
+        "run",
+        &replay,
+        &mut Progress::new(None, true),
+    );
     let seen = replay.seen.lock().expect("lock").clone();
     std::mem::forget(dir);
     (result, seen)
@@ -76,26 +94,65 @@ fn error(steps: Vec<Recorded>) -> (String, String) {
 #[test]
 fn the_ncu_command_line_is_composed_not_shelled() {
     let (result, seen) = profile(vec![
-        profiled(&fixture(H200, "graph_app.base.fast.run1.ncu.log"), Exit::Code(0), true),
-        imported(&fixture(H200, "graph_app.base.fast.run1.raw.base-units.csv")),
+        profiled(
+            &fixture(H200, "graph_app.base.fast.run1.ncu.log"),
+            Exit::Code(0),
+            true,
+        ),
+        imported(&fixture(
+            H200,
+            "graph_app.base.fast.run1.raw.base-units.csv",
+        )),
     ]);
     let artifacts = result.expect("profiled");
     let args = &seen[0].args;
-    let metrics = args[args.iter().position(|a| a == "--metrics").expect("--metrics") + 1].clone();
+    let metrics = args[args
+        .iter()
+        .position(|a| a == "--metrics")
+        .expect("--metrics")
+        + 1]
+    .clone();
     for m in metrics_list() {
-        assert!(metrics.split(',').any(|x| x == m), "{m} missing from {metrics}");
+        assert!(
+            metrics.split(',').any(|x| x == m),
+            "{m} missing from {metrics}"
+        );
     }
     let joined = args.join(" ");
-    for flag in ["--target-processes all", "--graph-profiling node", "--clock-control none", "--cache-control all", "--replay-mode kernel", "--config-file off", "-f --export"] {
+    for flag in [
+        "--target-processes all",
+        "--graph-profiling node",
+        "--clock-control none",
+        "--cache-control all",
+        "--replay-mode kernel",
+        "--config-file off",
+        "-f --export",
+    ] {
         assert!(joined.contains(flag), "{flag} missing: {joined}");
     }
-    assert!(!joined.contains("--set"), "fast mode adds no section set: {joined}");
-    assert!(joined.ends_with("/run kernels/build/graph_app --iters 3"), "{joined}");
-    assert_eq!(seen[1].args[2..], ["--csv", "--page", "raw", "--print-units", "base"]);
-    assert_eq!(seen.len(), 2, "fast mode collects no rule results: no details import");
+    assert!(
+        !joined.contains("--set"),
+        "fast mode adds no section set: {joined}"
+    );
+    assert!(
+        joined.ends_with("/run kernels/build/graph_app --iters 3"),
+        "{joined}"
+    );
+    assert_eq!(
+        seen[1].args[2..],
+        ["--csv", "--page", "raw", "--print-units", "base"]
+    );
+    assert_eq!(
+        seen.len(),
+        2,
+        "fast mode collects no rule results: no details import"
+    );
     assert!(artifacts.raw.exists() && artifacts.ncu_log.exists() && artifacts.app_log.exists());
     let app_log = std::fs::read_to_string(&artifacts.app_log).expect("app log");
-    assert!(app_log.contains("verify=ok") && !app_log.contains("==PROF=="), "{app_log}");
+    assert!(
+        app_log.contains("verify=ok") && !app_log.contains("==PROF=="),
+        "{app_log}"
+    );
 }
 
 fn metrics_list() -> Vec<String> {
@@ -111,45 +168,90 @@ fn full_mode_adds_the_set_and_keeps_the_gated_metrics() {
     c.launch_count = Some(5);
     c.extra_metrics = vec!["smsp__inst_executed.sum".into()];
     let args = runner::ncu::profile_args(&c, &metrics(), Path::new("/w/run")).join(" ");
-    assert!(args.starts_with("--set full --metrics sm__inst_executed.sum,"), "{args}");
+    assert!(
+        args.starts_with("--set full --metrics sm__inst_executed.sum,"),
+        "{args}"
+    );
     assert!(args.contains(",smsp__inst_executed.sum "), "{args}");
-    assert!(args.contains("--kernel-name regex:scale --launch-count 5 -f --export /w/run kernels/build/graph_app"), "{args}");
+    assert!(
+        args.contains(
+            "--kernel-name regex:scale --launch-count 5 -f --export /w/run kernels/build/graph_app"
+        ),
+        "{args}"
+    );
 }
 
 #[test]
 fn ncu_not_installed() {
     let (message, hint) = error(vec![Recorded::log("", Exit::NotFound)]);
     assert!(message.contains("`ncu` not found"), "{message}");
-    assert!(hint.contains("NCUGATE_NCU") && hint.contains("ncugate doctor"), "{hint}");
+    assert!(
+        hint.contains("NCUGATE_NCU") && hint.contains("ncugate doctor"),
+        "{hint}"
+    );
 }
 
 #[test]
 fn the_app_is_missing() {
-    let (message, hint) = error(vec![profiled(&fixture(REFERENCE, "logs/ncu.app-missing.stdout.log"), Exit::Code(1), false)]);
+    let (message, hint) = error(vec![profiled(
+        &fixture(REFERENCE, "logs/ncu.app-missing.stdout.log"),
+        Exit::Code(1),
+        false,
+    )]);
     assert!(message.contains("the app could not be started: '/tmp/nonexistent_app' does not exist or is not an executable"), "{message}");
     assert!(hint.contains("[app] command"), "{hint}");
 }
 
 #[test]
 fn the_app_exits_non_zero_and_its_output_tail_is_shown() {
-    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-app-bad-args.ncu.log"), Exit::Code(1), false)]);
-    assert!(message.contains("the app exited with code 1 under ncu"), "{message}");
-    assert!(message.contains("for testing how a gate handles a failing app"), "the app's last output: {message}");
-    assert!(hint.contains("app.log") && hint.contains("logs: "), "{hint}");
+    let (message, hint) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.fail-app-bad-args.ncu.log"),
+        Exit::Code(1),
+        false,
+    )]);
+    assert!(
+        message.contains("the app exited with code 1 under ncu"),
+        "{message}"
+    );
+    assert!(
+        message.contains("for testing how a gate handles a failing app"),
+        "the app's last output: {message}"
+    );
+    assert!(
+        hint.contains("app.log") && hint.contains("logs: "),
+        "{hint}"
+    );
 }
 
 #[test]
 fn the_app_fails_after_its_kernels_were_profiled() {
     // ncu exits with the app's code (3) and still writes a complete report: not a pass.
-    let (message, _) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-app-exit3-after-kernels.ncu.log"), Exit::Code(3), true)]);
-    assert!(message.contains("ncu failed (exit code 3)") || message.contains("exited with code 3"), "{message}");
+    let (message, _) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.fail-app-exit3-after-kernels.ncu.log"),
+        Exit::Code(3),
+        true,
+    )]);
+    assert!(
+        message.contains("ncu failed (exit code 3)") || message.contains("exited with code 3"),
+        "{message}"
+    );
 }
 
 #[test]
 fn an_unknown_metric_gets_the_real_names() {
-    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-unknown-metric.ncu.log"), Exit::Code(9), false)]);
-    assert_eq!(message, "ncu does not know the metric `sys__memory_throughput`");
-    assert!(hint.contains("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"), "{hint}");
+    let (message, hint) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.fail-unknown-metric.ncu.log"),
+        Exit::Code(9),
+        false,
+    )]);
+    assert_eq!(
+        message,
+        "ncu does not know the metric `sys__memory_throughput`"
+    );
+    assert!(
+        hint.contains("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+        "{hint}"
+    );
     let typo = "==ERROR== Failed to find metric regex:^sm__inst_exectued\\.(sum|min|max|avg|pct|ratio|max_rate)$";
     let (_, hint) = error(vec![profiled(typo, Exit::Code(9), false)]);
     assert!(hint.contains("did you mean sm__inst_executed"), "{hint}");
@@ -157,39 +259,73 @@ fn an_unknown_metric_gets_the_real_names() {
 
 #[test]
 fn no_kernels_profiled_although_ncu_exits_0() {
-    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.fail-no-kernels.ncu.log"), Exit::Code(0), false)]);
+    let (message, hint) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.fail-no-kernels.ncu.log"),
+        Exit::Code(0),
+        false,
+    )]);
     assert!(message.contains("ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)"), "{message}");
     assert!(hint.contains("kernel_name"), "{hint}");
-    let (message, _) = error(vec![profiled(&fixture(REFERENCE, "logs/ncu.no-kernels.stdout.log"), Exit::Code(0), false)]);
+    let (message, _) = error(vec![profiled(
+        &fixture(REFERENCE, "logs/ncu.no-kernels.stdout.log"),
+        Exit::Code(0),
+        false,
+    )]);
     assert!(message.contains("profiled no kernels"), "{message}");
 }
 
 #[test]
 fn performance_counters_not_permitted() {
     // Not recordable on the H200 machine (counters open to all users): see fixtures/reported/README.md.
-    let log = fixture(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reported"), "ncu.err-nvgpuctrperm.log");
+    let log = fixture(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reported"),
+        "ncu.err-nvgpuctrperm.log",
+    );
     let (message, hint) = error(vec![profiled(&log, Exit::Code(1), false)]);
     assert!(message.contains("ERR_NVGPUCTRPERM"), "{message}");
-    assert!(hint.contains("NVreg_RestrictProfilingToAdminUsers=0") && hint.contains("root"), "{hint}");
+    assert!(
+        hint.contains("NVreg_RestrictProfilingToAdminUsers=0") && hint.contains("root"),
+        "{hint}"
+    );
 }
 
 #[test]
 fn a_timeout() {
-    let (message, hint) = error(vec![Recorded::log("==PROF== Connected to process 1 (/app)", Exit::TimedOut(Duration::from_secs(600)))]);
-    assert!(message.contains("timed out after 600s; the app and ncu were killed (process group)"), "{message}");
+    let (message, hint) = error(vec![Recorded::log(
+        "==PROF== Connected to process 1 (/app)",
+        Exit::TimedOut(Duration::from_secs(600)),
+    )]);
+    assert!(
+        message.contains("timed out after 600s; the app and ncu were killed (process group)"),
+        "{message}"
+    );
     assert!(hint.contains("timeout"), "{hint}");
 }
 
 #[test]
 fn the_report_file_is_missing() {
-    let (message, _) = error(vec![profiled(&fixture(H200, "graph_app.base.fast.run1.ncu.log"), Exit::Code(0), false)]);
-    assert!(message.contains("ncu exited 0 but wrote no report"), "{message}");
+    let (message, _) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.fast.run1.ncu.log"),
+        Exit::Code(0),
+        false,
+    )]);
+    assert!(
+        message.contains("ncu exited 0 but wrote no report"),
+        "{message}"
+    );
 }
 
 #[test]
 fn metrics_graph_profiling_cannot_collect() {
-    let (message, hint) = error(vec![profiled(&fixture(H200, "graph_app.base.graph-rejected.ncu.log"), Exit::Code(1), false)]);
-    assert!(message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"), "{message}");
+    let (message, hint) = error(vec![profiled(
+        &fixture(H200, "graph_app.base.graph-rejected.ncu.log"),
+        Exit::Code(1),
+        false,
+    )]);
+    assert!(
+        message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"),
+        "{message}"
+    );
     assert!(hint.contains("graph_profiling = \"node\""), "{hint}");
 }
 
@@ -198,9 +334,19 @@ fn a_failing_build() {
     let dir = tempfile::tempdir().expect("tmp");
     let mut c = config(dir.path());
     c.build = Some(vec!["make".into(), "-C".into(), "kernels".into()]);
-    let replay = ReplayRunner::new(dir.path().to_path_buf(), vec![Recorded::log("graph_app.cu(12): error: identifier \"x\" is undefined\nmake: *** [Makefile:9] Error 2", Exit::Code(2))]);
+    let replay = ReplayRunner::new(
+        dir.path().to_path_buf(),
+        vec![Recorded::log(
+            "graph_app.cu(12): error: identifier \"x\" is undefined\nmake: *** [Makefile:9] Error 2",
+            Exit::Code(2),
+        )],
+    );
     let e = runner::build(&c, &replay).expect_err("build fails");
-    assert!(e.to_string().contains("the build failed (exit code 2): `make -C kernels`"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the build failed (exit code 2): `make -C kernels`"),
+        "{e}"
+    );
     assert!(e.to_string().contains("identifier"), "{e}");
 }
 
@@ -213,7 +359,11 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     gate.base_baseline(&["--kernel-key", "function"]);
     let steps = |variant: &str| {
         vec![
-            profiled(&fixture(H200, &format!("graph_app.{variant}.ncu.log")), Exit::Code(0), true),
+            profiled(
+                &fixture(H200, &format!("graph_app.{variant}.ncu.log")),
+                Exit::Code(0),
+                true,
+            ),
             imported(&fixture(H200, &format!("graph_app.{variant}.raw.csv"))),
         ]
     };
@@ -221,12 +371,19 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
         let replay = ReplayRunner::new(out.join("run"), steps(variant));
         let config = CheckConfig {
             baseline: gate.path("baseline.json"),
-            source: Source::Profile { runner: config(&out), runs: 1, quiet: true },
+            source: Source::Profile {
+                runner: Box::new(config(&out)),
+                runs: 1,
+                quiet: true,
+            },
             details: vec![],
             thresholds: None,
             kernel_key: None,
             allow_device_mismatch: false,
-            outputs: Outputs { junit: Some(dir.path().join("junit.xml")), ..Outputs::default() },
+            outputs: Outputs {
+                junit: Some(dir.path().join("junit.xml")),
+                ..Outputs::default()
+            },
             color: false,
         };
         ncugate::commands::check_with(&config, &replay)
@@ -242,26 +399,68 @@ fn a_real_timeout_kills_the_whole_process_group() {
     let runner = ncugate::runner::process::RealRunner;
     let dir = tempfile::tempdir().expect("tmp");
     let marker = dir.path().join("survived");
-    let script = format!("(sleep 3; touch {}) & echo started; sleep 30", marker.display());
+    let script = format!(
+        "(sleep 3; touch {}) & echo started; sleep 30",
+        marker.display()
+    );
     let mut spec = CommandSpec::new("sh", ["-c", script.as_str()]);
     spec.timeout = Some(Duration::from_secs(1));
     let start = std::time::Instant::now();
     let mut lines = Vec::new();
     let done = runner.run(&spec, &mut |l| lines.push(l.to_string()));
     assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(1)));
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(lines, ["started"]);
     std::thread::sleep(Duration::from_secs(3));
-    assert!(!marker.exists(), "the background child of the app survived the timeout");
+    assert!(
+        !marker.exists(),
+        "the background child of the app survived the timeout"
+    );
 }
 
 #[test]
 fn a_real_process_reports_its_exit_and_output() {
     let runner = ncugate::runner::process::RealRunner;
-    let done = runner.run(&CommandSpec::new("sh", ["-c", "echo out; echo err >&2; exit 3"]), &mut |_| {});
+    let done = runner.run(
+        &CommandSpec::new("sh", ["-c", "echo out; echo err >&2; exit 3"]),
+        &mut |_| {},
+    );
     assert_eq!(done.exit, Exit::Code(3));
     let mut lines = done.lines.clone();
     lines.sort();
     assert_eq!(lines, ["err", "out"]);
-    assert_eq!(runner.run(&CommandSpec::new("/nonexistent/ncu", ["--version"]), &mut |_| {}).exit, Exit::NotFound);
+    assert_eq!(
+        runner
+            .run(
+                &CommandSpec::new("/nonexistent/ncu", ["--version"]),
+                &mut |_| {}
+            )
+            .exit,
+        Exit::NotFound
+    );
+}
+
+#[test]
+fn a_real_timeout_kills_descendants_that_left_the_process_group() {
+    // ncu starts the app in a session of its own; setsid does the same here.
+    let runner = ncugate::runner::process::RealRunner;
+    let dir = tempfile::tempdir().expect("tmp");
+    let marker = dir.path().join("survived");
+    let script = format!(
+        "setsid sh -c 'sleep 3; touch {}' & echo started; sleep 30",
+        marker.display()
+    );
+    let mut spec = CommandSpec::new("sh", ["-c", script.as_str()]);
+    spec.timeout = Some(Duration::from_secs(1));
+    let done = runner.run(&spec, &mut |_| {});
+    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(1)));
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "a descendant in its own session survived the timeout"
+    );
 }

@@ -35,7 +35,7 @@ pub enum Source {
     Inputs(Vec<PathBuf>),
     /// Build and profile the app (`runs` times).
     Profile {
-        runner: RunnerConfig,
+        runner: Box<RunnerConfig>,
         runs: u32,
         quiet: bool,
     },
@@ -71,8 +71,10 @@ impl TryFrom<Cli> for Config {
 
     fn try_from(cli: Cli) -> Result<Config> {
         match cli.command {
-            CliCommand::Check(args) => check(args).map(Config::Check),
-            CliCommand::Baseline(BaselineCommand::Record(args)) => record(args).map(Config::Record),
+            CliCommand::Check(args) => check(*args).map(Config::Check),
+            CliCommand::Baseline(BaselineCommand::Record(args)) => {
+                record(*args).map(Config::Record)
+            }
             CliCommand::Baseline(BaselineCommand::Diff(args)) => Ok(Config::Diff {
                 old: args.old,
                 new: args.new,
@@ -108,7 +110,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
     }
     let source = if args.inputs.is_empty() {
         Source::Profile {
-            runner: runner(&args.run, &file)?,
+            runner: Box::new(runner(&args.run, &file)?),
             runs: 1,
             quiet: args.run.quiet,
         }
@@ -154,7 +156,7 @@ fn record(args: RecordArgs) -> Result<RecordConfig> {
     }
     let source = if args.inputs.is_empty() {
         Source::Profile {
-            runner: runner(&args.run, &file)?,
+            runner: Box::new(runner(&args.run, &file)?),
             runs: args.runs,
             quiet: args.run.quiet,
         }

@@ -240,13 +240,80 @@ fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
     }
 }
 
+/// Kills the child's process group and every process descended from the
+/// child (one that started a session of its own is not in the group), then
+/// waits until they are gone. Descendants are collected before anything is
+/// killed, so none is re-parented to init out of reach. Measured on the H200:
+/// a killed app holding a CUDA context takes 1–3 s to go away; returning
+/// before that would let the next CI step find the GPU still busy.
 fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+    let mut doomed = descendants(pid);
+    doomed.push(pid);
+    for &p in &doomed {
+        if let Ok(p) = i32::try_from(p) {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
         }
     }
+    if let Ok(pgid) = i32::try_from(pid) {
+        // SAFETY: as above; a negative pid signals the process group we created.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline && doomed.iter().any(|&p| p != pid && alive(p)) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// True while `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Every process whose parent chain leads to `root`, from /proc (Linux).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid …`; comm may contain spaces and parentheses.
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// One recorded step for [`ReplayRunner`].

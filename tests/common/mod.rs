@@ -27,6 +27,12 @@ pub struct Outcome {
     pub stderr: String,
 }
 
+impl Default for Gate {
+    fn default() -> Self {
+        Gate::new()
+    }
+}
+
 impl Gate {
     pub fn new() -> Gate {
         Gate {
