@@ -195,13 +195,28 @@ impl ProcessRunner for RealRunner {
             }
         }
         let status = child.wait();
-        // Drain what the readers still hold (they end once the group is dead).
-        for line in rx.try_iter() {
-            on_line(&line);
-            lines.push(line);
+        // Collect what the readers still forward. They end when every process
+        // holding the pipes is gone; after a timeout, give them 2 s and then
+        // leave them (a process that escaped the kill could hold a pipe open).
+        let drain_until = Instant::now() + Duration::from_secs(2);
+        loop {
+            let wait = if timed_out {
+                drain_until.saturating_duration_since(Instant::now())
+            } else {
+                Duration::from_secs(3600)
+            };
+            match rx.recv_timeout(wait) {
+                Ok(line) => {
+                    on_line(&line);
+                    lines.push(line);
+                }
+                Err(_) => break,
+            }
         }
-        for r in readers {
-            let _ = r.join();
+        if !timed_out {
+            for r in readers {
+                let _ = r.join();
+            }
         }
         let exit = if timed_out {
             Exit::TimedOut(spec.timeout.unwrap_or_default())
