@@ -24,8 +24,47 @@ pub enum CliCommand {
     Baseline(BaselineCommand),
     /// Build the app and profile it under ncu once; keep every artifact in the work dir.
     Profile(Box<ProfileOnlyArgs>),
+    /// Run compute-sanitizer on the app, or gate saved XML, and gate its findings; exit 0, 1 or 2.
+    #[command(after_help = crate::exit::TABLE)]
+    Sanitize(Box<SanitizeArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct SanitizeArgs {
+    /// Tool(s) to run: memcheck, racecheck, initcheck, synccheck (default: [sanitizer] tools, else memcheck).
+    #[arg(long = "tool", value_delimiter = ',', value_name = "TOOL")]
+    pub tools: Vec<String>,
+    /// Also report memory never freed (`--leak-check full`, memcheck only).
+    #[arg(long)]
+    pub leak_check: bool,
+    /// compute-sanitizer --print-limit (records kept in the XML; default 10000).
+    #[arg(long, value_name = "N")]
+    pub print_limit: Option<u64>,
+    /// Gate XML saved earlier (`compute-sanitizer --xml --save FILE`) instead of running; repeatable.
+    #[arg(long = "xml", value_name = "FILE")]
+    pub xml: Vec<PathBuf>,
+    /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow).
+    #[arg(long = "allow", value_name = "REGEX=REASON")]
+    pub allow: Vec<String>,
+    /// The compute-sanitizer executable.
+    #[arg(long, env = "NCUGATE_SANITIZER", value_name = "PATH")]
+    pub sanitizer: Option<String>,
+    /// Write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a JSON report.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// When to colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// How to build, run and profile the app (override `ncugate.toml`).

@@ -3,7 +3,7 @@
 
 use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
-use crate::config::{CheckConfig, RecordConfig, Source};
+use crate::config::{CheckConfig, RecordConfig, SanitizeConfig, Source};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::model::{Findings, KernelKeyMode, Run};
@@ -13,6 +13,7 @@ use crate::rules::Thresholds;
 use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
+use crate::sanitizer::run::SanitizerConfig;
 use crate::verdict::{Outcome, Report};
 use std::path::{Path, PathBuf};
 
@@ -185,6 +186,10 @@ fn check_report(
         allow_device_mismatch: config.allow_device_mismatch,
     })
     .map_err(fail)?;
+    if let Some(sanitizer) = &config.sanitizer {
+        sanitizer_stage(&mut report, sanitizer, processes).map_err(fail)?;
+        report.finish();
+    }
     match (&baseline.profile, &acquired.profile) {
         (Some(b), None) => report.notes.push(format!("the inputs' ncu settings are unknown; the baseline was profiled with --clock-control {} --graph-profiling {}", b.clock_control, b.graph_profiling.as_str())),
         (None, Some(c)) => report.notes.push(format!("the baseline does not record its ncu settings (recorded from exports); this run used --clock-control {} --graph-profiling {}", c.clock_control, c.graph_profiling.as_str())),
@@ -398,6 +403,86 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
     } else {
         exit::REGRESSION
     })
+}
+
+/// `ncugate sanitize`: run compute-sanitizer (or read saved XML), gate the findings.
+pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
+    let inputs: Vec<String> = if config.xml.is_empty() {
+        vec![config.sanitizer.app.join(" ")]
+    } else {
+        config
+            .xml
+            .iter()
+            .map(|(p, _)| p.display().to_string())
+            .collect()
+    };
+    let mut report = Report::empty("", inputs.clone(), Vec::new(), "compute-sanitizer");
+    let result = if config.xml.is_empty() {
+        runner::build(&config.runner, processes)
+            .and_then(|()| sanitizer_stage(&mut report, &config.sanitizer, processes))
+    } else {
+        config.xml.iter().try_for_each(|(path, tool)| {
+            let (findings, records) =
+                crate::sanitizer::read_xml(path, tool, &config.sanitizer.allow)?;
+            report.notes.push(format!(
+                "{tool}: {records} records in {} grouped into {} findings",
+                path.display(),
+                findings.len()
+            ));
+            report.sanitizer.extend(findings);
+            Ok(())
+        })
+    };
+    if let Err(error) = result {
+        let report = Report::error(
+            "",
+            inputs,
+            Vec::new(),
+            "compute-sanitizer",
+            format!("{error} (hint: {})", error.hint()),
+        );
+        if let Err(e) = report::write_all(&report, &config.outputs) {
+            print_error(&e);
+        }
+        print_error(&error);
+        return exit::ERROR;
+    }
+    report.finish();
+    print!("{}", terminal::render(&report, config.color));
+    if let Err(error) = report::write_all(&report, &config.outputs) {
+        print_error(&error);
+        return exit::ERROR;
+    }
+    report.exit_code
+}
+
+/// Runs every configured sanitizer tool on the app; findings and notes go into `report`.
+fn sanitizer_stage(
+    report: &mut Report,
+    config: &SanitizerConfig,
+    processes: &dyn ProcessRunner,
+) -> Result<()> {
+    for tool in &config.tools {
+        let run = crate::sanitizer::run::run_tool(config, tool, processes)?;
+        let reported = match run.reported {
+            Some(n) if n > run.records => format!(
+                "; compute-sanitizer counted {n} errors, {} beyond --print-limit are not in the XML",
+                n - run.records
+            ),
+            _ => String::new(),
+        };
+        report.notes.push(format!(
+            "{tool}: {} records in {} grouped into {} findings{reported}",
+            run.records,
+            run.xml.display(),
+            run.findings.len()
+        ));
+        if let Some(note) = run.note {
+            report.notes.push(note);
+        }
+        report.sanitizer.extend(run.findings);
+    }
+    Ok(())
 }
 
 /// Prints an expected failure once: `ncugate: error: …` and its `hint:`.

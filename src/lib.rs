@@ -22,5 +22,6 @@ pub mod parse;
 pub mod report;
 pub mod rules;
 pub mod runner;
+pub mod sanitizer;
 pub mod units;
 pub mod verdict;

@@ -33,6 +33,7 @@ fn main() {
         Config::Record(config) => commands::record(&config),
         Config::Diff { old, new } => commands::diff(&old, &new),
         Config::Profile(config) => commands::profile(&config, &real),
+        Config::Sanitize(config) => Ok(commands::sanitize(&config, &real)),
         Config::Doctor => Ok(ncugate::doctor::run()),
     };
     std::process::exit(result.unwrap_or_else(|e| {

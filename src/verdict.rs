@@ -167,6 +167,9 @@ pub struct Report {
     pub structure: Vec<StructureResult>,
     pub rules: Vec<RuleResult>,
     pub findings: Vec<FindingResult>,
+    /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,
 }
@@ -180,25 +183,37 @@ impl Report {
         thresholds: &str,
         message: String,
     ) -> Report {
-        let mut report = Report {
+        let mut report = Report::empty(baseline, inputs, details, thresholds);
+        report.errors.push(message);
+        report.finish();
+        report
+    }
+
+    /// A report with no checks yet (outcome pass until [`Report::finish`] says otherwise).
+    pub fn empty(
+        baseline: &str,
+        inputs: Vec<String>,
+        details: Vec<String>,
+        thresholds: &str,
+    ) -> Report {
+        Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-            outcome: Outcome::Error,
-            exit_code: exit::ERROR,
+            outcome: Outcome::Pass,
+            exit_code: exit::PASS,
             baseline: baseline.to_string(),
             inputs,
             details,
             thresholds: thresholds.to_string(),
             kernel_key: crate::model::KernelKeyMode::default(),
             devices: None,
-            errors: vec![message],
+            errors: Vec::new(),
             structure: Vec::new(),
             rules: Vec::new(),
             findings: Vec::new(),
+            sanitizer: Vec::new(),
             notes: Vec::new(),
-        };
-        report.finish();
-        report
+        }
     }
 
     /// Sets `outcome` and `exit_code` from the results.
@@ -208,7 +223,8 @@ impl Report {
             .iter()
             .map(|r| r.status)
             .chain(self.structure.iter().map(|s| s.status))
-            .chain(self.findings.iter().map(|f| f.status));
+            .chain(self.findings.iter().map(|f| f.status))
+            .chain(self.sanitizer.iter().map(|f| f.status));
         let worst = statuses.max().unwrap_or(Status::Pass);
         self.outcome = if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
@@ -253,7 +269,8 @@ impl Report {
             .iter()
             .map(|r| r.status)
             .chain(self.structure.iter().map(|s| s.status))
-            .chain(self.findings.iter().map(|f| f.status));
+            .chain(self.findings.iter().map(|f| f.status))
+            .chain(self.sanitizer.iter().map(|f| f.status));
         for s in all {
             match s {
                 Status::Fail => c.fail += 1,

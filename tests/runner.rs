@@ -385,6 +385,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
                 ..Outputs::default()
             },
             color: false,
+            sanitizer: None,
         };
         ncugate::commands::check_with(&config, &replay)
     };

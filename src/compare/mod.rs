@@ -53,6 +53,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         structure: Vec::new(),
         rules: Vec::new(),
         findings: Vec::new(),
+        sanitizer: Vec::new(),
         notes: Vec::new(),
     };
 

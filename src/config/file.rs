@@ -22,6 +22,8 @@ pub struct FileConfig {
     pub profile: ProfileSection,
     #[serde(default)]
     pub gate: GateSection,
+    /// Present: `check` also runs compute-sanitizer.
+    pub sanitizer: Option<SanitizerSection>,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -65,6 +67,33 @@ pub struct ProfileSection {
     pub ncu: Option<String>,
     /// Work dir for artifacts.
     pub out_dir: Option<PathBuf>,
+}
+
+/// `[sanitizer]`: compute-sanitizer as a gate stage.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SanitizerSection {
+    /// memcheck, racecheck, initcheck, synccheck (default: memcheck).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// `--leak-check full` with memcheck (default true).
+    pub leak_check: Option<bool>,
+    pub print_limit: Option<u64>,
+    /// The compute-sanitizer executable.
+    pub program: Option<String>,
+    /// Known findings that only warn, each with the reason it is allowed.
+    #[serde(default)]
+    pub allow: Vec<AllowEntry>,
+}
+
+/// `[[sanitizer.allow]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowEntry {
+    /// A regex matched against "kind summary api error kernel user-frame".
+    pub pattern: String,
+    /// Why it is allowed (shown in every report).
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

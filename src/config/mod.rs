@@ -7,12 +7,14 @@ pub mod file;
 
 use crate::cli::{
     BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, RecordArgs,
-    RunArgs,
+    RunArgs, SanitizeArgs,
 };
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
 use crate::report::Outputs;
 use crate::runner::{GraphProfiling, Mode, RunnerConfig};
+use crate::sanitizer::Allow;
+use crate::sanitizer::run::SanitizerConfig;
 use file::FileConfig;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -25,7 +27,20 @@ pub enum Config {
     Record(RecordConfig),
     Diff { old: PathBuf, new: PathBuf },
     Profile(RunnerConfig),
+    Sanitize(SanitizeConfig),
     Doctor,
+}
+
+/// `ncugate sanitize`.
+#[derive(Debug, Clone)]
+pub struct SanitizeConfig {
+    pub sanitizer: SanitizerConfig,
+    /// Saved XML files to gate instead of running, with the tool each came from.
+    pub xml: Vec<(PathBuf, String)>,
+    /// The build to run first when running the app.
+    pub runner: RunnerConfig,
+    pub outputs: Outputs,
+    pub color: bool,
 }
 
 /// Where the current data comes from.
@@ -53,6 +68,8 @@ pub struct CheckConfig {
     pub allow_device_mismatch: bool,
     pub outputs: Outputs,
     pub color: bool,
+    /// `[sanitizer]` in ncugate.toml: run compute-sanitizer after the metric gate.
+    pub sanitizer: Option<SanitizerConfig>,
 }
 
 /// `ncugate baseline record`.
@@ -83,6 +100,7 @@ impl TryFrom<Cli> for Config {
                 let file = FileConfig::load(args.run.config.as_deref())?;
                 runner(&args.run, &file).map(Config::Profile)
             }
+            CliCommand::Sanitize(args) => sanitize(*args).map(Config::Sanitize),
             CliCommand::Doctor => Ok(Config::Doctor),
         }
     }
@@ -108,14 +126,18 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
     if !args.inputs.is_empty() && !args.run.app.is_empty() {
         return Err(conflict());
     }
-    let source = if args.inputs.is_empty() {
-        Source::Profile {
-            runner: Box::new(runner(&args.run, &file)?),
+    let source_runner = if args.inputs.is_empty() {
+        Some(runner(&args.run, &file)?)
+    } else {
+        None
+    };
+    let source = match &source_runner {
+        Some(r) => Source::Profile {
+            runner: Box::new(r.clone()),
             runs: 1,
             quiet: args.run.quiet,
-        }
-    } else {
-        Source::Inputs(args.inputs)
+        },
+        None => Source::Inputs(args.inputs),
     };
     Ok(CheckConfig {
         baseline,
@@ -126,6 +148,145 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
             .or_else(|| file.gate.thresholds.as_ref().map(|p| file.resolve(p))),
         kernel_key: args.kernel_key.map(key),
         allow_device_mismatch: args.allow_device_mismatch,
+        outputs: Outputs {
+            junit: args.junit,
+            markdown: args.markdown,
+            json: args.json,
+        },
+        color: use_color(args.color),
+        sanitizer: match (&file.sanitizer, &source_runner) {
+            (Some(section), Some(runner)) => Some(sanitizer_config(
+                section,
+                &[],
+                false,
+                None,
+                None,
+                &[],
+                runner,
+            )?),
+            _ => None,
+        },
+    })
+}
+
+/// compute-sanitizer's settings: flags over `[sanitizer]` over defaults.
+fn sanitizer_config(
+    section: &file::SanitizerSection,
+    tools: &[String],
+    leak_check: bool,
+    print_limit: Option<u64>,
+    program: Option<&str>,
+    allow: &[String],
+    runner: &RunnerConfig,
+) -> Result<SanitizerConfig> {
+    let mut entries: Vec<(String, String)> = section
+        .allow
+        .iter()
+        .map(|a| (a.pattern.clone(), a.reason.clone()))
+        .collect();
+    for a in allow {
+        let Some((pattern, reason)) = a.split_once('=') else {
+            return Err(Error::Usage {
+                message: format!("--allow {a}: expected REGEX=REASON"),
+                hint: "e.g. --allow 'cuMemFreeAsync=tracked in #42'".into(),
+            });
+        };
+        entries.push((pattern.to_string(), reason.to_string()));
+    }
+    let mut compiled = Vec::new();
+    for (pattern, reason) in entries {
+        let re = regex::Regex::new(&pattern).map_err(|e| Error::Usage {
+            message: format!("sanitizer allow pattern `{pattern}`: {e}"),
+            hint: "patterns are regular expressions".into(),
+        })?;
+        if reason.trim().is_empty() {
+            return Err(Error::Usage {
+                message: format!("sanitizer allow pattern `{pattern}` has no reason"),
+                hint: "every allowed finding needs a reason, shown in every report".into(),
+            });
+        }
+        compiled.push(Allow {
+            pattern: re,
+            reason,
+        });
+    }
+    let tools = if !tools.is_empty() {
+        tools.to_vec()
+    } else if !section.tools.is_empty() {
+        section.tools.clone()
+    } else {
+        vec!["memcheck".into()]
+    };
+    for t in &tools {
+        if !matches!(
+            t.as_str(),
+            "memcheck" | "racecheck" | "initcheck" | "synccheck"
+        ) {
+            return Err(Error::Usage {
+                message: format!("unknown sanitizer tool `{t}`"),
+                hint: "use memcheck, racecheck, initcheck or synccheck".into(),
+            });
+        }
+    }
+    Ok(SanitizerConfig {
+        tools,
+        leak_check: leak_check || section.leak_check.unwrap_or(true),
+        print_limit: print_limit.or(section.print_limit).unwrap_or(10_000),
+        allow: compiled,
+        program: program
+            .map(str::to_string)
+            .or_else(|| section.program.clone())
+            .unwrap_or_else(|| "compute-sanitizer".into()),
+        app: runner.app.clone(),
+        env: runner.env.clone(),
+        workdir: runner.workdir.clone(),
+        timeout: runner.timeout,
+        out_dir: runner.out_dir.join("sanitizer"),
+    })
+}
+
+fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
+    let file = FileConfig::load(args.run.config.as_deref())?;
+    let runner = runner(&args.run, &file)?;
+    let section = file.sanitizer.clone().unwrap_or_default();
+    let leak_check = args.leak_check;
+    let mut sanitizer = sanitizer_config(
+        &section,
+        &args.tools,
+        leak_check,
+        args.print_limit,
+        args.sanitizer.as_deref(),
+        &args.allow,
+        &runner,
+    )?;
+    if file.sanitizer.is_none() && !leak_check {
+        // Without a [sanitizer] section, --leak-check is opt-in on the command line.
+        sanitizer.leak_check = false;
+    }
+    let xml = args
+        .xml
+        .iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            let tool = if args.tools.len() == 1 {
+                args.tools[0].clone()
+            } else {
+                ["racecheck", "initcheck", "synccheck"]
+                    .into_iter()
+                    .find(|t| name.contains(t))
+                    .unwrap_or("memcheck")
+                    .to_string()
+            };
+            (p.clone(), tool)
+        })
+        .collect();
+    Ok(SanitizeConfig {
+        sanitizer,
+        xml,
+        runner,
         outputs: Outputs {
             junit: args.junit,
             markdown: args.markdown,

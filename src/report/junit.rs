@@ -62,6 +62,37 @@ pub fn render(report: &Report) -> String {
     if !total.test_cases.is_empty() {
         junit.add_test_suite(total);
     }
+    let mut tools: Vec<&str> = report.sanitizer.iter().map(|f| f.tool.as_str()).collect();
+    tools.dedup();
+    for tool in tools {
+        let name = format!("compute-sanitizer {tool}");
+        let mut suite = TestSuite::new(name.as_str());
+        for f in report.sanitizer.iter().filter(|f| f.tool == tool) {
+            let title = format!(
+                "{} {}",
+                f.kind,
+                f.api
+                    .as_deref()
+                    .or(f.kernel.as_deref())
+                    .unwrap_or(&f.summary)
+            );
+            let stack = f
+                .example_stack
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" <- ");
+            suite.add_test_case(case(
+                &title,
+                &name,
+                f.status,
+                &f.message,
+                (!stack.is_empty()).then_some(stack.as_str()),
+            ));
+        }
+        junit.add_test_suite(suite);
+    }
     for kernel in report.kernels() {
         let mut suite = TestSuite::new(kernel.as_str());
         for s in report.structure.iter().filter(|s| s.kernel == kernel) {

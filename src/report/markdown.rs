@@ -188,6 +188,27 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    if !report.sanitizer.is_empty() {
+        let _ = writeln!(out, "\n### compute-sanitizer\n");
+        for f in &report.sanitizer {
+            let _ = writeln!(
+                out,
+                "- **{}** {}: {}",
+                f.status.as_str(),
+                f.tool,
+                text(&f.message)
+            );
+            if !f.example_stack.is_empty() {
+                let frames: Vec<String> = f
+                    .example_stack
+                    .iter()
+                    .take(6)
+                    .map(|fr| format!("`{}`", code(fr)))
+                    .collect();
+                let _ = writeln!(out, "  - host stack: {}", frames.join(" ← "));
+            }
+        }
+    }
     if !report.notes.is_empty() {
         let _ = writeln!(out, "\n### Notes\n");
         for n in &report.notes {

@@ -38,7 +38,9 @@ pub fn render(report: &Report, color: bool) -> String {
             String::new()
         }
     );
-    let _ = writeln!(out, "  baseline:   {}", report.baseline);
+    if !report.baseline.is_empty() {
+        let _ = writeln!(out, "  baseline:   {}", report.baseline);
+    }
     let _ = writeln!(out, "  input:      {}", report.inputs.join(", "));
     if !report.details.is_empty() {
         let _ = writeln!(out, "  details:    {}", report.details.join(", "));
@@ -133,6 +135,18 @@ pub fn render(report: &Report, color: bool) -> String {
         for f in other {
             let _ = writeln!(out, "  {}", f.kernel);
             finding_line(&mut out, f);
+        }
+    }
+    if !report.sanitizer.is_empty() {
+        let _ = writeln!(out, "\ncompute-sanitizer:");
+        for f in &report.sanitizer {
+            let _ = writeln!(out, "  {} [{}] {}", mark(f.status), f.tool, f.message);
+            if let Some(t) = &f.example_thread {
+                let _ = writeln!(out, "      first at {t}");
+            }
+            for frame in f.example_stack.iter().take(6) {
+                let _ = writeln!(out, "      at {frame}");
+            }
         }
     }
     for note in &report.notes {

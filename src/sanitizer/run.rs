@@ -1,0 +1,172 @@
+//! Running compute-sanitizer on the app (behind the process runner, like ncu).
+
+use super::{Allow, SanitizerFinding};
+use crate::error::{Error, Result};
+use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// compute-sanitizer exits with this when it found errors (`--error-exitcode`),
+/// so its findings are told apart from the app's own failure.
+pub const FOUND_ERRORS: i32 = 86;
+
+/// How to run compute-sanitizer.
+#[derive(Debug, Clone)]
+pub struct SanitizerConfig {
+    /// memcheck, racecheck, initcheck, synccheck (each a separate run).
+    pub tools: Vec<String>,
+    /// `--leak-check full` with memcheck.
+    pub leak_check: bool,
+    pub print_limit: u64,
+    pub allow: Vec<Allow>,
+    pub program: String,
+    pub app: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub workdir: PathBuf,
+    pub timeout: Duration,
+    pub out_dir: PathBuf,
+}
+
+/// What one tool's run produced.
+#[derive(Debug, Clone)]
+pub struct ToolRun {
+    pub tool: String,
+    pub xml: PathBuf,
+    pub findings: Vec<SanitizerFinding>,
+    /// Records in the XML.
+    pub records: u64,
+    /// "ERROR SUMMARY: N errors" from the sanitizer's output (it may exceed `records`: print limit).
+    pub reported: Option<u64>,
+    /// A note for the report (e.g. the app's own non-zero exit).
+    pub note: Option<String>,
+}
+
+pub fn args(config: &SanitizerConfig, tool: &str, xml: &std::path::Path) -> Vec<String> {
+    let mut a: Vec<String> = vec!["--tool".into(), tool.into()];
+    if tool == "memcheck" && config.leak_check {
+        a.extend(["--leak-check".into(), "full".into()]);
+    }
+    a.extend([
+        "--xml".into(),
+        "--save".into(),
+        xml.to_string_lossy().into_owned(),
+        "--print-limit".into(),
+        config.print_limit.to_string(),
+        "--error-exitcode".into(),
+        FOUND_ERRORS.to_string(),
+        "--target-processes".into(),
+        "all".into(),
+    ]);
+    a.extend(config.app.iter().cloned());
+    a
+}
+
+/// Runs one tool and groups its findings.
+pub fn run_tool(
+    config: &SanitizerConfig,
+    tool: &str,
+    runner: &dyn ProcessRunner,
+) -> Result<ToolRun> {
+    if config.app.is_empty() {
+        return Err(Error::Usage { message: "no app to run under compute-sanitizer".into(), hint: "pass the app after `--`, set [app] command in ncugate.toml, or gate a saved file with --xml".into() });
+    }
+    std::fs::create_dir_all(&config.out_dir).map_err(|source| Error::Write {
+        path: config.out_dir.clone(),
+        source,
+    })?;
+    let xml = config.out_dir.join(format!("sanitizer.{tool}.xml"));
+    let _ = std::fs::remove_file(&xml);
+    let mut spec = CommandSpec::new(config.program.clone(), args(config, tool, &xml));
+    spec.env = config.env.clone();
+    spec.workdir = Some(config.workdir.clone());
+    spec.timeout = Some(config.timeout);
+    eprintln!("ncugate: sanitize: {}", spec.display());
+    let done = runner.run(&spec, &mut |_| {});
+    let log = config.out_dir.join(format!("sanitizer.{tool}.log"));
+    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    let tail = done
+        .lines
+        .iter()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let fail = |message: String, hint: &str| Error::Tool {
+        message,
+        hint: format!("{hint} (log: {})", log.display()),
+    };
+    let app_code = match &done.exit {
+        Exit::NotFound => return Err(Error::Tool { message: format!("`{}` not found", config.program), hint: "install the CUDA toolkit (compute-sanitizer ships with it) or set [sanitizer] program / NCUGATE_SANITIZER".into() }),
+        Exit::SpawnFailed(e) => return Err(fail(format!("`{}` could not be started: {e}", config.program), "check the path")),
+        Exit::TimedOut(d) => return Err(fail(format!("compute-sanitizer timed out after {}s; it and the app were killed", d.as_secs()), "raise the timeout; the sanitizer slows apps down 10–100×")),
+        Exit::Signal(s) => return Err(fail(format!("compute-sanitizer was killed by signal {s}"), "look at the log")),
+        Exit::Code(c) => *c,
+    };
+    if !xml.exists() {
+        return Err(fail(
+            format!(
+                "compute-sanitizer wrote no XML (exit code {app_code}){}",
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {tail}")
+                }
+            ),
+            "check the app command (does the program exist?)",
+        ));
+    }
+    let (findings, records) = super::read_xml(&xml, tool, &config.allow)?;
+    let reported = done.lines.iter().find_map(|l| error_summary(l));
+    let note = match app_code {
+        0 | FOUND_ERRORS => None,
+        code if findings.is_empty() => {
+            return Err(fail(
+                format!(
+                    "the app exited with code {code} under compute-sanitizer{}",
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                ),
+                "run the app without the sanitizer to see why",
+            ));
+        }
+        code => Some(format!(
+            "the app itself exited with code {code} under {tool}"
+        )),
+    };
+    Ok(ToolRun {
+        tool: tool.to_string(),
+        xml,
+        findings,
+        records,
+        reported,
+        note,
+    })
+}
+
+/// `========= ERROR SUMMARY: 50004 errors` → 50004.
+fn error_summary(line: &str) -> Option<u64> {
+    let rest = line.split("ERROR SUMMARY:").nth(1)?;
+    let number = rest.split_whitespace().next()?;
+    number.replace(',', "").parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_summaries() {
+        let text = include_str!("../../fixtures/ncu-reference/sanitizer/seed-program.memcheck.txt");
+        assert_eq!(text.lines().find_map(super::error_summary), Some(50004));
+        assert_eq!(
+            super::error_summary("========= ERROR SUMMARY: 0 errors"),
+            Some(0)
+        );
+    }
+}
