@@ -150,26 +150,23 @@ impl Outcome {
         self
     }
 
-    /// An exit-2 error: one `ncugate: error:` line, one `hint:` line, no panic.
+    /// An exit-2 error: exactly one `ncugate: error:` line, last but one, then
+    /// one `hint:` line; no panic. (Progress lines may come before them.)
     pub fn one_clear_error(&self, needle: &str) -> &Outcome {
         self.code(2);
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(
-            lines.len(),
-            2,
-            "expected error + hint, got:\n{}",
-            self.stderr
-        );
+        let errors = lines
+            .iter()
+            .filter(|l| l.starts_with("ncugate: error: "))
+            .count();
+        assert_eq!(errors, 1, "expected one error line, got:\n{}", self.stderr);
+        assert!(lines.len() >= 2, "{}", self.stderr);
+        let (error, hint) = (lines[lines.len() - 2], lines[lines.len() - 1]);
         assert!(
-            lines[0].starts_with("ncugate: error: ") && lines[0].contains(needle),
-            "{}",
-            lines[0]
+            error.starts_with("ncugate: error: ") && error.contains(needle),
+            "{error}"
         );
-        assert!(
-            lines[1].starts_with("hint: ") && lines[1].len() > 10,
-            "{}",
-            lines[1]
-        );
+        assert!(hint.starts_with("hint: ") && hint.len() > 10, "{hint}");
         assert!(!self.stderr.contains("panicked"));
         self
     }

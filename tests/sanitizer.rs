@@ -1,0 +1,222 @@
+//! The sanitizer gate on real compute-sanitizer XML (H200): the seed
+//! program's two bugs, clean runs, truncated and malformed files, and every
+//! report format with C++ names escaped.
+
+mod common;
+use common::{Gate, REFERENCE, assert_valid_junit};
+use std::path::Path;
+
+fn seed_xml() -> String {
+    std::fs::read_to_string(Path::new(REFERENCE).join("sanitizer/seed-program.memcheck.xml"))
+        .expect("fixture")
+}
+
+#[test]
+fn the_seed_program_fails_naming_both_bugs() {
+    let gate = Gate::new();
+    gate.reference("sanitizer/seed-program.memcheck.xml", "seed.xml");
+    gate.run(&["sanitize", "--xml", "seed.xml", "--junit", "junit.xml", "--markdown", "report.md", "--json", "report.json"])
+        .code(1)
+        .stdout_has("✗ [memcheck] 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from test in seed_bug")
+        .stdout_has("✗ [memcheck] 8× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2, from test in seed_bug")
+        .stdout_has("first at thread (32,0,0) in block (8,0,0)");
+    assert_valid_junit(&gate.path("junit.xml"));
+    let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    assert_eq!(json["outcome"], "regression");
+    assert_eq!(json["sanitizer"][0]["api"], "cuMemFreeAsync");
+    assert_eq!(json["sanitizer"][1]["kernel"], "shortKernel_2");
+    insta::assert_snapshot!("sanitizer_markdown_seed", gate.read("report.md"));
+}
+
+#[test]
+fn an_allowed_finding_warns_with_its_reason() {
+    let gate = Gate::new();
+    gate.reference("sanitizer/seed-program.memcheck.xml", "seed.xml");
+    gate.run(&[
+        "sanitize",
+        "--xml",
+        "seed.xml",
+        "--allow",
+        "cuMemFreeAsync=known driver issue, tracked in #42",
+        "--allow",
+        "shortKernel_2=fixed in the next release",
+    ])
+    .code(0)
+    .stdout_has("⚠ [memcheck] 2× Program hit")
+    .stdout_has("allowed: known driver issue, tracked in #42");
+    gate.run(&[
+        "sanitize",
+        "--xml",
+        "seed.xml",
+        "--allow",
+        "cuMemFreeAsync=",
+    ])
+    .one_clear_error("has no reason");
+}
+
+#[test]
+fn a_run_without_records_passes() {
+    let gate = Gate::new();
+    gate.reference(
+        "sanitizer/clean-program.memcheck-leakcheck.xml",
+        "clean.xml",
+    );
+    gate.run(&["sanitize", "--xml", "clean.xml", "--junit", "junit.xml"])
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0)")
+        .stdout_has("0 records");
+    assert_valid_junit(&gate.path("junit.xml"));
+}
+
+#[test]
+fn a_file_truncated_mid_record_is_an_error() {
+    let gate = Gate::new();
+    let xml = seed_xml();
+    let cut = xml.find("<kind>Precise</kind>").expect("a record") + 200;
+    gate.write("cut.xml", &xml[..cut]);
+    gate.run(&["sanitize", "--xml", "cut.xml", "--junit", "junit.xml"])
+        .one_clear_error("truncated: the file ends inside <ComputeSanitizerOutput><record><who>");
+    assert_valid_junit(&gate.path("junit.xml"));
+    assert!(gate.read("junit.xml").contains("<error"));
+}
+
+#[test]
+fn malformed_empty_and_foreign_files_are_errors() {
+    let gate = Gate::new();
+    gate.write("bad.xml", seed_xml().replacen("</kind>", "</knid>", 1));
+    gate.run(&["sanitize", "--xml", "bad.xml"])
+        .one_clear_error("malformed XML");
+    gate.write("empty.xml", "");
+    gate.run(&["sanitize", "--xml", "empty.xml"])
+        .one_clear_error("empty: no <ComputeSanitizerOutput>");
+    gate.reference("h200.graph_app.4metrics.node.raw.csv", "not.xml");
+    gate.run(&["sanitize", "--xml", "not.xml"]).code(2);
+    gate.write("junit.xml", "<?xml version=\"1.0\"?><testsuites/>");
+    gate.run(&["sanitize", "--xml", "junit.xml"])
+        .one_clear_error("not compute-sanitizer XML: the root element is <testsuites>");
+    gate.run(&["sanitize", "--xml", "missing.xml"])
+        .one_clear_error("cannot read missing.xml");
+}
+
+#[test]
+fn names_with_markup_are_escaped_in_every_report() {
+    // The seed's record, with a templated kernel name as compute-sanitizer would write it.
+    let gate = Gate::new();
+    let xml = seed_xml().replace(
+        "<func>shortKernel_2</func>",
+        "<func>void reduce&lt;float, (int)4&gt;(const float *, float *) &amp; co</func>",
+    );
+    gate.write("t.xml", xml);
+    gate.run(&[
+        "sanitize",
+        "--xml",
+        "t.xml",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "report.md",
+        "--json",
+        "report.json",
+    ])
+    .code(1)
+    .stdout_has("in kernel void reduce<float, (int)4>(const float *, float *) & co");
+    assert_valid_junit(&gate.path("junit.xml"));
+    assert!(
+        gate.read("junit.xml")
+            .contains("reduce&lt;float, (int)4&gt;")
+    );
+    assert!(
+        gate.read("report.md")
+            .contains("reduce&lt;float, (int)4&gt;(const float \\*, float \\*) &amp; co"),
+        "{}",
+        gate.read("report.md")
+    );
+    let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    assert_eq!(
+        json["sanitizer"][1]["kernel"],
+        "void reduce<float, (int)4>(const float *, float *) & co"
+    );
+}
+
+#[test]
+fn compute_sanitizer_not_installed() {
+    let gate = Gate::new();
+    gate.run(&[
+        "sanitize",
+        "--sanitizer",
+        "/nonexistent/compute-sanitizer",
+        "--no-build",
+        "--",
+        "/bin/true",
+    ])
+    .one_clear_error("`/nonexistent/compute-sanitizer` not found")
+    .stderr_has("CUDA toolkit");
+}
+
+#[test]
+fn the_app_is_missing() {
+    // A stand-in sanitizer that behaves like the real one for a missing program:
+    // it prints its error and writes no XML.
+    let gate = Gate::new();
+    gate.write("fake-sanitizer", "#!/bin/sh\necho '========= Error: Target application returned an error'\necho '========= ERROR SUMMARY: 0 errors'\nexit 1\n");
+    std::fs::set_permissions(
+        gate.path("fake-sanitizer"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let fake = gate.path("fake-sanitizer");
+    gate.run(&[
+        "sanitize",
+        "--sanitizer",
+        fake.to_str().expect("utf-8"),
+        "--no-build",
+        "--",
+        "./no-such-app",
+    ])
+    .one_clear_error("compute-sanitizer wrote no XML (exit code 1)");
+}
+
+#[test]
+fn fifty_thousand_records_group_into_one_finding() {
+    // The seed program with --print-limit 0 writes ~50,000 out-of-bounds records.
+    let gate = Gate::new();
+    let xml = seed_xml();
+    let start = xml
+        .find("  <record>\n    <kind>Precise</kind>")
+        .expect("record");
+    let end = start + xml[start..].find("  </record>\n").expect("end") + "  </record>\n".len();
+    let record = xml[start..end].to_string();
+    // Written in pieces: a child's peak RSS counts the parent's pages at fork,
+    // so the test must not hold the 100 MB itself.
+    {
+        use std::io::Write;
+        let mut out =
+            std::io::BufWriter::new(std::fs::File::create(gate.path("big.xml")).expect("create"));
+        out.write_all(b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<ComputeSanitizerOutput>\n")
+            .expect("write");
+        for _ in 0..50_000 {
+            out.write_all(record.as_bytes()).expect("write");
+        }
+        out.write_all(b"</ComputeSanitizerOutput>\n")
+            .expect("write");
+    }
+    let size = std::fs::metadata(gate.path("big.xml")).expect("size").len();
+    drop(xml);
+    gate.run(&["sanitize", "--xml", "big.xml"])
+        .code(1)
+        .stdout_has("✗ [memcheck] 50000× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2")
+        .stdout_has("memcheck: 50000 records");
+    // Peak memory of the child, whatever the file size (this test file runs alone in its process).
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    // SAFETY: initialized by the successful call above.
+    let max_kb = unsafe { usage.assume_init() }.ru_maxrss;
+    assert!(size > 90_000_000, "the file must be ~100 MB: {size}");
+    assert!(
+        max_kb < 40_000,
+        "peak RSS of ncugate sanitize on a {} MB file: {max_kb} KB",
+        size / 1_000_000
+    );
+}
