@@ -27,8 +27,62 @@ pub enum CliCommand {
     /// Run compute-sanitizer on the app, or gate saved XML, and gate its findings; exit 0, 1 or 2.
     #[command(after_help = crate::exit::TABLE)]
     Sanitize(Box<SanitizeArgs>),
+    /// Run the app with the CUDA-graph audit library and NVML sampling; fail on leaked graph executables or memory growth.
+    #[command(after_help = crate::exit::TABLE)]
+    Leaks(Box<LeaksArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct LeaksArgs {
+    /// The CUPTI injection library (default: [memory] audit_lib, else inject/build/libncugate_audit.so, built with `make -C inject` if missing).
+    #[arg(long, env = "NCUGATE_AUDIT_LIB", value_name = "PATH")]
+    pub audit_lib: Option<PathBuf>,
+    /// Graph executables allowed to be alive at exit (default 0).
+    #[arg(long, value_name = "N")]
+    pub max_live_execs: Option<u64>,
+    /// Allowed GPU memory growth per graph launch, bytes (default 1 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub max_growth_per_iteration: Option<f64>,
+    /// Allowed GPU memory growth per second, bytes (default: not checked).
+    #[arg(long, value_name = "BYTES")]
+    pub max_growth_per_second: Option<f64>,
+    /// Allowed peak GPU memory of the process, bytes (default: not checked).
+    #[arg(long, value_name = "BYTES")]
+    pub max_peak: Option<f64>,
+    /// NVML sampling interval in milliseconds (default 20).
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+    /// Append this run to a JSON-lines history file (locked) and apply the leak-trend rule.
+    #[arg(long, env = "NCUGATE_HISTORY", value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// Runs in the trend rule's rolling median (default 7).
+    #[arg(long, value_name = "N")]
+    pub history_window: Option<usize>,
+    /// Last runs that must all be over the line (default 3).
+    #[arg(long, value_name = "N")]
+    pub history_consecutive: Option<usize>,
+    /// Over this factor × the median (default 1.5).
+    #[arg(long, value_name = "X")]
+    pub history_factor: Option<f64>,
+    /// And over this many bytes (default 402653184 = 384 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub history_min_bytes: Option<f64>,
+    /// Write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a JSON report.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// When to colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

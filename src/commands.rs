@@ -485,6 +485,33 @@ fn sanitizer_stage(
     Ok(())
 }
 
+/// `ncugate leaks`: the graph-memory gate.
+pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> i32 {
+    let inputs = vec![config.runner.app.join(" ")];
+    let mut report = Report::empty("", inputs.clone(), Vec::new(), "graph-memory audit");
+    if let Err(error) = crate::memory::run::run(config, processes, &mut report) {
+        let report = Report::error(
+            "",
+            inputs,
+            Vec::new(),
+            "graph-memory audit",
+            format!("{error} (hint: {})", error.hint()),
+        );
+        if let Err(e) = report::write_all(&report, &config.outputs) {
+            print_error(&e);
+        }
+        print_error(&error);
+        return exit::ERROR;
+    }
+    report.finish();
+    print!("{}", terminal::render(&report, config.color));
+    if let Err(error) = report::write_all(&report, &config.outputs) {
+        print_error(&error);
+        return exit::ERROR;
+    }
+    report.exit_code
+}
+
 /// Prints an expected failure once: `ncugate: error: …` and its `hint:`.
 pub fn print_error(error: &Error) {
     eprintln!("ncugate: error: {error}");

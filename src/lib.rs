@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod error;
 pub mod exit;
 pub mod kernel_key;
+pub mod memory;
 pub mod model;
 pub mod parse;
 pub mod report;

@@ -34,6 +34,7 @@ fn main() {
         Config::Diff { old, new } => commands::diff(&old, &new),
         Config::Profile(config) => commands::profile(&config, &real),
         Config::Sanitize(config) => Ok(commands::sanitize(&config, &real)),
+        Config::Leaks(config) => Ok(commands::leaks(&config, &real)),
         Config::Doctor => Ok(ncugate::doctor::run()),
     };
     std::process::exit(result.unwrap_or_else(|e| {

@@ -170,6 +170,9 @@ pub struct Report {
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
+    /// Graph-memory checks (empty when the memory stage did not run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<crate::memory::MemoryResult>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,
 }
@@ -212,6 +215,7 @@ impl Report {
             rules: Vec::new(),
             findings: Vec::new(),
             sanitizer: Vec::new(),
+            memory: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -224,7 +228,8 @@ impl Report {
             .map(|r| r.status)
             .chain(self.structure.iter().map(|s| s.status))
             .chain(self.findings.iter().map(|f| f.status))
-            .chain(self.sanitizer.iter().map(|f| f.status));
+            .chain(self.sanitizer.iter().map(|f| f.status))
+            .chain(self.memory.iter().map(|m| m.status));
         let worst = statuses.max().unwrap_or(Status::Pass);
         self.outcome = if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
@@ -270,7 +275,8 @@ impl Report {
             .map(|r| r.status)
             .chain(self.structure.iter().map(|s| s.status))
             .chain(self.findings.iter().map(|f| f.status))
-            .chain(self.sanitizer.iter().map(|f| f.status));
+            .chain(self.sanitizer.iter().map(|f| f.status))
+            .chain(self.memory.iter().map(|m| m.status));
         for s in all {
             match s {
                 Status::Fail => c.fail += 1,

@@ -54,6 +54,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         rules: Vec::new(),
         findings: Vec::new(),
         sanitizer: Vec::new(),
+        memory: Vec::new(),
         notes: Vec::new(),
     };
 

@@ -24,6 +24,9 @@ pub struct FileConfig {
     pub gate: GateSection,
     /// Present: `check` also runs compute-sanitizer.
     pub sanitizer: Option<SanitizerSection>,
+    /// `[memory]`: the graph-memory gate's limits.
+    #[serde(default)]
+    pub memory: MemorySection,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -84,6 +87,24 @@ pub struct SanitizerSection {
     /// Known findings that only warn, each with the reason it is allowed.
     #[serde(default)]
     pub allow: Vec<AllowEntry>,
+}
+
+/// `[memory]`: limits of `ncugate leaks` (bytes) and the history rule.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySection {
+    pub audit_lib: Option<PathBuf>,
+    pub max_live_execs: Option<u64>,
+    pub max_live_graphs: Option<u64>,
+    pub max_growth_per_iteration: Option<f64>,
+    pub max_growth_per_second: Option<f64>,
+    pub max_peak: Option<f64>,
+    pub sample_ms: Option<u64>,
+    pub history: Option<PathBuf>,
+    pub history_window: Option<usize>,
+    pub history_consecutive: Option<usize>,
+    pub history_factor: Option<f64>,
+    pub history_min_bytes: Option<f64>,
 }
 
 /// `[[sanitizer.allow]]`.

@@ -28,7 +28,24 @@ pub enum Config {
     Diff { old: PathBuf, new: PathBuf },
     Profile(RunnerConfig),
     Sanitize(SanitizeConfig),
+    Leaks(LeaksConfig),
     Doctor,
+}
+
+/// `ncugate leaks`.
+#[derive(Debug, Clone)]
+pub struct LeaksConfig {
+    pub runner: RunnerConfig,
+    /// The audit library, or where `make -C inject` builds it.
+    pub audit_lib: PathBuf,
+    /// The folder with the library's Makefile, to build it when missing.
+    pub audit_src: Option<PathBuf>,
+    pub limits: crate::memory::MemoryLimits,
+    pub sample_every: Duration,
+    pub history: Option<PathBuf>,
+    pub rule: crate::memory::history::Rule,
+    pub outputs: Outputs,
+    pub color: bool,
 }
 
 /// `ncugate sanitize`.
@@ -101,6 +118,7 @@ impl TryFrom<Cli> for Config {
                 runner(&args.run, &file).map(Config::Profile)
             }
             CliCommand::Sanitize(args) => sanitize(*args).map(Config::Sanitize),
+            CliCommand::Leaks(args) => leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
         }
     }
@@ -286,6 +304,68 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
     Ok(SanitizeConfig {
         sanitizer,
         xml,
+        runner,
+        outputs: Outputs {
+            junit: args.junit,
+            markdown: args.markdown,
+            json: args.json,
+        },
+        color: use_color(args.color),
+    })
+}
+
+fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
+    let file = FileConfig::load(args.run.config.as_deref())?;
+    let runner = runner(&args.run, &file)?;
+    let m = &file.memory;
+    let defaults = crate::memory::MemoryLimits::default();
+    let rule_defaults = crate::memory::history::Rule::default();
+    let inject_dir = file.resolve(std::path::Path::new("inject"));
+    let audit_lib = args
+        .audit_lib
+        .clone()
+        .or_else(|| m.audit_lib.as_ref().map(|p| file.resolve(p)))
+        .unwrap_or_else(|| inject_dir.join("build/libncugate_audit.so"));
+    Ok(LeaksConfig {
+        audit_src: inject_dir.join("Makefile").exists().then_some(inject_dir),
+        audit_lib,
+        limits: crate::memory::MemoryLimits {
+            max_live_execs: args
+                .max_live_execs
+                .or(m.max_live_execs)
+                .or(defaults.max_live_execs),
+            max_live_graphs: m.max_live_graphs,
+            max_growth_per_iteration: args
+                .max_growth_per_iteration
+                .or(m.max_growth_per_iteration)
+                .or(defaults.max_growth_per_iteration),
+            max_growth_per_second: args.max_growth_per_second.or(m.max_growth_per_second),
+            max_peak: args.max_peak.or(m.max_peak),
+        },
+        sample_every: Duration::from_millis(args.sample_ms.or(m.sample_ms).unwrap_or(20).max(1)),
+        history: args
+            .history
+            .or_else(|| m.history.as_ref().map(|p| file.resolve(p))),
+        rule: crate::memory::history::Rule {
+            window: args
+                .history_window
+                .or(m.history_window)
+                .unwrap_or(rule_defaults.window)
+                .max(1),
+            consecutive: args
+                .history_consecutive
+                .or(m.history_consecutive)
+                .unwrap_or(rule_defaults.consecutive)
+                .max(1),
+            factor: args
+                .history_factor
+                .or(m.history_factor)
+                .unwrap_or(rule_defaults.factor),
+            min_bytes: args
+                .history_min_bytes
+                .or(m.history_min_bytes)
+                .unwrap_or(rule_defaults.min_bytes),
+        },
         runner,
         outputs: Outputs {
             junit: args.junit,

@@ -93,6 +93,13 @@ pub fn render(report: &Report) -> String {
         }
         junit.add_test_suite(suite);
     }
+    if !report.memory.is_empty() {
+        let mut suite = TestSuite::new("GPU memory");
+        for m in &report.memory {
+            suite.add_test_case(case(&m.check, "GPU memory", m.status, &m.message, None));
+        }
+        junit.add_test_suite(suite);
+    }
     for kernel in report.kernels() {
         let mut suite = TestSuite::new(kernel.as_str());
         for s in report.structure.iter().filter(|s| s.kernel == kernel) {

@@ -209,6 +209,18 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
+    if !report.memory.is_empty() {
+        let _ = writeln!(out, "\n### GPU memory\n");
+        for m in &report.memory {
+            let _ = writeln!(
+                out,
+                "- **{}** {}: {}",
+                m.status.as_str(),
+                text(&m.check),
+                text(&m.message)
+            );
+        }
+    }
     if !report.notes.is_empty() {
         let _ = writeln!(out, "\n### Notes\n");
         for n in &report.notes {

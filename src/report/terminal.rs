@@ -149,6 +149,19 @@ pub fn render(report: &Report, color: bool) -> String {
             }
         }
     }
+    if !report.memory.is_empty() {
+        let _ = writeln!(out, "\nGPU memory:");
+        for m in &report.memory {
+            let _ = writeln!(
+                out,
+                "  {} {} [{}]: {}",
+                mark(m.status),
+                m.check,
+                m.status.as_str(),
+                m.message
+            );
+        }
+    }
     for note in &report.notes {
         let _ = writeln!(out, "\nnote: {note}");
     }

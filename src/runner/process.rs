@@ -107,6 +107,18 @@ pub struct Finished {
 /// only when they are not redirected by `stdout_to`).
 pub trait ProcessRunner {
     fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished;
+
+    /// Like [`ProcessRunner::run`], and tells `on_spawn` the child's pid as soon as it
+    /// exists (to sample its GPU memory from the start). Replays have no pid.
+    fn run_observed(
+        &self,
+        spec: &CommandSpec,
+        on_line: &mut dyn FnMut(&str),
+        on_spawn: &mut dyn FnMut(u32),
+    ) -> Finished {
+        let _ = on_spawn;
+        self.run(spec, on_line)
+    }
 }
 
 /// Spawns real processes.
@@ -115,6 +127,15 @@ pub struct RealRunner;
 
 impl ProcessRunner for RealRunner {
     fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
+        self.run_observed(spec, on_line, &mut |_| {})
+    }
+
+    fn run_observed(
+        &self,
+        spec: &CommandSpec,
+        on_line: &mut dyn FnMut(&str),
+        on_spawn: &mut dyn FnMut(u32),
+    ) -> Finished {
         let start = Instant::now();
         let mut command = Command::new(&spec.program);
         command
@@ -161,6 +182,7 @@ impl ProcessRunner for RealRunner {
                 };
             }
         };
+        on_spawn(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {

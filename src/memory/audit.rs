@@ -1,0 +1,55 @@
+//! The report of the CUPTI injection library (`inject/ncugate_audit.c`):
+//! graphs and graph executables created and destroyed inside the app.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One graph executable alive at exit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveExec {
+    pub id: u64,
+    #[serde(default)]
+    pub launches: u64,
+    /// Best-effort host symbol of the code that instantiated it.
+    #[serde(default)]
+    pub created_by: Option<String>,
+}
+
+/// What the injection library counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audit {
+    pub graphs_created: u64,
+    pub graphs_destroyed: u64,
+    pub execs_created: u64,
+    pub execs_destroyed: u64,
+    #[serde(default)]
+    pub graph_launches: u64,
+    #[serde(default)]
+    pub live_execs: Vec<LiveExec>,
+    #[serde(default)]
+    pub graph_mem_used_high: Option<u64>,
+    #[serde(default)]
+    pub graph_mem_reserved_high: Option<u64>,
+    #[serde(default)]
+    pub pool_reserved_high: Option<u64>,
+}
+
+/// Reads the library's JSON report.
+pub fn read(path: &Path) -> Result<Audit> {
+    let text = std::fs::read_to_string(path).map_err(|_| Error::Tool {
+        message: format!("the graph audit library wrote no report ({})", path.display()),
+        hint: "the app may not use the CUDA runtime/driver, or CUDA_INJECTION64_PATH was not honoured: check inject/build/libncugate_audit.so loads (`ncugate doctor`), and that the app exits normally".into(),
+    })?;
+    // The library writes one JSON object; tolerate a trailing newline or several (take the last).
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or(text.as_str());
+    serde_json::from_str(line).map_err(|e| Error::Input {
+        path: path.to_path_buf(),
+        message: format!("unreadable graph audit report: {e}"),
+        hint: "rebuild the audit library: `make -C inject`".into(),
+    })
+}

@@ -1,0 +1,167 @@
+//! The graph-memory gate: what compute-sanitizer cannot see. A CUPTI
+//! injection library (`inject/`) counts CUDA graphs and graph executables
+//! created and destroyed inside the unmodified app; NVML samples the
+//! process's GPU memory from the moment it starts; the gate fails when
+//! executables leak or memory grows past the `[memory]` limits.
+
+pub mod audit;
+pub mod history;
+pub mod run;
+pub mod sample;
+
+use crate::report::fmt::format_value;
+use crate::verdict::Status;
+use serde::Serialize;
+
+/// `[memory]` limits (bytes; `None`: not checked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryLimits {
+    /// Graph executables still alive at exit (default 0).
+    pub max_live_execs: Option<u64>,
+    /// Graphs still alive at exit (default: not checked; the runtime keeps internal copies).
+    pub max_live_graphs: Option<u64>,
+    pub max_growth_per_iteration: Option<f64>,
+    pub max_growth_per_second: Option<f64>,
+    pub max_peak: Option<f64>,
+}
+
+impl Default for MemoryLimits {
+    fn default() -> Self {
+        MemoryLimits {
+            max_live_execs: Some(0),
+            max_live_graphs: None,
+            max_growth_per_iteration: Some(1_048_576.0),
+            max_growth_per_second: None,
+            max_peak: None,
+        }
+    }
+}
+
+/// One memory check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryResult {
+    pub check: String,
+    pub value: Option<f64>,
+    pub limit: Option<f64>,
+    pub unit: String,
+    pub status: Status,
+    pub message: String,
+}
+
+/// What one audited run measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    pub audit: audit::Audit,
+    pub growth: Option<sample::Growth>,
+}
+
+/// The checks of one audited run against `limits`.
+pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
+    let mut out = Vec::new();
+    let a = &m.audit;
+    let live_execs = a.execs_created.saturating_sub(a.execs_destroyed);
+    let leaked: Vec<String> = a
+        .live_execs
+        .iter()
+        .map(|e| {
+            format!(
+                "exec #{} ({} launches{})",
+                e.id,
+                e.launches,
+                e.created_by
+                    .as_deref()
+                    .map(|c| format!(", instantiated in {c}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    let shown = if leaked.len() > 5 {
+        format!("{} … and {} more", leaked[..5].join(", "), leaked.len() - 5)
+    } else {
+        leaked.join(", ")
+    };
+    out.push(count_check(
+        "live graph executables at exit",
+        live_execs,
+        limits.max_live_execs,
+        &format!(
+            "{} created, {} destroyed{}",
+            a.execs_created,
+            a.execs_destroyed,
+            if shown.is_empty() {
+                String::new()
+            } else {
+                format!("; never destroyed: {shown}")
+            }
+        ),
+    ));
+    if limits.max_live_graphs.is_some() {
+        out.push(count_check(
+            "live graphs at exit",
+            a.graphs_created.saturating_sub(a.graphs_destroyed),
+            limits.max_live_graphs,
+            &format!(
+                "{} created, {} destroyed",
+                a.graphs_created, a.graphs_destroyed
+            ),
+        ));
+    }
+    match &m.growth {
+        Some(g) => {
+            let per_iteration = (a.graph_launches > 0).then(|| g.growth_bytes / a.graph_launches as f64);
+            out.push(bytes_check("GPU memory growth per graph launch", per_iteration, limits.max_growth_per_iteration, &format!("{} over {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
+            out.push(bytes_check("GPU memory growth per second", Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
+            out.push(bytes_check("peak GPU memory", Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
+        }
+        None => out.push(MemoryResult {
+            check: "GPU memory growth".into(),
+            value: None,
+            limit: limits.max_growth_per_iteration,
+            unit: "byte".into(),
+            status: Status::Skipped,
+            message: "not measured: NVML saw no GPU memory for the process (no driver, or it ended before the first sample)".into(),
+        }),
+    }
+    out
+}
+
+fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> MemoryResult {
+    let status = match limit {
+        Some(l) if value > l => Status::Fail,
+        Some(_) => Status::Pass,
+        None => Status::Skipped,
+    };
+    let message = match limit {
+        Some(l) => format!("{value} (limit {l}): {detail}"),
+        None => format!("{value}: {detail}"),
+    };
+    MemoryResult {
+        check: check.into(),
+        value: Some(value as f64),
+        limit: limit.map(|l| l as f64),
+        unit: String::new(),
+        status,
+        message,
+    }
+}
+
+fn bytes_check(check: &str, value: Option<f64>, limit: Option<f64>, detail: &str) -> MemoryResult {
+    let status = match (value, limit) {
+        (Some(v), Some(l)) if v > l => Status::Fail,
+        (Some(_), Some(_)) => Status::Pass,
+        _ => Status::Skipped,
+    };
+    let shown = value.map_or("—".into(), |v| format_value(v, "byte"));
+    let message = match limit {
+        Some(l) => format!("{shown} (limit {}): {detail}", format_value(l, "byte")),
+        None => format!("{shown} (no limit): {detail}"),
+    };
+    MemoryResult {
+        check: check.into(),
+        value,
+        limit,
+        unit: "byte".into(),
+        status,
+        message,
+    }
+}

@@ -1,0 +1,197 @@
+//! `ncugate leaks`: run the app with the audit library injected and NVML
+//! sampling from its start, judge, and keep the history.
+
+use super::{Measured, audit, history, judge, sample};
+use crate::config::LeaksConfig;
+use crate::error::{Error, Result};
+use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
+use crate::verdict::Report;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Runs the audited app and fills `report` with the memory checks.
+pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Report) -> Result<()> {
+    let r = &config.runner;
+    if r.app.is_empty() {
+        return Err(Error::Usage {
+            message: "no app to audit".into(),
+            hint: "pass the app after `--`, or set [app] command in ncugate.toml".into(),
+        });
+    }
+    crate::runner::build(r, processes)?;
+    ensure_library(config, processes)?;
+    let dir = r.out_dir.join("leaks");
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let out = dir.join("audit.json");
+    let _ = std::fs::remove_file(&out);
+    let lib = std::fs::canonicalize(&config.audit_lib).map_err(|source| Error::Read {
+        path: config.audit_lib.clone(),
+        source,
+    })?;
+    let (program, args) = r.app.split_first().ok_or_else(|| Error::Usage {
+        message: "no app".into(),
+        hint: "pass the app after `--`".into(),
+    })?;
+    let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
+    spec.env = r.env.clone();
+    spec.env.push((
+        "CUDA_INJECTION64_PATH".into(),
+        lib.to_string_lossy().into_owned(),
+    ));
+    spec.env.push((
+        "NCUGATE_AUDIT_OUT".into(),
+        out.to_string_lossy().into_owned(),
+    ));
+    spec.workdir = Some(r.workdir.clone());
+    spec.timeout = Some(r.timeout);
+    eprintln!(
+        "ncugate: leaks: CUDA_INJECTION64_PATH={} {}",
+        lib.display(),
+        spec.display()
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut sampler: Option<std::thread::JoinHandle<Vec<(f64, f64)>>> = None;
+    let every = config.sample_every;
+    let done = processes.run_observed(&spec, &mut |_| {}, &mut |pid| {
+        let stop = Arc::clone(&stop);
+        sampler = Some(std::thread::spawn(move || sample::sample(pid, every, stop)));
+    });
+    stop.store(true, Ordering::Relaxed);
+    let samples = sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+    let log = dir.join("app.log");
+    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    let tail = done
+        .lines
+        .iter()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    match &done.exit {
+        Exit::Code(0) => {}
+        Exit::NotFound => {
+            return Err(Error::Tool {
+                message: format!("the app `{program}` does not exist"),
+                hint: "check [app] command / the app after `--`".into(),
+            });
+        }
+        other => {
+            return Err(Error::Tool {
+                message: format!(
+                    "the app failed ({other}){}",
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                ),
+                hint: format!("its output is in {}", log.display()),
+            });
+        }
+    }
+    let audit = audit::read(&out)?;
+    let growth = sample::fit(&samples);
+    let measured = Measured { audit, growth };
+    report.memory = judge(&measured, &config.limits);
+    report.notes.push(format!(
+        "audit: {} graphs created / {} destroyed, {} executables created / {} destroyed, {} graph launches; {} NVML samples every {} ms",
+        measured.audit.graphs_created,
+        measured.audit.graphs_destroyed,
+        measured.audit.execs_created,
+        measured.audit.execs_destroyed,
+        measured.audit.graph_launches,
+        samples.len(),
+        every.as_millis()
+    ));
+    if let Some(high) = measured.audit.graph_mem_used_high {
+        report.notes.push(format!(
+            "graph memory high-water mark: {}",
+            crate::report::fmt::format_value(high as f64, "byte")
+        ));
+    }
+    let _ = std::fs::write(
+        dir.join("measured.json"),
+        serde_json::to_string_pretty(&measured).unwrap_or_default(),
+    );
+    if let Some(path) = &config.history {
+        let entry = history::Entry {
+            time: jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+            app: r.app.join(" "),
+            commit: commit(),
+            leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
+            peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),
+            live_execs: measured
+                .audit
+                .execs_created
+                .saturating_sub(measured.audit.execs_destroyed),
+        };
+        let entries = history::append(path, &entry)?;
+        report.memory.push(history::judge(&entries, &config.rule));
+        report.notes.push(format!(
+            "history: {} runs in {}",
+            entries.len(),
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the audit library with `make -C inject` when it is missing.
+fn ensure_library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result<()> {
+    if config.audit_lib.exists() {
+        return Ok(());
+    }
+    let Some(src) = &config.audit_src else {
+        return Err(Error::Tool { message: format!("the graph audit library {} does not exist", config.audit_lib.display()), hint: "build it with `make -C inject` (needs gcc and CUPTI from the CUDA toolkit), or pass --audit-lib".into() });
+    };
+    let spec = CommandSpec::new(
+        "make",
+        ["-C".to_string(), src.to_string_lossy().into_owned()],
+    );
+    eprintln!("ncugate: build the audit library: {}", spec.display());
+    let done = processes.run(&spec, &mut |_| {});
+    if !done.exit.success() || !config.audit_lib.exists() {
+        let tail = done
+            .lines
+            .iter()
+            .rev()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        return Err(Error::Tool { message: format!("`{}` failed ({}): {tail}", spec.display(), done.exit), hint: "the audit library needs gcc and CUPTI (cupti.h, libcupti.so) from the CUDA toolkit; set CUDA_HOME".into() });
+    }
+    Ok(())
+}
+
+/// The commit being tested, from CI variables or git.
+fn commit() -> Option<String> {
+    for var in ["GITHUB_SHA", "GIT_COMMIT", "CI_COMMIT_SHA"] {
+        if let Ok(v) = std::env::var(var)
+            && !v.is_empty()
+        {
+            return Some(v);
+        }
+    }
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

@@ -1,0 +1,127 @@
+//! GPU memory of one process over time, from NVML, and its growth.
+
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Fitted growth of sampled memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Growth {
+    /// Last sample minus the first non-zero one.
+    pub growth_bytes: f64,
+    /// Least-squares slope of bytes over time.
+    pub slope_bytes_per_s: f64,
+    pub peak_bytes: f64,
+    pub samples: usize,
+    pub seconds: f64,
+}
+
+/// Fits the samples `(seconds, bytes)`; `None` without two non-zero samples.
+pub fn fit(samples: &[(f64, f64)]) -> Option<Growth> {
+    let used: Vec<(f64, f64)> = samples.iter().copied().filter(|(_, b)| *b > 0.0).collect();
+    if used.len() < 2 {
+        return None;
+    }
+    let n = used.len() as f64;
+    let mt = used.iter().map(|(t, _)| t).sum::<f64>() / n;
+    let mb = used.iter().map(|(_, b)| b).sum::<f64>() / n;
+    let sxx: f64 = used.iter().map(|(t, _)| (t - mt).powi(2)).sum();
+    let sxy: f64 = used.iter().map(|(t, b)| (t - mt) * (b - mb)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let (first, last) = (used[0], used[used.len() - 1]);
+    Some(Growth {
+        growth_bytes: last.1 - first.1,
+        slope_bytes_per_s: slope,
+        peak_bytes: used.iter().map(|(_, b)| *b).fold(0.0, f64::max),
+        samples: used.len(),
+        seconds: last.0 - first.0,
+    })
+}
+
+/// Samples the GPU memory NVML attributes to `pid` (and its children) every
+/// `every` until `stop` is set. Returns `(seconds since start, bytes)`;
+/// empty when NVML is unavailable.
+pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
+    let Ok(nvml) = nvml_wrapper::Nvml::init() else {
+        return Vec::new();
+    };
+    let count = nvml.device_count().unwrap_or(0);
+    let devices: Vec<_> = (0..count)
+        .filter_map(|i| nvml.device_by_index(i).ok())
+        .collect();
+    let start = Instant::now();
+    let mut out = Vec::new();
+    loop {
+        let family = family_of(pid);
+        let mut bytes = 0u64;
+        for d in &devices {
+            if let Ok(procs) = d.running_compute_processes() {
+                for p in procs {
+                    if family.contains(&p.pid)
+                        && let nvml_wrapper::enums::device::UsedGpuMemory::Used(b) =
+                            p.used_gpu_memory
+                    {
+                        bytes += b;
+                    }
+                }
+            }
+        }
+        out.push((start.elapsed().as_secs_f64(), bytes as f64));
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(every);
+    }
+    out
+}
+
+/// `pid` and its descendants (an app may run its CUDA work in a child).
+fn family_of(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            if let Some(ppid) = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|s| s.parse::<u32>().ok())
+            {
+                parent_of.push((p, ppid));
+            }
+        }
+    }
+    let mut family = vec![pid];
+    let mut i = 0;
+    while i < family.len() {
+        let parent = family[i];
+        family.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    family
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_linear_leak_fits_its_slope() {
+        let samples: Vec<(f64, f64)> = (0..50)
+            .map(|i| (i as f64 * 0.02, 5e8 + i as f64 * 2e6))
+            .collect();
+        let g = super::fit(&samples).unwrap();
+        assert!((g.slope_bytes_per_s - 1e8).abs() < 1.0, "{g:?}");
+        assert_eq!(g.growth_bytes, 98e6);
+        assert_eq!(g.peak_bytes, 5e8 + 98e6);
+        assert!(super::fit(&[(0.0, 0.0), (1.0, 5.0)]).is_none());
+    }
+}
