@@ -102,16 +102,14 @@ pub fn read_records(
                 path_stack.push(name);
                 text.clear();
             }
-            Event::Empty(e) => {
-                if path_stack.is_empty() {
-                    let name = e.local_name().as_ref().to_string();
-                    if name != "ComputeSanitizerOutput" {
-                        return Err(bad(format!(
-                            "not compute-sanitizer XML: the root element is <{name}>"
-                        )));
-                    }
-                    saw_root = true;
+            Event::Empty(e) if path_stack.is_empty() => {
+                let name = e.local_name().as_ref().to_string();
+                if name != "ComputeSanitizerOutput" {
+                    return Err(bad(format!(
+                        "not compute-sanitizer XML: the root element is <{name}>"
+                    )));
                 }
+                saw_root = true;
             }
             Event::Text(t) => text.push_str(t.as_ref()),
             Event::CData(t) => text.push_str(t.as_ref()),
@@ -170,11 +168,12 @@ pub fn read_records(
                         _ => {}
                     }
                 }
-                if name == "record" && path_stack.len() == 1 {
-                    if let Some(r) = record.take() {
-                        count += 1;
-                        each(r);
-                    }
+                if name == "record"
+                    && path_stack.len() == 1
+                    && let Some(r) = record.take()
+                {
+                    count += 1;
+                    each(r);
                 }
             }
             Event::Eof => {
