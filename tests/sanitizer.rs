@@ -220,3 +220,62 @@ fn fifty_thousand_records_group_into_one_finding() {
         size / 1_000_000
     );
 }
+
+/// Our own recordings on the H200 (fixtures/h200/memory, compute-sanitizer 2025.3.1).
+fn h200_memory(gate: &Gate, file: &str) -> String {
+    gate.h200(&format!("memory/{file}"), file);
+    file.to_string()
+}
+
+#[test]
+fn the_known_bad_app_fails_naming_cu_mem_free_async_and_the_stale_reader() {
+    let gate = Gate::new();
+    let xml = h200_memory(&gate, "bad_app.memcheck.xml");
+    gate.run(&["sanitize", "--xml", &xml])
+        .code(1)
+        .stdout_has("3× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from main in bad_app")
+        .stdout_has("7× Invalid __global__ read of size 4 bytes is out of bounds in kernel stale_reader (bad_app.cu:71)");
+}
+
+#[test]
+fn leaks_racecheck_and_initcheck_records() {
+    let gate = Gate::new();
+    let leak = h200_memory(&gate, "leaky_app.memcheck-leakcheck.xml");
+    gate.run(&["sanitize", "--xml", &leak]).code(1).stdout_has(
+        "2 allocation(s) never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
+    );
+    let race = h200_memory(&gate, "race_app.racecheck.xml");
+    gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("[racecheck] 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");
+    let init = h200_memory(&gate, "init_app.initcheck.xml");
+    gate.run(&["sanitize", "--xml", &init]).code(1).stdout_has("[initcheck] 100× Uninitialized __global__ memory read of size 4 bytes in kernel sum_uninit (init_app.cu:21)");
+    // Several files at once: one report.
+    gate.run(&[
+        "sanitize",
+        "--xml",
+        &leak,
+        "--xml",
+        &race,
+        "--xml",
+        &init,
+        "--junit",
+        "junit.xml",
+    ])
+    .code(1)
+    .stdout_has("3 failed");
+    assert_valid_junit(&gate.path("junit.xml"));
+}
+
+#[test]
+fn the_reference_app_is_clean_and_its_graph_leak_is_invisible_to_the_sanitizer() {
+    let gate = Gate::new();
+    for f in [
+        "graph_app.base.memcheck-leakcheck.xml",
+        "graph_app.base.synccheck.xml",
+        "graph_app.leak.memcheck-leakcheck.xml",
+    ] {
+        let xml = h200_memory(&gate, f);
+        gate.run(&["sanitize", "--xml", &xml])
+            .code(0)
+            .stdout_has("0 records");
+    }
+}

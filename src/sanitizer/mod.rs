@@ -75,7 +75,31 @@ impl Grouper {
         self.records += 1;
         let text = record.what("text").unwrap_or_default();
         let summary = normalize(text, &record.kind);
-        let kernel = record.place("func").map(str::to_string);
+        let kernel =
+            record
+                .place("func")
+                .map(|f| match (record.place("path"), record.place("line")) {
+                    (Some(path), Some(line)) => {
+                        format!("{f} ({}:{line})", path.rsplit('/').next().unwrap_or(path))
+                    }
+                    _ => f.to_string(),
+                });
+        // racecheck aggregates hazards: one record stands for `count` of them.
+        let weight: u64 = record
+            .what("destination_count")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(1);
+        let summary = match (
+            record.what("source_direction"),
+            record.what("destination_direction"),
+        ) {
+            (Some(src), Some(dst)) => format!(
+                "{summary}: {src} at {} → {dst} at {}",
+                side_place(&record, "source"),
+                side_place(&record, "destination")
+            ),
+            _ => summary,
+        };
         let user = user_frame(&record.frames);
         let key = format!(
             "{}|{}|{}|{}|{}",
@@ -87,7 +111,7 @@ impl Grouper {
         );
         let bytes = leak_bytes(&record);
         if let Some(group) = self.groups.get_mut(&key) {
-            group.count += 1;
+            group.count += weight;
             if let (Some(total), Some(b)) = (group.bytes.as_mut(), bytes) {
                 *total += b;
             }
@@ -101,7 +125,7 @@ impl Grouper {
             error: record.what("error").map(str::to_string),
             kernel,
             user_frame: user,
-            count: 1,
+            count: weight,
             bytes,
             example_stack: record
                 .frames
@@ -164,6 +188,21 @@ pub fn read_xml(path: &Path, tool: &str, allow: &[Allow]) -> Result<(Vec<Sanitiz
 }
 
 fn describe(f: &SanitizerFinding) -> String {
+    if f.kind == "Leak" {
+        let bytes = f.bytes.unwrap_or(0);
+        let mut s = format!(
+            "{} allocation(s) never freed: {bytes} bytes ({})",
+            f.count,
+            crate::report::fmt::format_value(bytes as f64, "byte")
+        );
+        if let Some(u) = &f.user_frame {
+            s.push_str(&format!(", allocated from {u}"));
+        }
+        if let Some(reason) = &f.allowed {
+            s.push_str(&format!(" — allowed: {reason}"));
+        }
+        return s;
+    }
     let mut s = format!("{}× {}", f.count, f.summary);
     if let Some(k) = &f.kernel {
         s.push_str(&format!(" in kernel {k}"));
@@ -196,6 +235,20 @@ fn normalize(text: &str, kind: &str) -> String {
         return num.replace_all(&text, "N").into_owned();
     }
     text
+}
+
+/// `file:line` (or the function) of one side of a racecheck hazard.
+fn side_place(record: &Record, side: &str) -> String {
+    match (
+        record.what(&format!("{side}_path")),
+        record.what(&format!("{side}_line")),
+    ) {
+        (Some(path), Some(line)) => format!("{}:{line}", path.rsplit('/').next().unwrap_or(path)),
+        _ => record
+            .what(&format!("{side}_func"))
+            .unwrap_or("?")
+            .to_string(),
+    }
 }
 
 /// Leak records carry their size in `<what><size>`.

@@ -133,13 +133,30 @@ pub fn read_records(
                     return Err(bad("an end tag without a start".into()));
                 };
                 let parent = path_stack.last().map(String::as_str);
+                // racecheck nests `<where>` and `<direction>` in `<what><source|destination>`.
+                let side = path_stack
+                    .iter()
+                    .rev()
+                    .find(|p| *p == "source" || *p == "destination")
+                    .cloned();
                 let value = std::mem::take(&mut text).trim().to_string();
                 if let Some(r) = record.as_mut() {
                     match (parent, name.as_str()) {
                         (Some("record"), "kind") => r.kind = value,
                         (Some("record"), "level") => r.level = Some(value),
                         (Some("what"), _) => r.what.push((name.clone(), value)),
+                        (Some("where"), _) if side.is_some() => {
+                            let side = side.as_deref().unwrap_or_default();
+                            r.what.push((format!("{side}_{name}"), value.clone()));
+                            if side == "source" || !r.place.iter().any(|(k, _)| k == &name) {
+                                r.place.push((name.clone(), value));
+                            }
+                        }
                         (Some("where"), _) => r.place.push((name.clone(), value)),
+                        (Some("source" | "destination"), _) => {
+                            let side = parent.unwrap_or_default();
+                            r.what.push((format!("{side}_{name}"), value));
+                        }
                         (Some("threadIdx" | "blockIdx"), "x") => xyz[0] = value,
                         (Some("threadIdx" | "blockIdx"), "y") => xyz[1] = value,
                         (Some("threadIdx" | "blockIdx"), "z") => xyz[2] = value,

@@ -1,0 +1,191 @@
+//! The graph-memory gate offline: the audit library's reports recorded on the
+//! H200 (fixtures/h200/memory) replayed through the process runner.
+
+mod common;
+use common::{Gate, H200};
+use ncugate::config::LeaksConfig;
+use ncugate::memory::MemoryLimits;
+use ncugate::report::Outputs;
+use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::{GraphProfiling, Mode, RunnerConfig};
+use std::path::Path;
+use std::time::Duration;
+
+fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
+    gate.write(
+        "libncugate_audit.so",
+        "stand-in: the replay does not load it",
+    );
+    LeaksConfig {
+        runner: RunnerConfig {
+            build: None,
+            app: vec![
+                "kernels/build/graph_app".into(),
+                "--inject".into(),
+                "leak".into(),
+                "--iters".into(),
+                "5".into(),
+            ],
+            env: vec![],
+            workdir: gate.dir.path().to_path_buf(),
+            timeout: Duration::from_secs(60),
+            mode: Mode::Fast,
+            graph_profiling: GraphProfiling::Node,
+            clock_control: "none".into(),
+            cache_control: "all".into(),
+            replay_mode: "kernel".into(),
+            kernel_name: None,
+            launch_skip: None,
+            launch_count: None,
+            extra_metrics: vec![],
+            ncu: "ncu".into(),
+            out_dir: gate.path("work"),
+        },
+        audit_lib: gate.path("libncugate_audit.so"),
+        audit_src: None,
+        limits: MemoryLimits::default(),
+        sample_every: Duration::from_millis(20),
+        history: history.map(|h| gate.path(h)),
+        rule: ncugate::memory::history::Rule::default(),
+        outputs: Outputs {
+            junit: Some(gate.path("junit.xml")),
+            markdown: None,
+            json: Some(gate.path("report.json")),
+        },
+        color: false,
+    }
+}
+
+/// The app's run: its recorded output, exit 0, and the audit report it left.
+fn replay(gate: &Gate, audit: &str) -> ReplayRunner {
+    let report = std::fs::read(Path::new(H200).join("memory").join(audit)).expect("fixture");
+    let log = std::fs::read_to_string(
+        Path::new(H200)
+            .join("memory")
+            .join(audit.replace(".json", ".log")),
+    )
+    .unwrap_or_default();
+    let mut step = Recorded::log(&log, Exit::Code(0));
+    step.files.push(("audit.json".into(), report));
+    std::fs::create_dir_all(gate.path("work/leaks")).expect("dir");
+    ReplayRunner::new(gate.path("work/leaks"), vec![step])
+}
+
+fn json(gate: &Gate) -> serde_json::Value {
+    serde_json::from_str(&gate.read("report.json")).expect("JSON")
+}
+
+#[test]
+fn executables_instantiated_every_iteration_and_never_destroyed_fail() {
+    let gate = Gate::new();
+    let code = ncugate::commands::leaks(
+        &config(&gate, None),
+        &replay(&gate, "audit.graph_app.leak.iters5.json"),
+    );
+    assert_eq!(code, 1);
+    let r = json(&gate);
+    let live = &r["memory"][0];
+    assert_eq!(live["check"], "live graph executables at exit");
+    assert_eq!(live["status"], "fail");
+    let message = live["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("5 (limit 0): 5 created, 0 destroyed; never destroyed: exec #1 (1 launches, instantiated in main (graph_app+0x9252))"), "{message}");
+    common::assert_valid_junit(&gate.path("junit.xml"));
+}
+
+#[test]
+fn the_reference_app_passes() {
+    let gate = Gate::new();
+    let code = ncugate::commands::leaks(
+        &config(&gate, None),
+        &replay(&gate, "audit.graph_app.base.json"),
+    );
+    assert_eq!(code, 0);
+    let r = json(&gate);
+    assert_eq!(r["memory"][0]["status"], "pass");
+    // No pid in a replay, so no NVML samples: growth is reported as not measured, never as a pass.
+    assert_eq!(r["memory"][1]["status"], "skipped");
+}
+
+#[test]
+fn two_hundred_leaked_executables_are_listed_briefly() {
+    let gate = Gate::new();
+    let code = ncugate::commands::leaks(
+        &config(&gate, None),
+        &replay(&gate, "audit.graph_app.leak.iters200.json"),
+    );
+    assert_eq!(code, 1);
+    let message = json(&gate)["memory"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("200 created, 0 destroyed") && message.contains("… and 195 more"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_missing_audit_report_is_an_error() {
+    let gate = Gate::new();
+    std::fs::create_dir_all(gate.path("work/leaks")).expect("dir");
+    let runner = ReplayRunner::new(
+        gate.path("work/leaks"),
+        vec![Recorded::log("variant=leak", Exit::Code(0))],
+    );
+    assert_eq!(ncugate::commands::leaks(&config(&gate, None), &runner), 2);
+    assert_eq!(json(&gate)["outcome"], "error");
+}
+
+#[test]
+fn a_failing_app_is_an_error() {
+    let gate = Gate::new();
+    std::fs::create_dir_all(gate.path("work/leaks")).expect("dir");
+    let runner = ReplayRunner::new(
+        gate.path("work/leaks"),
+        vec![Recorded::log(
+            "error: unknown --inject variant",
+            Exit::Code(1),
+        )],
+    );
+    assert_eq!(ncugate::commands::leaks(&config(&gate, None), &runner), 2);
+    let errors = json(&gate)["errors"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        errors.contains("the app failed (exit code 1): error: unknown --inject variant"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn the_history_is_appended_and_judged() {
+    let gate = Gate::new();
+    // Ten earlier runs: seven steady, then three over 1.5× and 384 MiB.
+    let mut lines = String::new();
+    for mb in [300, 310, 305, 290, 300, 295, 300, 500, 510] {
+        lines.push_str(&format!("{{\"time\":\"2026-11-2{}T00:00:00Z\",\"app\":\"a\",\"commit\":null,\"leak_bytes\":{},\"peak_bytes\":null,\"live_execs\":0}}\n", mb % 10, mb as f64 * 1048576.0));
+    }
+    gate.write("leaks.jsonl", &lines);
+    // This run: the replay has no NVML samples, so its leak figure is 0 → the last three are not all over.
+    let code = ncugate::commands::leaks(
+        &config(&gate, Some("leaks.jsonl")),
+        &replay(&gate, "audit.graph_app.base.json"),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(gate.read("leaks.jsonl").lines().count(), 10);
+    let r = json(&gate);
+    let trend = r["memory"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(trend["status"], "pass", "{trend}");
+    assert!(
+        trend["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("baseline (median) 314.57 MB"),
+        "{trend}"
+    );
+}
