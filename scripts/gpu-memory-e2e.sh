@@ -19,7 +19,9 @@ echo "|---|---|---|---:|---|" >> "$summary"
 gate() {  # name expected args...
   local name=$1 expected=$2; shift 2
   local t0=$(date +%s.%N)
-  "$ncugate" "$@" --no-build --out "$out/$name" --json "$out/$name.json" --junit "$out/$name.junit.xml" > "$out/$name.log" 2>&1
+  local sub=$1; shift
+  # ncugate's own options go before `--`; what follows `--` is the app.
+  "$ncugate" "$sub" --no-build --out "$out/$name" --json "$out/$name.json" --junit "$out/$name.junit.xml" "$@" > "$out/$name.log" 2>&1
   local rc=$?
   local secs=$(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')")
   local what=$(python3 - "$out/$name.json" <<'PY'
@@ -32,7 +34,7 @@ out += [f"error: {e}" for e in r.get("errors", [])]
 print(" / ".join(out)[:600] or "—")
 PY
 )
-  echo "| \`ncugate $*\` | $rc | $expected | $secs | $what |" >> "$summary"
+  echo "| \`ncugate $sub $*\` | $rc | $expected | $secs | $what |" >> "$summary"
   [ "$rc" = "$expected" ] || status=1
 }
 
