@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -70,6 +71,16 @@ static int g_reported;
 static long g_graphs_created, g_graphs_destroyed, g_graphs_cloned;
 static long g_execs_created, g_execs_destroyed;
 static long g_graph_launches, g_launches_unknown_exec, g_launches_failed;
+/* CLOCK_MONOTONIC ns of the first and the last successful graph launch: ncugate
+ * samples NVML on the same clock and measures growth between them, not the
+ * app's start-up allocations. */
+static unsigned long long g_first_launch_ns, g_last_launch_ns;
+
+static unsigned long long monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
 static long g_contexts_destroyed;
 static ExecRec *g_execs;
 static size_t g_nexecs, g_capexecs;
@@ -320,6 +331,8 @@ static void on_launch(uintptr_t h, int ok) {
     return;
   }
   n = ++g_graph_launches;
+  g_last_launch_ns = monotonic_ns();
+  if (n == 1) g_first_launch_ns = g_last_launch_ns;
   ExecRec *r = find_live_exec(h);
   if (r) r->launches++;
   else g_launches_unknown_exec++;
@@ -440,6 +453,7 @@ static void write_report(void) {
   json_u64_or_null(o, g_have_reserved_high, g_reserved_high);
   fputs(",\"pool_reserved_high\":", o);
   json_u64_or_null(o, g_have_pool_high, g_pool_high);
+  fprintf(o, ",\"first_launch_ns\":%llu,\"last_launch_ns\":%llu", g_first_launch_ns, g_last_launch_ns);
   fprintf(o, ",\"live_execs_count\":%ld,\"live_execs_truncated\":%s,\"graphs_cloned\":%ld,"
              "\"launches_failed\":%ld,\"launches_unknown_exec\":%ld,\"mem_samples\":%ld,"
              "\"contexts_destroyed\":%ld,\"pid\":%d,\"cupti_subscribed\":%s,\"errors\":",

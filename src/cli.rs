@@ -42,7 +42,7 @@ pub struct LeaksArgs {
     /// Graph executables allowed to be alive at exit (default 0).
     #[arg(long, value_name = "N")]
     pub max_live_execs: Option<u64>,
-    /// Allowed GPU memory growth per graph launch, bytes (default 1 MiB).
+    /// Allowed GPU memory growth per graph launch, bytes (default 65536 = 64 KiB; NVML moves in 2 MiB pages, so use ≥ 100 launches).
     #[arg(long, value_name = "BYTES")]
     pub max_growth_per_iteration: Option<f64>,
     /// Allowed GPU memory growth per second, bytes (default: not checked).

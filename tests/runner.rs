@@ -401,22 +401,23 @@ fn a_real_timeout_kills_the_whole_process_group() {
     let dir = tempfile::tempdir().expect("tmp");
     let marker = dir.path().join("survived");
     let script = format!(
-        "(sleep 3; touch {}) & echo started; sleep 30",
+        "(sleep 5; touch {}) & echo started; sleep 60",
         marker.display()
     );
     let mut spec = CommandSpec::new("sh", ["-c", script.as_str()]);
-    spec.timeout = Some(Duration::from_secs(1));
+    // 3 s: time enough for `sh` to start and print even on a loaded CI machine.
+    spec.timeout = Some(Duration::from_secs(3));
     let start = std::time::Instant::now();
     let mut lines = Vec::new();
     let done = runner.run(&spec, &mut |l| lines.push(l.to_string()));
-    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(1)));
+    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(3)));
     assert!(
-        start.elapsed() < Duration::from_secs(10),
+        start.elapsed() < Duration::from_secs(20),
         "{:?}",
         start.elapsed()
     );
     assert_eq!(lines, ["started"]);
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(4));
     assert!(
         !marker.exists(),
         "the background child of the app survived the timeout"
@@ -452,14 +453,17 @@ fn a_real_timeout_kills_descendants_that_left_the_process_group() {
     let dir = tempfile::tempdir().expect("tmp");
     let marker = dir.path().join("survived");
     let script = format!(
-        "setsid sh -c 'sleep 3; touch {}' & echo started; sleep 30",
+        "setsid sh -c 'sleep 5; touch {}' & echo started; sleep 60",
         marker.display()
     );
     let mut spec = CommandSpec::new("sh", ["-c", script.as_str()]);
-    spec.timeout = Some(Duration::from_secs(1));
-    let done = runner.run(&spec, &mut |_| {});
-    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(1)));
-    std::thread::sleep(Duration::from_secs(3));
+    spec.timeout = Some(Duration::from_secs(3));
+    let mut lines = Vec::new();
+    let done = runner.run(&spec, &mut |l| lines.push(l.to_string()));
+    assert_eq!(done.exit, Exit::TimedOut(Duration::from_secs(3)));
+    // "started" is printed after the setsid child exists: the test is not vacuous.
+    assert_eq!(lines, ["started"]);
+    std::thread::sleep(Duration::from_secs(4));
     assert!(
         !marker.exists(),
         "a descendant in its own session survived the timeout"

@@ -33,6 +33,21 @@ pub struct Audit {
     pub graph_mem_reserved_high: Option<u64>,
     #[serde(default)]
     pub pool_reserved_high: Option<u64>,
+    /// CLOCK_MONOTONIC ns of the first and last graph launch (0: none).
+    #[serde(default)]
+    pub first_launch_ns: Option<u64>,
+    #[serde(default)]
+    pub last_launch_ns: Option<u64>,
+}
+
+impl Audit {
+    /// The launches' time window in CLOCK_MONOTONIC seconds, when there were two or more.
+    pub fn launch_window(&self) -> Option<(f64, f64)> {
+        match (self.first_launch_ns, self.last_launch_ns) {
+            (Some(a), Some(b)) if a > 0 && b > a => Some((a as f64 / 1e9, b as f64 / 1e9)),
+            _ => None,
+        }
+    }
 }
 
 /// Reads the library's JSON report.

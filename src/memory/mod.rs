@@ -30,7 +30,7 @@ impl Default for MemoryLimits {
         MemoryLimits {
             max_live_execs: Some(0),
             max_live_graphs: None,
-            max_growth_per_iteration: Some(1_048_576.0),
+            max_growth_per_iteration: Some(65_536.0),
             max_growth_per_second: None,
             max_peak: None,
         }
@@ -108,8 +108,9 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     }
     match &m.growth {
         Some(g) => {
-            let per_iteration = (a.graph_launches > 0).then(|| g.growth_bytes / a.graph_launches as f64);
-            out.push(bytes_check("GPU memory growth per graph launch", per_iteration, limits.max_growth_per_iteration, &format!("{} over {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
+            // The window runs from the first launch to the last: launches − 1 intervals.
+            let per_iteration = (a.graph_launches > 1).then(|| g.growth_bytes / (a.graph_launches - 1) as f64);
+            out.push(bytes_check("GPU memory growth per graph launch", per_iteration, limits.max_growth_per_iteration, &format!("{} from the first to the last of {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
             out.push(bytes_check("GPU memory growth per second", Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
             out.push(bytes_check("peak GPU memory", Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
         }
@@ -119,7 +120,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
             limit: limits.max_growth_per_iteration,
             unit: "byte".into(),
             status: Status::Skipped,
-            message: "not measured: NVML saw no GPU memory for the process (no driver, or it ended before the first sample)".into(),
+            message: "not measured: fewer than two NVML samples while the graphs ran (no driver, fewer than two launches, or launches faster than the sampling interval)".into(),
         }),
     }
     out

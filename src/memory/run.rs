@@ -99,7 +99,16 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
         }
     }
     let audit = audit::read(&out)?;
-    let growth = sample::fit(&samples);
+    // Growth between the first and the last graph launch: start-up allocations are not a leak.
+    let window = audit.launch_window();
+    let growth = if audit.graph_launches >= 2 {
+        sample::fit(&samples, window)
+    } else {
+        None
+    };
+    if window.is_none() && audit.graph_launches >= 2 {
+        report.notes.push("the audit library did not stamp the launches (an older build?): growth is measured over the whole run".into());
+    }
     let measured = Measured { audit, growth };
     report.memory = judge(&measured, &config.limits);
     report.notes.push(format!(

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Fitted growth of sampled memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,9 +17,25 @@ pub struct Growth {
     pub seconds: f64,
 }
 
-/// Fits the samples `(seconds, bytes)`; `None` without two non-zero samples.
-pub fn fit(samples: &[(f64, f64)]) -> Option<Growth> {
-    let used: Vec<(f64, f64)> = samples.iter().copied().filter(|(_, b)| *b > 0.0).collect();
+/// Fits the samples `(seconds, bytes)` inside `window` (seconds on the same
+/// clock, from the first to the last graph launch: the app's start-up
+/// allocations are not growth) plus the first sample after it; the whole run
+/// without a window. `None` without two non-zero samples.
+pub fn fit(samples: &[(f64, f64)], window: Option<(f64, f64)>) -> Option<Growth> {
+    let used: Vec<(f64, f64)> = match window {
+        None => samples.iter().copied().filter(|(_, b)| *b > 0.0).collect(),
+        Some((from, to)) => {
+            let mut inside: Vec<(f64, f64)> = samples
+                .iter()
+                .copied()
+                .filter(|(t, b)| *b > 0.0 && *t >= from && *t <= to)
+                .collect();
+            if let Some(after) = samples.iter().copied().find(|(t, b)| *b > 0.0 && *t > to) {
+                inside.push(after);
+            }
+            inside
+        }
+    };
     if used.len() < 2 {
         return None;
     }
@@ -39,8 +55,21 @@ pub fn fit(samples: &[(f64, f64)]) -> Option<Growth> {
     })
 }
 
+/// Seconds on CLOCK_MONOTONIC, the clock the audit library stamps launches with.
+pub fn monotonic_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 /// Samples the GPU memory NVML attributes to `pid` (and its children) every
-/// `every` until `stop` is set. Returns `(seconds since start, bytes)`;
+/// `every` until `stop` is set. Returns `(CLOCK_MONOTONIC seconds, bytes)`;
 /// empty when NVML is unavailable.
 pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
     let Ok(nvml) = nvml_wrapper::Nvml::init() else {
@@ -50,7 +79,6 @@ pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64
     let devices: Vec<_> = (0..count)
         .filter_map(|i| nvml.device_by_index(i).ok())
         .collect();
-    let start = Instant::now();
     let mut out = Vec::new();
     loop {
         let family = family_of(pid);
@@ -67,7 +95,7 @@ pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64
                 }
             }
         }
-        out.push((start.elapsed().as_secs_f64(), bytes as f64));
+        out.push((monotonic_s(), bytes as f64));
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -118,10 +146,25 @@ mod tests {
         let samples: Vec<(f64, f64)> = (0..50)
             .map(|i| (i as f64 * 0.02, 5e8 + i as f64 * 2e6))
             .collect();
-        let g = super::fit(&samples).unwrap();
+        let g = super::fit(&samples, None).unwrap();
         assert!((g.slope_bytes_per_s - 1e8).abs() < 1.0, "{g:?}");
         assert_eq!(g.growth_bytes, 98e6);
         assert_eq!(g.peak_bytes, 5e8 + 98e6);
-        assert!(super::fit(&[(0.0, 0.0), (1.0, 5.0)]).is_none());
+        assert!(super::fit(&[(0.0, 0.0), (1.0, 5.0)], None).is_none());
+    }
+
+    #[test]
+    fn start_up_allocations_before_the_first_launch_are_not_growth() {
+        // 600 MB allocated during start-up, then flat while the graph runs, then the exit.
+        let mut samples: Vec<(f64, f64)> = (0..20)
+            .map(|i| (i as f64 * 0.02, i as f64 * 30e6))
+            .collect();
+        samples.extend((20..60).map(|i| (i as f64 * 0.02, 600e6)));
+        samples.push((1.22, 0.0));
+        let whole = super::fit(&samples, None).unwrap();
+        assert!(whole.growth_bytes > 500e6);
+        let window = super::fit(&samples, Some((0.41, 1.15))).unwrap();
+        assert_eq!(window.growth_bytes, 0.0);
+        assert_eq!(window.peak_bytes, 600e6);
     }
 }
