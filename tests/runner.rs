@@ -469,3 +469,85 @@ fn a_real_timeout_kills_descendants_that_left_the_process_group() {
         "a descendant in its own session survived the timeout"
     );
 }
+
+#[test]
+fn check_with_a_sanitizer_section_runs_that_stage_too() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("work");
+    let gate = common::Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    let mut sanitizer_run = Recorded::log("========= ERROR SUMMARY: 10 errors", Exit::Code(86));
+    let xml = std::fs::read(Path::new(H200).join("memory/bad_app.memcheck.xml")).expect("fixture");
+    sanitizer_run
+        .files
+        .push(("sanitizer/sanitizer.memcheck.xml".into(), xml));
+    let mut profile_step = profiled(
+        &fixture(H200, "graph_app.base.fast.run2.ncu.log"),
+        Exit::Code(0),
+        false,
+    );
+    profile_step
+        .files
+        .push(("run/run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
+    let replay = ReplayRunner::new(
+        out.clone(),
+        vec![
+            profile_step,
+            imported(&fixture(H200, "graph_app.base.fast.run2.raw.csv")),
+            sanitizer_run,
+        ],
+    );
+    let runner_config = config(&out);
+    let sanitizer = ncugate::sanitizer::run::SanitizerConfig {
+        tools: vec!["memcheck".into()],
+        leak_check: true,
+        print_limit: 10_000,
+        allow: vec![],
+        program: "compute-sanitizer".into(),
+        app: runner_config.app.clone(),
+        env: vec![],
+        workdir: PathBuf::from("."),
+        timeout: Duration::from_secs(600),
+        out_dir: out.join("sanitizer"),
+    };
+    let config = CheckConfig {
+        baseline: gate.path("baseline.json"),
+        source: Source::Profile {
+            runner: Box::new(runner_config),
+            runs: 1,
+            quiet: true,
+        },
+        details: vec![],
+        thresholds: None,
+        kernel_key: None,
+        allow_device_mismatch: false,
+        outputs: Outputs {
+            json: Some(dir.path().join("report.json")),
+            ..Outputs::default()
+        },
+        color: false,
+        sanitizer: Some(sanitizer),
+    };
+    // The metrics pass; the sanitizer's findings turn the stage red.
+    assert_eq!(ncugate::commands::check_with(&config, &replay), 1);
+    let seen = replay.seen.lock().expect("lock").clone();
+    let args = seen[2].args.join(" ");
+    assert!(
+        args.starts_with("--tool memcheck --leak-check full --xml --save ")
+            && args.contains(
+                "--error-exitcode 86 --target-processes all kernels/build/graph_app --iters 3"
+            ),
+        "{args}"
+    );
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("report.json")).expect("report"),
+    )
+    .expect("JSON");
+    assert!(
+        report["rules"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|x| x["status"] == "pass"))
+    );
+    assert_eq!(report["sanitizer"][0]["api"], "cuMemFreeAsync");
+    assert_eq!(report["outcome"], "regression");
+}
