@@ -81,6 +81,9 @@ pub struct LeaksArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -117,6 +120,9 @@ pub struct SanitizeArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -223,6 +229,18 @@ pub enum KeyArg {
     Function,
 }
 
+/// `--format`.
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum FormatArg {
+    /// GitHub Actions mode when GITHUB_ACTIONS=true, plain text otherwise.
+    #[default]
+    Auto,
+    /// Plain text only.
+    Text,
+    /// Annotations, step summary with a chart, and step outputs.
+    Github,
+}
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
 pub enum ColorArg {
@@ -265,6 +283,9 @@ pub struct CheckArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -30,6 +30,7 @@ fn acquire(
     details: &[PathBuf],
     metrics: &[String],
     expected: Option<u64>,
+    github: bool,
     runner: &dyn ProcessRunner,
 ) -> Result<Acquired> {
     match source {
@@ -55,7 +56,7 @@ fn acquire(
                 } else {
                     format!("run-{i}")
                 };
-                let mut progress = Progress::new(expected, *quiet);
+                let mut progress = Progress::new(expected, *quiet).github(github);
                 let artifacts =
                     runner::profile_once(config, metrics, &name, runner, &mut progress)?;
                 eprintln!(
@@ -165,6 +166,7 @@ fn check_report(
         &config.details,
         &metrics,
         expected,
+        config.outputs.github,
         processes,
     )
     .map_err(fail)?;
@@ -284,7 +286,14 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
             metrics.push(m.clone());
         }
     }
-    let acquired = acquire(&config.source, &config.details, &metrics, None, processes)?;
+    let acquired = acquire(
+        &config.source,
+        &config.details,
+        &metrics,
+        None,
+        false,
+        processes,
+    )?;
     let runs = read_runs(&acquired.inputs, &metrics, config.kernel_key, &thresholds)?;
     // Optional rules' metrics are recorded only where every run has them.
     let required: Vec<String> = metrics

@@ -51,6 +51,7 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
             junit: Some(gate.path("junit.xml")),
             markdown: None,
             json: Some(gate.path("report.json")),
+            github: false,
         },
         color: false,
     }

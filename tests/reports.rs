@@ -212,3 +212,83 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         serde_json::from_str(&ncugate::report::json::render(&report)).expect("JSON");
     assert_eq!(json["rules"][0]["kernel"], name);
 }
+
+#[test]
+fn github_mode_annotates_summarizes_and_sets_outputs() {
+    let gate = Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    gate.write("summary.md", "# earlier step\n");
+    let summary = gate.path("summary.md");
+    let output = gate.path("output.txt");
+    let out = gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "run.csv",
+            "--json",
+            "report.json",
+        ],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap_or("")),
+            ("GITHUB_OUTPUT", output.to_str().unwrap_or("")),
+        ],
+    );
+    out.code(1);
+    let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert!(
+        annotations.iter().any(|a| a.starts_with(
+            "::error title=scale%3A l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum)::+700.0%"
+        )),
+        "{annotations:#?}"
+    );
+    assert!(
+        annotations
+            .iter()
+            .all(|a| a.starts_with("::error ") || a.starts_with("::warning "))
+    );
+    assert_eq!(
+        gate.read("output.txt"),
+        "result=regression\nregressions=5\nreport=report.json\n"
+    );
+    let md = gate.read("summary.md");
+    assert!(
+        md.starts_with("# earlier step\n## ❌ ncugate: regression"),
+        "appended, not overwritten: {md}"
+    );
+    assert!(md.contains("```mermaid\nxychart-beta\n"), "{md}");
+    insta::assert_snapshot!(
+        "github_summary_chart",
+        md[md.find("### Change vs allowance").unwrap_or(0)..].to_string()
+    );
+    insta::assert_snapshot!("github_annotations", annotations.join("\n"));
+}
+
+#[test]
+fn github_annotations_are_capped_at_ten_per_level() {
+    use ncugate::verdict::{Report, Status, StructureCheck, StructureResult};
+    let mut report = Report::empty("b.json", vec![], vec![], "t.toml");
+    for i in 0..13 {
+        report.structure.push(StructureResult {
+            kernel: format!("k{i}"),
+            check: StructureCheck::NewKernel,
+            baseline_launches: None,
+            current_launches: vec![1],
+            status: Status::Fail,
+            message: "new kernel, 50% of\nit".into(),
+        });
+    }
+    report.finish();
+    let text = ncugate::report::github::annotations(&report);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 10);
+    assert!(
+        lines[9].ends_with("(and 3 more: see the step summary)"),
+        "{}",
+        lines[9]
+    );
+    assert!(lines[0].contains("50%25 of%0Ait"), "{}", lines[0]);
+}

@@ -170,6 +170,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
             junit: args.junit,
             markdown: args.markdown,
             json: args.json,
+            github: github_mode(args.format),
         },
         color: use_color(args.color),
         sanitizer: match (&file.sanitizer, &source_runner) {
@@ -309,6 +310,7 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
             junit: args.junit,
             markdown: args.markdown,
             json: args.json,
+            github: github_mode(args.format),
         },
         color: use_color(args.color),
     })
@@ -371,6 +373,7 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
             junit: args.junit,
             markdown: args.markdown,
             json: args.json,
+            github: github_mode(args.format),
         },
         color: use_color(args.color),
     })
@@ -517,6 +520,15 @@ fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
             )
         }),
     })
+}
+
+/// GitHub Actions mode: asked for, or automatic inside a GitHub Actions job.
+fn github_mode(arg: crate::cli::FormatArg) -> bool {
+    match arg {
+        crate::cli::FormatArg::Github => true,
+        crate::cli::FormatArg::Text => false,
+        crate::cli::FormatArg::Auto => std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+    }
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

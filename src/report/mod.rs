@@ -3,6 +3,7 @@
 //! only reads the report; none of them decides anything.
 
 pub mod fmt;
+pub mod github;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -19,6 +20,8 @@ pub struct Outputs {
     pub junit: Option<std::path::PathBuf>,
     pub markdown: Option<std::path::PathBuf>,
     pub json: Option<std::path::PathBuf>,
+    /// GitHub Actions mode: annotations, step summary, step outputs.
+    pub github: bool,
 }
 
 /// Writes every requested file report (atomically, so a CI step that picks
@@ -34,6 +37,12 @@ pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
         if let Some(path) = path {
             write_atomic(Path::new(path), render(report).as_bytes())?;
         }
+    }
+    if outputs.github {
+        github::emit(report, outputs).map_err(|source| crate::error::Error::Write {
+            path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
+            source,
+        })?;
     }
     Ok(())
 }

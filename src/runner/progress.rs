@@ -14,6 +14,8 @@ pub struct Progress {
     expected: Option<u64>,
     /// Kernels profiled so far.
     pub profiled: u64,
+    /// GitHub Actions: ncu's per-kernel lines go inside a collapsed `::group::` on stdout.
+    github: bool,
 }
 
 impl Progress {
@@ -24,7 +26,17 @@ impl Progress {
             interactive: !quiet && std::io::stderr().is_terminal(),
             expected,
             profiled: if quiet { u64::MAX } else { 0 },
+            github: false,
         }
+    }
+
+    /// GitHub Actions mode: the per-kernel lines in a `::group::` on stdout.
+    pub fn github(mut self, on: bool) -> Progress {
+        self.github = on;
+        if on {
+            self.interactive = false;
+        }
+        self
     }
 
     pub fn start(&mut self, command: &str) {
@@ -32,6 +44,9 @@ impl Progress {
             return;
         }
         eprintln!("ncugate: profile: {command}");
+        if self.github {
+            println!("::group::ncu profiling ({command})");
+        }
         if self.interactive {
             let bar = match self.expected {
                 Some(n) => ProgressBar::new(n),
@@ -68,6 +83,9 @@ impl Progress {
                 bar.set_position(self.profiled);
                 bar.set_message(format!("{} (#{}{passes})", p.kernel, p.index));
             }
+            None if self.github => {
+                println!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index)
+            }
             None => eprintln!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index),
         }
     }
@@ -77,6 +95,9 @@ impl Progress {
             bar.finish_and_clear();
         }
         if self.profiled != u64::MAX {
+            if self.github {
+                println!("::endgroup::");
+            }
             eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
         }
     }

@@ -82,6 +82,9 @@ impl Gate {
             .env_remove("NCUGATE_BASELINE")
             .env_remove("NCUGATE_THRESHOLDS")
             .env_remove("NCUGATE_KERNEL_KEY")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_OUTPUT")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .env("NO_COLOR", "1");
         for (k, v) in env {
             cmd.env(k, v);

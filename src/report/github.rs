@@ -1,0 +1,297 @@
+//! GitHub Actions: workflow-command annotations for failures (at most 10 per
+//! level, as GitHub shows), the Markdown report with a Mermaid chart of each
+//! check's change against its allowance appended to `$GITHUB_STEP_SUMMARY`,
+//! and `result` / `regressions` / `report` written to `$GITHUB_OUTPUT`.
+
+use super::{Outputs, markdown, scope_name};
+use crate::verdict::{Outcome, Report, Status};
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+/// Annotations GitHub displays per level and step.
+const MAX_PER_LEVEL: usize = 10;
+
+/// One annotation: level, title, optional file/line, message.
+struct Annotation {
+    level: &'static str,
+    title: String,
+    file: Option<String>,
+    line: Option<usize>,
+    message: String,
+}
+
+/// The workflow commands for `report`, one per line.
+pub fn annotations(report: &Report) -> String {
+    let thresholds_file = thresholds_file(&report.thresholds);
+    let mut all: Vec<Annotation> = Vec::new();
+    for e in &report.errors {
+        all.push(Annotation {
+            level: "error",
+            title: "ncugate could not decide".into(),
+            file: None,
+            line: None,
+            message: e.clone(),
+        });
+    }
+    for s in report
+        .structure
+        .iter()
+        .filter(|s| matches!(s.status, Status::Fail | Status::Warn))
+    {
+        all.push(Annotation {
+            level: level(s.status),
+            title: format!("{}: {}", s.kernel, s.check.as_str()),
+            file: None,
+            line: None,
+            message: s.message.clone(),
+        });
+    }
+    for r in report
+        .rules
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Warn | Status::Error))
+    {
+        let why = r
+            .why
+            .as_deref()
+            .map(|w| format!(" — {w}"))
+            .unwrap_or_default();
+        all.push(Annotation {
+            level: level(r.status),
+            title: format!("{}: {}", scope_name(r.kernel.as_deref()), r.rule),
+            file: thresholds_file.clone(),
+            line: thresholds_file.as_ref().map(|_| r.line),
+            message: format!("{}{why}", r.message),
+        });
+    }
+    for f in &report.findings {
+        let speedup = f
+            .finding
+            .estimated_speedup_pct
+            .map(|s| format!(", est. speedup {s:.0}%"))
+            .unwrap_or_default();
+        all.push(Annotation {
+            level: level(f.status),
+            title: format!("{}: new ncu finding {}", f.kernel, f.finding.rule),
+            file: None,
+            line: None,
+            message: format!(
+                "{}{speedup}",
+                super::fmt::first_sentence(&f.finding.description)
+            ),
+        });
+    }
+    for f in report
+        .sanitizer
+        .iter()
+        .filter(|f| matches!(f.status, Status::Fail | Status::Warn))
+    {
+        all.push(Annotation {
+            level: level(f.status),
+            title: format!("compute-sanitizer {}", f.tool),
+            file: None,
+            line: None,
+            message: f.message.clone(),
+        });
+    }
+    for m in report
+        .memory
+        .iter()
+        .filter(|m| matches!(m.status, Status::Fail | Status::Warn))
+    {
+        all.push(Annotation {
+            level: level(m.status),
+            title: format!("GPU memory: {}", m.check),
+            file: None,
+            line: None,
+            message: m.message.clone(),
+        });
+    }
+    let mut out = String::new();
+    for lvl in ["error", "warning"] {
+        let of_level: Vec<&Annotation> = all.iter().filter(|a| a.level == lvl).collect();
+        let extra = of_level.len().saturating_sub(MAX_PER_LEVEL);
+        for (i, a) in of_level.iter().take(MAX_PER_LEVEL).enumerate() {
+            let mut props = vec![format!("title={}", property(&a.title))];
+            if let Some(f) = &a.file {
+                props.push(format!("file={}", property(f)));
+            }
+            if let Some(l) = a.line {
+                props.push(format!("line={l}"));
+            }
+            let more = if extra > 0 && i == MAX_PER_LEVEL - 1 {
+                format!(" (and {extra} more: see the step summary)")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "::{lvl} {}::{}",
+                props.join(","),
+                data(&format!("{}{more}", a.message))
+            );
+        }
+    }
+    out
+}
+
+fn level(status: Status) -> &'static str {
+    if status == Status::Warn {
+        "warning"
+    } else {
+        "error"
+    }
+}
+
+/// The thresholds file as a workspace path annotations can point into, if it is one.
+fn thresholds_file(source: &str) -> Option<String> {
+    let path = source.strip_suffix(" (built in)").unwrap_or(source);
+    std::path::Path::new(path)
+        .is_file()
+        .then(|| path.to_string())
+}
+
+/// Escapes a workflow-command message (`%`, CR, LF), as the runner requires.
+pub fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow-command property value (also `:` and `,`).
+pub fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A Mermaid `xychart-beta` of the checks' change in the worse direction
+/// against their allowance, in percent of the baseline mean: the failures,
+/// then the closest calls, at most 12 bars.
+pub fn chart(report: &Report) -> Option<String> {
+    let mut points: Vec<(String, f64, f64, bool)> = report
+        .rules
+        .iter()
+        .filter_map(|r| {
+            let (b, change, allowance) = (r.baseline?, r.change_pct?, r.allowance?);
+            if b.mean == 0.0 {
+                return None;
+            }
+            let worse = if r.worse == crate::rules::Worse::Higher {
+                change
+            } else {
+                -change
+            };
+            let allowed = allowance / b.mean.abs() * 100.0;
+            let short_kernel: String = match r.kernel.as_deref() {
+                None => "total".into(),
+                Some(k) => k
+                    .split('(')
+                    .next()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(k)
+                    .chars()
+                    .take(24)
+                    .collect(),
+            };
+            let short_metric: String = r.metric.replace("__", " ").chars().take(26).collect();
+            Some((
+                format!("{short_kernel} {short_metric}"),
+                worse,
+                allowed,
+                r.status == Status::Fail,
+            ))
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    // Failures first, then by how close each came to its allowance.
+    points.sort_by(|a, b| {
+        b.3.cmp(&a.3)
+            .then((b.1 / b.2.max(1e-9)).total_cmp(&(a.1 / a.2.max(1e-9))))
+    });
+    points.truncate(12);
+    let labels: Vec<String> = points
+        .iter()
+        .map(|p| format!("\"{}\"", p.0.replace('"', "'")))
+        .collect();
+    let bars: Vec<String> = points.iter().map(|p| format!("{:.1}", p.1)).collect();
+    let line: Vec<String> = points.iter().map(|p| format!("{:.1}", p.2)).collect();
+    let max = points
+        .iter()
+        .map(|p| p.1.max(p.2))
+        .fold(0.0f64, f64::max)
+        .ceil()
+        .max(1.0);
+    let min = points
+        .iter()
+        .map(|p| p.1.min(0.0))
+        .fold(0.0f64, f64::min)
+        .floor();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "```mermaid\nxychart-beta\n    title \"Change in the worse direction (bars) vs allowance (line), % of baseline mean\""
+    );
+    let _ = writeln!(out, "    x-axis [{}]", labels.join(", "));
+    let _ = writeln!(out, "    y-axis \"%\" {min} --> {max}");
+    let _ = writeln!(
+        out,
+        "    bar [{}]\n    line [{}]\n```",
+        bars.join(", "),
+        line.join(", ")
+    );
+    Some(out)
+}
+
+/// Everything GitHub mode writes: annotations to stdout, the summary, the outputs.
+pub fn emit(report: &Report, outputs: &Outputs) -> std::io::Result<()> {
+    print!("{}", annotations(report));
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        let mut md = markdown::render(report);
+        if let Some(chart) = chart(report) {
+            md.push_str("\n### Change vs allowance\n\n");
+            md.push_str(&chart);
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        f.write_all(md.as_bytes())?;
+        f.write_all(b"\n")?;
+    }
+    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+        let result = match report.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Regression => "regression",
+            Outcome::Error => "error",
+        };
+        let report_path = outputs
+            .json
+            .as_ref()
+            .or(outputs.markdown.as_ref())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        writeln!(f, "result={result}")?;
+        writeln!(f, "regressions={}", report.counts().fail)?;
+        writeln!(f, "report={}", report_path.replace(['\n', '\r'], " "))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_the_runner() {
+        assert_eq!(data("50% of\nit"), "50%25 of%0Ait");
+        assert_eq!(
+            property("void f<1>(int, float): x"),
+            "void f<1>(int%2C float)%3A x"
+        );
+    }
+}
