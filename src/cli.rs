@@ -81,6 +81,9 @@ pub struct LeaksArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
@@ -120,6 +123,9 @@ pub struct SanitizeArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
@@ -283,6 +289,9 @@ pub struct CheckArgs {
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,

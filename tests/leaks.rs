@@ -52,6 +52,7 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
             markdown: None,
             json: Some(gate.path("report.json")),
             github: false,
+            html: None,
         },
         color: false,
     }

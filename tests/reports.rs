@@ -292,3 +292,79 @@ fn github_annotations_are_capped_at_ten_per_level() {
     );
     assert!(lines[0].contains("50%25 of%0Ait"), "{}", lines[0]);
 }
+
+#[test]
+fn the_html_report_keeps_to_jenkins_content_security_policy() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.full.raw.csv", "base.csv")
+        .h200("graph_app.base.full.details.csv", "base.details.csv");
+    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
+        .h200("graph_app.strided.full.details.csv", "run.details.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--kernel-key",
+        "function",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "-o",
+        "baseline.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--details",
+        "run.details.csv",
+        "--html",
+        "html",
+    ])
+    .code(1);
+    let index = gate.read("html/index.html");
+    assert!(index.contains("<link rel=\"stylesheet\" href=\"style.css\">"));
+    assert!(
+        index.contains("<span class=\"badge fail\">FAIL</span> <code>scale</code>"),
+        "{index}"
+    );
+    assert!(index.contains("<strong>UncoalescedGlobalAccess</strong>"));
+    // Failing kernels come first.
+    assert!(index.find("<code>scale</code>") < index.find("<code>produce</code>"));
+    let mut files = vec![index.clone(), gate.read("html/style.css")];
+    let charts = std::fs::read_dir(gate.path("html/charts")).expect("charts");
+    let mut svgs = 0;
+    for entry in charts {
+        let path = entry.expect("entry").path();
+        let svg = std::fs::read_to_string(&path).expect("svg");
+        assert!(
+            svg.starts_with("<svg ") && svg.contains("</svg>"),
+            "{}",
+            path.display()
+        );
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        assert!(
+            index.contains(&format!("src=\"charts/{name}\"")),
+            "{name} is not shown"
+        );
+        files.push(svg);
+        svgs += 1;
+    }
+    assert!(svgs >= 15, "one chart per kernel and rule: {svgs}");
+    for text in &files {
+        // What Jenkins' default CSP blocks: scripts, inline styles, data: URIs.
+        assert!(
+            !text.contains("<script")
+                && !text.contains("style=")
+                && !text.contains("<style")
+                && !text.contains("data:")
+                && !text.contains("javascript:")
+        );
+    }
+}

@@ -171,6 +171,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
             markdown: args.markdown,
             json: args.json,
             github: github_mode(args.format),
+            html: args.html.clone(),
         },
         color: use_color(args.color),
         sanitizer: match (&file.sanitizer, &source_runner) {
@@ -311,6 +312,7 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
             markdown: args.markdown,
             json: args.json,
             github: github_mode(args.format),
+            html: args.html.clone(),
         },
         color: use_color(args.color),
     })
@@ -374,6 +376,7 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
             markdown: args.markdown,
             json: args.json,
             github: github_mode(args.format),
+            html: args.html.clone(),
         },
         color: use_color(args.color),
     })

@@ -4,6 +4,7 @@
 
 pub mod fmt;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -22,6 +23,8 @@ pub struct Outputs {
     pub json: Option<std::path::PathBuf>,
     /// GitHub Actions mode: annotations, step summary, step outputs.
     pub github: bool,
+    /// A static HTML report (index.html, style.css, charts/*.svg) in this folder.
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// Writes every requested file report (atomically, so a CI step that picks
@@ -37,6 +40,9 @@ pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
         if let Some(path) = path {
             write_atomic(Path::new(path), render(report).as_bytes())?;
         }
+    }
+    if let Some(dir) = &outputs.html {
+        html::write(report, dir)?;
     }
     if outputs.github {
         github::emit(report, outputs).map_err(|source| crate::error::Error::Write {
