@@ -297,7 +297,8 @@ fn chart(r: &RuleResult) -> Option<String> {
         .into_iter()
         .fold(0.0f64, f64::max);
     let (div, label) = display_scale(top, &r.unit);
-    let xmax = (top / div * 1.15).max(1e-9);
+    // All zero (e.g. no FP64 instructions before or after): a 0..1 axis, not 0..1e-9.
+    let xmax = if top > 0.0 { top / div * 1.15 } else { 1.0 };
     let color = match r.status {
         Status::Fail | Status::Error => RGBColor(0xc6, 0x28, 0x28),
         Status::Warn => RGBColor(0xef, 0x8f, 0x00),
@@ -326,7 +327,7 @@ fn chart(r: &RuleResult) -> Option<String> {
             .ok()?;
         c.configure_mesh()
             .disable_y_mesh()
-            .y_labels(3)
+            .y_labels(5)
             .y_label_formatter(&|v| {
                 if (*v - 0.5).abs() < 0.26 {
                     "current".into()
