@@ -69,24 +69,8 @@ pub struct LeaksArgs {
     /// And over this many bytes (default 402653184 = 384 MiB).
     #[arg(long, value_name = "BYTES")]
     pub history_min_bytes: Option<f64>,
-    /// Write a JUnit XML report.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Write a Markdown report.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write a JSON report.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// When to colour the terminal report.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
-    #[arg(long, value_name = "DIR")]
-    pub html: Option<PathBuf>,
-    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
-    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -111,24 +95,8 @@ pub struct SanitizeArgs {
     /// The compute-sanitizer executable.
     #[arg(long, env = "NCUGATE_SANITIZER", value_name = "PATH")]
     pub sanitizer: Option<String>,
-    /// Write a JUnit XML report.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Write a Markdown report.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write a JSON report.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// When to colour the terminal report.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
-    #[arg(long, value_name = "DIR")]
-    pub html: Option<PathBuf>,
-    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
-    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -235,6 +203,29 @@ pub enum KeyArg {
     Function,
 }
 
+/// Where and how to report (shared by check, sanitize and leaks).
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write a JUnit XML report (one testcase per kernel × rule, structural check, finding).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown report (for a CI summary page).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a JSON report (schema_version 1).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// When to colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
+}
+
 /// `--format`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
 pub enum FormatArg {
@@ -277,24 +268,8 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
-    /// Write a JUnit XML report (one testcase per kernel × rule and per structural check).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Write a Markdown report (for a CI summary page).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write a JSON report (schema_version 1).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// When to colour the terminal report.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
-    #[arg(long, value_name = "DIR")]
-    pub html: Option<PathBuf>,
-    /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
-    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }

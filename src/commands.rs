@@ -442,27 +442,13 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
             Ok(())
         })
     };
-    if let Err(error) = result {
-        let report = Report::error(
-            "",
-            inputs,
-            Vec::new(),
-            "compute-sanitizer",
-            format!("{error} (hint: {})", error.hint()),
-        );
-        if let Err(e) = report::write_all(&report, &config.outputs) {
-            print_error(&e);
-        }
-        print_error(&error);
-        return exit::ERROR;
-    }
-    report.finish();
-    print!("{}", terminal::render(&report, config.color));
-    if let Err(error) = report::write_all(&report, &config.outputs) {
-        print_error(&error);
-        return exit::ERROR;
-    }
-    report.exit_code
+    conclude(
+        result.map(|()| report),
+        inputs,
+        "compute-sanitizer",
+        &config.outputs,
+        config.color,
+    )
 }
 
 /// Runs every configured sanitizer tool on the app; findings and notes go into `report`.
@@ -498,23 +484,45 @@ fn sanitizer_stage(
 pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> i32 {
     let inputs = vec![config.runner.app.join(" ")];
     let mut report = Report::empty("", inputs.clone(), Vec::new(), "graph-memory audit");
-    if let Err(error) = crate::memory::run::run(config, processes, &mut report) {
-        let report = Report::error(
-            "",
-            inputs,
-            Vec::new(),
-            "graph-memory audit",
-            format!("{error} (hint: {})", error.hint()),
-        );
-        if let Err(e) = report::write_all(&report, &config.outputs) {
-            print_error(&e);
+    let result = crate::memory::run::run(config, processes, &mut report).map(|()| report);
+    conclude(
+        result,
+        inputs,
+        "graph-memory audit",
+        &config.outputs,
+        config.color,
+    )
+}
+
+/// The end of `sanitize` and `leaks`: the report, or an error report, written
+/// everywhere it was asked for; the exit code.
+fn conclude(
+    result: Result<Report>,
+    inputs: Vec<String>,
+    gate: &str,
+    outputs: &report::Outputs,
+    color: bool,
+) -> i32 {
+    let mut report = match result {
+        Ok(report) => report,
+        Err(error) => {
+            let report = Report::error(
+                "",
+                inputs,
+                Vec::new(),
+                gate,
+                format!("{error} (hint: {})", error.hint()),
+            );
+            if let Err(e) = report::write_all(&report, outputs) {
+                print_error(&e);
+            }
+            print_error(&error);
+            return exit::ERROR;
         }
-        print_error(&error);
-        return exit::ERROR;
-    }
+    };
     report.finish();
-    print!("{}", terminal::render(&report, config.color));
-    if let Err(error) = report::write_all(&report, &config.outputs) {
+    print!("{}", terminal::render(&report, color));
+    if let Err(error) = report::write_all(&report, outputs) {
         print_error(&error);
         return exit::ERROR;
     }

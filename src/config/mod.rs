@@ -166,14 +166,8 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
             .or_else(|| file.gate.thresholds.as_ref().map(|p| file.resolve(p))),
         kernel_key: args.kernel_key.map(key),
         allow_device_mismatch: args.allow_device_mismatch,
-        outputs: Outputs {
-            junit: args.junit,
-            markdown: args.markdown,
-            json: args.json,
-            github: github_mode(args.format),
-            html: args.html.clone(),
-        },
-        color: use_color(args.color),
+        outputs: outputs(&args.report),
+        color: use_color(args.report.color),
         sanitizer: match (&file.sanitizer, &source_runner) {
             (Some(section), Some(runner)) => Some(sanitizer_config(
                 section,
@@ -307,14 +301,8 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
         sanitizer,
         xml,
         runner,
-        outputs: Outputs {
-            junit: args.junit,
-            markdown: args.markdown,
-            json: args.json,
-            github: github_mode(args.format),
-            html: args.html.clone(),
-        },
-        color: use_color(args.color),
+        outputs: outputs(&args.report),
+        color: use_color(args.report.color),
     })
 }
 
@@ -371,14 +359,8 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
                 .unwrap_or(rule_defaults.min_bytes),
         },
         runner,
-        outputs: Outputs {
-            junit: args.junit,
-            markdown: args.markdown,
-            json: args.json,
-            github: github_mode(args.format),
-            html: args.html.clone(),
-        },
-        color: use_color(args.color),
+        outputs: outputs(&args.report),
+        color: use_color(args.report.color),
     })
 }
 
@@ -523,6 +505,17 @@ fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
             )
         }),
     })
+}
+
+/// The report files and modes of one command.
+fn outputs(args: &crate::cli::ReportArgs) -> Outputs {
+    Outputs {
+        junit: args.junit.clone(),
+        markdown: args.markdown.clone(),
+        json: args.json.clone(),
+        github: github_mode(args.format),
+        html: args.html.clone(),
+    }
 }
 
 /// GitHub Actions mode: asked for, or automatic inside a GitHub Actions job.
