@@ -284,8 +284,10 @@ fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
 /// a killed app holding a CUDA context takes 1–3 s to go away; returning
 /// before that would let the next CI step find the GPU still busy.
 fn kill_group(pid: u32) {
-    let mut doomed = descendants(pid);
-    doomed.push(pid);
+    // The child first, so a shell does not report its killed jobs; the pids
+    // of its descendants were taken before, so none escapes by re-parenting.
+    let mut doomed = vec![pid];
+    doomed.extend(descendants(pid));
     for &p in &doomed {
         if let Ok(p) = i32::try_from(p) {
             // SAFETY: kill(2) has no memory-safety preconditions.
