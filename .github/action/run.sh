@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The ncugate composite action's only step (action.yml → runs.steps[0]).
+#
+# Every input arrives through the environment (action.yml maps `inputs.*` into `env:`), never
+# through `${{ }}` inside a script, so no input is ever parsed as shell code. `args` is split
+# into words like a shell would split quoted words (xargs' quoting rules: '…', "…", \x), with no
+# expansion of any kind.
+#
+#   NCUGATE_ACTION_PATH                 the action's checkout (github.action_path)
+#   NCUGATE_ACTION_REPOSITORY           owner/name of the action (github.action_repository)
+#   NCUGATE_ACTION_COMMAND              check | sanitize | leaks | … (default check)
+#   NCUGATE_ACTION_BASELINE             → NCUGATE_BASELINE for ncugate
+#   NCUGATE_ACTION_THRESHOLDS           → NCUGATE_THRESHOLDS
+#   NCUGATE_ACTION_CONFIG               → NCUGATE_CONFIG
+#   NCUGATE_ACTION_ARGS                 extra arguments, e.g. `--input run.raw.csv` or `-- app args`
+#   NCUGATE_ACTION_VERSION              source | path:/abs/ncugate | <release tag>
+#   NCUGATE_ACTION_FAIL_ON_REGRESSION   true | false
+#   NCUGATE_ACTION_WORKING_DIRECTORY    where ncugate runs (relative to the workspace)
+#   NCUGATE_ACTION_REPORT_DIR           where the reports go (default $RUNNER_TEMP/ncugate): junit.xml,
+#                                       summary.md, report.json and html/ (check, sanitize, leaks)
+#
+# Outputs (GITHUB_OUTPUT): ncugate writes result/regressions/report itself in GitHub mode
+# (GITHUB_ACTIONS=true). This script writes them only when ncugate did not: when it could not be
+# obtained or started (build failure, missing binary, exit 126/127), on a usage error ncugate
+# rejects before it reads any data, or with an ncugate release older than its GitHub mode.
+#
+# Exit status: 0 pass (or a regression with fail-on-regression=false, with a warning annotation);
+# 1 regression; ncugate's own code (2, …) on an error; 2 when ncugate could not be obtained.
+set -euo pipefail
+
+log() { printf 'ncugate-action: %s\n' "$*" >&2; }
+
+# Annotation text must escape %, CR and LF (the runner's own rules).
+escape_data() {
+  local s=$1
+  s=${s//'%'/'%25'}
+  s=${s//$'\r'/'%0D'}
+  s=${s//$'\n'/'%0A'}
+  printf '%s' "$s"
+}
+annotate() { printf '::%s title=ncugate::%s\n' "$1" "$(escape_data "$2")"; }
+
+output_file=${GITHUB_OUTPUT:-}
+set_output() {
+  [[ -n $output_file ]] || return 0
+  local value=${2//$'\n'/ }
+  printf '%s=%s\n' "$1" "${value//$'\r'/ }" >>"$output_file"
+}
+
+# Give up before ncugate ran: result=error, an error annotation, exit 2.
+fail_early() {
+  annotate error "$1"
+  log "error: $1"
+  set_output result error
+  set_output regressions 0
+  set_output report ""
+  exit 2
+}
+
+command_input=${NCUGATE_ACTION_COMMAND:-check}
+version=${NCUGATE_ACTION_VERSION:-source}
+fail_on_regression=${NCUGATE_ACTION_FAIL_ON_REGRESSION:-true}
+workdir=${NCUGATE_ACTION_WORKING_DIRECTORY:-}
+report_dir=${NCUGATE_ACTION_REPORT_DIR:-}
+action_path=${NCUGATE_ACTION_PATH:-}
+
+case ${fail_on_regression,,} in
+  true | yes | 1) fail_on_regression=true ;;
+  false | no | 0) fail_on_regression=false ;;
+  *) fail_early "fail-on-regression must be true or false, not '$fail_on_regression'" ;;
+esac
+
+# ── The command: one or two plain words (`check`, `baseline record`, …), nothing else. ──────────
+read -r -a command_words <<<"$command_input" || true
+[[ ${#command_words[@]} -ge 1 && ${#command_words[@]} -le 2 ]] ||
+  fail_early "command must be one or two words (e.g. check, sanitize, leaks), not '$command_input'"
+for word in "${command_words[@]}"; do
+  [[ $word =~ ^[a-z][a-z-]*$ ]] || fail_early "command must be plain ncugate subcommand words, not '$command_input'"
+done
+
+# ── args: split with quote handling but no expansion (xargs), checked for unbalanced quotes. ──
+extra_args=()
+if [[ -n ${NCUGATE_ACTION_ARGS:-} ]]; then
+  words_file=$(mktemp)
+  trap 'rm -f "$words_file"' EXIT
+  if ! printf '%s' "$NCUGATE_ACTION_ARGS" | xargs -r printf '%s\0' >"$words_file"; then
+    fail_early "args could not be split into words (an unbalanced quote?): $NCUGATE_ACTION_ARGS"
+  fi
+  mapfile -d '' -t extra_args <"$words_file"
+fi
+
+# ── Where the reports go: absolute, so that the `report` output can be uploaded from anywhere. ──
+[[ -n $report_dir ]] || report_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/ncugate"
+[[ $report_dir == /* ]] || report_dir="$PWD/$report_dir"
+
+# ── Obtain ncugate. ───────────────────────────────────────────────────────────────────────────────
+case $version in
+  source)
+    [[ -n $action_path && -f $action_path/Cargo.toml ]] ||
+      fail_early "version 'source' builds the action's own checkout, but there is no Cargo.toml in '$action_path' (github.action_path)"
+    command -v cargo >/dev/null 2>&1 ||
+      fail_early "version 'source' needs cargo on PATH (install Rust on the runner), or use version: path:/abs/ncugate or a release tag"
+    echo "::group::ncugate: cargo build --release --locked (in $action_path)"
+    build_status=0
+    (cd "$action_path" && CARGO_TARGET_DIR="$action_path/target" cargo build --release --locked) || build_status=$?
+    echo "::endgroup::"
+    [[ $build_status == 0 ]] || fail_early "building ncugate from source failed (cargo exit $build_status); see the build log above"
+    ncugate="$action_path/target/release/ncugate"
+    ;;
+  path:*)
+    ncugate=${version#path:}
+    [[ $ncugate == /* ]] || fail_early "version path: needs an absolute path to the ncugate binary, not '$ncugate'"
+    ;;
+  *)
+    [[ $version =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] ||
+      fail_early "version must be 'source', 'path:/abs/ncugate' or a release tag such as v0.1.0, not '$version'"
+    [[ $(uname -s)/$(uname -m) == Linux/x86_64 ]] ||
+      fail_early "release binaries are built for x86_64 Linux only; use version: source on $(uname -s)/$(uname -m)"
+    repository=${NCUGATE_ACTION_REPOSITORY:-}
+    [[ -n $repository ]] || repository=${GITHUB_REPOSITORY:-}
+    [[ $repository =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] ||
+      fail_early "cannot tell which repository's releases to download from ('$repository')"
+    server=${GITHUB_SERVER_URL:-https://github.com}
+    url="$server/$repository/releases/download/$version/ncugate-x86_64-linux.tar.gz"
+    install_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/ncugate-bin/$version"
+    mkdir -p "$install_dir"
+    echo "::group::ncugate: download $url"
+    download_status=0
+    curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz" "$url" || download_status=$?
+    if [[ $download_status == 0 ]] && curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz.sha256" "$url.sha256" 2>/dev/null; then
+      expected=$(cut -d' ' -f1 <"$install_dir/ncugate.tar.gz.sha256")
+      actual=$(sha256sum "$install_dir/ncugate.tar.gz" | cut -d' ' -f1)
+      [[ $expected == "$actual" ]] || download_status=sha256
+    fi
+    [[ $download_status == 0 ]] && { tar -xzf "$install_dir/ncugate.tar.gz" -C "$install_dir" || download_status=tar; }
+    echo "::endgroup::"
+    [[ $download_status == 0 ]] || fail_early "could not install ncugate $version from $url ($download_status)"
+    ncugate=$(find "$install_dir" -type f -name ncugate -perm -u+x -print -quit)
+    [[ -n $ncugate ]] || fail_early "the release archive $url holds no executable named ncugate"
+    ;;
+esac
+
+# ── Run it. ───────────────────────────────────────────────────────────────────────────────────────
+if [[ -n $workdir ]]; then
+  cd -- "$workdir" 2>/dev/null || fail_early "working-directory '$workdir' does not exist"
+fi
+
+argv=("${command_words[@]}")
+case ${command_words[0]} in
+  check | sanitize | leaks)
+    mkdir -p -- "$report_dir"
+    junit="$report_dir/junit.xml" markdown="$report_dir/summary.md" json="$report_dir/report.json"
+    html="$report_dir/html"
+    # Never leave a stale report for the upload step.
+    rm -f -- "$junit" "$markdown" "$json"
+    rm -rf -- "$html"
+    argv+=(--junit "$junit" --markdown "$markdown" --json "$json" --html "$html")
+    ;;
+  *) json="" markdown="" ;;
+esac
+argv+=("${extra_args[@]}")
+
+# baseline / thresholds / config through ncugate's own variables: each subcommand that has the
+# option reads it, the others ignore it, and a flag in `args` still wins (flag over variable).
+[[ -z ${NCUGATE_ACTION_BASELINE:-} ]] || export NCUGATE_BASELINE="$NCUGATE_ACTION_BASELINE"
+[[ -z ${NCUGATE_ACTION_THRESHOLDS:-} ]] || export NCUGATE_THRESHOLDS="$NCUGATE_ACTION_THRESHOLDS"
+[[ -z ${NCUGATE_ACTION_CONFIG:-} ]] || export NCUGATE_CONFIG="$NCUGATE_ACTION_CONFIG"
+
+output_size_before=0
+if [[ -n $output_file && -f $output_file ]]; then
+  output_size_before=$(wc -c <"$output_file")
+fi
+
+log "$ncugate ${argv[*]}   (in $PWD)"
+status=0
+"$ncugate" "${argv[@]}" || status=$?
+log "ncugate exited with $status"
+
+# ── Outputs ncugate did not write (see the header). ─────────────────────────────────────────────
+if [[ -n $output_file ]]; then
+  written=""
+  if [[ -f $output_file ]]; then
+    written=$(tail -c +"$((output_size_before + 1))" "$output_file" | grep -E '^result=' || true)
+  fi
+  if [[ -z $written ]]; then
+    case $status in
+      0) result=pass ;;
+      1) result=regression ;;
+      *) result=error ;;
+    esac
+    report=""
+    if [[ -n $json && -s $json ]]; then
+      report=$json
+    elif [[ -n $markdown && -s $markdown ]]; then
+      report=$markdown
+    fi
+    regressions=0
+    if [[ $status == 1 && -n $json && -s $json ]]; then
+      # Each failed check is one `"status": "fail"` entry of the JSON report (schema_version 1).
+      regressions=$(grep -c '"status": "fail"' "$json" || true)
+    fi
+    log "ncugate wrote no step outputs; writing result=$result regressions=$regressions"
+    set_output result "$result"
+    set_output regressions "$regressions"
+    set_output report "$report"
+  fi
+fi
+
+case $status in
+  0) exit 0 ;;
+  1)
+    if [[ $fail_on_regression == true ]]; then
+      exit 1
+    fi
+    annotate warning "performance regression found, but fail-on-regression is false: the step passes (see the report)"
+    exit 0
+    ;;
+  126 | 127)
+    annotate error "ncugate could not be started ('$ncugate', exit $status): not found or not executable"
+    exit "$status"
+    ;;
+  *) exit "$status" ;;
+esac
