@@ -181,3 +181,29 @@ fn baseline_diff_shows_changed_means_and_the_file_diff() {
         .code(0)
         .stdout_has("kernels: no changed means");
 }
+
+#[test]
+fn outputs_go_into_folders_that_do_not_exist_yet() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "run.csv",
+        "-o",
+        "perf/gpu/baseline.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "perf/gpu/baseline.json",
+        "--input",
+        "run.csv",
+        "--json",
+        "reports/a/report.json",
+    ])
+    .code(0);
+    assert!(gate.path("reports/a/report.json").is_file());
+}

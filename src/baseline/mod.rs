@@ -187,6 +187,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
+    std::fs::create_dir_all(dir).map_err(err)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
