@@ -259,7 +259,7 @@ fn github_mode_annotates_summarizes_and_sets_outputs() {
         md.starts_with("# earlier step\n## ❌ ncugate: regression"),
         "appended, not overwritten: {md}"
     );
-    assert!(md.contains("```mermaid\nxychart-beta\n"), "{md}");
+    assert!(md.contains("```mermaid\nxychart-beta horizontal\n"), "{md}");
     insta::assert_snapshot!(
         "github_summary_chart",
         md[md.find("### Change vs allowance").unwrap_or(0)..].to_string()

@@ -192,7 +192,15 @@ pub fn chart(report: &Report) -> Option<String> {
                     .take(24)
                     .collect(),
             };
-            let short_metric: String = r.metric.replace("__", " ").chars().take(26).collect();
+            // `gpu__time_duration.sum` → `time_duration`: the counter, without unit and roll-up.
+            let counter = r.metric.split("__").nth(1).unwrap_or(&r.metric);
+            let short_metric: String = counter
+                .split('.')
+                .next()
+                .unwrap_or(counter)
+                .chars()
+                .take(18)
+                .collect();
             Some((
                 format!("{short_kernel} {short_metric}"),
                 worse,
@@ -230,7 +238,7 @@ pub fn chart(report: &Report) -> Option<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "```mermaid\nxychart-beta\n    title \"Change in the worse direction (bars) vs allowance (line), % of baseline mean\""
+        "```mermaid\nxychart-beta horizontal\n    title \"Change in the worse direction (bars) vs allowance (line), % of baseline mean\""
     );
     let _ = writeln!(out, "    x-axis [{}]", labels.join(", "));
     let _ = writeln!(out, "    y-axis \"%\" {min} --> {max}");
