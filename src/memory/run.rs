@@ -64,18 +64,7 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
     let samples = sampler.and_then(|h| h.join().ok()).unwrap_or_default();
     let log = dir.join("app.log");
     let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
-    let tail = done
-        .lines
-        .iter()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(3)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join(" | ");
+    let tail = done.tail(3);
     match &done.exit {
         Exit::Code(0) => {}
         Exit::NotFound => {
@@ -171,17 +160,7 @@ fn ensure_library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result
     eprintln!("ncugate: build the audit library: {}", spec.display());
     let done = processes.run(&spec, &mut |_| {});
     if !done.exit.success() || !config.audit_lib.exists() {
-        let tail = done
-            .lines
-            .iter()
-            .rev()
-            .take(3)
-            .cloned()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join(" | ");
+        let tail = done.tail(3);
         return Err(Error::Tool { message: format!("`{}` failed ({}): {tail}", spec.display(), done.exit), hint: "the audit library needs gcc and CUPTI (cupti.h, libcupti.so) from the CUDA toolkit; set CUDA_HOME".into() });
     }
     Ok(())

@@ -234,17 +234,7 @@ fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `; last output: a | b | c` from the last `n` non-empty lines, or nothing.
+/// The last `n` non-empty lines, one per line.
 fn tail(lines: &[String], n: usize) -> String {
-    let kept: Vec<&str> = lines
-        .iter()
-        .map(String::as_str)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let last = &kept[kept.len().saturating_sub(n)..];
-    if last.is_empty() {
-        String::new()
-    } else {
-        last.join("\n")
-    }
+    process::last_lines(lines, n, "\n")
 }

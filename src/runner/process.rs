@@ -103,6 +103,23 @@ pub struct Finished {
     pub elapsed: Duration,
 }
 
+impl Finished {
+    /// The last `n` non-empty output lines joined with ` | `, for one-line error messages.
+    pub fn tail(&self, n: usize) -> String {
+        last_lines(&self.lines, n, " | ")
+    }
+}
+
+/// The last `n` non-empty lines of `lines`, joined with `sep`.
+pub fn last_lines(lines: &[String], n: usize, sep: &str) -> String {
+    let kept: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    kept[kept.len().saturating_sub(n)..].join(sep)
+}
+
 /// Runs commands. `on_line` sees every output line as it arrives (stdout lines
 /// only when they are not redirected by `stdout_to`).
 pub trait ProcessRunner {

@@ -84,18 +84,7 @@ pub fn run_tool(
     let done = runner.run(&spec, &mut |_| {});
     let log = config.out_dir.join(format!("sanitizer.{tool}.log"));
     let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
-    let tail = done
-        .lines
-        .iter()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(3)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join(" | ");
+    let tail = done.tail(3);
     let fail = |message: String, hint: &str| Error::Tool {
         message,
         hint: format!("{hint} (log: {})", log.display()),
