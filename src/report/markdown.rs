@@ -74,18 +74,7 @@ pub fn render(report: &Report) -> String {
                 r.kernel.as_deref() == Some(kernel.as_str())
                     && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
             }) {
-                let why = r
-                    .why
-                    .as_deref()
-                    .map(|w| format!(" — {}", text(w)))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  - `{}` {}: {}{why}",
-                    code(&r.rule),
-                    r.status.as_str(),
-                    text(&r.message)
-                );
+                let _ = writeln!(out, "  - {}", failed_rule(r));
             }
             for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
                 let speedup = f
@@ -113,18 +102,7 @@ pub fn render(report: &Report) -> String {
     if !total.is_empty() {
         let _ = writeln!(out, "\n### Whole run\n");
         for r in total {
-            let why = r
-                .why
-                .as_deref()
-                .map(|w| format!(" — {}", text(w)))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "- `{}` {}: {}{why}",
-                code(&r.rule),
-                r.status.as_str(),
-                text(&r.message)
-            );
+            let _ = writeln!(out, "- {}", failed_rule(r));
         }
     }
 
@@ -228,6 +206,21 @@ pub fn render(report: &Report) -> String {
         }
     }
     out
+}
+
+/// A failed rule as one Markdown line (without the list marker): rule, verdict, message, why.
+fn failed_rule(r: &crate::verdict::RuleResult) -> String {
+    let why = r
+        .why
+        .as_deref()
+        .map(|w| format!(" — {}", text(w)))
+        .unwrap_or_default();
+    format!(
+        "`{}` {}: {}{why}",
+        code(&r.rule),
+        r.status.as_str(),
+        text(&r.message)
+    )
 }
 
 /// Text inside a code span in a table cell: only `|` (and backticks) need care.
