@@ -40,6 +40,11 @@ impl Status {
         }
     }
 
+    /// Failed, warned or could not be evaluated: what a reader must look at.
+    pub fn needs_attention(self) -> bool {
+        matches!(self, Status::Fail | Status::Warn | Status::Error)
+    }
+
     /// The status of a failed check with `severity`.
     pub fn failed(severity: Severity) -> Status {
         match severity {
@@ -248,6 +253,22 @@ impl Report {
         keys.extend(self.rules.iter().filter_map(|r| r.kernel.clone()));
         keys.extend(self.findings.iter().map(|f| f.kernel.clone()));
         keys.into_iter().collect()
+    }
+
+    /// The kernels whose worst check needs attention (fail, warn, error), by name.
+    pub fn failing_kernels(&self) -> Vec<String> {
+        self.kernels()
+            .into_iter()
+            .filter(|k| self.kernel_status(k).needs_attention())
+            .collect()
+    }
+
+    /// The whole-run rules that need attention.
+    pub fn failing_total_rules(&self) -> Vec<&RuleResult> {
+        self.rules
+            .iter()
+            .filter(|r| r.kernel.is_none() && r.status.needs_attention())
+            .collect()
     }
 
     /// The worst status of one kernel's checks.

@@ -46,11 +46,7 @@ pub fn annotations(report: &Report) -> String {
             message: s.message.clone(),
         });
     }
-    for r in report
-        .rules
-        .iter()
-        .filter(|r| matches!(r.status, Status::Fail | Status::Warn | Status::Error))
-    {
+    for r in report.rules.iter().filter(|r| r.status.needs_attention()) {
         let why = r
             .why
             .as_deref()

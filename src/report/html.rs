@@ -148,7 +148,7 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
                 .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
             let cur = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
             let change = r.change_pct.map_or(String::new(), |p| format!("{p:+.1}%"));
-            let why = if matches!(r.status, Status::Fail | Status::Warn | Status::Error) {
+            let why = if r.status.needs_attention() {
                 format!(
                     "{}{}",
                     esc(&r.message),

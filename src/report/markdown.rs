@@ -44,16 +44,7 @@ pub fn render(report: &Report) -> String {
         }
     }
 
-    let failing: Vec<String> = report
-        .kernels()
-        .into_iter()
-        .filter(|k| {
-            matches!(
-                report.kernel_status(k),
-                Status::Fail | Status::Warn | Status::Error
-            )
-        })
-        .collect();
+    let failing = report.failing_kernels();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n### Why\n");
         for kernel in &failing {
@@ -71,8 +62,7 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(out, "  - {}: {}", s.check.as_str(), text(&s.message));
             }
             for r in report.rules.iter().filter(|r| {
-                r.kernel.as_deref() == Some(kernel.as_str())
-                    && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
+                r.kernel.as_deref() == Some(kernel.as_str()) && r.status.needs_attention()
             }) {
                 let _ = writeln!(out, "  - {}", failed_rule(r));
             }
@@ -92,13 +82,7 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    let total: Vec<_> = report
-        .rules
-        .iter()
-        .filter(|r| {
-            r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
-        })
-        .collect();
+    let total = report.failing_total_rules();
     if !total.is_empty() {
         let _ = writeln!(out, "\n### Whole run\n");
         for r in total {

@@ -79,23 +79,8 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "\n{table}");
     }
 
-    let failing: Vec<String> = report
-        .kernels()
-        .into_iter()
-        .filter(|k| {
-            matches!(
-                report.kernel_status(k),
-                Status::Fail | Status::Warn | Status::Error
-            )
-        })
-        .collect();
-    let total_failures: Vec<&RuleResult> = report
-        .rules
-        .iter()
-        .filter(|r| {
-            r.kernel.is_none() && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
-        })
-        .collect();
+    let failing = report.failing_kernels();
+    let total_failures = report.failing_total_rules();
     if !failing.is_empty() || !total_failures.is_empty() {
         let _ = writeln!(out, "\nwhy:");
     }
@@ -108,10 +93,11 @@ pub fn render(report: &Report, color: bool) -> String {
         {
             let _ = writeln!(out, "      {}: {}", s.check.as_str(), s.message);
         }
-        for r in report.rules.iter().filter(|r| {
-            r.kernel.as_deref() == Some(kernel.as_str())
-                && matches!(r.status, Status::Fail | Status::Warn | Status::Error)
-        }) {
+        for r in report
+            .rules
+            .iter()
+            .filter(|r| r.kernel.as_deref() == Some(kernel.as_str()) && r.status.needs_attention())
+        {
             explain(&mut out, r);
         }
         for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
