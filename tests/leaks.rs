@@ -6,8 +6,8 @@ use common::{Gate, H200};
 use ncugate::config::LeaksConfig;
 use ncugate::memory::MemoryLimits;
 use ncugate::report::Outputs;
+use ncugate::runner::RunnerConfig;
 use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
-use ncugate::runner::{GraphProfiling, Mode, RunnerConfig};
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,28 +18,18 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
     );
     LeaksConfig {
         runner: RunnerConfig {
-            build: None,
-            app: vec![
-                "kernels/build/graph_app".into(),
-                "--inject".into(),
-                "leak".into(),
-                "--iters".into(),
-                "5".into(),
-            ],
-            env: vec![],
-            workdir: gate.dir.path().to_path_buf(),
             timeout: Duration::from_secs(60),
-            mode: Mode::Fast,
-            graph_profiling: GraphProfiling::Node,
-            clock_control: "none".into(),
-            cache_control: "all".into(),
-            replay_mode: "kernel".into(),
-            kernel_name: None,
-            launch_skip: None,
-            launch_count: None,
-            extra_metrics: vec![],
-            ncu: "ncu".into(),
-            out_dir: gate.path("work"),
+            ..common::runner_config(
+                &[
+                    "kernels/build/graph_app",
+                    "--inject",
+                    "leak",
+                    "--iters",
+                    "5",
+                ],
+                gate.dir.path(),
+                &gate.path("work"),
+            )
         },
         audit_lib: gate.path("libncugate_audit.so"),
         audit_src: None,

@@ -9,7 +9,7 @@ use ncugate::error::Error;
 use ncugate::report::Outputs;
 use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner, Recorded, ReplayRunner};
 use ncugate::runner::progress::Progress;
-use ncugate::runner::{self, GraphProfiling, Mode, RunnerConfig};
+use ncugate::runner::{self, Mode, RunnerConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,28 +18,11 @@ fn fixture(dir: &str, name: &str) -> String {
 }
 
 fn config(out: &Path) -> RunnerConfig {
-    RunnerConfig {
-        build: None,
-        app: vec![
-            "kernels/build/graph_app".into(),
-            "--iters".into(),
-            "3".into(),
-        ],
-        env: vec![],
-        workdir: PathBuf::from("."),
-        timeout: Duration::from_secs(600),
-        mode: Mode::Fast,
-        graph_profiling: GraphProfiling::Node,
-        clock_control: "none".into(),
-        cache_control: "all".into(),
-        replay_mode: "kernel".into(),
-        kernel_name: None,
-        launch_skip: None,
-        launch_count: None,
-        extra_metrics: vec![],
-        ncu: "ncu".into(),
-        out_dir: out.to_path_buf(),
-    }
+    common::runner_config(
+        &["kernels/build/graph_app", "--iters", "3"],
+        Path::new("."),
+        out,
+    )
 }
 
 /// A profiling step that printed `log`, exited `exit` and (maybe) wrote the report.

@@ -190,3 +190,26 @@ pub fn assert_valid_junit(path: &Path) {
         std::fs::read_to_string(path).unwrap_or_default()
     );
 }
+
+/// Runner settings as `ncugate.toml` gives them for the reference app, with
+/// `app` as the command line and every artifact under `out`.
+pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runner::RunnerConfig {
+    ncugate::runner::RunnerConfig {
+        build: None,
+        app: app.iter().map(|a| a.to_string()).collect(),
+        env: vec![],
+        workdir: workdir.to_path_buf(),
+        timeout: std::time::Duration::from_secs(600),
+        mode: ncugate::runner::Mode::Fast,
+        graph_profiling: ncugate::runner::GraphProfiling::Node,
+        clock_control: "none".into(),
+        cache_control: "all".into(),
+        replay_mode: "kernel".into(),
+        kernel_name: None,
+        launch_skip: None,
+        launch_count: None,
+        extra_metrics: vec![],
+        ncu: "ncu".into(),
+        out_dir: out.to_path_buf(),
+    }
+}
