@@ -14,7 +14,7 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
 use crate::sanitizer::run::SanitizerConfig;
-use crate::verdict::{Outcome, Report};
+use crate::verdict::{Outcome, Report, Subject};
 use std::path::{Path, PathBuf};
 
 /// The exports a check or a recording works on, and how they were made.
@@ -105,7 +105,7 @@ pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
             return exit::ERROR;
         }
     };
-    print!("{}", terminal::render(&report, config.color));
+    print!("{}", terminal::render(&report, &config.style));
     if let Err(error) = report::write_all(&report, &config.outputs) {
         print_error(&error);
         return exit::ERROR;
@@ -416,17 +416,25 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
 
 /// `ncugate sanitize`: run compute-sanitizer (or read saved XML), gate the findings.
 pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
-    let inputs: Vec<String> = if config.xml.is_empty() {
-        vec![config.sanitizer.app.join(" ")]
+    let running = config.xml.is_empty();
+    let inputs: Vec<String> = config
+        .xml
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    let mut tools: Vec<String> = if running {
+        config.sanitizer.tools.clone()
     } else {
-        config
-            .xml
-            .iter()
-            .map(|(p, _)| p.display().to_string())
-            .collect()
+        config.xml.iter().map(|(_, tool)| tool.clone()).collect()
     };
-    let mut report = Report::empty("", inputs.clone(), Vec::new(), "compute-sanitizer");
-    let result = if config.xml.is_empty() {
+    tools.dedup();
+    let subject = Subject::Sanitizer {
+        tools,
+        app: running.then(|| shell_words(&config.sanitizer.app)),
+    };
+    let mut report = Report::empty("", inputs.clone(), Vec::new(), "");
+    report.subject = subject.clone();
+    let result = if running {
         runner::build(&config.runner, processes)
             .and_then(|()| sanitizer_stage(&mut report, &config.sanitizer, processes))
     } else {
@@ -445,10 +453,15 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
     conclude(
         result.map(|()| report),
         inputs,
-        "compute-sanitizer",
+        subject,
         &config.outputs,
-        config.color,
+        &config.style,
     )
+}
+
+/// A command line as a shell would show it: words with spaces or quotes quoted.
+pub fn shell_words(words: &[String]) -> String {
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
 }
 
 /// Runs every configured sanitizer tool on the app; findings and notes go into `report`.
@@ -482,16 +495,13 @@ fn sanitizer_stage(
 
 /// `ncugate leaks`: the graph-memory gate.
 pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> i32 {
-    let inputs = vec![config.runner.app.join(" ")];
-    let mut report = Report::empty("", inputs.clone(), Vec::new(), "graph-memory audit");
+    let subject = Subject::Memory {
+        app: shell_words(&config.runner.app),
+    };
+    let mut report = Report::empty("", Vec::new(), Vec::new(), "");
+    report.subject = subject.clone();
     let result = crate::memory::run::run(config, processes, &mut report).map(|()| report);
-    conclude(
-        result,
-        inputs,
-        "graph-memory audit",
-        &config.outputs,
-        config.color,
-    )
+    conclude(result, Vec::new(), subject, &config.outputs, &config.style)
 }
 
 /// The end of `sanitize` and `leaks`: the report, or an error report, written
@@ -499,20 +509,21 @@ pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner)
 fn conclude(
     result: Result<Report>,
     inputs: Vec<String>,
-    gate: &str,
+    subject: Subject,
     outputs: &report::Outputs,
-    color: bool,
+    style: &terminal::Style,
 ) -> i32 {
     let mut report = match result {
         Ok(report) => report,
         Err(error) => {
-            let report = Report::error(
+            let mut report = Report::error(
                 "",
                 inputs,
                 Vec::new(),
-                gate,
+                "",
                 format!("{error} (hint: {})", error.hint()),
             );
+            report.subject = subject;
             if let Err(e) = report::write_all(&report, outputs) {
                 print_error(&e);
             }
@@ -521,7 +532,7 @@ fn conclude(
         }
     };
     report.finish();
-    print!("{}", terminal::render(&report, color));
+    print!("{}", terminal::render(&report, style));
     if let Err(error) = report::write_all(&report, outputs) {
         print_error(&error);
         return exit::ERROR;

@@ -154,6 +154,22 @@ pub struct Devices {
     pub mismatch_allowed: bool,
 }
 
+/// What a report gated; each gate names what it looked at.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "gate", rename_all = "snake_case")]
+pub enum Subject {
+    /// ncu metrics against a baseline under threshold rules.
+    Metrics,
+    /// compute-sanitizer findings: the tools run (or read from XML) and the app.
+    Sanitizer {
+        tools: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        app: Option<String>,
+    },
+    /// The CUDA-graph memory audit of the app.
+    Memory { app: String },
+}
+
 /// Everything a reporter needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -161,9 +177,15 @@ pub struct Report {
     pub ncugate_version: String,
     pub outcome: Outcome,
     pub exit_code: i32,
+    /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
+    pub subject: Subject,
+    /// The baseline file (metric gate only; empty otherwise).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub baseline: String,
     pub inputs: Vec<String>,
     pub details: Vec<String>,
+    /// The thresholds file (metric gate only; empty otherwise).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub thresholds: String,
     pub kernel_key: crate::model::KernelKeyMode,
     pub devices: Option<Devices>,
@@ -209,6 +231,7 @@ impl Report {
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
             outcome: Outcome::Pass,
             exit_code: exit::PASS,
+            subject: Subject::Metrics,
             baseline: baseline.to_string(),
             inputs,
             details,
@@ -223,6 +246,43 @@ impl Report {
             memory: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// The lines that say what was gated, in the order every reporter shows
+    /// them: `(label, value)`, e.g. `("baseline", "baseline.json")` for the
+    /// metric gate, `("tool", "memcheck")` and `("app", "./app")` for the sanitizer.
+    pub fn header(&self) -> Vec<(&'static str, String)> {
+        let mut lines = Vec::new();
+        match &self.subject {
+            Subject::Metrics => {
+                if !self.baseline.is_empty() {
+                    lines.push(("baseline", self.baseline.clone()));
+                }
+                lines.push(("input", self.inputs.join(", ")));
+                if !self.details.is_empty() {
+                    lines.push(("details", self.details.join(", ")));
+                }
+                lines.push(("thresholds", self.thresholds.clone()));
+            }
+            Subject::Sanitizer { tools, app } => {
+                lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
+                match app {
+                    Some(app) => lines.push(("app", app.clone())),
+                    None => lines.push(("input", self.inputs.join(", "))),
+                }
+            }
+            Subject::Memory { app } => {
+                lines.push((
+                    "gate",
+                    "CUDA-graph memory audit (CUPTI) + NVML sampling".into(),
+                ));
+                lines.push(("app", app.clone()));
+            }
+        }
+        if let Some(d) = &self.devices {
+            lines.push(("GPU", d.current.clone()));
+        }
+        lines
     }
 
     /// Sets `outcome` and `exit_code` from the results.
@@ -322,4 +382,26 @@ pub struct Counts {
     pub improved: usize,
     pub pass: usize,
     pub skipped: usize,
+}
+
+impl Counts {
+    /// The counts in words, as every reporter writes them: the failures
+    /// always, the rest only when there are some (`6 failed, 1 warning, 17 passed`).
+    pub fn words(&self) -> Vec<String> {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut words = vec![format!("{} failed", self.fail)];
+        for (n, one, many) in [
+            (self.warn, "warning", "warnings"),
+            (self.error, "error", "errors"),
+            (self.improved, "improved", "improved"),
+            (self.pass, "passed", "passed"),
+            (self.skipped, "skipped", "skipped"),
+        ] {
+            if n > 0 {
+                words.push(plural(n, one, many));
+            }
+        }
+        words
+    }
 }

@@ -44,7 +44,7 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
             github: false,
             html: None,
         },
-        color: false,
+        style: Default::default(),
     }
 }
 

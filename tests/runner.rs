@@ -367,7 +367,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
                 junit: Some(dir.path().join("junit.xml")),
                 ..Outputs::default()
             },
-            color: false,
+            style: Default::default(),
             sanitizer: None,
         };
         ncugate::commands::check_with(&config, &replay)
@@ -508,7 +508,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
             json: Some(dir.path().join("report.json")),
             ..Outputs::default()
         },
-        color: false,
+        style: Default::default(),
         sanitizer: Some(sanitizer),
     };
     // The metrics pass; the sanitizer's findings turn the stage red.

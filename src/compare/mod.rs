@@ -40,6 +40,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
         outcome: Outcome::Pass,
         exit_code: 0,
+        subject: crate::verdict::Subject::Metrics,
         baseline: inputs.baseline_path.clone(),
         inputs: runs
             .iter()

@@ -21,7 +21,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                         current_launches: launches.clone(),
                         status,
                         message: format!(
-                            "new kernel, not in the baseline ({} launches per run)",
+                            "not in the baseline ({} launches per run)",
                             join(&launches)
                         ),
                     });
@@ -64,7 +64,10 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                 baseline_launches: Some(entry.launches.mean),
                 current_launches: vec![0; runs.len()],
                 status,
-                message: format!("missing: the baseline launches it {} times per run, the current run never does", entry.launches.mean),
+                message: format!(
+                    "the baseline launches it {} times per run, the current run never does",
+                    entry.launches.mean
+                ),
             });
         }
     }

@@ -45,7 +45,8 @@ pub struct LeaksConfig {
     pub history: Option<PathBuf>,
     pub rule: crate::memory::history::Rule,
     pub outputs: Outputs,
-    pub color: bool,
+    /// How the terminal report looks: colour, width, which rows.
+    pub style: crate::report::terminal::Style,
 }
 
 /// `ncugate sanitize`.
@@ -57,7 +58,8 @@ pub struct SanitizeConfig {
     /// The build to run first when running the app.
     pub runner: RunnerConfig,
     pub outputs: Outputs,
-    pub color: bool,
+    /// How the terminal report looks: colour, width, which rows.
+    pub style: crate::report::terminal::Style,
 }
 
 /// Where the current data comes from.
@@ -84,7 +86,8 @@ pub struct CheckConfig {
     pub kernel_key: Option<KernelKeyMode>,
     pub allow_device_mismatch: bool,
     pub outputs: Outputs,
-    pub color: bool,
+    /// How the terminal report looks: colour, width, which rows.
+    pub style: crate::report::terminal::Style,
     /// `[sanitizer]` in ncugate.toml: run compute-sanitizer after the metric gate.
     pub sanitizer: Option<SanitizerConfig>,
 }
@@ -167,7 +170,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
         kernel_key: args.kernel_key.map(key),
         allow_device_mismatch: args.allow_device_mismatch,
         outputs: outputs(&args.report),
-        color: use_color(args.report.color),
+        style: style(&args.report, args.run.quiet),
         sanitizer: match (&file.sanitizer, &source_runner) {
             (Some(section), Some(runner)) => Some(sanitizer_config(
                 section,
@@ -302,7 +305,7 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
         xml,
         runner,
         outputs: outputs(&args.report),
-        color: use_color(args.report.color),
+        style: style(&args.report, args.run.quiet),
     })
 }
 
@@ -360,7 +363,7 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
         },
         runner,
         outputs: outputs(&args.report),
-        color: use_color(args.report.color),
+        style: style(&args.report, args.run.quiet),
     })
 }
 
@@ -524,6 +527,22 @@ fn github_mode(arg: crate::cli::FormatArg) -> bool {
         crate::cli::FormatArg::Github => true,
         crate::cli::FormatArg::Text => false,
         crate::cli::FormatArg::Auto => std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+    }
+}
+
+/// The terminal report's style: colour, width, and which rows `--show` (or `-q`) keeps.
+fn style(args: &crate::cli::ReportArgs, quiet: bool) -> crate::report::terminal::Style {
+    use crate::report::terminal::Show;
+    crate::report::terminal::Style {
+        color: use_color(args.color),
+        width: crate::report::terminal::width(),
+        show: match args.show {
+            Some(crate::cli::ShowArg::Fail) => Show::Fail,
+            Some(crate::cli::ShowArg::Changed) => Show::Changed,
+            Some(crate::cli::ShowArg::All) => Show::All,
+            None if quiet => Show::Fail,
+            None => Show::Changed,
+        },
     }
 }
 

@@ -67,18 +67,11 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
     let c = report.counts();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ncugate: {word}</title><link rel=\"stylesheet\" href=\"style.css\"></head><body>\n<header><h1>ncugate <span class=\"badge {cls}\">{word}</span></h1>\n<p class=\"counts\">exit code {} · {} failed · {} warnings · {} errors · {} improved · {} passed</p>\n<dl>",
-        report.exit_code, c.fail, c.warn, c.error, c.improved, c.pass
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ncugate: {word}</title><link rel=\"stylesheet\" href=\"style.css\"></head><body>\n<header><h1>ncugate <span class=\"badge {cls}\">{word}</span></h1>\n<p class=\"counts\">exit code {} · {}</p>\n<dl>",
+        report.exit_code,
+        c.words().join(" · ")
     );
-    let mut meta = vec![
-        ("baseline", report.baseline.clone()),
-        ("input", report.inputs.join(", ")),
-        ("thresholds", report.thresholds.clone()),
-    ];
-    if let Some(d) = &report.devices {
-        meta.push(("GPU", d.current.clone()));
-    }
-    for (k, v) in meta.into_iter().filter(|(_, v)| !v.is_empty()) {
+    for (k, v) in report.header().into_iter().filter(|(_, v)| !v.is_empty()) {
         let _ = write!(h, "<dt>{k}</dt><dd>{}</dd>", esc(&v));
     }
     h.push_str("</dl></header>\n<main>\n");

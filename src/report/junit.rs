@@ -1,6 +1,6 @@
 //! `--junit`: one testsuite per kernel key, one testcase per rule and per
 //! structural check, a one-line failure message each. Valid against the
-//! schema of Jenkins' xUnit plugin (shared/schemas/jenkins-xunit-junit-10.xsd).
+//! schema of Jenkins' xUnit plugin (tests/schemas/jenkins-xunit-junit-10.xsd).
 //! Jenkins' JUnit plugin drops a testsuite with no testcase, so an error
 //! before any comparison is an `ncugate` suite with one error testcase.
 
@@ -12,8 +12,11 @@ use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, Tes
 pub fn render(report: &Report) -> String {
     let mut junit = JUnit::new("ncugate");
     let mut gate = TestSuite::new("ncugate");
-    gate.add_property(("baseline", report.baseline.as_str()));
-    gate.add_property(("thresholds", report.thresholds.as_str()));
+    for (label, value) in report.header() {
+        if label != "GPU" && label != "input" && label != "details" {
+            gate.add_property((label, value.as_str()));
+        }
+    }
     gate.add_property((
         "outcome",
         format!("{:?}", report.outcome).to_lowercase().as_str(),
@@ -193,7 +196,13 @@ fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<
     let mut tc = TestCase::new(clean(name), tc_status);
     tc.set_classname(clean(classname));
     if matches!(status, Status::Warn | Status::Improved | Status::Pass) {
-        tc.set_system_out(format!("{}: {one_line}", status.as_str()));
+        // "improved: improved +20%" says it twice: the status only when the message lacks it.
+        let word = status.as_str();
+        if one_line.starts_with(word) {
+            tc.set_system_out(one_line);
+        } else {
+            tc.set_system_out(format!("{word}: {one_line}"));
+        }
     }
     tc
 }

@@ -19,23 +19,17 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "## {headline}\n");
     let _ = writeln!(
         out,
-        "{} failed · {} warnings · {} errors · {} improved · {} passed — exit code {}\n",
-        c.fail, c.warn, c.error, c.improved, c.pass, report.exit_code
+        "{} — exit code {}\n",
+        c.words().join(" · "),
+        report.exit_code
     );
-    let _ = writeln!(out, "- baseline: `{}`", code(&report.baseline));
-    let _ = writeln!(
-        out,
-        "- input: {}",
-        report
-            .inputs
-            .iter()
-            .map(|i| format!("`{}`", code(i)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let _ = writeln!(out, "- thresholds: `{}`", code(&report.thresholds));
-    if let Some(d) = &report.devices {
-        let _ = writeln!(out, "- GPU: {}", text(&d.current));
+    for (label, value) in report.header() {
+        let value = if label == "GPU" {
+            text(&value)
+        } else {
+            format!("`{}`", code(&value))
+        };
+        let _ = writeln!(out, "- {label}: {value}");
     }
     if !report.errors.is_empty() {
         let _ = writeln!(out, "\n### Errors\n");
@@ -91,7 +85,9 @@ pub fn render(report: &Report) -> String {
     }
 
     if !report.rules.is_empty() || !report.structure.is_empty() {
-        let _ = writeln!(out, "\n### All checks\n");
+        // Folded: the sections above already list what needs attention.
+        let n = report.rules.len() + report.structure.len();
+        let _ = writeln!(out, "\n<details><summary>All {n} checks</summary>\n");
         let _ = writeln!(
             out,
             "| kernel | check | baseline μ±σ | current | change | verdict |"
@@ -131,6 +127,9 @@ pub fn render(report: &Report) -> String {
                 r.status.as_str()
             );
         }
+    }
+    if !report.rules.is_empty() || !report.structure.is_empty() {
+        let _ = writeln!(out, "\n</details>");
     }
     let other: Vec<_> = report
         .findings

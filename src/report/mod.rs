@@ -7,6 +7,7 @@ pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod layout;
 pub mod markdown;
 pub mod terminal;
 

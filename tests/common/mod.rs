@@ -85,6 +85,8 @@ impl Gate {
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_OUTPUT")
             .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("COLUMNS")
+            .env_remove("NCUGATE_SHOW")
             .env("NO_COLOR", "1");
         for (k, v) in env {
             cmd.env(k, v);

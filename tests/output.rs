@@ -1,0 +1,166 @@
+//! Output for CI logs: the terminal report fits the width (100 columns when
+//! not a terminal, `COLUMNS` when set), failures come first, `--show` picks
+//! the rows, long names are shortened in the terminal only, and the step
+//! summary folds the full table into `<details>`.
+
+mod common;
+use common::Gate;
+
+/// The redundant-node variant (6 failed, 17 passed) with a base baseline.
+fn redundant() -> Gate {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    gate
+}
+
+fn check<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["check", "--baseline", "baseline.json", "--input", "run.csv"];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Widest line in characters (not bytes: `μ`, `✗`, `…` are one column each).
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// The rows of the checks table: lines ending in a verdict word.
+fn table_rows(text: &str) -> Vec<&str> {
+    let start = text.find("\nchecks").expect("a checks table");
+    text[start..]
+        .lines()
+        .skip(3)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| l.starts_with("    "))
+        .collect()
+}
+
+#[test]
+fn a_100_column_log_shows_every_check_within_100_columns_failures_first() {
+    let gate = redundant();
+    let out = gate.run(&check(&["--show", "all"]));
+    out.code(1);
+    assert!(
+        widest(&out.stdout) <= 100,
+        "a line is wider than 100 columns:\n{}",
+        out.stdout
+    );
+    let rows = table_rows(&out.stdout);
+    // 6 metrics × 3 kernels + 2 whole-run rules + the failed launch count.
+    assert_eq!(rows.len(), 21, "every check: {rows:#?}");
+    // Failing kernels first, and in each kernel its failures first.
+    let table = &out.stdout[out.stdout.find("\nchecks").unwrap()..];
+    let kernels: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .collect();
+    assert_eq!(
+        kernels,
+        [
+            "  ✗ void scale<0>(const float *, float *, long, int)",
+            "  ✗ (total)",
+            "  ✓ produce(float *, long)",
+            "  ✓ void finish<float>(const float *, const float *, float *, long)"
+        ]
+    );
+    assert!(rows[..5].iter().all(|r| r.ends_with("FAIL")), "{table}");
+    assert!(rows[5].ends_with("pass"), "{table}");
+    // Failures and their reasons come before the table.
+    let why = out.stdout.find("\nwhy:").unwrap();
+    let table = out.stdout.find("\nchecks").unwrap();
+    assert!(why < table);
+}
+
+#[test]
+fn the_default_lists_what_changed_and_says_how_many_are_hidden() {
+    let gate = redundant();
+    let out = gate.run(&check(&[]));
+    out.code(1);
+    let rows = table_rows(&out.stdout);
+    assert_eq!(rows.len(), 6, "{rows:#?}");
+    assert!(rows.iter().all(|r| r.ends_with("FAIL")), "{rows:#?}");
+    assert!(
+        out.stdout.contains("15 others not shown: --show all"),
+        "{}",
+        out.stdout
+    );
+    // The file reports keep every check.
+}
+
+#[test]
+fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    for extra in [&["--show", "fail"][..], &["-q"][..], &[][..]] {
+        let out = gate.run(&check(extra));
+        out.code(0);
+        assert!(
+            out.stdout.contains("checks: none to show among failures")
+                || out
+                    .stdout
+                    .contains("checks: none to show among failures, warnings and improvements"),
+            "{extra:?}: {}",
+            out.stdout
+        );
+        assert!(out.stdout.lines().count() < 12, "{extra:?}: {}", out.stdout);
+    }
+    let all = gate.run(&check(&["--show", "all"]));
+    // 6 metrics × 3 kernels + 2 whole-run rules; passing launch counts are not rows.
+    assert_eq!(table_rows(&all.stdout).len(), 20, "{}", all.stdout);
+}
+
+#[test]
+fn long_names_are_shortened_in_the_middle_in_the_terminal_only() {
+    let gate = redundant();
+    let out = gate.run_with(
+        &check(&[
+            "--show",
+            "all",
+            "--markdown",
+            "report.md",
+            "--json",
+            "r.json",
+        ]),
+        &[("COLUMNS", "80")],
+    );
+    out.code(1);
+    let table = &out.stdout[out.stdout.find("\nchecks").unwrap()..];
+    assert!(widest(table) <= 80, "{table}");
+    // Too narrow for the standard deviations: the table keeps the means.
+    assert!(table.contains("baseline μ "), "{table}");
+    let metric = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+    assert!(!out.stdout.contains(metric));
+    assert!(gate.read("report.md").contains(metric));
+    assert!(gate.read("r.json").contains(metric));
+
+    // 60 columns: the kernel names no longer fit either.
+    let out = gate.run_with(&check(&["--show", "all"]), &[("COLUMNS", "60")]);
+    let full = "void finish<float>(const float *, const float *, float *, long)";
+    assert!(!out.stdout.contains(full), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("  ✓ void finish<float>(const flo…nst float *, float *, long)"),
+        "{}",
+        out.stdout
+    );
+    assert!(gate.read("report.md").contains(full));
+    assert!(gate.read("r.json").contains(full));
+}
+
+#[test]
+fn the_step_summary_folds_the_full_table_into_details() {
+    let gate = redundant();
+    let out = gate.run(&check(&["--markdown", "report.md"]));
+    out.code(1);
+    let md = gate.read("report.md");
+    let details = md
+        .find("<details><summary>All 23 checks</summary>")
+        .unwrap();
+    let why = md.find("### Why").unwrap();
+    assert!(why < details, "failures first:\n{md}");
+    let end = md.find("</details>").unwrap();
+    let table = &md[details..end];
+    assert_eq!(table.lines().filter(|l| l.starts_with("| `")).count(), 23);
+}
