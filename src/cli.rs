@@ -32,6 +32,24 @@ pub enum CliCommand {
     Leaks(Box<LeaksArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
+    /// Print a shell completion script: `ncugate completions bash > /etc/bash_completion.d/ncugate`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write ncugate.1 and ncugate-<command>.1 for every command into this folder instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -101,12 +119,43 @@ pub struct SanitizeArgs {
     pub run: RunArgs,
 }
 
-/// How to build, run and profile the app (override `ncugate.toml`).
+/// How to build and run the app (override `ncugate.toml`).
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "App")]
 pub struct RunArgs {
     /// Config file (default: ./ncugate.toml if present).
     #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Seconds the whole run may take; then the app's process group is killed.
+    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Work dir for artifacts (report, CSVs, logs).
+    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Directory the build and the app run in.
+    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
+    #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
+    pub build: Option<String>,
+    /// Skip [build] command.
+    #[arg(long, env = "NCUGATE_NO_BUILD")]
+    pub no_build: bool,
+    /// Environment for the build and the app (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// No progress output; the terminal table lists failures only (as `--show fail`).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The app and its arguments (replaces [app] command).
+    #[arg(last = true, value_name = "APP ARGS")]
+    pub app: Vec<String>,
+}
+
+/// How ncu profiles the app (override `[profile]` in `ncugate.toml`).
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Profiling (ncu)")]
+pub struct NcuArgs {
     /// "fast": only the gated metrics; "full": `--set full` plus them.
     #[arg(long, value_enum, env = "NCUGATE_MODE")]
     pub mode: Option<ModeArg>,
@@ -139,33 +188,9 @@ pub struct RunArgs {
         value_name = "METRIC"
     )]
     pub extra_metrics: Vec<String>,
-    /// Seconds the whole profiled run may take; then the app's process group is killed.
-    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
-    pub timeout: Option<u64>,
     /// The ncu executable.
     #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
     pub ncu: Option<String>,
-    /// Work dir for artifacts (report, CSVs, logs).
-    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
-    pub out_dir: Option<PathBuf>,
-    /// Directory the build and the app run in.
-    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
-    pub workdir: Option<PathBuf>,
-    /// Build command, split on whitespace (no shell); replaces [build] command.
-    #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
-    pub build: Option<String>,
-    /// Skip [build] command.
-    #[arg(long, env = "NCUGATE_NO_BUILD")]
-    pub no_build: bool,
-    /// Environment for the build and the app (repeatable).
-    #[arg(long = "env", value_name = "KEY=VALUE")]
-    pub env: Vec<String>,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// The app and its arguments (replaces [app] command).
-    #[arg(last = true, value_name = "APP ARGS")]
-    pub app: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -182,6 +207,8 @@ pub enum GraphArg {
 
 #[derive(Debug, Args)]
 pub struct ProfileOnlyArgs {
+    #[command(flatten)]
+    pub ncu: NcuArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -205,8 +232,9 @@ pub enum KeyArg {
 
 /// Where and how to report (shared by check, sanitize and leaks).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Reports")]
 pub struct ReportArgs {
-    /// Write a JUnit XML report (one testcase per kernel × rule, structural check, finding).
+    /// Write a JUnit XML report (one testcase per check).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Write a Markdown report (for a CI summary page).
@@ -285,6 +313,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]
+    pub ncu: NcuArgs,
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
@@ -312,6 +342,8 @@ pub struct RecordArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
+    pub ncu: NcuArgs,
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
@@ -323,11 +355,51 @@ pub struct DiffArgs {
     pub new: PathBuf,
 }
 
+/// The subcommands (as typed, e.g. `baseline record`) that accept the long
+/// flag `flag` (`--mode`), to say where a flag belongs when another
+/// subcommand refuses it.
+pub fn subcommands_with_flag(flag: &str) -> Vec<String> {
+    use clap::CommandFactory;
+    let Some(long) = flag.strip_prefix("--") else {
+        return Vec::new();
+    };
+    let long = long.split('=').next().unwrap_or(long);
+    let mut found = Vec::new();
+    fn walk(cmd: &clap::Command, path: &str, long: &str, found: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            let name = if path.is_empty() {
+                sub.get_name().to_string()
+            } else {
+                format!("{path} {}", sub.get_name())
+            };
+            if sub.get_arguments().any(|a| a.get_long() == Some(long)) {
+                found.push(name.clone());
+            }
+            walk(sub, &name, long, found);
+        }
+    }
+    walk(&Cli::command(), "", long, &mut found);
+    found
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_flag_knows_which_subcommands_take_it() {
+        assert_eq!(
+            super::subcommands_with_flag("--mode"),
+            ["check", "baseline record", "profile"]
+        );
+        assert_eq!(
+            super::subcommands_with_flag("--junit=x.xml"),
+            ["check", "sanitize", "leaks"]
+        );
+        assert!(super::subcommands_with_flag("--nope").is_empty());
     }
 }

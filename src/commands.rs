@@ -149,10 +149,21 @@ fn check_report(
     }
     for rule in thresholds.rules.iter().filter(|r| !r.optional) {
         if !baseline.total.metrics.contains_key(&rule.metric) {
+            let known = baseline.total.metrics.keys().map(String::as_str);
+            let hint = match closest(&rule.metric, known) {
+                Some(near) => format!(
+                    "did you mean `{near}` (it is in the baseline)? Fix the name in {} line {}, or re-record the baseline with these thresholds",
+                    thresholds.source, rule.line
+                ),
+                None => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
+            };
             return Err(fail(Error::Baseline {
                 path: config.baseline.clone(),
-                message: format!("metric `{}` (thresholds line {}) is not in the baseline", rule.metric, rule.line),
-                hint: "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
+                message: format!(
+                    "metric `{}` (thresholds line {}) is not in the baseline",
+                    rule.metric, rule.line
+                ),
+                hint,
             }));
         }
     }
@@ -199,6 +210,16 @@ fn check_report(
         _ => {}
     }
     Ok(report)
+}
+
+/// The name among `known` closest to `name`, if one is close enough to be a typo.
+pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .filter(|k| *k != name)
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score > 0.9)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// Runs made under another clock control or graph-profiling mode are not comparable.
@@ -399,10 +420,7 @@ fn keep_metrics(mut run: Run, keep: &[String]) -> Run {
 /// `ncugate baseline diff OLD NEW`: exit 0 when equal, 1 when they differ (like `diff`).
 pub fn diff(old: &Path, new: &Path) -> Result<i32> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|source| Error::Read {
-            path: p.to_path_buf(),
-            source,
-        })
+        std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
     };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);
@@ -540,8 +558,12 @@ fn conclude(
     report.exit_code
 }
 
-/// Prints an expected failure once: `ncugate: error: …` and its `hint:`.
+/// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
+/// report, a command's output) indented below, and its `hint:`.
 pub fn print_error(error: &Error) {
     eprintln!("ncugate: error: {error}");
+    for line in error.detail() {
+        eprintln!("  | {line}");
+    }
     eprintln!("hint: {}", error.hint());
 }

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod config;
+pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod exit;

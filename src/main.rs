@@ -1,14 +1,56 @@
 //! The `ncugate` binary: parse the command line, run the pipeline, exit 0/1/2.
 
-use clap::Parser;
+use clap::CommandFactory;
 use ncugate::cli::Cli;
 use ncugate::commands;
 use ncugate::config::Config;
 use ncugate::exit;
 
+/// A flag that another subcommand takes: says so, with a hint, instead of
+/// clap's "unexpected argument". False when the flag is unknown everywhere.
+fn misplaced(e: &clap::Error) -> bool {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg) else {
+        return false;
+    };
+    let owners = ncugate::cli::subcommands_with_flag(flag);
+    if owners.is_empty() {
+        return false;
+    }
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let here: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .take_while(|w| !w.starts_with('-'))
+        .collect();
+    let flag = flag.split('=').next().unwrap_or(flag);
+    let list: Vec<String> = owners.iter().map(|o| format!("`ncugate {o}`")).collect();
+    let why = if ncugate::cli::subcommands_with_flag("--mode") == owners {
+        " (it sets how ncu profiles, and only those run ncu)"
+    } else {
+        ""
+    };
+    eprintln!(
+        "ncugate: error: {flag} does not apply to `ncugate {}`; it is a flag of {}{why}",
+        here.join(" "),
+        list.join(", ")
+    );
+    eprintln!(
+        "hint: drop {flag} here (`ncugate {} --help` lists the flags that apply)",
+        here.join(" ")
+    );
+    true
+}
+
 fn main() {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            if !misplaced(&e) {
+                let _ = e.print();
+            }
+            std::process::exit(exit::ERROR);
+        }
         Err(e) => {
             // Usage errors are exit 2 like every other error; help and version exit 0.
             let code = if e.use_stderr() {
@@ -20,7 +62,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let config = match Config::try_from(cli) {
+    let config = match Config::from_matches(&matches) {
         Ok(config) => config,
         Err(e) => {
             commands::print_error(&e);
@@ -36,6 +78,8 @@ fn main() {
         Config::Sanitize(config) => Ok(commands::sanitize(&config, &real)),
         Config::Leaks(config) => Ok(commands::leaks(&config, &real)),
         Config::Doctor => Ok(ncugate::doctor::run()),
+        Config::Completions(shell) => Ok(ncugate::docs::completions(shell)),
+        Config::Man(dir) => ncugate::docs::man(dir.as_deref()),
     };
     std::process::exit(result.unwrap_or_else(|e| {
         commands::print_error(&e);

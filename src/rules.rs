@@ -208,10 +208,8 @@ impl Thresholds {
         let Some(path) = path else {
             return Thresholds::builtin();
         };
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::read_file("thresholds", path, source))?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
@@ -221,8 +219,14 @@ impl Thresholds {
             path: source.to_string(),
             message,
         };
-        let spec: ThresholdsSpec =
-            toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
+        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| {
+            Error::toml(
+                "thresholds",
+                source,
+                &e,
+                "see the threshold format in the README; `[[rule]]` keys: metric, per, aggregate, worse, max_change, noise, noise_floor, limit, kernels, severity, optional, name, why",
+            )
+        })?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
             let line = text[..spanned.span().start.min(text.len())]
@@ -362,7 +366,10 @@ mod tests {
 
     #[test]
     fn mistakes_are_errors_with_the_line() {
-        let bad = |text: &str| Thresholds::parse(text, "t.toml").unwrap_err().to_string();
+        let bad = |text: &str| {
+            let e = Thresholds::parse(text, "t.toml").unwrap_err();
+            format!("{e}\n{}", e.detail().join("\n"))
+        };
         let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
         assert!(bad(&format!("{rule}max_change = 20\n")).contains("invalid type"));
         assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));

@@ -121,10 +121,8 @@ impl MetricEntry {
 impl Baseline {
     /// Reads and validates a baseline file.
     pub fn load(path: &Path) -> Result<Baseline> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::read_file("baseline", path, source))?;
         let bad = |message: String, hint: &str| Error::Baseline {
             path: path.to_path_buf(),
             message,

@@ -137,9 +137,17 @@ pub fn missing_metric(run: &Run, metric: &str) -> Error {
     {
         "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()
     } else {
-        format!(
-            "profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"
-        )
+        let near = crate::runner::failure::suggestions(metric);
+        // A known name that is merely absent from this export gets no "did you mean".
+        let known = near.iter().any(|m| m == metric);
+        match near.first().filter(|_| !known) {
+            Some(m) => format!(
+                "did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"
+            ),
+            None => format!(
+                "profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"
+            ),
+        }
     };
     Error::MissingMetric {
         path: run.source.clone(),

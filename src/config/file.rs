@@ -138,17 +138,16 @@ impl FileConfig {
                 ..FileConfig::default()
             });
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let mut config: FileConfig = toml::from_str(&text).map_err(|e| Error::Usage {
-            message: format!(
-                "{}: invalid config: {}",
-                path.display(),
-                e.to_string().trim().replace('\n', " ")
-            ),
-            hint: "see the ncugate.toml section of the README".into(),
+        let text = std::fs::read_to_string(&path)
+            .map_err(|source| Error::read_file("config", &path, source))?;
+        let mut config: FileConfig = toml::from_str(&text).map_err(|e| {
+            let known = "[app], [build], [profile], [gate], [sanitizer], [memory]";
+            Error::toml(
+                "config",
+                &path.display().to_string(),
+                &e,
+                &format!("see the ncugate.toml section of the README (sections: {known}); `ncugate init --force` writes a fresh one"),
+            )
         })?;
         config.base_dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -188,7 +187,8 @@ mod tests {
         assert!(
             FileConfig::load(Some(&path))
                 .unwrap_err()
-                .to_string()
+                .detail()
+                .join("\n")
                 .contains("unknown field")
         );
     }

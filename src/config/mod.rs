@@ -6,8 +6,8 @@
 pub mod file;
 
 use crate::cli::{
-    BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, RecordArgs,
-    RunArgs, SanitizeArgs,
+    BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, NcuArgs,
+    RecordArgs, RunArgs, SanitizeArgs,
 };
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
@@ -30,6 +30,8 @@ pub enum Config {
     Sanitize(SanitizeConfig),
     Leaks(LeaksConfig),
     Doctor,
+    Completions(clap_complete::Shell),
+    Man(Option<PathBuf>),
 }
 
 /// `ncugate leaks`.
@@ -106,10 +108,115 @@ pub struct RecordConfig {
 impl TryFrom<Cli> for Config {
     type Error = Error;
 
+    /// The configuration, as if no flag had been typed (all came from variables).
     fn try_from(cli: Cli) -> Result<Config> {
+        Config::build(cli, &Given::default())
+    }
+}
+
+/// The flags typed on the command line (not taken from `NCUGATE_*` variables
+/// or defaults), by clap id: a flag that does not apply is refused only when
+/// someone typed it, while a CI-wide variable stays harmless.
+#[derive(Debug, Default)]
+pub struct Given(Vec<String>);
+
+impl Given {
+    /// The typed flags of the innermost subcommand of `matches`.
+    pub fn from_matches(matches: &clap::ArgMatches) -> Given {
+        let mut m = matches;
+        while let Some((_, sub)) = m.subcommand() {
+            m = sub;
+        }
+        Given(
+            m.ids()
+                .filter(|id| {
+                    matches!(m.try_get_raw(id.as_str()), Ok(Some(_)))
+                        && m.value_source(id.as_str())
+                            == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .map(|id| id.to_string())
+                .collect(),
+        )
+    }
+
+    /// Exit 2 when one of `ids` was typed: it does nothing `because`.
+    fn refuse(&self, ids: &[&str], because: &str, instead: &str) -> Result<()> {
+        if let Some(id) = self.0.iter().find(|g| ids.contains(&g.as_str())) {
+            let flag = flag_name(id);
+            return Err(Error::Usage {
+                message: format!("{flag} does not apply {because}"),
+                hint: format!("drop {flag}{instead}"),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How a clap id is typed.
+fn flag_name(id: &str) -> String {
+    match id {
+        "out_dir" => "--out".into(),
+        "extra_metrics" => "--extra-metric".into(),
+        "tools" => "--tool".into(),
+        "app" => "the app after `--`".into(),
+        other => format!("--{}", other.replace('_', "-")),
+    }
+}
+
+/// The run and profiling flags that mean nothing when exports are gated.
+const PROFILE_ONLY: &[&str] = &[
+    "mode",
+    "graph_profiling",
+    "clock_control",
+    "cache_control",
+    "replay_mode",
+    "kernel_name",
+    "launch_skip",
+    "launch_count",
+    "extra_metrics",
+    "ncu",
+    "timeout",
+    "out_dir",
+    "workdir",
+    "build",
+    "no_build",
+    "env",
+];
+
+impl Config {
+    /// The configuration from parsed command-line matches: refuses flags that
+    /// were typed but would do nothing.
+    pub fn from_matches(matches: &clap::ArgMatches) -> Result<Config> {
+        use clap::FromArgMatches;
+        let cli = Cli::from_arg_matches(matches).map_err(|e| Error::Usage {
+            message: e.to_string().trim().to_string(),
+            hint: "see `ncugate --help`".into(),
+        })?;
+        Config::build(cli, &Given::from_matches(matches))
+    }
+
+    fn build(cli: Cli, given: &Given) -> Result<Config> {
         match cli.command {
-            CliCommand::Check(args) => check(*args).map(Config::Check),
+            CliCommand::Check(args) => {
+                if !args.inputs.is_empty() {
+                    given.refuse(
+                        PROFILE_ONLY,
+                        "with --input: the exports were profiled already",
+                        ", or leave out --input to build and profile the app",
+                    )?;
+                }
+                check(*args).map(Config::Check)
+            }
             CliCommand::Baseline(BaselineCommand::Record(args)) => {
+                if !args.inputs.is_empty() {
+                    let mut ids = PROFILE_ONLY.to_vec();
+                    ids.push("runs");
+                    given.refuse(
+                        &ids,
+                        "with --input: each export is one run, profiled already",
+                        ", or leave out --input to build and profile the app",
+                    )?;
+                }
                 record(*args).map(Config::Record)
             }
             CliCommand::Baseline(BaselineCommand::Diff(args)) => Ok(Config::Diff {
@@ -118,11 +225,33 @@ impl TryFrom<Cli> for Config {
             }),
             CliCommand::Profile(args) => {
                 let file = FileConfig::load(args.run.config.as_deref())?;
-                runner(&args.run, &file).map(Config::Profile)
+                runner(&args.run, &args.ncu, &file).map(Config::Profile)
             }
-            CliCommand::Sanitize(args) => sanitize(*args).map(Config::Sanitize),
+            CliCommand::Sanitize(args) => {
+                if !args.xml.is_empty() {
+                    given.refuse(
+                        &[
+                            "timeout",
+                            "out_dir",
+                            "workdir",
+                            "build",
+                            "no_build",
+                            "env",
+                            "app",
+                            "leak_check",
+                            "print_limit",
+                            "sanitizer",
+                        ],
+                        "with --xml: the saved XML is gated, nothing runs",
+                        ", or leave out --xml to run compute-sanitizer on the app",
+                    )?;
+                }
+                sanitize(*args).map(Config::Sanitize)
+            }
             CliCommand::Leaks(args) => leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
+            CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),
+            CliCommand::Man(args) => Ok(Config::Man(args.dir)),
         }
     }
 }
@@ -148,7 +277,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
         return Err(conflict());
     }
     let source_runner = if args.inputs.is_empty() {
-        Some(runner(&args.run, &file)?)
+        Some(runner(&args.run, &args.ncu, &file)?)
     } else {
         None
     };
@@ -264,7 +393,7 @@ fn sanitizer_config(
 
 fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
     let file = FileConfig::load(args.run.config.as_deref())?;
-    let runner = runner(&args.run, &file)?;
+    let runner = runner(&args.run, &NcuArgs::default(), &file)?;
     let section = file.sanitizer.clone().unwrap_or_default();
     let leak_check = args.leak_check;
     let mut sanitizer = sanitizer_config(
@@ -311,7 +440,7 @@ fn sanitize(args: SanitizeArgs) -> Result<SanitizeConfig> {
 
 fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
     let file = FileConfig::load(args.run.config.as_deref())?;
-    let runner = runner(&args.run, &file)?;
+    let runner = runner(&args.run, &NcuArgs::default(), &file)?;
     let m = &file.memory;
     let defaults = crate::memory::MemoryLimits::default();
     let rule_defaults = crate::memory::history::Rule::default();
@@ -388,7 +517,7 @@ fn record(args: RecordArgs) -> Result<RecordConfig> {
     }
     let source = if args.inputs.is_empty() {
         Source::Profile {
-            runner: Box::new(runner(&args.run, &file)?),
+            runner: Box::new(runner(&args.run, &args.ncu, &file)?),
             runs: args.runs,
             quiet: args.run.quiet,
         }
@@ -420,7 +549,7 @@ fn conflict() -> Error {
 }
 
 /// The runner's settings: flag (or its NCUGATE_* variable) over file over default.
-fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
+fn runner(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig) -> Result<RunnerConfig> {
     let p = &file.profile;
     let app = if args.app.is_empty() {
         file.app.command.clone().unwrap_or_default()
@@ -431,7 +560,10 @@ fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
         None
     } else {
         match &args.build {
-            Some(cmd) => Some(cmd.split_whitespace().map(str::to_string).collect()),
+            Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
+                message: format!("--build {cmd}: unbalanced quote"),
+                hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
+            })?),
             None => file.build.command.clone(),
         }
     };
@@ -452,7 +584,7 @@ fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
         env.push((k.to_string(), v.to_string()));
     }
     let mut extra_metrics = p.extra_metrics.clone();
-    extra_metrics.extend(args.extra_metrics.iter().filter(|m| !m.is_empty()).cloned());
+    extra_metrics.extend(ncu.extra_metrics.iter().filter(|m| !m.is_empty()).cloned());
     Ok(RunnerConfig {
         build,
         app,
@@ -466,36 +598,36 @@ fn runner(args: &RunArgs, file: &FileConfig) -> Result<RunnerConfig> {
             )
         }),
         timeout: Duration::from_secs(args.timeout.or(file.app.timeout).unwrap_or(1800)),
-        mode: match args.mode {
+        mode: match ncu.mode {
             Some(ModeArg::Fast) => Mode::Fast,
             Some(ModeArg::Full) => Mode::Full,
             None => p.mode.unwrap_or_default(),
         },
-        graph_profiling: match args.graph_profiling {
+        graph_profiling: match ncu.graph_profiling {
             Some(GraphArg::Node) => GraphProfiling::Node,
             Some(GraphArg::Graph) => GraphProfiling::Graph,
             None => p.graph_profiling.unwrap_or_default(),
         },
-        clock_control: args
+        clock_control: ncu
             .clock_control
             .clone()
             .or_else(|| p.clock_control.clone())
             .unwrap_or_else(|| "none".into()),
-        cache_control: args
+        cache_control: ncu
             .cache_control
             .clone()
             .or_else(|| p.cache_control.clone())
             .unwrap_or_else(|| "all".into()),
-        replay_mode: args
+        replay_mode: ncu
             .replay_mode
             .clone()
             .or_else(|| p.replay_mode.clone())
             .unwrap_or_else(|| "kernel".into()),
-        kernel_name: args.kernel_name.clone().or_else(|| p.kernel_name.clone()),
-        launch_skip: args.launch_skip.or(p.launch_skip),
-        launch_count: args.launch_count.or(p.launch_count),
+        kernel_name: ncu.kernel_name.clone().or_else(|| p.kernel_name.clone()),
+        launch_skip: ncu.launch_skip.or(p.launch_skip),
+        launch_count: ncu.launch_count.or(p.launch_count),
         extra_metrics,
-        ncu: args
+        ncu: ncu
             .ncu
             .clone()
             .or_else(|| p.ncu.clone())

@@ -64,7 +64,10 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
     let samples = sampler.and_then(|h| h.join().ok()).unwrap_or_default();
     let log = dir.join("app.log");
     let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
-    let tail = done.tail(3);
+    let tail: Vec<String> = crate::runner::process::last_lines(&done.lines, 5, "\n")
+        .lines()
+        .map(str::to_string)
+        .collect();
     match &done.exit {
         Exit::Code(0) => {}
         Exit::NotFound => {
@@ -74,15 +77,9 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
             });
         }
         other => {
-            return Err(Error::Tool {
-                message: format!(
-                    "the app failed ({other}){}",
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                ),
+            return Err(Error::Process {
+                message: format!("the app failed ({other}): {}", spec.display()),
+                output: tail,
                 hint: format!("its output is in {}", log.display()),
             });
         }

@@ -105,13 +105,10 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
         } else {
             format!("fix the build; its output is in {}", log.display())
         };
-        return Err(Error::Tool {
-            message: format!(
-                "the build failed ({}): `{}`{}",
-                done.exit,
-                spec.display(),
-                tail(&done.lines, 5)
-            ),
+        // The build's own output goes below the message, not glued to the command line.
+        return Err(Error::Process {
+            message: format!("the build failed ({}): {}", done.exit, spec.display()),
+            output: tail(&done.lines, 5).lines().map(str::to_string).collect(),
             hint,
         });
     }

@@ -174,10 +174,8 @@ impl Grouper {
 
 /// Reads one saved XML file into findings.
 pub fn read_xml(path: &Path, tool: &str, allow: &[Allow]) -> Result<(Vec<SanitizerFinding>, u64)> {
-    let file = std::fs::File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = std::fs::File::open(path)
+        .map_err(|source| Error::read_file("sanitizer XML", path, source))?;
     let mut grouper = Grouper::new(tool);
     let n = xml::read_records(
         path,

@@ -1,0 +1,71 @@
+//! `ncugate completions SHELL` and `ncugate man`: shell completion scripts
+//! (clap_complete) and man pages (clap_mangen), generated from the same
+//! clap definition as `--help`, so they never drift from it.
+
+use crate::cli::Cli;
+use crate::error::{Error, Result};
+use crate::exit;
+use clap::CommandFactory;
+use std::path::Path;
+
+/// Prints the completion script for `shell`.
+pub fn completions(shell: clap_complete::Shell) -> i32 {
+    let mut cmd = Cli::command();
+    clap_complete::generate(shell, &mut cmd, "ncugate", &mut std::io::stdout());
+    exit::PASS
+}
+
+/// Prints `ncugate.1`, or writes `ncugate.1` and `ncugate-<command>.1` for
+/// every command (`ncugate-baseline-record.1`, …) into `dir`.
+pub fn man(dir: Option<&Path>) -> Result<i32> {
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        let mut out = Vec::new();
+        render(&cmd, &mut out)?;
+        use std::io::Write;
+        std::io::stdout()
+            .write_all(&out)
+            .map_err(|source| Error::Write {
+                path: "<stdout>".into(),
+                source,
+            })?;
+        return Ok(exit::PASS);
+    };
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    write_pages(&cmd, "ncugate", dir, &mut written)?;
+    for path in &written {
+        println!("{}", path.display());
+    }
+    Ok(exit::PASS)
+}
+
+fn write_pages(
+    cmd: &clap::Command,
+    name: &str,
+    dir: &Path,
+    written: &mut Vec<std::path::PathBuf>,
+) -> Result<()> {
+    let cmd = cmd.clone().name(name.to_string());
+    let mut page = Vec::new();
+    render(&cmd, &mut page)?;
+    let path = dir.join(format!("{name}.1"));
+    crate::baseline::write_atomic(&path, &page)?;
+    written.push(path);
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
+    }
+    Ok(())
+}
+
+fn render(cmd: &clap::Command, out: &mut Vec<u8>) -> Result<()> {
+    clap_mangen::Man::new(cmd.clone())
+        .render(out)
+        .map_err(|source| Error::Write {
+            path: "man page".into(),
+            source,
+        })
+}

@@ -1,0 +1,280 @@
+//! Command-line hygiene: `--build` split like a shell, build output shown
+//! apart, flags that would do nothing refused with exit 2 and a reason, each
+//! subcommand's help limited to its own flags, completions and man pages, and
+//! errors that point at the fix (TOML as toml reports it, metric-name
+//! suggestions, hints that fit the missing file).
+
+mod common;
+use common::Gate;
+
+fn base_input(gate: &Gate) {
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+}
+
+#[test]
+fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
+    let gate = Gate::new();
+    let out = gate.run(&[
+        "profile",
+        "--build",
+        "sh -c 'echo hello world; exit 3'",
+        "--",
+        "true",
+    ]);
+    out.code(2);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines.contains(
+            &"ncugate: error: the build failed (exit code 3): sh -c 'echo hello world; exit 3'"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(lines.contains(&"  | hello world"), "{}", out.stderr);
+    assert!(out.stderr.contains("hint: fix the build; its output is in"));
+
+    let out = gate.run(&["profile", "--build", "sh -c 'unbalanced", "--", "true"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("--build sh -c 'unbalanced: unbalanced quote")
+    );
+}
+
+#[test]
+fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    base_input(&gate);
+    let check = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
+    for (flag, value) in [
+        ("--kernel-name", "foo"),
+        ("--timeout", "1"),
+        ("--ncu", "/nope"),
+        ("--clock-control", "base"),
+        ("--build", "make"),
+    ] {
+        let mut args = check.to_vec();
+        args.extend([flag, value]);
+        let out = gate.run(&args);
+        out.code(2);
+        assert!(
+            out.stderr.contains(&format!(
+                "ncugate: error: {flag} does not apply with --input: the exports were profiled already"
+            )),
+            "{flag}: {}",
+            out.stderr
+        );
+    }
+    // A CI-wide variable is not a typed flag: the gate goes on.
+    let out = gate.run_with(
+        &check,
+        &[("NCUGATE_KERNEL_NAME", "foo"), ("NCUGATE_TIMEOUT", "1")],
+    );
+    out.code(0);
+    let out = gate.run(&[
+        "baseline", "record", "--input", "run.csv", "--runs", "5", "-o", "b.json",
+    ]);
+    out.code(2);
+    assert!(out.stderr.contains("--runs does not apply with --input"));
+}
+
+#[test]
+fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
+    let gate = Gate::new();
+    let out = gate.run(&["sanitize", "--mode", "full", "--clock-control", "base"]);
+    out.code(2);
+    assert!(
+        out.stderr.starts_with(
+            "ncugate: error: --mode does not apply to `ncugate sanitize`; it is a flag of `ncugate check`, `ncugate baseline record`, `ncugate profile`"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("hint: drop --mode"));
+    let out = gate.run(&["leaks", "--kernel-name", "x"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("--kernel-name does not apply to `ncugate leaks`")
+    );
+    // Saved XML: nothing runs, so run flags are refused.
+    gate.write("x.xml", "<ComputeSanitizerOutput/>");
+    let out = gate.run(&["sanitize", "--xml", "x.xml", "--timeout", "5"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains("--timeout does not apply with --xml"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn each_subcommands_help_lists_only_its_own_flags() {
+    let gate = Gate::new();
+    let help = gate.run(&["sanitize", "--help"]);
+    help.code(0);
+    for ncu_only in [
+        "--mode",
+        "--graph-profiling",
+        "--clock-control",
+        "--cache-control",
+        "--replay-mode",
+        "--kernel-name",
+        "--launch-skip",
+        "--launch-count",
+        "--extra-metric",
+        "--ncu ",
+    ] {
+        assert!(
+            !help.stdout.contains(ncu_only),
+            "sanitize --help offers {ncu_only}"
+        );
+    }
+    assert!(!help.stdout.contains("kernel × rule"));
+    let check = gate.run(&["check", "--help"]);
+    assert!(check.stdout.contains("Profiling (ncu):"));
+    assert!(check.stdout.contains("--kernel-name"));
+    let record = gate.run(&["baseline", "record", "--help"]);
+    assert!(
+        !record.stdout.contains("--junit"),
+        "record writes no report"
+    );
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_cli_definition() {
+    let gate = Gate::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = gate.run(&["completions", shell]);
+        out.code(0);
+        assert!(out.stdout.contains("ncugate"), "{shell}");
+        assert!(
+            out.stdout.contains("kernel-name"),
+            "{shell}: flags completed"
+        );
+    }
+    let out = gate.run(&["completions", "tcsh"]);
+    out.code(2);
+    let man = gate.run(&["man"]);
+    man.code(0);
+    assert!(man.stdout.contains(".TH ncugate 1"), "{}", man.stdout);
+    let out = gate.run(&["man", "--dir", "man"]);
+    out.code(0);
+    let page = gate.read("man/ncugate-baseline-record.1");
+    assert!(page.contains(".TH ncugate-baseline-record 1"));
+    assert!(page.contains("runs"));
+}
+
+#[test]
+fn toml_errors_are_shown_as_toml_reports_them() {
+    let gate = Gate::new();
+    base_input(&gate);
+    gate.write(
+        "ncugate.toml",
+        "[app]\ncommand = [\"./app\"]\n[profile\nmode = \"fast\"\n",
+    );
+    let out = gate.run(&["check", "--baseline", "b.json", "--input", "run.csv"]);
+    out.code(2);
+    let expected = "\
+ncugate: error: ncugate.toml: invalid config
+  | TOML parse error at line 3, column 9
+  |   |
+  | 3 | [profile
+  |   |         ^
+";
+    assert!(out.stderr.starts_with(expected), "{}", out.stderr);
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"x\"\nper = \"kernel\"\nworse = \"up\"\n",
+    );
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "run.csv",
+        "--config",
+        "none.toml",
+    ]);
+    out.code(2);
+    assert!(out.stderr.contains("cannot read config none.toml"));
+    assert!(out.stderr.contains("hint: create one with `ncugate init"));
+}
+
+#[test]
+fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    base_input(&gate);
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"sm__inst_exectued.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
+    );
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--thresholds",
+        "t.toml",
+    ]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("hint: did you mean `sm__inst_executed.sum` (it is in the baseline)?"),
+        "{}",
+        out.stderr
+    );
+    let out = gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "run.csv",
+        "--thresholds",
+        "t.toml",
+        "-o",
+        "b.json",
+    ]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("hint: did you mean `sm__inst_executed.sum`?"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_missing_file_gets_a_hint_that_fits_it() {
+    let gate = Gate::new();
+    base_input(&gate);
+    let out = gate.run(&["check", "--baseline", "nope.json", "--input", "run.csv"]);
+    out.code(2);
+    assert!(out.stderr.contains("cannot read baseline nope.json"));
+    assert!(
+        out.stderr.contains(
+            "hint: record it on the GPU runner: `ncugate baseline record --output nope.json`"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("raw"), "no export hint for a baseline");
+    gate.base_baseline(&[]);
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--thresholds",
+        "t.toml",
+    ]);
+    out.code(2);
+    assert!(out.stderr.contains("cannot read thresholds t.toml"));
+    assert!(
+        out.stderr
+            .contains("`ncugate init` writes a commented thresholds file")
+    );
+}
