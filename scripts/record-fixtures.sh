@@ -151,16 +151,10 @@ fi
 echo "$METRICS" > "$D/metrics.txt"
 
 # ---------------------------------------------------------------- fast mode --
+# The fast-mode files (graph_app.*.fast*) come from scripts/record-one-pass.sh:
+# fast mode's own command line (--csv --page raw --log-file) and the built-in
+# one-pass metric set. This script records the full, graph-mode and failure files.
 NODE=(--graph-profiling node)
-for r in 1 2 3; do
-  units=""; [[ $r -eq 1 ]] && units=base-units
-  record "graph_app.base.fast.run$r" "$units" "${NODE[@]}" --metrics "$METRICS" -- --inject base --iters "$ITERS"
-done
-"$NCU" --import "$W/graph_app.base.fast.run1.ncu-rep" --csv --page session > "$D/graph_app.base.fast.run1.session.csv" || true
-record graph_app.redundant-node.fast "" "${NODE[@]}" --metrics "$METRICS" -- --inject redundant-node --iters "$ITERS"
-record graph_app.unfolded-loop.fast "" "${NODE[@]}" --metrics "$METRICS" -- --inject unfolded-loop --iters "$ITERS"
-record graph_app.strided.fast base-units "${NODE[@]}" --metrics "$METRICS" -- --inject strided --iters "$ITERS"
-record graph_app.fp64.fast base-units "${NODE[@]}" --metrics "$METRICS" -- --inject fp64 --iters "$ITERS"
 
 # ---------------------------------------------------------------- full mode --
 record graph_app.base.full "" "${NODE[@]}" --set full --metrics "$METRICS" -- --inject base --iters "$ITERS"

@@ -22,6 +22,8 @@ struct Acquired {
     inputs: Vec<PathBuf>,
     details: Vec<PathBuf>,
     profile: Option<ProfileSettings>,
+    /// Wall seconds of each profiled run (empty for `--input` files).
+    seconds: Vec<f64>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -38,6 +40,7 @@ fn acquire(
             inputs: inputs.clone(),
             details: details.to_vec(),
             profile: None,
+            seconds: Vec::new(),
         }),
         Source::Profile {
             runner: config,
@@ -49,6 +52,7 @@ fn acquire(
                 inputs: Vec::new(),
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config)),
+                seconds: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -66,6 +70,7 @@ fn acquire(
                 );
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
+                acquired.seconds.push(artifacts.seconds);
             }
             Ok(acquired)
         }
@@ -199,6 +204,14 @@ fn check_report(
         allow_device_mismatch: config.allow_device_mismatch,
     })
     .map_err(fail)?;
+    for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
+        p.seconds = Some(*s);
+    }
+    if let Source::Profile { runner, .. } = &config.source {
+        report
+            .notes
+            .extend(cost_note(runner, &metrics, &runs, &acquired.seconds));
+    }
     if let Some(sanitizer) = &config.sanitizer {
         sanitizer_stage(&mut report, sanitizer, processes).map_err(fail)?;
         report.finish();
@@ -220,6 +233,35 @@ pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&
         .filter(|(score, _)| *score > 0.9)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k)
+}
+
+/// When ncugate profiled in fast mode and ncu took more than one pass per
+/// kernel: which metrics are responsible and what they cost. Full mode takes
+/// `--set full`'s passes on purpose.
+fn cost_note(
+    runner: &RunnerConfig,
+    metrics: &[String],
+    runs: &[Run],
+    seconds: &[f64],
+) -> Option<String> {
+    if runner.mode != runner::Mode::Fast {
+        return None;
+    }
+    let (i, passes) = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| runner::passes::Passes::of(&r.total.passes).map(|p| (i, p)))
+        .max_by_key(|(_, p)| p.max)?;
+    let mut collected = metrics.to_vec();
+    for m in &runner.extra_metrics {
+        if !collected.contains(m) {
+            collected.push(m.clone());
+        }
+    }
+    let builtin = Thresholds::builtin()
+        .map(|t| t.metrics())
+        .unwrap_or_default();
+    runner::passes::note(&collected, &builtin, passes, seconds.get(i).copied())
 }
 
 /// Runs made under another clock control or graph-profiling mode are not comparable.
@@ -316,6 +358,17 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         processes,
     )?;
     let runs = read_runs(&acquired.inputs, &metrics, config.kernel_key, &thresholds)?;
+    if let Source::Profile { runner, .. } = &config.source
+        && let Some(note) = cost_note(runner, &metrics, &runs, &acquired.seconds)
+    {
+        eprintln!("ncugate: note: {note}");
+    }
+    let passes = runs
+        .iter()
+        .filter_map(|r| runner::passes::Passes::of(&r.total.passes))
+        .max_by_key(|p| p.max)
+        .map(|p| format!(", {p}"))
+        .unwrap_or_default();
     // Optional rules' metrics are recorded only where every run has them.
     let required: Vec<String> = metrics
         .iter()
@@ -360,7 +413,7 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
     baseline.save(&config.output)?;
     let launches: f64 = baseline.total.launches.mean;
     println!(
-        "ncugate: recorded {}: {} kernels, {launches} launches per run, {} metrics, {} run(s), {}, kernel key {}",
+        "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}",
         config.output.display(),
         baseline.kernels.len(),
         required.len(),

@@ -150,6 +150,8 @@ pub struct KernelRun {
     pub launches: u64,
     /// One accumulator per metric of [`Run::metrics`], same order.
     pub metrics: Vec<MetricAcc>,
+    /// ncu's replay passes per launch (`profiler__replayer_passes`), where the export has them.
+    pub passes: MetricAcc,
 }
 
 /// A metric column as found in an export.

@@ -200,6 +200,9 @@ pub struct Report {
     /// Graph-memory checks (empty when the memory stage did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<crate::memory::MemoryResult>,
+    /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,
 }
@@ -244,6 +247,7 @@ impl Report {
             findings: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
+            profiling: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -281,6 +285,15 @@ impl Report {
         }
         if let Some(d) = &self.devices {
             lines.push(("GPU", d.current.clone()));
+        }
+        for p in &self.profiling {
+            lines.push((
+                "profiling",
+                match self.profiling.len() {
+                    1 => p.to_string(),
+                    _ => format!("{}: {p}", p.input),
+                },
+            ));
         }
         lines
     }

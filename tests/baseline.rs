@@ -207,3 +207,15 @@ fn outputs_go_into_folders_that_do_not_exist_yet() {
     .code(0);
     assert!(gate.path("reports/a/report.json").is_file());
 }
+
+#[test]
+fn the_log_file_of_a_csv_profiling_run_is_an_input() {
+    // `ncu … --csv --page raw --print-units base --log-file F`: ncu's messages, then the CSV.
+    let t = format!("{}/default.toml", common::THRESHOLDS);
+    same_aggregates(
+        "graph_app.base.fast.run1.ncu.log",
+        "graph_app.base.fast.run1.raw.base-units.csv",
+        |g, f, n| g.h200(f, n),
+        &t,
+    );
+}

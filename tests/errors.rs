@@ -181,9 +181,15 @@ fn a_baseline_without_a_metric_the_thresholds_gate() {
         "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
     );
     gate.base_baseline(&["--thresholds", "t.toml"]);
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "base1.csv"])
-        .one_clear_error("metric `gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line")
-        .stderr_has("re-record the baseline");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+    ])
+    .one_clear_error("metric `dram__throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line")
+    .stderr_has("re-record the baseline");
 }
 
 #[test]

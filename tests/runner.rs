@@ -1,6 +1,9 @@
 //! The runner offline: ncu's recorded output (H200, ncu 2025.3.1) replayed
 //! through `ReplayRunner`, so command composition, progress and every failure
-//! class are tested without a GPU.
+//! class are tested without a GPU. Fast mode replays recordings of its own
+//! command line (`--csv --page raw --print-units base --log-file`): the app's
+//! output on the pipes, ncu's messages and the raw CSV in its log file. Full
+//! mode replays non-CSV runs, whose output ncu and the app share.
 
 mod common;
 use common::{H200, REFERENCE};
@@ -35,6 +38,21 @@ fn profiled(log: &str, exit: Exit, report: bool) -> Recorded {
     step
 }
 
+/// A fast-mode profiling run as recorded on the H200 (`fixtures/h200/NAME.*`):
+/// the app's output on the pipes, ncu's output (messages, then the raw CSV)
+/// in its `--log-file`, the report.
+fn profiled_fast(dir: &str, name: &str, exit: Exit, report: bool) -> Recorded {
+    let pipes = ["stdout", "stderr"]
+        .iter()
+        .map(|s| fixture(dir, &format!("{name}.{s}.log")))
+        .collect::<Vec<_>>()
+        .join("");
+    let mut step = profiled(&pipes, exit, report);
+    let output = std::fs::read(Path::new(dir).join(format!("{name}.ncu.log"))).expect("fixture");
+    step.files.push((runner::ncu::OUTPUT_FILE.into(), output));
+    step
+}
+
 /// An `ncu --import` step whose standard output is `csv`.
 fn imported(csv: &str) -> Recorded {
     Recorded {
@@ -52,12 +70,17 @@ fn metrics() -> Vec<String> {
 }
 
 /// Profiles once with the replayed steps; the error if it fails.
-fn profile(steps: Vec<Recorded>) -> (Result<runner::Artifacts, Error>, Vec<CommandSpec>) {
+fn profile(
+    mode: Mode,
+    steps: Vec<Recorded>,
+) -> (Result<runner::Artifacts, Error>, Vec<CommandSpec>) {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().to_path_buf();
     let replay = ReplayRunner::new(out.join("run"), steps);
+    let mut config = config(&out);
+    config.mode = mode;
     let result = runner::profile_once(
-        &config(&out),
+        &config,
         &metrics(),
         "run",
         &replay,
@@ -68,25 +91,28 @@ fn profile(steps: Vec<Recorded>) -> (Result<runner::Artifacts, Error>, Vec<Comma
     (result, seen)
 }
 
+/// The error of a run whose output ncu and the app shared (no --csv: full mode).
 fn error(steps: Vec<Recorded>) -> (String, String) {
-    let (result, _) = profile(steps);
+    error_in(Mode::Full, steps)
+}
+
+fn error_in(mode: Mode, steps: Vec<Recorded>) -> (String, String) {
+    let (result, _) = profile(mode, steps);
     let e = result.expect_err("the run must fail");
     (e.to_string(), e.hint())
 }
 
 #[test]
 fn the_ncu_command_line_is_composed_not_shelled() {
-    let (result, seen) = profile(vec![
-        profiled(
-            &fixture(H200, "graph_app.base.fast.run1.ncu.log"),
+    let (result, seen) = profile(
+        Mode::Fast,
+        vec![profiled_fast(
+            H200,
+            "graph_app.base.fast.run1",
             Exit::Code(0),
             true,
-        ),
-        imported(&fixture(
-            H200,
-            "graph_app.base.fast.run1.raw.base-units.csv",
-        )),
-    ]);
+        )],
+    );
     let artifacts = result.expect("profiled");
     let args = &seen[0].args;
     let metrics = args[args
@@ -102,6 +128,7 @@ fn the_ncu_command_line_is_composed_not_shelled() {
         );
     }
     let joined = args.join(" ");
+    let output = artifacts.dir.join("ncu-output.log");
     for flag in [
         "--target-processes all",
         "--graph-profiling node",
@@ -109,6 +136,10 @@ fn the_ncu_command_line_is_composed_not_shelled() {
         "--cache-control all",
         "--replay-mode kernel",
         "--config-file off",
+        &format!(
+            "--csv --page raw --print-units base --log-file {}",
+            output.display()
+        ),
         "-f --export",
     ] {
         assert!(joined.contains(flag), "{flag} missing: {joined}");
@@ -122,20 +153,127 @@ fn the_ncu_command_line_is_composed_not_shelled() {
         "{joined}"
     );
     assert_eq!(
-        seen[1].args[2..],
-        ["--csv", "--page", "raw", "--print-units", "base"]
-    );
-    assert_eq!(
         seen.len(),
-        2,
-        "fast mode collects no rule results: no details import"
+        1,
+        "fast mode reads the raw page from the profiling run: no second ncu process"
     );
-    assert!(artifacts.raw.exists() && artifacts.ncu_log.exists() && artifacts.app_log.exists());
+    // The raw page: the CSV part of ncu's output, as `ncu --import` prints it.
+    assert_eq!(
+        std::fs::read(&artifacts.raw).expect("raw"),
+        std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.base-units.csv"))
+            .expect("fixture")
+    );
+    assert!(!output.exists(), "split into ncu.log and raw.csv");
+    let ncu_log = std::fs::read_to_string(&artifacts.ncu_log).expect("ncu log");
+    assert!(
+        ncu_log.contains("==PROF== Report: ") && !ncu_log.contains("\"ID\""),
+        "{ncu_log}"
+    );
     let app_log = std::fs::read_to_string(&artifacts.app_log).expect("app log");
     assert!(
         app_log.contains("verify=ok") && !app_log.contains("==PROF=="),
         "{app_log}"
     );
+    assert!(artifacts.details.is_none());
+}
+
+#[test]
+fn full_mode_imports_both_pages_after_a_run_with_progress_lines() {
+    let (result, seen) = profile(
+        Mode::Full,
+        vec![
+            profiled(
+                &fixture(H200, "graph_app.base.full.ncu.log"),
+                Exit::Code(0),
+                true,
+            ),
+            imported(&fixture(H200, "graph_app.base.full.raw.csv")),
+            imported(&fixture(H200, "graph_app.base.full.details.csv")),
+        ],
+    );
+    let artifacts = result.expect("profiled");
+    let joined = seen[0].args.join(" ");
+    assert!(
+        joined.starts_with("--set full ")
+            && !joined.contains("--csv")
+            && !joined.contains("--log-file"),
+        "{joined}"
+    );
+    assert_eq!(
+        seen[1].args[2..],
+        ["--csv", "--page", "raw", "--print-units", "base"]
+    );
+    assert_eq!(seen[2].args[3..5], ["--page", "details"]);
+    assert!(artifacts.details.is_some_and(|d| d.exists()));
+    let app_log = std::fs::read_to_string(&artifacts.app_log).expect("app log");
+    assert!(
+        app_log.contains("verify=ok") && !app_log.contains("==PROF=="),
+        "{app_log}"
+    );
+}
+
+#[test]
+fn fast_mode_failures_recorded_with_its_own_command_line() {
+    let one_pass = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
+    let fail = |name: &str, exit: Exit, report: bool| {
+        let pipes = format!(
+            "{}{}",
+            fixture(one_pass, &format!("fail-{name}.stdout")),
+            fixture(one_pass, &format!("fail-{name}.stderr"))
+        );
+        let mut step = profiled(&pipes, exit, report);
+        let log = fixture(one_pass, &format!("fail-{name}.ncu.log"));
+        step.files
+            .push((runner::ncu::OUTPUT_FILE.into(), log.into_bytes()));
+        error_in(Mode::Fast, vec![step])
+    };
+    // ncu refuses a missing app before it opens its log: the error is on stdout.
+    let (message, _) = fail("app-missing", Exit::Code(1), false);
+    assert!(
+        message.contains("the app could not be started: '/tmp/nonexistent_app' does not exist"),
+        "{message}"
+    );
+    let (message, _) = fail("app-bad-args", Exit::Code(1), false);
+    assert!(
+        message.contains("the app exited with code 1 under ncu")
+            && message.contains("for testing how a gate handles a failing app"),
+        "the app's stderr tail: {message}"
+    );
+    let (message, _) = fail("exit3", Exit::Code(3), true);
+    assert!(message.contains("exited with code 3"), "{message}");
+    let (message, _) = fail("unknown-metric", Exit::Code(9), false);
+    assert_eq!(
+        message,
+        "ncu does not know the metric `sys__memory_throughput`"
+    );
+    let (message, _) = fail("no-kernels", Exit::Code(0), false);
+    assert!(
+        message.contains("ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)"),
+        "{message}"
+    );
+    let (message, _) = fail("graph-rejected", Exit::Code(1), false);
+    assert!(
+        message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_fast_run_without_the_csv_in_its_output_falls_back_to_the_import() {
+    // A report but no CSV (an ncu that printed none): import it, as full mode does.
+    let (result, seen) = profile(
+        Mode::Fast,
+        vec![
+            profiled("variant=base verify=ok", Exit::Code(0), true),
+            imported(&fixture(
+                H200,
+                "graph_app.base.fast.run1.raw.base-units.csv",
+            )),
+        ],
+    );
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].args[0], "--import");
 }
 
 fn metrics_list() -> Vec<String> {
@@ -341,14 +479,12 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     let gate = common::Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     let steps = |variant: &str| {
-        vec![
-            profiled(
-                &fixture(H200, &format!("graph_app.{variant}.ncu.log")),
-                Exit::Code(0),
-                true,
-            ),
-            imported(&fixture(H200, &format!("graph_app.{variant}.raw.csv"))),
-        ]
+        vec![profiled_fast(
+            H200,
+            &format!("graph_app.{variant}"),
+            Exit::Code(0),
+            true,
+        )]
     };
     let check = |variant: &str| {
         let replay = ReplayRunner::new(out.join("run"), steps(variant));
@@ -464,22 +600,11 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     sanitizer_run
         .files
         .push(("sanitizer/sanitizer.memcheck.xml".into(), xml));
-    let mut profile_step = profiled(
-        &fixture(H200, "graph_app.base.fast.run2.ncu.log"),
-        Exit::Code(0),
-        false,
-    );
-    profile_step
-        .files
-        .push(("run/run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    let replay = ReplayRunner::new(
-        out.clone(),
-        vec![
-            profile_step,
-            imported(&fixture(H200, "graph_app.base.fast.run2.raw.csv")),
-            sanitizer_run,
-        ],
-    );
+    let mut profile_step = profiled_fast(H200, "graph_app.base.fast.run2", Exit::Code(0), true);
+    for (name, _) in &mut profile_step.files {
+        *name = format!("run/{name}");
+    }
+    let replay = ReplayRunner::new(out.clone(), vec![profile_step, sanitizer_run]);
     let runner_config = config(&out);
     let sanitizer = ncugate::sanitizer::run::SanitizerConfig {
         tools: vec!["memcheck".into()],
@@ -514,7 +639,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(ncugate::commands::check_with(&config, &replay), 1);
     let seen = replay.seen.lock().expect("lock").clone();
-    let args = seen[2].args.join(" ");
+    let args = seen[1].args.join(" ");
     assert!(
         args.starts_with("--tool memcheck --leak-check full --xml --save ")
             && args.contains(

@@ -56,6 +56,10 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         findings: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
+        profiling: runs
+            .iter()
+            .map(|r| crate::runner::passes::Profiling::of(r, None))
+            .collect(),
         notes: Vec::new(),
     };
 

@@ -23,6 +23,8 @@ const CC_MAJOR: &str = "device__attribute_compute_capability_major";
 const CC_MINOR: &str = "device__attribute_compute_capability_minor";
 const SM_COUNT: &str = "device__attribute_multiprocessor_count";
 const CC: &str = "CC";
+/// ncu's replay passes for a launch (what its progress line ends with).
+pub const PASSES: &str = "profiler__replayer_passes";
 
 /// Slots of the fixed columns in the scanner's `Wanted::Columns` list.
 const SLOT_KERNEL: usize = 0;
@@ -31,7 +33,8 @@ const SLOT_MAJOR: usize = 2;
 const SLOT_MINOR: usize = 3;
 const SLOT_SMS: usize = 4;
 const SLOT_CC: usize = 5;
-const FIXED_SLOTS: usize = 6;
+const SLOT_PASSES: usize = 6;
+const FIXED_SLOTS: usize = 7;
 
 /// Which page of an ncu CSV export a header row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +123,7 @@ pub fn read_raw(
         optional_col(CC_MINOR),
         optional_col(SM_COUNT),
         optional_col(CC),
+        optional_col(PASSES),
     ];
     let mut columns = Vec::with_capacity(metrics.len());
     let mut exponents = Vec::with_capacity(metrics.len());
@@ -147,6 +151,7 @@ pub fn read_raw(
     let empty_kernel = || KernelRun {
         launches: 0,
         metrics: vec![MetricAcc::default(); n_metrics],
+        passes: MetricAcc::default(),
     };
     let mut kernels: Vec<(String, KernelRun)> = Vec::new();
     let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -181,7 +186,7 @@ pub fn read_raw(
 
         // The fingerprint: compare the raw bytes with the previous row's first.
         let mut gpu_bytes = Vec::new();
-        for (slot, &here) in present.iter().enumerate().take(FIXED_SLOTS).skip(SLOT_NAME) {
+        for (slot, &here) in present.iter().enumerate().take(SLOT_CC + 1).skip(SLOT_NAME) {
             if here && let Some(f) = row.field(slot) {
                 gpu_bytes.extend_from_slice(&f);
             }
@@ -220,6 +225,12 @@ pub fn read_raw(
         let kernel = &mut kernels[index].1;
         kernel.launches += 1;
         total.launches += 1;
+        if present[SLOT_PASSES]
+            && let Cell::Value(p) = parse_cell(&row.field(SLOT_PASSES).unwrap_or_default(), 0)
+        {
+            kernel.passes.push(p);
+            total.passes.push(p);
+        }
         for m in 0..n_metrics {
             let slot = FIXED_SLOTS + m;
             if !present[slot] {

@@ -24,7 +24,7 @@ pub fn render(report: &Report) -> String {
         report.exit_code
     );
     for (label, value) in report.header() {
-        let value = if label == "GPU" {
+        let value = if label == "GPU" || label == "profiling" {
             text(&value)
         } else {
             format!("`{}`", code(&value))

@@ -1,11 +1,13 @@
 //! The runner: build the app, run it under ncu with a command line ncugate
-//! composes, keep every artifact in a work directory, import the report as
-//! raw and details CSV, and turn every way this can fail into one clear
-//! error with a fix. Processes run behind [`process::ProcessRunner`], so all
+//! composes, keep every artifact in a work directory, get the raw page (from
+//! the profiling run's own output in fast mode, from the report in full mode,
+//! which also imports the details page), and turn every way this can fail into
+//! one clear error with a fix. Processes run behind [`process::ProcessRunner`], so all
 //! of it is tested offline with recorded ncu output.
 
 pub mod failure;
 pub mod ncu;
+pub mod passes;
 pub mod process;
 pub mod progress;
 
@@ -75,6 +77,8 @@ pub struct RunnerConfig {
 pub struct Artifacts {
     pub dir: PathBuf,
     pub report: PathBuf,
+    /// The raw page (base units): printed by the profiling run itself in fast
+    /// mode, imported from the report in full mode.
     pub raw: PathBuf,
     /// The details page; `None` in fast mode, which collects no sections and so no rule results.
     pub details: Option<PathBuf>,
@@ -134,7 +138,12 @@ pub fn profile_once(
     })?;
     let export = dir.join("run");
     let report = dir.join("run.ncu-rep");
-    let _ = std::fs::remove_file(&report);
+    let raw = dir.join("raw.csv");
+    let output = ncu::output_file(&export);
+    // Nothing of an earlier run may pass for this one's.
+    for stale in [&report, &raw, &output] {
+        let _ = std::fs::remove_file(stale);
+    }
     let mut spec = CommandSpec::new(
         config.ncu.clone(),
         ncu::profile_args(config, metrics, &export),
@@ -142,51 +151,53 @@ pub fn profile_once(
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
-    progress.start(&spec.display());
+    progress.start(&spec.display(), config.mode == Mode::Full);
     let done = runner.run(&spec, &mut |line| progress.line(line));
     progress.finish();
 
-    let ncu_log = dir.join("ncu.log");
-    let app_log = dir.join("app.log");
-    write_lines(&ncu_log, &done.lines)?;
-    let app_lines: Vec<String> = done
+    // ncu's own lines and the app's output, apart. Fast mode: ncu wrote its
+    // messages and the CSV to its --log-file, the pipes carry the app (and the
+    // complaints ncu prints before it opens its log, e.g. about a missing app).
+    // Full mode: both share the pipes, as ncu prints them.
+    let (app_lines, ncu_lines): (Vec<String>, Vec<String>) = done
         .lines
         .iter()
-        .filter(|l| !ncu::is_ncu_line(l))
         .cloned()
-        .collect();
+        .partition(|l| !ncu::is_ncu_line(l));
+    let (log_lines, streamed) = match config.mode {
+        Mode::Fast => {
+            let (mut messages, streamed) =
+                ncu::split_output(&output, &raw).map_err(|source| Error::Write {
+                    path: raw.clone(),
+                    source,
+                })?;
+            let _ = std::fs::remove_file(&output);
+            messages.extend(ncu_lines);
+            (messages, streamed)
+        }
+        Mode::Full => (done.lines.clone(), false),
+    };
+    let ncu_log = dir.join("ncu.log");
+    let app_log = dir.join("app.log");
+    write_lines(&ncu_log, &log_lines)?;
     write_lines(&app_log, &app_lines)?;
     let app_tail = tail(&app_lines, 5);
     failure::classify(
         &config.ncu,
         &done.exit,
-        &done.lines,
+        &log_lines,
         report.exists(),
         &app_tail,
     )
     .map_err(|e| with_artifacts(e, &dir))?;
 
-    let raw = dir.join("raw.csv");
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
-    let pages = std::iter::once(("raw", &raw)).chain(details.as_ref().map(|d| ("details", d)));
+    let pages = (!streamed)
+        .then_some(("raw", &raw))
+        .into_iter()
+        .chain(details.as_ref().map(|d| ("details", d)));
     for (page, out) in pages {
-        let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(&report, page));
-        import.stdout_to = Some(out.clone());
-        let done = runner.run(&import, &mut |_| {});
-        if !done.exit.success() {
-            return Err(Error::Tool {
-                message: format!(
-                    "`{}` failed ({}){}",
-                    import.display(),
-                    done.exit,
-                    tail(&done.lines, 3)
-                ),
-                hint: format!(
-                    "the report is kept at {}; open it with `ncu --import`",
-                    report.display()
-                ),
-            });
-        }
+        import(config, &report, page, out, runner)?;
     }
     Ok(Artifacts {
         dir,
@@ -196,6 +207,34 @@ pub fn profile_once(
         ncu_log,
         app_log,
         seconds: done.elapsed.as_secs_f64(),
+    })
+}
+
+/// `ncu --import REPORT --csv --page PAGE --print-units base > out`.
+fn import(
+    config: &RunnerConfig,
+    report: &Path,
+    page: &str,
+    out: &Path,
+    runner: &dyn ProcessRunner,
+) -> Result<()> {
+    let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(report, page));
+    import.stdout_to = Some(out.to_path_buf());
+    let done = runner.run(&import, &mut |_| {});
+    if done.exit.success() {
+        return Ok(());
+    }
+    Err(Error::Tool {
+        message: format!(
+            "`{}` failed ({}){}",
+            import.display(),
+            done.exit,
+            tail(&done.lines, 3)
+        ),
+        hint: format!(
+            "the report is kept at {}; open it with `ncu --import`",
+            report.display()
+        ),
     })
 }
 

@@ -1,45 +1,63 @@
 //! The ncu command lines ncugate composes — never through a shell.
 
-use super::RunnerConfig;
-use std::path::Path;
+use super::{Mode, RunnerConfig};
+use std::path::{Path, PathBuf};
+
+/// Where a fast-mode run's ncu writes its own output (`--log-file`), in the run's directory.
+pub const OUTPUT_FILE: &str = "ncu-output.log";
+
+/// The `--log-file` of a fast-mode run exporting to `export`.
+pub fn output_file(export: &Path) -> PathBuf {
+    export.with_file_name(OUTPUT_FILE)
+}
 
 /// `ncu … APP ARGS` for one profiled run exporting to `export` (without `.ncu-rep`).
 ///
 /// `--metrics` always lists every gated metric: `--set full` lacks some
 /// (`sm__inst_executed.sum`), so full mode adds the set, never replaces the list.
+///
+/// Fast mode prints the raw page (`--csv --page raw --print-units base`) at the
+/// end of the profiling run itself, so no second ncu process converts the report;
+/// `--log-file` keeps ncu's output (its messages, then the CSV) apart from the
+/// app's, which stays on standard output and error. Measured on the H200 (ncu
+/// 2025.3.1): without `--log-file` the app and ncu share standard output, and an
+/// app line without a final newline is glued to ncu's next line. The CSV is
+/// byte-for-byte what `ncu --import … --csv --page raw --print-units base` prints.
+/// ncu prints no per-kernel progress lines in CSV mode, so full mode, whose run is
+/// long, keeps them and imports both pages afterwards.
 pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
-    let mut push = |a: &str, b: &str| {
-        args.push(a.to_string());
-        args.push(b.to_string());
-    };
+    let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
     let mut all: Vec<String> = metrics.to_vec();
     for m in &config.extra_metrics {
         if !all.contains(m) {
             all.push(m.clone());
         }
     }
-    if config.mode == super::Mode::Full {
-        push("--set", "full");
+    if config.mode == Mode::Full {
+        push(&["--set", "full"]);
     }
-    push("--metrics", &all.join(","));
-    push("--target-processes", "all");
-    push("--graph-profiling", config.graph_profiling.as_str());
-    push("--clock-control", &config.clock_control);
-    push("--cache-control", &config.cache_control);
-    push("--replay-mode", &config.replay_mode);
-    push("--config-file", "off");
+    push(&["--metrics", &all.join(",")]);
+    push(&["--target-processes", "all"]);
+    push(&["--graph-profiling", config.graph_profiling.as_str()]);
+    push(&["--clock-control", &config.clock_control]);
+    push(&["--cache-control", &config.cache_control]);
+    push(&["--replay-mode", &config.replay_mode]);
+    push(&["--config-file", "off"]);
+    if config.mode == Mode::Fast {
+        push(&["--csv", "--page", "raw", "--print-units", "base"]);
+        push(&["--log-file", &output_file(export).to_string_lossy()]);
+    }
     if let Some(name) = &config.kernel_name {
-        push("--kernel-name", name);
+        push(&["--kernel-name", name]);
     }
     if let Some(n) = config.launch_skip {
-        push("--launch-skip", &n.to_string());
+        push(&["--launch-skip", &n.to_string()]);
     }
     if let Some(n) = config.launch_count {
-        push("--launch-count", &n.to_string());
+        push(&["--launch-count", &n.to_string()]);
     }
-    push("-f", "--export");
-    args.push(export.to_string_lossy().into_owned());
+    push(&["-f", "--export", &export.to_string_lossy()]);
     args.extend(config.app.iter().cloned());
     args
 }
@@ -58,6 +76,53 @@ pub fn import_args(report: &Path, page: &str) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
+}
+
+/// The first bytes of the raw page's header row.
+const RAW_HEADER: &[u8] = b"\"ID\",";
+
+/// Splits what a fast-mode ncu wrote to its `--log-file`: its own messages
+/// (returned, one per line) and the raw-page CSV, copied to `csv` as it is read.
+/// The CSV starts at the header row (`"ID",…`); after it, a line that does not
+/// start with a quote is a message again. Returns whether there was a CSV; a
+/// missing output file (ncu stopped before writing one) is no CSV and no messages.
+pub fn split_output(output: &Path, csv: &Path) -> std::io::Result<(Vec<String>, bool)> {
+    use std::io::{BufRead, Write};
+    let file = match std::fs::File::open(output) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
+        Err(e) => return Err(e),
+    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut writer: Option<std::io::BufWriter<std::fs::File>> = None;
+    let mut messages = Vec::new();
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line)? > 0 {
+        let in_csv = match &writer {
+            Some(_) => line.first() == Some(&b'"'),
+            None => line.starts_with(RAW_HEADER),
+        };
+        if in_csv {
+            if writer.is_none() {
+                writer = Some(std::io::BufWriter::with_capacity(
+                    1 << 16,
+                    std::fs::File::create(csv)?,
+                ));
+            }
+            if let Some(w) = writer.as_mut() {
+                w.write_all(&line)?;
+            }
+        } else {
+            let text = String::from_utf8_lossy(&line);
+            messages.push(text.trim_end_matches(['\n', '\r']).to_string());
+        }
+        line.clear();
+    }
+    let wrote = writer.is_some();
+    if let Some(mut w) = writer {
+        w.flush()?;
+    }
+    Ok((messages, wrote))
 }
 
 /// One `==PROF== Profiling "name" - N: 0%....100% - P passes` line.
@@ -103,7 +168,8 @@ mod tests {
 
     #[test]
     fn progress_lines_from_real_logs() {
-        let log = include_str!("../../fixtures/h200/graph_app.base.fast.run1.ncu.log");
+        // A full-mode run (no --csv): ncu prints a progress line per kernel.
+        let log = include_str!("../../fixtures/h200/graph_app.base.full.ncu.log");
         let seen: Vec<Profiled> = log.lines().filter_map(parse_progress).collect();
         assert_eq!(seen.len(), 9);
         assert_eq!(
@@ -111,11 +177,39 @@ mod tests {
             Profiled {
                 kernel: "produce(float *, long)".into(),
                 index: 0,
-                passes: Some(8)
+                passes: Some(38)
             }
         );
         assert_eq!(seen[1].kernel, "scale");
         assert_eq!(seen[8].index, 8);
         assert!(parse_progress("variant=base iters=3").is_none());
+        // In CSV mode (fast mode's --csv --page raw) ncu prints none.
+        let csv = include_str!("../../fixtures/h200/graph_app.base.fast.run1.ncu.log");
+        assert_eq!(csv.lines().filter_map(parse_progress).count(), 0);
+    }
+
+    #[test]
+    fn the_output_of_a_fast_run_splits_into_messages_and_the_import_csv() {
+        let fx = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/");
+        let dir = tempfile::tempdir().expect("tmp");
+        let csv = dir.path().join("raw.csv");
+        let output = format!("{fx}graph_app.base.fast.run1.ncu.log");
+        let (messages, streamed) = split_output(Path::new(&output), &csv).expect("split");
+        assert!(streamed);
+        assert_eq!(messages.len(), 4, "{messages:?}");
+        assert!(messages[3].starts_with("==PROF== Report: "), "{messages:?}");
+        // Byte for byte what `ncu --import … --csv --page raw --print-units base` printed.
+        let imported = std::fs::read(format!("{fx}graph_app.base.fast.run1.raw.base-units.csv"))
+            .expect("fixture");
+        assert_eq!(std::fs::read(&csv).expect("csv"), imported);
+        // A run that failed before the CSV: messages only, no CSV file.
+        let failed = format!("{fx}one-pass/fail-unknown-metric.ncu.log");
+        let csv2 = dir.path().join("none.csv");
+        let (messages, streamed) = split_output(Path::new(&failed), &csv2).expect("split");
+        assert!(!streamed && !csv2.exists());
+        assert!(messages.iter().any(|m| m.contains("Failed to find metric")));
+        let (messages, streamed) =
+            split_output(&dir.path().join("absent.log"), &csv2).expect("absent");
+        assert!(messages.is_empty() && !streamed);
     }
 }

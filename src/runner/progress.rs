@@ -1,6 +1,8 @@
 //! Progress while ncu profiles: an indicatif bar on a terminal, one plain line
 //! per profiled kernel in CI (no terminal), driven by ncu's
-//! `==PROF== Profiling "name" - N: … - P passes` lines.
+//! `==PROF== Profiling "name" - N: … - P passes` lines. ncu prints none in CSV
+//! mode (fast mode prints the raw page as CSV), so there a terminal shows a
+//! spinner with the elapsed time, and the kernels are counted from the CSV.
 
 use super::ncu::parse_progress;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -39,7 +41,8 @@ impl Progress {
         self
     }
 
-    pub fn start(&mut self, command: &str) {
+    /// Starts the display; `per_kernel`: ncu will print a progress line per kernel.
+    pub fn start(&mut self, command: &str, per_kernel: bool) {
         if self.profiled == u64::MAX {
             return;
         }
@@ -48,14 +51,15 @@ impl Progress {
             println!("::group::ncu profiling ({command})");
         }
         if self.interactive {
-            let bar = match self.expected {
+            let expected = self.expected.filter(|_| per_kernel);
+            let bar = match expected {
                 Some(n) => ProgressBar::new(n),
                 None => ProgressBar::new_spinner(),
             };
-            let template = if self.expected.is_some() {
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}"
-            } else {
-                "{spinner} [{elapsed_precise}] {pos} kernels {msg}"
+            let template = match (expected, per_kernel) {
+                (Some(_), _) => "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                (None, true) => "{spinner} [{elapsed_precise}] {pos} kernels {msg}",
+                (None, false) => "{spinner} [{elapsed_precise}] ncu is profiling the app",
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
@@ -98,7 +102,9 @@ impl Progress {
             if self.github {
                 println!("::endgroup::");
             }
-            eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
+            if self.profiled > 0 {
+                eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
+            }
         }
     }
 }
