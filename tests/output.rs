@@ -130,7 +130,7 @@ fn long_names_are_shortened_in_the_middle_in_the_terminal_only() {
     assert!(widest(table) <= 80, "{table}");
     // Too narrow for the standard deviations: the table keeps the means.
     assert!(table.contains("baseline μ "), "{table}");
-    let metric = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+    let metric = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
     assert!(!out.stdout.contains(metric));
     assert!(gate.read("report.md").contains(metric));
     assert!(gate.read("r.json").contains(metric));
