@@ -54,7 +54,7 @@ pub struct ManArgs {
 
 #[derive(Debug, Args)]
 pub struct LeaksArgs {
-    /// The CUPTI injection library (default: [memory] audit_lib, else inject/build/libncugate_audit.so, built with `make -C inject` if missing).
+    /// A prebuilt CUPTI injection library (default: [memory] audit_lib, else the one built into ncugate, compiled on first use with $CC and the CUDA toolkit's CUPTI into $NCUGATE_CACHE_DIR or ~/.cache/ncugate).
     #[arg(long, env = "NCUGATE_AUDIT_LIB", value_name = "PATH")]
     pub audit_lib: Option<PathBuf>,
     /// Graph executables allowed to be alive at exit (default 0).

@@ -101,7 +101,7 @@ pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
                 paths(&inputs),
                 paths(&details),
                 &thresholds,
-                format!("{error} (hint: {})", error.hint()),
+                error.report_line(),
             );
             if let Err(write_error) = report::write_all(&report, &config.outputs) {
                 print_error(&write_error);
@@ -587,13 +587,7 @@ fn conclude(
     let mut report = match result {
         Ok(report) => report,
         Err(error) => {
-            let mut report = Report::error(
-                "",
-                inputs,
-                Vec::new(),
-                "",
-                format!("{error} (hint: {})", error.hint()),
-            );
+            let mut report = Report::error("", inputs, Vec::new(), "", error.report_line());
             report.subject = subject;
             if let Err(e) = report::write_all(&report, outputs) {
                 print_error(&e);

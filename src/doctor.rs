@@ -22,6 +22,7 @@ pub fn run() -> i32 {
         ok &= tool_version(&tool, needed);
     }
     ok &= counters();
+    audit_library();
     if ok {
         println!("\nready: ncugate can profile and gate on this machine");
         exit::PASS
@@ -117,6 +118,33 @@ fn version_line(text: &str) -> &str {
         .find(|l| l.contains("Version") || l.contains("release"))
         .or_else(|| lines().find(|l| !l.is_empty()))
         .unwrap_or("")
+}
+
+/// `ncugate leaks` injects a CUPTI library that ncugate compiles from its own
+/// embedded source on first use: build it now (or find it cached), so that a
+/// runner that cannot is known before a gate needs it. Not needed to profile.
+fn audit_library() {
+    let tools = crate::memory::library::Toolchain::from_env();
+    let root = crate::memory::library::cache_root();
+    let runner = crate::runner::process::RealRunner;
+    match crate::memory::library::ensure(&root, &tools, &runner) {
+        Ok(built) => println!(
+            "✓ graph audit library (ncugate leaks): {} {}",
+            if built.compiled {
+                "compiled into"
+            } else {
+                "cached at"
+            },
+            built.path.display()
+        ),
+        Err(e) => {
+            println!("– graph audit library (ncugate leaks): {e}");
+            for line in e.detail() {
+                println!("    | {line}");
+            }
+            println!("    fix: {}", e.hint());
+        }
+    }
 }
 
 /// Linux restricts GPU performance counters to admins unless the driver's

@@ -118,6 +118,18 @@ impl Error {
         }
     }
 
+    /// The error as one line for the file reports: message, its detail
+    /// (`output: …`), hint.
+    pub fn report_line(&self) -> String {
+        let detail = self.detail();
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" — output: {}", detail.join(" ⏎ "))
+        };
+        format!("{self}{detail} (hint: {})", self.hint())
+    }
+
     /// The error for a file the user named that cannot be read; the hint fits
     /// what the file is and whether it is missing.
     pub fn read_file(what: &'static str, path: &std::path::Path, source: std::io::Error) -> Error {

@@ -67,7 +67,7 @@ fn a_missing_file() {
     let gate = recorded();
     check(&gate, "nope.csv").one_clear_error("cannot read nope.csv");
     gate.run(&["check", "--baseline", "nope.json", "--input", "base1.csv"])
-        .one_clear_error("cannot read nope.json");
+        .one_clear_error("cannot read baseline nope.json");
 }
 
 #[test]

@@ -31,8 +31,8 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
                 &gate.path("work"),
             )
         },
-        audit_lib: gate.path("libncugate_audit.so"),
-        audit_src: None,
+        audit_lib: Some(gate.path("libncugate_audit.so")),
+        cache_dir: gate.path("cache"),
         limits: MemoryLimits::default(),
         sample_every: Duration::from_millis(20),
         history: history.map(|h| gate.path(h)),
@@ -145,7 +145,7 @@ fn a_failing_app_is_an_error() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        errors.contains("the app failed (exit code 1): error: unknown --inject variant"),
+        errors.contains("the app failed (exit code 1): kernels/build/graph_app --inject leak --iters 5 — output: error: unknown --inject variant"),
         "{errors}"
     );
 }
@@ -179,5 +179,138 @@ fn the_history_is_appended_and_judged() {
             .unwrap_or_default()
             .contains("baseline (median) 314.57 MB"),
         "{trend}"
+    );
+}
+
+/// A CUDA toolkit layout with CUPTI's files (empty: the fake compiler never reads them).
+fn fake_toolkit(gate: &Gate) -> std::path::PathBuf {
+    let home = gate.path("cuda");
+    let targets = home.join("targets/x86_64-linux");
+    std::fs::create_dir_all(targets.join("include")).expect("dir");
+    std::fs::create_dir_all(targets.join("lib/stubs")).expect("dir");
+    std::fs::write(targets.join("include/cupti.h"), "").expect("write");
+    std::fs::write(targets.join("lib/libcupti.so"), "").expect("write");
+    home
+}
+
+/// A C compiler stand-in: logs its arguments, checks it was given the audit
+/// library's source, writes the `-o` file (or fails when told to).
+fn fake_cc(gate: &Gate, fail: bool) -> std::path::PathBuf {
+    let path = gate.path(if fail { "bad-cc" } else { "cc" });
+    let log = gate.path("cc.calls");
+    let body = if fail {
+        "echo 'cupti.h:1: error: something is wrong' >&2; exit 1".to_string()
+    } else {
+        format!(
+            r#"echo "$*" >> '{}'
+out=""; src=""; prev=""
+for a in "$@"; do
+  [ "$prev" = "-o" ] && out=$a
+  case $a in *.c) src=$a ;; esac
+  prev=$a
+done
+grep -q InitializeInjection "$src" || {{ echo "not the audit source: $src" >&2; exit 1; }}
+echo built > "$out""#,
+            log.display()
+        )
+    };
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+#[test]
+fn the_audit_library_is_compiled_from_the_embedded_source_once_and_cached() {
+    use ncugate::memory::library::{Toolchain, ensure};
+    let gate = Gate::new();
+    let tools = Toolchain {
+        cc: fake_cc(&gate, false).display().to_string(),
+        cuda_home: fake_toolkit(&gate),
+    };
+    let root = gate.path("cache");
+    let runner = ncugate::runner::process::RealRunner;
+    let first = ensure(&root, &tools, &runner).expect("compiled");
+    assert!(first.compiled);
+    assert!(first.path.starts_with(&root), "{}", first.path.display());
+    assert!(
+        first
+            .path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("audit-")
+    );
+    let second = ensure(&root, &tools, &runner).expect("cached");
+    assert_eq!(second.path, first.path);
+    assert!(!second.compiled);
+    let calls = gate.read("cc.calls");
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    for arg in ["-shared", "-fPIC", "-lcupti", "-lcuda", "-Wl,-rpath,"] {
+        assert!(calls.contains(arg), "{arg} in {calls}");
+    }
+    assert!(calls.contains(
+        &format!("-I{}", tools.cuda_home.join("targets/x86_64-linux/include").display())
+    ));
+}
+
+#[test]
+fn doctor_says_whether_the_audit_library_builds_here() {
+    let gate = Gate::new();
+    let cuda = fake_toolkit(&gate);
+    let cc = fake_cc(&gate, false);
+    let env = |cc: &std::path::Path, cuda: &std::path::Path| {
+        vec![
+            ("CC".to_string(), cc.display().to_string()),
+            ("CUDA_HOME".to_string(), cuda.display().to_string()),
+            (
+                "NCUGATE_CACHE_DIR".to_string(),
+                gate.path("cache").display().to_string(),
+            ),
+        ]
+    };
+    let run = |vars: &[(String, String)]| {
+        let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        gate.run_with(&["doctor"], &pairs)
+    };
+    let out = run(&env(&cc, &cuda));
+    assert!(
+        out.stdout
+            .contains("✓ graph audit library (ncugate leaks): compiled into"),
+        "{}",
+        out.stdout
+    );
+    let out = run(&env(&cc, &cuda));
+    assert!(
+        out.stdout
+            .contains("✓ graph audit library (ncugate leaks): cached at"),
+        "{}",
+        out.stdout
+    );
+
+    let out = run(&env(&cc, &gate.path("no-cuda")));
+    assert!(
+        out.stdout.contains("– graph audit library (ncugate leaks): CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("fix: set CUDA_HOME"), "{}", out.stdout);
+
+    let bad = fake_cc(&gate, true);
+    std::fs::remove_dir_all(gate.path("cache")).expect("rm");
+    let out = run(&env(&bad, &cuda));
+    assert!(
+        out.stdout
+            .contains("compiling the graph audit library failed (exit code 1)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("    | cupti.h:1: error: something is wrong"),
+        "{}",
+        out.stdout
     );
 }

@@ -95,7 +95,7 @@ fn malformed_empty_and_foreign_files_are_errors() {
     gate.run(&["sanitize", "--xml", "junit.xml"])
         .one_clear_error("not compute-sanitizer XML: the root element is <testsuites>");
     gate.run(&["sanitize", "--xml", "missing.xml"])
-        .one_clear_error("cannot read missing.xml");
+        .one_clear_error("cannot read sanitizer XML missing.xml");
 }
 
 #[test]

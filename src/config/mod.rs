@@ -38,10 +38,11 @@ pub enum Config {
 #[derive(Debug, Clone)]
 pub struct LeaksConfig {
     pub runner: RunnerConfig,
-    /// The audit library, or where `make -C inject` builds it.
-    pub audit_lib: PathBuf,
-    /// The folder with the library's Makefile, to build it when missing.
-    pub audit_src: Option<PathBuf>,
+    /// A prebuilt audit library (`--audit-lib`, `[memory] audit_lib`); `None`:
+    /// the one compiled from the embedded source into `cache_dir`.
+    pub audit_lib: Option<PathBuf>,
+    /// Where compiled audit libraries are cached.
+    pub cache_dir: PathBuf,
     pub limits: crate::memory::MemoryLimits,
     pub sample_every: Duration,
     pub history: Option<PathBuf>,
@@ -444,15 +445,13 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
     let m = &file.memory;
     let defaults = crate::memory::MemoryLimits::default();
     let rule_defaults = crate::memory::history::Rule::default();
-    let inject_dir = file.resolve(std::path::Path::new("inject"));
     let audit_lib = args
         .audit_lib
         .clone()
-        .or_else(|| m.audit_lib.as_ref().map(|p| file.resolve(p)))
-        .unwrap_or_else(|| inject_dir.join("build/libncugate_audit.so"));
+        .or_else(|| m.audit_lib.as_ref().map(|p| file.resolve(p)));
     Ok(LeaksConfig {
-        audit_src: inject_dir.join("Makefile").exists().then_some(inject_dir),
         audit_lib,
+        cache_dir: crate::memory::library::cache_root(),
         limits: crate::memory::MemoryLimits {
             max_live_execs: args
                 .max_live_execs

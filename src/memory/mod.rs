@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod history;
+pub mod library;
 pub mod run;
 pub mod sample;
 

@@ -19,7 +19,7 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
         });
     }
     crate::runner::build(r, processes)?;
-    ensure_library(config, processes)?;
+    let lib = library(config, processes)?;
     let dir = r.out_dir.join("leaks");
     std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
         path: dir.clone(),
@@ -27,10 +27,6 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
     })?;
     let out = dir.join("audit.json");
     let _ = std::fs::remove_file(&out);
-    let lib = std::fs::canonicalize(&config.audit_lib).map_err(|source| Error::Read {
-        path: config.audit_lib.clone(),
-        source,
-    })?;
     let (program, args) = r.app.split_first().ok_or_else(|| Error::Usage {
         message: "no app".into(),
         hint: "pass the app after `--`".into(),
@@ -142,25 +138,24 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
     Ok(())
 }
 
-/// Builds the audit library with `make -C inject` when it is missing.
-fn ensure_library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result<()> {
-    if config.audit_lib.exists() {
-        return Ok(());
-    }
-    let Some(src) = &config.audit_src else {
-        return Err(Error::Tool { message: format!("the graph audit library {} does not exist", config.audit_lib.display()), hint: "build it with `make -C inject` (needs gcc and CUPTI from the CUDA toolkit), or pass --audit-lib".into() });
+/// The audit library to inject, as an absolute path: the one given, or the
+/// one compiled from the source embedded in ncugate (cached).
+fn library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result<std::path::PathBuf> {
+    let path = match &config.audit_lib {
+        Some(given) => given.clone(),
+        None => {
+            let tools = super::library::Toolchain::from_env();
+            super::library::ensure(&config.cache_dir, &tools, processes)?.path
+        }
     };
-    let spec = CommandSpec::new(
-        "make",
-        ["-C".to_string(), src.to_string_lossy().into_owned()],
-    );
-    eprintln!("ncugate: build the audit library: {}", spec.display());
-    let done = processes.run(&spec, &mut |_| {});
-    if !done.exit.success() || !config.audit_lib.exists() {
-        let tail = done.tail(3);
-        return Err(Error::Tool { message: format!("`{}` failed ({}): {tail}", spec.display(), done.exit), hint: "the audit library needs gcc and CUPTI (cupti.h, libcupti.so) from the CUDA toolkit; set CUDA_HOME".into() });
-    }
-    Ok(())
+    std::fs::canonicalize(&path).map_err(|source| Error::Tool {
+        message: format!(
+            "the graph audit library {} cannot be used: {source}",
+            path.display()
+        ),
+        hint: "leave out --audit-lib / [memory] audit_lib: ncugate compiles its own on first use"
+            .into(),
+    })
 }
 
 /// The commit being tested, from CI variables or git.

@@ -137,9 +137,12 @@ impl Outcome {
         self
     }
 
+    /// Asserts `needle` is in stdout, as printed or with the terminal report's
+    /// line wrapping undone (runs of whitespace read as one space).
     pub fn stdout_has(&self, needle: &str) -> &Outcome {
+        let unwrapped = self.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            self.stdout.contains(needle),
+            self.stdout.contains(needle) || unwrapped.contains(needle),
             "stdout lacks {needle:?}:\n{}",
             self.stdout
         );
@@ -155,8 +158,9 @@ impl Outcome {
         self
     }
 
-    /// An exit-2 error: exactly one `ncugate: error:` line, last but one, then
-    /// one `hint:` line; no panic. (Progress lines may come before them.)
+    /// An exit-2 error: exactly one `ncugate: error:` line, its detail lines
+    /// (`  | …`) if any, then one `hint:` line, last; no panic. (Progress lines
+    /// may come before them.)
     pub fn one_clear_error(&self, needle: &str) -> &Outcome {
         self.code(2);
         let lines: Vec<&str> = self.stderr.lines().collect();
@@ -166,7 +170,19 @@ impl Outcome {
             .count();
         assert_eq!(errors, 1, "expected one error line, got:\n{}", self.stderr);
         assert!(lines.len() >= 2, "{}", self.stderr);
-        let (error, hint) = (lines[lines.len() - 2], lines[lines.len() - 1]);
+        // Between them only the error's detail (toml's report, a command's output), as `  | …`.
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("ncugate: error: "))
+            .unwrap_or(0);
+        assert!(
+            lines[at + 1..lines.len() - 1]
+                .iter()
+                .all(|l| l.starts_with("  | ")),
+            "{}",
+            self.stderr
+        );
+        let (error, hint) = (lines[at], lines[lines.len() - 1]);
         assert!(
             error.starts_with("ncugate: error: ") && error.contains(needle),
             "{error}"

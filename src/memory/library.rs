@@ -1,0 +1,245 @@
+//! The graph audit library travels inside the binary: its C source is
+//! embedded at build time and compiled on first use on the GPU runner (which
+//! has a C compiler and CUPTI from the CUDA toolkit) into a cache folder keyed
+//! by the hash of what goes into the build — the source, the compiler and the
+//! CUPTI it links — so an installed `ncugate` needs no checkout, a new
+//! ncugate or toolkit gets a fresh build, and later runs reuse it.
+
+use crate::error::{Error, Result};
+use crate::runner::process::{CommandSpec, ProcessRunner};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// `inject/ncugate_audit.c`, as this binary was built with it.
+pub const SOURCE: &str = include_str!("../../inject/ncugate_audit.c");
+/// The library's file name inside its cache folder.
+pub const FILE_NAME: &str = "libncugate_audit.so";
+
+/// Where the CUDA toolkit's CUPTI headers and libraries are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// The C compiler (`$CC`, else `cc`).
+    pub cc: String,
+    /// The CUDA toolkit (`$CUDA_HOME`, `$CUDA_PATH`, else `/usr/local/cuda`).
+    pub cuda_home: PathBuf,
+}
+
+impl Toolchain {
+    /// From the environment, as `make` would see it.
+    pub fn from_env() -> Toolchain {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Toolchain {
+            cc: var("CC").unwrap_or_else(|| "cc".into()),
+            cuda_home: var("CUDA_HOME")
+                .or_else(|| var("CUDA_PATH"))
+                .map_or_else(|| PathBuf::from("/usr/local/cuda"), PathBuf::from),
+        }
+    }
+}
+
+/// The folder compiled libraries are cached in: `$NCUGATE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/ncugate`, else `~/.cache/ncugate`.
+pub fn cache_root() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(dir) = var("NCUGATE_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("ncugate");
+    }
+    match var("HOME") {
+        Some(home) => PathBuf::from(home).join(".cache").join("ncugate"),
+        None => std::env::temp_dir().join("ncugate-cache"),
+    }
+}
+
+/// CUPTI's header and library folders, and the folders to find `libcuda.so` in at link time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cupti {
+    include: PathBuf,
+    lib: PathBuf,
+    link: Vec<PathBuf>,
+}
+
+fn find_cupti(home: &Path) -> Result<Cupti> {
+    let targets = home.join("targets/x86_64-linux");
+    let first = |candidates: &[PathBuf]| candidates.iter().find(|p| p.is_file()).cloned();
+    let header = first(&[
+        targets.join("include/cupti.h"),
+        home.join("extras/CUPTI/include/cupti.h"),
+        home.join("include/cupti.h"),
+    ]);
+    let library = first(&[
+        targets.join("lib/libcupti.so"),
+        home.join("extras/CUPTI/lib64/libcupti.so"),
+        home.join("lib64/libcupti.so"),
+    ]);
+    let (Some(header), Some(library)) = (header, library) else {
+        return Err(Error::Tool {
+            message: format!(
+                "CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit at {}",
+                home.display()
+            ),
+            hint: "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
+        });
+    };
+    let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
+    // libcuda.so at link time: the toolkit's stub (the driver's own library runs).
+    let link = [
+        targets.join("lib/stubs"),
+        home.join("lib64/stubs"),
+        PathBuf::from("/usr/local/nvidia/lib64"),
+    ]
+    .into_iter()
+    .filter(|d| d.is_dir())
+    .collect();
+    Ok(Cupti {
+        include: parent(&header),
+        lib: parent(&library),
+        link,
+    })
+}
+
+/// The compiler command line for `source` → `out`.
+fn compile_args(tools: &Toolchain, cupti: &Cupti, source: &Path, out: &Path) -> Vec<String> {
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let mut args: Vec<String> = [
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-shared",
+        "-fPIC",
+        "-fvisibility=hidden",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.push(format!("-I{}", s(&cupti.include)));
+    args.push(format!("-I{}", s(&tools.cuda_home.join("include"))));
+    args.extend(["-o".to_string(), s(out), s(source)]);
+    args.push(format!("-L{}", s(&cupti.lib)));
+    args.push(format!("-Wl,-rpath,{}", s(&cupti.lib)));
+    args.extend(cupti.link.iter().map(|d| format!("-L{}", s(d))));
+    args.extend(["-lcupti", "-lcuda", "-ldl", "-lpthread"].map(String::from));
+    args
+}
+
+/// The cache key: what decides the build, hashed (16 hex digits).
+fn key(tools: &Toolchain, cupti: &Cupti) -> String {
+    let mut h = Sha256::new();
+    h.update(SOURCE.as_bytes());
+    for part in [
+        tools.cc.clone(),
+        cupti.include.display().to_string(),
+        cupti.lib.display().to_string(),
+    ] {
+        h.update([0]);
+        h.update(part.as_bytes());
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The library and whether this call compiled it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    pub path: PathBuf,
+    pub compiled: bool,
+}
+
+/// The audit library compiled from the embedded source, from the cache
+/// under `root` when it was built before.
+pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> Result<Built> {
+    let cupti = find_cupti(&tools.cuda_home)?;
+    let dir = root.join(format!("audit-{}", key(tools, &cupti)));
+    let lib = dir.join(FILE_NAME);
+    if lib.is_file() {
+        return Ok(Built {
+            path: lib,
+            compiled: false,
+        });
+    }
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Write { path, source }
+    };
+    // Each process builds in its own folder and renames the result into place:
+    // two CI jobs starting at once never load half a library.
+    let work = dir.join(format!("build-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(write_err(&work))?;
+    let source = dir.join("ncugate_audit.c");
+    std::fs::write(&source, SOURCE).map_err(write_err(&source))?;
+    let tmp = work.join(FILE_NAME);
+    let spec = CommandSpec::new(tools.cc.clone(), compile_args(tools, &cupti, &source, &tmp));
+    eprintln!(
+        "ncugate: compiling the graph audit library: {}",
+        spec.display()
+    );
+    let done = processes.run(&spec, &mut |_| {});
+    let log = dir.join("build.log");
+    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    if !done.exit.success() || !tmp.is_file() {
+        let _ = std::fs::remove_dir_all(&work);
+        return Err(Error::Process {
+            message: format!(
+                "compiling the graph audit library failed ({}): {}",
+                done.exit,
+                spec.display()
+            ),
+            output: crate::runner::process::last_lines(&done.lines, 5, "\n")
+                .lines()
+                .map(str::to_string)
+                .collect(),
+            hint: format!(
+                "it needs a C compiler ($CC, else cc) and CUPTI from the CUDA toolkit ($CUDA_HOME); log: {}",
+                log.display()
+            ),
+        });
+    }
+    std::fs::rename(&tmp, &lib).map_err(write_err(&lib))?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(Built {
+        path: lib,
+        compiled: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_source_is_the_injection_library() {
+        assert!(SOURCE.contains("InitializeInjection"));
+        assert!(SOURCE.contains("NCUGATE_AUDIT_OUT"));
+    }
+
+    #[test]
+    fn the_key_changes_with_the_toolkit_and_the_compiler() {
+        let tools = Toolchain {
+            cc: "cc".into(),
+            cuda_home: "/usr/local/cuda".into(),
+        };
+        let cupti = Cupti {
+            include: "/a/include".into(),
+            lib: "/a/lib".into(),
+            link: Vec::new(),
+        };
+        let k = key(&tools, &cupti);
+        assert_eq!(k.len(), 16);
+        assert_eq!(k, key(&tools, &cupti));
+        let other = Cupti {
+            lib: "/b/lib".into(),
+            ..cupti.clone()
+        };
+        assert_ne!(k, key(&tools, &other));
+        let gcc = Toolchain {
+            cc: "gcc-12".into(),
+            ..tools
+        };
+        assert_ne!(k, key(&gcc, &cupti));
+    }
+}
