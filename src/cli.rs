@@ -30,6 +30,9 @@ pub enum CliCommand {
     /// Run the app with the CUDA-graph audit library and NVML sampling; fail on leaked graph executables or memory growth.
     #[command(after_help = crate::exit::TABLE)]
     Leaks(Box<LeaksArgs>),
+    /// Join the JSON reports of a suite's shards into one verdict and every report format (no GPU needed); exit 0, 1 or 2.
+    #[command(after_help = crate::exit::TABLE)]
+    Merge(Box<MergeArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
     /// Print a shell completion script: `ncugate completions bash > /etc/bash_completion.d/ncugate`.
@@ -50,6 +53,46 @@ pub struct ManArgs {
     /// Write ncugate.1 and ncugate-<command>.1 for every command into this folder instead.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// `ncugate merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' `--json` reports (one per shard; in any order).
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// Refuse unless exactly N shards (1/N … N/N) are given.
+    #[arg(long, value_name = "N")]
+    pub expect_shards: Option<u32>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Which workloads of a suite (`[[workload]]` tables) to run, and where their baselines are.
+#[derive(Debug, Args, Default)]
+pub struct SuiteArgs {
+    /// Run only this workload (repeatable; with --input: the workload the exports belong to).
+    #[arg(long = "workload", value_name = "NAME")]
+    pub workloads: Vec<String>,
+    /// Run only the workloads with this tag (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost.
+    #[arg(long, env = "NCUGATE_SHARD", value_name = "K/N")]
+    pub shard: Option<String>,
+    /// The baselines folder, `DIR/<workload>/<gpu>.json` (default: [gate] baselines, else baselines/ beside ncugate.toml).
+    #[arg(long, env = "NCUGATE_BASELINES", value_name = "DIR")]
+    pub baselines: Option<PathBuf>,
+}
+
+impl SuiteArgs {
+    /// Any suite flag given.
+    pub fn any(&self) -> bool {
+        !self.workloads.is_empty()
+            || !self.tags.is_empty()
+            || self.shard.is_some()
+            || self.baselines.is_some()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +251,8 @@ pub enum GraphArg {
 #[derive(Debug, Args)]
 pub struct ProfileOnlyArgs {
     #[command(flatten)]
+    pub suite: SuiteArgs,
+    #[command(flatten)]
     pub ncu: NcuArgs,
     #[command(flatten)]
     pub run: RunArgs,
@@ -311,6 +356,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub allow_device_mismatch: bool,
     #[command(flatten)]
+    pub suite: SuiteArgs,
+    #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]
     pub ncu: NcuArgs,
@@ -338,9 +385,11 @@ pub struct RecordArgs {
     /// Also record this metric (repeatable), e.g. for rules you plan to add.
     #[arg(long = "metric", value_name = "METRIC")]
     pub metrics: Vec<String>,
-    /// Where to write the baseline (atomically; default: [gate] baseline).
+    /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
     #[command(flatten)]
     pub ncu: NcuArgs,
     #[command(flatten)]
@@ -398,7 +447,7 @@ mod tests {
         );
         assert_eq!(
             super::subcommands_with_flag("--junit=x.xml"),
-            ["check", "sanitize", "leaks"]
+            ["check", "sanitize", "leaks", "merge"]
         );
         assert!(super::subcommands_with_flag("--nope").is_empty());
     }

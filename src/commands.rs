@@ -3,7 +3,7 @@
 
 use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
-use crate::config::{CheckConfig, RecordConfig, SanitizeConfig, Source};
+use crate::config::{BaselinePlace, CheckConfig, RecordConfig, SanitizeConfig, Source};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::model::{Findings, KernelKeyMode, Run};
@@ -14,6 +14,7 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
 use crate::sanitizer::run::SanitizerConfig;
+use crate::suite;
 use crate::verdict::{Outcome, Report, Subject};
 use std::path::{Path, PathBuf};
 
@@ -85,8 +86,52 @@ pub fn check(config: &CheckConfig) -> i32 {
 /// `ncugate check`: returns the exit code. File reports are written in every
 /// case, an error report when the gate could not decide.
 pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
-    let report = match check_report(config, processes) {
-        Ok(report) => report,
+    let checked = check_workload(config, processes);
+    if let Some(error) = &checked.error {
+        if let Err(write_error) = report::write_all(&checked.report, &config.outputs) {
+            print_error(&write_error);
+        }
+        print_error(error);
+        return exit::ERROR;
+    }
+    let report = checked.report;
+    print!("{}", terminal::render(&report, &config.style));
+    if let Err(error) = report::write_all(&report, &config.outputs) {
+        print_error(&error);
+        return exit::ERROR;
+    }
+    explain_error_rows(&report);
+    report.exit_code
+}
+
+/// After the table: why an exit 2 came from rows that could not be evaluated.
+pub fn explain_error_rows(report: &Report) {
+    if report.outcome == Outcome::Error && report.errors.is_empty() {
+        let n = report.counts().error;
+        eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
+        eprintln!(
+            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+        );
+    }
+}
+
+/// One check's result: the report (an error report when the gate could not
+/// decide, with the error), and the wall time of the profiled run.
+pub struct Checked {
+    pub report: Report,
+    pub error: Option<Error>,
+    /// Seconds the profiled run(s) took; `None` for `--input`.
+    pub seconds: Option<f64>,
+}
+
+/// Runs one check and never fails: an error becomes an error report.
+pub fn check_workload(config: &CheckConfig, processes: &dyn ProcessRunner) -> Checked {
+    match check_report(config, processes) {
+        Ok((report, seconds)) => Checked {
+            report,
+            error: None,
+            seconds,
+        },
         Err(failed) => {
             let (error, inputs, details) = *failed;
             let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
@@ -97,32 +142,19 @@ pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
                     p.display().to_string()
                 });
             let report = Report::error(
-                &config.baseline.display().to_string(),
+                &config.baseline.display(),
                 paths(&inputs),
                 paths(&details),
                 &thresholds,
                 error.report_line(),
             );
-            if let Err(write_error) = report::write_all(&report, &config.outputs) {
-                print_error(&write_error);
+            Checked {
+                report,
+                error: Some(error),
+                seconds: None,
             }
-            print_error(&error);
-            return exit::ERROR;
         }
-    };
-    print!("{}", terminal::render(&report, &config.style));
-    if let Err(error) = report::write_all(&report, &config.outputs) {
-        print_error(&error);
-        return exit::ERROR;
     }
-    if report.outcome == Outcome::Error && report.errors.is_empty() {
-        let n = report.counts().error;
-        eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
-        eprintln!(
-            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
-        );
-    }
-    report.exit_code
 }
 
 /// An error before any comparison, with the inputs and details known by then.
@@ -131,68 +163,85 @@ type CheckError = Box<(Error, Vec<PathBuf>, Vec<PathBuf>)>;
 fn check_report(
     config: &CheckConfig,
     processes: &dyn ProcessRunner,
-) -> std::result::Result<Report, CheckError> {
+) -> std::result::Result<(Report, Option<f64>), CheckError> {
     let given = match &config.source {
         Source::Inputs(i) => i.clone(),
         Source::Profile { .. } => Vec::new(),
     };
     let fail = |e: Error| Box::new((e, given.clone(), config.details.clone()));
     let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
-    let baseline = Baseline::load(&config.baseline).map_err(fail)?;
-    if let Some(mode) = config.kernel_key
-        && mode != baseline.kernel_key
-    {
-        return Err(fail(Error::Usage {
-            message: format!(
-                "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
-                baseline.kernel_key
-            ),
-            hint: format!(
-                "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
-            ),
-        }));
-    }
-    for rule in thresholds.rules.iter().filter(|r| !r.optional) {
-        if !baseline.total.metrics.contains_key(&rule.metric) {
-            let known = baseline.total.metrics.keys().map(String::as_str);
-            let hint = match closest(&rule.metric, known) {
-                Some(near) => format!(
-                    "did you mean `{near}` (it is in the baseline)? Fix the name in {} line {}, or re-record the baseline with these thresholds",
-                    thresholds.source, rule.line
-                ),
-                None => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
-            };
-            return Err(fail(Error::Baseline {
-                path: config.baseline.clone(),
-                message: format!(
-                    "metric `{}` (thresholds line {}) is not in the baseline",
-                    rule.metric, rule.line
-                ),
-                hint,
-            }));
-        }
-    }
-    if let (Source::Profile { runner, .. }, Some(recorded)) = (&config.source, &baseline.profile) {
-        comparable_settings(recorded, &ProfileSettings::of(runner)).map_err(fail)?;
-    }
     let metrics = thresholds.metrics();
-    let expected = Some(baseline.total.launches.mean.round() as u64);
-    let acquired = acquire(
-        &config.source,
-        &config.details,
-        &metrics,
-        expected,
-        config.outputs.github,
-        processes,
-    )
-    .map_err(fail)?;
+    let (baseline, baseline_path, acquired, runs) = match &config.baseline {
+        BaselinePlace::File(path) => {
+            let baseline = Baseline::load(path).map_err(fail)?;
+            usable(config, &baseline, path, &thresholds).map_err(fail)?;
+            let expected = Some(baseline.total.launches.mean.round() as u64);
+            let acquired = acquire(
+                &config.source,
+                &config.details,
+                &metrics,
+                expected,
+                config.outputs.github,
+                processes,
+            )
+            .map_err(fail)?;
+            let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
+            let runs = read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds)
+                .map_err(fail)?;
+            (baseline, path.clone(), acquired, runs)
+        }
+        BaselinePlace::Dir {
+            dir,
+            workload,
+            record,
+        } => {
+            let files = suite::baselines::files(dir, workload).map_err(fail)?;
+            if files.is_empty() {
+                return Err(fail(missing_baseline(dir, workload, None, &[], record)));
+            }
+            // The candidates' key mode parses the data once in the usual case.
+            let first = Baseline::load(&files[0]).map_err(fail)?;
+            let acquired = acquire(
+                &config.source,
+                &config.details,
+                &metrics,
+                None,
+                config.outputs.github,
+                processes,
+            )
+            .map_err(fail)?;
+            let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
+            let mut runs = read_runs(&acquired.inputs, &metrics, first.kernel_key, &thresholds)
+                .map_err(fail)?;
+            let fingerprint = runs
+                .first()
+                .map(|r| r.fingerprint.clone())
+                .unwrap_or_default();
+            let path = suite::baselines::path(dir, workload, &fingerprint);
+            if !path.exists() {
+                let gpus = suite::baselines::gpus(&files);
+                return Err(fail(missing_baseline(
+                    dir,
+                    workload,
+                    Some(&suite::baselines::slug(&fingerprint)),
+                    &gpus,
+                    record,
+                )));
+            }
+            let baseline = Baseline::load(&path).map_err(fail)?;
+            usable(config, &baseline, &path, &thresholds).map_err(fail)?;
+            if baseline.kernel_key != first.kernel_key {
+                runs = read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds)
+                    .map_err(fail)?;
+            }
+            (baseline, path, acquired, runs)
+        }
+    };
     let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-    let runs =
-        read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds).map_err(fail)?;
     let findings = read_findings(&acquired.details, baseline.kernel_key).map_err(fail)?;
     let mut report = compare::compare(&Inputs {
         baseline: &baseline,
-        baseline_path: config.baseline.display().to_string(),
+        baseline_path: baseline_path.display().to_string(),
         runs: &runs,
         findings: findings.as_ref().map(|(f, _)| f),
         details_paths: acquired
@@ -222,7 +271,77 @@ fn check_report(
         (Some(b), Some(c)) if b.mode != c.mode => report.notes.push(format!("the baseline was profiled in {:?} mode, this run in {:?} mode (same gated metrics)", b.mode, c.mode).to_lowercase()),
         _ => {}
     }
-    Ok(report)
+    let seconds = (!acquired.seconds.is_empty()).then(|| acquired.seconds.iter().sum());
+    Ok((report, seconds))
+}
+
+/// The checks a baseline must pass before any data is compared with it: the
+/// kernel key asked for, every non-optional rule's metric, the ncu settings.
+fn usable(
+    config: &CheckConfig,
+    baseline: &Baseline,
+    path: &Path,
+    thresholds: &Thresholds,
+) -> Result<()> {
+    if let Some(mode) = config.kernel_key
+        && mode != baseline.kernel_key
+    {
+        return Err(Error::Usage {
+            message: format!(
+                "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
+                baseline.kernel_key
+            ),
+            hint: format!(
+                "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
+            ),
+        });
+    }
+    for rule in thresholds.rules.iter().filter(|r| !r.optional) {
+        if !baseline.total.metrics.contains_key(&rule.metric) {
+            let known = baseline.total.metrics.keys().map(String::as_str);
+            let hint = match closest(&rule.metric, known) {
+                Some(near) => format!(
+                    "did you mean `{near}` (it is in the baseline)? Fix the name in {} line {}, or re-record the baseline with these thresholds",
+                    thresholds.source, rule.line
+                ),
+                None => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
+            };
+            return Err(Error::Baseline {
+                path: path.to_path_buf(),
+                message: format!(
+                    "metric `{}` (thresholds line {}) is not in the baseline",
+                    rule.metric, rule.line
+                ),
+                hint,
+            });
+        }
+    }
+    if let (Source::Profile { runner, .. }, Some(recorded)) = (&config.source, &baseline.profile) {
+        comparable_settings(recorded, &ProfileSettings::of(runner))?;
+    }
+    Ok(())
+}
+
+/// No baseline for this workload (on this GPU): the command that records it.
+fn missing_baseline(
+    dir: &Path,
+    workload: &str,
+    gpu: Option<&str>,
+    others: &[String],
+    record: &str,
+) -> Error {
+    let message = match gpu {
+        None => format!("no baseline for workload `{workload}`"),
+        Some(gpu) => format!(
+            "no baseline for workload `{workload}` on this GPU ({gpu}.json); there are baselines for {}",
+            others.join(", ")
+        ),
+    };
+    Error::Baseline {
+        path: dir.join(workload),
+        message,
+        hint: format!("record it on this runner: `{record}`"),
+    }
 }
 
 /// The name among `known` closest to `name`, if one is close enough to be a typo.
@@ -410,11 +529,21 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         &thresholds.source,
     )?;
     baseline.profile = acquired.profile;
-    baseline.save(&config.output)?;
+    if !acquired.seconds.is_empty() {
+        baseline.cost_seconds =
+            Some(acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64);
+    }
+    let output = match &config.output {
+        BaselinePlace::File(path) => path.clone(),
+        BaselinePlace::Dir { dir, workload, .. } => {
+            suite::baselines::path(dir, workload, &baseline.fingerprint)
+        }
+    };
+    baseline.save(&output)?;
     let launches: f64 = baseline.total.launches.mean;
     println!(
         "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}",
-        config.output.display(),
+        output.display(),
         baseline.kernels.len(),
         required.len(),
         baseline.runs,

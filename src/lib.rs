@@ -25,5 +25,6 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod sanitizer;
+pub mod suite;
 pub mod units;
 pub mod verdict;

@@ -77,6 +77,8 @@ fn main() {
         Config::Profile(config) => commands::profile(&config, &real),
         Config::Sanitize(config) => Ok(commands::sanitize(&config, &real)),
         Config::Leaks(config) => Ok(commands::leaks(&config, &real)),
+        Config::Suite(config) => Ok(ncugate::suite::run::run_with(&config, &real)),
+        Config::Merge(config) => Ok(ncugate::suite::merge::run(&config)),
         Config::Doctor => Ok(ncugate::doctor::run()),
         Config::Completions(shell) => Ok(ncugate::docs::completions(shell)),
         Config::Man(dir) => ncugate::docs::man(dir.as_deref()),

@@ -6,13 +6,13 @@
 use crate::aggregate::Stats;
 use crate::exit;
 use crate::rules::{Per, Severity, Worse};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report schema.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// The status of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Not evaluated (an `optional` metric that is missing).
@@ -55,7 +55,7 @@ impl Status {
 }
 
 /// The gate's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Pass,
@@ -75,7 +75,7 @@ impl Outcome {
 }
 
 /// One rule applied to one kernel key (or to the run total).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleResult {
     /// The kernel key; `None` for a `per = "total"` rule.
     pub kernel: Option<String>,
@@ -106,7 +106,7 @@ pub struct RuleResult {
 }
 
 /// What a structural check looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StructureCheck {
     Launches,
@@ -125,7 +125,7 @@ impl StructureCheck {
 }
 
 /// One structural check of one kernel key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StructureResult {
     pub kernel: String,
     pub check: StructureCheck,
@@ -138,7 +138,7 @@ pub struct StructureResult {
 }
 
 /// An ncu rule result that is new since the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingResult {
     pub kernel: String,
     pub finding: crate::model::Finding,
@@ -146,7 +146,7 @@ pub struct FindingResult {
 }
 
 /// GPU fingerprints of both sides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Devices {
     pub baseline: String,
     pub current: String,
@@ -155,7 +155,7 @@ pub struct Devices {
 }
 
 /// What a report gated; each gate names what it looked at.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "gate", rename_all = "snake_case")]
 pub enum Subject {
     /// ncu metrics against a baseline under threshold rules.
@@ -163,7 +163,7 @@ pub enum Subject {
     /// compute-sanitizer findings: the tools run (or read from XML) and the app.
     Sanitizer {
         tools: Vec<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         app: Option<String>,
     },
     /// The CUDA-graph memory audit of the app.
@@ -171,7 +171,7 @@ pub enum Subject {
 }
 
 /// Everything a reporter needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
     pub ncugate_version: String,
@@ -180,12 +180,12 @@ pub struct Report {
     /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
     pub subject: Subject,
     /// The baseline file (metric gate only; empty otherwise).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub baseline: String,
     pub inputs: Vec<String>,
     pub details: Vec<String>,
     /// The thresholds file (metric gate only; empty otherwise).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thresholds: String,
     pub kernel_key: crate::model::KernelKeyMode,
     pub devices: Option<Devices>,
@@ -195,13 +195,13 @@ pub struct Report {
     pub rules: Vec<RuleResult>,
     pub findings: Vec<FindingResult>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Graph-memory checks (empty when the memory stage did not run).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<crate::memory::MemoryResult>,
     /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,

@@ -497,7 +497,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     let check = |variant: &str| {
         let replay = ReplayRunner::new(out.join("run"), steps(variant));
         let config = CheckConfig {
-            baseline: gate.path("baseline.json"),
+            baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
             source: Source::Profile {
                 runner: Box::new(config(&out)),
                 runs: 1,
@@ -627,7 +627,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         out_dir: out.join("sanitizer"),
     };
     let config = CheckConfig {
-        baseline: gate.path("baseline.json"),
+        baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
         source: Source::Profile {
             runner: Box::new(runner_config),
             runs: 1,

@@ -40,6 +40,10 @@ pub struct Baseline {
     /// How ncugate profiled the runs, when it did (absent for baselines recorded from exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileSettings>,
+    /// Mean wall time of one profiled run in seconds (ncu included), when
+    /// ncugate profiled it: the cost `--shard` balances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_seconds: Option<f64>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.

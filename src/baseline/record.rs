@@ -56,6 +56,7 @@ pub fn build(
         details,
         thresholds: thresholds.to_string(),
         profile: None,
+        cost_seconds: None,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,

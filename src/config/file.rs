@@ -27,6 +27,9 @@ pub struct FileConfig {
     /// `[memory]`: the graph-memory gate's limits.
     #[serde(default)]
     pub memory: MemorySection,
+    /// `[[workload]]`: a suite of apps gated together (none: `[app]` is the one workload `default`).
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<WorkloadSection>,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -117,10 +120,41 @@ pub struct AllowEntry {
     pub reason: String,
 }
 
+/// `[[workload]]`: one app of a suite. Unset keys come from `[app]`, `[profile]`, `[build]` and `[gate]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    /// Unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
+    pub name: String,
+    /// argv of the app (no shell).
+    pub command: Vec<String>,
+    pub workdir: Option<PathBuf>,
+    /// Added to (and overriding) `[app] env`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Seconds for the whole profiled run.
+    pub timeout: Option<u64>,
+    pub kernel_name: Option<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    /// Added to `[profile] extra_metrics`.
+    #[serde(default)]
+    pub extra_metrics: Vec<String>,
+    /// This workload's threshold rules (default: `[gate] thresholds`).
+    pub thresholds: Option<PathBuf>,
+    /// This workload's build argv; `[]` builds nothing (default: `[build] command`).
+    pub build: Option<Vec<String>>,
+    /// Labels for `--tag`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateSection {
     pub baseline: Option<PathBuf>,
+    /// The baselines folder of a suite: `<dir>/<workload>/<gpu>.json` (default `baselines`).
+    pub baselines: Option<PathBuf>,
     pub thresholds: Option<PathBuf>,
     pub kernel_key: Option<KernelKeyMode>,
 }

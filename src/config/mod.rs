@@ -4,6 +4,7 @@
 //! module sees clap types.
 
 pub mod file;
+pub mod suite;
 
 use crate::cli::{
     BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, NcuArgs,
@@ -25,13 +26,54 @@ use std::time::Duration;
 pub enum Config {
     Check(CheckConfig),
     Record(RecordConfig),
-    Diff { old: PathBuf, new: PathBuf },
+    Diff {
+        old: PathBuf,
+        new: PathBuf,
+    },
     Profile(RunnerConfig),
     Sanitize(SanitizeConfig),
     Leaks(LeaksConfig),
+    /// `check`, `baseline record` or `profile` of a suite.
+    Suite(Box<suite::SuiteConfig>),
+    Merge(MergeConfig),
     Doctor,
     Completions(clap_complete::Shell),
     Man(Option<PathBuf>),
+}
+
+/// `ncugate merge`.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    pub reports: Vec<PathBuf>,
+    pub expect_shards: Option<u32>,
+    pub outputs: Outputs,
+    pub style: crate::report::terminal::Style,
+}
+
+/// Where a workload's baseline is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BaselinePlace {
+    /// One file (`--baseline`, `--output`, `[gate] baseline`).
+    File(PathBuf),
+    /// `<dir>/<workload>/<gpu>.json`, the GPU taken from the data.
+    Dir {
+        dir: PathBuf,
+        workload: String,
+        /// The command that records the missing baseline, for the hint.
+        record: String,
+    },
+}
+
+impl BaselinePlace {
+    /// For messages and reports: the file, or `dir/workload/<gpu>.json`.
+    pub fn display(&self) -> String {
+        match self {
+            BaselinePlace::File(p) => p.display().to_string(),
+            BaselinePlace::Dir { dir, workload, .. } => {
+                dir.join(workload).join("<gpu>.json").display().to_string()
+            }
+        }
+    }
 }
 
 /// `ncugate leaks`.
@@ -81,7 +123,7 @@ pub enum Source {
 /// `ncugate check`.
 #[derive(Debug, Clone)]
 pub struct CheckConfig {
-    pub baseline: PathBuf,
+    pub baseline: BaselinePlace,
     pub source: Source,
     pub details: Vec<PathBuf>,
     pub thresholds: Option<PathBuf>,
@@ -103,7 +145,7 @@ pub struct RecordConfig {
     pub thresholds: Option<PathBuf>,
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
-    pub output: PathBuf,
+    pub output: BaselinePlace,
 }
 
 impl TryFrom<Cli> for Config {
@@ -206,7 +248,7 @@ impl Config {
                         ", or leave out --input to build and profile the app",
                     )?;
                 }
-                check(*args).map(Config::Check)
+                check(*args)
             }
             CliCommand::Baseline(BaselineCommand::Record(args)) => {
                 if !args.inputs.is_empty() {
@@ -218,7 +260,7 @@ impl Config {
                         ", or leave out --input to build and profile the app",
                     )?;
                 }
-                record(*args).map(Config::Record)
+                record(*args)
             }
             CliCommand::Baseline(BaselineCommand::Diff(args)) => Ok(Config::Diff {
                 old: args.old,
@@ -226,6 +268,22 @@ impl Config {
             }),
             CliCommand::Profile(args) => {
                 let file = FileConfig::load(args.run.config.as_deref())?;
+                if suite::is_suite(&file, &args.suite) {
+                    let sel = suite::select(&args.suite, &args.run, &args.ncu, &file, None)?;
+                    return Ok(Config::Suite(Box::new(suite::SuiteConfig {
+                        action: suite::SuiteAction::Profile,
+                        workloads: sel.workloads,
+                        all: sel.all,
+                        shard: sel.shard,
+                        baselines_dir: sel.baselines_dir,
+                        baseline_file: None,
+                        inputs: Vec::new(),
+                        record_flags: sel.record_flags,
+                        quiet: args.run.quiet,
+                        outputs: Outputs::default(),
+                        style: Default::default(),
+                    })));
+                }
                 runner(&args.run, &args.ncu, &file).map(Config::Profile)
             }
             CliCommand::Sanitize(args) => {
@@ -249,6 +307,12 @@ impl Config {
                 }
                 sanitize(*args).map(Config::Sanitize)
             }
+            CliCommand::Merge(args) => Ok(Config::Merge(MergeConfig {
+                reports: args.reports,
+                expect_shards: args.expect_shards,
+                outputs: outputs(&args.report),
+                style: style(&args.report, false),
+            })),
             CliCommand::Leaks(args) => leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
             CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),
@@ -264,19 +328,19 @@ fn key(arg: KeyArg) -> KernelKeyMode {
     }
 }
 
-fn check(args: CheckArgs) -> Result<CheckConfig> {
+fn check(args: CheckArgs) -> Result<Config> {
     let file = FileConfig::load(args.run.config.as_deref())?;
-    let baseline = args
-        .baseline
-        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
-        .ok_or_else(|| Error::Usage {
-            message: "no baseline: pass --baseline FILE (or set [gate] baseline in ncugate.toml)"
-                .into(),
-            hint: "record one first: `ncugate baseline record --output baseline.json`".into(),
-        })?;
     if !args.inputs.is_empty() && !args.run.app.is_empty() {
         return Err(conflict());
     }
+    let baseline = match args
+        .baseline
+        .clone()
+        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
+    {
+        Some(b) if !suite::is_suite(&file, &args.suite) => BaselinePlace::File(b),
+        _ => return check_suite(args, &file).map(|c| Config::Suite(Box::new(c))),
+    };
     let source_runner = if args.inputs.is_empty() {
         Some(runner(&args.run, &args.ncu, &file)?)
     } else {
@@ -290,7 +354,7 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
         },
         None => Source::Inputs(args.inputs),
     };
-    Ok(CheckConfig {
+    Ok(Config::Check(CheckConfig {
         baseline,
         source,
         details: args.details,
@@ -313,6 +377,59 @@ fn check(args: CheckArgs) -> Result<CheckConfig> {
             )?),
             _ => None,
         },
+    }))
+}
+
+/// `check` over a suite: the shared settings; `source`, `baseline` and
+/// `thresholds` are set per workload when it runs.
+fn check_suite(args: CheckArgs, file: &FileConfig) -> Result<suite::SuiteConfig> {
+    let given = (
+        if args.baseline.is_some() {
+            "--baseline"
+        } else {
+            "--input"
+        },
+        args.baseline.is_some() || !args.inputs.is_empty(),
+    );
+    let sel = suite::select(&args.suite, &args.run, &args.ncu, file, Some(given))?;
+    let sanitizer = match (&file.sanitizer, args.inputs.is_empty()) {
+        (Some(section), true) => match sel.workloads.first() {
+            Some(w) => Some(sanitizer_config(
+                section,
+                &[],
+                false,
+                None,
+                None,
+                &[],
+                &w.runner,
+            )?),
+            None => None,
+        },
+        _ => None,
+    };
+    let shared = CheckConfig {
+        baseline: BaselinePlace::File(PathBuf::new()),
+        source: Source::Inputs(Vec::new()),
+        details: args.details,
+        thresholds: args.thresholds,
+        kernel_key: args.kernel_key.map(key),
+        allow_device_mismatch: args.allow_device_mismatch,
+        outputs: Outputs::default(),
+        style: style(&args.report, args.run.quiet),
+        sanitizer,
+    };
+    Ok(suite::SuiteConfig {
+        action: suite::SuiteAction::Check(Box::new(shared)),
+        workloads: sel.workloads,
+        all: sel.all,
+        shard: sel.shard,
+        baselines_dir: sel.baselines_dir,
+        baseline_file: args.baseline,
+        inputs: args.inputs,
+        record_flags: sel.record_flags,
+        quiet: args.run.quiet,
+        outputs: outputs(&args.report),
+        style: style(&args.report, args.run.quiet),
     })
 }
 
@@ -495,16 +612,8 @@ fn leaks(args: crate::cli::LeaksArgs) -> Result<LeaksConfig> {
     })
 }
 
-fn record(args: RecordArgs) -> Result<RecordConfig> {
+fn record(args: RecordArgs) -> Result<Config> {
     let file = FileConfig::load(args.run.config.as_deref())?;
-    let output = args
-        .output
-        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
-        .ok_or_else(|| Error::Usage {
-            message: "no output: pass --output FILE (or set [gate] baseline in ncugate.toml)"
-                .into(),
-            hint: "e.g. `ncugate baseline record --output baseline.json`".into(),
-        })?;
     if args.runs == 0 {
         return Err(Error::Usage {
             message: "--runs 0 records nothing".into(),
@@ -514,6 +623,14 @@ fn record(args: RecordArgs) -> Result<RecordConfig> {
     if !args.inputs.is_empty() && !args.run.app.is_empty() {
         return Err(conflict());
     }
+    let output = match args
+        .output
+        .clone()
+        .or_else(|| file.gate.baseline.as_ref().map(|p| file.resolve(p)))
+    {
+        Some(o) if !suite::is_suite(&file, &args.suite) => BaselinePlace::File(o),
+        _ => return record_suite(args, &file).map(|c| Config::Suite(Box::new(c))),
+    };
     let source = if args.inputs.is_empty() {
         Source::Profile {
             runner: Box::new(runner(&args.run, &args.ncu, &file)?),
@@ -523,7 +640,7 @@ fn record(args: RecordArgs) -> Result<RecordConfig> {
     } else {
         Source::Inputs(args.inputs)
     };
-    Ok(RecordConfig {
+    Ok(Config::Record(RecordConfig {
         source,
         details: args.details,
         thresholds: args
@@ -536,6 +653,48 @@ fn record(args: RecordArgs) -> Result<RecordConfig> {
             .unwrap_or_default(),
         extra_metrics: args.metrics,
         output,
+    }))
+}
+
+/// `baseline record` over a suite: each workload into `<dir>/<workload>/<gpu>.json`.
+fn record_suite(args: RecordArgs, file: &FileConfig) -> Result<suite::SuiteConfig> {
+    let given = (
+        if args.output.is_some() {
+            "--output"
+        } else {
+            "--input"
+        },
+        args.output.is_some() || !args.inputs.is_empty(),
+    );
+    let sel = suite::select(&args.suite, &args.run, &args.ncu, file, Some(given))?;
+    let shared = RecordConfig {
+        source: Source::Profile {
+            runner: Box::new(runner(&args.run, &args.ncu, file)?),
+            runs: args.runs,
+            quiet: args.run.quiet,
+        },
+        details: args.details,
+        thresholds: args.thresholds,
+        kernel_key: args
+            .kernel_key
+            .map(key)
+            .or(file.gate.kernel_key)
+            .unwrap_or_default(),
+        extra_metrics: args.metrics,
+        output: BaselinePlace::File(PathBuf::new()),
+    };
+    Ok(suite::SuiteConfig {
+        action: suite::SuiteAction::Record(Box::new(shared)),
+        workloads: sel.workloads,
+        all: sel.all,
+        shard: sel.shard,
+        baselines_dir: sel.baselines_dir,
+        baseline_file: args.output,
+        inputs: args.inputs,
+        record_flags: sel.record_flags,
+        quiet: args.run.quiet,
+        outputs: Outputs::default(),
+        style: Default::default(),
     })
 }
 

@@ -12,7 +12,8 @@ use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
 
-const CSS: &str = include_str!("html.css");
+/// The stylesheet every page links to.
+pub const CSS: &str = include_str!("html.css");
 
 /// Writes `index.html`, `style.css` and `charts/*.svg` into `dir`.
 pub fn write(report: &Report, dir: &Path) -> Result<()> {
@@ -38,7 +39,8 @@ pub fn write(report: &Report, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn esc(s: &str) -> String {
+/// HTML-escapes text for an element or an attribute value.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -11,6 +11,13 @@ use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, Tes
 /// The report as JUnit XML.
 pub fn render(report: &Report) -> String {
     let mut junit = JUnit::new("ncugate");
+    junit.add_test_suites(suites(report));
+    xml(&junit)
+}
+
+/// The report's testsuites: the gate's own, the run total, each tool, each kernel key.
+pub fn suites(report: &Report) -> Vec<TestSuite> {
+    let mut junit: Vec<TestSuite> = Vec::new();
     let mut gate = TestSuite::new("ncugate");
     for (label, value) in report.header() {
         if label != "GPU" && label != "input" && label != "details" {
@@ -50,7 +57,7 @@ pub fn render(report: &Report) -> String {
             None,
         ));
     }
-    junit.add_test_suite(gate);
+    junit.push(gate);
 
     let mut total = TestSuite::new("(total)");
     for r in report.rules.iter().filter(|r| r.kernel.is_none()) {
@@ -63,7 +70,7 @@ pub fn render(report: &Report) -> String {
         ));
     }
     if !total.test_cases.is_empty() {
-        junit.add_test_suite(total);
+        junit.push(total);
     }
     let mut tools: Vec<&str> = report.sanitizer.iter().map(|f| f.tool.as_str()).collect();
     tools.dedup();
@@ -94,14 +101,14 @@ pub fn render(report: &Report) -> String {
                 (!stack.is_empty()).then_some(stack.as_str()),
             ));
         }
-        junit.add_test_suite(suite);
+        junit.push(suite);
     }
     if !report.memory.is_empty() {
         let mut suite = TestSuite::new("GPU memory");
         for m in &report.memory {
             suite.add_test_case(case(&m.check, "GPU memory", m.status, &m.message, None));
         }
-        junit.add_test_suite(suite);
+        junit.push(suite);
     }
     for kernel in report.kernels() {
         let mut suite = TestSuite::new(kernel.as_str());
@@ -140,9 +147,14 @@ pub fn render(report: &Report) -> String {
             ));
         }
         if !suite.test_cases.is_empty() {
-            junit.add_test_suite(suite);
+            junit.push(suite);
         }
     }
+    junit
+}
+
+/// JUnit XML as the Jenkins xUnit schema accepts it.
+pub fn xml(junit: &JUnit) -> String {
     match junit.to_string() {
         Ok(xml) => without_root_skipped(xml),
         Err(e) => format!(

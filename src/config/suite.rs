@@ -1,0 +1,235 @@
+//! A suite's settings: `[[workload]]` tables (or `[app]` as the workload
+//! `default`) merged with `[app]`, `[profile]`, `[build]`, `[gate]` and the
+//! flags, selected with `--workload` / `--tag`, with the baselines folder
+//! and the shard.
+
+use super::file::{FileConfig, WorkloadSection};
+use super::{Source, runner};
+use crate::cli::{NcuArgs, RunArgs, SuiteArgs};
+use crate::error::{Error, Result};
+use crate::report::Outputs;
+use crate::suite::Shard;
+use crate::suite::baselines::DEFAULT_DIR;
+use crate::suite::workloads::{self, DEFAULT_WORKLOAD, Workload};
+use std::path::PathBuf;
+
+/// What a suite run does with each workload.
+#[derive(Debug, Clone)]
+pub enum SuiteAction {
+    Check(Box<super::CheckConfig>),
+    Record(Box<super::RecordConfig>),
+    Profile,
+}
+
+/// `check`, `baseline record` or `profile` over a suite's workloads.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// The settings every workload shares; its `source`, `baseline`/`output`
+    /// and `thresholds` are replaced per workload.
+    pub action: SuiteAction,
+    /// The selected workloads, in config order (before sharding).
+    pub workloads: Vec<Workload>,
+    /// Every workload of the config: the digests cover them all, so runs of
+    /// different selections from one commit still merge.
+    pub all: Vec<Workload>,
+    pub shard: Option<Shard>,
+    /// `<dir>/<workload>/<gpu>.json`.
+    pub baselines_dir: PathBuf,
+    /// `--baseline FILE` / `--output FILE` for the one selected workload.
+    pub baseline_file: Option<PathBuf>,
+    /// `--input` exports of the one selected workload.
+    pub inputs: Vec<PathBuf>,
+    /// Flags to repeat in a printed `ncugate baseline record …` command
+    /// (`--config`, `--baselines`), already quoted.
+    pub record_flags: String,
+    pub quiet: bool,
+    pub outputs: Outputs,
+    pub style: crate::report::terminal::Style,
+}
+
+/// True when the command runs as a suite: `[[workload]]` tables, a suite
+/// flag or `[gate] baselines`. (`check` and `record` also run as a suite of
+/// the one workload `default` when no baseline file is configured.)
+pub(super) fn is_suite(file: &FileConfig, suite: &SuiteArgs) -> bool {
+    !file.workloads.is_empty() || suite.any() || file.gate.baselines.is_some()
+}
+
+/// Every workload of the config, merged with the shared sections and the flags.
+pub(super) fn all_workloads(
+    args: &RunArgs,
+    ncu: &NcuArgs,
+    file: &FileConfig,
+) -> Result<Vec<Workload>> {
+    if file.workloads.is_empty() {
+        let runner = runner(args, ncu, file)?;
+        return Ok(vec![Workload {
+            name: DEFAULT_WORKLOAD.into(),
+            tags: Vec::new(),
+            runner,
+            thresholds: file.gate.thresholds.as_ref().map(|p| file.resolve(p)),
+        }]);
+    }
+    if file.app.command.is_some() {
+        return Err(Error::Usage {
+            message: "ncugate.toml has both [app] command and [[workload]] tables".into(),
+            hint: "move the app into a [[workload]] (e.g. name = \"default\"); [app] may keep env, workdir and timeout shared by every workload".into(),
+        });
+    }
+    if file.gate.baseline.is_some() {
+        return Err(Error::Usage {
+            message: "ncugate.toml has both [gate] baseline and [[workload]] tables".into(),
+            hint: "a suite keeps one baseline per workload and GPU in [gate] baselines (default `baselines/`); remove [gate] baseline".into(),
+        });
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::with_capacity(file.workloads.len());
+    for w in &file.workloads {
+        workloads::check_name(&w.name)?;
+        if seen.contains(&w.name.as_str()) {
+            return Err(Error::Usage {
+                message: format!("two [[workload]] tables are named `{}`", w.name),
+                hint: "workload names must be unique: they name the baseline folders".into(),
+            });
+        }
+        seen.push(&w.name);
+        if w.command.is_empty() {
+            return Err(Error::Usage {
+                message: format!("[[workload]] `{}` has no command", w.name),
+                hint: "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
+            });
+        }
+        out.push(one(args, ncu, file, w)?);
+    }
+    Ok(out)
+}
+
+/// One `[[workload]]`: its keys over the shared sections, the flags over both.
+fn one(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig, w: &WorkloadSection) -> Result<Workload> {
+    let mut merged = file.clone();
+    merged.app.command = Some(w.command.clone());
+    if w.workdir.is_some() {
+        merged.app.workdir = w.workdir.clone();
+    }
+    for (k, v) in &w.env {
+        merged.app.env.insert(k.clone(), v.clone());
+    }
+    merged.app.timeout = w.timeout.or(file.app.timeout);
+    let p = &mut merged.profile;
+    p.kernel_name = w.kernel_name.clone().or(p.kernel_name.take());
+    p.launch_skip = w.launch_skip.or(p.launch_skip);
+    p.launch_count = w.launch_count.or(p.launch_count);
+    p.extra_metrics.extend(w.extra_metrics.iter().cloned());
+    if let Some(build) = &w.build {
+        merged.build.command = Some(build.clone());
+    }
+    let mut runner = runner(args, ncu, &merged)?;
+    runner.out_dir = runner.out_dir.join(&w.name);
+    Ok(Workload {
+        name: w.name.clone(),
+        tags: w.tags.clone(),
+        runner,
+        thresholds: w
+            .thresholds
+            .as_ref()
+            .or(file.gate.thresholds.as_ref())
+            .map(|p| file.resolve(p)),
+    })
+}
+
+/// The selected workloads, the shard and the baselines folder; the checks
+/// that several workloads and `--input`/`--baseline`/`-- APP` do not mix.
+pub(super) struct Selection {
+    pub workloads: Vec<Workload>,
+    pub all: Vec<Workload>,
+    pub shard: Option<Shard>,
+    pub baselines_dir: PathBuf,
+    pub record_flags: String,
+}
+
+pub(super) fn select(
+    suite: &SuiteArgs,
+    run: &RunArgs,
+    ncu: &NcuArgs,
+    file: &FileConfig,
+    single: Option<(&str, bool)>,
+) -> Result<Selection> {
+    let all = all_workloads(run, ncu, file)?;
+    let workloads = workloads::select(all.clone(), &suite.workloads, &suite.tags)?;
+    let shard = suite.shard.as_deref().map(str::parse).transpose()?;
+    // `single`: a flag that only makes sense for one workload, and whether it was given.
+    let one_only = single
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| flag)
+        .or((!run.app.is_empty()).then_some("-- APP ARGS"));
+    if let Some(flag) = one_only {
+        if workloads.len() != 1 {
+            let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+            return Err(Error::Usage {
+                message: format!(
+                    "{flag} belongs to one workload, but {} are selected ({})",
+                    workloads.len(),
+                    names.join(", ")
+                ),
+                hint: "say which with --workload NAME".into(),
+            });
+        }
+        if shard.is_some() {
+            return Err(Error::Usage {
+                message: format!("--shard splits a suite; it does not apply to {flag}"),
+                hint: "drop --shard, or drop {flag} and let each shard profile its workloads"
+                    .replace("{flag}", flag),
+            });
+        }
+    }
+    let baselines_dir = suite
+        .baselines
+        .clone()
+        .or_else(|| file.gate.baselines.as_ref().map(|p| file.resolve(p)))
+        .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_DIR)));
+    let mut record_flags = String::new();
+    if let Some(config) = &run.config {
+        record_flags.push_str(&format!(
+            " --config {}",
+            quote(&config.display().to_string())
+        ));
+    }
+    if let Some(dir) = &suite.baselines {
+        record_flags.push_str(&format!(
+            " --baselines {}",
+            quote(&dir.display().to_string())
+        ));
+    }
+    Ok(Selection {
+        workloads,
+        all,
+        shard,
+        baselines_dir,
+        record_flags,
+    })
+}
+
+/// A word as a POSIX shell would need it quoted.
+pub fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The source of one workload: its exports, or its app profiled `runs` times.
+pub fn source_for(inputs: &[PathBuf], w: &Workload, runs: u32, quiet: bool) -> Source {
+    if inputs.is_empty() {
+        Source::Profile {
+            runner: Box::new(w.runner.clone()),
+            runs,
+            quiet,
+        }
+    } else {
+        Source::Inputs(inputs.to_vec())
+    }
+}

@@ -1,0 +1,318 @@
+//! Runs a suite: picks this shard's workloads, builds each distinct build
+//! once, then checks, records or profiles every workload in config order. A
+//! workload that fails is reported (exit 2) and the others still run.
+
+use super::report::{SuiteReport, WorkloadReport};
+use super::{Workload, baselines, render, shard};
+use crate::commands::{self, print_error};
+use crate::config::suite::{SuiteAction, SuiteConfig, quote, source_for};
+use crate::config::{BaselinePlace, CheckConfig, RecordConfig};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::runner::{self, RunnerConfig, process::ProcessRunner};
+use sha2::{Digest, Sha256};
+
+/// Runs the suite with real processes.
+pub fn run(config: &SuiteConfig) -> i32 {
+    run_with(config, &runner::process::RealRunner)
+}
+
+/// Runs the suite; returns the exit code.
+pub fn run_with(config: &SuiteConfig, processes: &dyn ProcessRunner) -> i32 {
+    let planned = planned(config);
+    if let Some(shard) = config.shard {
+        eprintln!(
+            "ncugate: shard {shard}: {} of {} workload(s): {}",
+            planned.len(),
+            config.workloads.len(),
+            if planned.is_empty() {
+                "none".to_string()
+            } else {
+                planned
+                    .iter()
+                    .map(|w| w.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+    }
+    let mut builds = Builds::default();
+    match &config.action {
+        SuiteAction::Check(shared) => check(config, shared, &planned, &mut builds, processes),
+        SuiteAction::Record(shared) => record(config, shared, &planned, &mut builds, processes),
+        SuiteAction::Profile => profile(&planned, &mut builds, processes),
+    }
+}
+
+/// This run's workloads: the shard's share by recorded cost, or all.
+pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
+    let Some(s) = config.shard else {
+        return config.workloads.iter().collect();
+    };
+    let costs: Vec<(String, Option<f64>)> = config
+        .workloads
+        .iter()
+        .map(|w| {
+            (
+                w.name.clone(),
+                baselines::cost(&config.baselines_dir, &w.name),
+            )
+        })
+        .collect();
+    let plan = shard::plan(&costs, s.count);
+    let mine = &plan[(s.index - 1) as usize];
+    config
+        .workloads
+        .iter()
+        .filter(|w| mine.contains(&w.name))
+        .collect()
+}
+
+/// Builds already run in this invocation, and whether each worked.
+#[derive(Default)]
+struct Builds {
+    done: Vec<(RunnerConfig, std::result::Result<(), String>)>,
+}
+
+impl Builds {
+    /// Runs the workload's build unless the same build (argv, folder, env) already ran.
+    fn once(&mut self, w: &Workload, processes: &dyn ProcessRunner) -> Result<()> {
+        let key = RunnerConfig {
+            build: w.runner.build.clone(),
+            workdir: w.runner.workdir.clone(),
+            env: w.runner.env.clone(),
+            ..w.runner.clone()
+        };
+        let same =
+            |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
+        if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
+            return result.clone().map_err(|message| Error::Tool {
+                message: format!("the build failed (see above): {message}"),
+                hint: "fix the build; every workload that uses it is skipped".into(),
+            });
+        }
+        let result = runner::build(&w.runner, processes);
+        self.done.push((
+            key,
+            result.as_ref().map(|_| ()).map_err(ToString::to_string),
+        ));
+        result
+    }
+}
+
+/// The workload's runner with its build already done.
+fn built(w: &Workload) -> Workload {
+    let mut w = w.clone();
+    w.runner.build = None;
+    w
+}
+
+/// SHA-256 over every workload's name and effective thresholds text.
+pub fn thresholds_digest(config: &SuiteConfig, flag: Option<&std::path::Path>) -> String {
+    let mut hasher = Sha256::new();
+    for w in &config.all {
+        let text = match flag.or(w.thresholds.as_deref()) {
+            None => crate::rules::DEFAULT_THRESHOLDS.to_string(),
+            Some(path) => std::fs::read_to_string(path)
+                .unwrap_or_else(|e| format!("unreadable {}: {e}", path.display())),
+        };
+        hasher.update(w.name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    }
+    baselines::hex(&hasher.finalize())
+}
+
+/// The command that records a workload's missing baseline on this runner.
+fn record_command(config: &SuiteConfig, shared: &CheckConfig, w: &Workload) -> String {
+    let mut cmd = format!(
+        "ncugate baseline record --workload {}{}",
+        quote(&w.name),
+        config.record_flags
+    );
+    if let Some(t) = &shared.thresholds {
+        cmd.push_str(&format!(
+            " --thresholds {}",
+            quote(&t.display().to_string())
+        ));
+    }
+    for input in &config.inputs {
+        cmd.push_str(&format!(" --input {}", quote(&input.display().to_string())));
+    }
+    cmd
+}
+
+fn check(
+    config: &SuiteConfig,
+    shared: &CheckConfig,
+    planned: &[&Workload],
+    builds: &mut Builds,
+    processes: &dyn ProcessRunner,
+) -> i32 {
+    let suite: Vec<String> = config.workloads.iter().map(|w| w.name.clone()).collect();
+    let every: Vec<String> = config.all.iter().map(|w| w.name.clone()).collect();
+    let baselines_sha256 = match &config.baseline_file {
+        Some(file) => crate::parse::sha256_file(file).unwrap_or_default(),
+        None => baselines::digest(&config.baselines_dir, &every).unwrap_or_default(),
+    };
+    let mut reports = Vec::new();
+    let mut errors: Vec<(String, Error)> = Vec::new();
+    for w in planned {
+        let mut c = shared.clone();
+        c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
+        c.source = source_for(&config.inputs, &built(w), 1, config.quiet);
+        c.baseline = match &config.baseline_file {
+            Some(file) => BaselinePlace::File(file.clone()),
+            None => BaselinePlace::Dir {
+                dir: config.baselines_dir.clone(),
+                workload: w.name.clone(),
+                record: record_command(config, shared, w),
+            },
+        };
+        if let Some(s) = &mut c.sanitizer {
+            s.app = w.runner.app.clone();
+            s.env = w.runner.env.clone();
+            s.workdir = w.runner.workdir.clone();
+            s.timeout = w.runner.timeout;
+            s.out_dir = w.runner.out_dir.join("sanitizer");
+        }
+        eprintln!("ncugate: workload {}", w.name);
+        let built_ok = if config.inputs.is_empty() {
+            builds.once(w, processes)
+        } else {
+            Ok(())
+        };
+        let checked = match built_ok {
+            Ok(()) => commands::check_workload(&c, processes),
+            Err(error) => {
+                let report = crate::verdict::Report::error(
+                    &c.baseline.display(),
+                    Vec::new(),
+                    Vec::new(),
+                    &c.thresholds
+                        .as_ref()
+                        .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
+                            p.display().to_string()
+                        }),
+                    format!("{error} (hint: {})", error.hint()),
+                );
+                commands::Checked {
+                    report,
+                    error: Some(error),
+                    seconds: None,
+                }
+            }
+        };
+        if let Some(error) = checked.error {
+            errors.push((w.name.clone(), error));
+        }
+        reports.push(WorkloadReport {
+            name: w.name.clone(),
+            tags: w.tags.clone(),
+            baseline: checked.report.baseline.clone(),
+            seconds: checked.seconds,
+            report: checked.report,
+        });
+    }
+    let report = SuiteReport::new(
+        config.shard,
+        suite,
+        planned.iter().map(|w| w.name.clone()).collect(),
+        thresholds_digest(config, shared.thresholds.as_deref()),
+        baselines_sha256,
+        reports,
+    );
+    print!("{}", render::terminal(&report, &config.style));
+    if let Err(error) = render::write_all(&report, &config.outputs) {
+        print_error(&error);
+        return exit::ERROR;
+    }
+    for w in &report.workloads {
+        if errors.iter().all(|(name, _)| name != &w.name) {
+            commands::explain_error_rows(&w.report);
+        }
+    }
+    for (name, error) in &errors {
+        eprintln!("ncugate: error: workload `{name}`: {error}");
+        eprintln!("hint: {}", error.hint());
+    }
+    report.exit_code
+}
+
+fn record(
+    config: &SuiteConfig,
+    shared: &RecordConfig,
+    planned: &[&Workload],
+    builds: &mut Builds,
+    processes: &dyn ProcessRunner,
+) -> i32 {
+    let runs = match &shared.source {
+        crate::config::Source::Profile { runs, .. } => *runs,
+        crate::config::Source::Inputs(_) => 1,
+    };
+    let mut failed: Vec<(String, Error)> = Vec::new();
+    for w in planned {
+        let mut c = shared.clone();
+        c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
+        c.source = source_for(&config.inputs, &built(w), runs, config.quiet);
+        c.output = match &config.baseline_file {
+            Some(file) => BaselinePlace::File(file.clone()),
+            None => BaselinePlace::Dir {
+                dir: config.baselines_dir.clone(),
+                workload: w.name.clone(),
+                record: String::new(),
+            },
+        };
+        eprintln!("ncugate: workload {}", w.name);
+        let result = if config.inputs.is_empty() {
+            builds.once(w, processes)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| commands::record_with(&c, processes));
+        if let Err(error) = result {
+            failed.push((w.name.clone(), error));
+        }
+    }
+    let n = planned.len();
+    println!(
+        "ncugate: recorded {} of {n} workload(s){}",
+        n - failed.len(),
+        match config.shard {
+            Some(s) => format!(" (shard {s})"),
+            None => String::new(),
+        }
+    );
+    for (name, error) in &failed {
+        eprintln!("ncugate: error: workload `{name}`: {error}");
+        eprintln!("hint: {}", error.hint());
+    }
+    if failed.is_empty() {
+        exit::PASS
+    } else {
+        exit::ERROR
+    }
+}
+
+fn profile(planned: &[&Workload], builds: &mut Builds, processes: &dyn ProcessRunner) -> i32 {
+    let mut failed: Vec<(String, Error)> = Vec::new();
+    for w in planned {
+        eprintln!("ncugate: workload {}", w.name);
+        let result = builds
+            .once(w, processes)
+            .and_then(|()| commands::profile(&built(w).runner, processes));
+        if let Err(error) = result {
+            failed.push((w.name.clone(), error));
+        }
+    }
+    for (name, error) in &failed {
+        eprintln!("ncugate: error: workload `{name}`: {error}");
+        eprintln!("hint: {}", error.hint());
+    }
+    if failed.is_empty() {
+        exit::PASS
+    } else {
+        exit::ERROR
+    }
+}

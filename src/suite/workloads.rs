@@ -1,0 +1,164 @@
+//! A workload: one app of a suite with its runner settings, its threshold
+//! rules and its tags, and how `--workload` / `--tag` pick workloads.
+
+use crate::error::{Error, Result};
+use crate::runner::RunnerConfig;
+use std::path::PathBuf;
+
+/// The name `[app]` takes when a config has no `[[workload]]` tables.
+pub const DEFAULT_WORKLOAD: &str = "default";
+
+/// One workload, its settings merged (flag over `[[workload]]` over `[app]`/`[profile]`/`[build]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub tags: Vec<String>,
+    pub runner: RunnerConfig,
+    /// This workload's thresholds file (`None`: the built-in rules).
+    pub thresholds: Option<PathBuf>,
+}
+
+/// A workload name is a folder name under the baselines directory: ASCII
+/// letters, digits, `.`, `_` and `-`, not starting with `.` or `-`.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage {
+            message: format!("workload name `{name}` is not safe as a file name"),
+            hint: "use ASCII letters, digits, `.`, `_` and `-` (e.g. `train-step`), not starting with `.` or `-`".into(),
+        })
+    }
+}
+
+/// The workloads named by `names` or carrying one of `tags` (all when both
+/// are empty), in the config's order. Unknown names and tags that match
+/// nothing are errors, so a typo never gates less than asked.
+pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<Vec<Workload>> {
+    let known: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
+    for name in names {
+        if !known.contains(&name.as_str()) {
+            return Err(Error::Usage {
+                message: format!("no workload named `{name}`"),
+                hint: format!(
+                    "the config defines {}{}",
+                    known.join(", "),
+                    suggestion(name, &known)
+                ),
+            });
+        }
+    }
+    for tag in tags {
+        if !all.iter().any(|w| w.tags.contains(tag)) {
+            let mut tags: Vec<&str> = all
+                .iter()
+                .flat_map(|w| w.tags.iter().map(String::as_str))
+                .collect();
+            tags.sort_unstable();
+            tags.dedup();
+            return Err(Error::Usage {
+                message: format!("no workload is tagged `{tag}`"),
+                hint: if tags.is_empty() {
+                    "no workload has tags: add `tags = [\"…\"]` to a [[workload]]".into()
+                } else {
+                    format!("known tags: {}{}", tags.join(", "), suggestion(tag, &tags))
+                },
+            });
+        }
+    }
+    if names.is_empty() && tags.is_empty() {
+        return Ok(all);
+    }
+    Ok(all
+        .into_iter()
+        .filter(|w| names.contains(&w.name) || w.tags.iter().any(|t| tags.contains(t)))
+        .collect())
+}
+
+/// " (did you mean `x`?)" when a known word is close to `typed`.
+fn suggestion(typed: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(typed, k), k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(name: &str, tags: &[&str]) -> Workload {
+        Workload {
+            name: name.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            runner: RunnerConfig {
+                build: None,
+                app: vec!["app".into()],
+                env: vec![],
+                workdir: ".".into(),
+                timeout: std::time::Duration::from_secs(1),
+                mode: crate::runner::Mode::Fast,
+                graph_profiling: crate::runner::GraphProfiling::Node,
+                clock_control: "none".into(),
+                cache_control: "all".into(),
+                replay_mode: "kernel".into(),
+                kernel_name: None,
+                launch_skip: None,
+                launch_count: None,
+                extra_metrics: vec![],
+                ncu: "ncu".into(),
+                out_dir: ".".into(),
+            },
+            thresholds: None,
+        }
+    }
+
+    fn names(w: &[Workload]) -> Vec<&str> {
+        w.iter().map(|w| w.name.as_str()).collect()
+    }
+
+    #[test]
+    fn names_and_tags_pick_a_union_in_config_order() {
+        let all = vec![
+            workload("train", &["nightly"]),
+            workload("infer", &["pr"]),
+            workload("micro", &["pr", "nightly"]),
+        ];
+        let s = |n: &[&str], t: &[&str]| {
+            let n: Vec<String> = n.iter().map(|x| x.to_string()).collect();
+            let t: Vec<String> = t.iter().map(|x| x.to_string()).collect();
+            select(all.clone(), &n, &t)
+        };
+        assert_eq!(names(&s(&[], &[]).unwrap()), ["train", "infer", "micro"]);
+        assert_eq!(names(&s(&[], &["pr"]).unwrap()), ["infer", "micro"]);
+        assert_eq!(
+            names(&s(&["train"], &["pr"]).unwrap()),
+            ["train", "infer", "micro"]
+        );
+        assert_eq!(names(&s(&["micro"], &[]).unwrap()), ["micro"]);
+        let e = s(&["trian"], &[]).unwrap_err();
+        assert!(e.to_string().contains("no workload named `trian`"));
+        assert!(e.hint().contains("did you mean `train`?"), "{}", e.hint());
+        let e = s(&[], &["nighty"]).unwrap_err();
+        assert!(e.hint().contains("did you mean `nightly`?"), "{}", e.hint());
+    }
+
+    #[test]
+    fn names_must_be_safe_file_names() {
+        for good in ["default", "train-step", "gemm_4k.fp16"] {
+            check_name(good).unwrap();
+        }
+        for bad in ["", "../x", "a/b", ".hidden", "-x", "a b", "ü"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Suites offline: `[[workload]]` tables, baselines per workload and GPU,
+//! `--shard` and `ncugate merge`, driven by ncu output recorded on an H200
+//! (`fixtures/h200`). Profiling is replayed by [`FixtureNcu`], which plays
+//! the recorded log and export of the variant named on the app's command line.
+
+mod common;
+use clap::Parser;
+use common::{Gate, H200};
+use ncugate::cli::Cli;
+use ncugate::config::Config;
+use ncugate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
+use std::path::Path;
+use std::time::Duration;
+
+/// Four workloads of the reference app. `strided` and `unfolded` are gated
+/// against baselines recorded from the base app: they are the regressions.
+const SUITE: &str = r#"
+[profile]
+ncu = "ncu"
+
+[[workload]]
+name = "base"
+command = ["kernels/build/graph_app", "--inject", "base"]
+tags = ["pr"]
+
+[[workload]]
+name = "fp64"
+command = ["kernels/build/graph_app", "--inject", "fp64"]
+tags = ["nightly"]
+
+[[workload]]
+name = "strided"
+command = ["kernels/build/graph_app", "--inject", "strided"]
+tags = ["pr", "nightly"]
+
+[[workload]]
+name = "unfolded"
+command = ["kernels/build/graph_app", "--inject", "unfolded-loop"]
+tags = ["nightly"]
+"#;
+
+/// The raw export (ncu's `--page raw`) and log recorded for an `--inject` variant.
+fn recorded(variant: &str) -> (String, String) {
+    match variant {
+        "base" => (
+            "graph_app.base.fast.run1.raw.base-units.csv".into(),
+            "graph_app.base.fast.run1.ncu.log".into(),
+        ),
+        v => (
+            format!("graph_app.{v}.fast.raw.csv"),
+            format!("graph_app.{v}.fast.ncu.log"),
+        ),
+    }
+}
+
+/// Plays ncu from the recordings: a profiling run prints the variant's
+/// recorded log (into its `--log-file`, followed by the raw page, when asked
+/// for one) and leaves a report naming the variant; `--import` of that report
+/// prints the variant's recorded raw page.
+struct FixtureNcu;
+
+impl ProcessRunner for FixtureNcu {
+    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
+        let arg = |flag: &str| {
+            spec.args
+                .iter()
+                .position(|a| a == flag)
+                .and_then(|i| spec.args.get(i + 1))
+                .cloned()
+        };
+        let done = |exit: Exit, lines: Vec<String>| Finished {
+            exit,
+            lines,
+            elapsed: Duration::from_millis(1500),
+        };
+        let csv_of = |variant: &str| {
+            std::fs::read(Path::new(H200).join(recorded(variant).0)).expect("recorded export")
+        };
+        if let Some(report) = arg("--import") {
+            let variant = std::fs::read_to_string(report).expect("report written by profiling");
+            if let Some(out) = &spec.stdout_to {
+                std::fs::write(out, csv_of(&variant)).expect("write import");
+            }
+            return done(Exit::Code(0), vec![]);
+        }
+        let Some(variant) = arg("--inject") else {
+            return done(
+                Exit::SpawnFailed("not a profiling run of the app".into()),
+                vec![],
+            );
+        };
+        let export = arg("--export").expect("--export");
+        std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
+        let log = std::fs::read_to_string(Path::new(H200).join(recorded(&variant).1))
+            .expect("recorded log");
+        if let Some(file) = arg("--log-file") {
+            let mut bytes = log.into_bytes();
+            bytes.extend(csv_of(&variant));
+            std::fs::write(file, bytes).expect("write log file");
+            return done(Exit::Code(0), vec![]);
+        }
+        let lines: Vec<String> = log.lines().map(str::to_string).collect();
+        for l in &lines {
+            on_line(l);
+        }
+        done(Exit::Code(0), lines)
+    }
+}
+
+/// A scratch dir with the suite and the baselines of every workload recorded
+/// from exports: base, fp64 from their own runs; strided, unfolded from base runs.
+fn suite() -> Gate {
+    let g = Gate::new();
+    g.write("ncugate.toml", SUITE);
+    for i in 1..=3 {
+        g.h200(
+            &format!("graph_app.base.fast.run{i}.raw.csv"),
+            &format!("base{i}.csv"),
+        );
+    }
+    g.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    let base = [
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+        "--input",
+        "base3.csv",
+    ];
+    for (workload, inputs) in [
+        ("base", &base[..]),
+        ("fp64", &["--input", "fp64.csv"][..]),
+        ("strided", &base[..]),
+        ("unfolded", &base[..]),
+    ] {
+        let mut args = vec!["baseline", "record", "--workload", workload];
+        args.extend_from_slice(inputs);
+        g.run(&args)
+            .code(0)
+            .stdout_has(&format!("baselines/{workload}/nvidia-h200-cc90-132sm.json"));
+    }
+    g
+}
+
+/// Runs `ncugate ARGS` in-process with the fixture ncu; the exit code.
+fn run_suite(g: &Gate, args: &[&str]) -> i32 {
+    let config_path = g.path("ncugate.toml");
+    // In-process: file arguments are made absolute inside the scratch dir.
+    let mut owned: Vec<String> = Vec::new();
+    let mut next_is_file = false;
+    for a in args {
+        owned.push(if next_is_file {
+            g.path(a).display().to_string()
+        } else {
+            a.to_string()
+        });
+        next_is_file = matches!(
+            *a,
+            "--json" | "--junit" | "--markdown" | "--html" | "--thresholds"
+        );
+    }
+    let mut argv = vec!["ncugate"];
+    argv.extend(owned.iter().map(String::as_str));
+    let config_arg = config_path.display().to_string();
+    argv.extend_from_slice(&["--config", &config_arg, "--no-build", "-q"]);
+    if args[0] == "check" {
+        argv.extend_from_slice(&["--color", "never"]);
+    }
+    let cli = Cli::try_parse_from(&argv).expect("valid command line");
+    let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
+        panic!("not a suite run: {argv:?}");
+    };
+    ncugate::suite::run::run_with(&config, &FixtureNcu)
+}
+
+/// The JSON report without what may differ between an unsharded and a merged
+/// run: timings, and the shard bookkeeping.
+fn comparable(text: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let o = v.as_object_mut().expect("object");
+    for key in ["shard", "merged_from", "planned"] {
+        o.remove(key);
+    }
+    for w in o["workloads"].as_array_mut().expect("workloads") {
+        w.as_object_mut().expect("workload").remove("seconds");
+        if let Some(runs) = w["report"]["profiling"].as_array_mut() {
+            for run in runs {
+                run.as_object_mut().expect("run").remove("seconds");
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn merged_shards_give_the_unsharded_verdict_and_json() {
+    let g = suite();
+    let whole = run_suite(
+        &g,
+        &["check", "--json", "whole.json", "--junit", "whole.xml"],
+    );
+    assert_eq!(whole, 1, "strided and unfolded regress");
+    let whole_json = g.read("whole.json");
+    let report: serde_json::Value = serde_json::from_str(&whole_json).expect("JSON");
+    let outcomes: Vec<(String, String)> = report["workloads"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().expect("name").to_string(),
+                w["report"]["outcome"]
+                    .as_str()
+                    .expect("outcome")
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("base".to_string(), "pass".to_string()),
+            ("fp64".into(), "pass".into()),
+            ("strided".into(), "regression".into()),
+            ("unfolded".into(), "regression".into()),
+        ]
+    );
+    common::assert_valid_junit(&g.path("whole.xml"));
+
+    for n in [2, 3] {
+        let mut shards = Vec::new();
+        let mut gated = Vec::new();
+        for k in 1..=n {
+            let (shard, json) = (format!("{k}/{n}"), format!("shard-{k}-of-{n}.json"));
+            let code = run_suite(&g, &["check", "--shard", &shard, "--json", &json]);
+            let r: serde_json::Value = serde_json::from_str(&g.read(&json)).expect("JSON");
+            assert_eq!(r["shard"], shard.as_str());
+            assert_eq!(code, r["exit_code"].as_i64().expect("code") as i32);
+            gated.extend(
+                r["workloads"]
+                    .as_array()
+                    .expect("list")
+                    .iter()
+                    .map(|w| w["name"].as_str().expect("name").to_string()),
+            );
+            shards.push(json);
+        }
+        gated.sort();
+        assert_eq!(gated, ["base", "fp64", "strided", "unfolded"], "{n} shards");
+        let mut args = vec!["merge", "--expect-shards"];
+        let n_text = n.to_string();
+        args.push(&n_text);
+        // Any order of the shard files.
+        args.extend(shards.iter().rev().map(String::as_str));
+        let merged_json = format!("merged-{n}.json");
+        let merged_xml = format!("merged-{n}.xml");
+        args.extend_from_slice(&[
+            "--json",
+            &merged_json,
+            "--junit",
+            &merged_xml,
+            "--markdown",
+            "merged.md",
+            "--html",
+            "html",
+        ]);
+        g.run(&args)
+            .code(1)
+            .stdout_has("2 regressed (strided, unfolded), 2 passed");
+        assert_eq!(
+            comparable(&g.read(&merged_json)),
+            comparable(&whole_json),
+            "{n} shards"
+        );
+        common::assert_valid_junit(&g.path(&merged_xml));
+        let junit = g.read(&merged_xml);
+        assert!(
+            junit.contains("<testsuite name=\"strided: void scale&lt;0&gt;(const float *, float *, long, int)\""),
+            "a testsuite per workload × kernel: {junit}"
+        );
+        let md = g.read("merged.md");
+        assert!(md.contains("## ❌ ncugate suite: regression"), "{md}");
+        assert!(
+            md.contains("### ❌ ncugate: regression"),
+            "workload sections one level down: {md}"
+        );
+        assert!(
+            g.read("html/index.html")
+                .contains("href=\"strided/index.html\"")
+        );
+        assert!(g.path("html/strided/index.html").exists());
+    }
+}
+
+#[test]
+fn merge_refuses_what_would_make_the_verdict_wrong() {
+    let g = suite();
+    for k in 1..=3 {
+        run_suite(
+            &g,
+            &[
+                "check",
+                "--shard",
+                &format!("{k}/3"),
+                "--json",
+                &format!("s{k}.json"),
+            ],
+        );
+    }
+    g.run(&["merge", "s1.json", "s3.json"])
+        .one_clear_error("cannot merge: shard 2/3 is missing");
+    g.run(&[
+        "merge",
+        "--expect-shards",
+        "2",
+        "s1.json",
+        "s2.json",
+        "s3.json",
+    ])
+    .one_clear_error("--expect-shards 2, but s1.json is shard 1/3");
+    g.run(&["merge", "s1.json", "s2.json", "s3.json", "s2.json"])
+        .one_clear_error("shard 2/3 is given twice (s2.json, s2.json)");
+    // Unsharded runs of single workloads merge too, each workload once.
+    for (json, input) in [("u1.json", "base1.csv"), ("u2.json", "base2.csv")] {
+        g.run(&[
+            "check",
+            "--workload",
+            "base",
+            "--input",
+            input,
+            "--json",
+            json,
+        ])
+        .code(0);
+    }
+    g.run(&["merge", "u1.json", "u2.json"])
+        .one_clear_error("workload `base` is reported twice (u1.json and u2.json)");
+    g.run(&["merge", "u1.json", "s1.json"])
+        .one_clear_error("some reports are shards and some are not");
+    // Different thresholds: shard 2 run with another rules file.
+    let rules = std::fs::read_to_string(Path::new(common::THRESHOLDS).join("default.toml"))
+        .expect("default rules");
+    g.write(
+        "other.toml",
+        rules.replacen("max_change = \"20%\"", "max_change = \"25%\"", 1),
+    );
+    run_suite(
+        &g,
+        &[
+            "check",
+            "--shard",
+            "2/3",
+            "--thresholds",
+            "other.toml",
+            "--json",
+            "t2.json",
+        ],
+    );
+    g.run(&["merge", "s1.json", "t2.json", "s3.json"])
+        .one_clear_error("were made with different thresholds");
+    // Different baselines: shard 3 after base was re-recorded.
+    g.run(&[
+        "baseline",
+        "record",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+    ])
+    .code(0);
+    run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
+    g.run(&["merge", "s1.json", "s2.json", "b3.json"])
+        .one_clear_error("were made with different baselines");
+    // Another ncugate version.
+    let edited = g.read("s3.json").replace(
+        &format!("\"ncugate_version\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"ncugate_version\": \"0.0.1\"",
+    );
+    g.write("v3.json", edited);
+    g.run(&["merge", "s1.json", "s2.json", "v3.json"])
+        .one_clear_error("different ncugate versions");
+    // A single check's report (no [[workload]], --baseline FILE) is not a suite report.
+    let single = Gate::new();
+    single.base_baseline(&[]);
+    single
+        .run(&[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "base1.csv",
+            "--json",
+            "single.json",
+        ])
+        .code(0);
+    single
+        .run(&["merge", "single.json"])
+        .one_clear_error("not a suite report");
+}
+
+#[test]
+fn a_missing_baseline_names_the_command_that_records_it_and_the_others_still_run() {
+    let g = suite();
+    std::fs::remove_dir_all(g.path("baselines/fp64")).expect("rm");
+    let code = run_suite(&g, &["check", "--json", "r.json"]);
+    assert_eq!(code, 2, "an errored workload wins over regressions");
+    let r: serde_json::Value = serde_json::from_str(&g.read("r.json")).expect("JSON");
+    let outcome = |name: &str| {
+        r["workloads"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .find(|w| w["name"] == name)
+            .map(|w| w["report"]["outcome"].as_str().expect("o").to_string())
+    };
+    assert_eq!(outcome("fp64").as_deref(), Some("error"));
+    assert_eq!(outcome("base").as_deref(), Some("pass"), "still gated");
+    assert_eq!(
+        outcome("strided").as_deref(),
+        Some("regression"),
+        "still gated"
+    );
+    let errors = r["workloads"][1]["report"]["errors"][0]
+        .as_str()
+        .expect("error");
+    assert!(
+        errors.contains("no baseline for workload `fp64`"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("`ncugate baseline record --workload fp64 --config "),
+        "{errors}"
+    );
+
+    // On the command line, CPU-only with exports: the exact command, with the inputs.
+    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+        .one_clear_error("workload `fp64`: ")
+        .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
+}
+
+#[test]
+fn exports_are_checked_as_one_workload_against_the_baseline_of_their_gpu() {
+    let g = suite();
+    g.h200("graph_app.strided.fast.raw.csv", "strided.csv");
+    g.run(&["check", "--workload", "base", "--input", "base2.csv"])
+        .code(0)
+        .stdout_has("── workload base [pr] ──")
+        .stdout_has("ncugate suite: PASS (exit 0): 1 workload — 1 passed");
+    g.run(&[
+        "check",
+        "--workload",
+        "strided",
+        "--input",
+        "strided.csv",
+        "--json",
+        "s.json",
+    ])
+    .code(1)
+    .stdout_has("1 regressed (strided)");
+    assert!(
+        g.read("s.json")
+            .contains("baselines/strided/nvidia-h200-cc90-132sm.json")
+    );
+    // Several workloads and one set of exports do not mix.
+    g.run(&["check", "--tag", "pr", "--input", "strided.csv"])
+        .one_clear_error("--input belongs to one workload, but 2 are selected (base, strided)");
+    g.run(&["check", "--workload", "stirded", "--input", "strided.csv"])
+        .one_clear_error("no workload named `stirded`")
+        .stderr_has("did you mean `strided`?");
+    // --baseline FILE still works for one workload.
+    g.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+        "--baseline",
+        "baselines/base/nvidia-h200-cc90-132sm.json",
+    ])
+    .code(0);
+}
+
+#[test]
+fn a_suite_config_is_validated_once() {
+    let g = Gate::new();
+    g.write("ncugate.toml", "[[workload]]\nname = \"a\"\ncommand = [\"x\"]\n[[workload]]\nname = \"a\"\ncommand = [\"y\"]\n");
+    g.run(&["check", "--input", "x.csv"])
+        .one_clear_error("two [[workload]] tables are named `a`");
+    g.write(
+        "ncugate.toml",
+        "[[workload]]\nname = \"../a\"\ncommand = [\"x\"]\n",
+    );
+    g.run(&["check"])
+        .one_clear_error("workload name `../a` is not safe as a file name");
+    g.write(
+        "ncugate.toml",
+        "[app]\ncommand = [\"x\"]\n[[workload]]\nname = \"a\"\ncommand = [\"y\"]\n",
+    );
+    g.run(&["check"])
+        .one_clear_error("both [app] command and [[workload]] tables");
+    g.write("ncugate.toml", SUITE);
+    g.run(&["check", "--shard", "3/2"])
+        .one_clear_error("--shard 3/2: expected K/N");
+    g.run(&["check", "--tag", "weekly"])
+        .one_clear_error("no workload is tagged `weekly`");
+}
+
+#[test]
+fn recording_profiles_each_workload_of_the_shard_and_stores_its_cost() {
+    let g = Gate::new();
+    g.write("ncugate.toml", SUITE);
+    let code = run_suite(
+        &g,
+        &[
+            "baseline", "record", "--runs", "2", "--tag", "nightly", "--shard", "1/2",
+        ],
+    );
+    assert_eq!(code, 0);
+    // Unknown costs: by name, fp64 → 1, strided → 2, unfolded → 1.
+    for (workload, here) in [
+        ("fp64", true),
+        ("strided", false),
+        ("unfolded", true),
+        ("base", false),
+    ] {
+        let path = g.path(&format!("baselines/{workload}/nvidia-h200-cc90-132sm.json"));
+        assert_eq!(path.exists(), here, "{workload}");
+        if here {
+            let b: serde_json::Value = serde_json::from_str(
+                &g.read(&format!("baselines/{workload}/nvidia-h200-cc90-132sm.json")),
+            )
+            .expect("JSON");
+            assert_eq!(
+                b["cost_seconds"], 1.5,
+                "mean wall time of the profiled runs"
+            );
+            assert_eq!(b["runs"], 2);
+        }
+    }
+}
