@@ -39,24 +39,24 @@ command = ["kernels/build/graph_app", "--inject", "unfolded-loop"]
 tags = ["nightly"]
 "#;
 
-/// The raw export (ncu's `--page raw`) and log recorded for an `--inject` variant.
-fn recorded(variant: &str) -> (String, String) {
+/// The recording of an `--inject` variant's fast profiling run: its name in
+/// `fixtures/h200` (`NAME.ncu.log` is ncu's `--log-file`: messages, then the
+/// raw page; `NAME.stdout.log`/`NAME.stderr.log` are the app's pipes).
+fn recorded(variant: &str) -> String {
     match variant {
-        "base" => (
-            "graph_app.base.fast.run1.raw.base-units.csv".into(),
-            "graph_app.base.fast.run1.ncu.log".into(),
-        ),
-        v => (
-            format!("graph_app.{v}.fast.raw.csv"),
-            format!("graph_app.{v}.fast.ncu.log"),
-        ),
+        "base" => "graph_app.base.fast.run1".into(),
+        v => format!("graph_app.{v}.fast"),
     }
 }
 
-/// Plays ncu from the recordings: a profiling run prints the variant's
-/// recorded log (into its `--log-file`, followed by the raw page, when asked
-/// for one) and leaves a report naming the variant; `--import` of that report
-/// prints the variant's recorded raw page.
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(H200).join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Plays ncu from the recordings: a profiling run writes the variant's
+/// recorded `--log-file`, prints the app's recorded output and leaves a
+/// report naming the variant; `--import` of that report prints the raw page
+/// (the CSV part of the recorded log file).
 struct FixtureNcu;
 
 impl ProcessRunner for FixtureNcu {
@@ -73,13 +73,13 @@ impl ProcessRunner for FixtureNcu {
             lines,
             elapsed: Duration::from_millis(1500),
         };
-        let csv_of = |variant: &str| {
-            std::fs::read(Path::new(H200).join(recorded(variant).0)).expect("recorded export")
-        };
         if let Some(report) = arg("--import") {
             let variant = std::fs::read_to_string(report).expect("report written by profiling");
+            let log = fixture(&format!("{}.ncu.log", recorded(&variant)));
+            let text = String::from_utf8_lossy(&log);
+            let csv = &text[text.find("\"ID\"").expect("raw page in the log")..];
             if let Some(out) = &spec.stdout_to {
-                std::fs::write(out, csv_of(&variant)).expect("write import");
+                std::fs::write(out, csv).expect("write import");
             }
             return done(Exit::Code(0), vec![]);
         }
@@ -89,17 +89,21 @@ impl ProcessRunner for FixtureNcu {
                 vec![],
             );
         };
+        let name = recorded(&variant);
         let export = arg("--export").expect("--export");
         std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
-        let log = std::fs::read_to_string(Path::new(H200).join(recorded(&variant).1))
-            .expect("recorded log");
-        if let Some(file) = arg("--log-file") {
-            let mut bytes = log.into_bytes();
-            bytes.extend(csv_of(&variant));
-            std::fs::write(file, bytes).expect("write log file");
-            return done(Exit::Code(0), vec![]);
+        let mut pipes = String::new();
+        for pipe in ["stdout", "stderr"] {
+            pipes.push_str(&String::from_utf8_lossy(&fixture(&format!(
+                "{name}.{pipe}.log"
+            ))));
         }
-        let lines: Vec<String> = log.lines().map(str::to_string).collect();
+        let log = fixture(&format!("{name}.ncu.log"));
+        match arg("--log-file") {
+            Some(file) => std::fs::write(file, log).expect("write log file"),
+            None => pipes.push_str(&String::from_utf8_lossy(&log)),
+        }
+        let lines: Vec<String> = pipes.lines().map(str::to_string).collect();
         for l in &lines {
             on_line(l);
         }
