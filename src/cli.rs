@@ -16,6 +16,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
+    /// Start gating your app here: write ncugate.toml and a commented thresholds file; with a GPU, profile once and list the kernels.
+    Init(InitArgs),
     /// Compare raw ncu exports with a baseline under threshold rules; exit 0, 1 or 2.
     #[command(after_help = crate::exit::TABLE)]
     Check(Box<CheckArgs>),
@@ -39,6 +41,25 @@ pub enum CliCommand {
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a folder.
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Build command run before profiling, split like a shell does (e.g. "make -j8").
+    #[arg(long, value_name = "COMMAND")]
+    pub build: Option<String>,
+    /// Replace an existing ncugate.toml / ncugate-thresholds.toml.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not profile the app once, even with a GPU here.
+    #[arg(long)]
+    pub no_profile: bool,
+    /// Ask nothing, even on a terminal (CI runners never get questions).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// The app and its arguments, as ncu should run it.
+    #[arg(last = true, value_name = "APP ARGS")]
+    pub app: Vec<String>,
 }
 
 #[derive(Debug, Args)]

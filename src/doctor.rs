@@ -34,6 +34,17 @@ pub fn run() -> i32 {
     }
 }
 
+/// A GPU the driver sees and an ncu that starts: enough for a trial run (`init`).
+pub fn can_profile() -> bool {
+    let gpu = Nvml::init()
+        .and_then(|n| n.device_count())
+        .is_ok_and(|n| n > 0);
+    gpu && Command::new(crate::parse::ncu_program())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn gpus() -> bool {
     let nvml = match Nvml::init() {
         Ok(n) => n,

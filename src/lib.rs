@@ -17,6 +17,7 @@ pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod exit;
+pub mod init;
 pub mod kernel_key;
 pub mod memory;
 pub mod model;

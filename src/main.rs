@@ -82,6 +82,12 @@ fn main() {
         Config::Doctor => Ok(ncugate::doctor::run()),
         Config::Completions(shell) => Ok(ncugate::docs::completions(shell)),
         Config::Man(dir) => ncugate::docs::man(dir.as_deref()),
+        Config::Init(config) => ncugate::init::run(
+            &config,
+            &mut std::io::stdin().lock(),
+            ncugate::doctor::can_profile(),
+            &real,
+        ),
     };
     std::process::exit(result.unwrap_or_else(|e| {
         commands::print_error(&e);

@@ -39,6 +39,7 @@ pub enum Config {
     Doctor,
     Completions(clap_complete::Shell),
     Man(Option<PathBuf>),
+    Init(crate::init::InitConfig),
 }
 
 /// `ncugate merge`.
@@ -316,6 +317,7 @@ impl Config {
             CliCommand::Leaks(args) => leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
             CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),
+            CliCommand::Init(args) => init(args).map(Config::Init),
             CliCommand::Man(args) => Ok(Config::Man(args.dir)),
         }
     }
@@ -696,6 +698,31 @@ fn record_suite(args: RecordArgs, file: &FileConfig) -> Result<suite::SuiteConfi
         outputs: Outputs::default(),
         style: Default::default(),
     })
+}
+
+fn init(args: crate::cli::InitArgs) -> Result<crate::init::InitConfig> {
+    let build = match &args.build {
+        Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
+            message: format!("--build {cmd}: unbalanced quote"),
+            hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\"".into(),
+        })?),
+        None => None,
+    };
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    Ok(crate::init::InitConfig {
+        dir: PathBuf::from("."),
+        app: args.app,
+        build,
+        force: args.force,
+        profile: !args.no_profile,
+        interactive: !args.yes && !ci && std::io::stdin().is_terminal(),
+    })
+}
+
+/// The runner settings of a config file alone (no flags), as `check` would use them.
+pub fn runner_from_file(path: &std::path::Path) -> Result<RunnerConfig> {
+    let file = FileConfig::load(Some(path))?;
+    runner(&RunArgs::default(), &NcuArgs::default(), &file)
 }
 
 fn conflict() -> Error {

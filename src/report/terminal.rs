@@ -214,7 +214,14 @@ fn table(out: &mut String, report: &Report, style: &Style) {
         (n, _) => format!("; {n} others not shown: --show all"),
     };
     if shown == 0 {
-        let _ = writeln!(out, "\nchecks: none to show among {what}{more}");
+        let none = match style.show {
+            Show::Fail => "nothing failed",
+            _ => "nothing failed, warned or improved",
+        };
+        let _ = writeln!(
+            out,
+            "\nchecks: {none}; {hidden} passed (--show all lists them)"
+        );
         return;
     }
     let _ = writeln!(out, "\nchecks ({what}{more}):");

@@ -1,0 +1,254 @@
+//! `ncugate init`: start gating your own app. Writes `ncugate.toml` (the app
+//! command, its build, the profile settings, where the baseline and the
+//! thresholds live) and a commented thresholds file to edit, never over an
+//! existing file without `--force`. Asks nothing on a CI runner (everything
+//! comes from flags) and at most two questions on a terminal (the app and its
+//! build). With a GPU and ncu it builds and profiles the app once and lists
+//! the kernels it found, so the first `baseline record` holds no surprise.
+
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::model::KernelKeyMode;
+use crate::runner::process::ProcessRunner;
+use crate::runner::progress::Progress;
+use std::fmt::Write as _;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// The config file `init` writes and every command reads by default.
+pub const CONFIG_FILE: &str = "ncugate.toml";
+/// The thresholds file `init` writes.
+pub const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
+/// Where `ncugate baseline record` will write, as set in `[gate] baseline`.
+pub const BASELINE_FILE: &str = "ncugate-baseline.json";
+
+/// What `ncugate init` was told.
+#[derive(Debug, Clone)]
+pub struct InitConfig {
+    /// The folder to write into (the current one).
+    pub dir: PathBuf,
+    /// The app and its arguments; empty: ask (terminal) or refuse (CI).
+    pub app: Vec<String>,
+    /// The build command; `None`: ask (terminal) or none (CI).
+    pub build: Option<Vec<String>>,
+    /// Replace existing files.
+    pub force: bool,
+    /// Profile once when a GPU and ncu are here.
+    pub profile: bool,
+    /// Ask for what is missing (stdin is a terminal and this is not CI).
+    pub interactive: bool,
+}
+
+/// Runs `init`: questions on `input` when interactive; `gpu` says whether a
+/// GPU and ncu are usable here.
+pub fn run(
+    config: &InitConfig,
+    input: &mut dyn BufRead,
+    gpu: bool,
+    processes: &dyn ProcessRunner,
+) -> Result<i32> {
+    let config_path = config.dir.join(CONFIG_FILE);
+    let thresholds_path = config.dir.join(THRESHOLDS_FILE);
+    let existing: Vec<String> = [&config_path, &thresholds_path]
+        .iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !existing.is_empty() && !config.force {
+        return Err(Error::Usage {
+            message: format!(
+                "{} already exist(s); init never overwrites",
+                existing.join(" and ")
+            ),
+            hint: "edit them, or pass --force to write fresh ones".into(),
+        });
+    }
+    let mut app = config.app.clone();
+    let mut build = config.build.clone();
+    if config.interactive {
+        if app.is_empty() {
+            app = ask_words(input, "App command to gate (e.g. ./build/app --iters 3): ")?;
+        }
+        if build.is_none() {
+            let words = ask_words(input, "Build command, run before profiling (empty: none): ")?;
+            build = (!words.is_empty()).then_some(words);
+        }
+    }
+    if app.is_empty() {
+        return Err(Error::Usage {
+            message: "no app: ncugate init needs the command that runs your CUDA app".into(),
+            hint: "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),
+        });
+    }
+    write(&config_path, &config_text(&app, build.as_deref()))?;
+    write(&thresholds_path, &thresholds_text(&app))?;
+    println!("ncugate: wrote {}", config_path.display());
+    println!(
+        "ncugate: wrote {} (the built-in rules, commented: edit them)",
+        thresholds_path.display()
+    );
+
+    if !config.profile {
+        println!("ncugate: not profiling (--no-profile)");
+    } else if !gpu {
+        println!(
+            "ncugate: no usable GPU and ncu here, so no trial run; on the GPU runner, `ncugate profile` lists the kernels (`ncugate doctor` says what is missing)"
+        );
+    } else {
+        trial_run(&config_path, &thresholds_path, processes)?;
+    }
+    println!("\nnext, on the GPU runner, in this folder:");
+    println!("  ncugate baseline record    # profile 3 runs → {BASELINE_FILE} (commit it)");
+    println!(
+        "  ncugate check              # in CI: build, profile, gate; exit 0 pass, 1 regression, 2 error"
+    );
+    Ok(exit::PASS)
+}
+
+/// Builds and profiles the app once as the new config says, and lists its kernels.
+fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunner) -> Result<()> {
+    let runner = crate::config::runner_from_file(config_path)?;
+    let rules = crate::rules::Thresholds::load(Some(thresholds))?;
+    crate::runner::build(&runner, processes)?;
+    let mut progress = Progress::new(None, false);
+    let artifacts =
+        crate::runner::profile_once(&runner, &rules.metrics(), "init", processes, &mut progress)?;
+    let run = crate::parse::read_run(&artifacts.raw, &rules.metrics(), KernelKeyMode::default())?;
+    println!(
+        "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
+        artifacts.seconds,
+        run.kernels.len(),
+        run.total.launches,
+        artifacts.dir.display()
+    );
+    let width = crate::report::terminal::width();
+    for (kernel, k) in &run.kernels {
+        let name = crate::report::layout::shorten_middle(kernel, width.saturating_sub(16));
+        println!("  {:>5} × {name}", k.launches);
+    }
+    Ok(())
+}
+
+fn ask_words(input: &mut dyn BufRead, question: &str) -> Result<Vec<String>> {
+    use std::io::Write;
+    print!("{question}");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    input.read_line(&mut line).map_err(|source| Error::Read {
+        path: "<stdin>".into(),
+        source,
+    })?;
+    shlex::split(line.trim()).ok_or_else(|| Error::Usage {
+        message: format!("`{}`: unbalanced quote", line.trim()),
+        hint: "quote like a shell: ./app --name 'a b'".into(),
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    crate::baseline::write_atomic(path, text.as_bytes())
+}
+
+/// A TOML array of strings: `["./app", "--iters", "3"]`.
+fn toml_argv(words: &[String]) -> String {
+    toml::Value::Array(words.iter().cloned().map(toml::Value::String).collect()).to_string()
+}
+
+/// `ncugate.toml` for `app`, commented.
+pub fn config_text(app: &[String], build: Option<&[String]>) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# ncugate.toml — written by `ncugate init`. Paths are relative to this file. Every key can be
+# overridden on the command line (`ncugate check --help`) or by an NCUGATE_* variable.
+
+[app]
+# The app ncugate runs under ncu: its argv (no shell), run in `workdir`.
+command = {}
+# workdir = \".\"
+# timeout = 1800                      # seconds for a whole profiled run; then it is killed
+# env = {{ CUDA_VISIBLE_DEVICES = \"0\" }}
+",
+        toml_argv(app)
+    );
+    let _ = writeln!(
+        t,
+        "[build]
+# Run before every profiled run (argv, no shell); `--no-build` skips it."
+    );
+    match build {
+        Some(b) => {
+            let _ = writeln!(t, "command = {}\n", toml_argv(b));
+        }
+        None => {
+            let _ = writeln!(t, "# command = [\"make\", \"-j8\"]\n");
+        }
+    }
+    let _ = writeln!(
+        t,
+        "[profile]
+# fast: only the gated metrics (the built-in set takes one replay pass per kernel);
+# full: `--set full` plus them, for a report to open in Nsight Compute (much slower).
+mode = \"fast\"
+# The GPU's clocks as your users get them; \"base\" locks them (throughput moves ~10%).
+# Recorded in the baseline: a check with another setting is refused.
+clock_control = \"none\"
+# kernel_name = \"regex:^my_\"           # profile only these kernels
+# launch_skip = 0
+# launch_count = 100
+
+[gate]
+# Recorded by `ncugate baseline record` on the GPU runner; commit it.
+baseline = \"{BASELINE_FILE}\"
+# The rules: which metrics, how much worse is a regression. Start from the built-in ones.
+thresholds = \"{THRESHOLDS_FILE}\""
+    );
+    t
+}
+
+/// The built-in thresholds with a header for this project.
+pub fn thresholds_text(app: &[String]) -> String {
+    let builtin = crate::rules::DEFAULT_THRESHOLDS;
+    // The built-in file's first line says it is built in; this copy is yours.
+    let body = builtin.split_once('\n').map_or(builtin, |(first, rest)| {
+        if first.starts_with('#') {
+            rest
+        } else {
+            builtin
+        }
+    });
+    format!(
+        "# Thresholds for `{}` — written by `ncugate init` from ncugate's built-in rules; edit\n\
+         # them: tighten what matters, add `why` to say what a failure means, `severity = \"warn\"`\n\
+         # for checks that should not block a merge. Re-record the baseline after adding a metric.\n{body}",
+        crate::commands::shell_words(app)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_it_writes_parse_as_what_they_are() {
+        let app = vec!["./build/app".to_string(), "--name".into(), "a \"b\"".into()];
+        let build = vec!["sh".to_string(), "-c".into(), "make -j8 && echo ok".into()];
+        let text = config_text(&app, Some(&build));
+        let parsed: toml::Value = toml::from_str(&text).expect("TOML");
+        assert_eq!(parsed["app"]["command"][2].as_str(), Some("a \"b\""));
+        assert_eq!(
+            parsed["build"]["command"][2].as_str(),
+            Some("make -j8 && echo ok")
+        );
+        let rules =
+            crate::rules::Thresholds::parse(&thresholds_text(&app), "t.toml").expect("rules");
+        assert_eq!(
+            rules.metrics(),
+            crate::rules::Thresholds::builtin()
+                .expect("builtin")
+                .metrics()
+        );
+        assert!(
+            thresholds_text(&app).starts_with("# Thresholds for `./build/app --name 'a \"b\"'`")
+        );
+    }
+}
