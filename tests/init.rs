@@ -158,7 +158,10 @@ fn init_record_and_check_work_as_the_readme_says() {
     ]) else {
         panic!("record");
     };
-    assert_eq!(record.output, dir.join("ncugate-baseline.json"));
+    assert_eq!(
+        record.output,
+        ncugate::config::BaselinePlace::File(dir.join("ncugate-baseline.json"))
+    );
     let replay = ReplayRunner::new(
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run2")],
