@@ -102,21 +102,21 @@ run_lint() { # NAME COMMAND...
 }
 # actionlint reads action.yml through the workflow's `uses: ./` and checks every `with:` key
 # against its inputs; the config declares the self-hosted runner label `gpu`.
-run_lint "actionlint .github/workflows/gpu-gate.yml (+ ./action.yml inputs)" \
-  actionlint -config-file .github/action/actionlint.yaml .github/workflows/gpu-gate.yml
+run_lint "actionlint .github/workflows/gpu-gate.yml (+ ./action.yml inputs) and release.yml" \
+  actionlint -config-file .github/action/actionlint.yaml .github/workflows/gpu-gate.yml .github/workflows/release.yml
 run_lint "check-jsonschema vendor.github-actions action.yml" \
   check-jsonschema --builtin-schema vendor.github-actions action.yml
-run_lint "check-jsonschema vendor.github-workflows .github/workflows/gpu-gate.yml" \
-  check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/gpu-gate.yml
-run_lint "zizmor --offline action.yml .github/workflows/gpu-gate.yml: no findings" \
-  zizmor --offline --no-progress action.yml .github/workflows/gpu-gate.yml
-run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh" \
-  shellcheck .github/action/run.sh .ci/action-tests.sh
+run_lint "check-jsonschema vendor.github-workflows .github/workflows/gpu-gate.yml and release.yml" \
+  check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/gpu-gate.yml .github/workflows/release.yml
+run_lint "zizmor --offline action.yml .github/workflows/gpu-gate.yml release.yml: no findings" \
+  zizmor --offline --no-progress action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml
+run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-release.sh" \
+  shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-release.sh
 run_lint "wrkflw validate .github/workflows/gpu-gate.yml" \
   wrkflw validate .github/workflows/gpu-gate.yml
 # Template injection: inputs reach scripts through env: only. (zizmor's template-injection audit
 # covers the same ground; this check fails on any ${{ }} in a run: script at all.)
-run_lint "no \${{ }} inside any run: script" "$venv/bin/python" - action.yml .github/workflows/gpu-gate.yml <<'EOF'
+run_lint "no \${{ }} inside any run: script" "$venv/bin/python" - action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml <<'EOF'
 import sys
 from ruamel.yaml import YAML
 
@@ -334,14 +334,20 @@ expect "version source, build fails: result" "$(out result)" error
 check "version source, build fails: ::error annotation" grep -q '^::error title=ncugate::building ncugate from source failed' "$work/direct-build-failure/log"
 
 # version: <tag> — a release download, served from 127.0.0.1 with GITHUB_SERVER_URL pointing there.
+# The release files as the release workflow makes them (.github/workflows/release.yml).
 release=$work/release-server/example/ncugate/releases/download/v0.0.0-test
-mkdir -p "$release" "$work/release-pkg/ncugate-x86_64-linux"
-cp "$ncugate" "$work/release-pkg/ncugate-x86_64-linux/ncugate"
-tar -czf "$release/ncugate-x86_64-linux.tar.gz" -C "$work/release-pkg" ncugate-x86_64-linux
-(cd "$release" && sha256sum ncugate-x86_64-linux.tar.gz >ncugate-x86_64-linux.tar.gz.sha256)
-mkdir -p "${release/v0.0.0-test/v0.0.0-badsum}"
+./scripts/package-release.sh "$ncugate" "$release" >"$work/package-release.log" 2>&1 ||
+  { cat "$work/package-release.log"; bad "scripts/package-release.sh"; }
+check "release archive: a stripped ncugate, completions and man pages" \
+  bash -c "tar -tzf '$release/ncugate-x86_64-linux.tar.gz' | grep -qx ncugate-x86_64-linux/ncugate &&
+           tar -tzf '$release/ncugate-x86_64-linux.tar.gz' | grep -qx ncugate-x86_64-linux/man/ncugate-check.1 &&
+           tar -tzf '$release/ncugate-x86_64-linux.tar.gz' | grep -qx ncugate-x86_64-linux/completions/ncugate.bash"
+mkdir -p "${release/v0.0.0-test/v0.0.0-badsum}" "${release/v0.0.0-test/v0.0.0-nosum}" "${release/v0.0.0-test/v0.0.0-garbledsum}"
 cp "$release/ncugate-x86_64-linux.tar.gz" "${release/v0.0.0-test/v0.0.0-badsum}/"
 printf '%064d  ncugate-x86_64-linux.tar.gz\n' 0 >"${release/v0.0.0-test/v0.0.0-badsum}/ncugate-x86_64-linux.tar.gz.sha256"
+cp "$release/ncugate-x86_64-linux.tar.gz" "${release/v0.0.0-test/v0.0.0-nosum}/"
+cp "$release/ncugate-x86_64-linux.tar.gz" "${release/v0.0.0-test/v0.0.0-garbledsum}/"
+printf 'not a checksum\n' >"${release/v0.0.0-test/v0.0.0-garbledsum}/ncugate-x86_64-linux.tar.gz.sha256"
 port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$venv/bin/python" -m http.server --bind 127.0.0.1 --directory "$work/release-server" "$port" >"$work/http.log" 2>&1 &
 http_pid=$!
@@ -358,6 +364,15 @@ direct release-badsum NCUGATE_ACTION_VERSION=v0.0.0-badsum NCUGATE_ACTION_REPOSI
   GITHUB_SERVER_URL="http://127.0.0.1:$port" NCUGATE_ACTION_ARGS="$pass_args"
 expect "release with a wrong .sha256: exit" "$d_status" 2
 expect "release with a wrong .sha256: result" "$(out result)" error
+direct release-nosum NCUGATE_ACTION_VERSION=v0.0.0-nosum NCUGATE_ACTION_REPOSITORY=example/ncugate \
+  GITHUB_SERVER_URL="http://127.0.0.1:$port" NCUGATE_ACTION_ARGS="$pass_args"
+expect "release without a .sha256: exit" "$d_status" 2
+expect "release without a .sha256: result" "$(out result)" error
+check "release without a .sha256: says why" grep -q 'refusing a binary that cannot be checked' "$work/direct-release-nosum/log"
+direct release-garbledsum NCUGATE_ACTION_VERSION=v0.0.0-garbledsum NCUGATE_ACTION_REPOSITORY=example/ncugate \
+  GITHUB_SERVER_URL="http://127.0.0.1:$port" NCUGATE_ACTION_ARGS="$pass_args"
+expect "release with a .sha256 that holds no checksum: exit" "$d_status" 2
+check "release with a wrong .sha256: says sha256 mismatch" grep -q 'sha256 mismatch' "$work/direct-release-badsum/log"
 direct release-missing NCUGATE_ACTION_VERSION=v9.9.9 NCUGATE_ACTION_REPOSITORY=example/ncugate \
   GITHUB_SERVER_URL="http://127.0.0.1:$port" NCUGATE_ACTION_ARGS="$pass_args"
 expect "release tag that does not exist: exit" "$d_status" 2

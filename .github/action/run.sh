@@ -126,15 +126,30 @@ case $version in
     mkdir -p "$install_dir"
     echo "::group::ncugate: download $url"
     download_status=0
-    curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz" "$url" || download_status=$?
-    if [[ $download_status == 0 ]] && curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz.sha256" "$url.sha256" 2>/dev/null; then
-      expected=$(cut -d' ' -f1 <"$install_dir/ncugate.tar.gz.sha256")
-      actual=$(sha256sum "$install_dir/ncugate.tar.gz" | cut -d' ' -f1)
-      [[ $expected == "$actual" ]] || download_status=sha256
+    rm -f "$install_dir/ncugate.tar.gz" "$install_dir/ncugate.tar.gz.sha256"
+    curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz" "$url" || download_status="download failed: curl exit $?"
+    # The checksum is not optional: no .sha256, a malformed one or a mismatch is an error.
+    if [[ $download_status == 0 ]]; then
+      if ! curl -fsSL --retry 3 -o "$install_dir/ncugate.tar.gz.sha256" "$url.sha256"; then
+        download_status="the release has no $url.sha256; refusing a binary that cannot be checked"
+      else
+        expected=$(cut -d' ' -f1 <"$install_dir/ncugate.tar.gz.sha256")
+        actual=$(sha256sum "$install_dir/ncugate.tar.gz" | cut -d' ' -f1)
+        if [[ ! $expected =~ ^[0-9a-f]{64}$ ]]; then
+          download_status="$url.sha256 holds no sha256 checksum"
+        elif [[ $expected != "$actual" ]]; then
+          download_status="sha256 mismatch: the release says $expected, the download is $actual"
+        else
+          echo "sha256 $actual checked"
+        fi
+      fi
     fi
-    [[ $download_status == 0 ]] && { tar -xzf "$install_dir/ncugate.tar.gz" -C "$install_dir" || download_status=tar; }
+    [[ $download_status == 0 ]] && { tar -xzf "$install_dir/ncugate.tar.gz" -C "$install_dir" || download_status="the archive does not unpack (tar)"; }
     echo "::endgroup::"
-    [[ $download_status == 0 ]] || fail_early "could not install ncugate $version from $url ($download_status)"
+    if [[ $download_status != 0 ]]; then
+      rm -f "$install_dir/ncugate.tar.gz"
+      fail_early "could not install ncugate $version from $url: $download_status"
+    fi
     ncugate=$(find "$install_dir" -type f -name ncugate -perm -u+x -print -quit)
     [[ -n $ncugate ]] || fail_early "the release archive $url holds no executable named ncugate"
     ;;
