@@ -1,6 +1,6 @@
 // Offline tests of jenkins/vars/ncuGate.groovy: the step is loaded as Jenkins loads a library
 // variable (a Script whose `call` is the step) with stubbed pipeline steps (sh, junit,
-// archiveArtifacts, unstable, error, echo, fileExists, readFile, env, currentBuild).
+// archiveArtifacts, publishHTML, unstable, error, echo, fileExists, readFile, env, currentBuild).
 //
 //   groovy jenkins/test/NcuGateTest.groovy [--jenkins-dir DIR] [--e2e NCUGATE_BINARY]
 //
@@ -88,6 +88,12 @@ Run runStep(String source, Map args, Closure shStub, Map options = [:]) {
         }
     })
     binding.setVariable('archiveArtifacts', { Map m -> run.calls << [step: 'archiveArtifacts', args: m] })
+    binding.setVariable('publishHTML', { Map m ->
+        run.calls << [step: 'publishHTML', args: m]
+        if (options.publishHtmlThrows) {
+            throw new RuntimeException('No such DSL method publishHTML')
+        }
+    })
     binding.setVariable('unstable', { Object m -> run.calls << [step: 'unstable', args: [message: m.toString()]] })
     binding.setVariable('error', { Object m ->
         run.calls << [step: 'error', args: [message: m.toString()]]
@@ -145,7 +151,7 @@ String unquoted(String line) {
 
 /** Checks that every step run must do, whatever the outcome. */
 void commonChecks(String name, Run run, String junitPath = 'ncugate-reports/check.junit.xml',
-                  String artifacts = 'ncugate-reports/**, target/ncugate/**') {
+                  String artifacts = 'ncugate-reports/**, target/ncugate/**', boolean skipMarking = false) {
     List<Map> sh = run.of('sh')
     check(sh.size() == 1, "${name}: sh ran once (${sh.size()})")
     if (sh) {
@@ -161,6 +167,8 @@ void commonChecks(String name, Run run, String junitPath = 'ncugate-reports/chec
     if (junit) {
         check(junit[0].args.allowEmptyResults == true, "${name}: junit allowEmptyResults: true")
         check(junit[0].args.testResults == junitPath, "${name}: junit testResults ${junit[0].args.testResults} == ${junitPath}")
+        check(junit[0].args.skipMarkingBuildUnstable == skipMarking,
+            "${name}: junit skipMarkingBuildUnstable ${junit[0].args.skipMarkingBuildUnstable} == ${skipMarking}")
     }
     List<Map> archive = run.of('archiveArtifacts')
     check(archive.size() == 1, "${name}: archiveArtifacts called once (${archive.size()})")
@@ -335,11 +343,50 @@ void unitSuite(String source) {
     scenario('propagate: false') {
         for (int code : [1, 2, 137]) {
             Run run = runStep(source, [propagate: false, failOnRegression: true], { Map m -> code })
-            commonChecks("propagate false, exit ${code}", run)
+            commonChecks("propagate false, exit ${code}", run, 'ncugate-reports/check.junit.xml',
+                'ncugate-reports/**, target/ncugate/**', true)
             check(run.thrown == null && !run.of('error') && !run.of('unstable'), "propagate false, exit ${code}: build result untouched")
             check(run.returned?.result == (code == 1 ? 'regression' : 'error') && run.returned?.exitCode == code,
                 "propagate false, exit ${code}: returns ${run.returned}")
         }
+    }
+
+    scenario('propagate: false, publishing fails') {
+        Run run = runStep(source, [propagate: false, publishHtml: true], { Map m -> 1 },
+            [junitThrows: true, publishHtmlThrows: true])
+        check(run.thrown == null && !run.of('unstable') && !run.of('error'),
+            "propagate false: a publishing failure marks nothing either (${run.of('unstable')})")
+        check(run.of('echo').any { it.args.message.contains('could not publish') },
+            'propagate false: the publishing failure is echoed')
+    }
+
+    scenario('publishHtml') {
+        Run run = runStep(source, [publishHtml: true], { Map m -> 1 })
+        commonChecks('publishHtml', run)
+        String last = run.script().readLines().last()
+        check(last.contains("'--html' 'ncugate-reports/check-html'"), "publishHtml: --html in argv: ${last}")
+        check(run.script().contains("rm -rf -- 'ncugate-reports/check-html'"), "publishHtml: stale HTML deleted: ${run.script()}")
+        List<Map> html = run.of('publishHTML')
+        check(html.size() == 1, "publishHtml: publishHTML called once (${html.size()})")
+        if (html) {
+            Map target = html[0].args.target
+            check(target.reportDir == 'ncugate-reports/check-html' && target.reportFiles == 'index.html',
+                "publishHtml: publishHTML target ${target}")
+            check(target.allowMissing == true && target.keepAll == true, "publishHtml: allowMissing and keepAll: ${target}")
+            check(run.index('publishHTML') > run.index('sh'), 'publishHtml: published after sh')
+        }
+        check(run.returned?.html == 'ncugate-reports/check-html', "publishHtml: returns html: ${run.returned}")
+
+        Run off = runStep(source, [:], { Map m -> 0 })
+        check(!off.of('publishHTML') && !off.script().contains('--html'), 'publishHtml off (default): no --html, no publishHTML')
+        Run record = runStep(source, [command: 'baseline record', publishHtml: true], { Map m -> 0 })
+        check(!record.of('publishHTML') && !record.script().contains('--html'), 'publishHtml: baseline record writes no report')
+
+        Run broken = runStep(source, [publishHtml: true], { Map m -> 0 }, [publishHtmlThrows: true])
+        check(broken.of('junit').size() == 1 && broken.of('archiveArtifacts').size() == 1,
+            'publishHTML fails: junit and archiveArtifacts still run')
+        check(broken.of('unstable').size() == 1 && broken.of('unstable')[0].args.message.contains('HTML Publisher plugin'),
+            "publishHTML fails: unstable names the plugin: ${broken.of('unstable')}")
     }
 
     scenario('sh aborted') {
@@ -378,7 +425,7 @@ List<List<String>> mutants() {
     return [
         ['quote without escaping', '.replace("\'", "\'\\\\\'\'")', ''],
         ['returnStatus dropped', 'returnStatus: true', 'returnStatus: false'],
-        ['junit skipped', 'junit(allowEmptyResults: true, testResults: junitPattern)', 'echo(junitPattern)'],
+        ['junit skipped', 'junit(allowEmptyResults: true, testResults: junitPattern, skipMarkingBuildUnstable: skipMarking)', 'echo(junitPattern)'],
         ['junit allowEmptyResults false', 'allowEmptyResults: true', 'allowEmptyResults: false'],
         ['archive skipped', 'archiveArtifacts(allowEmptyArchive: true, artifacts: artifacts)', 'echo(artifacts)'],
         ['publish only when sh returns', '} finally {\n        // Always', '} catch (Throwable t) { throw t }\n        if (true) {\n        // Always'],
@@ -391,6 +438,9 @@ List<List<String>> mutants() {
         ['a pipe hides the status', "lines.add(joined(quoted, ' '))", "lines.add(joined(quoted, ' ') + ' | tee ncugate.log')"],
         ['args not split', "split('\\\\s+')", "split('\\\\t')"],
         ['propagate ignored', '!cfg.propagate', 'false'],
+        ['junit marks the build with propagate: false', 'skipMarkingBuildUnstable: skipMarking', 'skipMarkingBuildUnstable: false'],
+        ['HTML never published', 'publishHTML(target:', 'echo(target:'],
+        ['publishing problems mark the build with propagate: false', '!problems.isEmpty() && !skipMarking', '!problems.isEmpty()'],
         ['unknown arguments allowed', 'if (!unknown.isEmpty()) {', 'if (false) {'],
     ]
 }
@@ -460,6 +510,17 @@ void e2eSuite(String source, File repo, String binary) {
         check(run.currentBuild.description?.contains('ncugate: pass'), "e2e pass: description ${run.currentBuild.description}")
         def json = new groovy.json.JsonSlurper().parse(new File(ws, 'ncugate-reports/check.json'))
         check(json.outcome == 'pass' && json.exit_code == 0, "e2e pass: JSON outcome ${json.outcome}")
+    }
+
+    scenario('e2e publishHtml, propagate: false') {
+        Run run = runStep(source, [ncugate: binary, baseline: 'perf/baseline.json', publishHtml: true, propagate: false,
+                                   args: ['--input', "${fx}/graph_app.fp64.fast.raw.csv".toString()]], realSh, opts)
+        commonChecks('e2e publishHtml', run, 'ncugate-reports/check.junit.xml', 'ncugate-reports/**, target/ncugate/**', true)
+        check(run.returned?.result == 'regression' && !run.of('unstable') && !run.of('error'),
+            "e2e publishHtml, propagate false: regression returned, build untouched (${run.returned})")
+        File index = new File(ws, 'ncugate-reports/check-html/index.html')
+        check(index.isFile() && index.getText('UTF-8').contains('REGRESSION'), "e2e publishHtml: ${index} written by ncugate")
+        check(run.of('publishHTML')[0]?.args?.target?.reportDir == 'ncugate-reports/check-html', 'e2e publishHtml: published')
     }
 
     scenario('e2e regression') {

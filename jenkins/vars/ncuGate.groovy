@@ -19,14 +19,17 @@ Map defaults() {
         failOnRegression: false,
         propagate: true,
         publishMarkdown: false,
+        publishHtml: false,
     ]
 }
 
 /**
  * Runs ncugate and returns [result: 'pass'|'regression'|'error', exitCode: N, meaning: '...',
- * junit:, markdown:, json:, summary:]. Exit 1 marks the build UNSTABLE (FAILURE with
+ * junit:, markdown:, json:, html:, summary:]. Exit 1 marks the build UNSTABLE (FAILURE with
  * failOnRegression: true); any other non-zero exit fails the step with error(), after the JUnit
- * report has been published and the artifacts archived. propagate: false only returns the result.
+ * report has been published and the artifacts archived. propagate: false only returns the result:
+ * the junit step is then told not to mark the build either (skipMarkingBuildUnstable).
+ * publishHtml: true also writes --html and publishes it with the HTML Publisher plugin.
  */
 Map call(Map args = [:]) {
     Map cfg = settings(args)
@@ -41,6 +44,9 @@ Map call(Map args = [:]) {
         json: "${dir}/${slug}.json".toString(),
     ]
     boolean withReports = writesReports(command)
+    if (cfg.publishHtml && withReports) {
+        reports.html = "${dir}/${slug}-html".toString()
+    }
     List<String> argv = commandLine(cfg, command, withReports ? reports : [:])
     String script = shellScript(dir, reports, argv)
     String junitPattern = reports.junit
@@ -51,7 +57,7 @@ Map call(Map args = [:]) {
         status = sh(script: script, returnStatus: true, label: "ncugate ${joined(command, ' ')}")
     } finally {
         // Always, whatever ncugate did (also when the sh step itself was aborted).
-        publish(junitPattern, artifacts)
+        publish(junitPattern, artifacts, !cfg.propagate, reports.html, slug)
     }
 
     Map result = [
@@ -61,6 +67,7 @@ Map call(Map args = [:]) {
         junit: withReports ? reports.junit : null,
         markdown: withReports ? reports.markdown : null,
         json: withReports ? reports.json : null,
+        html: reports.html,
         summary: summary(withReports ? reports.markdown : null, slug, status),
     ]
     if (cfg.publishMarkdown) {
@@ -153,6 +160,9 @@ List<String> commandLine(Map cfg, List<String> command, Map reports) {
     }
     if (reports) {
         argv.addAll(['--junit', reports.junit, '--markdown', reports.markdown, '--json', reports.json])
+        if (reports.html) {
+            argv.addAll(['--html', reports.html])
+        }
     }
     argv.addAll(words(cfg.args, 'args'))
     return argv
@@ -167,6 +177,9 @@ String shellScript(String dir, Map reports, List<String> argv) {
     List<String> lines = ["mkdir -p -- ${shellQuote(dir)} || exit 2".toString()]
     lines.add("rm -f -- ${shellQuote(reports.junit)} ${shellQuote(reports.markdown)} ${shellQuote(reports.json)}"
         .toString())
+    if (reports.html) {
+        lines.add("rm -rf -- ${shellQuote(reports.html)}".toString())
+    }
     List<String> quoted = []
     for (String arg : argv) {
         quoted.add(shellQuote(arg))
@@ -180,14 +193,25 @@ String shellQuote(Object arg) {
     return "'" + arg.toString().replace("'", "'\\''") + "'"
 }
 
-/** junit and archiveArtifacts, each attempted even when the other fails. */
-void publish(String junitPattern, String artifacts) {
+/**
+ * junit, archiveArtifacts and (with publishHtml) publishHTML, each attempted even when another
+ * fails. skipMarking: the junit step leaves the build result alone (propagate: false).
+ */
+void publish(String junitPattern, String artifacts, boolean skipMarking, String html, String slug) {
     List<String> problems = []
-    // Any exception of a publishing step is caught, so that the other step still runs.
+    // Any exception of a publishing step is caught, so that the other steps still run.
     try {
-        junit(allowEmptyResults: true, testResults: junitPattern)
+        junit(allowEmptyResults: true, testResults: junitPattern, skipMarkingBuildUnstable: skipMarking)
     } catch (Exception e) { // groovylint-disable-line CatchException
         problems.add("junit ${junitPattern}: ${e.message}".toString())
+    }
+    if (html) {
+        try {
+            publishHTML(target: [reportDir: html, reportFiles: 'index.html', reportName: "ncugate ${slug}".toString(),
+                                 allowMissing: true, alwaysLinkToLastBuild: true, keepAll: true])
+        } catch (Exception e) { // groovylint-disable-line CatchException
+            problems.add("publishHTML ${html}: ${e.message} (is the HTML Publisher plugin installed?)".toString())
+        }
     }
     try {
         archiveArtifacts(allowEmptyArchive: true, artifacts: artifacts)
@@ -197,7 +221,7 @@ void publish(String junitPattern, String artifacts) {
     for (String problem : problems) {
         echo("ncuGate: could not publish: ${problem}")
     }
-    if (!problems.isEmpty()) {
+    if (!problems.isEmpty() && !skipMarking) {
         unstable("ncuGate: could not publish ${joined(problems, '; ')}")
     }
 }
