@@ -165,3 +165,108 @@ fn the_step_summary_folds_the_full_table_into_details() {
     let table = &md[details..end];
     assert_eq!(table.lines().filter(|l| l.starts_with("| `")).count(), 23);
 }
+
+/// The charts of the redundant run's HTML report: file name → SVG text.
+fn charts(gate: &Gate) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(gate.path("html/charts"))
+        .expect("charts")
+        .map(|e| {
+            let path = e.expect("entry").path();
+            let name = path.file_name().expect("file name").to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).expect("svg"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
+    let gate = redundant();
+    gate.run(&check(&["--html", "html", "--json", "r.json"]))
+        .code(1);
+    let report: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
+    let rules = report["rules"].as_array().unwrap();
+    let zero = rules
+        .iter()
+        .filter(|r| r["baseline"]["mean"] == 0.0 && r["current"] == 0.0)
+        .count();
+    assert!(
+        zero >= 4,
+        "the fixture has all-zero FP64 and load checks: {zero}"
+    );
+    let charts = charts(&gate);
+    assert_eq!(charts.len(), rules.len() - zero, "no chart for 0 vs 0");
+    for (name, svg) in &charts {
+        // The title is the rule, whole or shortened in the middle, never cut at the end,
+        // and the total's does not start with a dash.
+        // (plotters writes a text's content on its own line.)
+        assert!(!svg.contains("\n— "), "{name}: {svg}");
+        assert!(!svg.contains("pct_of_peak_sustained_elaps\n"), "{name}");
+    }
+    let total = charts
+        .iter()
+        .find(|(_, svg)| svg.contains("\nsm__inst_executed.sum (sum, total)\n"))
+        .expect("the total's chart titled by its rule");
+    assert!(total.1.contains("(sum, total)"));
+    let index = gate.read("html/index.html");
+    assert!(
+        index.contains("<figcaption><code>dram__throughput.avg.pct_of_peak_sustained_elapsed (mean)</code> — allowed down to"),
+        "full rule names under the charts"
+    );
+    assert!(index.contains("<figcaption><code>sm__inst_executed.sum (sum)</code> — allowed up to"));
+}
+
+#[test]
+fn the_sanitizer_html_shows_the_host_stack_and_what_was_gated() {
+    let gate = Gate::new();
+    gate.h200("memory/bad_app.memcheck.xml", "bad.memcheck.xml");
+    let out = gate.run(&[
+        "sanitize",
+        "--xml",
+        "bad.memcheck.xml",
+        "--html",
+        "html",
+        "--markdown",
+        "r.md",
+        "--junit",
+        "j.xml",
+        "--json",
+        "r.json",
+    ]);
+    out.code(1);
+    assert!(
+        out.stdout
+            .contains("  tool:       compute-sanitizer memcheck\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("thresholds:") && !out.stdout.contains("baseline:"));
+    assert!(!out.stdout.contains("improved"), "{}", out.stdout);
+    let index = gate.read("html/index.html");
+    assert!(index.contains("<ul class=\"stack\">"), "{index}");
+    let first_frame = out
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("at "))
+        .expect("a host frame in the terminal");
+    assert!(
+        index.contains(&format!(
+            "<li>at <code>{}</code></li>",
+            first_frame.replace('<', "&lt;").replace('>', "&gt;")
+        )),
+        "{first_frame}"
+    );
+    assert!(index.contains("<dt>tool</dt>") && !index.contains("<dt>thresholds</dt>"));
+    let md = gate.read("r.md");
+    assert!(md.contains("- tool: `compute-sanitizer memcheck`") && !md.contains("thresholds"));
+    let junit = gate.read("j.xml");
+    assert!(
+        junit.contains("name=\"tool\"") && !junit.contains("name=\"baseline\""),
+        "{junit}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
+    assert_eq!(json["subject"]["gate"], "sanitizer");
+    assert_eq!(json["subject"]["tools"][0], "memcheck");
+    assert!(json.get("baseline").is_none() && json.get("thresholds").is_none());
+}

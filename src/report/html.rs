@@ -1,14 +1,13 @@
 //! `--html DIR`: a static report that displays under Jenkins' default
 //! Content-Security-Policy — no JavaScript, no inline styles, no `data:` URIs:
 //! `index.html`, an external `style.css`, and one SVG chart per kernel and
-//! gated metric (baseline mean with its allowed band vs the current value),
+//! gated metric (see [`super::chart`]),
 //! drawn with `plotters`.
 
 use super::fmt::{format_mu_sigma, format_value};
 use super::scope_name;
 use crate::error::{Error, Result};
 use crate::verdict::{Outcome, Report, RuleResult, Status};
-use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -27,7 +26,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<()> {
     std::fs::write(&css, CSS).map_err(|e| err(&css, e))?;
     let mut images = Vec::new();
     for (i, r) in report.rules.iter().enumerate() {
-        if let Some(svg) = chart(r) {
+        if let Some(svg) = super::chart::chart(r) {
             let name = format!("charts/rule-{i}.svg");
             let path = dir.join(&name);
             std::fs::write(&path, svg).map_err(|e| err(&path, e))?;
@@ -170,8 +169,10 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
             if let Some((_, name)) = images.iter().find(|(j, _)| j == i) {
                 let _ = write!(
                     h,
-                    "<figure><img src=\"{name}\" alt=\"{}: baseline vs current\" width=\"520\" height=\"130\"></figure>",
-                    esc(&r.rule)
+                    "<figure><img src=\"{name}\" alt=\"{}: baseline vs current\" width=\"520\" height=\"130\"><figcaption><code>{}</code>{}</figcaption></figure>",
+                    esc(&r.rule),
+                    esc(&r.rule),
+                    esc(&allowed(r))
                 );
             }
         }
@@ -206,13 +207,25 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
         for f in &report.sanitizer {
             let _ = write!(
                 h,
-                "<li class=\"{}\"><span class=\"badge {}\">{}</span> {}: {}</li>",
+                "<li class=\"{}\"><span class=\"badge {}\">{}</span> {}: {}",
                 class(f.status),
                 class(f.status),
                 f.status.as_str(),
                 esc(&f.tool),
                 esc(&f.message)
             );
+            // The same first thread and host stack as the terminal shows.
+            if f.example_thread.is_some() || !f.example_stack.is_empty() {
+                h.push_str("<ul class=\"stack\">");
+                if let Some(t) = &f.example_thread {
+                    let _ = write!(h, "<li>first at {}</li>", esc(t));
+                }
+                for frame in f.example_stack.iter().take(6) {
+                    let _ = write!(h, "<li>at <code>{}</code></li>", esc(frame));
+                }
+                h.push_str("</ul>");
+            }
+            h.push_str("</li>");
         }
         h.push_str("</ul></section>\n");
     }
@@ -245,6 +258,32 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
     h
 }
 
+/// What a rule allows, for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
+fn allowed(r: &RuleResult) -> String {
+    let higher = r.worse == crate::rules::Worse::Higher;
+    let bound = match (r.baseline, r.allowance) {
+        (Some(b), Some(a)) => {
+            let v = if higher {
+                b.mean + a
+            } else {
+                (b.mean - a).max(0.0)
+            };
+            let dir = if higher { "up to" } else { "down to" };
+            Some(format!("{dir} {}", format_value(v, &r.unit)))
+        }
+        _ => None,
+    };
+    let limit = r
+        .limit
+        .map(|l| format!("limit {}", format_value(l, &r.unit)));
+    let parts: Vec<String> = bound.into_iter().chain(limit).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" — allowed {}", parts.join(", "))
+    }
+}
+
 fn total_status(report: &Report) -> Status {
     report
         .rules
@@ -253,139 +292,4 @@ fn total_status(report: &Report) -> Status {
         .map(|r| r.status)
         .max()
         .unwrap_or(Status::Pass)
-}
-
-/// A divisor and label that make `max` readable in `unit` (ns → us, byte → MB, …).
-fn display_scale(max: f64, unit: &str) -> (f64, String) {
-    let steps: &[(f64, &str)] = match unit {
-        "ns" => &[(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")],
-        "byte" => &[
-            (1e12, "TB"),
-            (1e9, "GB"),
-            (1e6, "MB"),
-            (1e3, "KB"),
-            (1.0, "B"),
-        ],
-        "byte/s" => &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")],
-        "%" => &[(1.0, "%")],
-        _ => &[(1e9, "G"), (1e6, "M"), (1e3, "K"), (1.0, "")],
-    };
-    for &(d, label) in steps {
-        if max.abs() >= d {
-            let label = if matches!(unit, "ns" | "byte" | "byte/s" | "%") {
-                label.to_string()
-            } else {
-                format!("{label} {unit}").trim().to_string()
-            };
-            return (d, label);
-        }
-    }
-    (1.0, unit.to_string())
-}
-
-/// Baseline (mean bar, allowed band, ±σ whisker) vs current (bar in the verdict's colour) and the limit.
-fn chart(r: &RuleResult) -> Option<String> {
-    let b = r.baseline?;
-    let x = r.current?;
-    let allowance = r.allowance.unwrap_or(0.0);
-    let top = [x, b.mean + allowance, b.max, r.limit.unwrap_or(0.0)]
-        .into_iter()
-        .fold(0.0f64, f64::max);
-    let (div, label) = display_scale(top, &r.unit);
-    // All zero (e.g. no FP64 instructions before or after): a 0..1 axis, not 0..1e-9.
-    let xmax = if top > 0.0 { top / div * 1.15 } else { 1.0 };
-    let color = match r.status {
-        Status::Fail | Status::Error => RGBColor(0xc6, 0x28, 0x28),
-        Status::Warn => RGBColor(0xef, 0x8f, 0x00),
-        Status::Improved => RGBColor(0x1e, 0x88, 0xe5),
-        _ => RGBColor(0x2e, 0x7d, 0x32),
-    };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 130)).into_drawing_area();
-        root.fill(&WHITE).ok()?;
-        let caption = format!(
-            "{} — {}",
-            scope_name(r.kernel.as_deref())
-                .split('(')
-                .next()
-                .unwrap_or("?"),
-            r.rule
-        );
-        let caption: String = caption.chars().take(70).collect();
-        let mut c = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 13))
-            .margin(6)
-            .x_label_area_size(22)
-            .y_label_area_size(62)
-            .build_cartesian_2d(0f64..xmax, 0f64..2f64)
-            .ok()?;
-        c.configure_mesh()
-            .disable_y_mesh()
-            .y_labels(5)
-            .y_label_formatter(&|v| {
-                if (*v - 0.5).abs() < 0.26 {
-                    "current".into()
-                } else if (*v - 1.5).abs() < 0.26 {
-                    "baseline".into()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc(label.as_str())
-            .x_label_formatter(&|v| {
-                format!("{v:.3}")
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
-                    .to_string()
-            })
-            .draw()
-            .ok()?;
-        let lo = ((b.mean - allowance) / div).max(0.0);
-        let hi = (b.mean + allowance) / div;
-        c.draw_series([Rectangle::new(
-            [(lo, 1.1), (hi, 1.9)],
-            RGBColor(0xcf, 0xd8, 0xdc).filled(),
-        )])
-        .ok()?;
-        c.draw_series([Rectangle::new(
-            [(0.0, 1.3), (b.mean / div, 1.7)],
-            RGBColor(0x60, 0x7d, 0x8b).filled(),
-        )])
-        .ok()?;
-        if b.stddev > 0.0 {
-            c.draw_series([PathElement::new(
-                vec![
-                    ((b.mean - b.stddev) / div, 1.5),
-                    ((b.mean + b.stddev) / div, 1.5),
-                ],
-                BLACK.stroke_width(2),
-            )])
-            .ok()?;
-        }
-        c.draw_series([Rectangle::new([(0.0, 0.3), (x / div, 0.7)], color.filled())])
-            .ok()?;
-        if let Some(l) = r.limit {
-            c.draw_series([PathElement::new(
-                vec![(l / div, 0.05), (l / div, 1.95)],
-                RED.stroke_width(2),
-            )])
-            .ok()?;
-        }
-        root.present().ok()?;
-    }
-    Some(svg)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn scales_read_naturally() {
-        assert_eq!(super::display_scale(150_900.0, "ns"), (1e3, "us".into()));
-        assert_eq!(
-            super::display_scale(55_050_000.0, "inst"),
-            (1e6, "M inst".into())
-        );
-        assert_eq!(super::display_scale(49.4, "%"), (1.0, "%".into()));
-    }
 }

@@ -2,6 +2,7 @@
 //! (Markdown), a test-report view (JUnit XML) and machines (JSON). Each one
 //! only reads the report; none of them decides anything.
 
+pub mod chart;
 pub mod fmt;
 pub mod github;
 pub mod html;
