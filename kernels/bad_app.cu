@@ -1,9 +1,10 @@
 // bad_app.cu - a KNOWN-BAD CUDA Graph program for ncugate's memory gate.
 //
-// It repeats, in our own code, the mistakes of the seed program
-// (../../shared/seeds/seed-program.cu, a stream-ordered-allocation experiment
-// captured into a CUDA graph).  Every bug is on purpose and marked "BUG".
-// Nothing is checked on purpose: like the seed, the program prints what the
+// It repeats, in our own code, the mistakes of a stream-ordered-allocation
+// experiment captured into a CUDA graph (seed-program.cu, whose memcheck report
+// is fixtures/ncu-reference/sanitizer/seed-program.memcheck.xml).  Every bug is
+// on purpose and marked "BUG".
+// Nothing is checked on purpose: like the experiment, the program prints what the
 // calls returned and exits 0, so only compute-sanitizer (memcheck) catches it.
 //
 //   (a) BUG: cuMemFreeAsync(reinterpret_cast<const CUdeviceptr&>(ptr), ...)
@@ -13,7 +14,7 @@
 //       and hides the real mistakes at its call sites:
 //         a1  inside a stream capture it frees an allocation that was made
 //             OUTSIDE the graph (graph free nodes may only free graph memory)
-//             -> CUDA_ERROR_INVALID_VALUE (the seed's first error);
+//             -> CUDA_ERROR_INVALID_VALUE (the experiment's first error);
 //         a2  the same cast written one step more wrongly, as it appears when
 //             the `&` is moved: the ADDRESS of the pointer variable (a host
 //             stack address) is handed over as the device pointer
@@ -22,11 +23,11 @@
 //       during capture -> a graph mem-alloc node with no matching free node)
 //       and freed OUTSIDE it (cudaFreeAsync after each launch).  Legal only
 //       if it happens after every launch and before the next one; the code
-//       below also frees it once before the graph ever ran (the seed's second
+//       below also frees it once before the graph ever ran (the experiment's second
 //       CUDA_ERROR_INVALID_VALUE).
 //   (c) BUG: kernel `stale_reader` keeps reading the pointer that the graph's
 //       alloc node produced, (c1) before the graph has run at all (the
-//       address is reserved but not backed yet: the seed's ~50,000 reads in
+//       address is reserved but not backed yet: the experiment's ~50,000 reads in
 //       shortKernel_2) and (c2) after every launch, once the outside free has
 //       released it -> memcheck "Invalid __global__ read ... out of bounds".
 // Build: make -C kernels all (links -lcuda).  Measured on the H200 (see
@@ -94,7 +95,7 @@ int main() {
   note("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   note("cudaMallocAsync(gbuf) in capture", cudaMallocAsync(&gbuf, bytes, stream));  // BUG (b)
   fill<<<grid, kBlock, 0, stream>>>(static_cast<float*>(gbuf), 2.0f, kN);
-  // BUG (a1): the seed's cast, freeing a non-graph allocation inside capture.
+  // BUG (a1): the experiment's cast, freeing a non-graph allocation inside capture.
   note_drv("cuMemFreeAsync(const CUdeviceptr& outside) in capture",
            cuMemFreeAsync(reinterpret_cast<const CUdeviceptr&>(outside), stream));
   note("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph));

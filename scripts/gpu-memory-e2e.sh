@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The memory-health gates on a GPU machine: ncugate sanitize on the known-bad apps (expect 1) and
-# the reference app (expect 0), on the seed program when it is given (expect 1), and ncugate leaks
+# the reference app (expect 0), on the stream-ordered-allocation experiment seed-program.cu when its path is given (expect 1), and ncugate leaks
 # on graph_app --inject leak (expect 1) and the base app (expect 0), with a history file.
 #
 #   scripts/gpu-memory-e2e.sh [NCUGATE_BINARY] [SEED_PROGRAM.cu]

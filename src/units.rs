@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn every_auto_unit_seen_in_the_h200_exports_maps_to_the_base_ncu_prints() {
         // Pairs read from the same report exported with and without
-        // `--print-units base` (shared/ncu-reference, H200, ncu 2025.3.1).
+        // `--print-units base` (fixtures/ncu-reference, H200, ncu 2025.3.1).
         let pairs = [
             ("%/Kbyte", "%/byte", -3),
             ("Gbyte", "byte", 9),

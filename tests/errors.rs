@@ -132,7 +132,7 @@ fn a_metric_the_export_lacks() {
 }
 
 #[test]
-fn the_seed_article_metric_name_gets_the_real_one_suggested() {
+fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
     let gate = Gate::new();
     gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
     gate.write(

@@ -1,5 +1,5 @@
-//! The sanitizer gate on real compute-sanitizer XML (H200): the seed
-//! program's two bugs, clean runs, truncated and malformed files, and every
+//! The sanitizer gate on real compute-sanitizer XML (H200): a stream-ordered-allocation
+//! experiment's two bugs, clean runs, truncated and malformed files, and every
 //! report format with C++ names escaped.
 
 mod common;
@@ -100,7 +100,7 @@ fn malformed_empty_and_foreign_files_are_errors() {
 
 #[test]
 fn names_with_markup_are_escaped_in_every_report() {
-    // The seed's record, with a templated kernel name as compute-sanitizer would write it.
+    // The experiment's record, with a templated kernel name as compute-sanitizer would write it.
     let gate = Gate::new();
     let xml = seed_xml().replace(
         "<func>shortKernel_2</func>",
@@ -178,7 +178,7 @@ fn the_app_is_missing() {
 
 #[test]
 fn fifty_thousand_records_group_into_one_finding() {
-    // The seed program with --print-limit 0 writes ~50,000 out-of-bounds records.
+    // The experiment with --print-limit 0 writes ~50,000 out-of-bounds records.
     let gate = Gate::new();
     let xml = seed_xml();
     let start = xml

@@ -1,4 +1,4 @@
-//! Leak history (the second seed's §4.1): one JSON line per run appended to a
+//! Leak history: one JSON line per run appended to a
 //! file shared by CI jobs, and the alert rule over it. Appends hold an
 //! exclusive `flock`, so parallel jobs never interleave or lose lines.
 
@@ -25,7 +25,9 @@ pub struct Entry {
     pub live_execs: u64,
 }
 
-/// The alert rule; the defaults are the article's.
+/// The alert rule: the last `consecutive` runs each leaked more than `factor` × the
+/// rolling median of `window` runs and more than `min_bytes` — a slow leak that one
+/// run's noise cannot trigger and a real one cannot hide from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     /// Runs in the rolling median baseline (7).

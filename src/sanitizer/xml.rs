@@ -1,6 +1,6 @@
 //! compute-sanitizer's `--xml` output, read as a stream: one [`Record`] at a
-//! time goes to a callback, so 50,000 records (the seed program with
-//! `--print-limit 0`, ~100 MB) take the memory of one record.
+//! time goes to a callback, so 50,000 records (a stream-ordered-allocation
+//! experiment run with `--print-limit 0`, ~100 MB) take the memory of one record.
 
 use crate::error::{Error, Result};
 use quick_xml::Reader;
