@@ -46,8 +46,8 @@ lint="$lint_dir/node_modules/.bin/npm-groovy-lint"
 echo "java: $(java -version 2>&1 | head -1); $(groovy --version); node $(node --version); npm-groovy-lint $lint_version"
 
 # --- 1. syntax ----------------------------------------------------------------------------
-echo "== groovy syntax: jenkins/vars/ncuGate.groovy, jenkins/Jenkinsfile"
-groovy jenkins/test/SyntaxCheck.groovy jenkins/vars/ncuGate.groovy jenkins/Jenkinsfile
+echo "== groovy syntax: jenkins/vars/*.groovy, jenkins/Jenkinsfile, jenkins/Jenkinsfile.suite"
+groovy jenkins/test/SyntaxCheck.groovy jenkins/vars/ncuGate.groovy jenkins/vars/ncuGateMerge.groovy jenkins/Jenkinsfile jenkins/Jenkinsfile.suite
 # The check can fail: a Jenkinsfile with an unbalanced brace does not parse.
 probe_dir="$(mktemp -d)"
 trap 'rm -rf "$probe_dir"' EXIT
@@ -72,7 +72,7 @@ groovy jenkins/test/NcuGateTest.groovy --jenkins-dir jenkins "${e2e_args[@]}"
 
 # --- 3. lint ------------------------------------------------------------------------------
 echo "== npm-groovy-lint $lint_version (config jenkins/.groovylintrc.json)"
-lint_files=(jenkins/Jenkinsfile jenkins/vars/ncuGate.groovy)
+lint_files=(jenkins/Jenkinsfile jenkins/Jenkinsfile.suite jenkins/vars/ncuGate.groovy jenkins/vars/ncuGateMerge.groovy)
 lint_log="$probe_dir/lint.log"
 "$lint" --noserver --failon warning --config jenkins/.groovylintrc.json "${lint_files[@]}" | tee "$lint_log"
 # A lint that found no file would pass silently: check that both were linted.

@@ -110,8 +110,12 @@ Run runStep(String source, Map args, Closure shStub, Map options = [:]) {
     })
     binding.setVariable('env', run.env)
     binding.setVariable('currentBuild', run.currentBuild)
+    if (options.ncuGateSource) {
+        // Another library variable, as Jenkins binds it: `ncuGate(...)` and `ncuGate.words(...)`.
+        binding.setVariable('ncuGate', new GroovyShell(binding).parse(options.ncuGateSource, 'ncuGate'))
+    }
     try {
-        Script step = new GroovyShell(binding).parse(source, 'ncuGate')
+        Script step = new GroovyShell(binding).parse(source, options.name ?: 'ncuGate')
         run.returned = step.call(args)
     } catch (Throwable t) {
         run.thrown = t
@@ -584,6 +588,115 @@ void e2eSuite(String source, File repo, String binary) {
     }
 }
 
+/** ncuGate(shard:) and ncuGateMerge with stubbed steps. */
+void shardSuite(String source, String mergeSource) {
+    scenario('shard') {
+        Run run = runStep(source, [shard: '2/3', args: ['--no-build']], { 0 })
+        commonChecks('shard', run, 'ncugate-reports/check-shard-2-of-3.junit.xml')
+        check(run.script().contains("'--shard' '2/3'"), "shard: --shard 2/3 passed: ${run.script()}")
+        check(run.script().contains("'--json' 'ncugate-reports/check-shard-2-of-3.json'"),
+            "shard: the shard's own report names: ${run.script()}")
+        check(run.returned?.json == 'ncugate-reports/check-shard-2-of-3.json', "shard: returns the JSON path (${run.returned?.json})")
+        Run record = runStep(source, [command: 'baseline record', shard: '1/2'], { 0 })
+        check(record.thrown == null && record.script().contains("'baseline' 'record' '--shard' '1/2'"),
+            "shard: baseline record takes it too: ${record.script()}")
+    }
+    scenario('shard usage errors') {
+        for (String bad : ['2', '0/2', '3/2', '1/2; rm -rf /', '']) {
+            Run run = runStep(source, [shard: bad], { 0 })
+            check(run.thrown instanceof StepError && run.thrown.message.contains("shard must be 'K/N'") && !run.of('sh'),
+                "shard '${bad}': refused before sh (${run.thrown})")
+        }
+        Run sanitize = runStep(source, [command: 'sanitize', shard: '1/2'], { 0 })
+        check(sanitize.thrown instanceof StepError && sanitize.thrown.message.contains('shard is an option of check'),
+            "shard with sanitize: refused (${sanitize.thrown})")
+        Run expect = runStep(source, [expectShards: 2], { 0 })
+        check(expect.thrown instanceof StepError && expect.thrown.message.contains('expectShards is an option of merge'),
+            "expectShards with check: refused (${expect.thrown})")
+    }
+    scenario('ncuGateMerge') {
+        Map files = ['r/check-shard-1-of-2.json': '{}', 'r/check-shard-2-of-2.json': '{}']
+        Run run = runStep(mergeSource, [reports: ['r/check-shard-1-of-2.json', 'r/check-shard-2-of-2.json'], expectShards: 2],
+            { 1 }, [ncuGateSource: source, name: 'ncuGateMerge', files: files])
+        commonChecks('ncuGateMerge', run, 'ncugate-reports/merge.junit.xml')
+        String last = run.script().readLines().last()
+        check(last.contains("'merge' '--expect-shards' '2' '--junit' 'ncugate-reports/merge.junit.xml'"),
+            "ncuGateMerge: ncugate merge with its reports: ${last}")
+        check(last.endsWith("'r/check-shard-1-of-2.json' 'r/check-shard-2-of-2.json'"), "ncuGateMerge: the shard reports last: ${last}")
+        check(run.returned?.result == 'regression' && run.of('unstable').size() == 1, "ncuGateMerge: exit 1 is UNSTABLE (${run.returned})")
+        Run missing = runStep(mergeSource, [reports: ['r/check-shard-1-of-2.json', 'r/gone.json'], expectShards: 2],
+            { 2 }, [ncuGateSource: source, name: 'ncuGateMerge', files: files])
+        check(!missing.script().contains('gone.json') && missing.of('echo').any { it.args.message.contains('r/gone.json does not exist') },
+            "ncuGateMerge: a missing report is left out, with a message: ${missing.script()}")
+        check(missing.thrown instanceof StepError && missing.thrown.message.contains('2 = error'), "ncuGateMerge: exit 2 fails (${missing.thrown})")
+        Run none = runStep(mergeSource, [expectShards: 2], { 0 }, [ncuGateSource: source, name: 'ncuGateMerge'])
+        check(none.thrown instanceof StepError && none.thrown.message.contains('reports is required') && !none.of('sh'),
+            "ncuGateMerge without reports: refused (${none.thrown})")
+        Run shard = runStep(mergeSource, [reports: ['a.json'], shard: '1/2'], { 0 }, [ncuGateSource: source, name: 'ncuGateMerge'])
+        check(shard.thrown instanceof StepError && shard.thrown.message.contains('shard is not an argument of ncuGateMerge'),
+            "ncuGateMerge with shard: refused (${shard.thrown})")
+    }
+}
+
+/**
+ * A suite of three workloads of the reference app, profiled by a stand-in ncu that replays the
+ * H200 recordings (tests/bin/fixture-ncu): recorded, then gated as two shards with one workload
+ * regressed on purpose, and merged: the verdict names it.
+ */
+void e2eShardSuite(String source, String mergeSource, File repo, String binary) {
+    File ws = tempDir('ncugate-e2e-suite')
+    String ncu = new File(repo, 'tests/bin/fixture-ncu').absolutePath
+    Closure suite = { String microVariant ->
+        new File(ws, 'ncugate.toml').text = """[profile]
+ncu = "${ncu}"
+
+[[workload]]
+name = "train"
+command = ["kernels/build/graph_app", "--inject", "base"]
+
+[[workload]]
+name = "infer"
+command = ["kernels/build/graph_app", "--inject", "fp64"]
+
+[[workload]]
+name = "micro"
+command = ["kernels/build/graph_app", "--inject", "${microVariant}"]
+"""
+    }
+    Closure realSh = { Map m -> return realShell(m.script, ws)[0] }
+    Map opts = [workspace: ws, ncuGateSource: source]
+
+    scenario('e2e suite: record, two shards, merge') {
+        suite('unfolded-loop')
+        Run record = runStep(source, [command: 'baseline record', ncugate: binary, args: ['--runs', '1']], realSh, opts)
+        check(record.thrown == null && record.returned?.result == 'pass', "e2e suite record: pass (${record.thrown ?: record.returned})")
+        check(new File(ws, 'baselines/micro/nvidia-h200-cc90-132sm.json').isFile(), 'e2e suite record: baselines/micro/<gpu>.json')
+        suite('strided') // the regression, on purpose
+        List<String> reports = []
+        for (int k = 1; k <= 2; k++) {
+            Run shard = runStep(source, [shard: "${k}/2".toString(), ncugate: binary, propagate: false], realSh, opts)
+            check(shard.thrown == null && shard.returned?.json == "ncugate-reports/check-shard-${k}-of-2.json".toString(),
+                "e2e shard ${k}/2: ran, report ${shard.returned?.json} (${shard.thrown})")
+            reports.add(shard.returned?.json?.toString())
+        }
+        Run merged = runStep(mergeSource, [reports: reports, expectShards: 2, ncugate: binary],
+            realSh, opts + [name: 'ncuGateMerge'])
+        commonChecks('e2e merge', merged, 'ncugate-reports/merge.junit.xml')
+        check(merged.returned?.result == 'regression' && merged.of('unstable').size() == 1,
+            "e2e merge: regression, UNSTABLE (${merged.thrown ?: merged.returned})")
+        def json = new groovy.json.JsonSlurper().parse(new File(ws, 'ncugate-reports/merge.json'))
+        List names = json.workloads*.name
+        check(json.kind == 'suite' && names == ['train', 'infer', 'micro'], "e2e merge: every workload once, in order (${names})")
+        List regressed = json.workloads.findAll { it.report.outcome == 'regression' }*.name
+        check(regressed == ['micro'], "e2e merge: the verdict names the regressed workload (${regressed})")
+        File junit = new File(ws, 'ncugate-reports/merge.junit.xml')
+        check(junit.isFile() && junit.text.contains('testsuite name="micro: '), 'e2e merge: JUnit testsuites per workload x kernel')
+        Run gap = runStep(mergeSource, [reports: [reports[0], 'ncugate-reports/never-stashed.json'], expectShards: 2, ncugate: binary],
+            realSh, opts + [name: 'ncuGateMerge'])
+        check(gap.thrown instanceof StepError && gap.thrown.message.contains('2 = error'), "e2e merge of one shard of two: error (${gap.thrown})")
+    }
+}
+
 // ---- main ----
 List<String> argv = args as List
 for (int i = 0; i < argv.size(); i++) {
@@ -598,10 +711,12 @@ for (int i = 0; i < argv.size(); i++) {
 }
 File varFile = new File(jenkinsDir, 'vars/ncuGate.groovy')
 String source = varFile.getText('UTF-8')
+String mergeSource = new File(jenkinsDir, 'vars/ncuGateMerge.groovy').getText('UTF-8')
 
 println "== unit: ${varFile}"
 int before = passed + failures.size()
 unitSuite(source)
+shardSuite(source, mergeSource)
 println "   ${passed + failures.size() - before} checks"
 println '== mutants: each known-bad edit must fail a unit check'
 mutationSuite(source)
@@ -609,6 +724,7 @@ if (e2eBinary) {
     File binary = new File(e2eBinary).absoluteFile
     println "== e2e: real sh -xe and ${binary} on fixtures/h200"
     e2eSuite(source, new File(jenkinsDir).absoluteFile.parentFile, binary.path)
+    e2eShardSuite(source, mergeSource, new File(jenkinsDir).absoluteFile.parentFile, binary.path)
 }
 println ''
 if (failures) {

@@ -20,6 +20,8 @@ Map defaults() {
         propagate: true,
         publishMarkdown: false,
         publishHtml: false,
+        shard: null,
+        expectShards: null,
     ]
 }
 
@@ -35,6 +37,10 @@ Map call(Map args = [:]) {
     Map cfg = settings(args)
     List<String> command = words(cfg.command, 'command')
     String slug = joined(command, '-')
+    if (cfg.shard != null) {
+        // Each shard's reports get their own names, so that stashes and archives never collide.
+        slug = "${slug}-shard-${shardOf(cfg.shard, command).replace('/', '-of-')}".toString()
+    }
     String dir = trimSlash(cfg.reportDir.toString())
     // This command's reports (only check, sanitize and leaks write them; the JUnit path is
     // published for every command: it matches nothing when no report was written).
@@ -133,7 +139,25 @@ List<String> words(Object value, String name) {
 
 /** The commands that write --junit/--markdown/--json reports. */
 boolean writesReports(List<String> command) {
-    return command.size() == 1 && command[0] in ['check', 'sanitize', 'leaks']
+    return command.size() == 1 && command[0] in ['check', 'sanitize', 'leaks', 'merge']
+}
+
+/** shard: 'K/N' (1 <= K <= N) for check, baseline record and profile; the validated text. */
+String shardOf(Object shard, List<String> command) {
+    String text = shard.toString().trim()
+    if (!(command in [['check'], ['baseline', 'record'], ['profile']])) {
+        error("ncuGate: shard is an option of check, baseline record and profile, not of ${joined(command, ' ')}")
+    }
+    // No Matcher: it is not serializable, and error() is a step (CPS).
+    boolean ok = text ==~ /[1-9][0-9]{0,5}\/[1-9][0-9]{0,5}/
+    if (ok) {
+        String[] parts = text.split('/')
+        ok = Integer.parseInt(parts[0]) <= Integer.parseInt(parts[1])
+    }
+    if (!ok) {
+        error("ncuGate: shard must be 'K/N' with 1 <= K <= N (e.g. '2/4'), not '${text}'")
+    }
+    return text
 }
 
 /** ncugate's argv: the command, the options this step knows, the reports, then `args` (last, for `-- APP ARGS`). */
@@ -157,6 +181,15 @@ List<String> commandLine(Map cfg, List<String> command, Map reports) {
     }
     if (cfg.config != null) {
         argv.addAll(['--config', cfg.config.toString()])
+    }
+    if (cfg.shard != null) {
+        argv.addAll(['--shard', shardOf(cfg.shard, command)])
+    }
+    if (cfg.expectShards != null) {
+        if (command != ['merge']) {
+            error("ncuGate: expectShards is an option of merge, not of ${joined(command, ' ')}")
+        }
+        argv.addAll(['--expect-shards', cfg.expectShards.toString()])
     }
     if (reports) {
         argv.addAll(['--junit', reports.junit, '--markdown', reports.markdown, '--json', reports.json])
