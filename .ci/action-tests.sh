@@ -114,9 +114,18 @@ run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-r
   shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-release.sh
 run_lint "wrkflw validate .github/workflows/gpu-gate.yml" \
   wrkflw validate .github/workflows/gpu-gate.yml
+# The suite example: a matrix of GPU shards, artifacts, and a merge job without a GPU.
+run_lint "actionlint .github/workflows/gpu-suite.yml (+ ./action.yml inputs)" \
+  actionlint -config-file .github/action/actionlint.yaml .github/workflows/gpu-suite.yml
+run_lint "check-jsonschema vendor.github-workflows .github/workflows/gpu-suite.yml" \
+  check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/gpu-suite.yml
+run_lint "zizmor --offline .github/workflows/gpu-suite.yml: no findings" \
+  zizmor --offline --no-progress .github/workflows/gpu-suite.yml
+run_lint "wrkflw validate .github/workflows/gpu-suite.yml" \
+  wrkflw validate .github/workflows/gpu-suite.yml
 # Template injection: inputs reach scripts through env: only. (zizmor's template-injection audit
 # covers the same ground; this check fails on any ${{ }} in a run: script at all.)
-run_lint "no \${{ }} inside any run: script" "$venv/bin/python" - action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml <<'EOF'
+run_lint "no \${{ }} inside any run: script" "$venv/bin/python" - action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml .github/workflows/gpu-suite.yml <<'EOF'
 import sys
 from ruamel.yaml import YAML
 
@@ -317,6 +326,66 @@ expect "working-directory missing: exit" "$d_status" 2
 
 direct report-dir NCUGATE_ACTION_REPORT_DIR=target/action-tests/direct-report-dir/reports NCUGATE_ACTION_ARGS="$pass_args"
 expect "report-dir (relative to the workspace): report" "$(out report)" "$work/direct-report-dir/reports/report.json"
+
+# A suite (three workloads of the reference app) profiled by tests/bin/fixture-ncu, a stand-in
+# for ncu that replays the H200 recordings: recorded, then `micro` regressed on purpose, checked
+# as two shards (as two matrix jobs would) and merged without a GPU.
+suite_dir=$work/suite
+rm -rf "$suite_dir" "$work/shards"
+mkdir -p "$suite_dir"
+write_suite() { # MICRO_VARIANT
+  cat >"$suite_dir/ncugate.toml" <<TOML
+[profile]
+ncu = "$repo/tests/bin/fixture-ncu"
+
+[[workload]]
+name = "train"
+command = ["kernels/build/graph_app", "--inject", "base"]
+
+[[workload]]
+name = "infer"
+command = ["kernels/build/graph_app", "--inject", "fp64"]
+
+[[workload]]
+name = "micro"
+command = ["kernels/build/graph_app", "--inject", "$1"]
+TOML
+}
+write_suite unfolded-loop
+check "suite: baselines recorded for every workload" \
+  sh -c "cd '$suite_dir' && '$ncugate' baseline record --runs 1 >'$work/suite-record.log' 2>&1"
+write_suite strided
+suite_env=(NCUGATE_ACTION_WORKING_DIRECTORY=target/action-tests/suite NCUGATE_ACTION_BASELINE=)
+for k in 1 2; do
+  direct "shard-$k" "${suite_env[@]}" NCUGATE_ACTION_SHARD="$k/2" NCUGATE_ACTION_FAIL_ON_REGRESSION=false \
+    NCUGATE_ACTION_REPORT_DIR="target/action-tests/shards/ncugate-shard-$k"
+  expect "shard $k/2: exit (fail-on-regression=false)" "$d_status" 0
+  check "shard $k/2: ran its share" grep -q "ncugate suite: .* in shard $k/2" "$work/direct-shard-$k/log"
+done
+gated=$(cat "$work"/shards/*/report.json | grep -c '"name": "\(train\|infer\|micro\)"' || true)
+expect "shards: the three workloads, each gated once" "$gated" 3
+direct merge "${suite_env[@]}" NCUGATE_ACTION_COMMAND=merge NCUGATE_ACTION_SHARD_REPORTS=target/action-tests/shards \
+  NCUGATE_ACTION_EXPECT_SHARDS=2
+expect "merge: exit (a workload regressed)" "$d_status" 1
+expect "merge: result" "$(out result)" regression
+expect "merge: failed_workloads names it" "$(out failed_workloads)" micro
+check "merge: the suite's Markdown in the step summary" grep -q 'ncugate suite: regression' "$d_summary"
+check "merge: a section per workload in the step summary" grep -q '^## Workload .micro.$' "$d_summary"
+check "merge: the merged JUnit report" grep -q 'testsuite name="micro: ' "$work/direct-merge/runner-temp/ncugate/junit.xml"
+direct merge-missing "${suite_env[@]}" NCUGATE_ACTION_COMMAND=merge \
+  NCUGATE_ACTION_SHARD_REPORTS=target/action-tests/shards/ncugate-shard-1 NCUGATE_ACTION_EXPECT_SHARDS=2
+expect "merge of one shard of two: exit" "$d_status" 2
+expect "merge of one shard of two: result" "$(out result)" error
+check "merge of one shard of two: names the missing shard" grep -q 'cannot merge: shard 2/2 is missing' "$work/direct-merge-missing/log"
+direct merge-no-dir "${suite_env[@]}" NCUGATE_ACTION_COMMAND=merge
+expect "merge without shard-reports: exit" "$d_status" 2
+direct shard-bad "${suite_env[@]}" NCUGATE_ACTION_SHARD="3/2"
+expect "shard 3/2: exit" "$d_status" 2
+check "shard 3/2: ::error annotation" grep -q '^::error title=ncugate::shard must be K/N' "$work/direct-shard-bad/log"
+direct shard-sanitize "${suite_env[@]}" NCUGATE_ACTION_COMMAND=sanitize NCUGATE_ACTION_SHARD="1/2"
+expect "shard with sanitize: exit" "$d_status" 2
+direct expect-check "${suite_env[@]}" NCUGATE_ACTION_EXPECT_SHARDS=2
+expect "expect-shards with check: exit" "$d_status" 2
 
 # version: source — cargo build --release --locked in the action's checkout (this repository).
 direct source NCUGATE_ACTION_VERSION=source NCUGATE_ACTION_ARGS="$pass_args"

@@ -17,7 +17,10 @@
 #   NCUGATE_ACTION_FAIL_ON_REGRESSION   true | false
 #   NCUGATE_ACTION_WORKING_DIRECTORY    where ncugate runs (relative to the workspace)
 #   NCUGATE_ACTION_REPORT_DIR           where the reports go (default $RUNNER_TEMP/ncugate): junit.xml,
-#                                       summary.md, report.json and html/ (check, sanitize, leaks)
+#                                       summary.md, report.json and html/ (check, sanitize, leaks, merge)
+#   NCUGATE_ACTION_SHARD                K/N → --shard K/N (check, baseline record, profile)
+#   NCUGATE_ACTION_SHARD_REPORTS        merge: the folder holding the shards' JSON reports
+#   NCUGATE_ACTION_EXPECT_SHARDS        merge: N → --expect-shards N
 #
 # Outputs (GITHUB_OUTPUT): ncugate writes result/regressions/report itself in GitHub mode
 # (GITHUB_ACTIONS=true). This script writes them only when ncugate did not: when it could not be
@@ -77,6 +80,30 @@ read -r -a command_words <<<"$command_input" || true
 for word in "${command_words[@]}"; do
   [[ $word =~ ^[a-z][a-z-]*$ ]] || fail_early "command must be plain ncugate subcommand words, not '$command_input'"
 done
+
+# ── Suites: shard K/N of the workloads, or the merge of the shards' reports. ────────────────────
+shard=${NCUGATE_ACTION_SHARD:-}
+shard_reports=${NCUGATE_ACTION_SHARD_REPORTS:-}
+expect_shards=${NCUGATE_ACTION_EXPECT_SHARDS:-}
+if [[ -n $shard ]]; then
+  if [[ ! $shard =~ ^[1-9][0-9]{0,5}/[1-9][0-9]{0,5}$ ]] || ((${shard%/*} > ${shard#*/})); then
+    fail_early "shard must be K/N with 1 <= K <= N (e.g. 2/4), not '$shard'"
+  fi
+  case "${command_words[*]}" in
+    check | "baseline record" | profile) ;;
+    *) fail_early "shard applies to check, baseline record and profile, not to '$command_input'" ;;
+  esac
+fi
+if [[ ${command_words[0]} == merge ]]; then
+  [[ -n $shard_reports ]] ||
+    fail_early "command merge needs shard-reports: the folder the shards' report-dirs were downloaded into"
+  [[ $shard_reports == /* ]] || shard_reports="$PWD/$shard_reports"
+  [[ -d $shard_reports ]] || fail_early "shard-reports '$shard_reports' is not a folder (did any shard upload its reports?)"
+  [[ -z $expect_shards || $expect_shards =~ ^[1-9][0-9]{0,5}$ ]] ||
+    fail_early "expect-shards must be a number of shards, not '$expect_shards'"
+elif [[ -n $shard_reports || -n $expect_shards ]]; then
+  fail_early "shard-reports and expect-shards apply to command merge only, not to '$command_input'"
+fi
 
 # ── args: split with quote handling but no expansion (xargs), checked for unbalanced quotes. ──
 extra_args=()
@@ -162,7 +189,7 @@ fi
 
 argv=("${command_words[@]}")
 case ${command_words[0]} in
-  check | sanitize | leaks)
+  check | sanitize | leaks | merge)
     mkdir -p -- "$report_dir"
     junit="$report_dir/junit.xml" markdown="$report_dir/summary.md" json="$report_dir/report.json"
     html="$report_dir/html"
@@ -173,6 +200,16 @@ case ${command_words[0]} in
     ;;
   *) json="" markdown="" ;;
 esac
+[[ -z $shard ]] || argv+=(--shard "$shard")
+if [[ ${command_words[0]} == merge ]]; then
+  [[ -z $expect_shards ]] || argv+=(--expect-shards "$expect_shards")
+  # Every JSON report under the folder, in a stable order (download-artifact puts each shard's
+  # artifact in its own subfolder).
+  mapfile -d '' -t shard_files < <(find "$shard_reports" -type f -name '*.json' -print0 | sort -z)
+  [[ ${#shard_files[@]} -gt 0 ]] ||
+    fail_early "no JSON report under shard-reports '$shard_reports' (did the shards upload their report-dir?)"
+  argv+=("${shard_files[@]}")
+fi
 argv+=("${extra_args[@]}")
 
 # baseline / thresholds / config through ncugate's own variables: each subcommand that has the
