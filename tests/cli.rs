@@ -278,3 +278,14 @@ fn a_missing_file_gets_a_hint_that_fits_it() {
             .contains("`ncugate init` writes a commented thresholds file")
     );
 }
+
+#[test]
+fn ncu_not_found_is_said_first_with_no_launch_count_before_it() {
+    let gate = Gate::new();
+    let out = gate.run(&["profile", "--ncu", "/nope/ncu", "--", "/bin/true"]);
+    out.one_clear_error("`/nope/ncu` not found");
+    assert!(!out.stderr.contains("profiled 0"), "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(lines[0].starts_with("ncugate: profile: /nope/ncu "), "{}", out.stderr);
+    assert!(lines[1].starts_with("ncugate: error: "), "{}", out.stderr);
+}

@@ -18,7 +18,7 @@ pub const FILE_NAME: &str = "libncugate_audit.so";
 /// Where the CUDA toolkit's CUPTI headers and libraries are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {
-    /// The C compiler (`$CC`, else `cc`).
+    /// The C compiler (`$CC`, else `cc`, else `gcc`).
     pub cc: String,
     /// The CUDA toolkit (`$CUDA_HOME`, `$CUDA_PATH`, else `/usr/local/cuda`).
     pub cuda_home: PathBuf,
@@ -28,13 +28,23 @@ impl Toolchain {
     /// From the environment, as `make` would see it.
     pub fn from_env() -> Toolchain {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        // `cc` is the POSIX name; some images only have `gcc`.
+        let default_cc = ["cc", "gcc"]
+            .into_iter()
+            .find(|c| on_path(c))
+            .unwrap_or("cc");
         Toolchain {
-            cc: var("CC").unwrap_or_else(|| "cc".into()),
+            cc: var("CC").unwrap_or_else(|| default_cc.into()),
             cuda_home: var("CUDA_HOME")
                 .or_else(|| var("CUDA_PATH"))
                 .map_or_else(|| PathBuf::from("/usr/local/cuda"), PathBuf::from),
         }
     }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
 /// The folder compiled libraries are cached in: `$NCUGATE_CACHE_DIR`, else
