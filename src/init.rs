@@ -55,9 +55,14 @@ pub fn run(
         .map(|p| p.display().to_string())
         .collect();
     if !existing.is_empty() && !config.force {
+        let verb = if existing.len() == 1 {
+            "exists"
+        } else {
+            "exist"
+        };
         return Err(Error::Usage {
             message: format!(
-                "{} already exist(s); init never overwrites",
+                "{} already {verb}; init never overwrites",
                 existing.join(" and ")
             ),
             hint: "edit them, or pass --force to write fresh ones".into(),

@@ -286,6 +286,10 @@ fn ncu_not_found_is_said_first_with_no_launch_count_before_it() {
     out.one_clear_error("`/nope/ncu` not found");
     assert!(!out.stderr.contains("profiled 0"), "{}", out.stderr);
     let lines: Vec<&str> = out.stderr.lines().collect();
-    assert!(lines[0].starts_with("ncugate: profile: /nope/ncu "), "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("ncugate: profile: /nope/ncu "),
+        "{}",
+        out.stderr
+    );
     assert!(lines[1].starts_with("ncugate: error: "), "{}", out.stderr);
 }

@@ -66,7 +66,7 @@ fn it_never_overwrites_without_force() {
     let gate = Gate::new();
     gate.write("ncugate.toml", "# mine\n");
     let out = gate.run(&["init", "--", "./app"]);
-    out.one_clear_error("./ncugate.toml already exist(s); init never overwrites");
+    out.one_clear_error("./ncugate.toml already exists; init never overwrites");
     assert!(out.stderr.contains("hint: edit them, or pass --force"));
     assert_eq!(gate.read("ncugate.toml"), "# mine\n");
     assert!(!gate.path("ncugate-thresholds.toml").exists());

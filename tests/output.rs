@@ -172,7 +172,11 @@ fn charts(gate: &Gate) -> Vec<(String, String)> {
         .expect("charts")
         .map(|e| {
             let path = e.expect("entry").path();
-            let name = path.file_name().expect("file name").to_string_lossy().into_owned();
+            let name = path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned();
             (name, std::fs::read_to_string(&path).expect("svg"))
         })
         .collect();
