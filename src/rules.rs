@@ -218,15 +218,10 @@ impl Thresholds {
         let err = |message: String| Error::Thresholds {
             path: source.to_string(),
             message,
+            hint: format_hint(),
         };
-        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| {
-            Error::toml(
-                "thresholds",
-                source,
-                &e,
-                "see the threshold format in the README; `[[rule]]` keys: metric, per, aggregate, worse, max_change, noise, noise_floor, limit, kernels, severity, optional, name, why",
-            )
-        })?;
+        let spec: ThresholdsSpec = toml::from_str(text)
+            .map_err(|e| Error::toml("thresholds", source, &e, &format_hint()))?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
             let line = text[..spanned.span().start.min(text.len())]
@@ -318,6 +313,20 @@ impl Thresholds {
     }
 }
 
+/// The keys a `[[rule]]` table takes, read from its definition (so the list
+/// in messages cannot fall behind the parser).
+pub fn rule_keys() -> &'static [&'static str] {
+    serde_aux::serde_introspection::serde_introspect::<RuleSpec>()
+}
+
+/// The hint of every invalid thresholds file.
+fn format_hint() -> String {
+    format!(
+        "see the threshold format in the README; `[[rule]]` keys: {}",
+        rule_keys().join(", ")
+    )
+}
+
 /// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.
 fn parse_percent(text: &str) -> std::result::Result<f64, String> {
     let Some(number) = text.trim().strip_suffix('%') else {
@@ -391,6 +400,19 @@ mod tests {
         assert!(
             bad(&format!("{rule}max_change = \"5%\"\nworse = \"lower\"\n")).contains("duplicate")
         );
+    }
+
+    #[test]
+    fn the_hint_lists_every_rule_key() {
+        let keys = rule_keys();
+        for key in ["metric", "max_change", "noise_floor", "name", "why"] {
+            assert!(keys.contains(&key), "{keys:?}");
+        }
+        let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
+        for text in [rule.to_string(), format!("{rule}max_chnage = \"20%\"\n")] {
+            let hint = Thresholds::parse(&text, "t.toml").unwrap_err().hint();
+            assert!(hint.ends_with(&keys.join(", ")), "{hint}");
+        }
     }
 
     #[test]

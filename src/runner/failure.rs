@@ -1,140 +1,101 @@
-//! Why a profiled run failed, from ncu's exit status and what it printed —
-//! each class with the reason and the fix. Every class is tested against
-//! real ncu output recorded on the H200 (fixtures/h200, fixtures/ncu-reference/logs).
+//! Why a profiled run failed, from ncu's exit status and what it printed:
+//! [`NcuFailure`] (beside the gate's other expected errors) names every known
+//! class with its message and its fix, and [`classify`] reads a finished run
+//! into one of them. Every class is tested
+//! against real ncu output recorded on the H200 (fixtures/h200,
+//! fixtures/ncu-reference/logs).
 
-use super::process::Exit;
-use crate::error::Error;
+use super::process::{Exit, last_lines};
+pub use crate::error::NcuFailure;
 
 /// Metric names of GH100 (`ncu --query-metrics --chip gh100`, ncu 2025.3.1), for suggestions.
 const GH100_METRICS: &str = include_str!("gh100-metrics.txt");
 
-/// Classifies a finished `ncu` profiling run. `Ok` when a report can be imported.
+/// Classifies a finished `ncu` profiling run: `lines` are ncu's own messages,
+/// `app_tail` the last lines the app printed. `Ok` when a report can be
+/// imported. The order of the checks matters: an app that exits non-zero
+/// makes ncu say so too, so ncu's own complaints (counters, metrics, mode,
+/// a missing app) are read first.
 pub fn classify(
     ncu: &str,
     exit: &Exit,
     lines: &[String],
     report_exists: bool,
     app_tail: &str,
-) -> Result<(), Error> {
+) -> Result<(), NcuFailure> {
     let log = lines.join("\n");
-    let tool = |message: String, hint: &str| Error::Tool {
-        message,
-        hint: hint.to_string(),
-    };
     match exit {
         Exit::NotFound => {
-            return Err(tool(
-                format!("`{ncu}` not found: Nsight Compute is not installed or not on PATH"),
-                "install Nsight Compute (it ships with the CUDA toolkit), or set [profile] ncu / NCUGATE_NCU to its path; `ncugate doctor` checks the setup",
-            ));
+            return Err(NcuFailure::NotFound {
+                ncu: ncu.to_string(),
+            });
         }
         Exit::SpawnFailed(e) => {
-            return Err(tool(
-                format!("`{ncu}` could not be started: {e}"),
-                "check that ncu is executable; `ncugate doctor` checks the setup",
-            ));
+            return Err(NcuFailure::SpawnFailed {
+                ncu: ncu.to_string(),
+                reason: e.clone(),
+            });
         }
         Exit::TimedOut(d) => {
-            return Err(tool(
-                format!(
-                    "the profiled run timed out after {}s; the app and ncu were killed (process group){}",
-                    d.as_secs(),
-                    tail_suffix(app_tail)
-                ),
-                "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"",
-            ));
+            return Err(NcuFailure::TimedOut {
+                seconds: d.as_secs(),
+                app_tail: app_tail.to_string(),
+            });
         }
         _ => {}
     }
     if log.contains("ERR_NVGPUCTRPERM") {
-        return Err(tool(
-            "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)".into(),
-            "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN",
-        ));
+        return Err(NcuFailure::CounterPermission);
     }
     if let Some(metric) = unknown_metric(&log) {
-        let hint = if metric.starts_with("sys__memory_throughput") {
-            "`sys__memory_throughput` does not exist: \"Memory Throughput\" is gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed, DRAM is dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()
-        } else {
-            let near = suggestions(&metric);
-            if near.is_empty() {
-                "check the name with `ncu --query-metrics`".to_string()
-            } else {
-                format!(
-                    "did you mean {}? (`ncu --query-metrics` lists them all)",
-                    near.join(", ")
-                )
-            }
-        };
-        return Err(Error::Tool {
-            message: format!("ncu does not know the metric `{metric}`"),
-            hint,
+        let suggestions = suggestions(&metric);
+        return Err(NcuFailure::UnknownMetric {
+            metric,
+            suggestions,
         });
     }
-    let unsupported: Vec<&str> = log
+    let unsupported: Vec<String> = log
         .lines()
         .filter_map(|l| l.strip_prefix("==ERROR== Metric "))
         .filter_map(|l| l.split_once(" is not supported"))
-        .map(|(m, _)| m)
+        .map(|(m, _)| m.to_string())
         .collect();
     if !unsupported.is_empty() {
-        return Err(tool(
-            format!(
-                "ncu cannot collect {} in this profiling mode",
-                unsupported.join(", ")
-            ),
-            "graph-profiling mode (range replay) rejects SASS-level metrics: use graph_profiling = \"node\", or drop these metrics from the thresholds",
-        ));
+        return Err(NcuFailure::UnsupportedInGraphMode {
+            metrics: unsupported,
+        });
     }
     if let Some(line) = log
         .lines()
         .find(|l| l.contains("does not exist or is not an executable"))
     {
-        return Err(tool(
-            format!(
-                "the app could not be started: {}",
-                line.trim_start_matches("==ERROR== ")
-            ),
-            "check [app] command (the first element is the program; relative paths are from [app] workdir) and that `make -C kernels` / [build] built it",
-        ));
+        return Err(NcuFailure::AppMissing {
+            detail: line.trim_start_matches("==ERROR== ").to_string(),
+        });
     }
     if let Some(code) = app_error_code(&log) {
-        return Err(tool(
-            format!(
-                "the app exited with code {code} under ncu{}",
-                tail_suffix(app_tail)
-            ),
-            "run the app without ncu to see why; its full output is in app.log in the work dir",
-        ));
+        return Err(NcuFailure::AppExit {
+            code,
+            app_tail: app_tail.to_string(),
+        });
     }
     if log.contains("No kernels were profiled") {
-        let available: Vec<&str> = log
+        let launched = log
             .lines()
             .skip_while(|l| !l.starts_with("Available Kernels"))
             .skip(1)
             .take_while(|l| !l.starts_with("=="))
-            .map(str::trim)
+            .map(|l| l.trim().to_string())
             .collect();
-        let listed = if available.is_empty() {
-            String::new()
-        } else {
-            format!(" (the app launched: {})", available.join(" "))
-        };
-        return Err(tool(
-            format!("ncu profiled no kernels, although it exited 0{listed}"),
-            "check [profile] kernel_name / launch_skip / launch_count, and that the app launches kernels on the GPU",
-        ));
+        return Err(NcuFailure::NoKernels { launched });
     }
     match exit {
         Exit::Code(0) if report_exists => Ok(()),
-        Exit::Code(0) => Err(tool(
-            "ncu exited 0 but wrote no report".into(),
-            "look at ncu.log in the work dir; check that the work dir is writable",
-        )),
-        other => Err(tool(
-            format!("ncu failed ({other}){}", tail_suffix(&last_lines(&log, 3))),
-            "look at ncu.log in the work dir",
-        )),
+        Exit::Code(0) => Err(NcuFailure::NoReport),
+        other => Err(NcuFailure::Other {
+            exit: other.to_string(),
+            log_tail: last_lines(lines, 3, "\n"),
+        }),
     }
 }
 
@@ -185,25 +146,227 @@ pub fn suggestions(name: &str) -> Vec<String> {
         .collect()
 }
 
-fn tail_suffix(tail: &str) -> String {
-    if tail.trim().is_empty() {
-        String::new()
-    } else {
-        format!("; its last output: {}", tail.trim().replace('\n', " | "))
-    }
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use std::time::Duration;
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
+    }
+
+    fn read(path: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// A full-mode run: ncu's messages and the app's output share the pipes.
+    fn shared(path: &str, exit: Exit, report: bool) -> Result<(), NcuFailure> {
+        classify("ncu", &exit, &lines(&read(path)), report, "")
+    }
+
+    /// A one-pass run recorded as `fixtures/h200/one-pass/fail-NAME.*`:
+    /// ncu's log file, plus ncu's own lines from the pipes; the exit from `.exit`.
+    fn one_pass(name: &str, report: bool) -> Result<(), NcuFailure> {
+        let base = format!("fixtures/h200/one-pass/fail-{name}");
+        let code: i32 = read(&format!("{base}.exit"))
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .expect("`exit N in S s`");
+        let mut messages = lines(&read(&format!("{base}.ncu.log")));
+        let mut app = Vec::new();
+        for pipe in ["stdout", "stderr"] {
+            for l in lines(&read(&format!("{base}.{pipe}"))) {
+                if crate::runner::ncu::is_ncu_line(&l) {
+                    messages.push(l);
+                } else {
+                    app.push(l);
+                }
+            }
+        }
+        let app_tail = last_lines(&app, 5, "\n");
+        classify("ncu", &Exit::Code(code), &messages, report, &app_tail)
+    }
+
+    /// A recorded run, what classify made of it, and what it must have made.
+    type Case = (
+        &'static str,
+        Result<(), NcuFailure>,
+        fn(&NcuFailure) -> bool,
+    );
+
+    #[test]
+    fn every_recorded_failure_has_its_class() {
+        use NcuFailure as F;
+        let h200 =
+            |name: &str, exit, report| shared(&format!("fixtures/h200/{name}"), exit, report);
+        let reference =
+            |name: &str, exit| shared(&format!("fixtures/ncu-reference/logs/{name}"), exit, false);
+        let cases: Vec<Case> = vec![
+            (
+                "h200 unknown metric",
+                h200(
+                    "graph_app.base.fail-unknown-metric.ncu.log",
+                    Exit::Code(9),
+                    false,
+                ),
+                |f| matches!(f, F::UnknownMetric { metric, .. } if metric == "sys__memory_throughput"),
+            ),
+            (
+                "h200 bad args",
+                h200(
+                    "graph_app.base.fail-app-bad-args.ncu.log",
+                    Exit::Code(1),
+                    false,
+                ),
+                |f| matches!(f, F::AppExit { code: 1, .. }),
+            ),
+            (
+                "h200 exit 3 after kernels",
+                h200(
+                    "graph_app.base.fail-app-exit3-after-kernels.ncu.log",
+                    Exit::Code(3),
+                    true,
+                ),
+                |f| matches!(f, F::AppExit { code: 3, .. }),
+            ),
+            (
+                "h200 unknown variant",
+                h200(
+                    "graph_app.bogus.fail-app-unknown-variant.ncu.log",
+                    Exit::Code(1),
+                    false,
+                ),
+                |f| matches!(f, F::AppExit { code: 1, .. }),
+            ),
+            (
+                "h200 no kernels",
+                h200(
+                    "graph_app.base.fail-no-kernels.ncu.log",
+                    Exit::Code(0),
+                    false,
+                ),
+                |f| matches!(f, F::NoKernels { launched } if launched.join(" ") == "1. finish 2. produce 3. scale"),
+            ),
+            (
+                "h200 graph mode",
+                h200(
+                    "graph_app.base.graph-rejected.ncu.log",
+                    Exit::Code(1),
+                    false,
+                ),
+                |f| matches!(f, F::UnsupportedInGraphMode { metrics } if metrics.contains(&"sm__sass_thread_inst_executed_op_dfma_pred_on.sum".to_string())),
+            ),
+            (
+                "h200 no report",
+                h200("graph_app.base.fast.run1.ncu.log", Exit::Code(0), false),
+                |f| matches!(f, F::NoReport),
+            ),
+            (
+                "reference app missing",
+                reference("ncu.app-missing.stdout.log", Exit::Code(1)),
+                |f| matches!(f, F::AppMissing { detail } if detail.starts_with("'/tmp/nonexistent_app' does not exist")),
+            ),
+            (
+                "reference app exits 1",
+                reference("ncu.app-exits-1.stdout.log", Exit::Code(1)),
+                |f| matches!(f, F::AppExit { code: 1, .. }),
+            ),
+            (
+                "reference no kernels",
+                reference("ncu.no-kernels.stdout.log", Exit::Code(0)),
+                |f| matches!(f, F::NoKernels { .. }),
+            ),
+            (
+                "reference unknown metric",
+                reference("ncu.unknown-metric.stdout.log", Exit::Code(9)),
+                |f| matches!(f, F::UnknownMetric { metric, .. } if metric == "sys__memory_throughput"),
+            ),
+            (
+                "reported ERR_NVGPUCTRPERM",
+                shared(
+                    "fixtures/reported/ncu.err-nvgpuctrperm.log",
+                    Exit::Code(1),
+                    false,
+                ),
+                |f| matches!(f, F::CounterPermission),
+            ),
+            (
+                "one-pass app missing",
+                one_pass("app-missing", false),
+                |f| matches!(f, F::AppMissing { .. }),
+            ),
+            (
+                "one-pass bad args",
+                one_pass("app-bad-args", false),
+                |f| matches!(f, F::AppExit { code: 1, app_tail } if app_tail.contains("for testing how a gate handles a failing app")),
+            ),
+            ("one-pass exit 3", one_pass("exit3", true), |f| {
+                matches!(f, F::AppExit { code: 3, .. })
+            }),
+            (
+                "one-pass unknown metric",
+                one_pass("unknown-metric", false),
+                |f| matches!(f, F::UnknownMetric { metric, .. } if metric == "sys__memory_throughput"),
+            ),
+            (
+                "one-pass no kernels",
+                one_pass("no-kernels", false),
+                |f| matches!(f, F::NoKernels { launched } if !launched.is_empty()),
+            ),
+            (
+                "one-pass graph mode",
+                one_pass("graph-rejected", false),
+                |f| matches!(f, F::UnsupportedInGraphMode { .. }),
+            ),
+            (
+                "not installed",
+                classify("/opt/ncu", &Exit::NotFound, &[], false, ""),
+                |f| matches!(f, F::NotFound { ncu } if ncu == "/opt/ncu"),
+            ),
+            (
+                "timeout",
+                classify(
+                    "ncu",
+                    &Exit::TimedOut(Duration::from_secs(600)),
+                    &[],
+                    false,
+                    "step 9",
+                ),
+                |f| matches!(f, F::TimedOut { seconds: 600, app_tail } if app_tail == "step 9"),
+            ),
+            (
+                "killed",
+                classify(
+                    "ncu",
+                    &Exit::Signal(9),
+                    &lines("==PROF== Connected\n\nlast words"),
+                    false,
+                    "",
+                ),
+                |f| matches!(f, F::Other { exit, log_tail } if exit == "killed by signal 9" && log_tail == "==PROF== Connected\nlast words"),
+            ),
+        ];
+        for (name, result, expected) in cases {
+            let failure = result.expect_err(name);
+            assert!(expected(&failure), "{name}: {failure:?}");
+            assert!(!failure.hint().is_empty(), "{name}");
+        }
+        assert_eq!(
+            one_pass("exit3", true).expect_err("exit 3").to_string(),
+            "the app exited with code 3 under ncu; its last output: variant=base iters=1 n=65536 checksum=134331.465273 execs_created=1 execs_destroyed=1 verify=ok"
+        );
+    }
+
+    #[test]
+    fn a_clean_run_with_a_report_is_no_failure() {
+        let log = read("fixtures/h200/graph_app.base.fast.run1.ncu.log");
+        assert_eq!(
+            classify("ncu", &Exit::Code(0), &lines(&log), true, ""),
+            Ok(())
+        );
     }
 
     #[test]
@@ -213,6 +376,19 @@ mod tests {
             near.first().map(String::as_str),
             Some("sm__inst_executed.sum"),
             "{near:?}"
+        );
+        let hint = classify(
+            "ncu",
+            &Exit::Code(9),
+            &lines("==ERROR== Failed to find metric sm__inst_exectued.sum"),
+            false,
+            "",
+        )
+        .expect_err("unknown")
+        .hint();
+        assert!(
+            hint.starts_with("did you mean sm__inst_executed.sum"),
+            "{hint}"
         );
     }
 

@@ -189,7 +189,10 @@ pub fn profile_once(
         report.exists(),
         &app_tail,
     )
-    .map_err(|e| with_artifacts(e, &dir))?;
+    .map_err(|failure| Error::Ncu {
+        failure,
+        logs: Some(dir.clone()),
+    })?;
 
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
     let pages = (!streamed)
@@ -236,17 +239,6 @@ fn import(
             report.display()
         ),
     })
-}
-
-/// Adds where the logs are to a runner error's hint.
-fn with_artifacts(error: Error, dir: &Path) -> Error {
-    match error {
-        Error::Tool { message, hint } => Error::Tool {
-            message,
-            hint: format!("{hint} (logs: {})", dir.display()),
-        },
-        other => other,
-    }
 }
 
 fn create_dir(dir: &Path) -> Result<()> {
