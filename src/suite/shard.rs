@@ -4,8 +4,11 @@
 //!
 //! The split is longest-processing-time-first: workloads by cost, largest
 //! first (ties by name), each to the shard with the least load so far (ties to
-//! the lowest shard). A workload with no recorded cost counts as the mean of
-//! the known costs (1 s when none is known), so new workloads spread by name.
+//! the lowest shard); then, while it shortens the longest shard, a workload of
+//! that shard moves to another shard or trades places with a cheaper one there
+//! (candidates in shard and name order, the best kept). A workload with no
+//! recorded cost counts as the mean of the known costs (1 s when none is known),
+//! so new workloads spread by name.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -93,11 +96,66 @@ pub fn plan(workloads: &[(String, Option<f64>)], count: u32) -> Vec<Vec<String>>
         load[best] += cost;
         member[i] = best;
     }
+    let costs: Vec<f64> = {
+        let mut c = vec![0.0; workloads.len()];
+        for (i, (_, cost)) in workloads.iter().enumerate() {
+            c[i] = cost.filter(|c| c.is_finite() && *c >= 0.0).unwrap_or(fill);
+        }
+        c
+    };
+    let mut by_name: Vec<usize> = (0..workloads.len()).collect();
+    by_name.sort_by(|a, b| workloads[*a].0.cmp(&workloads[*b].0));
+    refine(&mut member, &mut load, &costs, &by_name);
     let mut shards = vec![Vec::new(); count];
     for (i, (name, _)) in workloads.iter().enumerate() {
         shards[member[i]].push(name.clone());
     }
     shards
+}
+
+/// Improves the split while the longest shard gets shorter: the move of one of
+/// its workloads to another shard, or a trade with a cheaper workload there,
+/// that leaves both shards below its old load, the lowest such pair max kept.
+fn refine(member: &mut [usize], load: &mut [f64], costs: &[f64], by_name: &[usize]) {
+    const EPS: f64 = 1e-9;
+    // Each step lowers the longest shard and keeps the other below it: it ends; the cap is a guard.
+    for _ in 0..10_000 {
+        let mut top = 0;
+        for s in 1..load.len() {
+            if load[s] > load[top] + EPS {
+                top = s;
+            }
+        }
+        // (resulting max of the two shards, workload moved out, workload moved in, target shard)
+        let mut best: Option<(f64, usize, Option<usize>, usize)> = None;
+        for &a in by_name.iter().filter(|&&a| member[a] == top) {
+            for s in (0..load.len()).filter(|&s| s != top) {
+                let mut consider = |delta: f64, b: Option<usize>| {
+                    let pair = (load[top] - delta).max(load[s] + delta);
+                    if delta > EPS
+                        && pair < load[top] - EPS
+                        && best.is_none_or(|(p, ..)| pair < p - EPS)
+                    {
+                        best = Some((pair, a, b, s));
+                    }
+                };
+                consider(costs[a], None);
+                for &b in by_name.iter().filter(|&&b| member[b] == s) {
+                    consider(costs[a] - costs[b], Some(b));
+                }
+            }
+        }
+        let Some((_, a, b, s)) = best else {
+            return;
+        };
+        let delta = costs[a] - b.map_or(0.0, |b| costs[b]);
+        load[top] -= delta;
+        load[s] += delta;
+        member[a] = s;
+        if let Some(b) = b {
+            member[b] = top;
+        }
+    }
 }
 
 /// The largest shard load of a plan, in the costs' unit (for the simulation).
@@ -143,11 +201,28 @@ mod tests {
             ("e", Some(2.0)),
             ("f", Some(2.0)),
         ]);
-        // a→1, b→2, c→2 (4 < 5), d→1 (5 < 7), e→2 (7 < 8), f→1 (8 < 9): loads 10 and 9.
+        // a→1, b→2, c→2 (4 < 5), d→1 (5 < 7), e→2 (7 < 8), f→1 (8 < 9): loads 10 and 9,
+        // and no move or trade shortens shard 1 without making shard 2 as long.
         let p = plan(&list, 2);
         assert_eq!(p[0], ["a", "d", "f"]);
         assert_eq!(p[1], ["b", "c", "e"]);
         assert_eq!(makespan(&list, &p), 10.0);
+    }
+
+    #[test]
+    fn a_trade_fixes_what_longest_first_gets_wrong() {
+        // Longest first: a→1, b→2, c→1, d→2, e→1: loads 7 and 5. Trading a (3) of shard 1 for
+        // d (2) of shard 2 gives 6 and 6, the best split.
+        let list = w(&[
+            ("a", Some(3.0)),
+            ("b", Some(3.0)),
+            ("c", Some(2.0)),
+            ("d", Some(2.0)),
+            ("e", Some(2.0)),
+        ]);
+        let p = plan(&list, 2);
+        assert_eq!(makespan(&list, &p), 6.0, "{p:?}");
+        assert_eq!(p, vec![vec!["c", "d", "e"], vec!["a", "b"]]);
     }
 
     #[test]
