@@ -28,7 +28,7 @@ elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
 for mode in fast full; do
   baseline=$out/baseline.$mode.json
   t0=$(now)
-  "$ncugate" baseline record --runs 3 --mode "$mode" --out "$out/record-$mode" --output "$baseline" \
+  "$ncugate" baseline record --kernel-key function --runs 3 --mode "$mode" --out "$out/record-$mode" --output "$baseline" \
     > "$out/record-$mode.log" 2>&1
   rc=$?
   echo "baseline record --runs 3 --mode $mode: exit $rc in $(elapsed "$t0" "$(now)") s" >> "$summary"

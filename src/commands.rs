@@ -540,6 +540,27 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         }
     };
     baseline.save(&output)?;
+    if baseline.runs < 2 {
+        let mut noisy: Vec<&str> = thresholds
+            .rules
+            .iter()
+            .filter(|r| r.noise > 0.0)
+            .map(|r| r.metric.as_str())
+            .collect();
+        noisy.dedup();
+        eprintln!(
+            "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {} is 0 and only `max_change` applies",
+            baseline.runs,
+            if noisy.is_empty() {
+                "the rules".to_string()
+            } else {
+                noisy.join(", ")
+            }
+        );
+        eprintln!(
+            "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band"
+        );
+    }
     let launches: f64 = baseline.total.launches.mean;
     println!(
         "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}",
@@ -606,7 +627,16 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
     };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);
-    print!("{}", baseline::diff::render(&a, &b, &ta, &tb));
+    // The rules the new baseline was recorded for, when that file is at hand;
+    // else the built-in ones.
+    let thresholds = match Path::new(&b.thresholds) {
+        p if p.is_file() => Thresholds::load(Some(p)).ok(),
+        _ => Thresholds::builtin().ok(),
+    };
+    print!(
+        "{}",
+        baseline::diff::render(&a, &b, &ta, &tb, thresholds.as_ref())
+    );
     Ok(if ta == tb {
         exit::PASS
     } else {

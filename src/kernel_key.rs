@@ -17,6 +17,8 @@ pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
     }
 }
 
+const UNNAMED: &str = "<unnamed>";
+
 fn function_name(name: &str) -> String {
     let name = name.trim();
     let without_params = strip_parameter_list(name);
@@ -25,7 +27,17 @@ fn function_name(name: &str) -> String {
     let mut out = String::with_capacity(without_params.len());
     let mut angle = 0usize;
     let mut paren = 0usize;
-    for c in without_params.chars() {
+    let mut chars = without_params.char_indices();
+    while let Some((i, c)) = chars.next() {
+        // `<unnamed>` is how ncu prints an anonymous namespace
+        // (`void at::<unnamed>::kernel<…>(…)`): a scope, not template arguments.
+        if c == '<' && angle == 0 && without_params[i..].starts_with(UNNAMED) {
+            out.push_str(UNNAMED);
+            for _ in 1..UNNAMED.len() {
+                chars.next();
+            }
+            continue;
+        }
         match c {
             '<' => angle += 1,
             '>' if angle > 0 => angle -= 1,
@@ -98,6 +110,14 @@ mod tests {
             ),
             "at::native::(anonymous namespace)::cunn_SoftMaxForward"
         );
+        // How ncu prints an anonymous namespace in real PyTorch exports.
+        assert_eq!(
+            f(
+                "void at::<unnamed>::distribution_elementwise_grid_stride_kernel<float, 4, void at::native::<unnamed>::distribution_nullary_kernel<float, float, float4, at::CUDAGeneratorImpl *>(at::TensorIteratorBase &, T4, const T5 &, T6)::[lambda(int, float) (instance 1)]>(long, at::PhiloxCudaState, T3, T4)"
+            ),
+            "at::<unnamed>::distribution_elementwise_grid_stride_kernel"
+        );
+        assert_eq!(f("void <unnamed>::k<int>(int)"), "<unnamed>::k");
         assert_eq!(f("graph"), "graph");
         assert_eq!(f("_Z5scalePfPKfm"), "_Z5scalePfPKfm");
     }

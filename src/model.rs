@@ -170,6 +170,11 @@ pub struct Run {
     pub sha256: String,
     pub fingerprint: Fingerprint,
     pub key_mode: KernelKeyMode,
+    /// Whether ncu profiled whole CUDA graphs as one result each
+    /// (`--graph-profiling graph`), as far as the export shows: `Some(true)`
+    /// when some result carries graph launch attributes, `Some(false)` when
+    /// launch statistics are there without them, `None` when it cannot tell.
+    pub graph_mode: Option<bool>,
     pub metrics: Vec<MetricColumn>,
     pub kernels: BTreeMap<String, KernelRun>,
     /// Every launch of the run together.

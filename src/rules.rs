@@ -102,6 +102,7 @@ struct RuleSpec {
     #[serde(default)]
     aggregate: Aggregate,
     worse: Worse,
+    better: Option<Worse>,
     max_change: Option<String>,
     noise: Option<f64>,
     noise_floor: Option<f64>,
@@ -151,6 +152,11 @@ pub struct Rule {
     pub per: Per,
     pub aggregate: Aggregate,
     pub worse: Worse,
+    /// Which way is better, when the rule says so (`better = "lower"`): only
+    /// then is a change beyond the allowance the other way an improvement.
+    /// Without it such a change is reported as "higher"/"lower": a utilization
+    /// that rises while the kernel gets slower is not better.
+    pub better: Option<Worse>,
     /// Allowed relative change as a fraction (`"20%"` → 0.2); `None`: only `limit` applies.
     pub max_change: Option<f64>,
     pub noise: f64,
@@ -255,6 +261,15 @@ impl Thresholds {
             if r.limit.is_some_and(|l| !l.is_finite()) {
                 return Err(at("`limit` must be a finite number"));
             }
+            if r.better == Some(r.worse) {
+                return Err(at(&format!(
+                    "`better = \"{0}\"` and `worse = \"{0}\"` contradict each other",
+                    match r.worse {
+                        Worse::Higher => "higher",
+                        Worse::Lower => "lower",
+                    }
+                )));
+            }
             if r.per == Per::Total && r.kernels.is_some() {
                 return Err(at(
                     "`kernels` selects kernels, but `per = \"total\"` gates the whole run",
@@ -275,6 +290,7 @@ impl Thresholds {
                 per: r.per,
                 aggregate: r.aggregate,
                 worse: r.worse,
+                better: r.better,
                 max_change,
                 noise,
                 noise_floor,

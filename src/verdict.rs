@@ -18,7 +18,12 @@ pub enum Status {
     /// Not evaluated (an `optional` metric that is missing).
     Skipped,
     Pass,
-    /// Better than the baseline by more than the allowance (passes).
+    /// Moved by more than the allowance in the direction the rule does not
+    /// gate, on a rule that does not say which way is better (passes; shown
+    /// as "higher" or "lower", never counted as an improvement).
+    Changed,
+    /// Better than the baseline by more than the allowance, on a rule with
+    /// `better` set (passes).
     Improved,
     /// Failed a rule whose severity is `warn`, or a structural check set to `warn`.
     Warn,
@@ -33,6 +38,7 @@ impl Status {
         match self {
             Status::Skipped => "skipped",
             Status::Pass => "pass",
+            Status::Changed => "changed",
             Status::Improved => "improved",
             Status::Warn => "warn",
             Status::Fail => "FAIL",
@@ -103,6 +109,18 @@ pub struct RuleResult {
     pub message: String,
     /// The rule's `why`, for failures.
     pub why: Option<String>,
+}
+
+impl RuleResult {
+    /// The verdict word for tables: the status, except that a `changed`
+    /// result says which way it moved (`higher`, `lower`).
+    pub fn verdict(&self) -> &'static str {
+        match (self.status, self.current, self.baseline) {
+            (Status::Changed, Some(x), Some(b)) if x > b.mean => "higher",
+            (Status::Changed, Some(_), Some(_)) => "lower",
+            (status, _, _) => status.as_str(),
+        }
+    }
 }
 
 /// What a structural check looked at.
@@ -319,20 +337,52 @@ impl Report {
         self.exit_code = self.outcome.exit_code();
     }
 
-    /// Every kernel key the report mentions, in order of first appearance by name.
+    /// Every kernel key the report mentions, sorted by name.
     pub fn kernels(&self) -> Vec<String> {
-        let mut keys: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        keys.extend(self.structure.iter().map(|s| s.kernel.clone()));
-        keys.extend(self.rules.iter().filter_map(|r| r.kernel.clone()));
-        keys.extend(self.findings.iter().map(|f| f.kernel.clone()));
-        keys.into_iter().collect()
+        self.kernel_views()
+            .into_iter()
+            .map(|v| v.kernel.to_string())
+            .collect()
+    }
+
+    /// Every kernel the report mentions with its checks and its worst status,
+    /// sorted by name: the one place a kernel's status is computed (structure,
+    /// rules and new ncu findings alike), in one pass over the results.
+    pub fn kernel_views(&self) -> Vec<KernelView<'_>> {
+        let mut views: std::collections::BTreeMap<&str, KernelView<'_>> =
+            std::collections::BTreeMap::new();
+        for s in &self.structure {
+            let v = views
+                .entry(s.kernel.as_str())
+                .or_insert_with(|| KernelView::new(&s.kernel));
+            v.status = v.status.max(s.status);
+            v.structure.push(s);
+        }
+        for r in &self.rules {
+            if let Some(kernel) = r.kernel.as_deref() {
+                let v = views
+                    .entry(kernel)
+                    .or_insert_with(|| KernelView::new(kernel));
+                v.status = v.status.max(r.status);
+                v.rules.push(r);
+            }
+        }
+        for f in &self.findings {
+            let v = views
+                .entry(f.kernel.as_str())
+                .or_insert_with(|| KernelView::new(&f.kernel));
+            v.status = v.status.max(f.status);
+            v.findings.push(f);
+        }
+        views.into_values().collect()
     }
 
     /// The kernels whose worst check needs attention (fail, warn, error), by name.
     pub fn failing_kernels(&self) -> Vec<String> {
-        self.kernels()
+        self.kernel_views()
             .into_iter()
-            .filter(|k| self.kernel_status(k).needs_attention())
+            .filter(|v| v.status.needs_attention())
+            .map(|v| v.kernel.to_string())
             .collect()
     }
 
@@ -344,20 +394,12 @@ impl Report {
             .collect()
     }
 
-    /// The worst status of one kernel's checks.
+    /// The worst status of one kernel's checks (see [`Report::kernel_views`]).
     pub fn kernel_status(&self, kernel: &str) -> Status {
-        self.structure
-            .iter()
-            .filter(|s| s.kernel == kernel)
-            .map(|s| s.status)
-            .chain(
-                self.rules
-                    .iter()
-                    .filter(|r| r.kernel.as_deref() == Some(kernel))
-                    .map(|r| r.status),
-            )
-            .max()
-            .unwrap_or(Status::Pass)
+        self.kernel_views()
+            .into_iter()
+            .find(|v| v.kernel == kernel)
+            .map_or(Status::Pass, |v| v.status)
     }
 
     /// Counts of results by status: (fail, warn, error, improved, pass).
@@ -377,6 +419,7 @@ impl Report {
                 Status::Warn => c.warn += 1,
                 Status::Error => c.error += 1,
                 Status::Improved => c.improved += 1,
+                Status::Changed => c.changed += 1,
                 Status::Pass => c.pass += 1,
                 Status::Skipped => c.skipped += 1,
             }
@@ -393,6 +436,8 @@ pub struct Counts {
     pub warn: usize,
     pub error: usize,
     pub improved: usize,
+    /// Passed, but moved beyond the allowance in a direction no rule rates.
+    pub changed: usize,
     pub pass: usize,
     pub skipped: usize,
 }
@@ -408,6 +453,7 @@ impl Counts {
             (self.warn, "warning", "warnings"),
             (self.error, "error", "errors"),
             (self.improved, "improved", "improved"),
+            (self.changed, "changed", "changed"),
             (self.pass, "passed", "passed"),
             (self.skipped, "skipped", "skipped"),
         ] {
@@ -416,5 +462,27 @@ impl Counts {
             }
         }
         words
+    }
+}
+
+/// One kernel's checks, grouped, and its worst status.
+#[derive(Debug, Clone)]
+pub struct KernelView<'a> {
+    pub kernel: &'a str,
+    pub status: Status,
+    pub structure: Vec<&'a StructureResult>,
+    pub rules: Vec<&'a RuleResult>,
+    pub findings: Vec<&'a FindingResult>,
+}
+
+impl<'a> KernelView<'a> {
+    fn new(kernel: &'a str) -> KernelView<'a> {
+        KernelView {
+            kernel,
+            status: Status::Pass,
+            structure: Vec::new(),
+            rules: Vec::new(),
+            findings: Vec::new(),
+        }
     }
 }

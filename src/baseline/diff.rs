@@ -3,12 +3,36 @@
 
 use super::Baseline;
 use crate::aggregate::Stats;
+use crate::model::Aggregate;
 use crate::report::fmt::{format_change, format_value};
+use crate::rules::Thresholds;
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write;
 
-/// The diff as text, ready to print.
-pub fn render(old: &Baseline, new: &Baseline, old_text: &str, new_text: &str) -> String {
+/// How a metric's launches are combined in the summary: the aggregate of the
+/// first rule in `thresholds` that gates it (what a check compares), else
+/// the mean for a percentage (a sum of percentages means nothing) and the
+/// sum for everything else.
+pub fn aggregate_for(thresholds: Option<&Thresholds>, metric: &str, unit: &str) -> Aggregate {
+    thresholds
+        .and_then(|t| t.rules.iter().find(|r| r.metric == metric))
+        .map(|r| r.aggregate)
+        .unwrap_or(if unit == "%" {
+            Aggregate::Mean
+        } else {
+            Aggregate::Sum
+        })
+}
+
+/// The diff as text, ready to print. `thresholds` (the rules the baseline
+/// serves) picks each metric's aggregate, see [`aggregate_for`].
+pub fn render(
+    old: &Baseline,
+    new: &Baseline,
+    old_text: &str,
+    new_text: &str,
+    thresholds: Option<&Thresholds>,
+) -> String {
     let mut out = String::new();
     if old.fingerprint != new.fingerprint {
         let _ = writeln!(out, "GPU: {} → {}", old.fingerprint, new.fingerprint);
@@ -35,11 +59,13 @@ pub fn render(old: &Baseline, new: &Baseline, old_text: &str, new_text: &str) ->
                     match a.metrics.get(metric) {
                         None => changes.push(format!("{metric}: added")),
                         Some(ma) => {
-                            if let Some(change) = mean_change(&ma.sum, &mb.sum) {
+                            let aggregate = aggregate_for(thresholds, metric, &mb.unit);
+                            let (sa, sb) = (ma.stats(aggregate), mb.stats(aggregate));
+                            if let Some(change) = mean_change(sa, sb) {
                                 changes.push(format!(
-                                    "{metric} (sum): {} → {} ({})",
-                                    format_value(ma.sum.mean, &ma.unit),
-                                    format_value(mb.sum.mean, &mb.unit),
+                                    "{metric} ({aggregate}): {} → {} ({})",
+                                    format_value(sa.mean, &ma.unit),
+                                    format_value(sb.mean, &mb.unit),
                                     change
                                 ));
                             }

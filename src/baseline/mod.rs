@@ -44,6 +44,11 @@ pub struct Baseline {
     /// ncugate profiled it: the cost `--shard` balances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_seconds: Option<f64>,
+    /// `true` when the exports profiled whole CUDA graphs as one result
+    /// (`--graph-profiling graph`), `false` for per-node results; absent when
+    /// the exports did not show it. A check refuses the other mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_mode: Option<bool>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.

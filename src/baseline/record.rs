@@ -38,6 +38,7 @@ pub fn build(
         kernels.insert(key, entry);
     }
     let details = findings.map(|(_, files)| files).unwrap_or_default();
+    let graph_mode = crate::compare::common_graph_mode(runs)?;
     Ok(Baseline {
         schema_version: SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -57,6 +58,7 @@ pub fn build(
         thresholds: thresholds.to_string(),
         profile: None,
         cost_seconds: None,
+        graph_mode,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,

@@ -63,6 +63,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         notes: Vec::new(),
     };
 
+    comparable_mode(baseline, runs)?;
     let same_device = same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
         return Err(Error::DeviceMismatch {
@@ -82,6 +83,12 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         ));
     }
 
+    if baseline.runs < 2 && thresholds.rules.iter().any(|r| r.noise > 0.0) {
+        report.notes.push(format!(
+            "the baseline has {} run: σ is unknown, so `noise` allowances (k·σ) are 0; record 3 or more runs",
+            baseline.runs
+        ));
+    }
     report.structure = structure::check(baseline, runs, &thresholds.structure);
     report.rules = rule::check_all(baseline, runs, thresholds);
     findings::check(
@@ -115,6 +122,74 @@ pub(crate) fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
         }
     }
     Ok(first.fingerprint.clone())
+}
+
+/// The graph-profiling mode all `runs` agree on (`None`: no export shows it).
+pub(crate) fn common_graph_mode(runs: &[Run]) -> Result<Option<bool>> {
+    let mut seen: Option<(bool, &Run)> = None;
+    for run in runs {
+        let Some(mode) = run.graph_mode else { continue };
+        match seen {
+            Some((first, other)) if first != mode => {
+                return Err(Error::Input {
+                    path: run.source.clone(),
+                    message: format!(
+                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
+                        mode_name(mode),
+                        other.source.display(),
+                        mode_name(first)
+                    ),
+                    hint: "pass runs profiled in one graph-profiling mode".into(),
+                });
+            }
+            Some(_) => {}
+            None => seen = Some((mode, run)),
+        }
+    }
+    Ok(seen.map(|(mode, _)| mode))
+}
+
+fn mode_name(graph: bool) -> &'static str {
+    if graph { "graph" } else { "node" }
+}
+
+/// A whole-graph result and per-node kernel results measure different
+/// things: refuse to compare them (exit 2), whichever side the mode is known
+/// from (the baseline's exports, or the settings it was profiled with).
+fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
+    let recorded = baseline.graph_mode.or_else(|| {
+        baseline
+            .profile
+            .as_ref()
+            .map(|p| p.graph_profiling == crate::runner::GraphProfiling::Graph)
+    });
+    let Some(recorded) = recorded else {
+        return Ok(());
+    };
+    for run in runs {
+        if let Some(mode) = run.graph_mode
+            && mode != recorded
+        {
+            return Err(Error::Input {
+                path: run.source.clone(),
+                message: format!(
+                    "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
+                    mode_name(mode),
+                    if mode {
+                        "whole CUDA graphs are single results"
+                    } else {
+                        "graph kernel nodes are separate results"
+                    },
+                    mode_name(recorded)
+                ),
+                hint: format!(
+                    "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
+                    mode_name(recorded)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Same GPU model: name, compute capability and SM count (a MIG slice or a

@@ -9,7 +9,7 @@ use crate::aggregate::{self, Scope, Stats};
 use crate::baseline::{Baseline, KernelEntry};
 use crate::model::Run;
 use crate::report::fmt::{format_change, format_mu_sigma, format_value};
-use crate::rules::{Per, Rule, Thresholds, Worse};
+use crate::rules::{KernelFilter, Per, Rule, Thresholds, Worse};
 use crate::verdict::{RuleResult, Status};
 
 pub(super) fn check_all(
@@ -29,10 +29,79 @@ pub(super) fn check_all(
                         out.push(check(rule, Some(key), entry, runs));
                     }
                 }
+                // A filter that selects nothing would gate nothing, silently:
+                // a typo (`scal` for `scale`) or a renamed kernel. Say so.
+                if !matches!(rule.kernels, KernelFilter::All)
+                    && !baseline
+                        .kernels
+                        .keys()
+                        .chain(current.iter())
+                        .any(|k| rule.kernels.matches(k))
+                {
+                    out.push(matches_nothing(rule, baseline, &current));
+                }
             }
         }
     }
     out
+}
+
+/// The result of a rule whose `kernels` filter matches no kernel of the
+/// baseline or of the current runs: an error (exit 2), or skipped for an
+/// `optional` rule. Not a regression: nothing was measured.
+fn matches_nothing(
+    rule: &Rule,
+    baseline: &Baseline,
+    current: &std::collections::BTreeSet<String>,
+) -> RuleResult {
+    let mut keys: Vec<&str> = baseline
+        .kernels
+        .keys()
+        .chain(current.iter())
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let shown: Vec<String> = keys.iter().take(5).map(|k| format!("`{k}`")).collect();
+    let more = if keys.len() > 5 {
+        format!(" and {} more", keys.len() - 5)
+    } else {
+        String::new()
+    };
+    let filter = rule.kernels_text.as_deref().unwrap_or_default();
+    let message = format!(
+        "`kernels = \"{filter}\"` matches no kernel, so this rule gates nothing; the kernel keys ({} keys) are {}{more}",
+        baseline.kernel_key,
+        shown.join(", ")
+    );
+    RuleResult {
+        kernel: None,
+        rule: rule.label(),
+        metric: rule.metric.clone(),
+        per: rule.per,
+        aggregate: rule.aggregate,
+        worse: rule.worse,
+        severity: rule.severity,
+        line: rule.line,
+        unit: String::new(),
+        baseline: None,
+        current: None,
+        current_runs: Vec::new(),
+        change_pct: None,
+        allowance: None,
+        limit: rule.limit,
+        status: if rule.optional {
+            Status::Skipped
+        } else {
+            Status::Error
+        },
+        message: if rule.optional {
+            format!("{message} (optional rule, skipped)")
+        } else {
+            format!("{message}: fix the filter (an exact key, or `regex:…`)")
+        },
+        why: None,
+    }
 }
 
 fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -> RuleResult {
@@ -167,11 +236,21 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         result.status = Status::failed(rule.severity);
         result.message = format!(
             "{change} ({values}), allowed {}",
-            format_allowance(rule, allowance.unwrap_or_default(), mu, unit)
+            format_allowance(rule, allowance.unwrap_or_default(), &stats, unit)
         );
     } else if allowance.is_some_and(|a| -worse_by > a) {
-        result.status = Status::Improved;
-        result.message = format!("improved {change} ({values})");
+        if rule.better.is_some() {
+            result.status = Status::Improved;
+            result.message = format!("improved {change} ({values})");
+        } else {
+            // The rule gates one direction only; the other is not "better"
+            // unless it says so (a throughput % can rise as a kernel slows).
+            result.status = Status::Changed;
+            let word = if x > mu { "higher" } else { "lower" };
+            result.message = format!(
+                "{word} {change} ({values}), beyond the allowance in the direction this rule does not gate"
+            );
+        }
     } else {
         result.status = Status::Pass;
         result.message = format!("{change} ({values})");
@@ -183,7 +262,9 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 }
 
 /// The allowance as the user wrote it: `+20%`, or `+20% +3σ = 1.2M inst`.
-pub fn format_allowance(rule: &Rule, allowance: f64, mu: f64, unit: &str) -> String {
+/// A baseline of one run has no σ: the `noise` term is then 0, and it says so.
+pub fn format_allowance(rule: &Rule, allowance: f64, stats: &Stats, unit: &str) -> String {
+    let mu = stats.mean;
     let sign = if rule.worse == Worse::Higher {
         '+'
     } else {
@@ -192,6 +273,13 @@ pub fn format_allowance(rule: &Rule, allowance: f64, mu: f64, unit: &str) -> Str
     let pct = rule.max_change.map(|c| c * 100.0).unwrap_or_default();
     if rule.noise_floor > 0.0 && allowance <= rule.noise_floor {
         format!("{sign}{} (noise floor)", format_value(allowance, unit))
+    } else if rule.noise > 0.0 && stats.n < 2 && mu != 0.0 {
+        format!(
+            "{sign}{:.1}% ({sign}{pct:.0}%; σ unknown: the baseline has {} run, so +{}σ adds nothing)",
+            allowance / mu.abs() * 100.0,
+            stats.n,
+            rule.noise
+        )
     } else if rule.noise > 0.0 && mu != 0.0 {
         format!(
             "{sign}{:.1}% ({sign}{pct:.0}% +{}σ)",

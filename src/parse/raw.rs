@@ -25,6 +25,12 @@ const SM_COUNT: &str = "device__attribute_multiprocessor_count";
 const CC: &str = "CC";
 /// ncu's replay passes for a launch (what its progress line ends with).
 pub const PASSES: &str = "profiler__replayer_passes";
+/// Launch attributes only a whole-graph result has (`--graph-profiling graph`).
+const GRAPH_LAUNCHABLE: &str = "launch__graph_is_device_launchable";
+const GRAPH_DEVICE_LAUNCH: &str = "launch__graph_contains_device_launch";
+/// A launch attribute every kernel or graph result has when ncu collected
+/// launch statistics (it always does, also for `--metrics` runs).
+const GRID_SIZE: &str = "launch__grid_size";
 
 /// Slots of the fixed columns in the scanner's `Wanted::Columns` list.
 const SLOT_KERNEL: usize = 0;
@@ -34,7 +40,8 @@ const SLOT_MINOR: usize = 3;
 const SLOT_SMS: usize = 4;
 const SLOT_CC: usize = 5;
 const SLOT_PASSES: usize = 6;
-const FIXED_SLOTS: usize = 7;
+const SLOT_GRAPH1: usize = 7;
+const SLOT_GRAPH2: usize = 8;
 
 /// Which page of an ncu CSV export a header row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,9 +131,15 @@ pub fn read_raw(
         optional_col(SM_COUNT),
         optional_col(CC),
         optional_col(PASSES),
+        optional_col(GRAPH_LAUNCHABLE),
+        optional_col(GRAPH_DEVICE_LAUNCH),
     ];
     let mut columns = Vec::with_capacity(metrics.len());
     let mut exponents = Vec::with_capacity(metrics.len());
+    // The scanner keeps each column in one slot: a metric that is also a
+    // fixed column (`--metric device__attribute_multiprocessor_count`) reads
+    // the fixed column's slot rather than stealing it from the fingerprint.
+    let mut metric_slots = Vec::with_capacity(metrics.len());
     for metric in metrics {
         let col = column(metric);
         let unit = col.map(|c| Unit::parse(&units[c]));
@@ -135,8 +148,25 @@ pub fn read_raw(
             unit: unit.as_ref().map(|u| u.base.clone()),
         });
         exponents.push(unit.map_or(0, |u| u.exp10));
-        wanted.push(col.unwrap_or(usize::MAX));
+        match col.and_then(|c| wanted.iter().position(|&w| w == c)) {
+            Some(slot) => metric_slots.push(slot),
+            None => {
+                metric_slots.push(wanted.len());
+                wanted.push(col.unwrap_or(usize::MAX));
+            }
+        }
     }
+    // Node mode or graph mode: graph results carry graph launch attributes;
+    // an export with launch statistics but no such column profiled nodes.
+    let mut graph_mode =
+        if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
+            None
+        } else if column(GRID_SIZE).is_some() {
+            Some(false)
+        } else {
+            None
+        };
+    let mut graph_results = 0u64;
     // Columns the export lacks are requested at an index no row reaches.
     let absent = |c: &usize| *c == usize::MAX;
     let present: Vec<bool> = wanted.iter().map(|c| !absent(c)).collect();
@@ -206,6 +236,13 @@ pub fn read_raw(
             last_gpu_bytes = gpu_bytes;
         }
 
+        if [SLOT_GRAPH1, SLOT_GRAPH2]
+            .iter()
+            .any(|&s| present[s] && row.field(s).is_some_and(|f| !f.trim_ascii().is_empty()))
+        {
+            graph_results += 1;
+        }
+
         let name = row.field(SLOT_KERNEL).unwrap_or_default();
         let index = match key_index.get(name.as_ref()) {
             Some(&i) => i,
@@ -232,7 +269,7 @@ pub fn read_raw(
             total.passes.push(p);
         }
         for m in 0..n_metrics {
-            let slot = FIXED_SLOTS + m;
+            let slot = metric_slots[m];
             if !present[slot] {
                 continue;
             }
@@ -265,7 +302,13 @@ pub fn read_raw(
         });
     }
     gpus.sort();
+    if graph_results > 0 {
+        graph_mode = Some(true);
+    } else if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
+        graph_mode = Some(false);
+    }
     Ok(Run {
+        graph_mode,
         source: path.to_path_buf(),
         sha256: scanner.sha256_hex(),
         fingerprint: Fingerprint { gpus },

@@ -53,6 +53,7 @@ fn class(status: Status) -> &'static str {
         Status::Error => "error",
         Status::Warn => "warn",
         Status::Improved => "improved",
+        Status::Changed => "changed",
         Status::Skipped => "skipped",
         Status::Pass => "pass",
     }
@@ -83,21 +84,41 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
         }
         h.push_str("</ul></section>\n");
     }
-    let mut scopes: Vec<Option<String>> = report.kernels().into_iter().map(Some).collect();
+    let views = report.kernel_views();
+    let mut scopes: Vec<(Option<String>, Status)> = views
+        .iter()
+        .map(|v| (Some(v.kernel.to_string()), v.status))
+        .collect();
     if report.rules.iter().any(|r| r.kernel.is_none()) {
-        scopes.push(None);
+        scopes.push((None, total_status(report)));
     }
+    // Each scope's results, grouped once (a report can have 10^4 kernels).
+    type Group<'r> = (
+        Vec<&'r crate::verdict::StructureResult>,
+        Vec<(usize, &'r RuleResult)>,
+        Vec<&'r crate::verdict::FindingResult>,
+    );
+    let mut groups: std::collections::HashMap<Option<&str>, Group<'_>> =
+        std::collections::HashMap::new();
+    for s in &report.structure {
+        groups.entry(Some(s.kernel.as_str())).or_default().0.push(s);
+    }
+    for (i, r) in report.rules.iter().enumerate() {
+        groups
+            .entry(r.kernel.as_deref())
+            .or_default()
+            .1
+            .push((i, r));
+    }
+    for f in &report.findings {
+        groups.entry(Some(f.kernel.as_str())).or_default().2.push(f);
+    }
+    let image_of: std::collections::HashMap<usize, &String> =
+        images.iter().map(|(i, name)| (*i, name)).collect();
     // Failing kernels first: the reader came for them.
-    scopes.sort_by_key(|k| {
-        std::cmp::Reverse(
-            k.as_deref()
-                .map_or_else(|| total_status(report), |k| report.kernel_status(k)),
-        )
-    });
-    for scope in &scopes {
-        let status = scope
-            .as_deref()
-            .map_or_else(|| total_status(report), |k| report.kernel_status(k));
+    scopes.sort_by_key(|(_, status)| std::cmp::Reverse(*status));
+    for (scope, status) in &scopes {
+        let status = *status;
         let _ = writeln!(
             h,
             "<section class=\"kernel\"><h2><span class=\"badge {}\">{}</span> <code>{}</code></h2>",
@@ -105,19 +126,10 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
             status.as_str(),
             esc(scope_name(scope.as_deref()))
         );
-        let structure: Vec<_> = report
-            .structure
-            .iter()
-            .filter(|s| Some(&s.kernel) == scope.as_ref())
-            .collect();
-        let rules: Vec<(usize, &RuleResult)> = report
-            .rules
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.kernel == *scope)
-            .collect();
+        let empty = Group::default();
+        let (structure, rules, findings) = groups.get(&scope.as_deref()).unwrap_or(&empty);
         h.push_str("<table><thead><tr><th>check</th><th>baseline μ±σ</th><th>current</th><th>change</th><th>verdict</th><th>why</th></tr></thead><tbody>\n");
-        for s in &structure {
+        for s in structure {
             let base = s
                 .baseline_launches
                 .map_or("—".into(), |n| format!("{n} launches"));
@@ -136,7 +148,7 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
                 esc(&s.message)
             );
         }
-        for (_, r) in &rules {
+        for (_, r) in rules {
             let base = r
                 .baseline
                 .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
@@ -161,12 +173,12 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
                 esc(&r.rule),
                 esc(&base),
                 esc(&cur),
-                r.status.as_str()
+                r.verdict()
             );
         }
         h.push_str("</tbody></table>\n<div class=\"charts\">");
-        for (i, r) in &rules {
-            if let Some((_, name)) = images.iter().find(|(j, _)| j == i) {
+        for (i, r) in rules {
+            if let Some(name) = image_of.get(i) {
                 let _ = write!(
                     h,
                     "<figure><img src=\"{name}\" alt=\"{}: baseline vs current\" width=\"520\" height=\"130\"><figcaption><code>{}</code>{}</figcaption></figure>",
@@ -177,11 +189,6 @@ fn page(report: &Report, images: &[(usize, String)]) -> String {
             }
         }
         h.push_str("</div>\n");
-        let findings: Vec<_> = report
-            .findings
-            .iter()
-            .filter(|f| Some(&f.kernel) == scope.as_ref())
-            .collect();
         if !findings.is_empty() {
             h.push_str("<h3>New ncu findings</h3><ul class=\"findings\">");
             for f in findings {

@@ -110,16 +110,13 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
         }
         junit.push(suite);
     }
-    for kernel in report.kernels() {
-        let mut suite = TestSuite::new(kernel.as_str());
-        for s in report.structure.iter().filter(|s| s.kernel == kernel) {
-            suite.add_test_case(case(s.check.as_str(), &kernel, s.status, &s.message, None));
+    for view in report.kernel_views() {
+        let kernel = view.kernel;
+        let mut suite = TestSuite::new(kernel);
+        for s in &view.structure {
+            suite.add_test_case(case(s.check.as_str(), kernel, s.status, &s.message, None));
         }
-        for r in report
-            .rules
-            .iter()
-            .filter(|r| r.kernel.as_deref() == Some(kernel.as_str()))
-        {
+        for r in &view.rules {
             suite.add_test_case(case(
                 &r.rule,
                 scope_name(r.kernel.as_deref()),
@@ -128,7 +125,7 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
                 r.why.as_deref(),
             ));
         }
-        for f in report.findings.iter().filter(|f| f.kernel == kernel) {
+        for f in &view.findings {
             let speedup = f
                 .finding
                 .estimated_speedup_pct
@@ -140,7 +137,7 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
             );
             suite.add_test_case(case(
                 &format!("ncu finding {}", f.finding.rule),
-                &kernel,
+                kernel,
                 f.status,
                 &message,
                 None,
@@ -188,7 +185,7 @@ fn without_root_skipped(xml: String) -> String {
 fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<&str>) -> TestCase {
     let one_line = clean(message);
     let mut tc_status = match status {
-        Status::Pass | Status::Improved => TestCaseStatus::success(),
+        Status::Pass | Status::Improved | Status::Changed => TestCaseStatus::success(),
         Status::Skipped => TestCaseStatus::skipped(),
         // A warning is not a failure: it passes, with the message in system-out.
         Status::Warn => TestCaseStatus::success(),
@@ -207,7 +204,10 @@ fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<
     }
     let mut tc = TestCase::new(clean(name), tc_status);
     tc.set_classname(clean(classname));
-    if matches!(status, Status::Warn | Status::Improved | Status::Pass) {
+    if matches!(
+        status,
+        Status::Warn | Status::Improved | Status::Changed | Status::Pass
+    ) {
         // "improved: improved +20%" says it twice: the status only when the message lacks it.
         let word = status.as_str();
         if one_line.starts_with(word) {

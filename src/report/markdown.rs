@@ -38,29 +38,27 @@ pub fn render(report: &Report) -> String {
         }
     }
 
-    let failing = report.failing_kernels();
+    let views = report.kernel_views();
+    let failing: Vec<_> = views
+        .iter()
+        .filter(|v| v.status.needs_attention())
+        .collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n### Why\n");
-        for kernel in &failing {
+        for view in &failing {
             let _ = writeln!(
                 out,
                 "- **{}** `{}`",
-                report.kernel_status(kernel).as_str(),
-                code(kernel)
+                view.status.as_str(),
+                code(view.kernel)
             );
-            for s in report
-                .structure
-                .iter()
-                .filter(|s| &s.kernel == kernel && s.status != Status::Pass)
-            {
+            for s in view.structure.iter().filter(|s| s.status != Status::Pass) {
                 let _ = writeln!(out, "  - {}: {}", s.check.as_str(), text(&s.message));
             }
-            for r in report.rules.iter().filter(|r| {
-                r.kernel.as_deref() == Some(kernel.as_str()) && r.status.needs_attention()
-            }) {
+            for r in view.rules.iter().filter(|r| r.status.needs_attention()) {
                 let _ = writeln!(out, "  - {}", failed_rule(r));
             }
-            for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
+            for f in &view.findings {
                 let speedup = f
                     .finding
                     .estimated_speedup_pct
@@ -124,17 +122,17 @@ pub fn render(report: &Report) -> String {
                 "| `{}` | `{}` | {base} | {cur} | {change} | {} |",
                 code(scope_name(r.kernel.as_deref())),
                 code(&r.rule),
-                r.status.as_str()
+                r.verdict()
             );
         }
     }
     if !report.rules.is_empty() || !report.structure.is_empty() {
         let _ = writeln!(out, "\n</details>");
     }
-    let other: Vec<_> = report
-        .findings
+    let other: Vec<_> = views
         .iter()
-        .filter(|f| !failing.contains(&f.kernel))
+        .filter(|v| !v.status.needs_attention())
+        .flat_map(|v| v.findings.iter())
         .collect();
     if !other.is_empty() {
         let _ = writeln!(out, "\n### New ncu findings\n");

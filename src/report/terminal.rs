@@ -35,7 +35,7 @@ impl Show {
             Show::Fail => matches!(status, Status::Fail | Status::Error),
             Show::Changed => matches!(
                 status,
-                Status::Fail | Status::Error | Status::Warn | Status::Improved
+                Status::Fail | Status::Error | Status::Warn | Status::Improved | Status::Changed
             ),
             Show::All => true,
         }
@@ -116,40 +116,38 @@ fn headline(out: &mut String, report: &Report, color: bool) {
 
 /// The failing kernels and whole-run rules, each with what failed and why.
 fn why(out: &mut String, report: &Report, width: usize) {
-    let failing = report.failing_kernels();
+    // One status per kernel, the same every reporter uses (new findings included).
+    let views = report.kernel_views();
+    let failing: Vec<_> = views
+        .iter()
+        .filter(|v| v.status.needs_attention())
+        .collect();
     let total_failures = report.failing_total_rules();
     if failing.is_empty() && total_failures.is_empty() {
         return;
     }
     let _ = writeln!(out, "\nwhy:");
-    for kernel in &failing {
+    for view in &failing {
         let _ = writeln!(
             out,
             "  {} {}",
-            mark(report.kernel_status(kernel)),
-            shorten_middle(kernel, width.saturating_sub(4))
+            mark(view.status),
+            shorten_middle(view.kernel, width.saturating_sub(4))
         );
-        for s in report
-            .structure
-            .iter()
-            .filter(|s| &s.kernel == kernel && s.status != Status::Pass)
-        {
+        for s in view.structure.iter().filter(|s| s.status != Status::Pass) {
             let text = format!("{}: {}", s.check.as_str(), s.message);
             let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
         }
-        for r in report
-            .rules
-            .iter()
-            .filter(|r| r.kernel.as_deref() == Some(kernel.as_str()) && r.status.needs_attention())
-        {
+        for r in view.rules.iter().filter(|r| r.status.needs_attention()) {
             explain(out, r, width);
         }
-        for f in report.findings.iter().filter(|f| &f.kernel == kernel) {
+        for f in &view.findings {
             finding_line(out, f, width);
         }
     }
     if !total_failures.is_empty() {
-        let _ = writeln!(out, "  {} (total)", mark(Status::Fail));
+        let worst = total_failures.iter().map(|r| r.status).max();
+        let _ = writeln!(out, "  {} (total)", mark(worst.unwrap_or(Status::Fail)));
         for r in total_failures {
             explain(out, r, width);
         }
@@ -162,6 +160,8 @@ struct Row {
     /// The baseline without its standard deviation, for narrow terminals.
     mean_only: String,
     status: Status,
+    /// The verdict word (`higher`/`lower` for a `changed` result).
+    verdict: &'static str,
 }
 
 impl Row {
@@ -181,12 +181,18 @@ fn table(out: &mut String, report: &Report, style: &Style) {
     }
     // Groups in the order kernels first appear; `None` is the whole run.
     let mut groups: Vec<(Option<String>, Vec<Row>)> = Vec::new();
-    let mut push = |kernel: Option<&str>, row: Row| match groups
-        .iter_mut()
-        .find(|(k, _)| k.as_deref() == kernel)
-    {
-        Some((_, rows)) => rows.push(row),
-        None => groups.push((kernel.map(str::to_string), vec![row])),
+    // Group index by kernel: a report can have 10^4 kernels.
+    let mut index: std::collections::HashMap<Option<String>, usize> =
+        std::collections::HashMap::new();
+    let mut push = |kernel: Option<&str>, row: Row| {
+        let key = kernel.map(str::to_string);
+        match index.get(&key) {
+            Some(&i) => groups[i].1.push(row),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![row]));
+            }
+        }
     };
     let mut total = 0;
     for s in report.structure.iter().filter(|s| s.status != Status::Pass) {
@@ -285,10 +291,10 @@ fn table(out: &mut String, report: &Report, style: &Style) {
         );
         for row in rows {
             let mut cells: Vec<String> = (0..5).map(|i| row.cell(i, sigma).to_string()).collect();
-            cells.push(row.status.as_str().to_string());
+            cells.push(row.verdict.to_string());
             let text = super::layout::line(&columns, &cells);
             let text = if style.color {
-                paint_verdict(&text, row.status)
+                paint_verdict(&text, row.status, row.verdict)
             } else {
                 text
             };
@@ -299,12 +305,12 @@ fn table(out: &mut String, report: &Report, style: &Style) {
 
 /// Findings, compute-sanitizer and GPU-memory sections.
 fn findings(out: &mut String, report: &Report, width: usize) {
-    let failing = report.failing_kernels();
     // Findings of kernels that passed every check: still worth a look.
-    let other: Vec<_> = report
-        .findings
+    let views = report.kernel_views();
+    let other: Vec<_> = views
         .iter()
-        .filter(|f| !failing.contains(&f.kernel))
+        .filter(|v| !v.status.needs_attention())
+        .flat_map(|v| v.findings.iter())
         .collect();
     if !other.is_empty() {
         let _ = writeln!(out, "\nnew ncu findings:");
@@ -356,8 +362,9 @@ fn rank(status: Status) -> u8 {
         Status::Fail => 1,
         Status::Warn => 2,
         Status::Improved => 3,
-        Status::Pass => 4,
-        Status::Skipped => 5,
+        Status::Changed => 4,
+        Status::Pass => 5,
+        Status::Skipped => 6,
     }
 }
 
@@ -401,7 +408,7 @@ fn mark(status: Status) -> &'static str {
 }
 
 /// Colours the verdict word at the end of a laid-out row.
-fn paint_verdict(line: &str, status: Status) -> String {
+fn paint_verdict(line: &str, status: Status, word: &str) -> String {
     let code = match status {
         Status::Fail => "31",
         Status::Error => "35",
@@ -409,7 +416,6 @@ fn paint_verdict(line: &str, status: Status) -> String {
         Status::Improved => "32",
         _ => return line.to_string(),
     };
-    let word = status.as_str();
     match line.rfind(word) {
         Some(i) => format!(
             "{}\x1b[{code}m{word}\x1b[0m{}",
@@ -441,6 +447,7 @@ fn structure_row(s: &StructureResult) -> Row {
             .baseline_launches
             .map_or("—".into(), |n| format!("{n} launches")),
         status: s.status,
+        verdict: s.status.as_str(),
     }
 }
 
@@ -481,5 +488,6 @@ fn rule_row(r: &RuleResult) -> Row {
             .baseline
             .map_or("—".into(), |b| format_value(b.mean, &r.unit)),
         status: r.status,
+        verdict: r.verdict(),
     }
 }
