@@ -244,6 +244,28 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "{}",
         out.stderr
     );
+    // A name close to one of the export's own columns: that column is suggested.
+    gate.write(
+        "t2.toml",
+        "[[rule]]\nmetric = \"dram__bytes_sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
+    );
+    let out = gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "run.csv",
+        "--thresholds",
+        "t2.toml",
+        "-o",
+        "b.json",
+    ]);
+    out.one_clear_error("metric `dram__bytes_sum` is not in this export");
+    assert!(
+        out.stderr
+            .contains("hint: did you mean `dram__bytes.sum`? This export has that column"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

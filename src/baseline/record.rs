@@ -133,6 +133,29 @@ fn entry(
     })
 }
 
+/// The metric columns of a raw-page CSV export (its header line: `"ID",…,"Kernel Name",…`),
+/// read from its first 1 MiB; empty for anything else (a report, a details page).
+fn export_columns(path: &std::path::Path) -> Vec<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
+    if read.is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&head);
+    let Some(header) = text
+        .lines()
+        .find(|l| l.starts_with("\"ID\",") && l.contains("\"Kernel Name\""))
+    else {
+        return Vec::new();
+    };
+    header
+        .split("\",\"")
+        .map(|c| c.trim_matches('"').to_string())
+        .filter(|c| c.contains("__"))
+        .collect()
+}
+
 /// The error for a metric an export does not have, with the fix.
 pub fn missing_metric(run: &Run, metric: &str) -> Error {
     let hint = if metric == "sys__memory_throughput"
@@ -143,6 +166,19 @@ pub fn missing_metric(run: &Run, metric: &str) -> Error {
         let near = crate::runner::failure::suggestions(metric);
         // A known name that is merely absent from this export gets no "did you mean".
         let known = near.iter().any(|m| m == metric);
+        let columns = export_columns(&run.source);
+        let in_export = (!known)
+            .then(|| crate::commands::closest(metric, columns.iter().map(String::as_str)))
+            .flatten();
+        if let Some(m) = in_export {
+            return Error::MissingMetric {
+                path: run.source.clone(),
+                metric: metric.to_string(),
+                hint: format!(
+                    "did you mean `{m}`? This export has that column; fix the rule's metric name"
+                ),
+            };
+        }
         match near.first().filter(|_| !known) {
             Some(m) => format!(
                 "did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"

@@ -26,7 +26,7 @@ impl Column {
 }
 
 /// Narrows column `flexible` so that all columns fit in `width` (never
-/// below [`MIN_SHORT`]: a table wider than a very narrow terminal beats one
+/// below `MIN_SHORT` characters: a table wider than a very narrow terminal beats one
 /// whose names are unreadable).
 pub fn fit(columns: &mut [Column], flexible: usize, width: usize) {
     let gaps = GAP.len() * columns.len().saturating_sub(1);
