@@ -169,6 +169,10 @@ fn check_report(
         Source::Profile { .. } => Vec::new(),
     };
     let fail = |e: Error| Box::new((e, given.clone(), config.details.clone()));
+    let import = parse::NcuImport {
+        ncu: &config.ncu,
+        runner: processes,
+    };
     let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
     let metrics = thresholds.metrics();
     let (baseline, baseline_path, acquired, runs) = match &config.baseline {
@@ -186,8 +190,14 @@ fn check_report(
             )
             .map_err(fail)?;
             let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-            let runs = read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds)
-                .map_err(fail)?;
+            let runs = read_runs(
+                &acquired.inputs,
+                &metrics,
+                baseline.kernel_key,
+                &thresholds,
+                import,
+            )
+            .map_err(fail)?;
             (baseline, path.clone(), acquired, runs)
         }
         BaselinePlace::Dir {
@@ -211,8 +221,14 @@ fn check_report(
             )
             .map_err(fail)?;
             let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-            let mut runs = read_runs(&acquired.inputs, &metrics, first.kernel_key, &thresholds)
-                .map_err(fail)?;
+            let mut runs = read_runs(
+                &acquired.inputs,
+                &metrics,
+                first.kernel_key,
+                &thresholds,
+                import,
+            )
+            .map_err(fail)?;
             let fingerprint = runs
                 .first()
                 .map(|r| r.fingerprint.clone())
@@ -231,14 +247,20 @@ fn check_report(
             let baseline = Baseline::load(&path).map_err(fail)?;
             usable(config, &baseline, &path, &thresholds).map_err(fail)?;
             if baseline.kernel_key != first.kernel_key {
-                runs = read_runs(&acquired.inputs, &metrics, baseline.kernel_key, &thresholds)
-                    .map_err(fail)?;
+                runs = read_runs(
+                    &acquired.inputs,
+                    &metrics,
+                    baseline.kernel_key,
+                    &thresholds,
+                    import,
+                )
+                .map_err(fail)?;
             }
             (baseline, path, acquired, runs)
         }
     };
     let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-    let findings = read_findings(&acquired.details, baseline.kernel_key).map_err(fail)?;
+    let findings = read_findings(&acquired.details, baseline.kernel_key, import).map_err(fail)?;
     let mut report = compare::compare(&Inputs {
         baseline: &baseline,
         baseline_path: baseline_path.display().to_string(),
@@ -412,10 +434,11 @@ fn read_runs(
     metrics: &[String],
     key_mode: KernelKeyMode,
     thresholds: &Thresholds,
+    import: parse::NcuImport,
 ) -> Result<Vec<Run>> {
     let mut runs = Vec::with_capacity(inputs.len());
     for path in inputs {
-        let run = parse::read_run(path, metrics, key_mode)?;
+        let run = parse::read_run(path, metrics, key_mode, import)?;
         for rule in thresholds.rules.iter().filter(|r| !r.optional) {
             if run
                 .metric_index(&rule.metric)
@@ -433,6 +456,7 @@ fn read_runs(
 fn read_findings(
     details: &[PathBuf],
     key_mode: KernelKeyMode,
+    import: parse::NcuImport,
 ) -> Result<Option<(Findings, Vec<InputFile>)>> {
     if details.is_empty() {
         return Ok(None);
@@ -440,7 +464,7 @@ fn read_findings(
     let mut all = Findings::new();
     let mut files = Vec::new();
     for path in details {
-        for (kernel, rules) in parse::read_findings(path, key_mode)? {
+        for (kernel, rules) in parse::read_findings(path, key_mode, import)? {
             let entry = all.entry(kernel).or_default();
             for (name, finding) in rules {
                 entry.entry(name).or_insert(finding);
@@ -461,6 +485,10 @@ pub fn record(config: &RecordConfig) -> Result<i32> {
 
 /// `ncugate baseline record`.
 pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<i32> {
+    let import = parse::NcuImport {
+        ncu: &config.ncu,
+        runner: processes,
+    };
     let thresholds = Thresholds::load(config.thresholds.as_deref())?;
     let mut metrics = thresholds.metrics();
     for m in &config.extra_metrics {
@@ -476,7 +504,13 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         false,
         processes,
     )?;
-    let runs = read_runs(&acquired.inputs, &metrics, config.kernel_key, &thresholds)?;
+    let runs = read_runs(
+        &acquired.inputs,
+        &metrics,
+        config.kernel_key,
+        &thresholds,
+        import,
+    )?;
     if let Source::Profile { runner, .. } = &config.source
         && let Some(note) = cost_note(runner, &metrics, &runs, &acquired.seconds)
     {
@@ -508,7 +542,7 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         .into_iter()
         .map(|run| keep_metrics(run, &required))
         .collect();
-    let findings = read_findings(&acquired.details, config.kernel_key)?;
+    let findings = read_findings(&acquired.details, config.kernel_key, import)?;
     let optional: Vec<String> = required
         .iter()
         .filter(|m| {

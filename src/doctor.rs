@@ -6,23 +6,21 @@
 
 use crate::exit;
 use crate::report::fmt::format_value;
+use crate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
 use nvml_wrapper::Nvml;
-use std::process::Command;
+use std::time::Duration;
 
-/// Prints the checks; returns the exit code.
-pub fn run() -> i32 {
+/// Prints the checks; returns the exit code. `ncu` is the ncu to check
+/// ([`crate::config::default_ncu`]).
+pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> i32 {
     let mut ok = true;
     println!("ncugate doctor");
     ok &= gpus();
-    for (tool, needed) in [
-        (crate::parse::ncu_program(), true),
-        ("compute-sanitizer".to_string(), false),
-        ("nvcc".to_string(), false),
-    ] {
-        ok &= tool_version(&tool, needed);
+    for (tool, needed) in [(ncu, true), ("compute-sanitizer", false), ("nvcc", false)] {
+        ok &= tool_version(tool, needed, processes);
     }
     ok &= counters();
-    audit_library();
+    audit_library(processes);
     if ok {
         println!("\nready: ncugate can profile and gate on this machine");
         exit::PASS
@@ -35,14 +33,18 @@ pub fn run() -> i32 {
 }
 
 /// A GPU the driver sees and an ncu that starts: enough for a trial run (`init`).
-pub fn can_profile() -> bool {
+pub fn can_profile(ncu: &str, processes: &dyn ProcessRunner) -> bool {
     let gpu = Nvml::init()
         .and_then(|n| n.device_count())
         .is_ok_and(|n| n > 0);
-    gpu && Command::new(crate::parse::ncu_program())
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    gpu && version(ncu, processes).exit.success()
+}
+
+/// `TOOL --version`, given a minute (a tool that hangs must not hang the doctor).
+fn version(tool: &str, processes: &dyn ProcessRunner) -> Finished {
+    let mut spec = CommandSpec::new(tool, ["--version"]);
+    spec.timeout = Some(Duration::from_secs(60));
+    processes.run(&spec, &mut |_| {})
 }
 
 fn gpus() -> bool {
@@ -95,20 +97,16 @@ fn gpus() -> bool {
     true
 }
 
-fn tool_version(tool: &str, needed: bool) -> bool {
+fn tool_version(tool: &str, needed: bool, processes: &dyn ProcessRunner) -> bool {
     let mark = if needed { "✗" } else { "–" };
-    match Command::new(tool).arg("--version").output() {
-        Ok(out) if out.status.success() => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let version = version_line(&text);
-            println!("✓ {tool}: {version}");
+    let done = version(tool, processes);
+    match &done.exit {
+        Exit::Code(0) => {
+            let text = done.lines.join("\n");
+            println!("✓ {tool}: {}", version_line(&text));
             true
         }
-        Ok(out) => {
-            println!("{mark} {tool}: `{tool} --version` failed ({})", out.status);
-            !needed
-        }
-        Err(_) => {
+        Exit::NotFound => {
             let what = match tool {
                 "nvcc" => "needed only to build CUDA code such as kernels/ (CUDA toolkit)",
                 "compute-sanitizer" => "needed for sanitizer gates (CUDA toolkit)",
@@ -117,6 +115,10 @@ fn tool_version(tool: &str, needed: bool) -> bool {
                 }
             };
             println!("{mark} {tool}: not found — {what}");
+            !needed
+        }
+        other => {
+            println!("{mark} {tool}: `{tool} --version` failed ({other})");
             !needed
         }
     }
@@ -134,11 +136,10 @@ fn version_line(text: &str) -> &str {
 /// `ncugate leaks` injects a CUPTI library that ncugate compiles from its own
 /// embedded source on first use: build it now (or find it cached), so that a
 /// runner that cannot is known before a gate needs it. Not needed to profile.
-fn audit_library() {
+fn audit_library(processes: &dyn ProcessRunner) {
     let tools = crate::memory::library::Toolchain::from_env();
     let root = crate::memory::library::cache_root();
-    let runner = crate::runner::process::RealRunner;
-    match crate::memory::library::ensure(&root, &tools, &runner) {
+    match crate::memory::library::ensure(&root, &tools, processes) {
         Ok(built) => println!(
             "✓ graph audit library (ncugate leaks): {} {}",
             if built.compiled {

@@ -118,7 +118,16 @@ fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunne
     let mut progress = Progress::new(None, false);
     let artifacts =
         crate::runner::profile_once(&runner, &rules.metrics(), "init", processes, &mut progress)?;
-    let run = crate::parse::read_run(&artifacts.raw, &rules.metrics(), KernelKeyMode::default())?;
+    let import = crate::parse::NcuImport {
+        ncu: &runner.ncu,
+        runner: processes,
+    };
+    let run = crate::parse::read_run(
+        &artifacts.raw,
+        &rules.metrics(),
+        KernelKeyMode::default(),
+        import,
+    )?;
     println!(
         "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
         artifacts.seconds,

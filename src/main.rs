@@ -79,13 +79,13 @@ fn main() {
         Config::Leaks(config) => Ok(commands::leaks(&config, &real)),
         Config::Suite(config) => Ok(ncugate::suite::run::run_with(&config, &real)),
         Config::Merge(config) => Ok(ncugate::suite::merge::run(&config)),
-        Config::Doctor => Ok(ncugate::doctor::run()),
+        Config::Doctor => Ok(ncugate::doctor::run(&ncugate::config::default_ncu(), &real)),
         Config::Completions(shell) => Ok(ncugate::docs::completions(shell)),
         Config::Man(dir) => ncugate::docs::man(dir.as_deref()),
         Config::Init(config) => ncugate::init::run(
             &config,
             &mut std::io::stdin().lock(),
-            ncugate::doctor::can_profile(),
+            ncugate::doctor::can_profile(&ncugate::config::default_ncu(), &real),
             &real,
         ),
     };

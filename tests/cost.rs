@@ -72,6 +72,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         },
         style: Default::default(),
         sanitizer: None,
+        ncu: "ncu".into(),
     };
     // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
     assert_eq!(ncugate::commands::check_with(&config, &replay), 1);

@@ -261,6 +261,9 @@ fn a_report_without_ncu_on_path() {
     .stderr_has("--print-units base");
 }
 
+/// Command-line arguments, environment, ncugate.toml.
+type Way<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], Option<String>);
+
 #[test]
 fn a_report_is_converted_by_ncu_with_base_units() {
     // A stand-in for ncu that logs its arguments and prints the real export
@@ -276,21 +279,35 @@ fn a_report_is_converted_by_ncu_with_base_units() {
     let fake = gate.path("fake-ncu");
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("chmod");
-    gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.ncu-rep",
-        ],
-        &[("NCUGATE_NCU", fake.to_str().expect("utf-8"))],
-    )
-    .code(0);
-    assert_eq!(
-        gate.read("ncu.args").trim(),
-        "--import run.ncu-rep --csv --page raw --print-units base"
-    );
+    let fake = fake.to_str().expect("utf-8");
+    let check = [
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.ncu-rep",
+    ];
+    // The same ncu three ways: NCUGATE_NCU, `[profile] ncu`, and --ncu (which
+    // a .ncu-rep input needs, unlike a CSV one).
+    let with_flag: Vec<&str> = check.iter().copied().chain(["--ncu", fake]).collect();
+    let ways: [Way; 3] = [
+        (&check, &[("NCUGATE_NCU", fake)], None),
+        (&check, &[], Some(format!("[profile]\nncu = \"{fake}\"\n"))),
+        (&with_flag, &[], None),
+    ];
+    for (args, env, config) in ways {
+        let _ = std::fs::remove_file(gate.path("ncu.args"));
+        let _ = std::fs::remove_file(gate.path("ncugate.toml"));
+        if let Some(config) = config {
+            gate.write("ncugate.toml", config);
+        }
+        gate.run_with(args, env).code(0);
+        assert_eq!(
+            gate.read("ncu.args").trim(),
+            "--import run.ncu-rep --csv --page raw --print-units base",
+            "{args:?} {env:?}"
+        );
+    }
 }
 
 #[test]

@@ -160,12 +160,28 @@ fn the_history_is_appended_and_judged() {
     }
     gate.write("leaks.jsonl", &lines);
     // This run: the replay has no NVML samples, so its leak figure is 0 → the last three are not all over.
-    let code = ncugate::commands::leaks(
-        &config(&gate, Some("leaks.jsonl")),
-        &replay(&gate, "audit.graph_app.base.json"),
-    );
+    // The commit comes from `git rev-parse HEAD`, run like every other process.
+    let runner = replay(&gate, "audit.graph_app.base.json");
+    let sha = "3a295bf0c2d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7";
+    runner.push(Recorded::log(sha, Exit::Code(0)));
+    let code = ncugate::commands::leaks(&config(&gate, Some("leaks.jsonl")), &runner);
     assert_eq!(code, 0);
-    assert_eq!(gate.read("leaks.jsonl").lines().count(), 10);
+    let history = gate.read("leaks.jsonl");
+    assert_eq!(history.lines().count(), 10);
+    let ci_commit = ["GITHUB_SHA", "GIT_COMMIT", "CI_COMMIT_SHA"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty()));
+    if !ci_commit {
+        let seen = runner.seen.lock().expect("lock");
+        assert_eq!(
+            seen.last().map(|s| s.display()).as_deref(),
+            Some("git rev-parse HEAD")
+        );
+        assert!(
+            history.lines().last().is_some_and(|l| l.contains(sha)),
+            "{history}"
+        );
+    }
     let r = json(&gate);
     let trend = r["memory"]
         .as_array()

@@ -513,6 +513,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             },
             style: Default::default(),
             sanitizer: None,
+            ncu: "ncu".into(),
         };
         ncugate::commands::check_with(&config, &replay)
     };
@@ -549,6 +550,35 @@ fn a_real_timeout_kills_the_whole_process_group() {
         !marker.exists(),
         "the background child of the app survived the timeout"
     );
+}
+
+#[test]
+fn a_read_output_streams_to_the_reader_and_the_rest_is_kept() {
+    let script = "echo a,b; echo err >&2; echo c,d; exit 3";
+    let spec = CommandSpec::new("sh", ["-c", script]);
+    let real = ncugate::runner::process::RealRunner;
+    // The replay goes through the default: a temporary stdout_to file.
+    let replay = ReplayRunner::new(
+        PathBuf::from("."),
+        vec![Recorded {
+            lines: vec!["err".into()],
+            exit: Exit::Code(3),
+            stdout_file: Some(b"a,b\nc,d\n".to_vec()),
+            files: vec![],
+        }],
+    );
+    for runner in [&real as &dyn ProcessRunner, &replay] {
+        let mut read = String::new();
+        let done = runner.run_reading(&spec, &mut |out| {
+            out.read_to_string(&mut read).expect("read");
+        });
+        assert_eq!(read, "a,b\nc,d\n");
+        assert_eq!(done.lines, ["err"]);
+        assert_eq!(done.exit, Exit::Code(3));
+    }
+    let missing = CommandSpec::new("/nonexistent/ncu", ["--import", "r.ncu-rep"]);
+    let done = real.run_reading(&missing, &mut |_| panic!("nothing to read"));
+    assert_eq!(done.exit, Exit::NotFound);
 }
 
 #[test]
@@ -643,6 +673,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         },
         style: Default::default(),
         sanitizer: Some(sanitizer),
+        ncu: "ncu".into(),
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(ncugate::commands::check_with(&config, &replay), 1);

@@ -136,6 +136,8 @@ pub struct CheckConfig {
     pub style: crate::report::terminal::Style,
     /// `[sanitizer]` in ncugate.toml: run compute-sanitizer after the metric gate.
     pub sanitizer: Option<SanitizerConfig>,
+    /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
+    pub ncu: String,
 }
 
 /// `ncugate baseline record`.
@@ -147,6 +149,8 @@ pub struct RecordConfig {
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
     pub output: BaselinePlace,
+    /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
+    pub ncu: String,
 }
 
 impl TryFrom<Cli> for Config {
@@ -227,6 +231,19 @@ const PROFILE_ONLY: &[&str] = &[
     "env",
 ];
 
+/// The flags that mean nothing with these `--input` files: all of
+/// [`PROFILE_ONLY`], except `--ncu` when a `.ncu-rep` report needs it to convert.
+fn profile_only(inputs: &[PathBuf]) -> Vec<&'static str> {
+    let reports = inputs
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "ncu-rep"));
+    PROFILE_ONLY
+        .iter()
+        .copied()
+        .filter(|id| !(reports && *id == "ncu"))
+        .collect()
+}
+
 impl Config {
     /// The configuration from parsed command-line matches: refuses flags that
     /// were typed but would do nothing.
@@ -244,7 +261,7 @@ impl Config {
             CliCommand::Check(args) => {
                 if !args.inputs.is_empty() {
                     given.refuse(
-                        PROFILE_ONLY,
+                        &profile_only(&args.inputs),
                         "with --input: the exports were profiled already",
                         ", or leave out --input to build and profile the app",
                     )?;
@@ -253,7 +270,7 @@ impl Config {
             }
             CliCommand::Baseline(BaselineCommand::Record(args)) => {
                 if !args.inputs.is_empty() {
-                    let mut ids = PROFILE_ONLY.to_vec();
+                    let mut ids = profile_only(&args.inputs);
                     ids.push("runs");
                     given.refuse(
                         &ids,
@@ -379,6 +396,7 @@ fn check(args: CheckArgs) -> Result<Config> {
             )?),
             _ => None,
         },
+        ncu: ncu_program(&args.ncu, &file),
     }))
 }
 
@@ -419,6 +437,7 @@ fn check_suite(args: CheckArgs, file: &FileConfig) -> Result<suite::SuiteConfig>
         outputs: Outputs::default(),
         style: style(&args.report, args.run.quiet),
         sanitizer,
+        ncu: ncu_program(&args.ncu, file),
     };
     Ok(suite::SuiteConfig {
         action: suite::SuiteAction::Check(Box::new(shared)),
@@ -655,6 +674,7 @@ fn record(args: RecordArgs) -> Result<Config> {
             .unwrap_or_default(),
         extra_metrics: args.metrics,
         output,
+        ncu: ncu_program(&args.ncu, &file),
     }))
 }
 
@@ -684,6 +704,7 @@ fn record_suite(args: RecordArgs, file: &FileConfig) -> Result<suite::SuiteConfi
             .unwrap_or_default(),
         extra_metrics: args.metrics,
         output: BaselinePlace::File(PathBuf::new()),
+        ncu: ncu_program(&args.ncu, file),
     };
     Ok(suite::SuiteConfig {
         action: suite::SuiteAction::Record(Box::new(shared)),
@@ -734,6 +755,25 @@ fn conflict() -> Error {
 }
 
 /// The runner's settings: flag (or its NCUGATE_* variable) over file over default.
+/// The ncu executable: `--ncu` / `NCUGATE_NCU`, else `[profile] ncu`, else `ncu` from PATH.
+fn ncu_program(ncu: &NcuArgs, file: &FileConfig) -> String {
+    ncu.ncu
+        .clone()
+        .or_else(|| file.profile.ncu.clone())
+        .unwrap_or_else(|| "ncu".into())
+}
+
+/// The ncu of commands that take no config flags (`doctor`, `init`):
+/// `NCUGATE_NCU`, else `[profile] ncu` of ./ncugate.toml when it loads, else `ncu`.
+pub fn default_ncu() -> String {
+    let from_env = NcuArgs {
+        ncu: std::env::var("NCUGATE_NCU").ok(),
+        ..NcuArgs::default()
+    };
+    let file = FileConfig::load(None).unwrap_or_default();
+    ncu_program(&from_env, &file)
+}
+
 fn runner(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig) -> Result<RunnerConfig> {
     let p = &file.profile;
     let app = if args.app.is_empty() {
@@ -812,11 +852,7 @@ fn runner(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig) -> Result<RunnerConf
         launch_skip: ncu.launch_skip.or(p.launch_skip),
         launch_count: ncu.launch_count.or(p.launch_count),
         extra_metrics,
-        ncu: ncu
-            .ncu
-            .clone()
-            .or_else(|| p.ncu.clone())
-            .unwrap_or_else(|| "ncu".into()),
+        ncu: ncu_program(ncu, file),
         out_dir: args.out_dir.clone().unwrap_or_else(|| {
             file.resolve(
                 p.out_dir

@@ -119,7 +119,7 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
                 .to_string(),
             app: r.app.join(" "),
-            commit: commit(),
+            commit: commit(processes),
             leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
             peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),
             live_execs: measured
@@ -158,8 +158,8 @@ fn library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result<std::p
     })
 }
 
-/// The commit being tested, from CI variables or git.
-fn commit() -> Option<String> {
+/// The commit being tested, from CI variables or `git rev-parse HEAD`.
+fn commit(processes: &dyn ProcessRunner) -> Option<String> {
     for var in ["GITHUB_SHA", "GIT_COMMIT", "CI_COMMIT_SHA"] {
         if let Ok(v) = std::env::var(var)
             && !v.is_empty()
@@ -167,11 +167,12 @@ fn commit() -> Option<String> {
             return Some(v);
         }
     }
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()?;
-    out.status
+    let mut spec = CommandSpec::new("git", ["rev-parse", "HEAD"]);
+    spec.timeout = Some(std::time::Duration::from_secs(30));
+    let done = processes.run(&spec, &mut |_| {});
+    done.exit
         .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .then(|| done.lines.last().map(|l| l.trim().to_string()))
+        .flatten()
+        .filter(|c| !c.is_empty())
 }

@@ -106,36 +106,8 @@ pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64
 
 /// `pid` and its descendants (an app may run its CUDA work in a child).
 fn family_of(pid: u32) -> Vec<u32> {
-    let mut parent_of = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            if let Some(ppid) = stat
-                .rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
-                .and_then(|s| s.parse::<u32>().ok())
-            {
-                parent_of.push((p, ppid));
-            }
-        }
-    }
     let mut family = vec![pid];
-    let mut i = 0;
-    while i < family.len() {
-        let parent = family[i];
-        family.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
+    family.extend(crate::runner::procfs::descendants(pid));
     family
 }
 

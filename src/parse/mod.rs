@@ -8,19 +8,24 @@ pub mod scan;
 
 use crate::error::{Error, Result};
 use crate::model::{Findings, KernelKeyMode, Run};
+use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// The first bytes of an Nsight Compute report file.
 const NCU_REP_MAGIC: &[u8] = b"NVR\0";
 
 /// Reads one run from a raw-page CSV, or from a `.ncu-rep` report via `ncu`.
-pub fn read_run(path: &Path, metrics: &[String], key_mode: KernelKeyMode) -> Result<Run> {
+pub fn read_run(
+    path: &Path,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+    import: NcuImport,
+) -> Result<Run> {
     if is_report(path)? {
         let sha256 = sha256_file(path)?;
-        let mut run = with_ncu_import(path, "raw", |out| {
+        let mut run = with_ncu_import(import, path, "raw", |out| {
             raw::read_raw(path, out, metrics, key_mode)
         })?;
         run.sha256 = sha256;
@@ -34,9 +39,9 @@ pub fn read_run(path: &Path, metrics: &[String], key_mode: KernelKeyMode) -> Res
 }
 
 /// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
-pub fn read_findings(path: &Path, key_mode: KernelKeyMode) -> Result<Findings> {
+pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
     if is_report(path)? {
-        return with_ncu_import(path, "details", |out| {
+        return with_ncu_import(import, path, "details", |out| {
             details::read_details(path, out, key_mode)
         });
     }
@@ -89,62 +94,47 @@ fn is_report(path: &Path) -> Result<bool> {
     Ok(n == 4 && magic == NCU_REP_MAGIC)
 }
 
-/// The ncu executable: `$NCUGATE_NCU`, else `ncu` from PATH.
-pub fn ncu_program() -> String {
-    std::env::var("NCUGATE_NCU").unwrap_or_else(|_| "ncu".into())
+/// How `.ncu-rep` inputs become CSV: which ncu (`[profile] ncu`, `--ncu`,
+/// `NCUGATE_NCU`, else `ncu` from PATH) and what runs it.
+#[derive(Clone, Copy)]
+pub struct NcuImport<'a> {
+    pub ncu: &'a str,
+    pub runner: &'a dyn ProcessRunner,
 }
 
 /// Runs `ncu --import REPORT --csv --page PAGE --print-units base` and parses
 /// its standard output as it streams.
 fn with_ncu_import<T>(
+    import: NcuImport,
     report: &Path,
     page: &str,
     parse: impl FnOnce(&mut dyn Read) -> Result<T>,
 ) -> Result<T> {
-    let program = ncu_program();
-    let args = [
-        "--import",
-        &report.to_string_lossy(),
-        "--csv",
-        "--page",
-        page,
-        "--print-units",
-        "base",
-    ];
-    let command_line = format!("{program} {}", args.join(" "));
-    let mut child = Command::new(&program)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::Tool {
-            message: format!("{}: a .ncu-rep report needs ncu to convert it, and `{program}` could not be run: {e}", report.display()),
-            hint: "install Nsight Compute or set NCUGATE_NCU to its ncu; or export on a machine with ncu: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
-        })?;
-    let mut stdout = child.stdout.take().ok_or_else(|| Error::Tool {
-        message: "ncu's output could not be read".into(),
-        hint: "run `ncugate doctor`".into(),
-    })?;
-    let parsed = parse(&mut stdout);
-    drop(stdout);
-    let output = child.wait_with_output().map_err(|e| Error::Tool {
-        message: format!("{command_line}: {e}"),
-        hint: "run `ncugate doctor`".into(),
-    })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr
-            .lines()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        return Err(Error::Tool {
-            message: format!("`{command_line}` failed ({}): {}", output.status, tail.join(" | ")),
+    let spec = CommandSpec::new(import.ncu, crate::runner::ncu::import_args(report, page));
+    let mut parse = Some(parse);
+    let mut parsed = None;
+    let done = import.runner.run_reading(&spec, &mut |out| {
+        parsed = parse.take().map(|p| p(out));
+    });
+    match &done.exit {
+        Exit::NotFound | Exit::SpawnFailed(_) => Err(Error::Tool {
+            message: format!(
+                "{}: a .ncu-rep report needs ncu to convert it, and `{}` could not be run: {}",
+                report.display(),
+                import.ncu,
+                done.exit
+            ),
+            hint: "install Nsight Compute or point [profile] ncu / NCUGATE_NCU at its ncu; or export on a machine with ncu: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
+        }),
+        exit if !exit.success() => Err(Error::Tool {
+            message: format!("`{}` failed ({exit}): {}", spec.display(), done.tail(5)),
             hint: "check that the report opens with this ncu version: `ncu --import R.ncu-rep --page raw`".into(),
-        });
+        }),
+        _ => parsed.unwrap_or_else(|| {
+            Err(Error::Tool {
+                message: format!("`{}` printed nothing to read", spec.display()),
+                hint: "run `ncugate doctor`".into(),
+            })
+        }),
     }
-    parsed
 }

@@ -9,7 +9,9 @@ pub mod failure;
 pub mod ncu;
 pub mod passes;
 pub mod process;
+pub mod procfs;
 pub mod progress;
+pub mod replay;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};

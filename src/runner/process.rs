@@ -5,11 +5,11 @@
 //! whole runner — progress, failure classification, reports — is tested
 //! without a GPU.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use super::procfs::{alive, descendants};
+pub use super::replay::{Recorded, ReplayRunner};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -136,6 +136,70 @@ pub trait ProcessRunner {
         let _ = on_spawn;
         self.run(spec, on_line)
     }
+
+    /// Runs `spec` and hands its standard output to `read` (ncu's `--import`
+    /// CSV, parsed as it arrives); `Finished::lines` holds the rest of its
+    /// output. This default goes through a temporary `stdout_to` file, which
+    /// is what replays fill; [`RealRunner`] streams through a pipe instead.
+    fn run_reading(&self, spec: &CommandSpec, read: &mut dyn FnMut(&mut dyn Read)) -> Finished {
+        let file = match tempfile::NamedTempFile::new() {
+            Ok(f) => f,
+            Err(e) => return not_started(Exit::SpawnFailed(format!("no temporary file: {e}"))),
+        };
+        let mut redirected = spec.clone();
+        redirected.stdout_to = Some(file.path().to_path_buf());
+        let done = self.run(&redirected, &mut |_| {});
+        match std::fs::File::open(file.path()) {
+            Ok(mut out) => read(&mut out),
+            Err(_) => read(&mut std::io::empty()),
+        }
+        done
+    }
+}
+
+/// A command that never ran.
+fn not_started(exit: Exit) -> Finished {
+    Finished {
+        exit,
+        lines: Vec::new(),
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// `spec` as a [`Command`]: no stdin, its own process group (a timeout kills
+/// the app and its children too); stdout and stderr are set by the caller.
+fn command(spec: &CommandSpec) -> Command {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null());
+    if let Some(dir) = &spec.workdir {
+        command.current_dir(dir);
+    }
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command
+}
+
+/// Why a spawn failed, as an [`Exit`].
+fn spawn_error(e: &std::io::Error) -> Exit {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Exit::NotFound
+    } else {
+        Exit::SpawnFailed(e.to_string())
+    }
+}
+
+/// How a waited-for child ended.
+fn exit_of(status: std::io::Result<std::process::ExitStatus>) -> Exit {
+    match status {
+        Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+            (Some(c), _) => Exit::Code(c),
+            (None, Some(sig)) => Exit::Signal(sig),
+            (None, None) => Exit::SpawnFailed("unknown exit status".into()),
+        },
+        Err(e) => Exit::SpawnFailed(e.to_string()),
+    }
 }
 
 /// Spawns real processes.
@@ -154,17 +218,8 @@ impl ProcessRunner for RealRunner {
         on_spawn: &mut dyn FnMut(u32),
     ) -> Finished {
         let start = Instant::now();
-        let mut command = Command::new(&spec.program);
-        command
-            .args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped());
-        if let Some(dir) = &spec.workdir {
-            command.current_dir(dir);
-        }
-        // Its own process group: a timeout kills the app and its children too.
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut command = command(spec);
+        command.stderr(Stdio::piped());
         let stdout_file = match &spec.stdout_to {
             Some(path) => match std::fs::File::create(path) {
                 Ok(f) => Some(f),
@@ -184,16 +239,9 @@ impl ProcessRunner for RealRunner {
         };
         let mut child = match command.spawn() {
             Ok(child) => child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Finished {
-                    exit: Exit::NotFound,
-                    lines: Vec::new(),
-                    elapsed: start.elapsed(),
-                };
-            }
             Err(e) => {
                 return Finished {
-                    exit: Exit::SpawnFailed(e.to_string()),
+                    exit: spawn_error(&e),
                     lines: Vec::new(),
                     elapsed: start.elapsed(),
                 };
@@ -260,18 +308,42 @@ impl ProcessRunner for RealRunner {
         let exit = if timed_out {
             Exit::TimedOut(spec.timeout.unwrap_or_default())
         } else {
-            match status {
-                Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
-                    (Some(c), _) => Exit::Code(c),
-                    (None, Some(sig)) => Exit::Signal(sig),
-                    (None, None) => Exit::SpawnFailed("unknown exit status".into()),
-                },
-                Err(e) => Exit::SpawnFailed(e.to_string()),
-            }
+            exit_of(status)
         };
         Finished {
             exit,
             lines,
+            elapsed: start.elapsed(),
+        }
+    }
+
+    /// Streams standard output into `read` on this thread while a second
+    /// thread keeps standard error. `spec.timeout` and `stdout_to` do not
+    /// apply: the reader decides when the output is done.
+    fn run_reading(&self, spec: &CommandSpec, read: &mut dyn FnMut(&mut dyn Read)) -> Finished {
+        let start = Instant::now();
+        let mut command = command(spec);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => return not_started(spawn_error(&e)),
+        };
+        let (tx, rx) = mpsc::channel::<String>();
+        let stderr = child
+            .stderr
+            .take()
+            .map(|err| std::thread::spawn(move || forward(err, &tx)));
+        if let Some(mut out) = child.stdout.take() {
+            read(&mut out);
+            // Closed before the wait: a reader that stopped early must not leave ncu blocked.
+        }
+        let exit = exit_of(child.wait());
+        if let Some(t) = stderr {
+            let _ = t.join();
+        }
+        Finished {
+            exit,
+            lines: rx.try_iter().collect(),
             elapsed: start.elapsed(),
         }
     }
@@ -322,129 +394,5 @@ fn kill_group(pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline && doomed.iter().any(|&p| p != pid && alive(p)) {
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// True while `pid` exists and is not a zombie.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
-
-/// Every process whose parent chain leads to `root`, from /proc (Linux).
-fn descendants(root: u32) -> Vec<u32> {
-    let mut parent_of: Vec<(u32, u32)> = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // `pid (comm) state ppid …`; comm may contain spaces and parentheses.
-            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                continue;
-            };
-            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
-                parent_of.push((pid, ppid));
-            }
-        }
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
-/// One recorded step for [`ReplayRunner`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    /// The output lines, as the real command printed them.
-    pub lines: Vec<String>,
-    pub exit: Exit,
-    /// What the command wrote to its `stdout_to` file (ncu --import's CSV).
-    pub stdout_file: Option<Vec<u8>>,
-    /// Files the command created: (path relative to the export directory, contents).
-    pub files: Vec<(String, Vec<u8>)>,
-}
-
-impl Recorded {
-    /// A step that printed `log` and ended with `exit`.
-    pub fn log(log: &str, exit: Exit) -> Recorded {
-        Recorded {
-            lines: log.lines().map(str::to_string).collect(),
-            exit,
-            stdout_file: None,
-            files: Vec::new(),
-        }
-    }
-}
-
-/// Plays back recorded steps in order and remembers the commands it was given.
-#[derive(Debug, Default)]
-pub struct ReplayRunner {
-    steps: Mutex<VecDeque<Recorded>>,
-    /// Every command run, in order.
-    pub seen: Mutex<Vec<CommandSpec>>,
-    /// Where `files` of a step are created.
-    pub export_dir: PathBuf,
-}
-
-impl ReplayRunner {
-    pub fn new(export_dir: PathBuf, steps: Vec<Recorded>) -> ReplayRunner {
-        ReplayRunner {
-            steps: Mutex::new(steps.into()),
-            seen: Mutex::new(Vec::new()),
-            export_dir,
-        }
-    }
-}
-
-impl ProcessRunner for ReplayRunner {
-    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.push(spec.clone());
-        }
-        let step = self.steps.lock().ok().and_then(|mut s| s.pop_front());
-        let Some(step) = step else {
-            return Finished {
-                exit: Exit::SpawnFailed(format!(
-                    "replay: no recorded step for `{}`",
-                    spec.display()
-                )),
-                lines: Vec::new(),
-                elapsed: Duration::ZERO,
-            };
-        };
-        for (name, bytes) in &step.files {
-            let _ = std::fs::write(self.export_dir.join(name), bytes);
-        }
-        if let (Some(path), Some(bytes)) = (&spec.stdout_to, &step.stdout_file) {
-            let _ = std::fs::File::create(path).and_then(|mut f| f.write_all(bytes));
-        }
-        for line in &step.lines {
-            on_line(line);
-        }
-        Finished {
-            exit: step.exit,
-            lines: step.lines,
-            elapsed: Duration::from_millis(1),
-        }
     }
 }
