@@ -1,0 +1,250 @@
+//! The pipeline of each subcommand, in order: config → build → profile (ncu)
+//! → parse → aggregate → compare → report → exit code. `check.rs` and
+//! `record.rs` hold the metric gate's two commands, `memory.rs` the sanitizer
+//! and leak gates; this file what they share (getting the data, parsing it),
+//! `profile` and `baseline diff`.
+
+mod check;
+mod memory;
+mod record;
+
+pub use check::{Checked, check, check_with, check_workload, explain_error_rows};
+pub use memory::{leaks, sanitize};
+pub use record::{record, record_with};
+
+use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
+use crate::compare::{self, Inputs};
+use crate::config::{BaselinePlace, CheckConfig, RecordConfig, SanitizeConfig, Source};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::model::{Findings, KernelKeyMode, Run};
+use crate::parse;
+use crate::report::{self, terminal};
+use crate::rules::Thresholds;
+use crate::runner::process::ProcessRunner;
+use crate::runner::progress::Progress;
+use crate::runner::{self, RunnerConfig};
+use crate::sanitizer::run::SanitizerConfig;
+use crate::suite;
+use crate::verdict::{Outcome, Report, Subject};
+use std::path::{Path, PathBuf};
+
+/// The exports a check or a recording works on, and how they were made.
+struct Acquired {
+    inputs: Vec<PathBuf>,
+    details: Vec<PathBuf>,
+    profile: Option<ProfileSettings>,
+    /// Wall seconds of each profiled run (empty for `--input` files).
+    seconds: Vec<f64>,
+}
+
+/// `--input` files as given, or the app built and profiled `runs` times.
+fn acquire(
+    source: &Source,
+    details: &[PathBuf],
+    metrics: &[String],
+    expected: Option<u64>,
+    github: bool,
+    runner: &dyn ProcessRunner,
+) -> Result<Acquired> {
+    match source {
+        Source::Inputs(inputs) => Ok(Acquired {
+            inputs: inputs.clone(),
+            details: details.to_vec(),
+            profile: None,
+            seconds: Vec::new(),
+        }),
+        Source::Profile {
+            runner: config,
+            runs,
+            quiet,
+        } => {
+            runner::build(config, runner)?;
+            let mut acquired = Acquired {
+                inputs: Vec::new(),
+                details: details.to_vec(),
+                profile: Some(ProfileSettings::of(config)),
+                seconds: Vec::new(),
+            };
+            for i in 1..=*runs {
+                let name = if *runs == 1 {
+                    "run".to_string()
+                } else {
+                    format!("run-{i}")
+                };
+                let mut progress = Progress::new(expected, *quiet).github(github);
+                let artifacts =
+                    runner::profile_once(config, metrics, &name, runner, &mut progress)?;
+                eprintln!(
+                    "ncugate: artifacts of {name} ({:.1}s): {}",
+                    artifacts.seconds,
+                    artifacts.dir.display()
+                );
+                acquired.inputs.push(artifacts.raw);
+                acquired.details.extend(artifacts.details);
+                acquired.seconds.push(artifacts.seconds);
+            }
+            Ok(acquired)
+        }
+    }
+}
+
+/// The name among `known` closest to `name`, if one is close enough to be a typo.
+pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .filter(|k| *k != name)
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score > 0.9)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// When ncugate profiled in fast mode and ncu took more than one pass per
+/// kernel: which metrics are responsible and what they cost. Full mode takes
+/// `--set full`'s passes on purpose.
+fn cost_note(
+    runner: &RunnerConfig,
+    metrics: &[String],
+    runs: &[Run],
+    seconds: &[f64],
+) -> Option<String> {
+    if runner.mode != runner::Mode::Fast {
+        return None;
+    }
+    let (i, passes) = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| runner::passes::Passes::of(&r.total.passes).map(|p| (i, p)))
+        .max_by_key(|(_, p)| p.max)?;
+    let mut collected = metrics.to_vec();
+    for m in &runner.extra_metrics {
+        if !collected.contains(m) {
+            collected.push(m.clone());
+        }
+    }
+    let builtin = Thresholds::builtin()
+        .map(|t| t.metrics())
+        .unwrap_or_default();
+    runner::passes::note(&collected, &builtin, passes, seconds.get(i).copied())
+}
+
+/// Parses every input; a metric that a non-optional rule needs must be in each.
+fn read_runs(
+    inputs: &[PathBuf],
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+    thresholds: &Thresholds,
+    import: parse::NcuImport,
+) -> Result<Vec<Run>> {
+    let mut runs = Vec::with_capacity(inputs.len());
+    for path in inputs {
+        let run = parse::read_run(path, metrics, key_mode, import)?;
+        for rule in thresholds.rules.iter().filter(|r| !r.optional) {
+            if run
+                .metric_index(&rule.metric)
+                .is_some_and(|m| run.metrics[m].unit.is_none())
+            {
+                return Err(baseline::record::missing_metric(&run, &rule.metric));
+            }
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// Findings of all `--details` files together, with the files' digests.
+fn read_findings(
+    details: &[PathBuf],
+    key_mode: KernelKeyMode,
+    import: parse::NcuImport,
+) -> Result<Option<(Findings, Vec<InputFile>)>> {
+    if details.is_empty() {
+        return Ok(None);
+    }
+    let mut all = Findings::new();
+    let mut files = Vec::new();
+    for path in details {
+        for (kernel, rules) in parse::read_findings(path, key_mode, import)? {
+            let entry = all.entry(kernel).or_default();
+            for (name, finding) in rules {
+                entry.entry(name).or_insert(finding);
+            }
+        }
+        files.push(InputFile {
+            path: path.display().to_string(),
+            sha256: parse::sha256_file(path)?,
+        });
+    }
+    Ok(Some((all, files)))
+}
+
+/// `ncugate profile`: build, profile once, say where everything is.
+pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i32> {
+    let thresholds = Thresholds::builtin()?;
+    runner::build(config, processes)?;
+    let mut progress = Progress::new(None, false);
+    let a = runner::profile_once(
+        config,
+        &thresholds.metrics(),
+        "profile",
+        processes,
+        &mut progress,
+    )?;
+    println!(
+        "ncugate: profiled in {:.1}s; artifacts in {}",
+        a.seconds,
+        a.dir.display()
+    );
+    let files = [
+        ("report", Some(&a.report)),
+        ("raw page", Some(&a.raw)),
+        ("details page", a.details.as_ref()),
+        ("ncu log", Some(&a.ncu_log)),
+        ("app output", Some(&a.app_log)),
+    ];
+    for (what, path) in files {
+        if let Some(path) = path {
+            println!("  {what:<13} {}", path.display());
+        }
+    }
+    Ok(exit::PASS)
+}
+
+/// `ncugate baseline diff OLD NEW`: exit 0 when equal, 1 when they differ (like `diff`).
+pub fn diff(old: &Path, new: &Path) -> Result<i32> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
+    };
+    let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
+    let (ta, tb) = (read(old)?, read(new)?);
+    // The rules the new baseline was recorded for, when that file is at hand;
+    // else the built-in ones.
+    let thresholds = match Path::new(&b.thresholds) {
+        p if p.is_file() => Thresholds::load(Some(p)).ok(),
+        _ => Thresholds::builtin().ok(),
+    };
+    print!(
+        "{}",
+        baseline::diff::render(&a, &b, &ta, &tb, thresholds.as_ref())
+    );
+    Ok(if ta == tb {
+        exit::PASS
+    } else {
+        exit::REGRESSION
+    })
+}
+
+/// A command line as a shell would show it: words with spaces or quotes quoted.
+pub fn shell_words(words: &[String]) -> String {
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
+
+/// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
+/// report, a command's output) indented below, and its `hint:`.
+pub fn print_error(error: &Error) {
+    eprintln!("ncugate: error: {error}");
+    for line in error.detail() {
+        eprintln!("  | {line}");
+    }
+    eprintln!("hint: {}", error.hint());
+}
