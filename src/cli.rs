@@ -1,5 +1,10 @@
 //! The command line as clap sees it. No logic here: `config.rs` turns a
 //! [`Cli`] into a validated [`crate::config::Config`] once.
+//!
+//! The `///` comments here are `--help` text, written for a terminal: they name
+//! ncugate.toml tables (`[gate] baseline`) and placeholders (`<command>`), which
+//! rustdoc would take for links and HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

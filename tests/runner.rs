@@ -69,11 +69,16 @@ fn metrics() -> Vec<String> {
         .metrics()
 }
 
-/// Profiles once with the replayed steps; the error if it fails.
+/// Profiles once with the replayed steps: the result, the commands run, and
+/// the work dir (the artifacts are in it: removed when it is dropped).
 fn profile(
     mode: Mode,
     steps: Vec<Recorded>,
-) -> (Result<runner::Artifacts, Error>, Vec<CommandSpec>) {
+) -> (
+    Result<runner::Artifacts, Error>,
+    Vec<CommandSpec>,
+    tempfile::TempDir,
+) {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().to_path_buf();
     let replay = ReplayRunner::new(out.join("run"), steps);
@@ -87,8 +92,7 @@ fn profile(
         &mut Progress::new(None, true),
     );
     let seen = replay.seen.lock().expect("lock").clone();
-    std::mem::forget(dir);
-    (result, seen)
+    (result, seen, dir)
 }
 
 /// The error of a run whose output ncu and the app shared (no --csv: full mode).
@@ -97,14 +101,14 @@ fn error(steps: Vec<Recorded>) -> (String, String) {
 }
 
 fn error_in(mode: Mode, steps: Vec<Recorded>) -> (String, String) {
-    let (result, _) = profile(mode, steps);
+    let (result, _, _dir) = profile(mode, steps);
     let e = result.expect_err("the run must fail");
     (e.to_string(), e.hint())
 }
 
 #[test]
 fn the_ncu_command_line_is_composed_not_shelled() {
-    let (result, seen) = profile(
+    let (result, seen, _dir) = profile(
         Mode::Fast,
         vec![profiled_fast(
             H200,
@@ -179,7 +183,7 @@ fn the_ncu_command_line_is_composed_not_shelled() {
 
 #[test]
 fn full_mode_imports_both_pages_after_a_run_with_progress_lines() {
-    let (result, seen) = profile(
+    let (result, seen, _dir) = profile(
         Mode::Full,
         vec![
             profiled(
@@ -261,7 +265,7 @@ fn fast_mode_failures_recorded_with_its_own_command_line() {
 #[test]
 fn a_fast_run_without_the_csv_in_its_output_falls_back_to_the_import() {
     // A report but no CSV (an ncu that printed none): import it, as full mode does.
-    let (result, seen) = profile(
+    let (result, seen, _dir) = profile(
         Mode::Fast,
         vec![
             profiled("variant=base verify=ok", Exit::Code(0), true),

@@ -190,7 +190,7 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     );
     let done = processes.run(&spec, &mut |_| {});
     let log = dir.join("build.log");
-    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    crate::runner::write_lines(&log, &done.lines)?;
     if !done.exit.success() || !tmp.is_file() {
         let _ = std::fs::remove_dir_all(&work);
         return Err(Error::Process {

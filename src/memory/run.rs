@@ -59,7 +59,7 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
     stop.store(true, Ordering::Relaxed);
     let samples = sampler.and_then(|h| h.join().ok()).unwrap_or_default();
     let log = dir.join("app.log");
-    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    crate::runner::write_lines(&log, &done.lines)?;
     let tail: Vec<String> = crate::runner::process::last_lines(&done.lines, 5, "\n")
         .lines()
         .map(str::to_string)
@@ -109,10 +109,15 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
             crate::report::fmt::format_value(high as f64, "byte")
         ));
     }
-    let _ = std::fs::write(
-        dir.join("measured.json"),
-        serde_json::to_string_pretty(&measured).unwrap_or_default(),
-    );
+    let measured_json = dir.join("measured.json");
+    let text = serde_json::to_string_pretty(&measured).map_err(|e| Error::Write {
+        path: measured_json.clone(),
+        source: e.into(),
+    })?;
+    std::fs::write(&measured_json, text + "\n").map_err(|source| Error::Write {
+        path: measured_json.clone(),
+        source,
+    })?;
     if let Some(path) = &config.history {
         let entry = history::Entry {
             time: jiff::Timestamp::now()

@@ -250,7 +250,9 @@ fn create_dir(dir: &Path) -> Result<()> {
     })
 }
 
-fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
+/// Writes a command's output lines to its log file. The hints of failures
+/// point at these logs, so a log that cannot be written is an error too.
+pub fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
     let mut f = std::fs::File::create(path).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,

@@ -15,7 +15,9 @@ pub struct Progress {
     /// Launches expected (from the baseline), for the bar's length.
     expected: Option<u64>,
     /// Kernels profiled so far.
-    pub profiled: u64,
+    profiled: u64,
+    /// Print nothing (still count).
+    quiet: bool,
     /// GitHub Actions: ncu's per-kernel lines go inside a collapsed `::group::` on stdout.
     github: bool,
 }
@@ -27,7 +29,8 @@ impl Progress {
             bar: None,
             interactive: !quiet && std::io::stderr().is_terminal(),
             expected,
-            profiled: if quiet { u64::MAX } else { 0 },
+            profiled: 0,
+            quiet,
             github: false,
         }
     }
@@ -43,7 +46,7 @@ impl Progress {
 
     /// Starts the display; `per_kernel`: ncu will print a progress line per kernel.
     pub fn start(&mut self, command: &str, per_kernel: bool) {
-        if self.profiled == u64::MAX {
+        if self.quiet {
             return;
         }
         eprintln!("ncugate: profile: {command}");
@@ -71,13 +74,13 @@ impl Progress {
 
     /// Feeds one output line.
     pub fn line(&mut self, line: &str) {
-        if self.profiled == u64::MAX {
-            return;
-        }
         let Some(p) = parse_progress(line) else {
             return;
         };
         self.profiled += 1;
+        if self.quiet {
+            return;
+        }
         let passes = p
             .passes
             .map(|n| format!(", {n} passes"))
@@ -94,17 +97,38 @@ impl Progress {
         }
     }
 
+    /// Kernel launches profiled so far (from ncu's progress lines).
+    pub fn profiled(&self) -> u64 {
+        self.profiled
+    }
+
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-        if self.profiled != u64::MAX {
+        if !self.quiet {
             if self.github {
                 println!("::endgroup::");
             }
             if self.profiled > 0 {
                 eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    #[test]
+    fn a_quiet_run_prints_nothing_and_still_counts() {
+        let log = include_str!("../../fixtures/h200/graph_app.base.full.ncu.log");
+        for quiet in [true, false] {
+            let mut progress = Progress::new(None, quiet);
+            log.lines().for_each(|l| progress.line(l));
+            progress.finish();
+            assert_eq!(progress.profiled(), 9, "quiet: {quiet}");
         }
     }
 }

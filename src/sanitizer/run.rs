@@ -83,7 +83,7 @@ pub fn run_tool(
     eprintln!("ncugate: sanitize: {}", spec.display());
     let done = runner.run(&spec, &mut |_| {});
     let log = config.out_dir.join(format!("sanitizer.{tool}.log"));
-    let _ = std::fs::write(&log, done.lines.join("\n") + "\n");
+    crate::runner::write_lines(&log, &done.lines)?;
     let tail = done.tail(3);
     let fail = |message: String, hint: &str| Error::Tool {
         message,
