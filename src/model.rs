@@ -71,13 +71,49 @@ pub struct Gpu {
     pub sm_count: Option<u32>,
 }
 
+impl Gpu {
+    /// The name, when the export gave one (older baselines say `unknown GPU`).
+    pub fn known_name(&self) -> Option<&str> {
+        (!self.name.is_empty() && self.name != "unknown GPU").then_some(self.name.as_str())
+    }
+
+    /// The compute capability, when the export gave one.
+    pub fn known_cc(&self) -> Option<&str> {
+        (!self.compute_capability.is_empty()).then_some(self.compute_capability.as_str())
+    }
+
+    /// The parts of the identity this export did not give (`name`, `compute
+    /// capability`, `SM count`); empty for a complete fingerprint.
+    pub fn unknown_parts(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.known_name().is_none() {
+            out.push("name");
+        }
+        if self.known_cc().is_none() {
+            out.push("compute capability");
+        }
+        if self.sm_count.is_none() {
+            out.push("SM count");
+        }
+        out
+    }
+}
+
 impl fmt::Display for Gpu {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (CC {}", self.name, self.compute_capability)?;
-        if let Some(sms) = self.sm_count {
-            write!(f, ", {sms} SMs")?;
+        let mut parts = Vec::new();
+        if let Some(cc) = self.known_cc() {
+            parts.push(format!("CC {cc}"));
         }
-        f.write_str(")")
+        if let Some(sms) = self.sm_count {
+            parts.push(format!("{sms} SMs"));
+        }
+        let name = self.known_name().unwrap_or("unnamed GPU");
+        if parts.is_empty() {
+            write!(f, "{name}")
+        } else {
+            write!(f, "{name} ({})", parts.join(", "))
+        }
     }
 }
 
@@ -163,6 +199,25 @@ pub struct MetricColumn {
     pub unit: Option<String>,
 }
 
+/// The page of an ncu export a run was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExportPage {
+    /// `--page raw`: one row per launch, one column per metric ID.
+    #[default]
+    Raw,
+    /// `--page details` (ncu's default CSV): one row per launch and metric.
+    Details,
+}
+
+impl fmt::Display for ExportPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ExportPage::Raw => "raw page",
+            ExportPage::Details => "details page",
+        })
+    }
+}
+
 /// One profiled run: one raw export, folded per kernel key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
@@ -175,6 +230,8 @@ pub struct Run {
     /// when some result carries graph launch attributes, `Some(false)` when
     /// launch statistics are there without them, `None` when it cannot tell.
     pub graph_mode: Option<bool>,
+    /// Which page of the export the metrics came from.
+    pub page: ExportPage,
     pub metrics: Vec<MetricColumn>,
     pub kernels: BTreeMap<String, KernelRun>,
     /// Every launch of the run together.

@@ -85,6 +85,10 @@ fn numerator(unit: &str) -> (String, i32) {
             return (base.into(), exp);
         }
     }
+    // Short byte units (`MB`), as some tools rewrite ncu's `Mbyte`; decimal like ncu's.
+    if let Some(exp) = prefixed(unit, "B") {
+        return ("byte".into(), exp);
+    }
     (unit.to_string(), 0)
 }
 
@@ -132,6 +136,15 @@ mod tests {
             ("ms", "ns", 6),
             ("s", "ns", 9),
             ("ns", "ns", 0),
+            // Spellings of older ncu versions and of tools that rewrite units.
+            ("nsecond", "ns", 0),
+            ("usecond", "ns", 3),
+            ("msecond", "ns", 6),
+            ("Gbyte/second", "byte/s", 9),
+            ("cycle/nsecond", "cycle/s", 9),
+            ("MB", "byte", 6),
+            ("KB", "byte", 3),
+            ("B", "byte", 0),
         ];
         for (auto, base, exp) in pairs {
             assert_eq!(u(auto), (base.to_string(), exp), "{auto}");

@@ -193,10 +193,14 @@ fn a_baseline_without_a_metric_the_thresholds_gate() {
 }
 
 #[test]
-fn a_details_page_given_as_input() {
+fn a_details_page_without_a_gated_metric() {
+    // Details pages are a metric source (tests/exports.rs); one that lacks a
+    // metric the rules gate is an error naming it.
     let gate = recorded();
-    gate.h200("graph_app.base.fast.run1.details.csv", "details.csv");
-    check(&gate, "details.csv").one_clear_error("this is a details page, not a raw page");
+    gate.reference("h200.graph_app.4metrics.node.details.csv", "details.csv");
+    check(&gate, "details.csv").one_clear_error(
+        "metric `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` is not in this export",
+    );
 }
 
 #[test]

@@ -87,11 +87,11 @@ fn reports_are_written_when_the_gate_errors() {
         "--json",
         "report.json",
     ]);
-    out.one_clear_error("not an ncu raw-page CSV export");
+    out.one_clear_error("no ncu CSV header");
     assert_valid_junit(&gate.path("junit.xml"));
     let xml = gate.read("junit.xml");
     assert!(
-        xml.contains("<error message=\"bad.csv: not an ncu raw-page CSV export"),
+        xml.contains("<error message=\"bad.csv: no ncu CSV header"),
         "{xml}"
     );
     let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");

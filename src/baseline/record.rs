@@ -20,6 +20,35 @@ pub fn build(
     thresholds: &str,
 ) -> Result<Baseline> {
     let first = crate::compare::common_fingerprint(runs).map(|_| &runs[0])?;
+    // One unit per metric across runs: averaging `MB` with `Mbyte` (or `%`
+    // with `byte`) would store a meaningless mean.
+    for metric in metrics {
+        let mut seen: Option<(&str, &Run)> = None;
+        for run in runs {
+            let Some(unit) = run
+                .metric_index(metric)
+                .and_then(|m| run.metrics[m].unit.as_deref())
+            else {
+                continue;
+            };
+            match seen {
+                Some((u, other)) if u != unit => {
+                    return Err(Error::Input {
+                        path: run.source.clone(),
+                        message: format!(
+                            "metric `{metric}` is in {unit} here but in {u} in {}",
+                            other.source.display()
+                        ),
+                        hint:
+                            "record runs exported the same way (e.g. all with `--print-units base`)"
+                                .into(),
+                    });
+                }
+                Some(_) => {}
+                None => seen = Some((unit, run)),
+            }
+        }
+    }
     for run in runs {
         for column in &run.metrics {
             if column.unit.is_none() {

@@ -36,6 +36,15 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         &thresholds,
         import,
     )?;
+    for run in runs
+        .iter()
+        .filter(|r| r.page == crate::model::ExportPage::Details)
+    {
+        eprintln!(
+            "ncugate: {}: metrics read from the details page (by metric ID or details label)",
+            run.source.display()
+        );
+    }
     if let Source::Profile { runner, .. } = &config.source
         && let Some(note) = cost_note(runner, &metrics, &runs, &acquired.seconds)
     {

@@ -76,6 +76,18 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
+    for run in runs
+        .iter()
+        .filter(|r| r.page == crate::model::ExportPage::Details)
+    {
+        report.notes.push(format!(
+            "{}: metrics read from the details page (by metric ID or details label)",
+            run.source.display()
+        ));
+    }
+    if let Some(note) = partial_note(&baseline.fingerprint, &current) {
+        report.notes.push(note);
+    }
     if !same_device {
         report.notes.push(format!(
             "device mismatch allowed by --allow-device-mismatch: baseline {}, current {}",
@@ -194,11 +206,55 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
 
 /// Same GPU model: name, compute capability and SM count (a MIG slice or a
 /// cut-down SKU has fewer SMs and different throughput).
+/// Only the parts both sides know are compared (a details page has no GPU
+/// name); [`partial_note`] says which were not.
 fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
+    if a.gpus.is_empty() || b.gpus.is_empty() {
+        return true;
+    }
     a.gpus.len() == b.gpus.len()
         && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
-            x.name == y.name
-                && x.compute_capability == y.compute_capability
-                && (x.sm_count == y.sm_count || x.sm_count.is_none() || y.sm_count.is_none())
+            both(x.known_name(), y.known_name())
+                && both(x.known_cc(), y.known_cc())
+                && both(x.sm_count, y.sm_count)
         })
+}
+
+fn both<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// A note for the report when either side's fingerprint lacks parts.
+pub(crate) fn partial_note(baseline: &Fingerprint, current: &Fingerprint) -> Option<String> {
+    let missing = |f: &Fingerprint| -> Vec<&'static str> {
+        if f.gpus.is_empty() {
+            return vec!["name", "compute capability", "SM count"];
+        }
+        let mut out: Vec<&'static str> = f.gpus.iter().flat_map(|g| g.unknown_parts()).collect();
+        out.dedup();
+        out
+    };
+    let (b, c) = (missing(baseline), missing(current));
+    if b.is_empty() && c.is_empty() {
+        return None;
+    }
+    let say = |side: &str, parts: &[&str]| {
+        (!parts.is_empty()).then(|| {
+            format!(
+                "the {side} export does not give the GPU's {}",
+                parts.join(", ")
+            )
+        })
+    };
+    let said: Vec<String> = [say("baseline's", &b), say("current", &c)]
+        .into_iter()
+        .flatten()
+        .collect();
+    Some(format!(
+        "partial GPU fingerprint: {}; only the parts both sides know were compared",
+        said.join("; ")
+    ))
 }

@@ -2,7 +2,9 @@
 //! (rule results), from CSV files or `.ncu-rep` reports converted by `ncu`.
 
 pub mod details;
+pub mod details_metrics;
 pub mod number;
+pub mod page;
 pub mod raw;
 pub mod scan;
 
@@ -23,7 +25,7 @@ pub fn read_run(
     key_mode: KernelKeyMode,
     import: NcuImport,
 ) -> Result<Run> {
-    if is_report(path)? {
+    if path != Path::new("-") && is_report(path)? {
         let sha256 = sha256_file(path)?;
         let mut run = with_ncu_import(import, path, "raw", |out| {
             raw::read_raw(path, out, metrics, key_mode)
@@ -31,25 +33,75 @@ pub fn read_run(
         run.sha256 = sha256;
         return Ok(run);
     }
+    // A CSV: a raw page streams from the file; anything else (a details
+    // page, a preamble, standard input) is read whole first.
+    if path != Path::new("-") && starts_with_raw_header(path)? {
+        let file = File::open(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        return raw::read_raw(path, file, metrics, key_mode);
+    }
+    let data = page::read_all(path)?;
+    let located = page::locate(path, &data)?;
+    match located.page {
+        raw::Page::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {
+            run.sha256 = sha256_bytes(&data);
+            run
+        }),
+        raw::Page::Details => {
+            page::check_complete(path, &data)?;
+            details_metrics::read_details_run(
+                path,
+                located.csv,
+                sha256_bytes(&data),
+                metrics,
+                key_mode,
+            )
+        }
+    }
+}
+
+/// True when the file's first line is a raw-page header (the common case, streamed).
+fn starts_with_raw_header(path: &Path) -> Result<bool> {
+    use std::io::BufRead;
     let file = File::open(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    raw::read_raw(path, file, metrics, key_mode)
+    let mut first = Vec::new();
+    std::io::BufReader::new(file)
+        .take(1 << 20)
+        .read_until(b'\n', &mut first)
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(first.starts_with(b"\"ID\"")
+        && first.windows(13).any(|w| w == b"\"Kernel Name\"")
+        && !first.windows(13).any(|w| w == b"\"Metric Name\""))
+}
+
+/// SHA-256 of bytes in memory, hex.
+pub fn sha256_bytes(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
 pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
-    if is_report(path)? {
+    if path != Path::new("-") && is_report(path)? {
         return with_ncu_import(import, path, "details", |out| {
             details::read_details(path, out, key_mode)
         });
     }
-    let file = File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    details::read_details(path, file, key_mode)
+    let data = page::read_all(path)?;
+    page::check_complete(path, &data)?;
+    let located = page::locate(path, &data)?;
+    details::read_details(path, located.csv, key_mode)
 }
 
 /// SHA-256 of a whole file, hex.

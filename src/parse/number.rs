@@ -32,6 +32,18 @@ pub fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
     }
 }
 
+/// Why a parsed metric value cannot come from ncu, if it cannot: counters,
+/// times, sizes, rates and percentages are finite and never negative.
+pub fn impossible(v: f64) -> Option<&'static str> {
+    if !v.is_finite() {
+        Some("not a finite number")
+    } else if v < 0.0 {
+        Some("negative, and no ncu counter, time, size, rate or percentage is")
+    } else {
+        None
+    }
+}
+
 fn trim(mut s: &[u8]) -> &[u8] {
     while let [b' ' | b'\t' | b'\r', rest @ ..] = s {
         s = rest;

@@ -223,6 +223,17 @@ pub fn read_raw(
             gpu_bytes.push(0);
         }
         if gpu_bytes != last_gpu_bytes {
+            // The SM count column is there but says nothing (`n/a`): an
+            // unknown SM count must not match every GPU.
+            let sms = text(SLOT_SMS);
+            if present[SLOT_SMS] && sms.replace(',', "").trim().parse::<u32>().is_err() {
+                return Err(bad(
+                    format!(
+                        "line {line}: `{SM_COUNT}` is {sms:?}, not a number: the GPU cannot be identified"
+                    ),
+                    "re-export the report; a raw page always has the GPU's SM count",
+                ));
+            }
             let gpu = gpu_of(
                 &text(SLOT_NAME),
                 &text(SLOT_MAJOR),
@@ -276,8 +287,24 @@ pub fn read_raw(
             let raw = row.field(slot).unwrap_or_default();
             match parse_cell(&raw, exponents[m]) {
                 Cell::Value(v) => {
+                    if let Some(problem) = super::number::impossible(v) {
+                        return Err(bad(
+                            format!(
+                                "line {line}: metric `{}` is {:?}: {problem}",
+                                metrics[m],
+                                String::from_utf8_lossy(&raw)
+                            ),
+                            "ncu never writes such a value: re-export the report, or fix the tool that rewrote it",
+                        ));
+                    }
                     kernel.metrics[m].push(v);
                     total.metrics[m].push(v);
+                    if !total.metrics[m].sum.is_finite() {
+                        return Err(bad(
+                            format!("line {line}: the sum of metric `{}` overflows", metrics[m]),
+                            "ncu never writes such values: re-export the report",
+                        ));
+                    }
                 }
                 Cell::Missing => {
                     kernel.metrics[m].missing += 1;
@@ -309,6 +336,7 @@ pub fn read_raw(
     }
     Ok(Run {
         graph_mode,
+        page: crate::model::ExportPage::Raw,
         source: path.to_path_buf(),
         sha256: scanner.sha256_hex(),
         fingerprint: Fingerprint { gpus },
@@ -360,11 +388,7 @@ fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {
     };
     let sm_count = sms.replace(',', "").parse().ok();
     Gpu {
-        name: if name.is_empty() {
-            "unknown GPU".into()
-        } else {
-            name.to_string()
-        },
+        name: name.to_string(),
         compute_capability,
         sm_count,
     }

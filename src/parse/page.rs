@@ -1,0 +1,148 @@
+//! What people save as "the ncu CSV": finding the header in it.
+//!
+//! `ncu --csv ./app > out.csv` writes whatever the app and ncu print before
+//! the CSV: program output, Python tracebacks, `==PROF==`, `==WARNING==` and
+//! `==ERROR==` lines, blank lines, text in any language. Windows tools add a
+//! UTF-8 byte-order mark and CRLF line ends. This module reads such a file
+//! into memory (details pages and metrics-only exports are small; raw pages
+//! stream through [`super::raw`] instead), skips everything before the first
+//! row that names ncu's columns, and says which page that row belongs to.
+
+use super::raw::{Page, detect_page};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// The UTF-8 byte-order mark.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Lines looked at for a header before giving up (preambles seen in real
+/// exports run to a few hundred lines).
+const MAX_PREAMBLE_LINES: usize = 100_000;
+
+/// A CSV export with its preamble removed.
+pub struct Located<'a> {
+    /// The bytes from the header row on.
+    pub csv: &'a [u8],
+    pub page: Page,
+    /// Lines skipped before the header.
+    pub skipped: usize,
+}
+
+/// Finds the header row of an ncu CSV export in `data`.
+pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
+    let bad = |message: String| {
+        Error::Input {
+        path: path.to_path_buf(),
+        message,
+        hint: "pass an ncu CSV export: `ncu --import R.ncu-rep --csv --page raw` (or `--page details`), or what `ncu --csv ./app > out.csv` wrote".into(),
+    }
+    };
+    let data = data.strip_prefix(BOM).unwrap_or(data);
+    if data.is_empty() {
+        return Err(bad("the file is empty".into()));
+    }
+    let mut start = 0;
+    let mut line_no = 0;
+    while start < data.len() && line_no < MAX_PREAMBLE_LINES {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let line = &data[start..end];
+        let line = line.strip_prefix(BOM).unwrap_or(line);
+        if line.contains(&0) {
+            return Err(bad("binary data, not a CSV export".into()));
+        }
+        if line.starts_with(b"\"") {
+            let fields = header_fields(line);
+            if let Some(page) = detect_page(&fields) {
+                let offset = line.as_ptr() as usize - data.as_ptr() as usize;
+                return Ok(Located {
+                    csv: &data[offset..],
+                    page,
+                    skipped: line_no,
+                });
+            }
+        }
+        start = end + 1;
+        line_no += 1;
+    }
+    Err(bad(format!(
+        "no ncu CSV header in {line_no} lines (no row naming \"ID\" and \"Kernel Name\", or \"Section Name\", \"Metric Name\" and \"Metric Value\")"
+    )))
+}
+
+/// The fields of one header line (quoted, comma-separated, no embedded newlines).
+fn header_fields(line: &[u8]) -> Vec<String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line);
+    match reader.records().next() {
+        Some(Ok(r)) => r
+            .iter()
+            .map(|f| f.trim_end_matches('\r').to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Reads a file, or standard input for `-`, whole.
+pub fn read_all(path: &Path) -> Result<Vec<u8>> {
+    let read = |path: &Path| {
+        if path == Path::new("-") {
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf).map(|_| buf)
+        } else {
+            std::fs::read(path)
+        }
+    };
+    read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// An export cut short ends without a line break (ncu ends every row with
+/// one); a details page cut mid-row would drop a finding or a metric.
+pub fn check_complete(path: &Path, data: &[u8]) -> Result<()> {
+    let trimmed = data.trim_ascii_end();
+    let ends_cleanly = data.len() > trimmed.len() && data[trimmed.len()..].contains(&b'\n');
+    if trimmed.is_empty() || ends_cleanly {
+        return Ok(());
+    }
+    let mut quotes = 0usize;
+    for &b in trimmed {
+        quotes += usize::from(b == b'"');
+    }
+    if quotes % 2 == 1 || !trimmed.ends_with(b"\"") && !trimmed.ends_with(b",") {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message: "the export ends in the middle of a row: it is truncated".into(),
+            hint: "export it again (`ncu --import R.ncu-rep --csv --page …`) and check the disk was not full".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preambles_boms_and_crlf_are_skipped() {
+        let data = "\u{feff}hello from the app\r\n\r\n==PROF== Connected to process 1\r\nTraceback (most recent call last):\r\n  ¿qué? 日本語\r\n\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\r\n\"0\",\"k\",\"s\",\"m\",\"ns\",\"1\"\r\n";
+        let located = locate(Path::new("x"), data.as_bytes()).unwrap();
+        assert_eq!(located.page, Page::Details);
+        assert_eq!(located.skipped, 5);
+        assert!(located.csv.starts_with(b"\"ID\""));
+        assert!(locate(Path::new("x"), b"just text\n").is_err());
+        assert!(locate(Path::new("x"), b"").is_err());
+        assert!(locate(Path::new("x"), b"\"ID\0\"").is_err());
+    }
+
+    #[test]
+    fn a_row_cut_short_is_refused() {
+        assert!(check_complete(Path::new("x"), b"\"a\",\"b\"\n\"1\",\"2\"\n").is_ok());
+        assert!(check_complete(Path::new("x"), b"\"a\",\"b\"\n\"1\",\"2\"").is_ok());
+        assert!(check_complete(Path::new("x"), b"\"a\",\"b\"\n\"1\",\"tr").is_err());
+        assert!(check_complete(Path::new("x"), b"\"a\",\"b\"\n\"1\",\"2\"\n\"3").is_err());
+    }
+}

@@ -1,0 +1,288 @@
+//! The ncu exports people actually save: details pages as a metric source,
+//! preambles, BOM/CRLF, standard input, truncation. Every details page the
+//! repository holds (real H200 exports, fixtures/h200 and
+//! fixtures/ncu-reference) is recorded and checked against itself (exit 0)
+//! and against a copy with one kernel's duration doubled (exit 1); the
+//! modified copies are generated here, from the real files.
+
+mod common;
+use common::{Gate, H200, REFERENCE};
+use std::path::Path;
+
+/// One rule on the kernel duration, by metric ID: a metrics-only details page
+/// has the ID, a `--set` details page the label `Duration`.
+const DURATION: &str =
+    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+
+/// Every details-page export in the fixtures.
+fn details_exports() -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for dir in [H200, REFERENCE] {
+        for entry in std::fs::read_dir(dir).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            if name.is_some_and(|n| n.ends_with(".details.csv") && !n.contains("fail-")) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A copy of a details export with the first kernel's `names` metric doubled.
+fn doubled(data: &[u8], names: &[&str]) -> Vec<u8> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(data);
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let header = &rows[0];
+    let col = |n: &str| header.iter().position(|h| h == n).expect(n);
+    let (kernel, name, value) = (col("Kernel Name"), col("Metric Name"), col("Metric Value"));
+    let first = rows[1][kernel].to_string();
+    let mut writer = csv::WriterBuilder::new()
+        .flexible(true)
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    for (i, row) in rows.iter().enumerate() {
+        let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
+        let named = fields
+            .get(name)
+            .is_some_and(|n| names.contains(&n.as_str()));
+        if i > 0 && fields[kernel] == first && named {
+            let v: f64 = fields[value].replace(',', "").parse().expect("number");
+            fields[value] = format!("{}", v * 2.0);
+        }
+        writer.write_record(&fields).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn every_details_export_records_passes_against_itself_and_fails_when_a_kernel_doubles() {
+    let exports = details_exports();
+    assert!(exports.len() >= 10, "{exports:?}");
+    let gate = Gate::new();
+    gate.write("duration.toml", DURATION);
+    gate.write(
+        "inst.toml",
+        DURATION.replace("gpu__time_duration.sum", "sm__inst_executed.sum"),
+    );
+    for (i, path) in exports.iter().enumerate() {
+        let data = std::fs::read(path).expect("read");
+        let text = String::from_utf8_lossy(&data);
+        // The one metrics-only export without the duration gates instructions.
+        let (rules, names): (&str, &[&str]) =
+            if text.contains("\"gpu__time_duration.sum\"") || text.contains("\"Duration\"") {
+                ("duration.toml", &["gpu__time_duration.sum", "Duration"])
+            } else {
+                ("inst.toml", &["sm__inst_executed.sum"])
+            };
+        let (me, slow, base) = (
+            format!("{i}.csv"),
+            format!("{i}.slow.csv"),
+            format!("{i}.json"),
+        );
+        gate.write(&me, &data).write(&slow, doubled(&data, names));
+        let what = path.display().to_string();
+        let rec = gate.run(&[
+            "baseline",
+            "record",
+            "--thresholds",
+            rules,
+            "--input",
+            &me,
+            "--output",
+            &base,
+        ]);
+        assert_eq!(rec.code, 0, "{what}: {}", rec.stderr);
+        assert!(
+            rec.stderr.contains("metrics read from the details page"),
+            "{what}"
+        );
+        let same = gate.run(&[
+            "check",
+            "--thresholds",
+            rules,
+            "--baseline",
+            &base,
+            "--input",
+            &me,
+        ]);
+        assert_eq!(same.code, 0, "{what}: {}", same.stdout);
+        assert!(
+            same.stdout.contains("metrics read from the details page"),
+            "{what}"
+        );
+        let worse = gate.run(&[
+            "check",
+            "--thresholds",
+            rules,
+            "--baseline",
+            &base,
+            "--input",
+            &slow,
+        ]);
+        assert_eq!(worse.code, 1, "{what}: {}", worse.stdout);
+        assert!(worse.stdout.contains("+100.0%"), "{what}: {}", worse.stdout);
+    }
+}
+
+#[test]
+fn the_default_rules_gate_metrics_only_details_pages_like_raw_pages() {
+    let gate = Gate::new();
+    for i in 1..=3 {
+        gate.h200(
+            &format!("graph_app.base.fast.run{i}.details.csv"),
+            &format!("d{i}.csv"),
+        );
+    }
+    gate.h200("graph_app.strided.fast.details.csv", "strided.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--kernel-key",
+        "function",
+        "--input",
+        "d1.csv",
+        "--input",
+        "d2.csv",
+        "--input",
+        "d3.csv",
+        "--output",
+        "baseline.json",
+    ])
+    .code(0);
+    gate.run(&["check", "--baseline", "baseline.json", "--input", "d1.csv"])
+        .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+    ])
+    .code(1)
+    .stdout_has("✗ scale")
+    .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
+    .stdout_has(
+        "partial GPU fingerprint: the baseline's export does not give the GPU's name, SM count",
+    );
+}
+
+#[test]
+fn a_details_page_checks_against_a_raw_page_baseline_comparing_what_both_know() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.base.fast.run1.details.csv", "d1.csv");
+    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "d1.csv"]);
+    out.code(0)
+        .stdout_has("partial GPU fingerprint: the current export does not give the GPU's name, SM count; only the parts both sides know were compared");
+    // A different compute capability is still a mismatch.
+    let text =
+        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
+            .expect("read");
+    gate.write("cc80.csv", text.replace("\"9.0\"", "\"8.0\""));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "cc80.csv",
+    ])
+    .one_clear_error("device mismatch");
+}
+
+#[test]
+fn preambles_boms_crlf_and_stdin_read_the_same() {
+    let gate = Gate::new();
+    gate.write("duration.toml", DURATION);
+    let real =
+        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
+            .expect("read");
+    gate.write("plain.csv", &real);
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "duration.toml",
+        "--input",
+        "plain.csv",
+        "--output",
+        "b.json",
+    ])
+    .code(0);
+    // What `ncu --csv ./app > out.csv` saves on Windows from a Python app that
+    // printed, warned and once failed: a modified copy of the real export.
+    let preamble = "step 1/3 done\r\nTraceback (most recent call last):\r\n  File \"train.py\", line 3\r\nValueError: ¿qué? 日本語\r\n\r\n==PROF== Connected to process 4242 (/usr/bin/python3.11)\r\n==WARNING== Found outstanding GPU clock reset, trying to revert...Success.\r\n==ERROR== An error was reported by the driver\r\n";
+    let crlf = real.replace('\n', "\r\n");
+    let saved = format!("\u{feff}{preamble}{crlf}==PROF== Disconnected from process 4242\r\n");
+    gate.write("saved.csv", saved.as_bytes());
+    gate.run(&[
+        "check",
+        "--thresholds",
+        "duration.toml",
+        "--baseline",
+        "b.json",
+        "--input",
+        "saved.csv",
+    ])
+    .code(0);
+    // Standard input.
+    let mut cmd = assert_cmd::Command::cargo_bin("ncugate").expect("binary");
+    let out = cmd
+        .current_dir(gate.dir.path())
+        .args([
+            "check",
+            "--thresholds",
+            "duration.toml",
+            "--baseline",
+            "b.json",
+            "--input",
+            "-",
+        ])
+        .env("NO_COLOR", "1")
+        .write_stdin(saved.into_bytes())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_truncated_details_page_is_refused() {
+    let gate = Gate::new();
+    let real =
+        std::fs::read(Path::new(H200).join("graph_app.strided.full.details.csv")).expect("read");
+    // Cut in the middle of the last rule description.
+    let cut = &real[..real.len() - 40];
+    gate.write("cut.csv", cut);
+    gate.h200("graph_app.base.full.raw.csv", "base.csv")
+        .h200("graph_app.base.full.details.csv", "base.details.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.csv",
+        "--details",
+        "base.details.csv",
+        "--output",
+        "b.json",
+    ])
+    .code(0);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "base.csv",
+        "--details",
+        "cut.csv",
+    ])
+    .one_clear_error("ends in the middle of a row");
+}

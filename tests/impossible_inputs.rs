@@ -1,0 +1,147 @@
+//! Inputs no ncu run can produce, found by fuzzing: each is refused with
+//! exit 2 (or read correctly), never turned into a verdict. The inputs are
+//! modified copies of the real H200 exports in fixtures/h200, made here.
+
+mod common;
+use common::{Gate, H200};
+use std::path::Path;
+
+/// A copy of a raw export with the cell (row `row`, column `column`) replaced.
+fn with_cell(file: &str, row: usize, column: &str, value: &str) -> Vec<u8> {
+    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&data[..]);
+    let mut rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.expect("row").iter().map(str::to_string).collect())
+        .collect();
+    let c = rows[0].iter().position(|h| h == column).expect(column);
+    rows[row][c] = value.to_string();
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    for r in rows {
+        writer.write_record(&r).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn non_finite_and_negative_counters_are_refused() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let cases = [
+        ("1e400", "not a finite number"),
+        ("1e2147483647", "not a finite number"),
+        ("-12", "negative"),
+    ];
+    for (value, says) in cases {
+        gate.write(
+            "bad.csv",
+            with_cell(
+                "graph_app.base.fast.run1.raw.csv",
+                3,
+                "sm__inst_executed.sum",
+                value,
+            ),
+        );
+        gate.run(&["check", "--baseline", "baseline.json", "--input", "bad.csv"])
+            .one_clear_error(says);
+        gate.run(&[
+            "baseline", "record", "--input", "bad.csv", "--output", "x.json",
+        ])
+        .one_clear_error(says);
+    }
+    // Two huge values whose sum overflows.
+    let once = with_cell(
+        "graph_app.base.fast.run1.raw.csv",
+        2,
+        "dram__bytes.sum",
+        "1.7e302",
+    );
+    gate.write("once.csv", &once);
+    let text = String::from_utf8_lossy(&once).into_owned();
+    let mut rows: Vec<&str> = text.lines().collect();
+    let row2 = rows[2].to_string();
+    rows.push(&row2);
+    gate.write("twice.csv", rows.join("\n") + "\n");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "twice.csv",
+    ])
+    .one_clear_error("overflows");
+}
+
+#[test]
+fn units_must_agree_across_recorded_runs_or_convert() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv");
+    // `MB` as some tools write ncu's `Mbyte`: converted, so the runs agree.
+    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run2.raw.csv"))
+        .expect("fixture");
+    gate.write("mb.csv", text.replacen("\"Mbyte\"", "\"MB\"", 1));
+    gate.run(&[
+        "baseline", "record", "--input", "a.csv", "--input", "mb.csv", "--output", "b.json",
+    ])
+    .code(0);
+    let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let sigma = b["total"]["metrics"]["dram__bytes.sum"]["sum"]["stddev"]
+        .as_f64()
+        .expect("stddev");
+    assert!(
+        sigma < 1e6,
+        "σ {sigma}: MB and Mbyte were not converted alike"
+    );
+    // A unit that is another quantity: refused.
+    gate.write(
+        "pct.csv",
+        with_cell(
+            "graph_app.base.fast.run2.raw.csv",
+            1,
+            "dram__bytes.sum",
+            "%",
+        ),
+    );
+    gate.run(&[
+        "baseline", "record", "--input", "a.csv", "--input", "pct.csv", "--output", "c.json",
+    ])
+    .one_clear_error("is in % here but in byte");
+}
+
+#[test]
+fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.write(
+        "na.csv",
+        with_cell(
+            "graph_app.base.fast.run1.raw.csv",
+            2,
+            "device__attribute_multiprocessor_count",
+            "n/a",
+        ),
+    );
+    gate.run(&["check", "--baseline", "baseline.json", "--input", "na.csv"])
+        .one_clear_error("the GPU cannot be identified");
+    gate.write(
+        "sms.toml",
+        "[[rule]]\nmetric = \"device__attribute_multiprocessor_count\"\nworse = \"lower\"\nmax_change = \"0%\"\n",
+    );
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--thresholds",
+        "sms.toml",
+        "--output",
+        "sms.json",
+    ])
+    .code(0);
+    let b: serde_json::Value = serde_json::from_str(&gate.read("sms.json")).expect("json");
+    assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
+}
