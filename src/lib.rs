@@ -26,6 +26,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod sanitizer;
+pub mod schema;
 pub mod suite;
 pub mod units;
 pub mod verdict;

@@ -9,7 +9,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// How launches are grouped into kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum KernelKeyMode {
     /// The demangled name exactly as ncu prints it (`scale(float *, const float *, unsigned long)`).
@@ -29,7 +31,19 @@ impl fmt::Display for KernelKeyMode {
 }
 
 /// How the launches of one kernel in one run are combined into one number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    Default,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Aggregate {
     #[default]
@@ -61,7 +75,9 @@ impl fmt::Display for Aggregate {
 }
 
 /// One GPU as described by the `device__attribute_*` columns.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Gpu {
     /// `device__attribute_display_name`, e.g. `NVIDIA H200`.
     pub name: String,
@@ -118,7 +134,7 @@ impl fmt::Display for Gpu {
 }
 
 /// The GPUs a run's launches ran on (usually one), sorted and deduplicated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Fingerprint {
     pub gpus: Vec<Gpu>,
 }
@@ -246,7 +262,7 @@ impl Run {
 }
 
 /// An ncu rule result from a details page (e.g. `UncoalescedGlobalAccess`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// The rule's identifier, e.g. `UncoalescedGlobalAccess`.
     pub rule: String,

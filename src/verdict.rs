@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// The status of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Not evaluated (an `optional` metric that is missing).
@@ -61,7 +63,7 @@ impl Status {
 }
 
 /// The gate's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Pass,
@@ -81,7 +83,7 @@ impl Outcome {
 }
 
 /// One rule applied to one kernel key (or to the run total).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleResult {
     /// The kernel key; `None` for a `per = "total"` rule.
     pub kernel: Option<String>,
@@ -124,7 +126,7 @@ impl RuleResult {
 }
 
 /// What a structural check looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StructureCheck {
     Launches,
@@ -143,7 +145,7 @@ impl StructureCheck {
 }
 
 /// One structural check of one kernel key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StructureResult {
     pub kernel: String,
     pub check: StructureCheck,
@@ -156,7 +158,7 @@ pub struct StructureResult {
 }
 
 /// An ncu rule result that is new since the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindingResult {
     pub kernel: String,
     pub finding: crate::model::Finding,
@@ -164,7 +166,7 @@ pub struct FindingResult {
 }
 
 /// GPU fingerprints of both sides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Devices {
     pub baseline: String,
     pub current: String,
@@ -173,7 +175,7 @@ pub struct Devices {
 }
 
 /// What a report gated; each gate names what it looked at.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "gate", rename_all = "snake_case")]
 pub enum Subject {
     /// ncu metrics against a baseline under threshold rules.
@@ -189,7 +191,7 @@ pub enum Subject {
 }
 
 /// Everything a reporter needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub ncugate_version: String,

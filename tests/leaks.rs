@@ -63,8 +63,11 @@ fn replay(gate: &Gate, audit: &str) -> ReplayRunner {
     ReplayRunner::new(gate.path("work/leaks"), vec![step])
 }
 
+/// The JSON report, checked against its schema.
 fn json(gate: &Gate) -> serde_json::Value {
-    serde_json::from_str(&gate.read("report.json")).expect("JSON")
+    let report = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    common::assert_valid_json("report.v1.json", &report);
+    report
 }
 
 #[test]

@@ -21,7 +21,7 @@ use std::path::Path;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A recorded baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
     pub schema_version: u32,
@@ -58,7 +58,7 @@ pub struct Baseline {
 
 /// The ncu settings a profiled baseline was recorded with. A check refuses
 /// to compare runs made with another clock control or graph-profiling mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileSettings {
     pub mode: crate::runner::Mode,
@@ -81,7 +81,7 @@ impl ProfileSettings {
 }
 
 /// An input file and its digest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputFile {
     pub path: String,
@@ -89,7 +89,7 @@ pub struct InputFile {
 }
 
 /// One kernel key (or the run total) in the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelEntry {
     /// Launches per run.
@@ -103,7 +103,7 @@ pub struct KernelEntry {
 /// One metric of one kernel: statistics over runs of each way of combining
 /// the kernel's launches in a run, so any rule's `aggregate` can be checked
 /// without re-recording.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricEntry {
     /// The base unit (see `units.rs`): `ns`, `byte`, `%`, `inst`, …

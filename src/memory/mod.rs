@@ -39,7 +39,7 @@ impl Default for MemoryLimits {
 }
 
 /// One memory check.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryResult {
     pub check: String,
     pub value: Option<f64>,

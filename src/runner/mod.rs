@@ -21,7 +21,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `[profile] mode`: the gated metrics only, or `--set full` plus them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
@@ -30,7 +40,17 @@ pub enum Mode {
 }
 
 /// `[profile] graph_profiling`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum GraphProfiling {
     /// Every kernel node of a CUDA graph is profiled as its own launch.

@@ -12,7 +12,9 @@ use serde::Serialize;
 const MEASURED: &str = include_str!("passes-h200.tsv");
 
 /// The fewest and the most replay passes of a launch in one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Passes {
     pub min: u64,
     pub max: u64,
@@ -39,7 +41,7 @@ impl std::fmt::Display for Passes {
 }
 
 /// What profiling one input cost.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Profiling {
     pub input: String,
     pub launches: u64,

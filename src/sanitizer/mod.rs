@@ -15,7 +15,7 @@ use std::path::Path;
 use xml::{Frame, Record};
 
 /// One group of records.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SanitizerFinding {
     /// memcheck, racecheck, initcheck, synccheck.
     pub tool: String,

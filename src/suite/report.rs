@@ -14,7 +14,7 @@ pub const SUITE_SCHEMA_VERSION: u32 = 1;
 pub const KIND: &str = "suite";
 
 /// One workload's part of the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorkloadReport {
     pub name: String,
     #[serde(default)]
@@ -28,7 +28,7 @@ pub struct WorkloadReport {
 }
 
 /// Everything a suite run decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteReport {
     pub schema_version: u32,
     pub kind: String,
@@ -37,6 +37,7 @@ pub struct SuiteReport {
     pub exit_code: i32,
     /// This run's shard (`"2/3"`); absent for an unsharded or merged run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = r"^[1-9][0-9]*/[1-9][0-9]*$"))]
     pub shard: Option<Shard>,
     /// The shard reports a merged report was made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -231,3 +231,29 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         out_dir: out.to_path_buf(),
     }
 }
+
+/// Why `value` does not validate against the JSON Schema `schemas/<schema>`
+/// (empty: it does). The schema as the types generate it, which the
+/// `json_schemas` test holds equal to the committed file.
+pub fn json_schema_errors(schema: &str, value: &serde_json::Value) -> Vec<String> {
+    let text = ncugate::schema::files()
+        .into_iter()
+        .find(|f| f.name == schema)
+        .unwrap_or_else(|| panic!("no schema {schema}"))
+        .text;
+    let schema_json: serde_json::Value = serde_json::from_str(&text).expect("schema JSON");
+    let validator = jsonschema::validator_for(&schema_json).expect("a valid JSON Schema");
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// Asserts that `value` validates against the JSON Schema `schemas/<schema>`.
+pub fn assert_valid_json(schema: &str, value: &serde_json::Value) {
+    let errors = json_schema_errors(schema, value);
+    assert!(
+        errors.is_empty(),
+        "not valid against schemas/{schema}: {errors:#?}"
+    );
+}
