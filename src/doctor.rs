@@ -5,7 +5,7 @@
 //! counters. Exit 0 when ncugate can profile here, 2 when not — never a panic.
 
 use crate::exit;
-use crate::report::fmt::format_value;
+use crate::format::format_value;
 use crate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
 use nvml_wrapper::Nvml;
 use std::time::Duration;

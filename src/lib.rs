@@ -6,6 +6,9 @@
 //! per run) → [`baseline`] (recorded statistics) → [`rules`] (thresholds) →
 //! [`compare`] (where verdicts are decided, into [`verdict`]) → [`report`]
 //! (terminal, Markdown, JUnit, JSON) → [`exit`] code.
+//!
+//! Leaves every stage may use: [`error`], [`status`], [`format`](mod@format), [`suggest`],
+//! [`model`]. No module uses one that uses it back (tests/module_cycles.rs).
 
 pub mod aggregate;
 pub mod baseline;
@@ -17,6 +20,7 @@ pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod exit;
+pub mod format;
 pub mod init;
 pub mod kernel_key;
 pub mod memory;
@@ -27,6 +31,8 @@ pub mod rules;
 pub mod runner;
 pub mod sanitizer;
 pub mod schema;
+pub mod status;
+pub mod suggest;
 pub mod suite;
 pub mod units;
 pub mod verdict;

@@ -3,6 +3,7 @@
 //! Parsers produce these types; the aggregate, baseline, compare and report
 //! stages consume them. Every value here is already in its base unit.
 
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -282,3 +283,79 @@ pub struct Finding {
 
 /// The findings of one details export, per kernel key and rule.
 pub type Findings = BTreeMap<String, BTreeMap<String, Finding>>;
+
+/// Whether a run profiled whole CUDA graphs (`graph`) or their nodes (`node`), as ncu's flag says it.
+pub fn graph_mode_name(graph: bool) -> &'static str {
+    if graph { "graph" } else { "node" }
+}
+
+/// The one fingerprint of all `runs` (the same GPU model in each), or an error.
+pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
+    let first = runs.first().ok_or_else(|| Error::Usage {
+        message: "no --input given".into(),
+        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
+    })?;
+    for run in &runs[1..] {
+        if !same_hardware(&run.fingerprint, &first.fingerprint) {
+            return Err(Error::Input {
+                path: run.source.clone(),
+                message: format!(
+                    "recorded on {}, but {} was recorded on {}",
+                    run.fingerprint,
+                    first.source.display(),
+                    first.fingerprint
+                ),
+                hint: "pass runs from one GPU model to one check".into(),
+            });
+        }
+    }
+    Ok(first.fingerprint.clone())
+}
+
+/// The graph-profiling mode all `runs` agree on (`None`: no export shows it).
+pub fn common_graph_mode(runs: &[Run]) -> Result<Option<bool>> {
+    let mut seen: Option<(bool, &Run)> = None;
+    for run in runs {
+        let Some(mode) = run.graph_mode else { continue };
+        match seen {
+            Some((first, other)) if first != mode => {
+                return Err(Error::Input {
+                    path: run.source.clone(),
+                    message: format!(
+                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
+                        graph_mode_name(mode),
+                        other.source.display(),
+                        graph_mode_name(first)
+                    ),
+                    hint: "pass runs profiled in one graph-profiling mode".into(),
+                });
+            }
+            Some(_) => {}
+            None => seen = Some((mode, run)),
+        }
+    }
+    Ok(seen.map(|(mode, _)| mode))
+}
+
+/// Same GPU model: name, compute capability and SM count (a MIG slice or a
+/// cut-down SKU has fewer SMs and different throughput).
+/// Only the parts both sides know are compared (a details page has no GPU
+/// name); the report says which were not.
+pub fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
+    if a.gpus.is_empty() || b.gpus.is_empty() {
+        return true;
+    }
+    a.gpus.len() == b.gpus.len()
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
+            both(x.known_name(), y.known_name())
+                && both(x.known_cc(), y.known_cc())
+                && both(x.sm_count, y.sm_count)
+        })
+}
+
+fn both<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}

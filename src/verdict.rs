@@ -6,81 +6,11 @@
 use crate::aggregate::Stats;
 use crate::exit;
 use crate::rules::{Per, Severity, Worse};
+pub use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report schema.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
-
-/// The status of one check.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Not evaluated (an `optional` metric that is missing).
-    Skipped,
-    Pass,
-    /// Moved by more than the allowance in the direction the rule does not
-    /// gate, on a rule that does not say which way is better (passes; shown
-    /// as "higher" or "lower", never counted as an improvement).
-    Changed,
-    /// Better than the baseline by more than the allowance, on a rule with
-    /// `better` set (passes).
-    Improved,
-    /// Failed a rule whose severity is `warn`, or a structural check set to `warn`.
-    Warn,
-    /// A regression: exit code 1.
-    Fail,
-    /// Could not be evaluated: exit code 2.
-    Error,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Skipped => "skipped",
-            Status::Pass => "pass",
-            Status::Changed => "changed",
-            Status::Improved => "improved",
-            Status::Warn => "warn",
-            Status::Fail => "FAIL",
-            Status::Error => "ERROR",
-        }
-    }
-
-    /// Failed, warned or could not be evaluated: what a reader must look at.
-    pub fn needs_attention(self) -> bool {
-        matches!(self, Status::Fail | Status::Warn | Status::Error)
-    }
-
-    /// The status of a failed check with `severity`.
-    pub fn failed(severity: Severity) -> Status {
-        match severity {
-            Severity::Fail => Status::Fail,
-            Severity::Warn => Status::Warn,
-        }
-    }
-}
-
-/// The gate's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    Pass,
-    Regression,
-    Error,
-}
-
-impl Outcome {
-    /// The process exit code for this outcome.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Outcome::Pass => exit::PASS,
-            Outcome::Regression => exit::REGRESSION,
-            Outcome::Error => exit::ERROR,
-        }
-    }
-}
 
 /// One rule applied to one kernel key (or to the run total).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

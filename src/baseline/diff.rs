@@ -3,8 +3,8 @@
 
 use super::Baseline;
 use crate::aggregate::Stats;
+use crate::format::{format_change, format_value};
 use crate::model::Aggregate;
-use crate::report::fmt::{format_change, format_value};
 use crate::rules::Thresholds;
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write;

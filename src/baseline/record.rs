@@ -19,7 +19,7 @@ pub fn build(
     findings: Option<(&Findings, Vec<InputFile>)>,
     thresholds: &str,
 ) -> Result<Baseline> {
-    let first = crate::compare::common_fingerprint(runs).map(|_| &runs[0])?;
+    let first = crate::model::common_fingerprint(runs).map(|_| &runs[0])?;
     // One unit per metric across runs: averaging `MB` with `Mbyte` (or `%`
     // with `byte`) would store a meaningless mean.
     for metric in metrics {
@@ -67,7 +67,7 @@ pub fn build(
         kernels.insert(key, entry);
     }
     let details = findings.map(|(_, files)| files).unwrap_or_default();
-    let graph_mode = crate::compare::common_graph_mode(runs)?;
+    let graph_mode = crate::model::common_graph_mode(runs)?;
     Ok(Baseline {
         schema_version: SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -197,7 +197,7 @@ pub fn missing_metric(run: &Run, metric: &str) -> Error {
         let known = near.iter().any(|m| m == metric);
         let columns = export_columns(&run.source);
         let in_export = (!known)
-            .then(|| crate::commands::closest(metric, columns.iter().map(String::as_str)))
+            .then(|| crate::suggest::closest(metric, columns.iter().map(String::as_str)))
             .flatten();
         if let Some(m) = in_export {
             return Error::MissingMetric {

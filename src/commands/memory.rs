@@ -84,7 +84,11 @@ pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner)
     };
     let mut report = Report::empty("", Vec::new(), Vec::new(), "");
     report.subject = subject.clone();
-    let result = crate::memory::run::run(config, processes, &mut report).map(|()| report);
+    let result = crate::memory::run::run(&config.audit(), processes).map(|found| {
+        report.memory = found.memory;
+        report.notes.extend(found.notes);
+        report
+    });
     conclude(result, Vec::new(), subject, &config.outputs, &config.style)
 }
 

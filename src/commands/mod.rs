@@ -89,15 +89,7 @@ fn acquire(
     }
 }
 
-/// The name among `known` closest to `name`, if one is close enough to be a typo.
-pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .filter(|k| *k != name)
-        .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|(score, _)| *score > 0.9)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
-}
+pub use crate::suggest::closest;
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
 /// kernel: which metrics are responsible and what they cost. Full mode takes

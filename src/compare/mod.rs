@@ -34,7 +34,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         thresholds,
         ..
     } = inputs;
-    let current = common_fingerprint(runs)?;
+    let current = crate::model::common_fingerprint(runs)?;
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -64,7 +64,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     };
 
     comparable_mode(baseline, runs)?;
-    let same_device = same_hardware(&baseline.fingerprint, &current);
+    let same_device = crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
         return Err(Error::DeviceMismatch {
             baseline: baseline.fingerprint.to_string(),
@@ -113,57 +113,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     Ok(report)
 }
 
-/// The one fingerprint of all `runs` (the same GPU model in each), or an error.
-pub(crate) fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
-    let first = runs.first().ok_or_else(|| Error::Usage {
-        message: "no --input given".into(),
-        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
-    })?;
-    for run in &runs[1..] {
-        if !same_hardware(&run.fingerprint, &first.fingerprint) {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "recorded on {}, but {} was recorded on {}",
-                    run.fingerprint,
-                    first.source.display(),
-                    first.fingerprint
-                ),
-                hint: "pass runs from one GPU model to one check".into(),
-            });
-        }
-    }
-    Ok(first.fingerprint.clone())
-}
-
-/// The graph-profiling mode all `runs` agree on (`None`: no export shows it).
-pub(crate) fn common_graph_mode(runs: &[Run]) -> Result<Option<bool>> {
-    let mut seen: Option<(bool, &Run)> = None;
-    for run in runs {
-        let Some(mode) = run.graph_mode else { continue };
-        match seen {
-            Some((first, other)) if first != mode => {
-                return Err(Error::Input {
-                    path: run.source.clone(),
-                    message: format!(
-                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
-                        mode_name(mode),
-                        other.source.display(),
-                        mode_name(first)
-                    ),
-                    hint: "pass runs profiled in one graph-profiling mode".into(),
-                });
-            }
-            Some(_) => {}
-            None => seen = Some((mode, run)),
-        }
-    }
-    Ok(seen.map(|(mode, _)| mode))
-}
-
-fn mode_name(graph: bool) -> &'static str {
-    if graph { "graph" } else { "node" }
-}
+use crate::model::graph_mode_name as mode_name;
 
 /// A whole-graph result and per-node kernel results measure different
 /// things: refuse to compare them (exit 2), whichever side the mode is known
@@ -202,29 +152,6 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Same GPU model: name, compute capability and SM count (a MIG slice or a
-/// cut-down SKU has fewer SMs and different throughput).
-/// Only the parts both sides know are compared (a details page has no GPU
-/// name); [`partial_note`] says which were not.
-fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
-    if a.gpus.is_empty() || b.gpus.is_empty() {
-        return true;
-    }
-    a.gpus.len() == b.gpus.len()
-        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
-            both(x.known_name(), y.known_name())
-                && both(x.known_cc(), y.known_cc())
-                && both(x.sm_count, y.sm_count)
-        })
-}
-
-fn both<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
-    }
 }
 
 /// A note for the report when either side's fingerprint lacks parts.

@@ -7,8 +7,8 @@
 
 use crate::aggregate::{self, Scope, Stats};
 use crate::baseline::{Baseline, KernelEntry};
+use crate::format::{format_change, format_mu_sigma, format_value};
 use crate::model::Run;
-use crate::report::fmt::{format_change, format_mu_sigma, format_value};
 use crate::rules::{KernelFilter, Per, Rule, Thresholds, Worse};
 use crate::verdict::{RuleResult, Status};
 

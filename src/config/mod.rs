@@ -95,6 +95,21 @@ pub struct LeaksConfig {
     pub style: crate::report::terminal::Style,
 }
 
+impl LeaksConfig {
+    /// What the memory audit itself needs.
+    pub fn audit(&self) -> crate::memory::run::Audit<'_> {
+        crate::memory::run::Audit {
+            runner: &self.runner,
+            audit_lib: self.audit_lib.as_ref(),
+            cache_dir: &self.cache_dir,
+            limits: &self.limits,
+            sample_every: self.sample_every,
+            history: self.history.as_ref(),
+            rule: &self.rule,
+        }
+    }
+}
+
 /// `ncugate sanitize`.
 #[derive(Debug, Clone)]
 pub struct SanitizeConfig {

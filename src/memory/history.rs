@@ -4,8 +4,8 @@
 
 use super::MemoryResult;
 use crate::error::{Error, Result};
-use crate::report::fmt::format_value;
-use crate::verdict::Status;
+use crate::format::format_value;
+use crate::status::Status;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::unix::io::AsRawFd;

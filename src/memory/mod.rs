@@ -10,8 +10,8 @@ pub mod library;
 pub mod run;
 pub mod sample;
 
-use crate::report::fmt::format_value;
-use crate::verdict::Status;
+use crate::format::format_value;
+use crate::status::Status;
 use serde::Serialize;
 
 /// `[memory]` limits (bytes; `None`: not checked).

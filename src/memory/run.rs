@@ -1,16 +1,40 @@
 //! `ncugate leaks`: run the app with the audit library injected and NVML
 //! sampling from its start, judge, and keep the history.
 
-use super::{Measured, audit, history, judge, sample};
-use crate::config::LeaksConfig;
+use super::{Measured, MemoryLimits, MemoryResult, audit, history, judge, sample};
 use crate::error::{Error, Result};
+use crate::runner::RunnerConfig;
 use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
-use crate::verdict::Report;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-/// Runs the audited app and fills `report` with the memory checks.
-pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Report) -> Result<()> {
+/// What the audit needs (lent by `ncugate leaks`' configuration).
+#[derive(Debug, Clone, Copy)]
+pub struct Audit<'a> {
+    pub runner: &'a RunnerConfig,
+    /// A prebuilt audit library; `None`: the one compiled from the embedded source into `cache_dir`.
+    pub audit_lib: Option<&'a PathBuf>,
+    /// Where compiled audit libraries are cached.
+    pub cache_dir: &'a Path,
+    pub limits: &'a MemoryLimits,
+    pub sample_every: Duration,
+    /// The history file of earlier runs, to judge the trend.
+    pub history: Option<&'a PathBuf>,
+    pub rule: &'a history::Rule,
+}
+
+/// What the audit found, for the report: the memory checks and notes.
+#[derive(Debug, Clone, Default)]
+pub struct Audited {
+    pub memory: Vec<MemoryResult>,
+    pub notes: Vec<String>,
+}
+
+/// Runs the audited app and judges its graph memory.
+pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
+    let mut found = Audited::default();
     let r = &config.runner;
     if r.app.is_empty() {
         return Err(Error::Usage {
@@ -89,11 +113,11 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
         None
     };
     if window.is_none() && audit.graph_launches >= 2 {
-        report.notes.push("the audit library did not stamp the launches (an older build?): growth is measured over the whole run".into());
+        found.notes.push("the audit library did not stamp the launches (an older build?): growth is measured over the whole run".into());
     }
     let measured = Measured { audit, growth };
-    report.memory = judge(&measured, &config.limits);
-    report.notes.push(format!(
+    found.memory = judge(&measured, config.limits);
+    found.notes.push(format!(
         "audit: {} graphs created / {} destroyed, {} executables created / {} destroyed, {} graph launches; {} NVML samples every {} ms",
         measured.audit.graphs_created,
         measured.audit.graphs_destroyed,
@@ -104,9 +128,9 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
         every.as_millis()
     ));
     if let Some(high) = measured.audit.graph_mem_used_high {
-        report.notes.push(format!(
+        found.notes.push(format!(
             "graph memory high-water mark: {}",
-            crate::report::fmt::format_value(high as f64, "byte")
+            crate::format::format_value(high as f64, "byte")
         ));
     }
     let measured_json = dir.join("measured.json");
@@ -118,7 +142,7 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
         path: measured_json.clone(),
         source,
     })?;
-    if let Some(path) = &config.history {
+    if let Some(path) = config.history {
         let entry = history::Entry {
             time: jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -133,24 +157,24 @@ pub fn run(config: &LeaksConfig, processes: &dyn ProcessRunner, report: &mut Rep
                 .saturating_sub(measured.audit.execs_destroyed),
         };
         let entries = history::append(path, &entry)?;
-        report.memory.push(history::judge(&entries, &config.rule));
-        report.notes.push(format!(
+        found.memory.push(history::judge(&entries, config.rule));
+        found.notes.push(format!(
             "history: {} runs in {}",
             entries.len(),
             path.display()
         ));
     }
-    Ok(())
+    Ok(found)
 }
 
 /// The audit library to inject, as an absolute path: the one given, or the
 /// one compiled from the source embedded in ncugate (cached).
-fn library(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Result<std::path::PathBuf> {
-    let path = match &config.audit_lib {
+fn library(config: &Audit, processes: &dyn ProcessRunner) -> Result<PathBuf> {
+    let path = match config.audit_lib {
         Some(given) => given.clone(),
         None => {
             let tools = super::library::Toolchain::from_env();
-            super::library::ensure(&config.cache_dir, &tools, processes)?.path
+            super::library::ensure(config.cache_dir, &tools, processes)?.path
         }
     };
     std::fs::canonicalize(&path).map_err(|source| Error::Tool {

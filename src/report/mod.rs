@@ -3,7 +3,8 @@
 //! only reads the report; none of them decides anything.
 
 pub mod chart;
-pub mod fmt;
+/// Value formatting lives in [`crate::format`](mod@crate::format), a leaf every gate can use.
+pub use crate::format as fmt;
 pub mod github;
 pub mod html;
 pub mod json;

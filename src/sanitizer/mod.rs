@@ -7,7 +7,7 @@ pub mod run;
 pub mod xml;
 
 use crate::error::{Error, Result};
-use crate::verdict::Status;
+use crate::status::Status;
 use regex::Regex;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -191,7 +191,7 @@ fn describe(f: &SanitizerFinding) -> String {
         let mut s = format!(
             "{} allocation(s) never freed: {bytes} bytes ({})",
             f.count,
-            crate::report::fmt::format_value(bytes as f64, "byte")
+            crate::format::format_value(bytes as f64, "byte")
         );
         if let Some(u) = &f.user_frame {
             s.push_str(&format!(", allocated from {u}"));
