@@ -6,15 +6,43 @@
 //! `at::native::vectorized_elementwise_kernel`. Parentheses inside the name,
 //! such as `(anonymous namespace)` or template arguments like `(int)1`, are
 //! matched rather than split on.
+//!
+//! Keys are printable: control characters (CR, LF, …) and Unicode
+//! noncharacters (U+FFFE, U+FFFF, …) in a name are written as `\u{…}`
+//! escapes here, at the border, so no report can be broken by one — a CR/LF
+//! would inject GitHub workflow commands into a CI log or split a Markdown
+//! row, and U+FFFE is not allowed in XML.
 
 use crate::model::KernelKeyMode;
 
 /// The key of a launch of the kernel named `name`.
 pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
-    match mode {
+    let key = match mode {
         KernelKeyMode::Demangled => name.to_string(),
         KernelKeyMode::Function => function_name(name),
+    };
+    printable(key)
+}
+
+/// `text` with control characters and noncharacters escaped as `\u{…}`.
+pub fn printable(text: String) -> String {
+    if !text.chars().any(unprintable) {
+        return text;
     }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unprintable(c) {
+            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unprintable(c: char) -> bool {
+    let u = u32::from(c);
+    c.is_control() || (0xFDD0..=0xFDEF).contains(&u) || u & 0xFFFE == 0xFFFE
 }
 
 const UNNAMED: &str = "<unnamed>";
@@ -120,6 +148,18 @@ mod tests {
         assert_eq!(f("void <unnamed>::k<int>(int)"), "<unnamed>::k");
         assert_eq!(f("graph"), "graph");
         assert_eq!(f("_Z5scalePfPKfm"), "_Z5scalePfPKfm");
+    }
+
+    #[test]
+    fn control_characters_and_noncharacters_are_escaped() {
+        let key = |n: &str| kernel_key(n, KernelKeyMode::Demangled);
+        assert_eq!(
+            key("k\r\n::add-mask::X"),
+            "k\\u{000d}\\u{000a}::add-mask::X"
+        );
+        assert_eq!(key("a\u{FFFE}b\u{FFFF}"), "a\\u{fffe}b\\u{ffff}");
+        assert_eq!(key("tab\there"), "tab\\u{0009}here");
+        assert_eq!(key("void f<é, 日本>(int)"), "void f<é, 日本>(int)");
     }
 
     #[test]

@@ -145,3 +145,15 @@ fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
     let b: serde_json::Value = serde_json::from_str(&gate.read("sms.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
 }
+
+#[test]
+fn a_baseline_with_a_duplicate_key_is_refused() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let text = gate.read("baseline.json");
+    let twice = text.replacen("\"runs\": 3,", "\"runs\": 3,\n  \"runs\": 1,", 1);
+    assert_ne!(text, twice);
+    gate.write("twice.json", twice);
+    gate.run(&["check", "--baseline", "twice.json", "--input", "base1.csv"])
+        .one_clear_error("duplicate field `runs`");
+}

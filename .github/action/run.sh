@@ -31,7 +31,14 @@
 # 1 regression; ncugate's own code (2, …) on an error; 2 when ncugate could not be obtained.
 set -euo pipefail
 
-log() { printf 'ncugate-action: %s\n' "$*" >&2; }
+# One line per message: inputs echoed here (the ncugate command line) could carry CR/LF, which
+# would start a workflow command (`::add-mask::…`) on a line of their own in the job log.
+log() {
+  local s="$*"
+  s=${s//$'\r'/'\r'}
+  s=${s//$'\n'/'\n'}
+  printf 'ncugate-action: %s\n' "$s" >&2
+}
 
 # Annotation text must escape %, CR and LF (the runner's own rules).
 escape_data() {

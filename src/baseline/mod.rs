@@ -164,7 +164,10 @@ impl Baseline {
                 ));
             }
         }
-        serde_json::from_value(value).map_err(|e| {
+        // From the text, not the `Value`: a `Value` keeps the last of two
+        // equal keys silently, the typed reader refuses a duplicate field.
+        drop(value);
+        serde_json::from_str(&text).map_err(|e| {
             bad(
                 format!("invalid baseline: {e}"),
                 "re-record the baseline; do not edit it by hand",
@@ -185,6 +188,19 @@ impl Baseline {
 
 /// Writes `bytes` to `path` through a temp file and a rename, so readers never
 /// see a half-written file and a failed write leaves the old one in place.
+/// The mode of a new report or baseline: 0644 on Unix (a temp file is 0600).
+#[cfg(unix)]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o644))
+}
+
+/// Elsewhere a temp file is not private: keep what it has.
+#[cfg(not(unix))]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    None
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let err = |source: std::io::Error| Error::Write {
         path: path.to_path_buf(),
@@ -196,7 +212,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     };
     // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "ncugate".into(), |n| n.to_string_lossy().into_owned());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    // A temp file is created 0600; the file it replaces keeps its mode, a
+    // new one gets the usual 0644 (reports and baselines are shared files).
+    let permissions = match std::fs::metadata(path) {
+        Ok(existing) => Some(existing.permissions()),
+        Err(_) => default_permissions(),
+    };
+    if let Some(permissions) = permissions {
+        tmp.as_file().set_permissions(permissions).map_err(err)?;
+    }
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;

@@ -21,10 +21,13 @@ pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
         return exit::ERROR;
     }
     let report = checked.report;
-    print!("{}", terminal::render(&report, &config.style));
+    // File reports first: a closed or full stdout must not lose them.
     if let Err(error) = report::write_all(&report, &config.outputs) {
         print_error(&error);
         return exit::ERROR;
+    }
+    if let Err(code) = print_stdout(&terminal::render(&report, &config.style)) {
+        return code;
     }
     explain_error_rows(&report);
     report.exit_code

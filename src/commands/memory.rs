@@ -114,10 +114,12 @@ fn conclude(
         }
     };
     report.finish();
-    print!("{}", terminal::render(&report, style));
     if let Err(error) = report::write_all(&report, outputs) {
         print_error(&error);
         return exit::ERROR;
+    }
+    if let Err(code) = print_stdout(&terminal::render(&report, style)) {
+        return code;
     }
     report.exit_code
 }

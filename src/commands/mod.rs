@@ -215,10 +215,15 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
         p if p.is_file() => Thresholds::load(Some(p)).ok(),
         _ => Thresholds::builtin().ok(),
     };
-    print!(
-        "{}",
-        baseline::diff::render(&a, &b, &ta, &tb, thresholds.as_ref())
-    );
+    if let Err(code) = print_stdout(&baseline::diff::render(
+        &a,
+        &b,
+        &ta,
+        &tb,
+        thresholds.as_ref(),
+    )) {
+        return Ok(code);
+    }
     Ok(if ta == tb {
         exit::PASS
     } else {
@@ -229,6 +234,26 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
 /// A command line as a shell would show it: words with spaces or quotes quoted.
 pub fn shell_words(words: &[String]) -> String {
     shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
+
+/// Writes the terminal report to standard output without panicking when
+/// stdout is gone: a reader that stopped early (`| head -1`) keeps the
+/// verdict's exit code; a full disk or any other failure is exit 2 with
+/// one error line (the file reports are already written).
+pub fn print_stdout(text: &str) -> std::result::Result<(), i32> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            print_error(&Error::Write {
+                path: "standard output".into(),
+                source: e,
+            });
+            Err(exit::ERROR)
+        }
+    }
 }
 
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's

@@ -130,8 +130,8 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         );
     }
     let launches: f64 = baseline.total.launches.mean;
-    println!(
-        "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}",
+    let line = format!(
+        "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}\n",
         output.display(),
         baseline.kernels.len(),
         required.len(),
@@ -139,6 +139,9 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         baseline.fingerprint,
         baseline.kernel_key
     );
+    if let Err(code) = super::print_stdout(&line) {
+        return Ok(code);
+    }
     Ok(exit::PASS)
 }
 

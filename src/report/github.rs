@@ -216,7 +216,8 @@ pub fn chart(report: &Report) -> Option<String> {
     points.truncate(12);
     let labels: Vec<String> = points
         .iter()
-        .map(|p| format!("\"{}\"", p.0.replace('"', "'")))
+        // A backtick run would close the ```mermaid block early: labels keep none.
+        .map(|p| format!("\"{}\"", p.0.replace(['"', '`'], "'")))
         .collect();
     let bars: Vec<String> = points.iter().map(|p| format!("{:.1}", p.1)).collect();
     let line: Vec<String> = points.iter().map(|p| format!("{:.1}", p.2)).collect();

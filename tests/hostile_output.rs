@@ -1,0 +1,198 @@
+//! Kernel names and output streams found hostile by fuzzing: a name cannot
+//! inject GitHub workflow commands, break JUnit XML, a Markdown row or the
+//! step summary's Mermaid block; a closed or full stdout is no panic; file
+//! modes survive. Inputs are modified copies of the real H200 exports.
+
+mod common;
+use common::{Gate, H200, assert_valid_junit};
+use std::path::Path;
+
+/// The base run with `produce`'s name replaced by `name` (a quoted CSV field
+/// may hold any character, CR and LF included).
+fn renamed(name: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
+        .expect("fixture");
+    assert!(text.contains("\"produce(float *, long)\""));
+    text.replace(
+        "\"produce(float *, long)\"",
+        &format!("\"{name}(float *, long)\""),
+    )
+}
+
+#[test]
+fn hostile_kernel_names_break_no_report() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.write(
+        "hostile.csv",
+        renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end"),
+    );
+    gate.write("summary.md", "").write("output.txt", "");
+    let summary = gate.path("summary.md").display().to_string();
+    let output = gate.path("output.txt").display().to_string();
+    let out = gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "hostile.csv",
+            "--format",
+            "github",
+            "--junit",
+            "junit.xml",
+            "--markdown",
+            "r.md",
+            "--show",
+            "all",
+        ],
+        &[
+            ("GITHUB_STEP_SUMMARY", &summary),
+            ("GITHUB_OUTPUT", &output),
+        ],
+    );
+    out.code(1);
+    for line in out.stdout.split('\n') {
+        assert!(!line.contains('\r'), "a CR reached stdout: {line:?}");
+        assert!(
+            !line.trim_start().starts_with("::add-mask::")
+                && !line.trim_start().starts_with("::stop-commands::"),
+            "an injected workflow command: {line:?}"
+        );
+    }
+    assert!(
+        out.stdout
+            .contains("produce\\u{000d}\\u{000a}::add-mask::X"),
+        "{}",
+        out.stdout
+    );
+    assert_valid_junit(&gate.path("junit.xml"));
+    let md = gate.read("r.md");
+    assert!(!md.contains('\r') && !md.contains('\u{FFFE}'), "{md}");
+    // Every Markdown table row is one line.
+    for line in md.lines().filter(|l| l.starts_with('|')) {
+        assert!(line.ends_with('|'), "{line:?}");
+    }
+    // The Mermaid block of the step summary is closed once, by its own fence.
+    let summary = gate.read("summary.md");
+    if let Some(start) = summary.find("```mermaid") {
+        let block = &summary[start + 10..];
+        let end = block.find("```").expect("closed");
+        assert!(!block[..end].contains('`'), "{}", &block[..end]);
+    }
+}
+
+#[test]
+fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
+    let bin = assert_cmd::cargo::cargo_bin("ncugate");
+    let args = [
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+        "--json",
+        "r.json",
+        "--show",
+        "all",
+    ];
+    // `check … | head -0`: the reader is gone before ncugate writes.
+    let mut child = std::process::Command::new(&bin)
+        .current_dir(gate.dir.path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        gate.path("r.json").exists(),
+        "the file report is written first"
+    );
+    // `check … > /dev/full`.
+    if Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = std::process::Command::new(&bin)
+            .current_dir(gate.dir.path())
+            .args(args)
+            .stdout(full)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("ncugate: error: cannot write standard output"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let mode = |name: &str| {
+        std::fs::metadata(gate.path(name))
+            .expect("file")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("baseline.json"), 0o644);
+    std::fs::set_permissions(
+        gate.path("baseline.json"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .expect("chmod");
+    gate.base_baseline(&[]);
+    assert_eq!(mode("baseline.json"), 0o640);
+    let leftovers: Vec<_> = std::fs::read_dir(gate.dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn the_github_action_logs_inputs_on_one_line() {
+    // The action's `log` (it echoes the ncugate command line built from the
+    // workflow's inputs) run by bash on an input holding CR/LF.
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/.github/action/run.sh"
+    ))
+    .expect("run.sh");
+    let start = script.find("\nlog() {").expect("log function");
+    let end = start + script[start..].find("\n}\n").expect("end of log") + 3;
+    let program = format!("{}\nlog \"$1\"\n", &script[start..end]);
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            &program,
+            "bash",
+            "x.csv\r\n::add-mask::X\r::stop-commands::T",
+        ])
+        .output()
+        .expect("bash");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(!stderr.contains('\r'), "{stderr:?}");
+    assert!(
+        stderr.contains("x.csv\\r\\n::add-mask::X\\r::stop-commands::T"),
+        "{stderr:?}"
+    );
+}
