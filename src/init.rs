@@ -13,7 +13,7 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use std::fmt::Write as _;
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The config file `init` writes and every command reads by default.
 pub const CONFIG_FILE: &str = "ncugate.toml";
@@ -22,22 +22,7 @@ pub const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
 /// Where `ncugate baseline record` will write, as set in `[gate] baseline`.
 pub const BASELINE_FILE: &str = "ncugate-baseline.json";
 
-/// What `ncugate init` was told.
-#[derive(Debug, Clone)]
-pub struct InitConfig {
-    /// The folder to write into (the current one).
-    pub dir: PathBuf,
-    /// The app and its arguments; empty: ask (terminal) or refuse (CI).
-    pub app: Vec<String>,
-    /// The build command; `None`: ask (terminal) or none (CI).
-    pub build: Option<Vec<String>>,
-    /// Replace existing files.
-    pub force: bool,
-    /// Profile once when a GPU and ncu are here.
-    pub profile: bool,
-    /// Ask for what is missing (stdin is a terminal and this is not CI).
-    pub interactive: bool,
-}
+pub use crate::config::InitConfig;
 
 /// Runs `init`: questions on `input` when interactive; `gpu` says whether a
 /// GPU and ncu are usable here.

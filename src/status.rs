@@ -67,12 +67,33 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome as the JSON report and JUnit's properties spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Regression => "regression",
+            Outcome::Error => "error",
+        }
+    }
+
     /// The process exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Pass => exit::PASS,
             Outcome::Regression => exit::REGRESSION,
             Outcome::Error => exit::ERROR,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome;
+
+    #[test]
+    fn an_outcome_is_spelled_as_it_is_serialized() {
+        for o in [Outcome::Pass, Outcome::Regression, Outcome::Error] {
+            assert_eq!(serde_json::to_value(o).ok(), Some(o.as_str().into()));
         }
     }
 }

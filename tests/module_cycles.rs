@@ -22,11 +22,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "suite",
         "config::suite reads suite's workload and shard types: move those types into config or a leaf",
     ),
-    (
-        "config",
-        "init",
-        "config builds init::InitConfig: define InitConfig in config",
-    ),
 ];
 
 type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;

@@ -39,7 +39,7 @@ pub enum Config {
     Doctor,
     Completions(clap_complete::Shell),
     Man(Option<PathBuf>),
-    Init(crate::init::InitConfig),
+    Init(InitConfig),
 }
 
 /// `ncugate merge`.
@@ -108,6 +108,23 @@ impl LeaksConfig {
             rule: &self.rule,
         }
     }
+}
+
+/// What `ncugate init` was told.
+#[derive(Debug, Clone)]
+pub struct InitConfig {
+    /// The folder to write into (the current one).
+    pub dir: PathBuf,
+    /// The app and its arguments; empty: ask (terminal) or refuse (CI).
+    pub app: Vec<String>,
+    /// The build command; `None`: ask (terminal) or none (CI).
+    pub build: Option<Vec<String>>,
+    /// Replace existing files.
+    pub force: bool,
+    /// Profile once when a GPU and ncu are here.
+    pub profile: bool,
+    /// Ask for what is missing (stdin is a terminal and this is not CI).
+    pub interactive: bool,
 }
 
 /// `ncugate sanitize`.
@@ -736,7 +753,7 @@ fn record_suite(args: RecordArgs, file: &FileConfig) -> Result<suite::SuiteConfi
     })
 }
 
-fn init(args: crate::cli::InitArgs) -> Result<crate::init::InitConfig> {
+fn init(args: crate::cli::InitArgs) -> Result<InitConfig> {
     let build = match &args.build {
         Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
             message: format!("--build {cmd}: unbalanced quote"),
@@ -745,7 +762,7 @@ fn init(args: crate::cli::InitArgs) -> Result<crate::init::InitConfig> {
         None => None,
     };
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    Ok(crate::init::InitConfig {
+    Ok(InitConfig {
         dir: PathBuf::from("."),
         app: args.app,
         build,

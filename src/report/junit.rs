@@ -24,10 +24,7 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
             gate.add_property((label, value.as_str()));
         }
     }
-    gate.add_property((
-        "outcome",
-        format!("{:?}", report.outcome).to_lowercase().as_str(),
-    ));
+    gate.add_property(("outcome", report.outcome.as_str()));
     for (i, error) in report.errors.iter().enumerate() {
         gate.add_test_case(case(
             &format!("gate error {}", i + 1),
