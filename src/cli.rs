@@ -366,7 +366,7 @@ pub struct CheckArgs {
     /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline).
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Raw-page export of the current run (`ncu --import R.ncu-rep --csv --page raw`), or a .ncu-rep; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
+    /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
     #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
     /// Details-page export(s) of the current run (`--page details`): new ncu rule results are listed next to the verdicts.
@@ -393,7 +393,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Raw-page export of one run; repeat for several runs (each is one sample). Without --input, ncugate builds and profiles the app --runs times.
+    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample). Without --input, ncugate builds and profiles the app --runs times.
     #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
     /// Profiled runs to record when no --input is given.
