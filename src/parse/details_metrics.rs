@@ -53,8 +53,9 @@ pub const LABELS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The section that shows the labels above.
-const SOL: &str = "GPU Speed Of Light Throughput";
+/// The section that shows the labels above: its name since ncu 2021, and
+/// before (ncu 2019.5–2020.3 print `GPU Speed Of Light`).
+const SOL: &[&str] = &["GPU Speed Of Light Throughput", "GPU Speed Of Light"];
 /// The Launch Statistics row with the GPU's SM count.
 const SMS: &str = "# SMs";
 
@@ -79,10 +80,10 @@ fn wanted(metric: &str) -> Vec<Wanted> {
     }
     for (id, label) in LABELS {
         if *id == metric {
-            out.push(Wanted {
+            out.extend(SOL.iter().map(|section| Wanted {
                 names: vec![label.to_string()],
-                section: Some(SOL.into()),
-            });
+                section: Some(section.to_string()),
+            }));
         }
     }
     out

@@ -1,0 +1,216 @@
+//! Real ncu CSV exports from public repositories (`fixtures/public/`, sources
+//! in its README): each is recorded and checked against itself (exit 0) and
+//! against a copy with one kernel's metric doubled (exit 1). The modified
+//! copies are generated here, from the real files. Every file in the folder
+//! must be in [`EXPORTS`] and named in the README, so none is silently ungated.
+
+mod common;
+use common::Gate;
+use std::path::Path;
+
+const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public");
+
+/// One public export: file, the metric the test gates (an ID, or a details
+/// label), and the number of header columns (the ncu column era).
+struct Export {
+    file: &'static str,
+    metric: &'static str,
+    columns: usize,
+}
+
+const fn export(file: &'static str, metric: &'static str, columns: usize) -> Export {
+    Export {
+        file,
+        metric,
+        columns,
+    }
+}
+
+/// Every export in `fixtures/public/` that can be gated.
+const EXPORTS: &[Export] = &[
+    // 12 columns, `Kernel Time` date, section "GPU Speed Of Light", V100.
+    export(
+        "optimal_unified_memory.cfd_097K.v100.details.csv",
+        "gpu__time_duration.sum",
+        12,
+    ),
+    export(
+        "leleucas.conv2d_result_l2.details.csv",
+        "lts__t_requests.sum",
+        12,
+    ),
+    // 15 columns: 12 + the rule columns, `Kernel Time`.
+    export(
+        "leleucas.bert_flashattn_nsight.details.csv",
+        "dram__bytes.sum",
+        15,
+    ),
+    export("leleucas.conv2d_result.details.csv", "dram__bytes.sum", 15),
+    // 15 columns: Block/Grid Size, Device, CC.
+    export(
+        "cuda-roofline.output_A100.details.csv",
+        "dram__bytes.sum",
+        15,
+    ),
+    export("cuda-roofline.output.details.csv", "dram__bytes.sum", 15),
+    // 18 columns: 15 + rule columns.
+    export(
+        "leleucas.pooling_nsight16.details.csv",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+        18,
+    ),
+    // 20 columns: 18 + estimated speedup, B200, unit `ns`, trailing commas.
+    export(
+        "superbenchmark.cublaslt_ncu.b200.details.csv",
+        "Duration",
+        20,
+    ),
+];
+
+/// The header row of an export (after any preamble) and its byte offset.
+fn header(data: &[u8]) -> (usize, csv::StringRecord) {
+    let mut at = 0;
+    for line in data.split_inclusive(|&b| b == b'\n') {
+        let bare = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+        if bare.starts_with(b"\"ID\",") {
+            let record = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(bare)
+                .records()
+                .next()
+                .expect("header")
+                .expect("header row");
+            return (at, record);
+        }
+        at += line.len();
+    }
+    panic!("no header row");
+}
+
+/// A copy of a details export with the first kernel's `metric` doubled; the
+/// preamble is kept as it was.
+fn doubled(data: &[u8], metric: &str) -> Vec<u8> {
+    let (at, head) = header(data);
+    let col = |n: &str| head.iter().position(|h| h == n).expect(n);
+    let (kernel, name, value) = (col("Kernel Name"), col("Metric Name"), col("Metric Value"));
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&data[at..]);
+    let rows: Vec<csv::StringRecord> = reader
+        .records()
+        .map(|r| r.expect("row"))
+        .filter(|r| !r.get(0).unwrap_or_default().starts_with("=="))
+        .collect();
+    let first = rows[1][kernel].to_string();
+    let mut writer = csv::WriterBuilder::new()
+        .flexible(true)
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(data[..at].to_vec());
+    let mut changed = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
+        if i > 0 && fields[kernel] == first && fields.get(name).is_some_and(|n| n == metric) {
+            let v: f64 = fields[value].replace(',', "").parse().expect("number");
+            assert!(
+                v > 0.0,
+                "{metric} of {first} is {v}: doubling changes nothing"
+            );
+            fields[value] = format!("{}", v * 2.0);
+            changed += 1;
+        }
+        writer.write_record(&fields).expect("write");
+    }
+    assert!(changed > 0, "no {metric} row for {first}");
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn every_public_details_export_records_passes_against_itself_and_fails_when_a_kernel_doubles() {
+    let readme = std::fs::read_to_string(Path::new(PUBLIC).join("README.md")).expect("README");
+    let mut on_disk: Vec<String> = std::fs::read_dir(PUBLIC)
+        .expect("fixtures/public")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = EXPORTS.iter().map(|e| e.file.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "every public export is gated by this test");
+    assert!(EXPORTS.len() >= 8);
+
+    let gate = Gate::new();
+    for (i, e) in EXPORTS.iter().enumerate() {
+        assert!(readme.contains(e.file), "{} is not in the README", e.file);
+        let data = std::fs::read(Path::new(PUBLIC).join(e.file)).expect("read");
+        let (_, head) = header(&data);
+        assert_eq!(head.len(), e.columns, "{}: header columns", e.file);
+        let rules = format!("r{i}.toml");
+        gate.write(
+            &rules,
+            format!(
+                "[[rule]]\nmetric = \"{}\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
+                e.metric
+            ),
+        );
+        // A details page names the duration `Duration`; the rule may use either.
+        let label = if e.metric == "gpu__time_duration.sum" {
+            "Duration"
+        } else {
+            e.metric
+        };
+        let (me, slow, base) = (
+            format!("{i}.csv"),
+            format!("{i}.slow.csv"),
+            format!("{i}.json"),
+        );
+        gate.write(&me, &data).write(&slow, doubled(&data, label));
+        let rec = gate.run(&[
+            "baseline",
+            "record",
+            "--thresholds",
+            &rules,
+            "--input",
+            &me,
+            "--output",
+            &base,
+        ]);
+        assert_eq!(rec.code, 0, "{}: {}", e.file, rec.stderr);
+        assert!(
+            rec.stderr.contains("metrics read from the details page"),
+            "{}: {}",
+            e.file,
+            rec.stderr
+        );
+        let same = gate.run(&[
+            "check",
+            "--thresholds",
+            &rules,
+            "--baseline",
+            &base,
+            "--input",
+            &me,
+        ]);
+        assert_eq!(same.code, 0, "{}: {}{}", e.file, same.stdout, same.stderr);
+        let worse = gate.run(&[
+            "check",
+            "--thresholds",
+            &rules,
+            "--baseline",
+            &base,
+            "--input",
+            &slow,
+        ]);
+        assert_eq!(
+            worse.code, 1,
+            "{}: {}{}",
+            e.file, worse.stdout, worse.stderr
+        );
+        assert!(
+            worse.stdout.contains("+100.0%"),
+            "{}: {}",
+            e.file,
+            worse.stdout
+        );
+    }
+}
