@@ -65,7 +65,31 @@ const EXPORTS: &[Export] = &[
         "Duration",
         20,
     ),
+    // 20 columns, CC 12.0, metrics-only (`Mbyte`), cuBLAS template names with commas.
+    export(
+        "llm-perf-opt.kernel_0001.details.csv",
+        "dram__bytes_read.sum",
+        20,
+    ),
+    // 20 columns, the Speed-of-Light section by label, `us`.
+    export(
+        "llm-perf-opt.kernel_0001.sol.details.csv",
+        "gpu__time_duration.sum",
+        20,
+    ),
+    // 21 columns: `Body Item Label` (roofline chart), `Gbyte/s`, `Ghz`, thousands separators.
+    export(
+        "llm-perf-opt.kernel_0001.roofline.details.csv",
+        "DRAM Bandwidth",
+        21,
+    ),
 ];
+
+/// Public files that hold no ncu CSV at all, and the error (exit 2) each gets.
+const REFUSED: &[(&str, &str)] = &[(
+    "llm-perf-opt.ncu-error.raw.csv",
+    "ncu said: ==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.",
+)];
 
 /// The header row of an export (after any preamble) and its byte offset.
 fn header(data: &[u8]) -> (usize, csv::StringRecord) {
@@ -134,12 +158,33 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
         .filter(|n| n.ends_with(".csv"))
         .collect();
     on_disk.sort();
-    let mut listed: Vec<String> = EXPORTS.iter().map(|e| e.file.to_string()).collect();
+    let mut listed: Vec<String> = EXPORTS
+        .iter()
+        .map(|e| e.file)
+        .chain(REFUSED.iter().map(|(f, _)| *f))
+        .map(str::to_string)
+        .collect();
     listed.sort();
     assert_eq!(on_disk, listed, "every public export is gated by this test");
     assert!(EXPORTS.len() >= 8);
 
     let gate = Gate::new();
+    for (file, error) in REFUSED {
+        assert!(readme.contains(file), "{file} is not in the README");
+        gate.copy(Path::new(PUBLIC).join(file), file);
+        gate.write("any.toml", "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n");
+        gate.run(&[
+            "baseline",
+            "record",
+            "--thresholds",
+            "any.toml",
+            "--input",
+            file,
+            "--output",
+            "refused.json",
+        ])
+        .one_clear_error(error);
+    }
     for (i, e) in EXPORTS.iter().enumerate() {
         assert!(readme.contains(e.file), "{} is not in the README", e.file);
         let data = std::fs::read(Path::new(PUBLIC).join(e.file)).expect("read");

@@ -43,12 +43,21 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
     }
     let mut start = 0;
     let mut line_no = 0;
+    // What ncu said when it wrote no CSV: its first `==ERROR==` line, or
+    // "No kernels were profiled".
+    let mut complaint: Option<String> = None;
     while start < data.len() && line_no < MAX_PREAMBLE_LINES {
         let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
         let line = &data[start..end];
         let line = line.strip_prefix(BOM).unwrap_or(line);
         if line.contains(&0) {
             return Err(bad("binary data, not a CSV export".into()));
+        }
+        if complaint.is_none()
+            && (line.starts_with(b"==ERROR==")
+                || memchr::memmem::find(line, b"No kernels were profiled").is_some())
+        {
+            complaint = Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned());
         }
         if line.starts_with(b"\"") {
             let fields = header_fields(line);
@@ -63,6 +72,13 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         }
         start = end + 1;
         line_no += 1;
+    }
+    if let Some(said) = complaint {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message: format!("no ncu CSV header in {line_no} lines; ncu said: {said}"),
+            hint: "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
+        });
     }
     Err(bad(format!(
         "no ncu CSV header in {line_no} lines (no row naming \"ID\" and \"Kernel Name\", or \"Section Name\", \"Metric Name\" and \"Metric Value\")"
@@ -136,6 +152,24 @@ mod tests {
         assert!(locate(Path::new("x"), b"just text\n").is_err());
         assert!(locate(Path::new("x"), b"").is_err());
         assert!(locate(Path::new("x"), b"\"ID\0\"").is_err());
+    }
+
+    #[test]
+    fn an_export_without_csv_quotes_what_ncu_said() {
+        let data = b"app output\n==ERROR== Option '--section X' did not match any section.\n==ERROR== Use --list-sections to see the list of available sections.\n";
+        let Err(e) = locate(Path::new("x"), data) else {
+            panic!("no header accepted")
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("ncu said: ==ERROR== Option '--section X' did not match any section."),
+            "{text}"
+        );
+        let data = b"==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n";
+        let Err(e) = locate(Path::new("x"), data) else {
+            panic!("no header accepted")
+        };
+        assert!(e.to_string().contains("No kernels were profiled"), "{e}");
     }
 
     #[test]
