@@ -2,7 +2,7 @@
 //! in its README): each is recorded and checked against itself (exit 0) and
 //! against a copy with one kernel's metric doubled (exit 1). The modified
 //! copies are generated here, from the real files. Every file in the folder
-//! must be in [`EXPORTS`] and named in the README, so none is silently ungated.
+//! must be in [`EXPORTS`] or [`REFUSED`] and named in the README, so none is silently ungated.
 
 mod common;
 use common::Gate;
@@ -86,10 +86,20 @@ const EXPORTS: &[Export] = &[
 ];
 
 /// Public files that hold no ncu CSV at all, and the error (exit 2) each gets.
-const REFUSED: &[(&str, &str)] = &[(
-    "llm-perf-opt.ncu-error.raw.csv",
-    "ncu said: ==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.",
-)];
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "llm-perf-opt.ncu-error.raw.csv",
+        "ncu said: ==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.",
+    ),
+    (
+        "dphpc-gemm.ncu.log",
+        "ncu wrote its results to /home/nwadekar/dphpc/dphpc-gemm/ncu_analysis.ncu-rep",
+    ),
+    (
+        "heat_eq.ncu_output.txt",
+        "this is ncu's text report (`Section:` tables), not a CSV export",
+    ),
+];
 
 /// The header row of an export (after any preamble) and its byte offset.
 fn header(data: &[u8]) -> (usize, csv::StringRecord) {
@@ -155,7 +165,7 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
     let mut on_disk: Vec<String> = std::fs::read_dir(PUBLIC)
         .expect("fixtures/public")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".csv"))
+        .filter(|n| n != "README.md")
         .collect();
     on_disk.sort();
     let mut listed: Vec<String> = EXPORTS

@@ -44,8 +44,11 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
     let mut start = 0;
     let mut line_no = 0;
     // What ncu said when it wrote no CSV: its first `==ERROR==` line, or
-    // "No kernels were profiled".
+    // "No kernels were profiled"; where it wrote its results instead
+    // (`==PROF== Report: R.ncu-rep`); whether this is its text report.
     let mut complaint: Option<String> = None;
+    let mut report: Option<String> = None;
+    let mut text_report = false;
     while start < data.len() && line_no < MAX_PREAMBLE_LINES {
         let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
         let line = &data[start..end];
@@ -59,6 +62,10 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         {
             complaint = Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned());
         }
+        if let Some(rep) = line.strip_prefix(b"==PROF== Report: ") {
+            report = Some(String::from_utf8_lossy(rep.trim_ascii()).into_owned());
+        }
+        text_report |= line.trim_ascii_start().starts_with(b"Section: ");
         if line.starts_with(b"\"") {
             let fields = header_fields(line);
             if let Some(page) = detect_page(&fields) {
@@ -78,6 +85,26 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
             path: path.to_path_buf(),
             message: format!("no ncu CSV header in {line_no} lines; ncu said: {said}"),
             hint: "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
+        });
+    }
+    if let Some(rep) = report {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message: format!(
+                "no ncu CSV header in {line_no} lines; ncu wrote its results to {rep}"
+            ),
+            hint: format!(
+                "pass that report (`--input {rep}`), or export it: `ncu --import {rep} --csv --page raw`"
+            ),
+        });
+    }
+    if text_report {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message: format!(
+                "this is ncu's text report (`Section:` tables), not a CSV export (no CSV header in {line_no} lines)"
+            ),
+            hint: "profile with `ncu --csv …`, or export a saved report: `ncu --import R.ncu-rep --csv --page raw`".into(),
         });
     }
     Err(bad(format!(
@@ -170,6 +197,20 @@ mod tests {
             panic!("no header accepted")
         };
         assert!(e.to_string().contains("No kernels were profiled"), "{e}");
+        let data = b"==PROF== Profiling \"k\" - 0: 0%....50%....100% - 9 passes\n==PROF== Disconnected from process 7\n==PROF== Report: /tmp/r.ncu-rep\n";
+        let Err(e) = locate(Path::new("x"), data) else {
+            panic!("no header accepted")
+        };
+        assert!(
+            e.to_string()
+                .contains("ncu wrote its results to /tmp/r.ncu-rep"),
+            "{e}"
+        );
+        let data = b"[7] app@127.0.0.1\n  k() (1, 1, 1)x(32, 1, 1), Context 1, Stream 7, Device 0, CC 8.6\n    Section: GPU Speed Of Light Throughput\n    Duration  us  99.68\n";
+        let Err(e) = locate(Path::new("x"), data) else {
+            panic!("no header accepted")
+        };
+        assert!(e.to_string().contains("ncu's text report"), "{e}");
     }
 
     #[test]
