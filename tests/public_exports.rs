@@ -83,6 +83,12 @@ const EXPORTS: &[Export] = &[
         "DRAM Bandwidth",
         21,
     ),
+    // 20 columns, CC 8.9, Windows: a 4,992-line preamble of MSVC output in CP949 (not UTF-8).
+    export(
+        "flash-attention-cuda.ncu_result.details.csv",
+        "gpu__time_duration.sum",
+        20,
+    ),
 ];
 
 /// Public files that hold no ncu CSV at all, and the error (exit 2) each gets.
