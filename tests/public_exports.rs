@@ -89,6 +89,22 @@ const EXPORTS: &[Export] = &[
         "gpu__time_duration.sum",
         20,
     ),
+    // CC 8.6, 48 SMs: `--set` runs (20 columns) and a metrics-only run without rule columns (15).
+    export(
+        "multi-agentic-cuda.kernels_profile.details.csv",
+        "gpu__time_duration.sum",
+        20,
+    ),
+    export(
+        "multi-agentic-cuda.profile_results.details.csv",
+        "Duration",
+        20,
+    ),
+    export(
+        "multi-agentic-cuda.sigmoid_profile.details.csv",
+        "gpu__time_duration.sum",
+        15,
+    ),
 ];
 
 /// Public files that hold no ncu CSV at all, and the error (exit 2) each gets.
