@@ -143,9 +143,9 @@ fn header(data: &[u8]) -> (usize, csv::StringRecord) {
     panic!("no header row");
 }
 
-/// A copy of a details export with the first kernel's `metric` doubled; the
-/// preamble is kept as it was.
-fn doubled(data: &[u8], metric: &str) -> Vec<u8> {
+/// A copy of a details export with the first kernel's metric (any of `names`:
+/// its ID and its details label) doubled; the preamble is kept as it was.
+fn doubled(data: &[u8], names: &[&str]) -> Vec<u8> {
     let (at, head) = header(data);
     let col = |n: &str| head.iter().position(|h| h == n).expect(n);
     let (kernel, name, value) = (col("Kernel Name"), col("Metric Name"), col("Metric Value"));
@@ -166,18 +166,23 @@ fn doubled(data: &[u8], metric: &str) -> Vec<u8> {
     let mut changed = 0;
     for (i, row) in rows.iter().enumerate() {
         let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
-        if i > 0 && fields[kernel] == first && fields.get(name).is_some_and(|n| n == metric) {
+        if i > 0
+            && fields[kernel] == first
+            && fields
+                .get(name)
+                .is_some_and(|n| names.contains(&n.as_str()))
+        {
             let v: f64 = fields[value].replace(',', "").parse().expect("number");
             assert!(
                 v > 0.0,
-                "{metric} of {first} is {v}: doubling changes nothing"
+                "{names:?} of {first} is {v}: doubling changes nothing"
             );
             fields[value] = format!("{}", v * 2.0);
             changed += 1;
         }
         writer.write_record(&fields).expect("write");
     }
-    assert!(changed > 0, "no {metric} row for {first}");
+    assert!(changed > 0, "no {names:?} row for {first}");
     writer.into_inner().expect("csv")
 }
 
@@ -230,18 +235,19 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
                 e.metric
             ),
         );
-        // A details page names the duration `Duration`; the rule may use either.
-        let label = if e.metric == "gpu__time_duration.sum" {
-            "Duration"
+        // A `--set` details page names the duration `Duration`, a metrics-only
+        // one by its ID; the rule may use either.
+        let names: &[&str] = if e.metric == "gpu__time_duration.sum" {
+            &["gpu__time_duration.sum", "Duration"]
         } else {
-            e.metric
+            &[e.metric]
         };
         let (me, slow, base) = (
             format!("{i}.csv"),
             format!("{i}.slow.csv"),
             format!("{i}.json"),
         );
-        gate.write(&me, &data).write(&slow, doubled(&data, label));
+        gate.write(&me, &data).write(&slow, doubled(&data, names));
         let rec = gate.run(&[
             "baseline",
             "record",
