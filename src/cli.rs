@@ -23,7 +23,7 @@ pub struct Cli {
 pub enum CliCommand {
     /// Start gating your app here: write ncugate.toml and a commented thresholds file; with a GPU, profile once and list the kernels.
     Init(InitArgs),
-    /// Compare raw ncu exports with a baseline under threshold rules; exit 0, 1 or 2.
+    /// Profile the app under ncu (or read ncu exports) and gate it against the baseline; exit 0, 1 or 2.
     #[command(after_help = crate::exit::TABLE)]
     Check(Box<CheckArgs>),
     /// Record or compare baselines.
