@@ -90,7 +90,7 @@ pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64
                         && let nvml_wrapper::enums::device::UsedGpuMemory::Used(b) =
                             p.used_gpu_memory
                     {
-                        bytes += b;
+                        bytes = bytes.saturating_add(b);
                     }
                 }
             }

@@ -111,9 +111,10 @@ impl Grouper {
         );
         let bytes = leak_bytes(&record);
         if let Some(group) = self.groups.get_mut(&key) {
-            group.count += weight;
+            // Saturating: a wrapped sum could turn a flood of findings into a small number.
+            group.count = group.count.saturating_add(weight);
             if let (Some(total), Some(b)) = (group.bytes.as_mut(), bytes) {
-                *total += b;
+                *total = total.saturating_add(b);
             }
             return;
         }
@@ -391,5 +392,35 @@ mod tests {
         ));
         let (findings, n) = read_xml(path, "memcheck", &[]).unwrap();
         assert_eq!((findings.len(), n), (0, 0));
+    }
+
+    #[test]
+    fn hazard_and_leak_sums_saturate_instead_of_wrapping() {
+        // The real racecheck and leak records, each added twice with the largest count/size.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/memory/");
+        for (file, tool) in [
+            ("race_app.racecheck.xml", "racecheck"),
+            ("leaky_app.memcheck-leakcheck.xml", "memcheck"),
+        ] {
+            let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
+            let huge = u64::MAX.to_string();
+            let text = text
+                .replace("<count>4096</count>", &format!("<count>{huge}</count>"))
+                .replace("Leaked 1048576 bytes", &format!("Leaked {huge} bytes"))
+                .replace("<size>1048576</size>", &format!("<size>{huge}</size>"));
+            let mut grouper = Grouper::new(tool);
+            for _ in 0..2 {
+                xml::read_records(Path::new(file), text.as_bytes(), |r| grouper.add(r)).unwrap();
+            }
+            let findings = grouper.finish(&[]);
+            assert!(!findings.is_empty(), "{file}");
+            let f = &findings[0];
+            assert!(f.count >= 2, "{file}: {f:#?}");
+            if tool == "racecheck" {
+                assert_eq!(f.count, u64::MAX, "{file}");
+            } else {
+                assert_eq!(f.bytes, Some(u64::MAX), "{file}: {f:#?}");
+            }
+        }
     }
 }

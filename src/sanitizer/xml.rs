@@ -8,6 +8,13 @@ use quick_xml::events::Event;
 use std::io::BufRead;
 use std::path::Path;
 
+/// compute-sanitizer's XML is about 8 elements deep; anything far deeper is not its output, and
+/// refusing it bounds the work per end tag (300,000 nested elements took 34–47 s before this).
+const MAX_DEPTH: usize = 64;
+/// The longest text of one element that is read: records hold kernel names and messages of a few
+/// KB at most. A longer text node is refused instead of being copied into memory several times.
+const MAX_TEXT: usize = 1 << 20;
+
 /// One host stack frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Frame {
@@ -92,6 +99,21 @@ pub fn read_records(
                     }
                     saw_root = true;
                 }
+                if path_stack.len() >= MAX_DEPTH {
+                    return Err(bad(format!(
+                        "nested deeper than {MAX_DEPTH} elements at byte {}: not compute-sanitizer output",
+                        xml.buffer_position()
+                    )));
+                }
+                if name == "record" && (path_stack.len() != 1 || record.is_some()) {
+                    // Records sit directly under the root; one anywhere else would be skipped,
+                    // and a skipped finding is a silent pass.
+                    return Err(bad(format!(
+                        "a <record> inside <{}>: compute-sanitizer writes records directly under \
+                         <ComputeSanitizerOutput>",
+                        path_stack.join("><")
+                    )));
+                }
                 match (path_stack.len(), name.as_str()) {
                     (1, "record") => record = Some(Record::default()),
                     (_, "frame") if path_stack.last().is_some_and(|p| p == "hostStack") => {
@@ -111,8 +133,14 @@ pub fn read_records(
                 }
                 saw_root = true;
             }
-            Event::Text(t) => text.push_str(t.as_ref()),
-            Event::CData(t) => text.push_str(t.as_ref()),
+            Event::Empty(e) if e.local_name().as_ref() == "record" => {
+                return Err(bad(format!(
+                    "an empty <record/> at byte {}: a finding with no kind or text cannot be gated",
+                    xml.buffer_position()
+                )));
+            }
+            Event::Text(t) => push_text(&mut text, t.as_ref()).map_err(bad)?,
+            Event::CData(t) => push_text(&mut text, t.as_ref()).map_err(bad)?,
             Event::GeneralRef(r) => {
                 if let Ok(Some(c)) = r.resolve_char_ref() {
                     text.push(c);
@@ -208,5 +236,82 @@ pub fn read_records(
             _ => {}
         }
         buf.clear();
+    }
+}
+
+/// Appends an element's text, refusing one longer than [`MAX_TEXT`].
+fn push_text(text: &mut String, more: &str) -> std::result::Result<(), String> {
+    if text.len() + more.len() > MAX_TEXT {
+        return Err(format!(
+            "an element's text is longer than {} KiB: not compute-sanitizer output",
+            MAX_TEXT / 1024
+        ));
+    }
+    text.push_str(more);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real memcheck + leakcheck run (2 leak records), recorded on the H200.
+    const LEAKY: &str = include_str!("../../fixtures/h200/memory/leaky_app.memcheck-leakcheck.xml");
+
+    fn read(xml: &str) -> Result<u64> {
+        read_records(Path::new("t.xml"), xml.as_bytes(), |_| {})
+    }
+
+    fn error(xml: &str) -> String {
+        match read(xml) {
+            Ok(n) => panic!("accepted with {n} records"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_real_file_reads_its_two_records() {
+        assert_eq!(read(LEAKY).ok(), Some(2));
+    }
+
+    #[test]
+    fn records_nested_one_level_deeper_are_refused_not_skipped() {
+        let xml = LEAKY
+            .replace(
+                "<ComputeSanitizerOutput>",
+                "<ComputeSanitizerOutput><group>",
+            )
+            .replace(
+                "</ComputeSanitizerOutput>",
+                "</group></ComputeSanitizerOutput>",
+            );
+        assert!(error(&xml).contains("a <record> inside <ComputeSanitizerOutput><group>"));
+    }
+
+    #[test]
+    fn a_self_closing_record_is_refused() {
+        let xml = LEAKY.replacen("<record>", "<record/><record>", 1);
+        assert!(error(&xml).contains("an empty <record/>"));
+    }
+
+    #[test]
+    fn deep_nesting_stops_at_the_depth_limit() {
+        let deep = 300_000;
+        let xml = LEAKY.replacen(
+            "<kind>Leak</kind>",
+            &format!(
+                "<kind>Leak</kind>{}{}",
+                "<a>".repeat(deep),
+                "</a>".repeat(deep)
+            ),
+            1,
+        );
+        assert!(error(&xml).contains("nested deeper than 64 elements"));
+    }
+
+    #[test]
+    fn a_huge_text_node_is_refused() {
+        let xml = LEAKY.replacen("Leaked 1048576 bytes", &"x".repeat(MAX_TEXT + 1), 1);
+        assert!(error(&xml).contains("longer than 1024 KiB"));
     }
 }
