@@ -315,6 +315,41 @@ fn a_report_is_converted_by_ncu_with_base_units() {
 }
 
 #[test]
+fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
+    // ncu can print far more than a pipe holds (64 KiB) to stderr before the CSV: ncugate must
+    // drain it while reading stdout. The stand-in gives its 256 KiB write 30 s; blocked that
+    // long, it records so and fails, so a regression fails this test instead of hanging it.
+    let gate = recorded();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
+        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
+    let dir = gate.dir.path().display();
+    let script = [
+        "#!/bin/sh".to_string(),
+        r#"timeout 30 sh -c 'head -c 262144 /dev/zero | tr "\000" w >&2' \"#.to_string(),
+        format!("  || {{ echo blocked > {dir}/stderr-blocked; exit 1; }}"),
+        format!("cat {dir}/export.csv"),
+    ]
+    .join("\n");
+    gate.write("fake-ncu", script);
+    let fake = gate.path("fake-ncu");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let fake = fake.to_str().expect("utf-8");
+    gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "run.ncu-rep",
+        ],
+        &[("NCUGATE_NCU", fake)],
+    )
+    .code(0);
+    assert!(!gate.path("stderr-blocked").exists());
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let gate = Gate::new();
     let out = gate.run(&["check", "--baseline", "b.json", "--bogus"]);
