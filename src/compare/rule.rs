@@ -75,21 +75,6 @@ fn matches_nothing(
         shown.join(", ")
     );
     RuleResult {
-        kernel: None,
-        rule: rule.label(),
-        metric: rule.metric.clone(),
-        per: rule.per,
-        aggregate: rule.aggregate,
-        worse: rule.worse,
-        severity: rule.severity,
-        line: rule.line,
-        unit: String::new(),
-        baseline: None,
-        current: None,
-        current_runs: Vec::new(),
-        change_pct: None,
-        allowance: None,
-        limit: rule.limit,
         status: if rule.optional {
             Status::Skipped
         } else {
@@ -100,13 +85,13 @@ fn matches_nothing(
         } else {
             format!("{message}: fix the filter (an exact key, or `regex:…`)")
         },
-        why: None,
+        ..unjudged(rule, None)
     }
 }
 
-fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -> RuleResult {
-    let scope = kernel.map_or(Scope::Total, Scope::Kernel);
-    let mut result = RuleResult {
+/// The result of `rule` on `kernel` (`None`: the whole run) before anything is measured.
+fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
+    RuleResult {
         kernel: kernel.map(str::to_string),
         rule: rule.label(),
         metric: rule.metric.clone(),
@@ -125,7 +110,12 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         status: Status::Pass,
         message: String::new(),
         why: None,
-    };
+    }
+}
+
+fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -> RuleResult {
+    let scope = kernel.map_or(Scope::Total, Scope::Kernel);
+    let mut result = unjudged(rule, kernel);
     let unavailable = |mut result: RuleResult, message: String| {
         result.status = if rule.optional {
             Status::Skipped
