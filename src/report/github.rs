@@ -264,27 +264,38 @@ pub fn emit(report: &Report, outputs: &Outputs) -> std::io::Result<()> {
         f.write_all(md.as_bytes())?;
         f.write_all(b"\n")?;
     }
-    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-        let result = match report.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Regression => "regression",
-            Outcome::Error => "error",
-        };
-        let report_path = outputs
-            .json
-            .as_ref()
-            .or(outputs.markdown.as_ref())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        writeln!(f, "result={result}")?;
-        writeln!(f, "regressions={}", report.counts().fail)?;
-        writeln!(f, "report={}", report_path.replace(['\n', '\r'], " "))?;
-    }
+    write_step_outputs(report.outcome, report.counts().fail, &[], outputs)?;
     Ok(())
+}
+
+/// Appends the step outputs to `$GITHUB_OUTPUT` (when set): `result`, `regressions`, the `extra`
+/// pairs, and `report` (the `--json` path, else `--markdown`). One place for single reports and
+/// suites, so both spell the outputs alike.
+pub fn write_step_outputs(
+    outcome: Outcome,
+    regressions: usize,
+    extra: &[(&str, String)],
+    outputs: &Outputs,
+) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_OUTPUT") else {
+        return Ok(());
+    };
+    let report_path = outputs
+        .json
+        .as_ref()
+        .or(outputs.markdown.as_ref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(f, "result={}", outcome.as_str())?;
+    writeln!(f, "regressions={regressions}")?;
+    for (key, value) in extra {
+        writeln!(f, "{key}={value}")?;
+    }
+    writeln!(f, "report={}", report_path.replace(['\n', '\r'], " "))
 }
 
 #[cfg(test)]

@@ -182,39 +182,23 @@ pub fn github(report: &SuiteReport, outputs: &Outputs) -> std::io::Result<()> {
         f.write_all(markdown(report).as_bytes())?;
         f.write_all(b"\n")?;
     }
-    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-        let result = match report.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Regression => "regression",
-            Outcome::Error => "error",
-        };
-        let regressions: usize = report
-            .workloads
-            .iter()
-            .map(|w| w.report.counts().fail)
-            .sum();
-        let failed: Vec<&str> = report
-            .workloads
-            .iter()
-            .filter(|w| w.report.outcome != Outcome::Pass)
-            .map(|w| w.name.as_str())
-            .collect();
-        let report_path = outputs
-            .json
-            .as_ref()
-            .or(outputs.markdown.as_ref())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        writeln!(f, "result={result}")?;
-        writeln!(f, "regressions={regressions}")?;
-        writeln!(f, "failed_workloads={}", failed.join(","))?;
-        writeln!(f, "report={}", report_path.replace(['\n', '\r'], " "))?;
-    }
-    Ok(())
+    let regressions: usize = report
+        .workloads
+        .iter()
+        .map(|w| w.report.counts().fail)
+        .sum();
+    let failed: Vec<&str> = report
+        .workloads
+        .iter()
+        .filter(|w| w.report.outcome != Outcome::Pass)
+        .map(|w| w.name.as_str())
+        .collect();
+    crate::report::github::write_step_outputs(
+        report.outcome,
+        regressions,
+        &[("failed_workloads", failed.join(","))],
+        outputs,
+    )
 }
 
 /// The suite's JSON report.
