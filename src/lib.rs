@@ -8,7 +8,7 @@
 //! (terminal, Markdown, JUnit, JSON) → [`exit`] code.
 //!
 //! Leaves every stage may use: [`error`], [`status`], [`format`](mod@format), [`suggest`],
-//! [`model`]. No module uses one that uses it back (tests/module_cycles.rs).
+//! [`model`]. No module uses one that uses it back (tests/integration/module_cycles.rs).
 
 pub mod aggregate;
 pub mod baseline;

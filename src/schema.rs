@@ -4,7 +4,7 @@
 //! that are serialized (schemars reads their serde attributes), so they
 //! cannot drift from the code; `schemas/` holds them, committed, and the
 //! `json_schemas` test fails when a type changes without them
-//! (`UPDATE_SCHEMAS=1 cargo test --test json_schemas` rewrites them).
+//! (`UPDATE_SCHEMAS=1 cargo test --test integration json_schemas` rewrites them).
 
 use schemars::JsonSchema;
 

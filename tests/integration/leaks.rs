@@ -1,7 +1,7 @@
 //! The graph-memory gate offline: the audit library's reports recorded on the
 //! H200 (fixtures/h200/memory) replayed through the process runner.
 
-mod common;
+use crate::common;
 use common::{Gate, H200};
 use ncugate::config::LeaksConfig;
 use ncugate::memory::MemoryLimits;

@@ -1,7 +1,7 @@
 //! Bad and missing input: exit 2 with one `ncugate: error:` line and one
 //! `hint:` line, never a panic, never a pass.
 
-mod common;
+use crate::common;
 use common::{Gate, H200};
 use std::path::Path;
 
@@ -194,7 +194,7 @@ fn a_baseline_without_a_metric_the_thresholds_gate() {
 
 #[test]
 fn a_details_page_without_a_gated_metric() {
-    // Details pages are a metric source (tests/exports.rs); one that lacks a
+    // Details pages are a metric source (tests/integration/exports.rs); one that lacks a
     // metric the rules gate is an error naming it.
     let gate = recorded();
     gate.reference("h200.graph_app.4metrics.node.details.csv", "details.csv");

@@ -3,7 +3,7 @@
 //! the rows, long names are shortened in the terminal only, and the step
 //! summary folds the full table into `<details>`.
 
-mod common;
+use crate::common;
 use common::Gate;
 
 /// The redundant-node variant (6 failed, 17 passed) with a base baseline.

@@ -1,7 +1,7 @@
 //! "Never passes silently, never guesses": the holes a new user found, each
 //! closed here on real H200 recordings (fixtures/h200).
 
-mod common;
+use crate::common;
 use common::{Gate, THRESHOLDS};
 
 /// The built-in rules with one line replaced.

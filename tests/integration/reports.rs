@@ -2,7 +2,7 @@
 //! `cargo insta review`), and the JUnit files validated with xmllint against
 //! the schema of Jenkins' xUnit plugin.
 
-mod common;
+use crate::common;
 use common::{Gate, assert_valid_junit};
 
 /// The redundant-node variant against the three-run baseline, all reports written.

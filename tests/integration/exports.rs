@@ -5,7 +5,7 @@
 //! and against a copy with one kernel's duration doubled (exit 1); the
 //! modified copies are generated here, from the real files.
 
-mod common;
+use crate::common;
 use common::{Gate, H200, REFERENCE};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! exit 2 (or read correctly), never turned into a verdict. The inputs are
 //! modified copies of the real H200 exports in fixtures/h200, made here.
 
-mod common;
+use crate::common;
 use common::{Gate, H200};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! aggregate identically, the file is stable and reviewable, and
 //! `baseline diff` shows what changed.
 
-mod common;
+use crate::common;
 use common::Gate;
 use serde_json::Value;
 

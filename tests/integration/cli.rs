@@ -4,7 +4,7 @@
 //! errors that point at the fix (TOML as toml reports it, metric-name
 //! suggestions, hints that fit the missing file).
 
-mod common;
+use crate::common;
 use common::Gate;
 
 fn base_input(gate: &Gate) {

@@ -5,7 +5,7 @@
 //! output on the pipes, ncu's messages and the raw CSV in its log file. Full
 //! mode replays non-CSV runs, whose output ncu and the app share.
 
-mod common;
+use crate::common;
 use common::{H200, REFERENCE};
 use ncugate::config::{CheckConfig, Source};
 use ncugate::error::Error;

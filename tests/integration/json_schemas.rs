@@ -4,7 +4,7 @@
 //! from real H200 exports and compute-sanitizer XML, and the committed
 //! example baselines and shard reports.
 
-mod common;
+use crate::common;
 use common::{Gate, REFERENCE, assert_valid_json, json_schema_errors};
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ fn the_committed_schemas_are_the_types() {
     }
     assert!(
         stale.is_empty(),
-        "schemas/{stale:?} differ from the types: run `UPDATE_SCHEMAS=1 cargo test --test json_schemas` and commit the result"
+        "schemas/{stale:?} differ from the types: run `UPDATE_SCHEMAS=1 cargo test --test integration json_schemas` and commit the result"
     );
 }
 

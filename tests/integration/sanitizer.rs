@@ -2,7 +2,7 @@
 //! experiment's two bugs, clean runs, truncated and malformed files, and every
 //! report format with C++ names escaped.
 
-mod common;
+use crate::common;
 use common::{Gate, REFERENCE, assert_valid_junit};
 use std::path::Path;
 
@@ -202,17 +202,11 @@ fn fifty_thousand_records_group_into_one_finding() {
     }
     let size = std::fs::metadata(gate.path("big.xml")).expect("size").len();
     drop(xml);
-    gate.run(&["sanitize", "--xml", "big.xml"])
+    let (outcome, max_kb) = gate.run_measured(&["sanitize", "--xml", "big.xml"]);
+    outcome
         .code(1)
         .stdout_has("✗ [memcheck] 50000× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2")
         .stdout_has("memcheck: 50000 records");
-    // Peak memory of the child, whatever the file size (this test file runs alone in its process).
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0);
-    // SAFETY: initialized by the successful call above.
-    let max_kb = unsafe { usage.assume_init() }.ru_maxrss;
     assert!(size > 90_000_000, "the file must be ~100 MB: {size}");
     assert!(
         max_kb < 40_000,

@@ -3,7 +3,7 @@
 //! step summary's Mermaid block; a closed or full stdout is no panic; file
 //! modes survive. Inputs are modified copies of the real H200 exports.
 
-mod common;
+use crate::common;
 use common::{Gate, H200, assert_valid_junit};
 use std::path::Path;
 

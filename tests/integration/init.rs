@@ -3,7 +3,7 @@
 //! replayed from the H200 recordings of the reference app (so it runs here,
 //! with no GPU).
 
-mod common;
+use crate::common;
 use clap::Parser;
 use common::{Gate, H200};
 use ncugate::cli::Cli;

@@ -2,10 +2,8 @@
 //! real fixtures under short names, and the real binary run inside it, so
 //! reports mention only relative paths and snapshots are stable.
 
-#![allow(dead_code)]
-
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 pub const H200: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200");
 pub const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ncu-reference");
@@ -76,7 +74,57 @@ impl Gate {
     }
 
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-        let mut cmd = Command::cargo_bin("ncugate").expect("binary");
+        let out = self.command(args, env).output().expect("run ncugate");
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs `ncugate ARGS` and also returns the peak resident set of that one
+    /// process in KiB (`wait4` on its pid: other tests' children in this binary
+    /// do not count).
+    pub fn run_measured(&self, args: &[&str]) -> (Outcome, i64) {
+        use std::io::Read;
+        use std::process::Stdio;
+        let mut child = self
+            .command(args, &[])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run ncugate");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let err = std::thread::spawn(move || {
+            let mut text = String::new();
+            stderr.read_to_string(&mut text).expect("stderr");
+            text
+        });
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).expect("stdout");
+        let mut status = 0;
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        let pid = libc::pid_t::try_from(child.id()).expect("pid");
+        // SAFETY: the child is ours and not yet reaped; wait4 fills `usage`.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+        assert_eq!(rc, pid, "wait4");
+        // SAFETY: initialized by the successful call above.
+        let max_kb = unsafe { usage.assume_init() }.ru_maxrss;
+        let outcome = Outcome {
+            code: if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            },
+            stdout: out,
+            stderr: err.join().expect("stderr thread"),
+        };
+        (outcome, max_kb)
+    }
+
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("ncugate"));
         cmd.current_dir(self.dir.path())
             .args(args)
             .env_remove("NCUGATE_BASELINE")
@@ -91,12 +139,7 @@ impl Gate {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().expect("run ncugate");
-        Outcome {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        cmd
     }
 
     /// Records `baseline.json` from the three base runs of the reference app (fast mode).

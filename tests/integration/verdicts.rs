@@ -2,7 +2,7 @@
 //! and of the reference pipeline (fixtures/ncu-reference): each regression
 //! class turns the gate red for the right kernel and the right reason.
 
-mod common;
+use crate::common;
 use common::Gate;
 
 #[test]

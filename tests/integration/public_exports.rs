@@ -4,7 +4,7 @@
 //! copies are generated here, from the real files. Every file in the folder
 //! must be in [`EXPORTS`] or [`REFUSED`] and named in the README, so none is silently ungated.
 
-mod common;
+use crate::common;
 use common::Gate;
 use std::path::Path;
 

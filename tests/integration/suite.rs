@@ -3,7 +3,7 @@
 //! (`fixtures/h200`). Profiling is replayed by [`FixtureNcu`], which plays
 //! the recorded log and export of the variant named on the app's command line.
 
-mod common;
+use crate::common;
 use clap::Parser;
 use common::{Gate, H200};
 use ncugate::cli::Cli;

@@ -3,7 +3,7 @@
 //! more than one pass. Replays a fast-mode `ncugate check` with
 //! `thresholds/seed-4.4.toml` recorded on the H200 (ncu 2025.3.1): 6 passes.
 
-mod common;
+use crate::common;
 use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Source};
 use ncugate::report::Outputs;

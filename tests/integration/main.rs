@@ -1,0 +1,25 @@
+//! The integration tests, one binary (building one test binary per file cost a link each).
+//! Each module drives the `ncugate` binary or the library on recorded H200 fixtures and real
+//! exports from public repositories; `common` holds the shared helpers.
+
+mod common;
+
+mod baseline;
+mod cli;
+mod cost;
+mod errors;
+mod exports;
+mod hostile_output;
+mod impossible_inputs;
+mod init;
+mod json_schemas;
+mod leaks;
+mod module_cycles;
+mod never_silent;
+mod output;
+mod public_exports;
+mod reports;
+mod runner;
+mod sanitizer;
+mod suite;
+mod verdicts;
