@@ -85,6 +85,7 @@ impl Gate {
     /// Runs `ncugate ARGS` and also returns the peak resident set of that one
     /// process in KiB (`wait4` on its pid: other tests' children in this binary
     /// do not count).
+    #[allow(clippy::zombie_processes, reason = "reaped by wait4 below")]
     pub fn run_measured(&self, args: &[&str]) -> (Outcome, i64) {
         use std::io::Read;
         use std::process::Stdio;
