@@ -4,7 +4,12 @@
 //! module sees clap types.
 
 pub mod file;
+pub mod shard;
 pub mod suite;
+pub mod workload;
+
+pub use shard::Shard;
+pub use workload::Workload;
 
 use crate::cli::{
     BaselineCommand, CheckArgs, Cli, CliCommand, ColorArg, GraphArg, KeyArg, ModeArg, NcuArgs,

@@ -4,14 +4,17 @@
 //! and the shard.
 
 use super::file::{FileConfig, WorkloadSection};
+use super::shard::Shard;
+use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
 use super::{Source, runner};
 use crate::cli::{NcuArgs, RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
 use crate::report::Outputs;
-use crate::suite::Shard;
-use crate::suite::baselines::DEFAULT_DIR;
-use crate::suite::workloads::{self, DEFAULT_WORKLOAD, Workload};
 use std::path::PathBuf;
+
+/// The baselines folder of a suite when neither `--baselines` nor
+/// `[gate] baselines` names one, beside `ncugate.toml`.
+pub const DEFAULT_BASELINES_DIR: &str = "baselines";
 
 /// What a suite run does with each workload.
 #[derive(Debug, Clone)]
@@ -185,7 +188,7 @@ pub(super) fn select(
         .baselines
         .clone()
         .or_else(|| file.gate.baselines.as_ref().map(|p| file.resolve(p)))
-        .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_DIR)));
+        .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_BASELINES_DIR)));
     let mut record_flags = String::new();
     if let Some(config) = &run.config {
         record_flags.push_str(&format!(

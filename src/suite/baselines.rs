@@ -9,9 +9,6 @@ use crate::model::Fingerprint;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// The default folder, beside `ncugate.toml`.
-pub const DEFAULT_DIR: &str = "baselines";
-
 /// A file-name slug of a fingerprint: `nvidia-h200-cc90-132sm`; several GPUs
 /// joined with `+`; `unknown-gpu` when the export names none.
 pub fn slug(fingerprint: &Fingerprint) -> String {

@@ -10,55 +10,6 @@
 //! recorded cost counts as the mean of the known costs (1 s when none is known),
 //! so new workloads spread by name.
 
-use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// Shard `index` of `count` (1-based).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl fmt::Display for Shard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Shard> {
-        let bad = || Error::Usage {
-            message: format!("--shard {s}: expected K/N with 1 ≤ K ≤ N (e.g. 2/4)"),
-            hint: "run shard 1/N … N/N on N runners, then `ncugate merge` their JSON reports"
-                .into(),
-        };
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u32 = k.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if index == 0 || count == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl Serialize for Shard {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Shard {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Shard, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(|e: Error| serde::de::Error::custom(e))
-    }
-}
-
 /// Cost assumed for every workload when none has a recorded cost.
 const UNKNOWN_COST: f64 = 1.0;
 
@@ -178,17 +129,6 @@ mod tests {
 
     fn w(list: &[(&str, Option<f64>)]) -> Vec<(String, Option<f64>)> {
         list.iter().map(|(n, c)| (n.to_string(), *c)).collect()
-    }
-
-    #[test]
-    fn parses_k_of_n() {
-        assert_eq!(
-            "2/4".parse::<Shard>().unwrap(),
-            Shard { index: 2, count: 4 }
-        );
-        for bad in ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"] {
-            assert!(bad.parse::<Shard>().is_err(), "{bad}");
-        }
     }
 
     #[test]
