@@ -4,32 +4,26 @@
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
-use crate::exit;
 use clap::CommandFactory;
 use std::path::Path;
 
-/// Prints the completion script for `shell`.
-pub fn completions(shell: clap_complete::Shell) -> i32 {
+/// The completion script for `shell`.
+pub fn completions(shell: clap_complete::Shell) -> String {
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "ncugate", &mut std::io::stdout());
-    exit::PASS
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "ncugate", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Prints `ncugate.1`, or writes `ncugate.1` and `ncugate-<command>.1` for
-/// every command (`ncugate-baseline-record.1`, …) into `dir`.
-pub fn man(dir: Option<&Path>) -> Result<i32> {
+/// `ncugate.1` for standard output; or, with `dir`, writes `ncugate.1` and
+/// `ncugate-<command>.1` for every command (`ncugate-baseline-record.1`, …)
+/// there and lists the files written.
+pub fn man(dir: Option<&Path>) -> Result<String> {
     let cmd = Cli::command();
     let Some(dir) = dir else {
         let mut out = Vec::new();
         render(&cmd, &mut out)?;
-        use std::io::Write;
-        std::io::stdout()
-            .write_all(&out)
-            .map_err(|source| Error::Write {
-                path: "<stdout>".into(),
-                source,
-            })?;
-        return Ok(exit::PASS);
+        return Ok(String::from_utf8_lossy(&out).into_owned());
     };
     std::fs::create_dir_all(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
@@ -37,10 +31,10 @@ pub fn man(dir: Option<&Path>) -> Result<i32> {
     })?;
     let mut written = Vec::new();
     write_pages(&cmd, "ncugate", dir, &mut written)?;
-    for path in &written {
-        println!("{}", path.display());
-    }
-    Ok(exit::PASS)
+    Ok(written
+        .iter()
+        .map(|path| format!("{}\n", path.display()))
+        .collect())
 }
 
 fn write_pages(

@@ -4,15 +4,16 @@
 //! compute-sanitizer and nvcc versions; whether ncu may read the performance
 //! counters. Exit 0 when ncugate can profile here, 2 when not — never a panic.
 
-use crate::exit;
 use crate::format::format_value;
 use crate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
+use crate::status::Outcome;
 use nvml_wrapper::Nvml;
 use std::time::Duration;
 
-/// Prints the checks; returns the exit code. `ncu` is the ncu to check
+/// Prints the checks as they run (each may take a while); pass when
+/// ncugate can profile here, error when not. `ncu` is the ncu to check
 /// ([`crate::config::default_ncu`]).
-pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> i32 {
+pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> Outcome {
     let mut ok = true;
     println!("ncugate doctor");
     ok &= gpus();
@@ -23,12 +24,12 @@ pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> i32 {
     audit_library(processes);
     if ok {
         println!("\nready: ncugate can profile and gate on this machine");
-        exit::PASS
+        Outcome::Pass
     } else {
         println!(
             "\nnot ready: see the ✗ lines above (ncugate can still gate exported CSV files here)"
         );
-        exit::ERROR
+        Outcome::Error
     }
 }
 

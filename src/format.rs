@@ -1,6 +1,7 @@
 //! Human formatting of values in base units, shared by every reporter and
 //! by the gates that word their own messages (compute-sanitizer, graph
-//! memory, baseline diffs). A leaf: `report::fmt` is this module.
+//! memory, baseline diffs), and a command line as a shell shows it. A leaf:
+//! `report::fmt` is this module.
 
 /// A value in its base unit, scaled for reading: `48.54 us`, `67.11 MB`, `12.06M inst`, `49.41%`.
 pub fn format_value(v: f64, unit: &str) -> String {
@@ -95,6 +96,11 @@ pub fn format_change(from: f64, to: f64) -> String {
     } else {
         format!("{:+.1}%", (to - from) / from.abs() * 100.0)
     }
+}
+
+/// A command line as a shell would show it: words with spaces or quotes quoted.
+pub fn shell_words(words: &[String]) -> String {
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 //! the kernels it found, so the first `baseline record` holds no surprise.
 
 use crate::error::{Error, Result};
-use crate::exit;
 use crate::model::KernelKeyMode;
 use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
@@ -31,7 +30,7 @@ pub fn run(
     input: &mut dyn BufRead,
     gpu: bool,
     processes: &dyn ProcessRunner,
-) -> Result<i32> {
+) -> Result<()> {
     let config_path = config.dir.join(CONFIG_FILE);
     let thresholds_path = config.dir.join(THRESHOLDS_FILE);
     let existing: Vec<String> = [&config_path, &thresholds_path]
@@ -92,7 +91,7 @@ pub fn run(
     println!(
         "  ncugate check              # in CI: build, profile, gate; exit 0 pass, 1 regression, 2 error"
     );
-    Ok(exit::PASS)
+    Ok(())
 }
 
 /// Builds and profiles the app once as the new config says, and lists its kernels.
@@ -219,7 +218,7 @@ pub fn thresholds_text(app: &[String]) -> String {
         "# Thresholds for `{}` — written by `ncugate init` from ncugate's built-in rules; edit\n\
          # them: tighten what matters, add `why` to say what a failure means, `severity = \"warn\"`\n\
          # for checks that should not block a merge. Re-record the baseline after adding a metric.\n{body}",
-        crate::commands::shell_words(app)
+        crate::format::shell_words(app)
     )
 }
 

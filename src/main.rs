@@ -69,28 +69,7 @@ fn main() {
             std::process::exit(exit::ERROR);
         }
     };
+    // The one real process runner; tests pass a replaying one to `execute`.
     let real = ncugate::runner::process::RealRunner;
-    let result = match config {
-        Config::Check(config) => Ok(commands::check(&config)),
-        Config::Record(config) => commands::record(&config),
-        Config::Diff { old, new } => commands::diff(&old, &new),
-        Config::Profile(config) => commands::profile(&config, &real),
-        Config::Sanitize(config) => Ok(commands::sanitize(&config, &real)),
-        Config::Leaks(config) => Ok(commands::leaks(&config, &real)),
-        Config::Suite(config) => Ok(ncugate::suite::run::run_with(&config, &real)),
-        Config::Merge(config) => Ok(ncugate::suite::merge::run(&config)),
-        Config::Doctor => Ok(ncugate::doctor::run(&ncugate::config::default_ncu(), &real)),
-        Config::Completions(shell) => Ok(ncugate::docs::completions(shell)),
-        Config::Man(dir) => ncugate::docs::man(dir.as_deref()),
-        Config::Init(config) => ncugate::init::run(
-            &config,
-            &mut std::io::stdin().lock(),
-            ncugate::doctor::can_profile(&ncugate::config::default_ncu(), &real),
-            &real,
-        ),
-    };
-    std::process::exit(result.unwrap_or_else(|e| {
-        commands::print_error(&e);
-        exit::ERROR
-    }));
+    std::process::exit(commands::execute(&config, &real));
 }

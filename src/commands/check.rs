@@ -1,89 +1,35 @@
 //! `ncugate check`: one workload's data against its baseline under the
-//! threshold rules, into a [`Report`]; an error becomes an error report.
+//! threshold rules, into a [`Report`]; an error comes with an error report.
+//! A suite checks each workload with this same function.
 
 use super::memory::sanitizer_stage;
 use super::*;
 
-/// `ncugate check` with real processes.
-pub fn check(config: &CheckConfig) -> i32 {
-    check_with(config, &runner::process::RealRunner)
-}
-
-/// `ncugate check`: returns the exit code. File reports are written in every
-/// case, an error report when the gate could not decide.
-pub fn check_with(config: &CheckConfig, processes: &dyn ProcessRunner) -> i32 {
-    let checked = check_workload(config, processes);
-    if let Some(error) = &checked.error {
-        if let Err(write_error) = report::write_all(&checked.report, &config.outputs) {
-            print_error(&write_error);
-        }
-        print_error(error);
-        return exit::ERROR;
-    }
-    let report = checked.report;
-    // File reports first: a closed or full stdout must not lose them.
-    if let Err(error) = report::write_all(&report, &config.outputs) {
-        print_error(&error);
-        return exit::ERROR;
-    }
-    if let Err(code) = print_stdout(&terminal::render(&report, &config.style)) {
-        return code;
-    }
-    explain_error_rows(&report);
-    report.exit_code
-}
-
-/// After the table: why an exit 2 came from rows that could not be evaluated.
-pub fn explain_error_rows(report: &Report) {
-    if report.outcome == Outcome::Error && report.errors.is_empty() {
-        let n = report.counts().error;
-        eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
-        eprintln!(
-            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+/// `ncugate check`: the report, or the error with its error report (which
+/// is written wherever the reports go, like any other).
+pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
+    check_report(config, processes).map_err(|failed| {
+        let (error, inputs, details) = *failed;
+        let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
+        let report = Report::error(
+            &config.baseline.display(),
+            paths(&inputs),
+            paths(&details),
+            &thresholds_name(config),
+            error.report_line(),
         );
-    }
+        Failed::with_report(error, report)
+    })
 }
 
-/// One check's result: the report (an error report when the gate could not
-/// decide, with the error), and the wall time of the profiled run.
-pub struct Checked {
-    pub report: Report,
-    pub error: Option<Error>,
-    /// Seconds the profiled run(s) took; `None` for `--input`.
-    pub seconds: Option<f64>,
-}
-
-/// Runs one check and never fails: an error becomes an error report.
-pub fn check_workload(config: &CheckConfig, processes: &dyn ProcessRunner) -> Checked {
-    match check_report(config, processes) {
-        Ok((report, seconds)) => Checked {
-            report,
-            error: None,
-            seconds,
-        },
-        Err(failed) => {
-            let (error, inputs, details) = *failed;
-            let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
-            let thresholds = config
-                .thresholds
-                .as_ref()
-                .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
-                    p.display().to_string()
-                });
-            let report = Report::error(
-                &config.baseline.display(),
-                paths(&inputs),
-                paths(&details),
-                &thresholds,
-                error.report_line(),
-            );
-            Checked {
-                report,
-                error: Some(error),
-                seconds: None,
-            }
-        }
-    }
+/// The thresholds file a check reads, as its report names it.
+pub(super) fn thresholds_name(config: &CheckConfig) -> String {
+    config
+        .thresholds
+        .as_ref()
+        .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
+            p.display().to_string()
+        })
 }
 
 /// An error before any comparison, with the inputs and details known by then.
@@ -92,7 +38,7 @@ type CheckError = Box<(Error, Vec<PathBuf>, Vec<PathBuf>)>;
 fn check_report(
     config: &CheckConfig,
     processes: &dyn ProcessRunner,
-) -> std::result::Result<(Report, Option<f64>), CheckError> {
+) -> std::result::Result<Report, CheckError> {
     let given = match &config.source {
         Source::Inputs(i) => i.clone(),
         Source::Profile { .. } => Vec::new(),
@@ -222,8 +168,7 @@ fn check_report(
         (Some(b), Some(c)) if b.mode != c.mode => report.notes.push(format!("the baseline was profiled in {:?} mode, this run in {:?} mode (same gated metrics)", b.mode, c.mode).to_lowercase()),
         _ => {}
     }
-    let seconds = (!acquired.seconds.is_empty()).then(|| acquired.seconds.iter().sum());
-    Ok((report, seconds))
+    Ok(report)
 }
 
 /// The checks a baseline must pass before any data is compared with it: the

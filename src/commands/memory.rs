@@ -4,7 +4,7 @@
 use super::*;
 
 /// `ncugate sanitize`: run compute-sanitizer (or read saved XML), gate the findings.
-pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
+pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
     let running = config.xml.is_empty();
     let inputs: Vec<String> = config
         .xml
@@ -39,13 +39,7 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> i32 {
             Ok(())
         })
     };
-    conclude(
-        result.map(|()| report),
-        inputs,
-        subject,
-        &config.outputs,
-        &config.style,
-    )
+    conclude(result.map(|()| report), inputs, subject)
 }
 
 /// Runs every configured sanitizer tool on the app; findings and notes go into `report`.
@@ -78,7 +72,7 @@ pub(super) fn sanitizer_stage(
 }
 
 /// `ncugate leaks`: the graph-memory gate.
-pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> i32 {
+pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
     let subject = Subject::Memory {
         app: shell_words(&config.runner.app),
     };
@@ -89,37 +83,21 @@ pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner)
         report.notes.extend(found.notes);
         report
     });
-    conclude(result, Vec::new(), subject, &config.outputs, &config.style)
+    conclude(result, Vec::new(), subject)
 }
 
-/// The end of `sanitize` and `leaks`: the report, or an error report, written
-/// everywhere it was asked for; the exit code.
-fn conclude(
-    result: Result<Report>,
-    inputs: Vec<String>,
-    subject: Subject,
-    outputs: &report::Outputs,
-    style: &terminal::Style,
-) -> i32 {
-    let mut report = match result {
-        Ok(report) => report,
+/// The end of `sanitize` and `leaks`: the finished report, or the error
+/// with an error report about the same subject.
+fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
+    match result {
+        Ok(mut report) => {
+            report.finish();
+            Ok(report)
+        }
         Err(error) => {
             let mut report = Report::error("", inputs, Vec::new(), "", error.report_line());
             report.subject = subject;
-            if let Err(e) = report::write_all(&report, outputs) {
-                print_error(&e);
-            }
-            print_error(&error);
-            return exit::ERROR;
+            Err(Failed::with_report(error, report))
         }
-    };
-    report.finish();
-    if let Err(error) = report::write_all(&report, outputs) {
-        print_error(&error);
-        return exit::ERROR;
     }
-    if let Err(code) = print_stdout(&terminal::render(&report, style)) {
-        return code;
-    }
-    report.exit_code
 }

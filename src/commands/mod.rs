@@ -1,22 +1,30 @@
 //! The pipeline of each subcommand, in order: config → build → profile (ncu)
-//! → parse → aggregate → compare → report → exit code. `check.rs` and
-//! `record.rs` hold the metric gate's two commands, `memory.rs` the sanitizer
-//! and leak gates; this file what they share (getting the data, parsing it),
-//! `profile` and `baseline diff`.
+//! → parse → aggregate → compare → report → exit code. Every command is a
+//! function of its config and a [`ProcessRunner`] that returns a value (a
+//! report, a suite run, a [`Text`]) or a [`Failed`]; [`execute`]
+//! (`finish.rs`) shows that value and takes the exit code from it, in one
+//! place. `check.rs` and `record.rs` hold the metric gate's two commands,
+//! `memory.rs` the sanitizer and leak gates, `suites.rs` the same commands
+//! over a suite's workloads and `merge`; this file what they share (getting
+//! the data, parsing it), `profile` and `baseline diff`.
 
 mod check;
+mod finish;
 mod memory;
 mod record;
+mod suites;
 
-pub use check::{Checked, check, check_with, check_workload, explain_error_rows};
+pub use check::check;
+use finish::print_stdout;
+pub use finish::{Failed, Gated, Text, execute, print_error};
 pub use memory::{leaks, sanitize};
-pub use record::{record, record_with};
+pub use record::record;
+pub use suites::{SuiteRun, merge, suite};
 
 use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
 use crate::config::{BaselinePlace, CheckConfig, RecordConfig, SanitizeConfig, Source};
 use crate::error::{Error, Result};
-use crate::exit;
 use crate::model::{Findings, KernelKeyMode, Run};
 use crate::parse;
 use crate::report::{self, terminal};
@@ -89,6 +97,7 @@ fn acquire(
     }
 }
 
+use crate::format::shell_words;
 pub use crate::suggest::closest;
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
@@ -171,7 +180,7 @@ fn read_findings(
 }
 
 /// `ncugate profile`: build, profile once, say where everything is.
-pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i32> {
+pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<Text> {
     let thresholds = Thresholds::builtin()?;
     runner::build(config, processes)?;
     let mut progress = Progress::new(None, false);
@@ -182,8 +191,8 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i
         processes,
         &mut progress,
     )?;
-    println!(
-        "ncugate: profiled in {:.1}s; artifacts in {}",
+    let mut text = format!(
+        "ncugate: profiled in {:.1}s; artifacts in {}\n",
         a.seconds,
         a.dir.display()
     );
@@ -196,14 +205,14 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<i
     ];
     for (what, path) in files {
         if let Some(path) = path {
-            println!("  {what:<13} {}", path.display());
+            text.push_str(&format!("  {what:<13} {}\n", path.display()));
         }
     }
-    Ok(exit::PASS)
+    Ok(Text::pass(text))
 }
 
-/// `ncugate baseline diff OLD NEW`: exit 0 when equal, 1 when they differ (like `diff`).
-pub fn diff(old: &Path, new: &Path) -> Result<i32> {
+/// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
+pub fn diff(old: &Path, new: &Path) -> Result<Text> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
     };
@@ -215,53 +224,12 @@ pub fn diff(old: &Path, new: &Path) -> Result<i32> {
         p if p.is_file() => Thresholds::load(Some(p)).ok(),
         _ => Thresholds::builtin().ok(),
     };
-    if let Err(code) = print_stdout(&baseline::diff::render(
-        &a,
-        &b,
-        &ta,
-        &tb,
-        thresholds.as_ref(),
-    )) {
-        return Ok(code);
-    }
-    Ok(if ta == tb {
-        exit::PASS
-    } else {
-        exit::REGRESSION
+    Ok(Text {
+        stdout: baseline::diff::render(&a, &b, &ta, &tb, thresholds.as_ref()),
+        outcome: if ta == tb {
+            Outcome::Pass
+        } else {
+            Outcome::Regression
+        },
     })
-}
-
-/// A command line as a shell would show it: words with spaces or quotes quoted.
-pub fn shell_words(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
-}
-
-/// Writes the terminal report to standard output without panicking when
-/// stdout is gone: a reader that stopped early (`| head -1`) keeps the
-/// verdict's exit code; a full disk or any other failure is exit 2 with
-/// one error line (the file reports are already written).
-pub fn print_stdout(text: &str) -> std::result::Result<(), i32> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => {
-            print_error(&Error::Write {
-                path: "standard output".into(),
-                source: e,
-            });
-            Err(exit::ERROR)
-        }
-    }
-}
-
-/// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
-/// report, a command's output) indented below, and its `hint:`.
-pub fn print_error(error: &Error) {
-    eprintln!("ncugate: error: {error}");
-    for line in error.detail() {
-        eprintln!("  | {line}");
-    }
-    eprintln!("hint: {}", error.hint());
 }

@@ -3,13 +3,8 @@
 
 use super::*;
 
-/// `ncugate baseline record` with real processes.
-pub fn record(config: &RecordConfig) -> Result<i32> {
-    record_with(config, &runner::process::RealRunner)
-}
-
-/// `ncugate baseline record`.
-pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<i32> {
+/// `ncugate baseline record`: writes the baseline; says where on standard output.
+pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Text> {
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
@@ -139,10 +134,7 @@ pub fn record_with(config: &RecordConfig, processes: &dyn ProcessRunner) -> Resu
         baseline.fingerprint,
         baseline.kernel_key
     );
-    if let Err(code) = super::print_stdout(&line) {
-        return Ok(code);
-    }
-    Ok(exit::PASS)
+    Ok(Text::pass(line))
 }
 
 /// Drops metric columns that are not in `keep` (order follows `keep`).

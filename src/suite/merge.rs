@@ -4,30 +4,10 @@
 //! repeated shard, a workload reported twice, shards made with different
 //! thresholds, baselines or ncugate versions.
 
+use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
-use super::{Shard, render};
-use crate::commands::print_error;
-use crate::config::MergeConfig;
 use crate::error::{Error, Result};
-use crate::exit;
 use std::path::{Path, PathBuf};
-
-/// `ncugate merge`: prints the report, writes the files, returns the exit code.
-pub fn run(config: &MergeConfig) -> i32 {
-    let merged = match merge_files(&config.reports, config.expect_shards) {
-        Ok(merged) => merged,
-        Err(error) => {
-            print_error(&error);
-            return exit::ERROR;
-        }
-    };
-    print!("{}", render::terminal(&merged, &config.style));
-    if let Err(error) = render::write_all(&merged, &config.outputs) {
-        print_error(&error);
-        return exit::ERROR;
-    }
-    merged.exit_code
-}
 
 /// Reads one suite report.
 pub fn read(path: &Path) -> Result<SuiteReport> {

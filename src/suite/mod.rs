@@ -3,16 +3,16 @@
 //! `--shard K/N` and merged back into one verdict with `ncugate merge`.
 //!
 //! The workloads (`[[workload]]`, or `[app]` as the workload `default`) and
-//! the shard come from [`crate::config`]; [`baselines`] lays out `baselines/<workload>/<gpu>.json`;
-//! [`shard`] plans the split; [`run`] checks, records and profiles each
-//! workload; [`report`] is the one report of a run; [`render`] shows it;
-//! [`merge`] joins shard reports.
+//! the shard come from [`crate::config`]; [`baselines`] lays out
+//! `baselines/<workload>/<gpu>.json`; [`shard`] plans the split; [`report`]
+//! is the one report of a run; [`render`] shows it; [`merge`] joins shard
+//! reports. The commands that run a suite are in [`crate::commands`], which
+//! uses this module and never the other way round.
 
 pub mod baselines;
 pub mod merge;
 pub mod render;
 pub mod report;
-pub mod run;
 pub mod shard;
 
 pub use crate::config::{Shard, Workload};

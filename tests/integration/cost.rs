@@ -5,7 +5,7 @@
 
 use crate::common;
 use common::{Gate, THRESHOLDS};
-use ncugate::config::{CheckConfig, Source};
+use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::report::Outputs;
 use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
 use std::path::Path;
@@ -75,7 +75,10 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         ncu: "ncu".into(),
     };
     // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
-    assert_eq!(ncugate::commands::check_with(&config, &replay), 1);
+    assert_eq!(
+        ncugate::commands::execute(&Config::Check(config), &replay),
+        1
+    );
     assert_eq!(
         replay.seen.lock().expect("lock").len(),
         1,

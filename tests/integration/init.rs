@@ -95,7 +95,7 @@ fn on_a_terminal_it_asks_for_the_app_and_the_build() {
     };
     let mut answers = std::io::Cursor::new("./build/app --name 'a b'\nmake -j8\n");
     let replay = ReplayRunner::default();
-    assert_eq!(run(&config, &mut answers, false, &replay).expect("init"), 0);
+    run(&config, &mut answers, false, &replay).expect("init");
     let text = gate.read("ncugate.toml");
     assert!(
         text.contains(r#"command = ["./build/app", "--name", "a b"]"#),
@@ -144,8 +144,7 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("init"),
         vec![profiled("graph_app.base.fast.run1")],
     );
-    let code = run(&config, &mut std::io::empty(), true, &replay).expect("init");
-    assert_eq!(code, 0);
+    run(&config, &mut std::io::empty(), true, &replay).expect("init");
     let seen = replay.seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].args.iter().any(|a| a == "kernels/build/graph_app"));
@@ -167,7 +166,7 @@ fn init_record_and_check_work_as_the_readme_says() {
         vec![profiled("graph_app.base.fast.run2")],
     );
     assert_eq!(
-        ncugate::commands::record_with(&record, &replay).expect("recorded"),
+        ncugate::commands::execute(&Config::Record(record), &replay),
         0
     );
     assert!(dir.join("ncugate-baseline.json").is_file());
@@ -183,10 +182,16 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run3")],
     );
-    assert_eq!(ncugate::commands::check_with(&check, &replay), 0);
+    assert_eq!(
+        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
+        0
+    );
     let replay = ReplayRunner::new(
         out_dir.join("run"),
         vec![profiled("graph_app.redundant-node.fast")],
     );
-    assert_eq!(ncugate::commands::check_with(&check, &replay), 1);
+    assert_eq!(
+        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
+        1
+    );
 }

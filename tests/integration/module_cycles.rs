@@ -2,20 +2,11 @@
 //! use the stages before it and the leaves (`error`, `model`, `status`,
 //! `format`, …), never one that uses it back. Dependencies are read from the
 //! source: every `crate::module` path outside comments and `#[cfg(test)]`.
-//! The cycles between the orchestrating modules that are still there are
-//! listed in `KNOWN`, each with what would break it; the test fails on any
-//! other cycle, and on a `KNOWN` entry that no longer closes one.
+//! The test fails on any cycle.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// Edges allowed to close a cycle for now: (from, to, what would break it).
-const KNOWN: &[(&str, &str, &str)] = &[(
-    "suite",
-    "commands",
-    "suite::run drives commands' check/record per workload: move the per-workload gate into one place both use",
-)];
 
 type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
@@ -88,8 +79,8 @@ fn graph() -> Graph {
     graph
 }
 
-/// A path of edges from `from` to `to` not using the skipped edges, if any.
-fn path(graph: &Graph, from: &str, to: &str, skip: &BTreeSet<(&str, &str)>) -> Option<Vec<String>> {
+/// A path of edges from `from` to `to`, if any.
+fn path(graph: &Graph, from: &str, to: &str) -> Option<Vec<String>> {
     let mut seen = BTreeSet::new();
     let mut stack = vec![vec![from.to_string()]];
     while let Some(route) = stack.pop() {
@@ -101,27 +92,21 @@ fn path(graph: &Graph, from: &str, to: &str, skip: &BTreeSet<(&str, &str)>) -> O
             continue;
         }
         for next in graph.get(&last).into_iter().flat_map(|m| m.keys()) {
-            if !skip.contains(&(last.as_str(), next.as_str())) {
-                let mut longer = route.clone();
-                longer.push(next.clone());
-                stack.push(longer);
-            }
+            let mut longer = route.clone();
+            longer.push(next.clone());
+            stack.push(longer);
         }
     }
     None
 }
 
 #[test]
-fn no_module_cycles_but_the_known_ones() {
+fn no_module_cycles() {
     let graph = graph();
-    let known: BTreeSet<(&str, &str)> = KNOWN.iter().map(|(a, b, _)| (*a, *b)).collect();
     let mut cycles = Vec::new();
     for (from, uses) in &graph {
         for (to, files) in uses {
-            if known.contains(&(from.as_str(), to.as_str())) {
-                continue;
-            }
-            if let Some(back) = path(&graph, to, from, &known) {
+            if let Some(back) = path(&graph, to, from) {
                 cycles.push(format!(
                     "{from} → {} (the first edge from {files:?})",
                     back.join(" → ")
@@ -134,13 +119,6 @@ fn no_module_cycles_but_the_known_ones() {
         "module cycles: move the shared type or function into a leaf module\n{}",
         cycles.join("\n")
     );
-    for (from, to, fix) in KNOWN {
-        let edge = graph.get(*from).is_some_and(|m| m.contains_key(*to));
-        assert!(
-            edge && path(&graph, to, from, &BTreeSet::new()).is_some(),
-            "{from} → {to} no longer closes a cycle: remove it from KNOWN ({fix})"
-        );
-    }
 }
 
 #[test]

@@ -1,24 +1,35 @@
-//! Runs a suite: picks this shard's workloads, builds each distinct build
-//! once, then checks, records or profiles every workload in config order. A
-//! workload that fails is reported (exit 2) and the others still run.
+//! `ncugate check|baseline record|profile` over a suite, and `ncugate merge`.
+//! A suite run picks this shard's workloads, builds each distinct build once,
+//! then checks, records or profiles every workload in config order with the
+//! same per-workload commands a single run uses. A workload that fails is
+//! reported (exit 2) and the others still run.
 
-use super::report::{SuiteReport, WorkloadReport};
-use super::{Workload, baselines, render, shard};
-use crate::commands::{self, print_error};
+use super::{Failed, Text, print_stdout};
+use crate::config::MergeConfig;
 use crate::config::suite::{SuiteAction, SuiteConfig, quote, source_for};
 use crate::config::{BaselinePlace, CheckConfig, RecordConfig};
 use crate::error::{Error, Result};
-use crate::exit;
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
+use crate::status::Outcome;
+use crate::suite::report::{SuiteReport, WorkloadReport};
+use crate::suite::{Workload, baselines, merge, shard};
 use sha2::{Digest, Sha256};
 
-/// Runs the suite with real processes.
-pub fn run(config: &SuiteConfig) -> i32 {
-    run_with(config, &runner::process::RealRunner)
+/// Each workload that could not be gated, by name, with why.
+pub type Failures = Vec<(String, Error)>;
+
+/// What a suite run decided.
+#[derive(Debug)]
+pub enum SuiteRun {
+    /// A suite check: the suite report.
+    Checked(Box<SuiteReport>, Failures),
+    /// A suite recorded or profiled: each workload's own text went to
+    /// standard output as it finished; this is the closing summary.
+    Done(Text, Failures),
 }
 
-/// Runs the suite; returns the exit code.
-pub fn run_with(config: &SuiteConfig, processes: &dyn ProcessRunner) -> i32 {
+/// Runs the suite: every planned workload, in config order.
+pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
     let planned = planned(config);
     if let Some(shard) = config.shard {
         eprintln!(
@@ -42,6 +53,11 @@ pub fn run_with(config: &SuiteConfig, processes: &dyn ProcessRunner) -> i32 {
         SuiteAction::Record(shared) => record(config, shared, &planned, &mut builds, processes),
         SuiteAction::Profile => profile(&planned, &mut builds, processes),
     }
+}
+
+/// `ncugate merge`: the shard reports joined into one suite report.
+pub fn merge(config: &MergeConfig) -> Result<SuiteReport> {
+    merge::merge_files(&config.reports, config.expect_shards)
 }
 
 /// This run's workloads: the shard's share by recorded cost, or all.
@@ -149,7 +165,7 @@ fn check(
     planned: &[&Workload],
     builds: &mut Builds,
     processes: &dyn ProcessRunner,
-) -> i32 {
+) -> SuiteRun {
     let suite: Vec<String> = config.workloads.iter().map(|w| w.name.clone()).collect();
     let every: Vec<String> = config.all.iter().map(|w| w.name.clone()).collect();
     let baselines_sha256 = match &config.baseline_file {
@@ -157,7 +173,7 @@ fn check(
         None => baselines::digest(&config.baselines_dir, &every).unwrap_or_default(),
     };
     let mut reports = Vec::new();
-    let mut errors: Vec<(String, Error)> = Vec::new();
+    let mut failed = Failures::new();
     for w in planned {
         let mut c = shared.clone();
         c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
@@ -183,36 +199,37 @@ fn check(
         } else {
             Ok(())
         };
-        let checked = match built_ok {
-            Ok(()) => commands::check_workload(&c, processes),
-            Err(error) => {
-                let report = crate::verdict::Report::error(
-                    &c.baseline.display(),
-                    Vec::new(),
-                    Vec::new(),
-                    &c.thresholds
-                        .as_ref()
-                        .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
-                            p.display().to_string()
-                        }),
-                    format!("{error} (hint: {})", error.hint()),
+        let checked = built_ok
+            .map_err(Failed::from)
+            .and_then(|()| super::check(&c, processes));
+        let report = match checked {
+            Ok(report) => report,
+            Err(Failed { error, report }) => {
+                // A build that failed has no report of its own yet.
+                let report = report.map_or_else(
+                    || {
+                        crate::verdict::Report::error(
+                            &c.baseline.display(),
+                            Vec::new(),
+                            Vec::new(),
+                            &super::check::thresholds_name(&c),
+                            format!("{error} (hint: {})", error.hint()),
+                        )
+                    },
+                    |report| *report,
                 );
-                commands::Checked {
-                    report,
-                    error: Some(error),
-                    seconds: None,
-                }
+                failed.push((w.name.clone(), error));
+                report
             }
         };
-        if let Some(error) = checked.error {
-            errors.push((w.name.clone(), error));
-        }
+        // Wall time of the profiled run(s); none for `--input`.
+        let timed: Vec<f64> = report.profiling.iter().filter_map(|p| p.seconds).collect();
         reports.push(WorkloadReport {
             name: w.name.clone(),
             tags: w.tags.clone(),
-            baseline: checked.report.baseline.clone(),
-            seconds: checked.seconds,
-            report: checked.report,
+            baseline: report.baseline.clone(),
+            seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
+            report,
         });
     }
     let report = SuiteReport::new(
@@ -223,21 +240,7 @@ fn check(
         baselines_sha256,
         reports,
     );
-    print!("{}", render::terminal(&report, &config.style));
-    if let Err(error) = render::write_all(&report, &config.outputs) {
-        print_error(&error);
-        return exit::ERROR;
-    }
-    for w in &report.workloads {
-        if errors.iter().all(|(name, _)| name != &w.name) {
-            commands::explain_error_rows(&w.report);
-        }
-    }
-    for (name, error) in &errors {
-        eprintln!("ncugate: error: workload `{name}`: {error}");
-        eprintln!("hint: {}", error.hint());
-    }
-    report.exit_code
+    SuiteRun::Checked(Box::new(report), failed)
 }
 
 fn record(
@@ -246,12 +249,13 @@ fn record(
     planned: &[&Workload],
     builds: &mut Builds,
     processes: &dyn ProcessRunner,
-) -> i32 {
+) -> SuiteRun {
     let runs = match &shared.source {
         crate::config::Source::Profile { runs, .. } => *runs,
         crate::config::Source::Inputs(_) => 1,
     };
-    let mut failed: Vec<(String, Error)> = Vec::new();
+    let mut failed = Failures::new();
+    let mut outcome = Outcome::Pass;
     for w in planned {
         let mut c = shared.clone();
         c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
@@ -270,49 +274,51 @@ fn record(
         } else {
             Ok(())
         }
-        .and_then(|()| commands::record_with(&c, processes));
-        if let Err(error) = result {
-            failed.push((w.name.clone(), error));
+        .and_then(|()| super::record(&c, processes));
+        match result {
+            // Said as each workload is recorded: a suite takes minutes per workload.
+            Ok(said) if !print_stdout(&said.stdout) => outcome = Outcome::Error,
+            Ok(_) => {}
+            Err(error) => failed.push((w.name.clone(), error)),
         }
     }
     let n = planned.len();
-    println!(
-        "ncugate: recorded {} of {n} workload(s){}",
+    let summary = format!(
+        "ncugate: recorded {} of {n} workload(s){}\n",
         n - failed.len(),
         match config.shard {
             Some(s) => format!(" (shard {s})"),
             None => String::new(),
         }
     );
-    for (name, error) in &failed {
-        eprintln!("ncugate: error: workload `{name}`: {error}");
-        eprintln!("hint: {}", error.hint());
-    }
-    if failed.is_empty() {
-        exit::PASS
-    } else {
-        exit::ERROR
-    }
+    SuiteRun::Done(
+        Text {
+            stdout: summary,
+            outcome,
+        },
+        failed,
+    )
 }
 
-fn profile(planned: &[&Workload], builds: &mut Builds, processes: &dyn ProcessRunner) -> i32 {
-    let mut failed: Vec<(String, Error)> = Vec::new();
+fn profile(planned: &[&Workload], builds: &mut Builds, processes: &dyn ProcessRunner) -> SuiteRun {
+    let mut failed = Failures::new();
+    let mut outcome = Outcome::Pass;
     for w in planned {
         eprintln!("ncugate: workload {}", w.name);
         let result = builds
             .once(w, processes)
-            .and_then(|()| commands::profile(&built(w).runner, processes));
-        if let Err(error) = result {
-            failed.push((w.name.clone(), error));
+            .and_then(|()| super::profile(&built(w).runner, processes));
+        match result {
+            Ok(said) if !print_stdout(&said.stdout) => outcome = Outcome::Error,
+            Ok(_) => {}
+            Err(error) => failed.push((w.name.clone(), error)),
         }
     }
-    for (name, error) in &failed {
-        eprintln!("ncugate: error: workload `{name}`: {error}");
-        eprintln!("hint: {}", error.hint());
-    }
-    if failed.is_empty() {
-        exit::PASS
-    } else {
-        exit::ERROR
-    }
+    SuiteRun::Done(
+        Text {
+            stdout: String::new(),
+            outcome,
+        },
+        failed,
+    )
 }
