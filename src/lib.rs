@@ -1,14 +1,53 @@
-//! ncugate: turn Nsight Compute exports into a CI gate.
+//! ncugate: turn Nsight Compute into a CI gate — metrics against a baseline,
+//! compute-sanitizer findings, CUDA-graph memory — with exit 0 (pass),
+//! 1 (regression) or 2 (error).
 //!
-//! The pipeline, one module per stage:
-//! [`config`] (validated options) → [`parse`] (ncu CSV exports, values born
-//! in base units via [`units`]) → [`model`] / [`aggregate`] (per kernel key,
-//! per run) → [`baseline`] (recorded statistics) → [`rules`] (thresholds) →
-//! [`compare`] (where verdicts are decided, into [`verdict`]) → [`report`]
-//! (terminal, Markdown, JUnit, JSON) → [`exit`] code.
+//! Every command has the same shape: [`cli`] (clap, no logic) → [`config`]
+//! (flags, `NCUGATE_*` and `ncugate.toml` merged and validated once into
+//! one config per command) → a function in [`commands`] of that config and a
+//! [`runner::process::ProcessRunner`] (every process — build, app, ncu,
+//! compute-sanitizer, git — runs through it; `main` builds the real one, the
+//! tests a replaying one) that returns a value: a [`verdict::Report`], a
+//! suite's [`suite::SuiteReport`] or a [`commands::Text`], or a
+//! [`commands::Failed`]. [`commands::execute`] is the one place that writes
+//! the file reports, prints the terminal view and takes the [`exit`] code from
+//! the value's [`status::Outcome`].
 //!
-//! Leaves every stage may use: [`error`], [`status`], [`format`](mod@format), [`suggest`],
-//! [`model`]. No module uses one that uses it back (tests/integration/module_cycles.rs).
+//! The gates, stage by stage:
+//!
+//! - **Metrics, `check`** ([`commands::check`]): [`runner`] builds the app and
+//!   profiles it under ncu (or `--input` names exports) → [`parse`] reads the
+//!   raw page (values born in base units via [`units`]) and the details
+//!   page's findings → [`model`] / [`aggregate`] per [`kernel_key`], per run →
+//!   [`baseline`] loads the recorded statistics (one file, or the one for
+//!   this GPU in a suite's folder) → [`rules`] (thresholds) → [`compare`]
+//!   decides, in order, fingerprint, structure, rules, findings, into a
+//!   [`verdict::Report`] → the sanitizer stage when `[sanitizer]` asks for it →
+//!   [`report`] (terminal, Markdown, JUnit, JSON, HTML, GitHub).
+//! - **Baseline, `baseline record`** ([`commands::record`]): the same
+//!   acquisition, parsing and aggregation → [`baseline::record`] (statistics
+//!   over the runs) → an atomically written baseline file; `baseline diff`
+//!   is [`baseline::diff`].
+//! - **Sanitizer, `sanitize`** ([`commands::sanitize`]): [`runner`] builds the
+//!   app, [`sanitizer::run`] runs compute-sanitizer per tool (or `--xml` names
+//!   saved XML) → [`sanitizer`] groups the records into findings → a report
+//!   whose subject is the tool and the app.
+//! - **Graph memory, `leaks`** ([`commands::leaks`]): [`memory::run`] runs the
+//!   app with the CUPTI audit library injected and NVML sampling, judges the
+//!   `[memory]` limits and appends the history → a report whose subject is
+//!   the app.
+//! - **Suites and `merge`** ([`commands::suite`], [`commands::merge`]):
+//!   [`config`] selects the workloads and this runner's shard, [`suite`] plans
+//!   the split by recorded cost and lays out `baselines/<workload>/<gpu>.json`;
+//!   each workload is built once and gated by the same `check`, `baseline
+//!   record` or `profile` as a single run; the workloads' reports become one
+//!   [`suite::SuiteReport`], and `merge` joins shards' reports into one.
+//!
+//! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
+//! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
+//! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],
+//! [`exit`]. No module uses one that uses it back
+//! (tests/integration/module_cycles.rs fails on any cycle).
 
 pub mod aggregate;
 pub mod baseline;
