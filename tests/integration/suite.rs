@@ -542,3 +542,61 @@ fn recording_profiles_each_workload_of_the_shard_and_stores_its_cost() {
         }
     }
 }
+
+#[test]
+fn merge_writes_its_files_before_stdout_and_survives_a_closed_or_full_one() {
+    // Before: the suite report went to stdout first, through print!, which
+    // panicked (exit 101) when the reader was gone and left no file report.
+    let gate = Gate::new();
+    let mut args = vec!["merge".to_string()];
+    for k in 1..=2 {
+        let name = format!("regressed.shard-{k}-of-2.json");
+        let shard = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/h200");
+        gate.copy(shard.join(&name), &name);
+        args.push(name);
+    }
+    args.extend(["--json".into(), "merged.json".into()]);
+    let bin = assert_cmd::cargo::cargo_bin("ncugate");
+    // `ncugate merge … | head -0`: the reader is gone before ncugate writes.
+    let mut child = std::process::Command::new(&bin)
+        .current_dir(gate.dir.path())
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "the verdict stands: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        gate.path("merged.json").is_file(),
+        "the file report is written first"
+    );
+    // `ncugate merge … > /dev/full`: exit 2 with one error line, the file still written.
+    if Path::new("/dev/full").exists() {
+        std::fs::remove_file(gate.path("merged.json")).expect("remove");
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = std::process::Command::new(&bin)
+            .current_dir(gate.dir.path())
+            .args(&args)
+            .stdout(full)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("ncugate: error: cannot write standard output")
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(stderr.contains("hint: "), "{stderr}");
+        assert!(gate.path("merged.json").is_file());
+    }
+}
