@@ -10,84 +10,25 @@
 //! Rows may be shorter than the header (ncu leaves the rule columns off metric
 //! rows). Metrics-only runs name metrics by ID (`gpu__time_duration.sum`),
 //! section runs by label (`Duration`); a rule may use either, and the IDs of
-//! the Speed-of-Light labels are known (see [`LABELS`]).
+//! the Speed-of-Light labels are known (see [`super::details_names::LABELS`]). A label can be in
+//! two sections of a launch, or under two body item labels (charts) of one
+//! section: a rule then says which (`"Section: Label"`, `"Body Item Label:
+//! Label"`, `"Section: Body Item Label: Label"`) or is refused.
 //!
 //! The page has no GPU name: the fingerprint holds what it does have (`CC`,
 //! and the SM count of the Launch Statistics section), the rest stays unknown.
 
+use super::details_names::{Spot, Wanted, wanted};
 use super::number::{Cell, parse_cell};
+use super::nvtx;
 use crate::error::{Error, Result};
-use crate::kernel_key::kernel_key;
 use crate::model::{Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run};
 use crate::units::Unit;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Speed-of-Light labels of the details page and the metric each one shows
-/// (checked against the raw and details pages of one H200 report in tests).
-pub const LABELS: &[(&str, &str)] = &[
-    ("gpu__time_duration.sum", "Duration"),
-    ("gpc__cycles_elapsed.max", "Elapsed Cycles"),
-    ("sm__cycles_active.avg", "SM Active Cycles"),
-    ("gpc__cycles_elapsed.avg.per_second", "SM Frequency"),
-    ("dram__cycles_elapsed.avg.per_second", "DRAM Frequency"),
-    (
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-        "Memory Throughput",
-    ),
-    (
-        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-        "DRAM Throughput",
-    ),
-    (
-        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "Compute (SM) Throughput",
-    ),
-    (
-        "l1tex__throughput.avg.pct_of_peak_sustained_active",
-        "L1/TEX Cache Throughput",
-    ),
-    (
-        "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-        "L2 Cache Throughput",
-    ),
-];
-
-/// The section that shows the labels above: its name since ncu 2021, and
-/// before (ncu 2019.5–2020.3 print `GPU Speed Of Light`).
-const SOL: &[&str] = &["GPU Speed Of Light Throughput", "GPU Speed Of Light"];
 /// The Launch Statistics row with the GPU's SM count.
 const SMS: &str = "# SMs";
-
-/// How a requested metric is found in the page.
-struct Wanted {
-    /// `Metric Name` values that are this metric.
-    names: Vec<String>,
-    /// Only in this section (`"Section: Label"`, or the SOL section for a label alias).
-    section: Option<String>,
-}
-
-fn wanted(metric: &str) -> Vec<Wanted> {
-    let mut out = vec![Wanted {
-        names: vec![metric.to_string()],
-        section: None,
-    }];
-    if let Some((section, label)) = metric.split_once(": ") {
-        out.push(Wanted {
-            names: vec![label.to_string()],
-            section: Some(section.to_string()),
-        });
-    }
-    for (id, label) in LABELS {
-        if *id == metric {
-            out.extend(SOL.iter().map(|section| Wanted {
-                names: vec![label.to_string()],
-                section: Some(section.to_string()),
-            }));
-        }
-    }
-    out
-}
 
 /// Reads a details page (`csv` starts at its header row) into a run.
 pub fn read_details_run(
@@ -135,13 +76,17 @@ pub fn read_details_run(
     let unit_col = col("Metric Unit");
     let process_col = col("Process ID");
     let cc_col = col("CC");
+    // 21-column exports (ncu 2023.3 and later, with chart sections) name
+    // the chart a row belongs to; one label can be in several charts.
+    let item_col = col("Body Item Label");
+    let (push_pop_col, start_end_col) = (col(nvtx::PUSH_POP), col(nvtx::START_END));
     let wanted: Vec<Vec<Wanted>> = metrics.iter().map(|m| wanted(m)).collect();
 
     // Launches in order of appearance: (process, ID) → index.
     let mut launch_index: HashMap<(Vec<u8>, Vec<u8>), usize> = HashMap::new();
     let mut launch_kernel: Vec<String> = Vec::new();
-    // values[launch][metric] = (value, section, priority of the match)
-    let mut values: Vec<Vec<Option<(f64, String, usize)>>> = Vec::new();
+    // values[launch][metric] = (value, where its row is, priority of the match)
+    let mut values: Vec<Vec<Option<(f64, Spot, usize)>>> = Vec::new();
     let mut units: Vec<Option<String>> = vec![None; metrics.len()];
     let mut ccs: Vec<String> = Vec::new();
     let mut sms: Vec<u32> = Vec::new();
@@ -178,7 +123,12 @@ pub fn read_details_run(
             None => {
                 let l = launch_kernel.len();
                 launch_index.insert(key, l);
-                launch_kernel.push(text(kernel_col));
+                launch_kernel.push(nvtx::result_key(
+                    &text(kernel_col),
+                    &push_pop_col.map(text).unwrap_or_default(),
+                    &start_end_col.map(text).unwrap_or_default(),
+                    key_mode,
+                ));
                 values.push(vec![None; metrics.len()]);
                 if let Some(c) = cc_col {
                     let cc = text(c);
@@ -193,7 +143,10 @@ pub fn read_details_run(
         if name.is_empty() {
             continue; // a rule-result row
         }
-        let section = text(section_col);
+        let spot = Spot {
+            section: text(section_col),
+            item: item_col.map(text).unwrap_or_default(),
+        };
         let unit_text = unit_col.map(text).unwrap_or_default();
         if name == SMS.as_bytes()
             && let Cell::Value(v) = parse_cell(field(value_col), 0)
@@ -207,10 +160,10 @@ pub fn read_details_run(
         for (m, ways) in wanted.iter().enumerate() {
             // The first way that matches: its position is the priority (the
             // metric's own name before a section label or a known alias).
-            let Some(priority) = ways.iter().position(|w| {
-                w.names.iter().any(|n| n.as_bytes() == name)
-                    && w.section.as_ref().is_none_or(|s| *s == section)
-            }) else {
+            let Some(priority) = ways
+                .iter()
+                .position(|w| w.matches(name, &spot.section, &spot.item))
+            else {
                 continue;
             };
             let unit = Unit::parse(&unit_text);
@@ -234,6 +187,31 @@ pub fn read_details_run(
                     )));
                 }
             };
+            // One launch, one row per metric: a better match replaces a
+            // worse one; two rows at the same level in different places
+            // (sections, charts) are ambiguous, whatever their units.
+            match &values[launch][m] {
+                Some((_, _, p)) if *p < priority => continue,
+                Some((_, other, p)) if *p == priority && *other != spot => {
+                    let name = String::from_utf8_lossy(name);
+                    return Err(Error::Input {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "`{}` names two metrics of one launch (\"{}\" and \"{}\")",
+                            metrics[m],
+                            other.show(),
+                            spot.show()
+                        ),
+                        hint: format!(
+                            "say which in the rule: metric = \"{}: {name}\" or metric = \"{}: {name}\"",
+                            other.show(),
+                            spot.show()
+                        ),
+                    });
+                }
+                Some((_, _, p)) if *p == priority => continue,
+                _ => {}
+            }
             match &units[m] {
                 None => units[m] = Some(unit.base.clone()),
                 Some(u) if *u != unit.base => {
@@ -244,27 +222,7 @@ pub fn read_details_run(
                 }
                 Some(_) => {}
             }
-            match &values[launch][m] {
-                Some((_, _, p)) if *p < priority => {}
-                Some((_, _, p)) if *p > priority => {
-                    values[launch][m] = Some((value, section.clone(), priority));
-                }
-                Some((_, other, _)) if *other != section => {
-                    return Err(Error::Input {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "`{}` names metrics of two sections of one launch (\"{other}\" and \"{section}\")",
-                            metrics[m]
-                        ),
-                        hint: format!(
-                            "name it with its section in the rule: metric = \"{section}: {}\"",
-                            String::from_utf8_lossy(name)
-                        ),
-                    });
-                }
-                Some(_) => {}
-                None => values[launch][m] = Some((value, section.clone(), priority)),
-            }
+            values[launch][m] = Some((value, spot.clone(), priority));
         }
     }
     if launch_kernel.is_empty() {
@@ -291,9 +249,7 @@ pub fn read_details_run(
         return Err(bad(format!("the sum of metric `{}` overflows", metrics[m])));
     }
     for (launch, name) in launch_kernel.iter().enumerate() {
-        let kernel = kernels
-            .entry(kernel_key(name, key_mode))
-            .or_insert_with(empty);
+        let kernel = kernels.entry(name.clone()).or_insert_with(empty);
         kernel.launches += 1;
         total.launches += 1;
         for (m, value) in values[launch].iter().enumerate() {

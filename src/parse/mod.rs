@@ -3,7 +3,9 @@
 
 pub mod details;
 pub mod details_metrics;
+pub mod details_names;
 pub mod number;
+pub mod nvtx;
 pub mod page;
 pub mod raw;
 pub mod scan;

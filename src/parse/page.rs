@@ -9,7 +9,9 @@
 //! row that names ncu's columns, and says which page that row belongs to.
 
 use super::raw::{Page, detect_page};
+use super::scan::RowScanner;
 use crate::error::{Error, Result};
+use std::io::Read;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
@@ -124,6 +126,39 @@ fn header_fields(line: &[u8]) -> Vec<String> {
             .map(|f| f.trim_end_matches('\r').to_string())
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
+/// before the CSV when `--csv` output was captured from a profiling run.
+pub(super) fn first_csv_row<R: Read>(
+    scanner: &mut RowScanner<R>,
+    path: &Path,
+) -> Result<Vec<String>> {
+    let io = |source: std::io::Error| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    loop {
+        let Some(row) = scanner.next_row().map_err(io)? else {
+            return Err(Error::Input {
+                path: path.to_path_buf(),
+                message: "the file is empty".into(),
+                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`"
+                    .into(),
+            });
+        };
+        if row.is_blank() || row.line.starts_with(b"==") {
+            continue;
+        }
+        if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
+            return Err(Error::Input {
+                path: path.to_path_buf(),
+                message: "binary data, not a CSV export".into(),
+                hint: "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
+            });
+        }
+        return Ok(row.strings());
     }
 }
 

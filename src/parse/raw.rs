@@ -8,6 +8,7 @@
 //! accumulator as it streams by, so memory is bounded by kernels × metrics.
 
 use super::number::{Cell, parse_cell};
+use super::nvtx;
 use super::scan::{RowScanner, Wanted};
 use crate::error::{Error, Result};
 use crate::kernel_key::kernel_key;
@@ -42,12 +43,29 @@ const SLOT_CC: usize = 5;
 const SLOT_PASSES: usize = 6;
 const SLOT_GRAPH1: usize = 7;
 const SLOT_GRAPH2: usize = 8;
+const SLOT_PUSH_POP: usize = 9;
+const SLOT_START_END: usize = 10;
 
 /// Which page of an ncu CSV export a header row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Page {
     Raw,
     Details,
+}
+
+/// The position of `key` in `kernels`, added (empty) if new.
+fn index_of(
+    kernels: &mut Vec<(String, KernelRun)>,
+    key: String,
+    empty: &dyn Fn() -> KernelRun,
+) -> usize {
+    match kernels.iter().position(|(k, _)| *k == key) {
+        Some(i) => i,
+        None => {
+            kernels.push((key, empty()));
+            kernels.len() - 1
+        }
+    }
 }
 
 /// Recognizes the page from its header row.
@@ -83,7 +101,7 @@ pub fn read_raw(
     };
     let mut scanner = RowScanner::new(reader);
 
-    let header = first_csv_row(&mut scanner, path)?;
+    let header = super::page::first_csv_row(&mut scanner, path)?;
     match detect_page(&header) {
         Some(Page::Raw) => {}
         Some(Page::Details) => {
@@ -133,6 +151,8 @@ pub fn read_raw(
         optional_col(PASSES),
         optional_col(GRAPH_LAUNCHABLE),
         optional_col(GRAPH_DEVICE_LAUNCH),
+        optional_col(nvtx::PUSH_POP),
+        optional_col(nvtx::START_END),
     ];
     let mut columns = Vec::with_capacity(metrics.len());
     let mut exponents = Vec::with_capacity(metrics.len());
@@ -255,19 +275,24 @@ pub fn read_raw(
         }
 
         let name = row.field(SLOT_KERNEL).unwrap_or_default();
-        let index = match key_index.get(name.as_ref()) {
-            Some(&i) => i,
-            None => {
-                let key = kernel_key(&String::from_utf8_lossy(&name), key_mode);
-                let i = match kernels.iter().position(|(k, _)| *k == key) {
-                    Some(i) => i,
-                    None => {
-                        kernels.push((key, empty_kernel()));
-                        kernels.len() - 1
-                    }
-                };
-                key_index.insert(name.into_owned(), i);
-                i
+        let index = if *name == *b"range" {
+            // A range-replay result is named by its NVTX ranges (see `nvtx`).
+            let key = nvtx::result_key(
+                "range",
+                &text(SLOT_PUSH_POP),
+                &text(SLOT_START_END),
+                key_mode,
+            );
+            index_of(&mut kernels, key, &empty_kernel)
+        } else {
+            match key_index.get(name.as_ref()) {
+                Some(&i) => i,
+                None => {
+                    let key = kernel_key(&String::from_utf8_lossy(&name), key_mode);
+                    let i = index_of(&mut kernels, key, &empty_kernel);
+                    key_index.insert(name.into_owned(), i);
+                    i
+                }
             }
         };
         let kernel = &mut kernels[index].1;
@@ -345,39 +370,6 @@ pub fn read_raw(
         kernels: kernels.into_iter().collect(),
         total,
     })
-}
-
-/// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
-/// before the CSV when `--csv` output was captured from a profiling run.
-pub(super) fn first_csv_row<R: Read>(
-    scanner: &mut RowScanner<R>,
-    path: &Path,
-) -> Result<Vec<String>> {
-    let io = |source: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    loop {
-        let Some(row) = scanner.next_row().map_err(io)? else {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "the file is empty".into(),
-                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`"
-                    .into(),
-            });
-        };
-        if row.is_blank() || row.line.starts_with(b"==") {
-            continue;
-        }
-        if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "binary data, not a CSV export".into(),
-                hint: "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
-            });
-        }
-        return Ok(row.strings());
-    }
 }
 
 fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {

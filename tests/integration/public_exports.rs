@@ -8,7 +8,7 @@ use crate::common;
 use common::Gate;
 use std::path::Path;
 
-const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public");
+pub const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public");
 
 /// One public export: file, the metric the test gates (an ID, or a details
 /// label), and the number of header columns (the ncu column era).
@@ -78,9 +78,10 @@ const EXPORTS: &[Export] = &[
         20,
     ),
     // 21 columns: `Body Item Label` (roofline chart), `Gbyte/s`, `Ghz`, thousands separators.
+    // `DRAM Bandwidth` is in two charts of the section: the rule names one by its body item label.
     export(
         "llm-perf-opt.kernel_0001.roofline.details.csv",
-        "DRAM Bandwidth",
+        "Single Precision Achieved Value: DRAM Bandwidth",
         21,
     ),
     // 20 columns, CC 8.9, Windows: a 4,992-line preamble of MSVC output in CP949 (not UTF-8).
@@ -124,7 +125,7 @@ const REFUSED: &[(&str, &str)] = &[
 ];
 
 /// The header row of an export (after any preamble) and its byte offset.
-fn header(data: &[u8]) -> (usize, csv::StringRecord) {
+pub fn header(data: &[u8]) -> (usize, csv::StringRecord) {
     let mut at = 0;
     for line in data.split_inclusive(|&b| b == b'\n') {
         let bare = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
@@ -146,9 +147,21 @@ fn header(data: &[u8]) -> (usize, csv::StringRecord) {
 /// A copy of a details export with the first kernel's metric (any of `names`:
 /// its ID and its details label) doubled; the preamble is kept as it was.
 fn doubled(data: &[u8], names: &[&str]) -> Vec<u8> {
+    doubled_where(data, |row: Field| {
+        names.contains(&row("Metric Name").as_str())
+    })
+}
+
+/// A row's field by column name (`""` where the row or page has none).
+pub type Field<'a> = &'a dyn Fn(&str) -> String;
+
+/// A copy of a details export with the value of each row of the first kernel
+/// that `pick` accepts doubled (`pick` reads a row's field by column name); the
+/// preamble is kept as it was. Panics unless some row changed.
+pub fn doubled_where(data: &[u8], pick: impl Fn(Field) -> bool) -> Vec<u8> {
     let (at, head) = header(data);
     let col = |n: &str| head.iter().position(|h| h == n).expect(n);
-    let (kernel, name, value) = (col("Kernel Name"), col("Metric Name"), col("Metric Value"));
+    let (kernel, value) = (col("Kernel Name"), col("Metric Value"));
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -166,23 +179,25 @@ fn doubled(data: &[u8], names: &[&str]) -> Vec<u8> {
     let mut changed = 0;
     for (i, row) in rows.iter().enumerate() {
         let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
-        if i > 0
-            && fields[kernel] == first
-            && fields
-                .get(name)
-                .is_some_and(|n| names.contains(&n.as_str()))
-        {
+        let get = |n: &str| {
+            head.iter()
+                .position(|h| h == n)
+                .and_then(|c| fields.get(c).cloned())
+                .unwrap_or_default()
+        };
+        if i > 0 && fields[kernel] == first && fields.len() > value && pick(&get) {
             let v: f64 = fields[value].replace(',', "").parse().expect("number");
             assert!(
                 v > 0.0,
-                "{names:?} of {first} is {v}: doubling changes nothing"
+                "{} of {first} is {v}: doubling changes nothing",
+                get("Metric Name")
             );
             fields[value] = format!("{}", v * 2.0);
             changed += 1;
         }
         writer.write_record(&fields).expect("write");
     }
-    assert!(changed > 0, "no {names:?} row for {first}");
+    assert!(changed > 0, "no row picked for {first}");
     writer.into_inner().expect("csv")
 }
 
@@ -236,11 +251,13 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
             ),
         );
         // A `--set` details page names the duration `Duration`, a metrics-only
-        // one by its ID; the rule may use either.
+        // one by its ID; the rule may use either. A rule may qualify a label
+        // with its section or body item label (`"Chart: Label"`).
+        let label = e.metric.rsplit(": ").next().unwrap_or(e.metric);
         let names: &[&str] = if e.metric == "gpu__time_duration.sum" {
             &["gpu__time_duration.sum", "Duration"]
         } else {
-            &[e.metric]
+            &[label]
         };
         let (me, slow, base) = (
             format!("{i}.csv"),

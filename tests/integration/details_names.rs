@@ -1,0 +1,135 @@
+//! A rule names a details-page metric unambiguously, or is refused: one label
+//! can be in two sections of a launch (`Memory Throughput` in Speed of Light
+//! and Memory Workload Analysis) or under two body item labels of one section
+//! (`DRAM Bandwidth` in the single- and double-precision roofline charts of a
+//! real CC 12.0 export from a public repository). Each is named by
+//! `"Section: Label"`, `"Body Item Label: Label"` or
+//! `"Section: Body Item Label: Label"`; the bare label is exit 2 with a hint
+//! that names both places. The modified copies are generated here from the
+//! real files.
+
+use crate::common::{Gate, REFERENCE};
+use crate::public_exports::{Field, PUBLIC, doubled_where};
+use std::path::Path;
+
+const ROOFLINE: &str = "llm-perf-opt.kernel_0001.roofline.details.csv";
+
+fn rule(metric: &str) -> String {
+    format!("[[rule]]\nmetric = \"{metric}\"\nworse = \"higher\"\nmax_change = \"20%\"\n")
+}
+
+fn record(gate: &Gate, rules: &str, input: &str, out: &str) -> crate::common::Outcome {
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        rules,
+        "--input",
+        input,
+        "--output",
+        out,
+    ])
+}
+
+fn check(gate: &Gate, rules: &str, base: &str, input: &str) -> crate::common::Outcome {
+    gate.run(&[
+        "check",
+        "--thresholds",
+        rules,
+        "--baseline",
+        base,
+        "--input",
+        input,
+    ])
+}
+
+#[test]
+fn a_label_under_two_body_item_labels_is_named_by_its_chart() {
+    let gate = Gate::new();
+    let data = std::fs::read(Path::new(PUBLIC).join(ROOFLINE)).expect("read");
+    // The double-precision chart's DRAM Bandwidth doubled, the single-precision one kept.
+    let double_slower = doubled_where(&data, |row: Field| {
+        row("Metric Name") == "DRAM Bandwidth"
+            && row("Body Item Label") == "Double Precision Achieved Value"
+    });
+    gate.write("r.csv", &data).write("dp.csv", double_slower);
+
+    gate.write("bare.toml", rule("DRAM Bandwidth"));
+    record(&gate, "bare.toml", "r.csv", "bare.json")
+        .one_clear_error(
+            "`DRAM Bandwidth` names two metrics of one launch (\"GPU Speed Of Light Roofline Chart: Single Precision Achieved Value\" and \"GPU Speed Of Light Roofline Chart: Double Precision Achieved Value\")",
+        )
+        .stderr_has(
+            "metric = \"GPU Speed Of Light Roofline Chart: Double Precision Achieved Value: DRAM Bandwidth\"",
+        );
+    assert!(!gate.path("bare.json").exists());
+
+    for (name, metric, code) in [
+        (
+            "dp3",
+            "GPU Speed Of Light Roofline Chart: Double Precision Achieved Value: DRAM Bandwidth",
+            1,
+        ),
+        ("dp2", "Double Precision Achieved Value: DRAM Bandwidth", 1),
+        ("sp2", "Single Precision Achieved Value: DRAM Bandwidth", 0),
+        (
+            "sp3",
+            "GPU Speed Of Light Roofline Chart: Single Precision Achieved Value: DRAM Bandwidth",
+            0,
+        ),
+    ] {
+        let (rules, base) = (format!("{name}.toml"), format!("{name}.json"));
+        gate.write(&rules, rule(metric));
+        let rec = record(&gate, &rules, "r.csv", &base);
+        assert_eq!(rec.code, 0, "{metric}: {}", rec.stderr);
+        let same = check(&gate, &rules, &base, "r.csv");
+        assert_eq!(same.code, 0, "{metric}: {}{}", same.stdout, same.stderr);
+        let out = check(&gate, &rules, &base, "dp.csv");
+        assert_eq!(out.code, code, "{metric}: {}{}", out.stdout, out.stderr);
+        if code == 1 {
+            assert!(out.stdout.contains("+100.0%"), "{}", out.stdout);
+        }
+    }
+
+    // A label that is in one chart only needs no qualifier; one that is in
+    // none of them is not found.
+    gate.write("pred.toml", rule("Predicated-On FFMA Operations Per Cycle"));
+    assert_eq!(record(&gate, "pred.toml", "r.csv", "p.json").code, 0);
+    gate.write(
+        "wrong.toml",
+        rule("Half Precision Achieved Value: DRAM Bandwidth"),
+    );
+    record(&gate, "wrong.toml", "r.csv", "w.json").one_clear_error("is not in this export");
+}
+
+#[test]
+fn a_label_in_two_sections_is_named_by_its_section() {
+    let gate = Gate::new();
+    gate.copy(
+        Path::new(REFERENCE).join("h200.graph_app.full.node.details.csv"),
+        "d.csv",
+    );
+    gate.write("bare.toml", rule("Memory Throughput"));
+    record(&gate, "bare.toml", "d.csv", "bare.json")
+        .one_clear_error("`Memory Throughput` names two metrics of one launch")
+        .stderr_has("metric = \"GPU Speed Of Light Throughput: Memory Throughput\"")
+        .stderr_has("metric = \"Memory Workload Analysis: Memory Throughput\"");
+
+    let data = std::fs::read(gate.path("d.csv")).expect("read");
+    let slower = doubled_where(&data, |row: Field| {
+        row("Metric Name") == "Memory Throughput"
+            && row("Section Name") == "Memory Workload Analysis"
+    });
+    gate.write("mwa.csv", slower);
+    for (name, metric, code) in [
+        ("mwa", "Memory Workload Analysis: Memory Throughput", 1),
+        ("sol", "GPU Speed Of Light Throughput: Memory Throughput", 0),
+    ] {
+        let (rules, base) = (format!("{name}.toml"), format!("{name}.json"));
+        gate.write(&rules, rule(metric));
+        let rec = record(&gate, &rules, "d.csv", &base);
+        assert_eq!(rec.code, 0, "{metric}: {}", rec.stderr);
+        let out = check(&gate, &rules, &base, "mwa.csv");
+        assert_eq!(out.code, code, "{metric}: {}{}", out.stdout, out.stderr);
+    }
+}

@@ -1,0 +1,162 @@
+//! NVTX exports (`ncu --nvtx`, fixtures/h200/nvtx/, recorded on an H200 from
+//! kernels/nvtx_app.cu; commands in its README): both pages with the NVTX
+//! columns before `Kernel Name`, and range-replay results, which ncu names
+//! `range` and ncugate keys by their NVTX ranges. Each is recorded, checked
+//! against itself (exit 0) and against a copy with the first result's
+//! duration doubled (exit 1); the modified copies are generated here.
+
+use crate::common::{Gate, H200};
+use crate::public_exports::{Field, doubled_where, header};
+use std::path::Path;
+
+const RULE: &str =
+    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+
+/// File, the kernel keys its baseline holds, and the launches per run.
+const EXPORTS: &[(&str, &[&str], u64)] = &[
+    (
+        "nvtx_app.nvtx.metrics.details.csv",
+        &[
+            "axpy(float, const float *, float *, long)",
+            "scale(float, float *, long)",
+        ],
+        4,
+    ),
+    (
+        "nvtx_app.nvtx.sol.details.csv",
+        &[
+            "axpy(float, const float *, float *, long)",
+            "scale(float, float *, long)",
+        ],
+        4,
+    ),
+    (
+        "nvtx_app.nvtx.metrics.raw.csv",
+        &[
+            "axpy(float, const float *, float *, long)",
+            "scale(float, float *, long)",
+        ],
+        4,
+    ),
+    (
+        "nvtx_app.nvtx.import.raw.csv",
+        &[
+            "axpy(float, const float *, float *, long)",
+            "scale(float, float *, long)",
+        ],
+        4,
+    ),
+    // `--replay-mode range --nvtx-include train/step/`: one result per step.
+    (
+        "nvtx_app.range-step.details.csv",
+        &["range [train/step/] [epoch]"],
+        2,
+    ),
+    // `--replay-mode range --nvtx-include epoch`, raw page: one result.
+    ("nvtx_app.range-epoch.raw.csv", &["range [epoch]"], 1),
+];
+
+/// A copy of a raw page with `metric` of every launch of the first row's
+/// kernel doubled (the preamble, header and units row kept as they were).
+fn raw_doubled(data: &[u8], metric: &str) -> Vec<u8> {
+    let (at, head) = header(data);
+    let col = |n: &str| head.iter().position(|h| h == n).expect(n);
+    let (kernel, value) = (col("Kernel Name"), col(metric));
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&data[at..]);
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let first = rows[2][kernel].to_string();
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(data[..at].to_vec());
+    for (i, row) in rows.iter().enumerate() {
+        let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
+        if i > 1 && fields[kernel] == first {
+            let v: f64 = fields[value].replace(',', "").parse().expect("number");
+            fields[value] = format!("{}", v * 2.0);
+        }
+        writer.write_record(&fields).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
+    let gate = Gate::new();
+    gate.write("t.toml", RULE);
+    for (i, (file, keys, launches)) in EXPORTS.iter().enumerate() {
+        let data = std::fs::read(Path::new(H200).join("nvtx").join(file)).expect("read");
+        let (_, head) = header(&data);
+        let kernel = head
+            .iter()
+            .position(|h| h == "Kernel Name")
+            .expect("Kernel Name");
+        assert_eq!(
+            [&head[kernel - 2], &head[kernel - 1]],
+            [
+                "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+                "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+            ],
+            "{file}: NVTX columns before Kernel Name"
+        );
+        let slow = if file.ends_with(".raw.csv") {
+            raw_doubled(&data, "gpu__time_duration.sum")
+        } else {
+            doubled_where(&data, |row: Field| {
+                ["gpu__time_duration.sum", "Duration"].contains(&row("Metric Name").as_str())
+            })
+        };
+        let (me, worse, base) = (
+            format!("{i}.csv"),
+            format!("{i}.slow.csv"),
+            format!("{i}.json"),
+        );
+        gate.write(&me, &data).write(&worse, slow);
+        let rec = gate.run(&[
+            "baseline",
+            "record",
+            "--thresholds",
+            "t.toml",
+            "--input",
+            &me,
+            "--output",
+            &base,
+        ]);
+        assert_eq!(rec.code, 0, "{file}: {}", rec.stderr);
+        let json: serde_json::Value =
+            serde_json::from_str(&gate.read(&base)).expect("baseline JSON");
+        let kernels = json["kernels"].as_object().expect("kernels");
+        let mut found: Vec<&str> = kernels.keys().map(String::as_str).collect();
+        found.sort_unstable();
+        assert_eq!(found, *keys, "{file}: kernel keys");
+        let total: u64 = kernels
+            .values()
+            .map(|k| k["launches"]["mean"].as_f64().expect("launches") as u64)
+            .sum();
+        assert_eq!(total, *launches, "{file}: launches");
+
+        let same = gate.run(&[
+            "check",
+            "--thresholds",
+            "t.toml",
+            "--baseline",
+            &base,
+            "--input",
+            &me,
+        ]);
+        assert_eq!(same.code, 0, "{file}: {}{}", same.stdout, same.stderr);
+        let out = gate.run(&[
+            "check",
+            "--thresholds",
+            "t.toml",
+            "--baseline",
+            &base,
+            "--input",
+            &worse,
+        ]);
+        assert_eq!(out.code, 1, "{file}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("+100.0%"), "{file}: {}", out.stdout);
+        assert!(out.stdout.contains(keys[0]), "{file}: {}", out.stdout);
+    }
+}
