@@ -40,11 +40,12 @@ impl From<Error> for Failed {
 /// A gate's value, or why it could not decide.
 pub type Gated<T> = std::result::Result<T, Failed>;
 
-/// What a command that writes no report says on standard output, and the
-/// verdict that it carries (`baseline diff` is a regression when the
-/// baselines differ).
+/// What a command that writes no report says, and the verdict that it
+/// carries (`baseline diff` is a regression when the baselines differ).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
+    /// Notes, warnings and their hints for standard error, shown first.
+    pub notes: Vec<String>,
     pub stdout: String,
     pub outcome: Outcome,
 }
@@ -53,9 +54,19 @@ impl Text {
     /// Text of a command that did what it was asked.
     pub fn pass(stdout: String) -> Text {
         Text {
+            notes: Vec::new(),
             stdout,
             outcome: Outcome::Pass,
         }
+    }
+
+    /// Shows the text: the notes, then standard output. False when standard
+    /// output could not be written (the error is said).
+    pub(super) fn show(&self) -> bool {
+        for note in &self.notes {
+            eprintln!("{note}");
+        }
+        print_stdout(&self.stdout)
     }
 }
 
@@ -156,7 +167,7 @@ fn workload_errors(failed: &[(String, Error)]) {
 /// What a command without a report says.
 fn text(result: Result<Text>) -> Outcome {
     match result {
-        Ok(said) if print_stdout(&said.stdout) => said.outcome,
+        Ok(said) if said.show() => said.outcome,
         Ok(_) => Outcome::Error,
         Err(error) => failed(error.into(), &report::Outputs::default()),
     }
@@ -189,7 +200,7 @@ fn explain_error_rows(report: &Report) {
 /// reader that stopped early (`| head -1`) keeps the verdict's exit code; a
 /// full disk or any other failure is exit 2 with one error line (the file
 /// reports are already written): false then.
-pub(super) fn print_stdout(text: &str) -> bool {
+fn print_stdout(text: &str) -> bool {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -15,7 +15,6 @@ mod record;
 mod suites;
 
 pub use check::check;
-use finish::print_stdout;
 pub use finish::{Failed, Gated, Text, execute, print_error};
 pub use memory::{leaks, sanitize};
 pub use record::record;
@@ -225,11 +224,17 @@ pub fn diff(old: &Path, new: &Path) -> Result<Text> {
         _ => Thresholds::builtin().ok(),
     };
     Ok(Text {
-        stdout: baseline::diff::render(&a, &b, &ta, &tb, thresholds.as_ref()),
         outcome: if ta == tb {
             Outcome::Pass
         } else {
             Outcome::Regression
         },
+        ..Text::pass(baseline::diff::render(
+            &a,
+            &b,
+            &ta,
+            &tb,
+            thresholds.as_ref(),
+        ))
     })
 }

@@ -3,7 +3,9 @@
 
 use super::*;
 
-/// `ncugate baseline record`: writes the baseline; says where on standard output.
+/// `ncugate baseline record`: writes the baseline; says where on standard
+/// output, with what the reader should know about it (a details page read,
+/// extra ncu passes, a baseline of one run) as notes.
 pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Text> {
     let import = parse::NcuImport {
         ncu: &config.ncu,
@@ -31,19 +33,20 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         &thresholds,
         import,
     )?;
+    let mut notes = Vec::new();
     for run in runs
         .iter()
         .filter(|r| r.page == crate::model::ExportPage::Details)
     {
-        eprintln!(
+        notes.push(format!(
             "ncugate: {}: metrics read from the details page (by metric ID or details label)",
             run.source.display()
-        );
+        ));
     }
     if let Source::Profile { runner, .. } = &config.source
         && let Some(note) = cost_note(runner, &metrics, &runs, &acquired.seconds)
     {
-        eprintln!("ncugate: note: {note}");
+        notes.push(format!("ncugate: note: {note}"));
     }
     let passes = runs
         .iter()
@@ -111,7 +114,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
             .map(|r| r.metric.as_str())
             .collect();
         noisy.dedup();
-        eprintln!(
+        notes.push(format!(
             "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {} is 0 and only `max_change` applies",
             baseline.runs,
             if noisy.is_empty() {
@@ -119,9 +122,9 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
             } else {
                 noisy.join(", ")
             }
-        );
-        eprintln!(
-            "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band"
+        ));
+        notes.push(
+            "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band".into(),
         );
     }
     let launches: f64 = baseline.total.launches.mean;
@@ -134,7 +137,10 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         baseline.fingerprint,
         baseline.kernel_key
     );
-    Ok(Text::pass(line))
+    Ok(Text {
+        notes,
+        ..Text::pass(line)
+    })
 }
 
 /// Drops metric columns that are not in `keep` (order follows `keep`).

@@ -4,7 +4,7 @@
 //! same per-workload commands a single run uses. A workload that fails is
 //! reported (exit 2) and the others still run.
 
-use super::{Failed, Text, print_stdout};
+use super::{Failed, Text};
 use crate::config::MergeConfig;
 use crate::config::suite::{SuiteAction, SuiteConfig, quote, source_for};
 use crate::config::{BaselinePlace, CheckConfig, RecordConfig};
@@ -277,7 +277,7 @@ fn record(
         .and_then(|()| super::record(&c, processes));
         match result {
             // Said as each workload is recorded: a suite takes minutes per workload.
-            Ok(said) if !print_stdout(&said.stdout) => outcome = Outcome::Error,
+            Ok(said) if !said.show() => outcome = Outcome::Error,
             Ok(_) => {}
             Err(error) => failed.push((w.name.clone(), error)),
         }
@@ -293,8 +293,8 @@ fn record(
     );
     SuiteRun::Done(
         Text {
-            stdout: summary,
             outcome,
+            ..Text::pass(summary)
         },
         failed,
     )
@@ -309,15 +309,15 @@ fn profile(planned: &[&Workload], builds: &mut Builds, processes: &dyn ProcessRu
             .once(w, processes)
             .and_then(|()| super::profile(&built(w).runner, processes));
         match result {
-            Ok(said) if !print_stdout(&said.stdout) => outcome = Outcome::Error,
+            Ok(said) if !said.show() => outcome = Outcome::Error,
             Ok(_) => {}
             Err(error) => failed.push((w.name.clone(), error)),
         }
     }
     SuiteRun::Done(
         Text {
-            stdout: String::new(),
             outcome,
+            ..Text::pass(String::new())
         },
         failed,
     )
