@@ -202,63 +202,20 @@ impl Report {
         }
     }
 
-    /// The lines that say what was gated, in the order every reporter shows
-    /// them: `(label, value)`, e.g. `("baseline", "baseline.json")` for the
-    /// metric gate, `("tool", "memcheck")` and `("app", "./app")` for the sanitizer.
-    pub fn header(&self) -> Vec<(&'static str, String)> {
-        let mut lines = Vec::new();
-        match &self.subject {
-            Subject::Metrics => {
-                if !self.baseline.is_empty() {
-                    lines.push(("baseline", self.baseline.clone()));
-                }
-                lines.push(("input", self.inputs.join(", ")));
-                if !self.details.is_empty() {
-                    lines.push(("details", self.details.join(", ")));
-                }
-                lines.push(("thresholds", self.thresholds.clone()));
-            }
-            Subject::Sanitizer { tools, app } => {
-                lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
-                match app {
-                    Some(app) => lines.push(("app", app.clone())),
-                    None => lines.push(("input", self.inputs.join(", "))),
-                }
-            }
-            Subject::Memory { app } => {
-                lines.push((
-                    "gate",
-                    "CUDA-graph memory audit (CUPTI) + NVML sampling".into(),
-                ));
-                lines.push(("app", app.clone()));
-            }
-        }
-        if let Some(d) = &self.devices {
-            lines.push(("GPU", d.current.clone()));
-        }
-        for p in &self.profiling {
-            lines.push((
-                "profiling",
-                match self.profiling.len() {
-                    1 => p.to_string(),
-                    _ => format!("{}: {p}", p.input),
-                },
-            ));
-        }
-        lines
-    }
-
-    /// Sets `outcome` and `exit_code` from the results.
-    pub fn finish(&mut self) {
-        let statuses = self
-            .rules
+    /// The status of every check of every gate: the one list `finish` and `counts` read.
+    pub fn statuses(&self) -> impl Iterator<Item = Status> + '_ {
+        self.rules
             .iter()
             .map(|r| r.status)
             .chain(self.structure.iter().map(|s| s.status))
             .chain(self.findings.iter().map(|f| f.status))
             .chain(self.sanitizer.iter().map(|f| f.status))
-            .chain(self.memory.iter().map(|m| m.status));
-        let worst = statuses.max().unwrap_or(Status::Pass);
+            .chain(self.memory.iter().map(|m| m.status))
+    }
+
+    /// Sets `outcome` and `exit_code` from the results.
+    pub fn finish(&mut self) {
+        let worst = self.statuses().max().unwrap_or(Status::Pass);
         self.outcome = if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
         } else if worst == Status::Fail {
@@ -269,83 +226,10 @@ impl Report {
         self.exit_code = self.outcome.exit_code();
     }
 
-    /// Every kernel key the report mentions, sorted by name.
-    pub fn kernels(&self) -> Vec<String> {
-        self.kernel_views()
-            .into_iter()
-            .map(|v| v.kernel.to_string())
-            .collect()
-    }
-
-    /// Every kernel the report mentions with its checks and its worst status,
-    /// sorted by name: the one place a kernel's status is computed (structure,
-    /// rules and new ncu findings alike), in one pass over the results.
-    pub fn kernel_views(&self) -> Vec<KernelView<'_>> {
-        let mut views: std::collections::BTreeMap<&str, KernelView<'_>> =
-            std::collections::BTreeMap::new();
-        for s in &self.structure {
-            let v = views
-                .entry(s.kernel.as_str())
-                .or_insert_with(|| KernelView::new(&s.kernel));
-            v.status = v.status.max(s.status);
-            v.structure.push(s);
-        }
-        for r in &self.rules {
-            if let Some(kernel) = r.kernel.as_deref() {
-                let v = views
-                    .entry(kernel)
-                    .or_insert_with(|| KernelView::new(kernel));
-                v.status = v.status.max(r.status);
-                v.rules.push(r);
-            }
-        }
-        for f in &self.findings {
-            let v = views
-                .entry(f.kernel.as_str())
-                .or_insert_with(|| KernelView::new(&f.kernel));
-            v.status = v.status.max(f.status);
-            v.findings.push(f);
-        }
-        views.into_values().collect()
-    }
-
-    /// The kernels whose worst check needs attention (fail, warn, error), by name.
-    pub fn failing_kernels(&self) -> Vec<String> {
-        self.kernel_views()
-            .into_iter()
-            .filter(|v| v.status.needs_attention())
-            .map(|v| v.kernel.to_string())
-            .collect()
-    }
-
-    /// The whole-run rules that need attention.
-    pub fn failing_total_rules(&self) -> Vec<&RuleResult> {
-        self.rules
-            .iter()
-            .filter(|r| r.kernel.is_none() && r.status.needs_attention())
-            .collect()
-    }
-
-    /// The worst status of one kernel's checks (see [`Report::kernel_views`]).
-    pub fn kernel_status(&self, kernel: &str) -> Status {
-        self.kernel_views()
-            .into_iter()
-            .find(|v| v.kernel == kernel)
-            .map_or(Status::Pass, |v| v.status)
-    }
-
     /// Counts of results by status: (fail, warn, error, improved, pass).
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
-        let all = self
-            .rules
-            .iter()
-            .map(|r| r.status)
-            .chain(self.structure.iter().map(|s| s.status))
-            .chain(self.findings.iter().map(|f| f.status))
-            .chain(self.sanitizer.iter().map(|f| f.status))
-            .chain(self.memory.iter().map(|m| m.status));
-        for s in all {
+        for s in self.statuses() {
             match s {
                 Status::Fail => c.fail += 1,
                 Status::Warn => c.warn += 1,
@@ -394,27 +278,5 @@ impl Counts {
             }
         }
         words
-    }
-}
-
-/// One kernel's checks, grouped, and its worst status.
-#[derive(Debug, Clone)]
-pub struct KernelView<'a> {
-    pub kernel: &'a str,
-    pub status: Status,
-    pub structure: Vec<&'a StructureResult>,
-    pub rules: Vec<&'a RuleResult>,
-    pub findings: Vec<&'a FindingResult>,
-}
-
-impl<'a> KernelView<'a> {
-    fn new(kernel: &'a str) -> KernelView<'a> {
-        KernelView {
-            kernel,
-            status: Status::Pass,
-            structure: Vec::new(),
-            rules: Vec::new(),
-            findings: Vec::new(),
-        }
     }
 }

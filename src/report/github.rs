@@ -1,15 +1,48 @@
-//! GitHub Actions: workflow-command annotations for failures (at most 10 per
+//! GitHub Actions: workflow-command annotations for failures, warnings and
+//! new ncu findings that do not gate (notices; at most 10 per
 //! level, as GitHub shows), the Markdown report with a Mermaid chart of each
 //! check's change against its allowance appended to `$GITHUB_STEP_SUMMARY`,
 //! and `result` / `regressions` / `report` written to `$GITHUB_OUTPUT`.
 
-use super::{Outputs, markdown, scope_name};
-use crate::verdict::{Outcome, Report, Status};
+use super::view::{View, scope_name};
+use super::{Outputs, markdown};
+use crate::verdict::{Outcome, Status};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Annotations GitHub displays per level and step.
 const MAX_PER_LEVEL: usize = 10;
+
+/// What GitHub mode writes, before it is written: see [`deliver`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Streams {
+    /// Workflow commands for standard output, one per line.
+    pub annotations: String,
+    /// Markdown appended to `$GITHUB_STEP_SUMMARY`.
+    pub summary: String,
+    pub outcome: Outcome,
+    /// The `regressions` output: failed checks.
+    pub regressions: usize,
+    /// Step outputs besides `result`, `regressions` and `report`.
+    pub extra: Vec<(&'static str, String)>,
+}
+
+/// GitHub mode for one check: its annotations, its Markdown with the change
+/// chart, its outcome and failures.
+pub fn streams(view: &View<'_>) -> Streams {
+    let mut summary = markdown::render(view);
+    if let Some(chart) = chart(view) {
+        summary.push_str("\n### Change vs allowance\n\n");
+        summary.push_str(&chart);
+    }
+    Streams {
+        annotations: annotations(view),
+        summary,
+        outcome: view.outcome,
+        regressions: view.regressions(),
+        extra: Vec::new(),
+    }
+}
 
 /// One annotation: level, title, optional file/line, message.
 struct Annotation {
@@ -20,11 +53,11 @@ struct Annotation {
     message: String,
 }
 
-/// The workflow commands for `report`, one per line.
-pub fn annotations(report: &Report) -> String {
-    let thresholds_file = thresholds_file(&report.thresholds);
+/// The workflow commands for a view, one per line.
+pub fn annotations(view: &View<'_>) -> String {
+    let thresholds_file = thresholds_file(&view.report.thresholds);
     let mut all: Vec<Annotation> = Vec::new();
-    for e in &report.errors {
+    for e in view.errors {
         all.push(Annotation {
             level: "error",
             title: "ncugate could not decide".into(),
@@ -33,51 +66,33 @@ pub fn annotations(report: &Report) -> String {
             message: e.clone(),
         });
     }
-    for s in report
-        .structure
-        .iter()
-        .filter(|s| matches!(s.status, Status::Fail | Status::Warn))
-    {
+    for c in view.checks.iter().filter(|c| c.needs_attention()) {
+        let why = c.why.map(|w| format!(" — {w}")).unwrap_or_default();
+        // A rule points at its line in the thresholds file; a structural check has none.
+        let file = c.line.and(thresholds_file.clone());
         all.push(Annotation {
-            level: level(s.status),
-            title: format!("{}: {}", s.kernel, s.check.as_str()),
-            file: None,
-            line: None,
-            message: s.message.clone(),
+            level: level(c.status),
+            title: format!("{}: {}", scope_name(c.kernel), c.name),
+            line: file.as_ref().and(c.line),
+            file,
+            message: format!("{}{why}", c.message),
         });
     }
-    for r in report.rules.iter().filter(|r| r.status.needs_attention()) {
-        let why = r
-            .why
-            .as_deref()
-            .map(|w| format!(" — {w}"))
-            .unwrap_or_default();
-        all.push(Annotation {
-            level: level(r.status),
-            title: format!("{}: {}", scope_name(r.kernel.as_deref()), r.rule),
-            file: thresholds_file.clone(),
-            line: thresholds_file.as_ref().map(|_| r.line),
-            message: format!("{}{why}", r.message),
-        });
-    }
-    for f in &report.findings {
+    for f in &view.findings {
         let speedup = f
-            .finding
-            .estimated_speedup_pct
-            .map(|s| format!(", est. speedup {s:.0}%"))
+            .speedup
+            .as_deref()
+            .map(|s| format!(", {s}"))
             .unwrap_or_default();
         all.push(Annotation {
             level: level(f.status),
-            title: format!("{}: new ncu finding {}", f.kernel, f.finding.rule),
+            title: format!("{}: new ncu finding {}", f.kernel, f.rule),
             file: None,
             line: None,
-            message: format!(
-                "{}{speedup}",
-                super::fmt::first_sentence(&f.finding.description)
-            ),
+            message: format!("{}{speedup}", f.summary),
         });
     }
-    for f in report
+    for f in view
         .sanitizer
         .iter()
         .filter(|f| matches!(f.status, Status::Fail | Status::Warn))
@@ -90,7 +105,7 @@ pub fn annotations(report: &Report) -> String {
             message: f.message.clone(),
         });
     }
-    for m in report
+    for m in view
         .memory
         .iter()
         .filter(|m| matches!(m.status, Status::Fail | Status::Warn))
@@ -104,7 +119,7 @@ pub fn annotations(report: &Report) -> String {
         });
     }
     let mut out = String::new();
-    for lvl in ["error", "warning"] {
+    for lvl in ["error", "warning", "notice"] {
         let of_level: Vec<&Annotation> = all.iter().filter(|a| a.level == lvl).collect();
         let extra = of_level.len().saturating_sub(MAX_PER_LEVEL);
         for (i, a) in of_level.iter().take(MAX_PER_LEVEL).enumerate() {
@@ -131,11 +146,14 @@ pub fn annotations(report: &Report) -> String {
     out
 }
 
+/// The annotation level of a status: a failure or an error is an `error`, a
+/// warning a `warning`, anything else (a new ncu finding that does not gate)
+/// a `notice`.
 fn level(status: Status) -> &'static str {
-    if status == Status::Warn {
-        "warning"
-    } else {
-        "error"
+    match status {
+        Status::Fail | Status::Error => "error",
+        Status::Warn => "warning",
+        _ => "notice",
     }
 }
 
@@ -162,11 +180,12 @@ pub fn property(s: &str) -> String {
 /// A Mermaid `xychart-beta` of the checks' change in the worse direction
 /// against their allowance, in percent of the baseline mean: the failures,
 /// then the closest calls, at most 12 bars.
-pub fn chart(report: &Report) -> Option<String> {
-    let mut points: Vec<(String, f64, f64, bool)> = report
-        .rules
+pub fn chart(view: &View<'_>) -> Option<String> {
+    let mut points: Vec<(String, f64, f64, bool)> = view
+        .checks
         .iter()
-        .filter_map(|r| {
+        .filter_map(|c| {
+            let r = c.rule?;
             let (b, change, allowance) = (r.baseline?, r.change_pct?, r.allowance?);
             if b.mean == 0.0 {
                 return None;
@@ -248,24 +267,27 @@ pub fn chart(report: &Report) -> Option<String> {
     Some(out)
 }
 
-/// Everything GitHub mode writes: annotations to stdout, the summary, the outputs.
-pub fn emit(report: &Report, outputs: &Outputs) -> std::io::Result<()> {
-    print!("{}", annotations(report));
+/// Writes GitHub mode's streams: annotations to standard output, the
+/// summary appended to `$GITHUB_STEP_SUMMARY`, the step outputs to
+/// `$GITHUB_OUTPUT` (each file only when its variable is set).
+pub fn deliver(streams: &Streams, outputs: &Outputs) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(streams.annotations.as_bytes())?;
+    stdout.flush()?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let mut md = markdown::render(report);
-        if let Some(chart) = chart(report) {
-            md.push_str("\n### Change vs allowance\n\n");
-            md.push_str(&chart);
-        }
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)?;
-        f.write_all(md.as_bytes())?;
+        f.write_all(streams.summary.as_bytes())?;
         f.write_all(b"\n")?;
     }
-    write_step_outputs(report.outcome, report.counts().fail, &[], outputs)?;
-    Ok(())
+    write_step_outputs(
+        streams.outcome,
+        streams.regressions,
+        &streams.extra,
+        outputs,
+    )
 }
 
 /// Appends the step outputs to `$GITHUB_OUTPUT` (when set): `result`, `regressions`, the `extra`

@@ -4,28 +4,28 @@
 //! Jenkins' JUnit plugin drops a testsuite with no testcase, so an error
 //! before any comparison is an `ncugate` suite with one error testcase.
 
-use super::scope_name;
-use crate::verdict::{Report, Status};
+use super::view::View;
+use crate::verdict::Status;
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
-/// The report as JUnit XML.
-pub fn render(report: &Report) -> String {
+/// The view as JUnit XML.
+pub fn render(view: &View<'_>) -> String {
     let mut junit = JUnit::new("ncugate");
-    junit.add_test_suites(suites(report));
+    junit.add_test_suites(suites(view));
     xml(&junit)
 }
 
-/// The report's testsuites: the gate's own, the run total, each tool, each kernel key.
-pub fn suites(report: &Report) -> Vec<TestSuite> {
+/// The view's testsuites: the gate's own, the run total, each tool, each kernel key.
+pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
     let mut junit: Vec<TestSuite> = Vec::new();
     let mut gate = TestSuite::new("ncugate");
-    for (label, value) in report.header() {
-        if label != "GPU" && label != "input" && label != "details" {
-            gate.add_property((label, value.as_str()));
+    for (label, value) in &view.header {
+        if !matches!(*label, "GPU" | "input" | "details") {
+            gate.add_property((*label, value.as_str()));
         }
     }
-    gate.add_property(("outcome", report.outcome.as_str()));
-    for (i, error) in report.errors.iter().enumerate() {
+    gate.add_property(("outcome", view.outcome_word()));
+    for (i, error) in view.errors.iter().enumerate() {
         gate.add_test_case(case(
             &format!("gate error {}", i + 1),
             "ncugate",
@@ -34,47 +34,30 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
             None,
         ));
     }
-    if let Some(devices) = &report.devices {
-        let (status, message) = if devices.mismatch_allowed {
-            (
-                Status::Warn,
-                format!(
-                    "device mismatch allowed: baseline {}, current {}",
-                    devices.baseline, devices.current
-                ),
-            )
-        } else {
-            (Status::Pass, devices.current.clone())
-        };
+    if let Some(device) = &view.device {
         gate.add_test_case(case(
             "device fingerprint",
             "ncugate",
-            status,
-            &message,
+            device.status,
+            &device.message,
             None,
         ));
     }
     junit.push(gate);
 
-    let mut total = TestSuite::new("(total)");
-    for r in report.rules.iter().filter(|r| r.kernel.is_none()) {
-        total.add_test_case(case(
-            &r.rule,
-            "(total)",
-            r.status,
-            &r.message,
-            r.why.as_deref(),
-        ));
+    if let Some(total) = view.total() {
+        let mut suite = TestSuite::new(total.name());
+        for c in view.checks_of(total) {
+            suite.add_test_case(case(c.name, total.name(), c.status, c.message, c.why));
+        }
+        junit.push(suite);
     }
-    if !total.test_cases.is_empty() {
-        junit.push(total);
-    }
-    let mut tools: Vec<&str> = report.sanitizer.iter().map(|f| f.tool.as_str()).collect();
+    let mut tools: Vec<&str> = view.sanitizer.iter().map(|f| f.tool.as_str()).collect();
     tools.dedup();
     for tool in tools {
         let name = format!("compute-sanitizer {tool}");
         let mut suite = TestSuite::new(name.as_str());
-        for f in report.sanitizer.iter().filter(|f| f.tool == tool) {
+        for f in view.sanitizer.iter().filter(|f| f.tool == tool) {
             let title = format!(
                 "{} {}",
                 f.kind,
@@ -100,40 +83,23 @@ pub fn suites(report: &Report) -> Vec<TestSuite> {
         }
         junit.push(suite);
     }
-    if !report.memory.is_empty() {
+    if !view.memory.is_empty() {
         let mut suite = TestSuite::new("GPU memory");
-        for m in &report.memory {
+        for m in view.memory {
             suite.add_test_case(case(&m.check, "GPU memory", m.status, &m.message, None));
         }
         junit.push(suite);
     }
-    for view in report.kernel_views() {
-        let kernel = view.kernel;
+    for scope in view.scopes.iter().filter(|s| s.kernel.is_some()) {
+        let kernel = scope.name();
         let mut suite = TestSuite::new(kernel);
-        for s in &view.structure {
-            suite.add_test_case(case(s.check.as_str(), kernel, s.status, &s.message, None));
+        for c in view.checks_of(scope) {
+            suite.add_test_case(case(c.name, kernel, c.status, c.message, c.why));
         }
-        for r in &view.rules {
+        for f in view.findings_of(scope) {
+            let message = format!("new ncu finding {} {}: {}", f.rule, f.detail, f.description);
             suite.add_test_case(case(
-                &r.rule,
-                scope_name(r.kernel.as_deref()),
-                r.status,
-                &r.message,
-                r.why.as_deref(),
-            ));
-        }
-        for f in &view.findings {
-            let speedup = f
-                .finding
-                .estimated_speedup_pct
-                .map(|s| format!(", estimated speedup {s:.0}%"))
-                .unwrap_or_default();
-            let message = format!(
-                "new ncu finding {} ({}{speedup}): {}",
-                f.finding.rule, f.finding.rule_type, f.finding.description
-            );
-            suite.add_test_case(case(
-                &format!("ncu finding {}", f.finding.rule),
+                &format!("ncu finding {}", f.rule),
                 kernel,
                 f.status,
                 &message,

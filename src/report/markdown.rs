@@ -2,154 +2,116 @@
 //! Jenkins description). Kernel names go in code spans, so `*`, `_`, `<` and
 //! `>` in C++ names render literally; `|` is escaped for tables.
 
-use super::fmt::{format_mu_sigma, format_value};
-use super::scope_name;
-use crate::verdict::{Outcome, Report, Status};
+use super::view::{Check, View, outcome_emoji, scope_name};
 use std::fmt::Write;
 
-/// The report as GitHub-flavoured Markdown.
-pub fn render(report: &Report) -> String {
+/// The view as GitHub-flavoured Markdown.
+pub fn render(view: &View<'_>) -> String {
     let mut out = String::new();
-    let c = report.counts();
-    let headline = match report.outcome {
-        Outcome::Pass => "✅ ncugate: pass",
-        Outcome::Regression => "❌ ncugate: regression",
-        Outcome::Error => "⚠️ ncugate: error",
-    };
-    let _ = writeln!(out, "## {headline}\n");
+    let _ = writeln!(
+        out,
+        "## {} ncugate: {}\n",
+        outcome_emoji(view.outcome),
+        view.outcome_word()
+    );
     let _ = writeln!(
         out,
         "{} — exit code {}\n",
-        c.words().join(" · "),
-        report.exit_code
+        view.counts_text(" · "),
+        view.exit_code
     );
-    for (label, value) in report.header() {
-        let value = if label == "GPU" || label == "profiling" {
-            text(&value)
+    for (label, value) in &view.header {
+        let value = if *label == "GPU" || *label == "profiling" {
+            text(value)
         } else {
-            format!("`{}`", code(&value))
+            format!("`{}`", code(value))
         };
         let _ = writeln!(out, "- {label}: {value}");
     }
-    if !report.errors.is_empty() {
+    if !view.errors.is_empty() {
         let _ = writeln!(out, "\n### Errors\n");
-        for e in &report.errors {
+        for e in view.errors {
             let _ = writeln!(out, "- {}", text(e));
         }
     }
 
-    let views = report.kernel_views();
-    let failing: Vec<_> = views
-        .iter()
-        .filter(|v| v.status.needs_attention())
-        .collect();
-    if !failing.is_empty() {
+    let mut failing = view.failing_kernels().peekable();
+    if failing.peek().is_some() {
         let _ = writeln!(out, "\n### Why\n");
-        for view in &failing {
+        for scope in failing {
             let _ = writeln!(
                 out,
                 "- **{}** `{}`",
-                view.status.as_str(),
-                code(view.kernel)
+                scope.status.as_str(),
+                code(scope.name())
             );
-            for s in view.structure.iter().filter(|s| s.status != Status::Pass) {
-                let _ = writeln!(out, "  - {}: {}", s.check.as_str(), text(&s.message));
+            for c in view.checks_of(scope).filter(|c| c.needs_attention()) {
+                let _ = writeln!(out, "  - {}", why_line(c));
             }
-            for r in view.rules.iter().filter(|r| r.status.needs_attention()) {
-                let _ = writeln!(out, "  - {}", failed_rule(r));
-            }
-            for f in &view.findings {
-                let speedup = f
-                    .finding
-                    .estimated_speedup_pct
-                    .map(|s| format!(", est. speedup {s:.0}%"))
-                    .unwrap_or_default();
+            for f in view.findings_of(scope) {
                 let _ = writeln!(
                     out,
-                    "  - new ncu finding `{}` ({}{speedup}): {}",
-                    f.finding.rule,
-                    f.finding.rule_type,
-                    text(&f.finding.description)
+                    "  - new ncu finding `{}` {}: {}",
+                    code(f.rule),
+                    f.detail,
+                    text(f.description)
                 );
             }
         }
     }
-    let total = report.failing_total_rules();
+    let total = view.failing_total();
     if !total.is_empty() {
         let _ = writeln!(out, "\n### Whole run\n");
-        for r in total {
-            let _ = writeln!(out, "- {}", failed_rule(r));
+        for c in total {
+            let _ = writeln!(out, "- {}", why_line(c));
         }
     }
 
-    if !report.rules.is_empty() || !report.structure.is_empty() {
+    if !view.checks.is_empty() {
         // Folded: the sections above already list what needs attention.
-        let n = report.rules.len() + report.structure.len();
+        let n = view.checks.len();
         let _ = writeln!(out, "\n<details><summary>All {n} checks</summary>\n");
         let _ = writeln!(
             out,
             "| kernel | check | baseline μ±σ | current | change | verdict |"
         );
         let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
-        for s in &report.structure {
-            let base = s
-                .baseline_launches
-                .map_or("—".into(), |n| format!("{n} launches"));
-            let cur = format!(
-                "{} launches",
-                s.current_launches
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join("/")
-            );
+        for c in &view.checks {
+            // A rule's name is a metric: a code span; a structural check is words.
+            let name = if c.rule.is_some() {
+                format!("`{}`", code(c.name))
+            } else {
+                c.name.to_string()
+            };
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {base} | {cur} | | {} |",
-                code(&s.kernel),
-                s.check.as_str(),
-                s.status.as_str()
+                "| `{}` | {name} | {} | {} | {} | {} |",
+                code(scope_name(c.kernel)),
+                c.baseline,
+                c.current,
+                c.change,
+                c.verdict
             );
         }
-        for r in &report.rules {
-            let base = r
-                .baseline
-                .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
-            let cur = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
-            let change = r.change_pct.map_or(String::new(), |p| format!("{p:+.1}%"));
-            let _ = writeln!(
-                out,
-                "| `{}` | `{}` | {base} | {cur} | {change} | {} |",
-                code(scope_name(r.kernel.as_deref())),
-                code(&r.rule),
-                r.verdict()
-            );
-        }
-    }
-    if !report.rules.is_empty() || !report.structure.is_empty() {
         let _ = writeln!(out, "\n</details>");
     }
-    let other: Vec<_> = views
-        .iter()
-        .filter(|v| !v.status.needs_attention())
-        .flat_map(|v| v.findings.iter())
-        .collect();
+    let other = view.findings_elsewhere();
     if !other.is_empty() {
         let _ = writeln!(out, "\n### New ncu findings\n");
         for f in other {
             let _ = writeln!(
                 out,
-                "- `{}`: `{}` ({}): {}",
-                code(&f.kernel),
-                f.finding.rule,
-                f.finding.rule_type,
-                text(&f.finding.description)
+                "- `{}`: `{}` {}: {}",
+                code(f.kernel),
+                code(f.rule),
+                f.detail,
+                text(f.description)
             );
         }
     }
-    if !report.sanitizer.is_empty() {
+    if !view.sanitizer.is_empty() {
         let _ = writeln!(out, "\n### compute-sanitizer\n");
-        for f in &report.sanitizer {
+        for f in view.sanitizer {
             let _ = writeln!(
                 out,
                 "- **{}** {}: {}",
@@ -168,9 +130,9 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    if !report.memory.is_empty() {
+    if !view.memory.is_empty() {
         let _ = writeln!(out, "\n### GPU memory\n");
-        for m in &report.memory {
+        for m in view.memory {
             let _ = writeln!(
                 out,
                 "- **{}** {}: {}",
@@ -180,27 +142,27 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    if !report.notes.is_empty() {
+    if !view.notes.is_empty() {
         let _ = writeln!(out, "\n### Notes\n");
-        for n in &report.notes {
+        for n in view.notes {
             let _ = writeln!(out, "- {}", text(n));
         }
     }
     out
 }
 
-/// A failed rule as one Markdown line (without the list marker): rule, verdict, message, why.
-fn failed_rule(r: &crate::verdict::RuleResult) -> String {
-    let why = r
-        .why
-        .as_deref()
-        .map(|w| format!(" — {}", text(w)))
-        .unwrap_or_default();
+/// A check that needs attention as one Markdown line (without the list
+/// marker): a structural check's message, or a rule, its verdict, message and why.
+fn why_line(c: &Check<'_>) -> String {
+    if c.rule.is_none() {
+        return format!("{}: {}", c.name, text(c.message));
+    }
+    let why = c.why.map(|w| format!(" — {}", text(w))).unwrap_or_default();
     format!(
         "`{}` {}: {}{why}",
-        code(&r.rule),
-        r.status.as_str(),
-        text(&r.message)
+        code(c.name),
+        c.status.as_str(),
+        text(c.message)
     )
 }
 

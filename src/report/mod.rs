@@ -1,6 +1,10 @@
 //! Reporters: the [`Report`] rendered for a terminal, a CI summary page
-//! (Markdown), a test-report view (JUnit XML) and machines (JSON). Each one
-//! only reads the report; none of them decides anything.
+//! (Markdown), a test-report view (JUnit XML), GitHub Actions, a static HTML
+//! page and machines (JSON). Each reads the report through its one
+//! [`View`], which decides every word and number shown; each
+//! format is one [`Reporter`], and [`write_all`] is the one path by which any
+//! of them reaches a file or a stream (files atomically, in a fixed order).
+//! A suite's report goes through the same trait and path (`suite::render`).
 
 pub mod chart;
 /// Value formatting lives in [`crate::format`](mod@crate::format), a leaf every gate can use.
@@ -12,51 +16,187 @@ pub mod junit;
 pub mod layout;
 pub mod markdown;
 pub mod terminal;
+pub mod view;
+
+pub use view::{View, scope_name};
 
 use crate::baseline::write_atomic;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::verdict::Report;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where to write the file reports of one check.
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {
-    pub junit: Option<std::path::PathBuf>,
-    pub markdown: Option<std::path::PathBuf>,
-    pub json: Option<std::path::PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub json: Option<PathBuf>,
     /// GitHub Actions mode: annotations, step summary, step outputs.
     pub github: bool,
     /// A static HTML report (index.html, style.css, charts/*.svg) in this folder.
-    pub html: Option<std::path::PathBuf>,
+    pub html: Option<PathBuf>,
 }
 
-/// Writes every requested file report (atomically, so a CI step that picks
-/// them up never reads half a file).
-pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
-    type Render = fn(&Report) -> String;
-    let targets: [(&Option<std::path::PathBuf>, Render); 3] = [
-        (&outputs.junit, junit::render),
-        (&outputs.markdown, markdown::render),
-        (&outputs.json, json::render),
-    ];
-    for (path, render) in targets {
-        if let Some(path) = path {
-            write_atomic(Path::new(path), render(report).as_bytes())?;
+/// What one reporter made of a view, before anything is written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendered {
+    /// The whole content of the file the user named.
+    File(String),
+    /// Files under the folder the user named, by relative path, in the order to write them.
+    Folder(Vec<(PathBuf, Vec<u8>)>),
+    /// GitHub mode's streams.
+    GitHub(github::Streams),
+}
+
+/// Where a reporter's output goes, from the [`Outputs`] the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination<'o> {
+    /// A file, or the folder of a [`Rendered::Folder`].
+    Path(&'o Path),
+    /// Standard output, `$GITHUB_STEP_SUMMARY` and `$GITHUB_OUTPUT`.
+    GitHub,
+}
+
+/// One output format: where it goes, whatever the report.
+pub trait Format {
+    /// Where this format goes, or `None` when it was not asked for.
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>>;
+}
+
+/// One output format of a report view `V` (a check's [`View`], a suite's view).
+pub trait Reporter<V>: Format {
+    /// The view in this format.
+    fn render(&self, view: &V) -> Rendered;
+}
+
+/// `--junit`.
+pub struct JUnit;
+/// `--markdown`.
+pub struct Markdown;
+/// `--json`.
+pub struct Json;
+/// `--html DIR`.
+pub struct Html;
+/// GitHub Actions mode.
+pub struct GitHub;
+
+/// The file formats in the order their files are written (the HTML folder's
+/// `index.html` and GitHub's outputs last: a step that waits for them finds the rest in place).
+pub fn reporters<'v, V: 'v>() -> [&'v dyn Reporter<V>; 5]
+where
+    JUnit: Reporter<V>,
+    Markdown: Reporter<V>,
+    Json: Reporter<V>,
+    Html: Reporter<V>,
+    GitHub: Reporter<V>,
+{
+    [&JUnit, &Markdown, &Json, &Html, &GitHub]
+}
+
+/// Writes every requested report of `view` (files atomically, so a CI step
+/// that picks them up never reads half a file).
+pub fn write_view<V>(view: &V, outputs: &Outputs) -> Result<()>
+where
+    JUnit: Reporter<V>,
+    Markdown: Reporter<V>,
+    Json: Reporter<V>,
+    Html: Reporter<V>,
+    GitHub: Reporter<V>,
+{
+    for reporter in reporters::<V>() {
+        if let Some(destination) = reporter.destination(outputs) {
+            deliver(reporter.render(view), destination, outputs)?;
         }
-    }
-    if let Some(dir) = &outputs.html {
-        html::write(report, dir)?;
-    }
-    if outputs.github {
-        github::emit(report, outputs).map_err(|source| crate::error::Error::Write {
-            path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
-            source,
-        })?;
     }
     Ok(())
 }
 
-/// Kernel key for display: the key, or `(total)` for the whole run.
-pub fn scope_name(kernel: Option<&str>) -> &str {
-    kernel.unwrap_or("(total)")
+/// Writes every requested file report of one check.
+pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
+    write_view(&View::new(report), outputs)
+}
+
+/// Writes one rendered report where it goes: the one place reports reach the disk.
+fn deliver(rendered: Rendered, destination: Destination<'_>, outputs: &Outputs) -> Result<()> {
+    match (rendered, destination) {
+        (Rendered::File(text), Destination::Path(path)) => write_atomic(path, text.as_bytes()),
+        (Rendered::Folder(files), Destination::Path(dir)) => {
+            for (name, bytes) in files {
+                write_atomic(&dir.join(name), &bytes)?;
+            }
+            Ok(())
+        }
+        (Rendered::GitHub(streams), Destination::GitHub) => github::deliver(&streams, outputs)
+            .map_err(|source| Error::Write {
+                path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
+                source,
+            }),
+        (_, destination) => Err(Error::Write {
+            path: match destination {
+                Destination::Path(p) => p.to_path_buf(),
+                Destination::GitHub => "$GITHUB_STEP_SUMMARY".into(),
+            },
+            source: std::io::Error::other("a report format and its destination do not match"),
+        }),
+    }
+}
+
+impl Format for JUnit {
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
+        outputs.junit.as_deref().map(Destination::Path)
+    }
+}
+
+impl Format for Markdown {
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
+        outputs.markdown.as_deref().map(Destination::Path)
+    }
+}
+
+impl Format for Json {
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
+        outputs.json.as_deref().map(Destination::Path)
+    }
+}
+
+impl Format for Html {
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
+        outputs.html.as_deref().map(Destination::Path)
+    }
+}
+
+impl Format for GitHub {
+    fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
+        outputs.github.then_some(Destination::GitHub)
+    }
+}
+
+impl Reporter<View<'_>> for JUnit {
+    fn render(&self, view: &View<'_>) -> Rendered {
+        Rendered::File(junit::render(view))
+    }
+}
+
+impl Reporter<View<'_>> for Markdown {
+    fn render(&self, view: &View<'_>) -> Rendered {
+        Rendered::File(markdown::render(view))
+    }
+}
+
+impl Reporter<View<'_>> for Json {
+    fn render(&self, view: &View<'_>) -> Rendered {
+        Rendered::File(json::render(view))
+    }
+}
+
+impl Reporter<View<'_>> for Html {
+    fn render(&self, view: &View<'_>) -> Rendered {
+        Rendered::Folder(html::files(view))
+    }
+}
+
+impl Reporter<View<'_>> for GitHub {
+    fn render(&self, view: &View<'_>) -> Rendered {
+        Rendered::GitHub(github::streams(view))
+    }
 }

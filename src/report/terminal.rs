@@ -6,10 +6,9 @@
 //! file reports keep them whole. `--show` picks the rows. Colour only when
 //! asked or writing to a terminal with `NO_COLOR` unset.
 
-use super::fmt::{format_mu_sigma, format_value};
 use super::layout::{Column, shorten_middle, wrap};
-use super::scope_name;
-use crate::verdict::{Outcome, Report, RuleResult, Status, StructureResult};
+use super::view::{Check, Finding, View, scope_name};
+use crate::verdict::{Outcome, Report, Status};
 use std::fmt::Write;
 
 /// Width of a log that is not a terminal (and the fallback everywhere).
@@ -76,32 +75,37 @@ pub fn width() -> usize {
 
 /// The report as text.
 pub fn render(report: &Report, style: &Style) -> String {
+    render_view(&View::new(report), style)
+}
+
+/// The view as text.
+pub fn render_view(view: &View<'_>, style: &Style) -> String {
     let mut out = String::new();
-    headline(&mut out, report, style.color);
-    for (label, value) in report.header() {
+    headline(&mut out, view, style.color);
+    for (label, value) in &view.header {
         let label = format!("{label}:");
         let _ = writeln!(out, "  {label:<11} {value}");
     }
-    for error in &report.errors {
+    for error in view.errors {
         let _ = writeln!(out, "\nerror: {error}");
     }
-    why(&mut out, report, style.width);
-    table(&mut out, report, style);
-    findings(&mut out, report, style.width);
-    for note in &report.notes {
+    why(&mut out, view, style.width);
+    table(&mut out, view, style);
+    findings(&mut out, view, style.width);
+    for note in view.notes {
         let _ = writeln!(out, "\nnote: {note}");
     }
     out
 }
 
-fn headline(out: &mut String, report: &Report, color: bool) {
-    let c = report.counts();
-    let (word, paint) = match report.outcome {
-        Outcome::Pass => ("PASS", "\x1b[1;32m"),
-        Outcome::Regression => ("REGRESSION", "\x1b[1;31m"),
-        Outcome::Error => ("ERROR", "\x1b[1;35m"),
-    };
+fn headline(out: &mut String, view: &View<'_>, color: bool) {
+    let word = view.outcome_title();
     let word = if color {
+        let paint = match view.outcome {
+            Outcome::Pass => "\x1b[1;32m",
+            Outcome::Regression => "\x1b[1;31m",
+            Outcome::Error => "\x1b[1;35m",
+        };
         format!("{paint}{word}\x1b[0m")
     } else {
         word.to_string()
@@ -109,102 +113,84 @@ fn headline(out: &mut String, report: &Report, color: bool) {
     let _ = writeln!(
         out,
         "ncugate: {word} (exit {}): {}",
-        report.exit_code,
-        c.words().join(", ")
+        view.exit_code,
+        view.counts_text(", ")
     );
 }
 
 /// The failing kernels and whole-run rules, each with what failed and why.
-fn why(out: &mut String, report: &Report, width: usize) {
-    // One status per kernel, the same every reporter uses (new findings included).
-    let views = report.kernel_views();
-    let failing: Vec<_> = views
-        .iter()
-        .filter(|v| v.status.needs_attention())
-        .collect();
-    let total_failures = report.failing_total_rules();
+fn why(out: &mut String, view: &View<'_>, width: usize) {
+    let failing: Vec<_> = view.failing_kernels().collect();
+    let total_failures = view.failing_total();
     if failing.is_empty() && total_failures.is_empty() {
         return;
     }
     let _ = writeln!(out, "\nwhy:");
-    for view in &failing {
+    for scope in &failing {
         let _ = writeln!(
             out,
             "  {} {}",
-            mark(view.status),
-            shorten_middle(view.kernel, width.saturating_sub(4))
+            mark(scope.status),
+            shorten_middle(scope.name(), width.saturating_sub(4))
         );
-        for s in view.structure.iter().filter(|s| s.status != Status::Pass) {
-            let text = format!("{}: {}", s.check.as_str(), s.message);
-            let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
+        for c in view.checks_of(scope).filter(|c| c.needs_attention()) {
+            explain(out, c, width);
         }
-        for r in view.rules.iter().filter(|r| r.status.needs_attention()) {
-            explain(out, r, width);
-        }
-        for f in &view.findings {
+        for f in view.findings_of(scope) {
             finding_line(out, f, width);
         }
     }
-    if !total_failures.is_empty() {
-        let worst = total_failures.iter().map(|r| r.status).max();
-        let _ = writeln!(out, "  {} (total)", mark(worst.unwrap_or(Status::Fail)));
-        for r in total_failures {
-            explain(out, r, width);
+    if let Some(worst) = total_failures.iter().map(|c| c.status).max() {
+        let _ = writeln!(out, "  {} {}", mark(worst), super::view::TOTAL);
+        for c in total_failures {
+            explain(out, c, width);
         }
     }
 }
 
-/// One row of the table before layout: plain text cells and the verdict.
-struct Row {
-    cells: [String; 5],
-    /// The baseline without its standard deviation, for narrow terminals.
-    mean_only: String,
-    status: Status,
-    /// The verdict word (`higher`/`lower` for a `changed` result).
-    verdict: &'static str,
+/// One row of the table before layout: the check's cells and its verdict.
+struct Row<'v> {
+    check: &'v Check<'v>,
 }
 
-impl Row {
+impl Row<'_> {
     fn cell(&self, i: usize, sigma: bool) -> &str {
-        if i == 1 && !sigma {
-            &self.mean_only
-        } else {
-            &self.cells[i]
+        let c = self.check;
+        match i {
+            0 => c.name,
+            1 if sigma => &c.baseline,
+            1 => &c.baseline_mean,
+            2 => &c.current,
+            3 => &c.change,
+            _ => &c.allowance,
         }
     }
 }
 
 /// The checks grouped by kernel, worst group first, each group's worst rows first.
-fn table(out: &mut String, report: &Report, style: &Style) {
-    if report.rules.is_empty() && report.structure.is_empty() {
+fn table(out: &mut String, view: &View<'_>, style: &Style) {
+    if view.checks.is_empty() {
         return;
     }
     // Groups in the order kernels first appear; `None` is the whole run.
-    let mut groups: Vec<(Option<String>, Vec<Row>)> = Vec::new();
+    let mut groups: Vec<(Option<&str>, Vec<Row<'_>>)> = Vec::new();
     // Group index by kernel: a report can have 10^4 kernels.
-    let mut index: std::collections::HashMap<Option<String>, usize> =
+    let mut index: std::collections::HashMap<Option<&str>, usize> =
         std::collections::HashMap::new();
-    let mut push = |kernel: Option<&str>, row: Row| {
-        let key = kernel.map(str::to_string);
-        match index.get(&key) {
+    let mut total = 0;
+    // A structural check that passed is not worth a row, nor a count.
+    for check in view.checks.iter().filter(|c| !c.is_quiet()) {
+        total += 1;
+        if !style.show.keeps(check.status) {
+            continue;
+        }
+        let row = Row { check };
+        match index.get(&check.kernel) {
             Some(&i) => groups[i].1.push(row),
             None => {
-                index.insert(key.clone(), groups.len());
-                groups.push((key, vec![row]));
+                index.insert(check.kernel, groups.len());
+                groups.push((check.kernel, vec![row]));
             }
-        }
-    };
-    let mut total = 0;
-    for s in report.structure.iter().filter(|s| s.status != Status::Pass) {
-        total += 1;
-        if style.show.keeps(s.status) {
-            push(Some(&s.kernel), structure_row(s));
-        }
-    }
-    for r in &report.rules {
-        total += 1;
-        if style.show.keeps(r.status) {
-            push(r.kernel.as_deref(), rule_row(r));
         }
     }
     let shown: usize = groups.iter().map(|(_, rows)| rows.len()).sum();
@@ -232,15 +218,15 @@ fn table(out: &mut String, report: &Report, style: &Style) {
     }
     let _ = writeln!(out, "\nchecks ({what}{more}):");
     for (_, rows) in &mut groups {
-        rows.sort_by_key(|r| rank(r.status));
+        rows.sort_by_key(|r| rank(r.check.status));
     }
-    groups.sort_by_key(|(_, rows)| rows.iter().map(|r| rank(r.status)).min());
+    groups.sort_by_key(|(_, rows)| rows.iter().map(|r| rank(r.check.status)).min());
 
     const INDENT: usize = 4;
     // A metric name needs about this much room to stay recognisable; below
     // it, the baseline column drops its ±σ (the "why" lines above keep it).
     const READABLE_METRIC: usize = 24;
-    let layout = |groups: &[(Option<String>, Vec<Row>)], sigma: bool| {
+    let layout = |groups: &[(Option<&str>, Vec<Row<'_>>)], sigma: bool| {
         let header = [
             "metric",
             if sigma {
@@ -281,20 +267,23 @@ fn table(out: &mut String, report: &Report, style: &Style) {
     let head: Vec<String> = columns.iter().map(|c| c.title.clone()).collect();
     let _ = writeln!(out, "{pad}{}", super::layout::line(&columns, &head));
     for (kernel, rows) in &groups {
-        let worst = rows.iter().map(|r| r.status).max().unwrap_or(Status::Pass);
-        let name = scope_name(kernel.as_deref());
+        let worst = rows
+            .iter()
+            .map(|r| r.check.status)
+            .max()
+            .unwrap_or(Status::Pass);
         let _ = writeln!(
             out,
             "  {} {}",
             mark(worst),
-            shorten_middle(name, style.width.saturating_sub(4))
+            shorten_middle(scope_name(*kernel), style.width.saturating_sub(4))
         );
         for row in rows {
             let mut cells: Vec<String> = (0..5).map(|i| row.cell(i, sigma).to_string()).collect();
-            cells.push(row.verdict.to_string());
+            cells.push(row.check.verdict.to_string());
             let text = super::layout::line(&columns, &cells);
             let text = if style.color {
-                paint_verdict(&text, row.status, row.verdict)
+                paint_verdict(&text, row.check.status, row.check.verdict)
             } else {
                 text
             };
@@ -304,28 +293,22 @@ fn table(out: &mut String, report: &Report, style: &Style) {
 }
 
 /// Findings, compute-sanitizer and GPU-memory sections.
-fn findings(out: &mut String, report: &Report, width: usize) {
-    // Findings of kernels that passed every check: still worth a look.
-    let views = report.kernel_views();
-    let other: Vec<_> = views
-        .iter()
-        .filter(|v| !v.status.needs_attention())
-        .flat_map(|v| v.findings.iter())
-        .collect();
+fn findings(out: &mut String, view: &View<'_>, width: usize) {
+    let other = view.findings_elsewhere();
     if !other.is_empty() {
         let _ = writeln!(out, "\nnew ncu findings:");
         for f in other {
             let _ = writeln!(
                 out,
                 "  {}",
-                shorten_middle(&f.kernel, width.saturating_sub(2))
+                shorten_middle(f.kernel, width.saturating_sub(2))
             );
             finding_line(out, f, width);
         }
     }
-    if !report.sanitizer.is_empty() {
+    if !view.sanitizer.is_empty() {
         let _ = writeln!(out, "\ncompute-sanitizer:");
-        let mut sanitizer: Vec<_> = report.sanitizer.iter().collect();
+        let mut sanitizer: Vec<_> = view.sanitizer.iter().collect();
         sanitizer.sort_by_key(|f| rank(f.status));
         for f in sanitizer {
             // One line each, unwrapped: a log search for the message finds it.
@@ -338,9 +321,9 @@ fn findings(out: &mut String, report: &Report, width: usize) {
             }
         }
     }
-    if !report.memory.is_empty() {
+    if !view.memory.is_empty() {
         let _ = writeln!(out, "\nGPU memory:");
-        let mut memory: Vec<_> = report.memory.iter().collect();
+        let mut memory: Vec<_> = view.memory.iter().collect();
         memory.sort_by_key(|m| rank(m.status));
         for m in memory {
             let _ = writeln!(
@@ -368,32 +351,27 @@ fn rank(status: Status) -> u8 {
     }
 }
 
-fn explain(out: &mut String, r: &RuleResult, width: usize) {
+/// A check's why line: a structural check's message, or a rule with its verdict, thresholds line and reason.
+fn explain(out: &mut String, c: &Check<'_>, width: usize) {
+    let Some(line) = c.line else {
+        let text = format!("{}: {}", c.name, c.message);
+        let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
+        return;
+    };
     let text = format!(
-        "{} [{}]: {} (thresholds line {})",
-        r.rule,
-        r.status.as_str(),
-        r.message,
-        r.line
+        "{} [{}]: {} (thresholds line {line})",
+        c.name,
+        c.status.as_str(),
+        c.message,
     );
     let _ = writeln!(out, "{}", wrap(&text, width, "      ", "          "));
-    if let Some(why) = &r.why {
+    if let Some(why) = c.why {
         let _ = writeln!(out, "{}", wrap(why, width, "        → ", "          "));
     }
 }
 
-fn finding_line(out: &mut String, f: &crate::verdict::FindingResult, width: usize) {
-    let speedup = f
-        .finding
-        .estimated_speedup_pct
-        .map(|s| format!(", est. speedup {s:.0}%"))
-        .unwrap_or_default();
-    let text = format!(
-        "new ncu finding {} ({}{speedup}): {}",
-        f.finding.rule,
-        f.finding.rule_type,
-        super::fmt::first_sentence(&f.finding.description)
-    );
+fn finding_line(out: &mut String, f: &Finding<'_>, width: usize) {
+    let text = format!("new ncu finding {} {}: {}", f.rule, f.detail, f.summary);
     let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
 }
 
@@ -423,71 +401,5 @@ fn paint_verdict(line: &str, status: Status, word: &str) -> String {
             &line[i + word.len()..]
         ),
         None => line.to_string(),
-    }
-}
-
-fn structure_row(s: &StructureResult) -> Row {
-    Row {
-        cells: [
-            s.check.as_str().to_string(),
-            s.baseline_launches
-                .map_or("—".into(), |n| format!("{n} launches")),
-            format!(
-                "{} launches",
-                s.current_launches
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join("/")
-            ),
-            String::new(),
-            "exact".into(),
-        ],
-        mean_only: s
-            .baseline_launches
-            .map_or("—".into(), |n| format!("{n} launches")),
-        status: s.status,
-        verdict: s.status.as_str(),
-    }
-}
-
-fn rule_row(r: &RuleResult) -> Row {
-    let baseline = r
-        .baseline
-        .map_or("—".into(), |b| format_mu_sigma(&b, &r.unit));
-    let current = r.current.map_or("—".into(), |x| format_value(x, &r.unit));
-    let change = match (r.change_pct, r.current, r.baseline) {
-        (Some(p), _, _) => format!("{p:+.1}%"),
-        (None, Some(x), Some(b)) if x == b.mean => "±0%".into(),
-        (None, Some(_), Some(_)) => "new".into(),
-        _ => "".into(),
-    };
-    let sign = if r.worse == crate::rules::Worse::Higher {
-        "+"
-    } else {
-        "-"
-    };
-    let allowance = match (r.allowance, r.baseline, r.limit) {
-        (Some(a), Some(b), limit) => {
-            let rel = if b.mean != 0.0 {
-                format!("{sign}{:.1}%", a / b.mean.abs() * 100.0)
-            } else {
-                format!("{sign}{}", format_value(a, &r.unit))
-            };
-            match limit {
-                Some(l) => format!("{rel}, limit {}", format_value(l, &r.unit)),
-                None => rel,
-            }
-        }
-        (None, _, Some(l)) => format!("limit {}", format_value(l, &r.unit)),
-        _ => String::new(),
-    };
-    Row {
-        cells: [r.rule.clone(), baseline, current, change, allowance],
-        mean_only: r
-            .baseline
-            .map_or("—".into(), |b| format_value(b.mean, &r.unit)),
-        status: r.status,
-        verdict: r.verdict(),
     }
 }

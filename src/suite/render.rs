@@ -1,51 +1,111 @@
-//! A suite's report in every format, built from each workload's own report:
-//! the terminal and Markdown get a section per workload under one headline,
-//! JUnit a testsuite per workload × kernel (`<workload>: <kernel>`), HTML a
-//! page per workload behind an index, GitHub mode annotations that name the
-//! workload and one step summary.
+//! A suite's report in every format, through the same [`Reporter`] trait and
+//! write path as a single check's: a [`SuiteView`] holds each workload's own
+//! [`View`] and the suite's words; the terminal and Markdown get a section per
+//! workload under one headline, JUnit a testsuite per workload × kernel
+//! (`<workload>: <kernel>`), HTML a page per workload behind an index, GitHub
+//! mode annotations that name the workload and one step summary.
 
 use super::report::SuiteReport;
-use crate::error::{Error, Result};
-use crate::report::{Outputs, github, html, junit, markdown, terminal};
-use crate::verdict::Outcome;
+use crate::error::Result;
+use crate::report::view::{View, outcome_emoji};
+use crate::report::{
+    GitHub, Html, JUnit, Json, Markdown, Outputs, Rendered, Reporter, github, html, junit,
+    markdown, terminal,
+};
+use crate::verdict::{Counts, Outcome};
+use maud::html;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
+
+/// A suite report as every reporter shows it.
+#[derive(Debug, Clone)]
+pub struct SuiteView<'r> {
+    /// The model itself, for the JSON report.
+    pub report: &'r SuiteReport,
+    pub outcome: Outcome,
+    /// `REGRESSION (exit 1): 3 workloads — 1 regressed (infer), 2 passed`.
+    pub headline: String,
+    pub workloads: Vec<WorkloadView<'r>>,
+}
+
+/// One workload's part of the suite view.
+#[derive(Debug, Clone)]
+pub struct WorkloadView<'r> {
+    pub name: &'r str,
+    pub tags: &'r [String],
+    /// Wall time of its profiled runs, `12.3 s`, or `—`.
+    pub seconds: String,
+    pub counts: Counts,
+    pub view: View<'r>,
+}
+
+impl<'r> SuiteView<'r> {
+    /// The view of a suite report and of each workload's report.
+    pub fn new(report: &'r SuiteReport) -> SuiteView<'r> {
+        SuiteView {
+            report,
+            outcome: report.outcome,
+            headline: report.headline(),
+            workloads: report
+                .workloads
+                .iter()
+                .map(|w| {
+                    let view = View::new(&w.report);
+                    WorkloadView {
+                        name: &w.name,
+                        tags: &w.tags,
+                        seconds: w.seconds.map_or("—".to_string(), |s| format!("{s:.1} s")),
+                        counts: view.counts,
+                        view,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Failed checks over all workloads: GitHub's `regressions` output.
+    pub fn regressions(&self) -> usize {
+        self.workloads.iter().map(|w| w.counts.fail).sum()
+    }
+
+    /// The workloads that did not pass, in run order.
+    pub fn failed_workloads(&self) -> Vec<&str> {
+        self.workloads
+            .iter()
+            .filter(|w| w.view.outcome != Outcome::Pass)
+            .map(|w| w.name)
+            .collect()
+    }
+}
 
 /// The terminal report: each workload's table under a rule with its name, then the headline.
 pub fn terminal(report: &SuiteReport, style: &terminal::Style) -> String {
+    let view = SuiteView::new(report);
     let mut out = String::new();
-    for w in &report.workloads {
+    for w in &view.workloads {
         let tags = if w.tags.is_empty() {
             String::new()
         } else {
             format!(" [{}]", w.tags.join(", "))
         };
         let _ = writeln!(out, "\n── workload {}{tags} ──", w.name);
-        out.push_str(&terminal::render(&w.report, style));
+        out.push_str(&terminal::render_view(&w.view, style));
     }
-    let _ = writeln!(out, "\nncugate suite: {}", report.headline());
+    let _ = writeln!(out, "\nncugate suite: {}", view.headline);
     out
 }
 
-fn emoji(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Pass => "✅",
-        Outcome::Regression => "❌",
-        Outcome::Error => "⚠️",
-    }
-}
-
 /// The Markdown report: a table of workloads, then each workload's report one heading level down.
-pub fn markdown(report: &SuiteReport) -> String {
+pub fn markdown(view: &SuiteView<'_>) -> String {
     let mut out = String::new();
-    let word = match report.outcome {
-        Outcome::Pass => "pass",
-        Outcome::Regression => "regression",
-        Outcome::Error => "error",
-    };
-    let _ = writeln!(out, "## {} ncugate suite: {word}\n", emoji(report.outcome));
-    let _ = writeln!(out, "{}\n", report.headline());
+    let report = view.report;
+    let _ = writeln!(
+        out,
+        "## {} ncugate suite: {}\n",
+        outcome_emoji(view.outcome),
+        view.outcome.as_str()
+    );
+    let _ = writeln!(out, "{}\n", view.headline);
     if let Some(shard) = report.shard {
         let _ = writeln!(
             out,
@@ -70,24 +130,24 @@ pub fn markdown(report: &SuiteReport) -> String {
         out,
         "| workload | verdict | failed | warnings | errors | passed | profiled |\n|---|---|---|---|---|---|---|"
     );
-    for w in &report.workloads {
-        let c = w.report.counts();
-        let seconds = w.seconds.map_or("—".to_string(), |s| format!("{s:.1} s"));
+    for w in &view.workloads {
+        let c = w.counts;
         let _ = writeln!(
             out,
-            "| `{}` | {} {:?} | {} | {} | {} | {} | {seconds} |",
+            "| `{}` | {} {} | {} | {} | {} | {} | {} |",
             w.name,
-            emoji(w.report.outcome),
-            w.report.outcome,
+            outcome_emoji(w.view.outcome),
+            w.view.outcome_word(),
             c.fail,
             c.warn,
             c.error,
-            c.pass
+            c.pass,
+            w.seconds
         );
     }
-    for w in &report.workloads {
+    for w in &view.workloads {
         let _ = writeln!(out, "\n## Workload `{}`\n", w.name);
-        for line in markdown::render(&w.report).lines() {
+        for line in markdown::render(&w.view).lines() {
             if line.starts_with('#') {
                 out.push('#');
             }
@@ -99,10 +159,10 @@ pub fn markdown(report: &SuiteReport) -> String {
 }
 
 /// JUnit XML: every workload's testsuites, named and classed `<workload>: …`.
-pub fn junit(report: &SuiteReport) -> String {
+pub fn junit(view: &SuiteView<'_>) -> String {
     let mut all = quick_junit::Report::new("ncugate");
-    for w in &report.workloads {
-        for mut suite in junit::suites(&w.report) {
+    for w in &view.workloads {
+        for mut suite in junit::suites(&w.view) {
             suite.name = format!("{}: {}", w.name, suite.name.as_str()).into();
             for case in &mut suite.test_cases {
                 let class = case
@@ -114,7 +174,7 @@ pub fn junit(report: &SuiteReport) -> String {
             all.add_test_suite(suite);
         }
     }
-    if report.workloads.is_empty() {
+    if view.workloads.is_empty() {
         // Jenkins drops a report with no testcase: say that this shard had nothing to gate.
         let mut suite = quick_junit::TestSuite::new("ncugate suite");
         let mut case =
@@ -126,83 +186,72 @@ pub fn junit(report: &SuiteReport) -> String {
     junit::xml(&all)
 }
 
-/// `index.html` listing the workloads, each workload's report in `<dir>/<workload>/`.
-pub fn html(report: &SuiteReport, dir: &Path) -> Result<()> {
-    let err = |path: &Path, source: std::io::Error| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
-    let mut rows = String::new();
-    for w in &report.workloads {
-        html::write(&w.report, &dir.join(&w.name))?;
-        let c = w.report.counts();
-        let class = match w.report.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Regression => "fail",
-            Outcome::Error => "error",
-        };
-        let _ = writeln!(
-            rows,
-            "<tr class=\"{class}\"><td><a href=\"{name}/index.html\"><code>{name}</code></a></td><td><span class=\"badge {class}\">{outcome:?}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            c.fail,
-            c.warn,
-            c.error,
-            c.pass,
-            name = html::esc(&w.name),
-            outcome = w.report.outcome,
-        );
+/// `index.html` listing the workloads, each workload's report in `<workload>/`:
+/// the workloads' files first, the index last.
+pub fn html_files(view: &SuiteView<'_>) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for w in &view.workloads {
+        for (name, bytes) in html::files(&w.view) {
+            files.push((PathBuf::from(w.name).join(name), bytes));
+        }
     }
-    let page = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ncugate suite: {outcome:?}</title><link rel=\"stylesheet\" href=\"style.css\"></head>\n<body><header><h1>ncugate suite</h1><p class=\"counts\">{headline}</p></header>\n<main><section><table><thead><tr><th>workload</th><th>verdict</th><th>failed</th><th>warnings</th><th>errors</th><th>passed</th></tr></thead><tbody>\n{rows}</tbody></table></section></main>\n<footer>ncugate {version}</footer></body></html>\n",
-        outcome = report.outcome,
-        headline = html::esc(&report.headline()),
-        version = html::esc(&report.ncugate_version),
+    let header = html! {
+        h1 { "ncugate suite" }
+        p.counts { (view.headline) }
+    };
+    let main = html! {
+        section {
+            table {
+                thead { tr { th { "workload" } th { "verdict" } th { "failed" } th { "warnings" } th { "errors" } th { "passed" } } }
+                tbody {
+                    "\n"
+                    @for w in &view.workloads {
+                        @let class = html::outcome_class(w.view.outcome);
+                        tr class=(class) {
+                            td { a href={ (w.name) "/index.html" } { code { (w.name) } } }
+                            td { (html::badge(class, w.view.outcome_word())) }
+                            td { (w.counts.fail) } td { (w.counts.warn) } td { (w.counts.error) } td { (w.counts.pass) }
+                        }
+                        "\n"
+                    }
+                }
+            }
+        }
+    };
+    let page = html::document(
+        &format!("ncugate suite: {}", view.outcome.as_str()),
+        header,
+        main,
+        &view.report.ncugate_version,
     );
-    let css = dir.join("style.css");
-    std::fs::write(&css, html::CSS).map_err(|e| err(&css, e))?;
-    let index = dir.join("index.html");
-    std::fs::write(&index, page).map_err(|e| err(&index, e))
+    files.push((PathBuf::from("style.css"), html::CSS.as_bytes().to_vec()));
+    files.push((PathBuf::from("index.html"), page.into_string().into_bytes()));
+    files
 }
 
 /// GitHub mode: each workload's annotations titled with its name, the suite's
 /// Markdown in the step summary, and `result`, `regressions`, `failed_workloads`, `report` outputs.
-pub fn github(report: &SuiteReport, outputs: &Outputs) -> std::io::Result<()> {
-    for w in &report.workloads {
-        for line in github::annotations(&w.report).lines() {
-            let prefix = format!("title={}%3A ", github::property(&w.name));
-            println!("{}", line.replacen("title=", &prefix, 1));
+pub fn github_streams(view: &SuiteView<'_>) -> github::Streams {
+    let mut annotations = String::new();
+    for w in &view.workloads {
+        let prefix = format!("title={}%3A ", github::property(w.name));
+        for line in github::annotations(&w.view).lines() {
+            annotations.push_str(&line.replacen("title=", &prefix, 1));
+            annotations.push('\n');
         }
     }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        f.write_all(markdown(report).as_bytes())?;
-        f.write_all(b"\n")?;
+    github::Streams {
+        annotations,
+        summary: markdown(view),
+        outcome: view.outcome,
+        regressions: view.regressions(),
+        extra: vec![("failed_workloads", view.failed_workloads().join(","))],
     }
-    let regressions: usize = report
-        .workloads
-        .iter()
-        .map(|w| w.report.counts().fail)
-        .sum();
-    let failed: Vec<&str> = report
-        .workloads
-        .iter()
-        .filter(|w| w.report.outcome != Outcome::Pass)
-        .map(|w| w.name.as_str())
-        .collect();
-    crate::report::github::write_step_outputs(
-        report.outcome,
-        regressions,
-        &[("failed_workloads", failed.join(","))],
-        outputs,
-    )
 }
 
 /// The suite's JSON report.
-pub fn json(report: &SuiteReport) -> String {
+pub fn json(view: &SuiteView<'_>) -> String {
+    let report = view.report;
     let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|e| {
         format!(
             "{{\"schema_version\": {}, \"kind\": \"suite\", \"outcome\": \"error\", \"exit_code\": 2, \"errors\": [{:?}]}}",
@@ -216,25 +265,35 @@ pub fn json(report: &SuiteReport) -> String {
 
 /// Writes every requested report file (atomically) and GitHub mode's outputs.
 pub fn write_all(report: &SuiteReport, outputs: &Outputs) -> Result<()> {
-    type Render = fn(&SuiteReport) -> String;
-    let targets: [(&Option<std::path::PathBuf>, Render); 3] = [
-        (&outputs.junit, junit),
-        (&outputs.markdown, markdown),
-        (&outputs.json, json),
-    ];
-    for (path, render) in targets {
-        if let Some(path) = path {
-            crate::baseline::write_atomic(path, render(report).as_bytes())?;
-        }
+    crate::report::write_view(&SuiteView::new(report), outputs)
+}
+
+impl Reporter<SuiteView<'_>> for JUnit {
+    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+        Rendered::File(junit(view))
     }
-    if let Some(dir) = &outputs.html {
-        html(report, dir)?;
+}
+
+impl Reporter<SuiteView<'_>> for Markdown {
+    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+        Rendered::File(markdown(view))
     }
-    if outputs.github {
-        github(report, outputs).map_err(|source| Error::Write {
-            path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
-            source,
-        })?;
+}
+
+impl Reporter<SuiteView<'_>> for Json {
+    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+        Rendered::File(json(view))
     }
-    Ok(())
+}
+
+impl Reporter<SuiteView<'_>> for Html {
+    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+        Rendered::Folder(html_files(view))
+    }
+}
+
+impl Reporter<SuiteView<'_>> for GitHub {
+    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+        Rendered::GitHub(github_streams(view))
+    }
 }

@@ -191,7 +191,10 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
     });
     report.finish();
     let gate = Gate::new();
-    gate.write("junit.xml", ncugate::report::junit::render(&report));
+    gate.write(
+        "junit.xml",
+        ncugate::report::junit::render(&ncugate::report::View::new(&report)),
+    );
     assert_valid_junit(&gate.path("junit.xml"));
     let xml = gate.read("junit.xml");
     assert!(
@@ -202,14 +205,16 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         !xml.contains('\u{7}'),
         "control characters must not reach Jenkins"
     );
-    let md = ncugate::report::markdown::render(&report);
+    let md = ncugate::report::markdown::render(&ncugate::report::View::new(&report));
     assert!(
         md.contains(r#"std::array<char *, 2>>(int, T2, T3) & "q" \| x`"#),
         "{md}"
     );
     assert!(md.contains("&lt;why&gt; &amp; more"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&ncugate::report::json::render(&report)).expect("JSON");
+    let json: serde_json::Value = serde_json::from_str(&ncugate::report::json::render(
+        &ncugate::report::View::new(&report),
+    ))
+    .expect("JSON");
     assert_eq!(json["rules"][0]["kernel"], name);
 }
 
@@ -282,7 +287,7 @@ fn github_annotations_are_capped_at_ten_per_level() {
         });
     }
     report.finish();
-    let text = ncugate::report::github::annotations(&report);
+    let text = ncugate::report::github::annotations(&ncugate::report::View::new(&report));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 10);
     assert!(
