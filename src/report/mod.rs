@@ -18,6 +18,9 @@ pub mod markdown;
 pub mod terminal;
 pub mod view;
 
+#[cfg(test)]
+mod tests;
+
 pub use view::{View, scope_name};
 
 use crate::baseline::write_atomic;

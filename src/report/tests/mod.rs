@@ -1,0 +1,147 @@
+//! Snapshots of every reporter, each built from a hand-made [`Report`] (no
+//! CLI run, no fixture), one per situation a reader meets: a pass, a
+//! regression with its why-lines, an error before any comparison, new ncu
+//! findings, a kernel name full of characters each format must escape, and
+//! the compute-sanitizer and graph-memory gates. A snapshot change is
+//! reviewed like code (`cargo insta review`).
+
+mod cases;
+
+use super::terminal::{Show, Style};
+use super::{GitHub, Html, Rendered, Reporter, View};
+use cases::{cases, findings, hostile};
+
+fn snapshot(name: String, text: String) {
+    insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn terminal() {
+    for (case, report) in cases() {
+        let style = Style {
+            show: Show::All,
+            ..Style::default()
+        };
+        snapshot(
+            format!("terminal_{case}"),
+            super::terminal::render(&report, &style),
+        );
+    }
+}
+
+#[test]
+fn markdown() {
+    for (case, report) in cases() {
+        snapshot(
+            format!("markdown_{case}"),
+            super::markdown::render(&View::new(&report)),
+        );
+    }
+}
+
+#[test]
+fn junit() {
+    for (case, report) in cases() {
+        snapshot(
+            format!("junit_{case}"),
+            super::junit::render(&View::new(&report)),
+        );
+    }
+}
+
+#[test]
+fn json() {
+    for (case, report) in cases() {
+        snapshot(
+            format!("json_{case}"),
+            super::json::render(&View::new(&report)),
+        );
+    }
+}
+
+#[test]
+fn github() {
+    for (case, report) in cases() {
+        let Rendered::GitHub(streams) = GitHub.render(&View::new(&report)) else {
+            panic!("GitHub mode renders its streams");
+        };
+        let text = format!(
+            "--- stdout\n{}--- $GITHUB_STEP_SUMMARY\n{}--- $GITHUB_OUTPUT (besides `report`)\nresult={}\nregressions={}\n",
+            streams.annotations,
+            streams.summary,
+            streams.outcome.as_str(),
+            streams.regressions
+        );
+        snapshot(format!("github_{case}"), text);
+    }
+}
+
+#[test]
+fn html() {
+    for (case, report) in cases() {
+        let Rendered::Folder(files) = Html.render(&View::new(&report)) else {
+            panic!("HTML renders a folder");
+        };
+        let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        let index = files
+            .iter()
+            .find(|(p, _)| p.as_os_str() == "index.html")
+            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        // Pretty enough to review: one element per line where the page has none.
+        let text = format!("files: {}\n\n{}", names.join(", "), index);
+        snapshot(format!("html_{case}"), text);
+    }
+}
+
+#[test]
+fn hostile_names_stay_text_in_every_format() {
+    let report = hostile();
+    let view = View::new(&report);
+    let Rendered::Folder(files) = Html.render(&view) else {
+        panic!("HTML renders a folder");
+    };
+    let index = files
+        .iter()
+        .find(|(p, _)| p.as_os_str() == "index.html")
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    assert!(
+        !index.contains("<script>") && !index.contains("<img src=x"),
+        "{index}"
+    );
+    assert!(index.contains("&lt;script&gt;"), "{index}");
+    let md = super::markdown::render(&view);
+    // Kernel names sit in code spans, where Markdown shows `<script>` as text; prose is escaped.
+    assert!(
+        !md.contains("<img src=x") && md.contains("&lt;img src=x"),
+        "{md}"
+    );
+    let xml = super::junit::render(&view);
+    assert!(!xml.contains("<script>"), "{xml}");
+    let annotations = super::github::annotations(&view);
+    assert!(
+        annotations.lines().all(|l| l.starts_with("::")),
+        "one workflow command per line: {annotations}"
+    );
+}
+
+#[test]
+fn every_format_reads_the_same_words_from_the_view() {
+    let report = findings();
+    let view = View::new(&report);
+    let speedup = "(OPT, est. speedup 77%)";
+    assert!(super::terminal::render_view(&view, &Style::default()).contains(speedup));
+    assert!(super::markdown::render(&view).contains(speedup));
+    assert!(super::junit::render(&view).contains(speedup));
+    let Rendered::Folder(files) = Html.render(&view) else {
+        panic!("HTML renders a folder");
+    };
+    assert!(
+        files
+            .iter()
+            .any(|(_, b)| String::from_utf8_lossy(b).contains(speedup))
+    );
+}
