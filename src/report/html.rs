@@ -19,7 +19,7 @@ pub const CSS: &str = include_str!("html.css");
 pub fn files(view: &View<'_>) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = vec![(PathBuf::from("style.css"), CSS.as_bytes().to_vec())];
     let mut images = HashMap::new();
-    for (i, r) in view.report.rules.iter().enumerate() {
+    for (i, r) in view.checks.iter().filter_map(|c| c.rule_index.zip(c.rule)) {
         if let Some(svg) = super::chart::chart(r) {
             let name = format!("charts/rule-{i}.svg");
             files.push((PathBuf::from(&name), svg.into_bytes()));

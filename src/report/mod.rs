@@ -19,7 +19,7 @@ pub mod terminal;
 pub mod view;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use view::{View, scope_name};
 

@@ -297,3 +297,87 @@ impl Reporter<SuiteView<'_>> for GitHub {
         Rendered::GitHub(github_streams(view))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Snapshots of every suite format from a hand-made suite report: a
+    //! workload that passed and one that regressed, in shard 1 of 2.
+
+    use super::*;
+    use crate::report::tests::cases;
+    use crate::suite::report::WorkloadReport;
+
+    fn suite() -> SuiteReport {
+        let workload = |name: &str, tags: &[&str], seconds, report| WorkloadReport {
+            name: name.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            baseline: format!("baselines/{name}.json"),
+            seconds,
+            report,
+        };
+        let names: Vec<String> = ["infer", "train", "serve"].map(String::from).into();
+        SuiteReport::new(
+            Some(crate::config::Shard { index: 1, count: 2 }),
+            names.clone(),
+            names[..2].to_vec(),
+            "0".repeat(64),
+            "f".repeat(64),
+            vec![
+                workload("infer", &["fast"], Some(12.34), cases::pass()),
+                workload("train", &[], None, cases::regression()),
+            ],
+        )
+    }
+
+    fn snapshot(name: &str, text: String) {
+        insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    #[test]
+    fn every_format_of_a_suite() {
+        let report = suite();
+        let view = SuiteView::new(&report);
+        assert_eq!(view.regressions(), 3);
+        assert_eq!(view.failed_workloads(), ["train"]);
+        snapshot(
+            "suite_terminal",
+            terminal(&report, &terminal::Style::default()),
+        );
+        snapshot("suite_markdown", markdown(&view));
+        snapshot("suite_junit", junit(&view));
+        let Rendered::Folder(files) = Html.render(&view) else {
+            panic!("HTML renders a folder");
+        };
+        let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        let index = files
+            .last()
+            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        snapshot(
+            "suite_html",
+            format!("files: {}\n\n{index}", names.join(", ")),
+        );
+        let Rendered::GitHub(streams) = GitHub.render(&view) else {
+            panic!("GitHub mode renders its streams");
+        };
+        snapshot(
+            "suite_github",
+            format!(
+                "--- stdout\n{}--- outputs\nresult={}\nregressions={}\n{:?}\n",
+                streams.annotations,
+                streams.outcome.as_str(),
+                streams.regressions,
+                streams.extra
+            ),
+        );
+    }
+
+    #[test]
+    fn an_empty_shard_still_has_a_testcase() {
+        let report = SuiteReport::new(None, vec![], vec![], String::new(), String::new(), vec![]);
+        let xml = junit(&SuiteView::new(&report));
+        assert!(xml.contains("no workload in this run"), "{xml}");
+    }
+}

@@ -95,7 +95,7 @@ fn metrics_report() -> Report {
     r
 }
 
-fn pass() -> Report {
+pub fn pass() -> Report {
     let mut r = metrics_report();
     r.structure.push(launches(PRODUCE, 3.0, 3, Status::Pass));
     r.rules.push(rule(
@@ -124,7 +124,7 @@ fn pass() -> Report {
     r
 }
 
-fn regression() -> Report {
+pub fn regression() -> Report {
     let mut r = metrics_report();
     r.structure.push(launches(SCALE, 3.0, 6, Status::Fail));
     r.structure.push(launches(PRODUCE, 3.0, 3, Status::Pass));

@@ -5,7 +5,7 @@
 //! the compute-sanitizer and graph-memory gates. A snapshot change is
 //! reviewed like code (`cargo insta review`).
 
-mod cases;
+pub(crate) mod cases;
 
 use super::terminal::{Show, Style};
 use super::{GitHub, Html, Rendered, Reporter, View};
