@@ -6,6 +6,7 @@
 //! rustdoc would take for links and HTML.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+use crate::options::{GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -123,39 +124,8 @@ impl SuiteArgs {
 
 #[derive(Debug, Args)]
 pub struct LeaksArgs {
-    /// A prebuilt CUPTI injection library (default: [memory] audit_lib, else the one built into ncugate, compiled on first use with $CC and the CUDA toolkit's CUPTI into $NCUGATE_CACHE_DIR or ~/.cache/ncugate).
-    #[arg(long, env = "NCUGATE_AUDIT_LIB", value_name = "PATH")]
-    pub audit_lib: Option<PathBuf>,
-    /// Graph executables allowed to be alive at exit (default 0).
-    #[arg(long, value_name = "N")]
-    pub max_live_execs: Option<u64>,
-    /// Allowed GPU memory growth per graph launch, bytes (default 65536 = 64 KiB; NVML moves in 2 MiB pages, so use ≥ 100 launches).
-    #[arg(long, value_name = "BYTES")]
-    pub max_growth_per_iteration: Option<f64>,
-    /// Allowed GPU memory growth per second, bytes (default: not checked).
-    #[arg(long, value_name = "BYTES")]
-    pub max_growth_per_second: Option<f64>,
-    /// Allowed peak GPU memory of the process, bytes (default: not checked).
-    #[arg(long, value_name = "BYTES")]
-    pub max_peak: Option<f64>,
-    /// NVML sampling interval in milliseconds (default 20).
-    #[arg(long, value_name = "MS")]
-    pub sample_ms: Option<u64>,
-    /// Append this run to a JSON-lines history file (locked) and apply the leak-trend rule.
-    #[arg(long, env = "NCUGATE_HISTORY", value_name = "FILE")]
-    pub history: Option<PathBuf>,
-    /// Runs in the trend rule's rolling median (default 7).
-    #[arg(long, value_name = "N")]
-    pub history_window: Option<usize>,
-    /// Last runs that must all be over the line (default 3).
-    #[arg(long, value_name = "N")]
-    pub history_consecutive: Option<usize>,
-    /// Over this factor × the median (default 1.5).
-    #[arg(long, value_name = "X")]
-    pub history_factor: Option<f64>,
-    /// And over this many bytes (default 402653184 = 384 MiB).
-    #[arg(long, value_name = "BYTES")]
-    pub history_min_bytes: Option<f64>,
+    #[command(flatten)]
+    pub memory: MemoryOptions,
     #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]
@@ -164,24 +134,11 @@ pub struct LeaksArgs {
 
 #[derive(Debug, Args)]
 pub struct SanitizeArgs {
-    /// Tool(s) to run: memcheck, racecheck, initcheck, synccheck (default: [sanitizer] tools, else memcheck).
-    #[arg(long = "tool", value_delimiter = ',', value_name = "TOOL")]
-    pub tools: Vec<String>,
-    /// Also report memory never freed (`--leak-check full`, memcheck only).
-    #[arg(long)]
-    pub leak_check: bool,
-    /// compute-sanitizer --print-limit (records kept in the XML; default 10000).
-    #[arg(long, value_name = "N")]
-    pub print_limit: Option<u64>,
+    #[command(flatten)]
+    pub sanitizer: SanitizerOptions,
     /// Gate XML saved earlier (`compute-sanitizer --xml --save FILE`) instead of running; repeatable.
     #[arg(long = "xml", value_name = "FILE")]
     pub xml: Vec<PathBuf>,
-    /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow).
-    #[arg(long = "allow", value_name = "REGEX=REASON")]
-    pub allow: Vec<String>,
-    /// The compute-sanitizer executable.
-    #[arg(long, env = "NCUGATE_SANITIZER", value_name = "PATH")]
-    pub sanitizer: Option<String>,
     #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]
@@ -221,65 +178,12 @@ pub struct RunArgs {
     pub app: Vec<String>,
 }
 
-/// How ncu profiles the app (override `[profile]` in `ncugate.toml`).
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "Profiling (ncu)")]
-pub struct NcuArgs {
-    /// "fast": only the gated metrics; "full": `--set full` plus them.
-    #[arg(long, value_enum, env = "NCUGATE_MODE")]
-    pub mode: Option<ModeArg>,
-    /// ncu --graph-profiling.
-    #[arg(long, value_enum, env = "NCUGATE_GRAPH_PROFILING")]
-    pub graph_profiling: Option<GraphArg>,
-    /// ncu --clock-control (default none; recorded in the baseline).
-    #[arg(long, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
-    pub clock_control: Option<String>,
-    /// ncu --cache-control (default all).
-    #[arg(long, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
-    pub cache_control: Option<String>,
-    /// ncu --replay-mode (default kernel).
-    #[arg(long, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
-    pub replay_mode: Option<String>,
-    /// ncu --kernel-name filter.
-    #[arg(long, env = "NCUGATE_KERNEL_NAME", value_name = "FILTER")]
-    pub kernel_name: Option<String>,
-    /// ncu --launch-skip.
-    #[arg(long, env = "NCUGATE_LAUNCH_SKIP", value_name = "N")]
-    pub launch_skip: Option<u64>,
-    /// ncu --launch-count.
-    #[arg(long, env = "NCUGATE_LAUNCH_COUNT", value_name = "N")]
-    pub launch_count: Option<u64>,
-    /// Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated).
-    #[arg(
-        long = "extra-metric",
-        env = "NCUGATE_EXTRA_METRICS",
-        value_delimiter = ',',
-        value_name = "METRIC"
-    )]
-    pub extra_metrics: Vec<String>,
-    /// The ncu executable.
-    #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
-    pub ncu: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ModeArg {
-    Fast,
-    Full,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GraphArg {
-    Node,
-    Graph,
-}
-
 #[derive(Debug, Args)]
 pub struct ProfileOnlyArgs {
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]
-    pub ncu: NcuArgs,
+    pub ncu: ProfileOptions,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -290,15 +194,6 @@ pub enum BaselineCommand {
     Record(Box<RecordArgs>),
     /// Show what changed between two baselines.
     Diff(DiffArgs),
-}
-
-/// Key mode as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum KeyArg {
-    /// The demangled name exactly as ncu prints it.
-    Demangled,
-    /// The function name without return type, template arguments and parameters.
-    Function,
 }
 
 /// Where and how to report (shared by check, sanitize and leaks).
@@ -372,12 +267,8 @@ pub struct CheckArgs {
     /// Details-page export(s) of the current run (`--page details`): new ncu rule results are listed next to the verdicts.
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub details: Vec<PathBuf>,
-    /// Threshold rules (TOML). Default: thresholds/default.toml, built in.
-    #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
-    pub thresholds: Option<PathBuf>,
-    /// Kernel key mode; must match the baseline's (it is recorded there).
-    #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
-    pub kernel_key: Option<KeyArg>,
+    #[command(flatten)]
+    pub gate: GateOptions,
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
@@ -386,7 +277,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]
-    pub ncu: NcuArgs,
+    pub ncu: ProfileOptions,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -402,12 +293,8 @@ pub struct RecordArgs {
     /// Details-page export(s): their ncu rule results are recorded, so `check --details` can list new ones.
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub details: Vec<PathBuf>,
-    /// Threshold rules whose metrics to record. Default: the built-in thresholds/default.toml.
-    #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
-    pub thresholds: Option<PathBuf>,
-    /// How launches are grouped into kernels.
-    #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
-    pub kernel_key: Option<KeyArg>,
+    #[command(flatten)]
+    pub gate: GateOptions,
     /// Also record this metric (repeatable), e.g. for rules you plan to add.
     #[arg(long = "metric", value_name = "METRIC")]
     pub metrics: Vec<String>,
@@ -417,7 +304,7 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]
-    pub ncu: NcuArgs,
+    pub ncu: ProfileOptions,
     #[command(flatten)]
     pub run: RunArgs,
 }

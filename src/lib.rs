@@ -3,8 +3,9 @@
 //! 1 (regression) or 2 (error).
 //!
 //! Every command has the same shape: [`cli`] (clap, no logic) → [`config`]
-//! (flags, `NCUGATE_*` and `ncugate.toml` merged and validated once into
-//! one config per command) → a function in [`commands`] of that config and a
+//! (every setting, defined once in [`options`], layered flag over `NCUGATE_*`
+//! over `ncugate.toml` over default and validated once into one config per
+//! command) → a function in [`commands`] of that config and a
 //! [`runner::process::ProcessRunner`] (every process — build, app, ncu,
 //! compute-sanitizer, git — runs through it; `main` builds the real one, the
 //! tests a replaying one) that returns a value: a [`verdict::Report`], a
@@ -64,6 +65,7 @@ pub mod init;
 pub mod kernel_key;
 pub mod memory;
 pub mod model;
+pub mod options;
 pub mod parse;
 pub mod report;
 pub mod rules;

@@ -12,9 +12,18 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
         .map(|(p, _)| p.display().to_string())
         .collect();
     let mut tools: Vec<String> = if running {
-        config.sanitizer.tools.clone()
+        config
+            .sanitizer
+            .tools
+            .iter()
+            .map(|t| t.to_string())
+            .collect()
     } else {
-        config.xml.iter().map(|(_, tool)| tool.clone()).collect()
+        config
+            .xml
+            .iter()
+            .map(|(_, tool)| tool.to_string())
+            .collect()
     };
     tools.dedup();
     let subject = Subject::Sanitizer {
@@ -29,7 +38,7 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
     } else {
         config.xml.iter().try_for_each(|(path, tool)| {
             let (findings, records) =
-                crate::sanitizer::read_xml(path, tool, &config.sanitizer.allow)?;
+                crate::sanitizer::read_xml(path, tool.as_str(), &config.sanitizer.allow)?;
             report.notes.push(format!(
                 "{tool}: {records} records in {} grouped into {} findings",
                 path.display(),
@@ -48,7 +57,7 @@ pub(super) fn sanitizer_stage(
     config: &SanitizerConfig,
     processes: &dyn ProcessRunner,
 ) -> Result<()> {
-    for tool in &config.tools {
+    for &tool in &config.tools {
         let run = crate::sanitizer::run::run_tool(config, tool, processes)?;
         let reported = match run.reported {
             Some(n) if n > run.records => format!(

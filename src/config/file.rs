@@ -1,9 +1,10 @@
-//! `ncugate.toml`: the project's settings for the runner and the gate.
-//! Unknown keys are errors. Relative paths are relative to the file's folder.
+//! `ncugate.toml`: the project's settings for the runner and the gates.
+//! Unknown keys are errors. Relative paths are relative to the file's
+//! folder; those of the option tables are resolved when the file is read, so
+//! they layer with flags (relative to the current folder) as they are.
 
 use crate::error::{Error, Result};
-use crate::model::KernelKeyMode;
-use crate::runner::{GraphProfiling, Mode};
+use crate::options::{GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,14 +20,14 @@ pub struct FileConfig {
     #[serde(default)]
     pub app: AppSection,
     #[serde(default)]
-    pub profile: ProfileSection,
+    pub profile: ProfileOptions,
     #[serde(default)]
-    pub gate: GateSection,
+    pub gate: GateOptions,
     /// Present: `check` also runs compute-sanitizer.
-    pub sanitizer: Option<SanitizerSection>,
+    pub sanitizer: Option<SanitizerOptions>,
     /// `[memory]`: the graph-memory gate's limits.
     #[serde(default)]
-    pub memory: MemorySection,
+    pub memory: MemoryOptions,
     /// `[[workload]]`: a suite of apps gated together (none: `[app]` is the one workload `default`).
     #[serde(default, rename = "workload")]
     pub workloads: Vec<WorkloadSection>,
@@ -55,69 +56,6 @@ pub struct AppSection {
     pub workdir: Option<PathBuf>,
     /// Seconds for the whole profiled run.
     pub timeout: Option<u64>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProfileSection {
-    pub mode: Option<Mode>,
-    pub graph_profiling: Option<GraphProfiling>,
-    pub clock_control: Option<String>,
-    pub cache_control: Option<String>,
-    pub replay_mode: Option<String>,
-    pub kernel_name: Option<String>,
-    pub launch_skip: Option<u64>,
-    pub launch_count: Option<u64>,
-    #[serde(default)]
-    pub extra_metrics: Vec<String>,
-    pub ncu: Option<String>,
-    /// Work dir for artifacts.
-    pub out_dir: Option<PathBuf>,
-}
-
-/// `[sanitizer]`: compute-sanitizer as a gate stage.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SanitizerSection {
-    /// memcheck, racecheck, initcheck, synccheck (default: memcheck).
-    #[serde(default)]
-    pub tools: Vec<String>,
-    /// `--leak-check full` with memcheck (default true).
-    pub leak_check: Option<bool>,
-    pub print_limit: Option<u64>,
-    /// The compute-sanitizer executable.
-    pub program: Option<String>,
-    /// Known findings that only warn, each with the reason it is allowed.
-    #[serde(default)]
-    pub allow: Vec<AllowEntry>,
-}
-
-/// `[memory]`: limits of `ncugate leaks` (bytes) and the history rule.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemorySection {
-    pub audit_lib: Option<PathBuf>,
-    pub max_live_execs: Option<u64>,
-    pub max_live_graphs: Option<u64>,
-    pub max_growth_per_iteration: Option<f64>,
-    pub max_growth_per_second: Option<f64>,
-    pub max_peak: Option<f64>,
-    pub sample_ms: Option<u64>,
-    pub history: Option<PathBuf>,
-    pub history_window: Option<usize>,
-    pub history_consecutive: Option<usize>,
-    pub history_factor: Option<f64>,
-    pub history_min_bytes: Option<f64>,
-}
-
-/// `[[sanitizer.allow]]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AllowEntry {
-    /// A regex matched against "kind summary api error kernel user-frame".
-    pub pattern: String,
-    /// Why it is allowed (shown in every report).
-    pub reason: String,
 }
 
 /// `[[workload]]`: one app of a suite. Unset keys come from `[app]`, `[profile]`, `[build]` and `[gate]`.
@@ -149,16 +87,6 @@ pub struct WorkloadSection {
     pub tags: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GateSection {
-    pub baseline: Option<PathBuf>,
-    /// The baselines folder of a suite: `<dir>/<workload>/<gpu>.json` (default `baselines`).
-    pub baselines: Option<PathBuf>,
-    pub thresholds: Option<PathBuf>,
-    pub kernel_key: Option<KernelKeyMode>,
-}
-
 impl FileConfig {
     /// Reads `path` if given (it must exist), else `./ncugate.toml` if it exists, else defaults.
     pub fn load(path: Option<&Path>) -> Result<FileConfig> {
@@ -188,7 +116,26 @@ impl FileConfig {
             _ => PathBuf::from("."),
         };
         config.source = Some(path);
+        config.resolve_option_paths();
         Ok(config)
+    }
+
+    /// The paths of the option tables, made relative to the file's folder.
+    fn resolve_option_paths(&mut self) {
+        let base = self.base_dir.clone();
+        let resolve = |p: &mut Option<PathBuf>| {
+            if let Some(path) = p.as_mut()
+                && !path.is_absolute()
+            {
+                *path = base.join(&*path);
+            }
+        };
+        resolve(&mut self.profile.out_dir);
+        resolve(&mut self.gate.baseline);
+        resolve(&mut self.gate.baselines);
+        resolve(&mut self.gate.thresholds);
+        resolve(&mut self.memory.audit_lib);
+        resolve(&mut self.memory.history);
     }
 
     /// A path from the file, made relative to the file's folder.
@@ -211,6 +158,21 @@ mod tests {
         let config = FileConfig::load(Some(path)).unwrap();
         assert_eq!(config.profile.clock_control.as_deref(), Some("none"));
         assert!(config.app.command.is_some());
+    }
+
+    #[test]
+    fn option_paths_are_relative_to_the_files_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        std::fs::write(
+            &path,
+            "[gate]\nthresholds = \"t.toml\"\nbaseline = \"/abs/b.json\"\n[memory]\nhistory = \"h/l.jsonl\"\n",
+        )
+        .unwrap();
+        let config = FileConfig::load(Some(&path)).unwrap();
+        assert_eq!(config.gate.thresholds, Some(dir.path().join("t.toml")));
+        assert_eq!(config.gate.baseline, Some(PathBuf::from("/abs/b.json")));
+        assert_eq!(config.memory.history, Some(dir.path().join("h/l.jsonl")));
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //! flags, selected with `--workload` / `--tag`, with the baselines folder
 //! and the shard.
 
+use super::Source;
 use super::file::{FileConfig, WorkloadSection};
+use super::run::runner;
 use super::shard::Shard;
 use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
-use super::{Source, runner};
-use crate::cli::{NcuArgs, RunArgs, SuiteArgs};
+use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
+use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
 use std::path::PathBuf;
 
@@ -60,7 +62,7 @@ pub(super) fn is_suite(file: &FileConfig, suite: &SuiteArgs) -> bool {
 /// Every workload of the config, merged with the shared sections and the flags.
 pub(super) fn all_workloads(
     args: &RunArgs,
-    ncu: &NcuArgs,
+    ncu: &ProfileOptions,
     file: &FileConfig,
 ) -> Result<Vec<Workload>> {
     if file.workloads.is_empty() {
@@ -69,7 +71,7 @@ pub(super) fn all_workloads(
             name: DEFAULT_WORKLOAD.into(),
             tags: Vec::new(),
             runner,
-            thresholds: file.gate.thresholds.as_ref().map(|p| file.resolve(p)),
+            thresholds: file.gate.thresholds.clone(),
         }]);
     }
     if file.app.command.is_some() {
@@ -107,7 +109,12 @@ pub(super) fn all_workloads(
 }
 
 /// One `[[workload]]`: its keys over the shared sections, the flags over both.
-fn one(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig, w: &WorkloadSection) -> Result<Workload> {
+fn one(
+    args: &RunArgs,
+    ncu: &ProfileOptions,
+    file: &FileConfig,
+    w: &WorkloadSection,
+) -> Result<Workload> {
     let mut merged = file.clone();
     merged.app.command = Some(w.command.clone());
     if w.workdir.is_some() {
@@ -116,12 +123,15 @@ fn one(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig, w: &WorkloadSection) ->
     for (k, v) in &w.env {
         merged.app.env.insert(k.clone(), v.clone());
     }
-    merged.app.timeout = w.timeout.or(file.app.timeout);
-    let p = &mut merged.profile;
-    p.kernel_name = w.kernel_name.clone().or(p.kernel_name.take());
-    p.launch_skip = w.launch_skip.or(p.launch_skip);
-    p.launch_count = w.launch_count.or(p.launch_count);
-    p.extra_metrics.extend(w.extra_metrics.iter().cloned());
+    merged.app.timeout = w.timeout.over(file.app.timeout);
+    let own = ProfileOptions {
+        kernel_name: w.kernel_name.clone(),
+        launch_skip: w.launch_skip,
+        launch_count: w.launch_count,
+        extra_metrics: w.extra_metrics.clone(),
+        ..ProfileOptions::default()
+    };
+    merged.profile = own.over(file.profile.clone());
     if let Some(build) = &w.build {
         merged.build.command = Some(build.clone());
     }
@@ -134,81 +144,109 @@ fn one(args: &RunArgs, ncu: &NcuArgs, file: &FileConfig, w: &WorkloadSection) ->
         thresholds: w
             .thresholds
             .as_ref()
-            .or(file.gate.thresholds.as_ref())
-            .map(|p| file.resolve(p)),
+            .map(|p| file.resolve(p))
+            .over(file.gate.thresholds.clone()),
     })
 }
 
-/// The selected workloads, the shard and the baselines folder; the checks
-/// that several workloads and `--input`/`--baseline`/`-- APP` do not mix.
-pub(super) struct Selection {
-    pub workloads: Vec<Workload>,
-    pub all: Vec<Workload>,
-    pub shard: Option<Shard>,
-    pub baselines_dir: PathBuf,
-    pub record_flags: String,
+/// What `check`, `baseline record` and `profile` tell a suite run.
+pub(super) struct Request<'a> {
+    pub suite: &'a SuiteArgs,
+    pub run: &'a RunArgs,
+    pub ncu: &'a ProfileOptions,
+    /// The flag naming one baseline file (`--baseline`, `--output`) and its
+    /// value: it belongs to one workload, like `--input` and `-- APP ARGS`.
+    pub one_workload_flag: (&'static str, Option<PathBuf>),
+    /// `--input` exports of the one selected workload.
+    pub inputs: Vec<PathBuf>,
+    pub outputs: Outputs,
+    pub style: crate::report::terminal::Style,
 }
 
-pub(super) fn select(
-    suite: &SuiteArgs,
-    run: &RunArgs,
-    ncu: &NcuArgs,
-    file: &FileConfig,
-    single: Option<(&str, bool)>,
-) -> Result<Selection> {
-    let all = all_workloads(run, ncu, file)?;
-    let workloads = workloads::select(all.clone(), &suite.workloads, &suite.tags)?;
-    let shard = suite.shard.as_deref().map(str::parse).transpose()?;
-    // `single`: a flag that only makes sense for one workload, and whether it was given.
-    let one_only = single
-        .filter(|(_, given)| *given)
-        .map(|(flag, _)| flag)
-        .or((!run.app.is_empty()).then_some("-- APP ARGS"));
-    if let Some(flag) = one_only {
-        if workloads.len() != 1 {
-            let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-            return Err(Error::Usage {
-                message: format!(
-                    "{flag} belongs to one workload, but {} are selected ({})",
-                    workloads.len(),
-                    names.join(", ")
-                ),
-                hint: "say which with --workload NAME".into(),
-            });
+impl SuiteConfig {
+    /// The suite run of `request` over the workloads of `file`: selects them,
+    /// checks that flags meant for one workload name one, and takes the
+    /// shard and the baselines folder. `action` gets the selected workloads
+    /// and the inputs and makes the settings they share.
+    pub(super) fn new(
+        request: Request,
+        file: &FileConfig,
+        action: impl FnOnce(&[Workload], &[PathBuf]) -> Result<SuiteAction>,
+    ) -> Result<SuiteConfig> {
+        let Request {
+            suite,
+            run,
+            ncu,
+            one_workload_flag: (file_flag, baseline_file),
+            inputs,
+            outputs,
+            style,
+        } = request;
+        let all = all_workloads(run, ncu, file)?;
+        let workloads = workloads::select(all.clone(), &suite.workloads, &suite.tags)?;
+        let shard = suite.shard.as_deref().map(str::parse).transpose()?;
+        let one_only = if baseline_file.is_some() {
+            Some(file_flag)
+        } else if !inputs.is_empty() {
+            Some("--input")
+        } else if !run.app.is_empty() {
+            Some("-- APP ARGS")
+        } else {
+            None
+        };
+        if let Some(flag) = one_only {
+            if workloads.len() != 1 {
+                let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+                return Err(Error::Usage {
+                    message: format!(
+                        "{flag} belongs to one workload, but {} are selected ({})",
+                        workloads.len(),
+                        names.join(", ")
+                    ),
+                    hint: "say which with --workload NAME".into(),
+                });
+            }
+            if shard.is_some() {
+                return Err(Error::Usage {
+                    message: format!("--shard splits a suite; it does not apply to {flag}"),
+                    hint: format!(
+                        "drop --shard, or drop {flag} and let each shard profile its workloads"
+                    ),
+                });
+            }
         }
-        if shard.is_some() {
-            return Err(Error::Usage {
-                message: format!("--shard splits a suite; it does not apply to {flag}"),
-                hint: "drop --shard, or drop {flag} and let each shard profile its workloads"
-                    .replace("{flag}", flag),
-            });
+        let baselines_dir = suite
+            .baselines
+            .clone()
+            .over(file.gate.baselines.clone())
+            .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_BASELINES_DIR)));
+        let mut record_flags = String::new();
+        if let Some(config) = &run.config {
+            record_flags.push_str(&format!(
+                " --config {}",
+                quote(&config.display().to_string())
+            ));
         }
+        if let Some(dir) = &suite.baselines {
+            record_flags.push_str(&format!(
+                " --baselines {}",
+                quote(&dir.display().to_string())
+            ));
+        }
+        Ok(SuiteConfig {
+            action: action(&workloads, &inputs)?,
+            workloads,
+            all,
+            shard,
+            baselines_dir,
+            baseline_file,
+            inputs,
+            record_flags,
+            quiet: run.quiet,
+            outputs,
+            style,
+        })
     }
-    let baselines_dir = suite
-        .baselines
-        .clone()
-        .or_else(|| file.gate.baselines.as_ref().map(|p| file.resolve(p)))
-        .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_BASELINES_DIR)));
-    let mut record_flags = String::new();
-    if let Some(config) = &run.config {
-        record_flags.push_str(&format!(
-            " --config {}",
-            quote(&config.display().to_string())
-        ));
-    }
-    if let Some(dir) = &suite.baselines {
-        record_flags.push_str(&format!(
-            " --baselines {}",
-            quote(&dir.display().to_string())
-        ));
-    }
-    Ok(Selection {
-        workloads,
-        all,
-        shard,
-        baselines_dir,
-        record_flags,
-    })
 }
 
 /// A word as a POSIX shell would need it quoted.

@@ -31,6 +31,7 @@ use std::time::Duration;
     serde::Deserialize,
     Default,
     schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -50,6 +51,7 @@ pub enum Mode {
     serde::Deserialize,
     Default,
     schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum GraphProfiling {

@@ -4,7 +4,10 @@
 //! and, for leaks, the bytes.
 
 pub mod run;
+pub mod tool;
 pub mod xml;
+
+pub use tool::Tool;
 
 use crate::error::{Error, Result};
 use crate::status::Status;

@@ -1,6 +1,6 @@
 //! Running compute-sanitizer on the app (behind the process runner, like ncu).
 
-use super::{Allow, SanitizerFinding};
+use super::{Allow, SanitizerFinding, Tool};
 use crate::error::{Error, Result};
 use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use std::path::PathBuf;
@@ -13,8 +13,8 @@ pub const FOUND_ERRORS: i32 = 86;
 /// How to run compute-sanitizer.
 #[derive(Debug, Clone)]
 pub struct SanitizerConfig {
-    /// memcheck, racecheck, initcheck, synccheck (each a separate run).
-    pub tools: Vec<String>,
+    /// Each a separate run.
+    pub tools: Vec<Tool>,
     /// `--leak-check full` with memcheck.
     pub leak_check: bool,
     pub print_limit: u64,
@@ -41,9 +41,9 @@ pub struct ToolRun {
     pub note: Option<String>,
 }
 
-pub fn args(config: &SanitizerConfig, tool: &str, xml: &std::path::Path) -> Vec<String> {
-    let mut a: Vec<String> = vec!["--tool".into(), tool.into()];
-    if tool == "memcheck" && config.leak_check {
+pub fn args(config: &SanitizerConfig, tool: Tool, xml: &std::path::Path) -> Vec<String> {
+    let mut a: Vec<String> = vec!["--tool".into(), tool.as_str().into()];
+    if tool == Tool::Memcheck && config.leak_check {
         a.extend(["--leak-check".into(), "full".into()]);
     }
     a.extend([
@@ -64,7 +64,7 @@ pub fn args(config: &SanitizerConfig, tool: &str, xml: &std::path::Path) -> Vec<
 /// Runs one tool and groups its findings.
 pub fn run_tool(
     config: &SanitizerConfig,
-    tool: &str,
+    tool: Tool,
     runner: &dyn ProcessRunner,
 ) -> Result<ToolRun> {
     if config.app.is_empty() {
@@ -109,7 +109,7 @@ pub fn run_tool(
             "check the app command (does the program exist?)",
         ));
     }
-    let (findings, records) = super::read_xml(&xml, tool, &config.allow)?;
+    let (findings, records) = super::read_xml(&xml, tool.as_str(), &config.allow)?;
     let reported = done.lines.iter().find_map(|l| error_summary(l));
     let note = match app_code {
         0 | FOUND_ERRORS => None,

@@ -649,7 +649,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     let replay = ReplayRunner::new(out.clone(), vec![profile_step, sanitizer_run]);
     let runner_config = config(&out);
     let sanitizer = ncugate::sanitizer::run::SanitizerConfig {
-        tools: vec!["memcheck".into()],
+        tools: vec![ncugate::sanitizer::Tool::Memcheck],
         leak_check: true,
         print_limit: 10_000,
         allow: vec![],

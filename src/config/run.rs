@@ -1,0 +1,117 @@
+//! The app's build and run under ncu ([`RunnerConfig`]): `-- APP ARGS`,
+//! `--build`, `--env`, `--timeout`, `--workdir`, `--out` over `[app]`,
+//! `[build]` and `[profile] out_dir`, and [`ProfileOptions`] over `[profile]`.
+
+use super::file::FileConfig;
+use crate::cli::RunArgs;
+use crate::error::{Error, Result};
+use crate::options::profile::{
+    DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_OUT_DIR, DEFAULT_REPLAY_MODE,
+};
+use crate::options::{Layer, ProfileOptions};
+use crate::runner::RunnerConfig;
+use std::path::Path;
+use std::time::Duration;
+
+/// Seconds a whole run may take unless told otherwise.
+pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+/// The runner's settings: flag (or its `NCUGATE_*` variable) over file over default.
+pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
+    let p = ncu.clone().over(file.profile.clone());
+    let app = args
+        .app
+        .clone()
+        .over(file.app.command.clone().unwrap_or_default());
+    let build = if args.no_build {
+        None
+    } else {
+        match &args.build {
+            Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
+                message: format!("--build {cmd}: unbalanced quote"),
+                hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
+            })?),
+            None => file.build.command.clone(),
+        }
+    };
+    let mut env: Vec<(String, String)> = file
+        .app
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for pair in &args.env {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(Error::Usage {
+                message: format!("--env {pair}: expected KEY=VALUE"),
+                hint: "e.g. --env CUDA_VISIBLE_DEVICES=0".into(),
+            });
+        };
+        env.retain(|(key, _)| key != k);
+        env.push((k.to_string(), v.to_string()));
+    }
+    let workdir = file.app.workdir.as_deref().map(|w| file.resolve(w));
+    Ok(RunnerConfig {
+        build,
+        app,
+        env,
+        workdir: args
+            .workdir
+            .clone()
+            .over(workdir)
+            .unwrap_or_else(|| file.resolve(Path::new("."))),
+        timeout: Duration::from_secs(
+            args.timeout
+                .over(file.app.timeout)
+                .unwrap_or(DEFAULT_TIMEOUT_S),
+        ),
+        mode: p.mode.unwrap_or_default(),
+        graph_profiling: p.graph_profiling.unwrap_or_default(),
+        clock_control: p
+            .clock_control
+            .unwrap_or_else(|| DEFAULT_CLOCK_CONTROL.into()),
+        cache_control: p
+            .cache_control
+            .unwrap_or_else(|| DEFAULT_CACHE_CONTROL.into()),
+        replay_mode: p.replay_mode.unwrap_or_else(|| DEFAULT_REPLAY_MODE.into()),
+        kernel_name: p.kernel_name,
+        launch_skip: p.launch_skip,
+        launch_count: p.launch_count,
+        extra_metrics: p
+            .extra_metrics
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .collect(),
+        ncu: p.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
+        out_dir: args
+            .out_dir
+            .clone()
+            .over(p.out_dir)
+            .unwrap_or_else(|| file.resolve(Path::new(DEFAULT_OUT_DIR))),
+    })
+}
+
+/// The ncu executable: `--ncu` / `NCUGATE_NCU`, else `[profile] ncu`, else `ncu` from PATH.
+pub(super) fn ncu_program(ncu: &ProfileOptions, file: &FileConfig) -> String {
+    ncu.ncu
+        .clone()
+        .over(file.profile.ncu.clone())
+        .unwrap_or_else(|| DEFAULT_NCU.into())
+}
+
+/// The ncu of commands that take no config flags (`doctor`, `init`):
+/// `NCUGATE_NCU`, else `[profile] ncu` of ./ncugate.toml when it loads, else `ncu`.
+pub fn default_ncu() -> String {
+    let from_env = ProfileOptions {
+        ncu: std::env::var("NCUGATE_NCU").ok(),
+        ..ProfileOptions::default()
+    };
+    let file = FileConfig::load(None).unwrap_or_default();
+    ncu_program(&from_env, &file)
+}
+
+/// The runner settings of a config file alone (no flags), as `check` would use them.
+pub fn runner_from_file(path: &Path) -> Result<RunnerConfig> {
+    let file = FileConfig::load(Some(path))?;
+    runner(&RunArgs::default(), &ProfileOptions::default(), &file)
+}

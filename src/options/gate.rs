@@ -1,0 +1,36 @@
+//! What the metric gate compares with: `[gate]` in `ncugate.toml` and the
+//! flags of `check` and `baseline record` that override it. The baseline
+//! file's flag differs by command (`check --baseline`, `baseline record
+//! --output`) and the baselines folder's is a suite flag (`--baselines`), so
+//! those two keys are file-only here.
+
+use super::layered;
+use crate::model::KernelKeyMode;
+use clap::Args;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `[gate]`, and the flags that override it.
+#[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateOptions {
+    /// Threshold rules (TOML) to gate with; baseline record records their metrics (default: [gate] thresholds, else the built-in thresholds/default.toml).
+    #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// How launches are grouped into kernels; recorded in the baseline, which check must match (default: [gate] kernel_key, else demangled).
+    #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
+    pub kernel_key: Option<KernelKeyMode>,
+    /// `[gate] baseline`: the one baseline file.
+    #[arg(skip)]
+    pub baseline: Option<PathBuf>,
+    /// `[gate] baselines`: a suite's baselines folder, `<dir>/<workload>/<gpu>.json`.
+    #[arg(skip)]
+    pub baselines: Option<PathBuf>,
+}
+
+layered!(GateOptions {
+    thresholds,
+    kernel_key,
+    baseline,
+    baselines,
+});

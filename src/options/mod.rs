@@ -1,0 +1,86 @@
+//! Every setting a user gives, defined once per concern. Each struct here is
+//! at the same time the concern's command-line flags (clap `Args`: the flag,
+//! then its `NCUGATE_*` variable) and its `ncugate.toml` table (serde), so a
+//! setting has one name, one type and one help text; a field only one side
+//! knows is `#[arg(skip)]` or `#[serde(skip)]`.
+//!
+//! [`Layer`] is the one precedence every setting follows; `crate::config`
+//! stacks the layers and applies the defaults when it builds the typed
+//! configuration.
+
+pub mod gate;
+pub mod memory;
+pub mod profile;
+pub mod sanitizer;
+
+pub use gate::GateOptions;
+pub use memory::MemoryOptions;
+pub use profile::ProfileOptions;
+pub use sanitizer::{AllowEntry, SanitizerOptions};
+
+/// Settings that stand over a lower layer. The precedence, highest first:
+///
+/// 1. a flag typed on the command line;
+/// 2. its `NCUGATE_*` variable (clap reads 1 and 2, in this order, into one value);
+/// 3. the key in `ncugate.toml`;
+/// 4. the built-in default, applied by `crate::config` to what is still unset.
+///
+/// So `command_line.over(file)` is 1–3, and the default is the `unwrap_or`
+/// that follows.
+pub trait Layer: Sized {
+    /// Each setting given in `self`, else `lower`'s.
+    fn over(self, lower: Self) -> Self;
+}
+
+impl<T> Layer for Option<T> {
+    fn over(self, lower: Self) -> Self {
+        self.or(lower)
+    }
+}
+
+/// A list given on a higher layer replaces the lower one (`--tool racecheck`
+/// runs racecheck only). Lists that add up instead are named in
+/// [`layered!`]'s `adds`.
+impl<T> Layer for Vec<T> {
+    fn over(self, lower: Self) -> Self {
+        if self.is_empty() { lower } else { self }
+    }
+}
+
+/// `impl Layer` for an options struct: every field layered with
+/// [`Layer::over`], except the fields after `adds`, where the lower layer's
+/// entries come first and the higher layer's are added after them. The
+/// struct is destructured without `..`, so a field added to it and not here
+/// does not compile.
+macro_rules! layered {
+    ($ty:ident { $($field:ident),* $(,)? } $(adds { $($add:ident),* $(,)? })?) => {
+        impl $crate::options::Layer for $ty {
+            fn over(self, lower: Self) -> Self {
+                let $ty { $($field,)* $($($add,)*)? } = self;
+                $ty {
+                    $($field: $crate::options::Layer::over($field, lower.$field),)*
+                    $($($add: {
+                        let mut all = lower.$add;
+                        all.extend($add);
+                        all
+                    },)*)?
+                }
+            }
+        }
+    };
+}
+pub(crate) use layered;
+
+#[cfg(test)]
+mod tests {
+    use super::Layer;
+
+    #[test]
+    fn a_set_value_stands_over_the_lower_layer() {
+        assert_eq!(Some(1).over(Some(2)), Some(1));
+        assert_eq!(None.over(Some(2)), Some(2));
+        assert_eq!(None::<u8>.over(None), None);
+        assert_eq!(vec![1].over(vec![2, 3]), [1]);
+        assert_eq!(Vec::<u8>::new().over(vec![2, 3]), [2, 3]);
+    }
+}

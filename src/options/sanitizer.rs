@@ -1,0 +1,74 @@
+//! compute-sanitizer as a gate: `ncugate sanitize`'s flags, their
+//! `NCUGATE_*` variables and `[sanitizer]` in `ncugate.toml` (whose presence
+//! also makes `ncugate check` run this stage).
+
+use super::layered;
+use crate::sanitizer::Tool;
+use clap::Args;
+use serde::Deserialize;
+
+/// `[sanitizer]`, and the flags of `ncugate sanitize` that override it.
+#[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SanitizerOptions {
+    /// Tool(s) to run, each a separate run (default: [sanitizer] tools, else memcheck).
+    #[arg(long = "tool", value_enum, value_delimiter = ',', value_name = "TOOL")]
+    #[serde(default)]
+    pub tools: Vec<Tool>,
+    /// Report memory never freed (compute-sanitizer `--leak-check full`, memcheck only); on by default, `--leak-check=false` turns it off.
+    #[arg(
+        long,
+        env = "NCUGATE_LEAK_CHECK",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+    )]
+    pub leak_check: Option<bool>,
+    /// compute-sanitizer --print-limit (records kept in the XML; default 10000).
+    #[arg(long, value_name = "N")]
+    pub print_limit: Option<u64>,
+    /// The compute-sanitizer executable (default: compute-sanitizer from PATH).
+    #[arg(long = "sanitizer", env = "NCUGATE_SANITIZER", value_name = "PATH")]
+    pub program: Option<String>,
+    /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow).
+    #[arg(long = "allow", value_name = "REGEX=REASON")]
+    #[serde(default)]
+    pub allow: Vec<AllowEntry>,
+}
+
+layered!(SanitizerOptions { tools, leak_check, print_limit, program } adds { allow });
+
+/// memcheck's leak check unless told otherwise: a sanitizer gate reports memory never freed.
+pub const DEFAULT_LEAK_CHECK: bool = true;
+/// compute-sanitizer `--print-limit` unless told otherwise.
+pub const DEFAULT_PRINT_LIMIT: u64 = 10_000;
+/// The compute-sanitizer ncugate runs when nothing names one.
+pub const DEFAULT_PROGRAM: &str = "compute-sanitizer";
+
+/// A known finding that only warns, with the reason it is allowed:
+/// `[[sanitizer.allow]]` or `--allow REGEX=REASON`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowEntry {
+    /// A regex matched against "kind summary api error kernel user-frame".
+    pub pattern: String,
+    /// Why it is allowed (shown in every report).
+    pub reason: String,
+}
+
+impl std::str::FromStr for AllowEntry {
+    type Err = String;
+
+    /// `REGEX=REASON`, split at the first `=`.
+    fn from_str(s: &str) -> Result<AllowEntry, String> {
+        let (pattern, reason) = s.split_once('=').ok_or_else(|| {
+            "expected REGEX=REASON, e.g. --allow 'cuMemFreeAsync=tracked in #42'".to_string()
+        })?;
+        Ok(AllowEntry {
+            pattern: pattern.into(),
+            reason: reason.into(),
+        })
+    }
+}
