@@ -65,7 +65,9 @@ pub struct CheckConfig {
     pub source: Source,
     pub details: Vec<PathBuf>,
     pub thresholds: Option<PathBuf>,
-    /// Set only when given (flag, variable or `[gate] kernel_key`): it must then agree with the baseline's.
+    /// Set only when given as a flag or variable: it must then agree with the
+    /// baseline's. `[gate] kernel_key` is not used here: it says how to
+    /// record, and check groups launches as its baseline was recorded.
     pub kernel_key: Option<KernelKeyMode>,
     pub allow_device_mismatch: bool,
     pub outputs: Outputs,
@@ -123,7 +125,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
                 source: Source::Inputs(Vec::new()),
                 details: args.details,
                 thresholds: args.gate.thresholds,
-                kernel_key: gate.kernel_key,
+                kernel_key: args.gate.kernel_key,
                 allow_device_mismatch: args.allow_device_mismatch,
                 outputs: Outputs::default(),
                 style: style(&args.report, args.run.quiet),
@@ -150,7 +152,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         source,
         details: args.details,
         thresholds: gate.thresholds,
-        kernel_key: gate.kernel_key,
+        kernel_key: args.gate.kernel_key,
         allow_device_mismatch: args.allow_device_mismatch,
         outputs: outputs(&args.report),
         style: style(&args.report, args.run.quiet),

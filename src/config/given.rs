@@ -99,3 +99,43 @@ pub(super) const SANITIZE_RUN_ONLY: &[&str] = &[
     "print_limit",
     "program",
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use crate::config::Config;
+    use clap::CommandFactory;
+
+    fn refused(args: &[&str]) -> String {
+        let matches = Cli::command()
+            .try_get_matches_from([&["ncugate"], args].concat())
+            .unwrap();
+        match Config::from_matches(&matches) {
+            Err(e) => format!("{e} / {}", e.hint()),
+            Ok(c) => panic!("{args:?} was accepted: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_flag_is_named_as_it_was_typed() {
+        let e = refused(&["sanitize", "--xml", "a.xml", "--sanitizer", "cs"]);
+        assert!(
+            e.starts_with("--sanitizer does not apply with --xml"),
+            "{e}"
+        );
+        let e = refused(&["sanitize", "--xml", "a.xml", "--leak-check=false"]);
+        assert!(
+            e.starts_with("--leak-check does not apply with --xml"),
+            "{e}"
+        );
+        let e = refused(&["check", "--input", "a.csv", "--extra-metric", "m"]);
+        assert!(
+            e.starts_with("--extra-metric does not apply with --input"),
+            "{e}"
+        );
+        let e = refused(&["check", "--input", "a.csv", "--out", "o"]);
+        assert!(e.contains("drop --out, or leave out --input"), "{e}");
+        let e = refused(&["sanitize", "--xml", "a.xml", "--", "app"]);
+        assert!(e.starts_with("the app after `--` does not apply"), "{e}");
+    }
+}

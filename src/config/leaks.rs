@@ -1,4 +1,4 @@
-//! `ncugate leaks`' settings: [`MemoryOptions`] over `[memory]` over the
+//! `ncugate leaks`' settings: [`MemoryOptions`](crate::options::MemoryOptions) over `[memory]` over the
 //! defaults of the limits and of the history rule.
 
 use super::file::FileConfig;

@@ -7,7 +7,7 @@
 //! One file per command's configuration: [`gate`] (`check`, `baseline
 //! record`), [`suite`] (the same over a suite's workloads), [`run`] (the
 //! app's build and run under ncu), [`sanitize`], [`leaks`], [`output`] (report
-//! files and terminal style), [`init`]; [`file`] reads `ncugate.toml`.
+//! files and terminal style), [`init`]; [`file`](mod@file) reads `ncugate.toml`.
 
 pub mod file;
 pub mod gate;
@@ -15,6 +15,8 @@ mod given;
 pub mod init;
 pub mod leaks;
 pub mod output;
+#[cfg(test)]
+mod precedence;
 pub mod run;
 pub mod sanitize;
 pub mod shard;

@@ -17,7 +17,7 @@ pub struct GateOptions {
     /// Threshold rules (TOML) to gate with; baseline record records their metrics (default: [gate] thresholds, else the built-in thresholds/default.toml).
     #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
-    /// How launches are grouped into kernels; recorded in the baseline, which check must match (default: [gate] kernel_key, else demangled).
+    /// How launches are grouped into kernels, recorded in the baseline; check groups them as its baseline says and only checks a key given here against it (baseline record's default: [gate] kernel_key, else demangled).
     #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
     pub kernel_key: Option<KernelKeyMode>,
     /// `[gate] baseline`: the one baseline file.

@@ -7,6 +7,10 @@
 //! [`Layer`] is the one precedence every setting follows; `crate::config`
 //! stacks the layers and applies the defaults when it builds the typed
 //! configuration.
+//!
+//! The fields' `///` comments are `--help` text, written for a terminal: they
+//! name ncugate.toml tables (`[gate] thresholds`), which rustdoc would take for links.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 pub mod gate;
 pub mod memory;
@@ -40,7 +44,7 @@ impl<T> Layer for Option<T> {
 
 /// A list given on a higher layer replaces the lower one (`--tool racecheck`
 /// runs racecheck only). Lists that add up instead are named in
-/// [`layered!`]'s `adds`.
+/// `layered!`'s `adds`.
 impl<T> Layer for Vec<T> {
     fn over(self, lower: Self) -> Self {
         if self.is_empty() { lower } else { self }
