@@ -6,7 +6,7 @@
 //! duration doubled (exit 1); the modified copies are generated here.
 
 use crate::common::{Gate, H200};
-use crate::public_exports::{Field, doubled_where, header};
+use crate::public_exports::{Field, doubled_where, header, raw_doubled};
 use std::path::Path;
 
 const RULE: &str =
@@ -55,31 +55,6 @@ const EXPORTS: &[(&str, &[&str], u64)] = &[
     // `--replay-mode range --nvtx-include epoch`, raw page: one result.
     ("nvtx_app.range-epoch.raw.csv", &["range [epoch]"], 1),
 ];
-
-/// A copy of a raw page with `metric` of every launch of the first row's
-/// kernel doubled (the preamble, header and units row kept as they were).
-fn raw_doubled(data: &[u8], metric: &str) -> Vec<u8> {
-    let (at, head) = header(data);
-    let col = |n: &str| head.iter().position(|h| h == n).expect(n);
-    let (kernel, value) = (col("Kernel Name"), col(metric));
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(&data[at..]);
-    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
-    let first = rows[2][kernel].to_string();
-    let mut writer = csv::WriterBuilder::new()
-        .quote_style(csv::QuoteStyle::Always)
-        .from_writer(data[..at].to_vec());
-    for (i, row) in rows.iter().enumerate() {
-        let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
-        if i > 1 && fields[kernel] == first {
-            let v: f64 = fields[value].replace(',', "").parse().expect("number");
-            fields[value] = format!("{}", v * 2.0);
-        }
-        writer.write_record(&fields).expect("write");
-    }
-    writer.into_inner().expect("csv")
-}
 
 #[test]
 fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {

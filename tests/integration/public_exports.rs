@@ -11,7 +11,8 @@ use std::path::Path;
 pub const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public");
 
 /// One public export: file, the metric the test gates (an ID, or a details
-/// label), and the number of header columns (the ncu column era).
+/// label), and the number of header columns (the ncu column era; a raw page
+/// has one column per metric).
 struct Export {
     file: &'static str,
     metric: &'static str,
@@ -105,6 +106,12 @@ const EXPORTS: &[Export] = &[
         "multi-agentic-cuda.sigmoid_profile.details.csv",
         "gpu__time_duration.sum",
         15,
+    ),
+    // Raw page (`--page raw` at profile time): 475 columns, `==PROF==` preamble, B200, 148 SMs.
+    export(
+        "roofline-analysis.flashinfer_decode.b200.raw.csv",
+        "gpu__time_duration.sum",
+        475,
     ),
 ];
 
@@ -201,8 +208,37 @@ pub fn doubled_where(data: &[u8], pick: impl Fn(Field) -> bool) -> Vec<u8> {
     writer.into_inner().expect("csv")
 }
 
+/// A copy of a raw page with `metric` of every launch of the first row's
+/// kernel doubled (the preamble, header and units row kept as they were).
+pub fn raw_doubled(data: &[u8], metric: &str) -> Vec<u8> {
+    let (at, head) = header(data);
+    let col = |n: &str| head.iter().position(|h| h == n).expect(n);
+    let (kernel, value) = (col("Kernel Name"), col(metric));
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&data[at..]);
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let first = rows[2][kernel].to_string();
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(data[..at].to_vec());
+    for (i, row) in rows.iter().enumerate() {
+        let mut fields: Vec<String> = row.iter().map(str::to_string).collect();
+        if i > 1 && fields[kernel] == first {
+            let v: f64 = fields[value].replace(',', "").parse().expect("number");
+            assert!(
+                v > 0.0,
+                "{metric} of {first} is {v}: doubling changes nothing"
+            );
+            fields[value] = format!("{}", v * 2.0);
+        }
+        writer.write_record(&fields).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
 #[test]
-fn every_public_details_export_records_passes_against_itself_and_fails_when_a_kernel_doubles() {
+fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_doubles() {
     let readme = std::fs::read_to_string(Path::new(PUBLIC).join("README.md")).expect("README");
     let mut on_disk: Vec<String> = std::fs::read_dir(PUBLIC)
         .expect("fixtures/public")
@@ -218,7 +254,30 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
         .collect();
     listed.sort();
     assert_eq!(on_disk, listed, "every public export is gated by this test");
-    assert!(EXPORTS.len() >= 8);
+    assert!(EXPORTS.len() >= 15);
+    // The README's table names each file's repository ("same" repeats the row above).
+    let mut repos: Vec<&str> = Vec::new();
+    let mut last = "";
+    for line in readme.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        if cells.len() > 2
+            && EXPORTS
+                .iter()
+                .any(|e| cells[0] == format!("| `{}`", e.file))
+        {
+            if cells[1] != "same" {
+                last = cells[1];
+            }
+            if !repos.contains(&last) {
+                repos.push(last);
+            }
+        }
+    }
+    assert!(
+        repos.len() >= 8,
+        "exports from {} repositories: {repos:?}",
+        repos.len()
+    );
 
     let gate = Gate::new();
     for (file, error) in REFUSED {
@@ -264,7 +323,13 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
             format!("{i}.slow.csv"),
             format!("{i}.json"),
         );
-        gate.write(&me, &data).write(&slow, doubled(&data, names));
+        let raw = !head.iter().any(|h| h == "Metric Name");
+        let slower = if raw {
+            raw_doubled(&data, e.metric)
+        } else {
+            doubled(&data, names)
+        };
+        gate.write(&me, &data).write(&slow, slower);
         let rec = gate.run(&[
             "baseline",
             "record",
@@ -276,8 +341,9 @@ fn every_public_details_export_records_passes_against_itself_and_fails_when_a_ke
             &base,
         ]);
         assert_eq!(rec.code, 0, "{}: {}", e.file, rec.stderr);
-        assert!(
+        assert_eq!(
             rec.stderr.contains("metrics read from the details page"),
+            !raw,
             "{}: {}",
             e.file,
             rec.stderr
