@@ -5,32 +5,43 @@
 //! `maud` template: every string is escaped unless it is marked as markup,
 //! so a kernel name or a message cannot inject HTML.
 
+use super::Files;
 use super::view::{Check, Finding, Scope, View};
 use crate::verdict::Status;
 use maud::{DOCTYPE, Markup, html};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// The stylesheet every page links to.
 pub const CSS: &str = include_str!("html.css");
 
 /// The report's files, in the order to write them: `style.css`,
-/// `charts/rule-N.svg`, then `index.html` (which links to the others).
-pub fn files(view: &View<'_>) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = vec![(PathBuf::from("style.css"), CSS.as_bytes().to_vec())];
-    let mut images = HashMap::new();
-    for (i, r) in view.checks.iter().filter_map(|c| c.rule_index.zip(c.rule)) {
-        if let Some(svg) = super::chart::chart(r) {
+/// `charts/rule-N.svg`, then `index.html` (which links to the others and
+/// shows the charts that were drawn). Each chart is drawn as it is written.
+pub fn files<'v>(view: &'v View<'_>) -> Files<'v> {
+    let drawn: Rc<RefCell<HashMap<usize, String>>> = Rc::default();
+    let record = Rc::clone(&drawn);
+    let charts = view
+        .checks
+        .iter()
+        .filter_map(|c| c.rule_index.zip(c.rule))
+        .filter_map(move |(i, r)| {
+            let svg = super::chart::chart(r)?;
             let name = format!("charts/rule-{i}.svg");
-            files.push((PathBuf::from(&name), svg.into_bytes()));
-            images.insert(i, name);
-        }
-    }
-    files.push((
-        PathBuf::from("index.html"),
-        page(view, &images).into_string().into_bytes(),
-    ));
-    files
+            record.borrow_mut().insert(i, name.clone());
+            Some((PathBuf::from(name), svg.into_bytes()))
+        });
+    let index = std::iter::once_with(move || {
+        let page = page(view, &drawn.borrow());
+        (PathBuf::from("index.html"), page.into_string().into_bytes())
+    });
+    Box::new(
+        std::iter::once((PathBuf::from("style.css"), CSS.as_bytes().to_vec()))
+            .chain(charts)
+            .chain(index),
+    )
 }
 
 /// The CSS class of a status: its colour on the page.

@@ -40,13 +40,16 @@ pub struct Outputs {
     pub html: Option<PathBuf>,
 }
 
+/// Files under a folder, by relative path, in the order to write them; made
+/// one at a time as they are written (an HTML report can hold 10^4 charts).
+pub type Files<'v> = Box<dyn Iterator<Item = (PathBuf, Vec<u8>)> + 'v>;
+
 /// What one reporter made of a view, before anything is written.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rendered {
+pub enum Rendered<'v> {
     /// The whole content of the file the user named.
     File(String),
-    /// Files under the folder the user named, by relative path, in the order to write them.
-    Folder(Vec<(PathBuf, Vec<u8>)>),
+    /// Files under the folder the user named.
+    Folder(Files<'v>),
     /// GitHub mode's streams.
     GitHub(github::Streams),
 }
@@ -69,7 +72,7 @@ pub trait Format {
 /// One output format of a report view `V` (a check's [`View`], a suite's view).
 pub trait Reporter<V>: Format {
     /// The view in this format.
-    fn render(&self, view: &V) -> Rendered;
+    fn render<'v>(&self, view: &'v V) -> Rendered<'v>;
 }
 
 /// `--junit`.
@@ -120,7 +123,7 @@ pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
 }
 
 /// Writes one rendered report where it goes: the one place reports reach the disk.
-fn deliver(rendered: Rendered, destination: Destination<'_>, outputs: &Outputs) -> Result<()> {
+fn deliver(rendered: Rendered<'_>, destination: Destination<'_>, outputs: &Outputs) -> Result<()> {
     match (rendered, destination) {
         (Rendered::File(text), Destination::Path(path)) => write_atomic(path, text.as_bytes()),
         (Rendered::Folder(files), Destination::Path(dir)) => {
@@ -175,31 +178,31 @@ impl Format for GitHub {
 }
 
 impl Reporter<View<'_>> for JUnit {
-    fn render(&self, view: &View<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
         Rendered::File(junit::render(view))
     }
 }
 
 impl Reporter<View<'_>> for Markdown {
-    fn render(&self, view: &View<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
         Rendered::File(markdown::render(view))
     }
 }
 
 impl Reporter<View<'_>> for Json {
-    fn render(&self, view: &View<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
         Rendered::File(json::render(view))
     }
 }
 
 impl Reporter<View<'_>> for Html {
-    fn render(&self, view: &View<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
         Rendered::Folder(html::files(view))
     }
 }
 
 impl Reporter<View<'_>> for GitHub {
-    fn render(&self, view: &View<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
         Rendered::GitHub(github::streams(view))
     }
 }

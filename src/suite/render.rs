@@ -9,7 +9,7 @@ use super::report::SuiteReport;
 use crate::error::Result;
 use crate::report::view::{View, outcome_emoji};
 use crate::report::{
-    GitHub, Html, JUnit, Json, Markdown, Outputs, Rendered, Reporter, github, html, junit,
+    Files, GitHub, Html, JUnit, Json, Markdown, Outputs, Rendered, Reporter, github, html, junit,
     markdown, terminal,
 };
 use crate::verdict::{Counts, Outcome};
@@ -188,13 +188,15 @@ pub fn junit(view: &SuiteView<'_>) -> String {
 
 /// `index.html` listing the workloads, each workload's report in `<workload>/`:
 /// the workloads' files first, the index last.
-pub fn html_files(view: &SuiteView<'_>) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for w in &view.workloads {
-        for (name, bytes) in html::files(&w.view) {
-            files.push((PathBuf::from(w.name).join(name), bytes));
-        }
-    }
+pub fn html_files<'v>(view: &'v SuiteView<'_>) -> Files<'v> {
+    let workloads = view.workloads.iter().flat_map(|w| {
+        html::files(&w.view).map(move |(name, bytes)| (PathBuf::from(w.name).join(name), bytes))
+    });
+    Box::new(workloads.chain(std::iter::once_with(|| index(view)).flatten()))
+}
+
+/// The suite's `style.css` and `index.html`.
+fn index(view: &SuiteView<'_>) -> [(PathBuf, Vec<u8>); 2] {
     let header = html! {
         h1 { "ncugate suite" }
         p.counts { (view.headline) }
@@ -224,9 +226,10 @@ pub fn html_files(view: &SuiteView<'_>) -> Vec<(PathBuf, Vec<u8>)> {
         main,
         &view.report.ncugate_version,
     );
-    files.push((PathBuf::from("style.css"), html::CSS.as_bytes().to_vec()));
-    files.push((PathBuf::from("index.html"), page.into_string().into_bytes()));
-    files
+    [
+        (PathBuf::from("style.css"), html::CSS.as_bytes().to_vec()),
+        (PathBuf::from("index.html"), page.into_string().into_bytes()),
+    ]
 }
 
 /// GitHub mode: each workload's annotations titled with its name, the suite's
@@ -269,31 +272,31 @@ pub fn write_all(report: &SuiteReport, outputs: &Outputs) -> Result<()> {
 }
 
 impl Reporter<SuiteView<'_>> for JUnit {
-    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v SuiteView<'_>) -> Rendered<'v> {
         Rendered::File(junit(view))
     }
 }
 
 impl Reporter<SuiteView<'_>> for Markdown {
-    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v SuiteView<'_>) -> Rendered<'v> {
         Rendered::File(markdown(view))
     }
 }
 
 impl Reporter<SuiteView<'_>> for Json {
-    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v SuiteView<'_>) -> Rendered<'v> {
         Rendered::File(json(view))
     }
 }
 
 impl Reporter<SuiteView<'_>> for Html {
-    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v SuiteView<'_>) -> Rendered<'v> {
         Rendered::Folder(html_files(view))
     }
 }
 
 impl Reporter<SuiteView<'_>> for GitHub {
-    fn render(&self, view: &SuiteView<'_>) -> Rendered {
+    fn render<'v>(&self, view: &'v SuiteView<'_>) -> Rendered<'v> {
         Rendered::GitHub(github_streams(view))
     }
 }
@@ -350,6 +353,7 @@ mod tests {
         let Rendered::Folder(files) = Html.render(&view) else {
             panic!("HTML renders a folder");
         };
+        let files: Vec<_> = files.collect();
         let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         let index = files
             .last()

@@ -81,9 +81,11 @@ fn github() {
 #[test]
 fn html() {
     for (case, report) in cases() {
-        let Rendered::Folder(files) = Html.render(&View::new(&report)) else {
+        let view = View::new(&report);
+        let Rendered::Folder(files) = Html.render(&view) else {
             panic!("HTML renders a folder");
         };
+        let files: Vec<_> = files.collect();
         let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         let index = files
             .iter()
@@ -103,6 +105,7 @@ fn hostile_names_stay_text_in_every_format() {
     let Rendered::Folder(files) = Html.render(&view) else {
         panic!("HTML renders a folder");
     };
+    let files: Vec<_> = files.collect();
     let index = files
         .iter()
         .find(|(p, _)| p.as_os_str() == "index.html")
@@ -139,6 +142,7 @@ fn every_format_reads_the_same_words_from_the_view() {
     let Rendered::Folder(files) = Html.render(&view) else {
         panic!("HTML renders a folder");
     };
+    let files: Vec<_> = files.collect();
     assert!(
         files
             .iter()
