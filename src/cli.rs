@@ -217,7 +217,7 @@ pub struct ReportArgs {
     pub color: ColorArg,
     /// Which rows of the terminal table to print: failures and errors; also warnings and improvements (default); every check. `-q` means `fail`. File reports always hold every row.
     #[arg(long, value_enum, value_name = "ROWS", env = "NCUGATE_SHOW")]
-    pub show: Option<ShowArg>,
+    pub show: Option<crate::report::terminal::Show>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
@@ -233,17 +233,6 @@ pub enum FormatArg {
     Text,
     /// Annotations, step summary with a chart, and step outputs.
     Github,
-}
-
-/// `--show`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ShowArg {
-    /// Failures and errors only.
-    Fail,
-    /// Failures, errors, warnings and improvements.
-    Changed,
-    /// Every check.
-    All,
 }
 
 /// `--color`.

@@ -2,7 +2,7 @@
 //! (`--junit`, `--show`, `--color`, `--format`, …), with `-q`, `NO_COLOR`
 //! and `GITHUB_ACTIONS` taken into account once, here.
 
-use crate::cli::{ColorArg, FormatArg, ReportArgs, ShowArg};
+use crate::cli::{ColorArg, FormatArg, ReportArgs};
 use crate::report::Outputs;
 use crate::report::terminal::{Show, Style};
 use std::io::IsTerminal;
@@ -33,9 +33,7 @@ pub(super) fn style(args: &ReportArgs, quiet: bool) -> Style {
         color: use_color(args.color),
         width: crate::report::terminal::width(),
         show: match args.show {
-            Some(ShowArg::Fail) => Show::Fail,
-            Some(ShowArg::Changed) => Show::Changed,
-            Some(ShowArg::All) => Show::All,
+            Some(show) => show,
             None if quiet => Show::Fail,
             None => Show::Changed,
         },

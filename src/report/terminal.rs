@@ -16,10 +16,10 @@ pub const LOG_WIDTH: usize = 100;
 /// Narrower than this, the table would be unreadable anyway.
 const MIN_WIDTH: usize = 60;
 
-/// Which checks the table lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which checks the table lists (`--show`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Show {
-    /// Failures and errors.
+    /// Failures and errors only.
     Fail,
     /// Failures, errors, warnings and improvements.
     #[default]
