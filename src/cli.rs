@@ -6,7 +6,7 @@
 //! rustdoc would take for links and HTML.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-use crate::options::{GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -152,30 +152,20 @@ pub struct RunArgs {
     /// Config file (default: ./ncugate.toml if present).
     #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Seconds the whole run may take; then the app's process group is killed.
-    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
-    pub timeout: Option<u64>,
-    /// Work dir for artifacts (report, CSVs, logs).
+    #[command(flatten)]
+    pub app: AppOptions,
+    /// Work dir for artifacts (report, CSVs, logs; default: [profile] out_dir, else target/ncugate beside ncugate.toml).
     #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
-    /// Directory the build and the app run in.
-    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
-    pub workdir: Option<PathBuf>,
     /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
     #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
     pub build: Option<String>,
     /// Skip [build] command.
     #[arg(long, env = "NCUGATE_NO_BUILD")]
     pub no_build: bool,
-    /// Environment for the build and the app (repeatable).
-    #[arg(long = "env", value_name = "KEY=VALUE")]
-    pub env: Vec<String>,
     /// No progress output; the terminal table lists failures only (as `--show fail`).
     #[arg(long, short)]
     pub quiet: bool,
-    /// The app and its arguments (replaces [app] command).
-    #[arg(last = true, value_name = "APP ARGS")]
-    pub app: Vec<String>,
 }
 
 #[derive(Debug, Args)]

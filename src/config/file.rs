@@ -4,7 +4,7 @@
 //! they layer with flags (relative to the current folder) as they are.
 
 use crate::error::{Error, Result};
-use crate::options::{GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ pub struct FileConfig {
     #[serde(default)]
     pub build: BuildSection,
     #[serde(default)]
-    pub app: AppSection,
+    pub app: AppOptions,
     #[serde(default)]
     pub profile: ProfileOptions,
     #[serde(default)]
@@ -44,18 +44,6 @@ pub struct FileConfig {
 pub struct BuildSection {
     /// argv of the build, run in `[app] workdir` (no shell).
     pub command: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppSection {
-    /// argv of the app (no shell).
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub workdir: Option<PathBuf>,
-    /// Seconds for the whole profiled run.
-    pub timeout: Option<u64>,
 }
 
 /// `[[workload]]`: one app of a suite. Unset keys come from `[app]`, `[profile]`, `[build]` and `[gate]`.
@@ -130,6 +118,7 @@ impl FileConfig {
                 *path = base.join(&*path);
             }
         };
+        resolve(&mut self.app.workdir);
         resolve(&mut self.profile.out_dir);
         resolve(&mut self.gate.baseline);
         resolve(&mut self.gate.baselines);
@@ -157,7 +146,7 @@ mod tests {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/ncugate.toml"));
         let config = FileConfig::load(Some(path)).unwrap();
         assert_eq!(config.profile.clock_control.as_deref(), Some("none"));
-        assert!(config.app.command.is_some());
+        assert!(!config.app.command.is_empty());
     }
 
     #[test]

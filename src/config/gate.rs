@@ -101,7 +101,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
-    refuse_inputs_with_app(&args.inputs, &args.run.app)?;
+    refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let baseline = args.baseline.clone().over(gate.baseline);
     let (Some(baseline), false) = (baseline, suite::is_suite(&file, &args.suite)) else {
@@ -178,7 +178,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
             hint: "use --runs 3 (the default) or more for a standard deviation".into(),
         });
     }
-    refuse_inputs_with_app(&args.inputs, &args.run.app)?;
+    refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let output = args.output.clone().over(gate.baseline);
     let (Some(output), false) = (output, suite::is_suite(&file, &args.suite)) else {

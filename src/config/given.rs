@@ -94,7 +94,7 @@ pub(super) const SANITIZE_RUN_ONLY: &[&str] = &[
     "build",
     "no_build",
     "env",
-    "app",
+    "command",
     "leak_check",
     "print_limit",
     "program",

@@ -73,7 +73,7 @@ fn profile(config_file: &Path, flags: &[&str]) -> RunnerConfig {
 }
 
 #[test]
-fn profile_settings_flag_over_env_over_file_over_default() {
+fn app_and_profile_settings_flag_over_env_over_file_over_default() {
     layers(
         "config::precedence::profile_layers",
         &[
@@ -81,19 +81,20 @@ fn profile_settings_flag_over_env_over_file_over_default() {
             ("NCUGATE_NCU", "env-ncu"),
             ("NCUGATE_TIMEOUT", "2"),
             ("NCUGATE_OUT", "env-out"),
+            ("NCUGATE_WORKDIR", "env-wd"),
         ],
     );
 }
 
 #[test]
-#[ignore = "a child of profile_settings_flag_over_env_over_file_over_default"]
+#[ignore = "a child of app_and_profile_settings_flag_over_env_over_file_over_default"]
 fn profile_layers() {
     let Some(with_env) = layer() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let file = toml(
         &dir,
         "ncugate.toml",
-        "[app]\ntimeout = 3\n[profile]\nclock_control = \"file\"\nncu = \"file-ncu\"\nout_dir = \"file-out\"\n",
+        "[app]\ntimeout = 3\nworkdir = \"file-wd\"\n[profile]\nclock_control = \"file\"\nncu = \"file-ncu\"\nout_dir = \"file-out\"\n",
     );
     let empty = toml(&dir, "empty.toml", "");
     let flags = [
@@ -105,6 +106,8 @@ fn profile_layers() {
         "1",
         "--out",
         "flag-out",
+        "--workdir",
+        "flag-wd",
     ];
     let r = profile(&file, &flags);
     assert_eq!(
@@ -115,7 +118,10 @@ fn profile_layers() {
         ),
         ("flag", "flag-ncu", 1)
     );
-    assert_eq!(r.out_dir, Path::new("flag-out"));
+    assert_eq!(
+        (r.out_dir, r.workdir),
+        ("flag-out".into(), "flag-wd".into())
+    );
     let r = profile(&file, &[]);
     if with_env {
         assert_eq!(
@@ -126,7 +132,7 @@ fn profile_layers() {
             ),
             ("env", "env-ncu", 2)
         );
-        assert_eq!(r.out_dir, Path::new("env-out"));
+        assert_eq!((r.out_dir, r.workdir), ("env-out".into(), "env-wd".into()));
     } else {
         assert_eq!(
             (
@@ -137,6 +143,7 @@ fn profile_layers() {
             ("file", "file-ncu", 3)
         );
         assert_eq!(r.out_dir, dir.path().join("file-out"));
+        assert_eq!(r.workdir, dir.path().join("file-wd"));
         let r = profile(&empty, &[]);
         assert_eq!(
             (
@@ -147,6 +154,7 @@ fn profile_layers() {
             ("none", "ncu", 1800)
         );
         assert_eq!(r.out_dir, dir.path().join("target/ncugate"));
+        assert_eq!(r.workdir, dir.path().join("."));
     }
 }
 

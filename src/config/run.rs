@@ -1,10 +1,12 @@
-//! The app's build and run under ncu ([`RunnerConfig`]): `-- APP ARGS`,
-//! `--build`, `--env`, `--timeout`, `--workdir`, `--out` over `[app]`,
-//! `[build]` and `[profile] out_dir`, and [`ProfileOptions`] over `[profile]`.
+//! The app's build and run under ncu ([`RunnerConfig`]):
+//! [`AppOptions`](crate::options::AppOptions) over `[app]`, `--build` /
+//! `--no-build` over `[build]`, `--out` over `[profile] out_dir`, and
+//! [`ProfileOptions`] over `[profile]`.
 
 use super::file::FileConfig;
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
+use crate::options::app::{DEFAULT_TIMEOUT_S, last_wins};
 use crate::options::profile::{
     DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_OUT_DIR, DEFAULT_REPLAY_MODE,
 };
@@ -13,16 +15,10 @@ use crate::runner::RunnerConfig;
 use std::path::Path;
 use std::time::Duration;
 
-/// Seconds a whole run may take unless told otherwise.
-pub const DEFAULT_TIMEOUT_S: u64 = 1800;
-
 /// The runner's settings: flag (or its `NCUGATE_*` variable) over file over default.
 pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
+    let app = args.app.clone().over(file.app.clone());
     let p = ncu.clone().over(file.profile.clone());
-    let app = args
-        .app
-        .clone()
-        .over(file.app.command.clone().unwrap_or_default());
     let build = if args.no_build {
         None
     } else {
@@ -34,37 +30,12 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
             None => file.build.command.clone(),
         }
     };
-    let mut env: Vec<(String, String)> = file
-        .app
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for pair in &args.env {
-        let Some((k, v)) = pair.split_once('=') else {
-            return Err(Error::Usage {
-                message: format!("--env {pair}: expected KEY=VALUE"),
-                hint: "e.g. --env CUDA_VISIBLE_DEVICES=0".into(),
-            });
-        };
-        env.retain(|(key, _)| key != k);
-        env.push((k.to_string(), v.to_string()));
-    }
-    let workdir = file.app.workdir.as_deref().map(|w| file.resolve(w));
     Ok(RunnerConfig {
         build,
-        app,
-        env,
-        workdir: args
-            .workdir
-            .clone()
-            .over(workdir)
-            .unwrap_or_else(|| file.resolve(Path::new("."))),
-        timeout: Duration::from_secs(
-            args.timeout
-                .over(file.app.timeout)
-                .unwrap_or(DEFAULT_TIMEOUT_S),
-        ),
+        app: app.command,
+        env: last_wins(app.env),
+        workdir: app.workdir.unwrap_or_else(|| file.resolve(Path::new("."))),
+        timeout: Duration::from_secs(app.timeout.unwrap_or(DEFAULT_TIMEOUT_S)),
         mode: p.mode.unwrap_or_default(),
         graph_profiling: p.graph_profiling.unwrap_or_default(),
         clock_control: p

@@ -10,7 +10,8 @@ use super::shard::Shard;
 use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
 use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
-use crate::options::{Layer, ProfileOptions};
+use crate::options::app::EnvVar;
+use crate::options::{AppOptions, Layer, ProfileOptions};
 use crate::report::Outputs;
 use std::path::PathBuf;
 
@@ -74,7 +75,7 @@ pub(super) fn all_workloads(
             thresholds: file.gate.thresholds.clone(),
         }]);
     }
-    if file.app.command.is_some() {
+    if !file.app.command.is_empty() {
         return Err(Error::Usage {
             message: "ncugate.toml has both [app] command and [[workload]] tables".into(),
             hint: "move the app into a [[workload]] (e.g. name = \"default\"); [app] may keep env, workdir and timeout shared by every workload".into(),
@@ -116,14 +117,20 @@ fn one(
     w: &WorkloadSection,
 ) -> Result<Workload> {
     let mut merged = file.clone();
-    merged.app.command = Some(w.command.clone());
-    if w.workdir.is_some() {
-        merged.app.workdir = w.workdir.clone();
-    }
-    for (k, v) in &w.env {
-        merged.app.env.insert(k.clone(), v.clone());
-    }
-    merged.app.timeout = w.timeout.over(file.app.timeout);
+    let own = AppOptions {
+        timeout: w.timeout,
+        workdir: w.workdir.as_deref().map(|p| file.resolve(p)),
+        env: w
+            .env
+            .iter()
+            .map(|(key, value)| EnvVar {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+        command: w.command.clone(),
+    };
+    merged.app = own.over(file.app.clone());
     let own = ProfileOptions {
         kernel_name: w.kernel_name.clone(),
         launch_skip: w.launch_skip,
@@ -189,7 +196,7 @@ impl SuiteConfig {
             Some(file_flag)
         } else if !inputs.is_empty() {
             Some("--input")
-        } else if !run.app.is_empty() {
+        } else if !run.app.command.is_empty() {
             Some("-- APP ARGS")
         } else {
             None

@@ -12,11 +12,13 @@
 //! name ncugate.toml tables (`[gate] thresholds`), which rustdoc would take for links.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+pub mod app;
 pub mod gate;
 pub mod memory;
 pub mod profile;
 pub mod sanitizer;
 
+pub use app::AppOptions;
 pub use gate::GateOptions;
 pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;

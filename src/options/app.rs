@@ -1,0 +1,101 @@
+//! The app itself: its command, environment, folder and time limit, as
+//! flags (`-- APP ARGS`, `--env`, `--workdir`, `--timeout`), `NCUGATE_*`
+//! variables and `[app]` in `ncugate.toml`.
+
+use super::layered;
+use clap::Args;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `[app]`, and the flags that override it.
+#[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[command(next_help_heading = "App")]
+pub struct AppOptions {
+    /// Seconds the whole run may take; then the app's process group is killed (default 1800).
+    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Directory the build and the app run in (default: [app] workdir, else the folder ncugate.toml is in).
+    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Environment for the build and the app (repeatable; adds to [app] env, a key given here wins).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    #[serde(default, deserialize_with = "env_table")]
+    pub env: Vec<EnvVar>,
+    /// The app and its arguments (replaces [app] command).
+    #[arg(last = true, value_name = "APP ARGS")]
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+layered!(AppOptions { timeout, workdir, command } adds { env });
+
+/// Seconds a whole run may take unless told otherwise.
+pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+/// One variable of the app's environment: `--env KEY=VALUE` or a key of `[app] env`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvVar {
+    pub key: String,
+    pub value: String,
+}
+
+impl std::str::FromStr for EnvVar {
+    type Err = String;
+
+    /// `KEY=VALUE`, split at the first `=`.
+    fn from_str(s: &str) -> Result<EnvVar, String> {
+        let (key, value) = s
+            .split_once('=')
+            .filter(|(key, _)| !key.is_empty())
+            .ok_or_else(|| "expected KEY=VALUE, e.g. --env CUDA_VISIBLE_DEVICES=0".to_string())?;
+        Ok(EnvVar {
+            key: key.into(),
+            value: value.into(),
+        })
+    }
+}
+
+/// `env = { KEY = "value" }`, in key order.
+fn env_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<EnvVar>, D::Error> {
+    let table = BTreeMap::<String, String>::deserialize(d)?;
+    Ok(table
+        .into_iter()
+        .map(|(key, value)| EnvVar { key, value })
+        .collect())
+}
+
+/// The environment with each key once, its last value kept: a variable given
+/// later (a flag after the file, a workload after `[app]`) wins.
+pub fn last_wins(env: Vec<EnvVar>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::with_capacity(env.len());
+    for EnvVar { key, value } in env {
+        out.retain(|(k, _)| *k != key);
+        out.push((key, value));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Layer;
+
+    #[test]
+    fn flags_add_to_the_files_environment_and_win_on_a_shared_key() {
+        let file: AppOptions =
+            toml::from_str("env = { B = \"file\", A = \"file\" }\ncommand = [\"app\"]").unwrap();
+        let flags = AppOptions {
+            env: vec!["A=flag".parse().unwrap(), "C=x=y".parse().unwrap()],
+            ..AppOptions::default()
+        };
+        let app = flags.over(file);
+        assert_eq!(app.command, ["app"]);
+        let env = last_wins(app.env);
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(pairs, [("B", "file"), ("A", "flag"), ("C", "x=y")]);
+        assert!("novalue".parse::<EnvVar>().is_err());
+        assert!("=x".parse::<EnvVar>().is_err());
+    }
+}
