@@ -76,6 +76,15 @@ impl Outcome {
         }
     }
 
+    /// The outcome as a headline shouts it: `PASS`, `REGRESSION`, `ERROR`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Regression => "REGRESSION",
+            Outcome::Error => "ERROR",
+        }
+    }
+
     /// The process exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {
@@ -94,6 +103,7 @@ mod tests {
     fn an_outcome_is_spelled_as_it_is_serialized() {
         for o in [Outcome::Pass, Outcome::Regression, Outcome::Error] {
             assert_eq!(serde_json::to_value(o).ok(), Some(o.as_str().into()));
+            assert_eq!(o.title(), o.as_str().to_uppercase());
         }
     }
 }

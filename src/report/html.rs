@@ -150,12 +150,7 @@ fn page(view: &View<'_>, images: &HashMap<usize, String>) -> Markup {
             "\n"
         }
     };
-    document(
-        &format!("ncugate: {word}"),
-        header,
-        main,
-        &view.report.ncugate_version,
-    )
+    document(&format!("ncugate: {word}"), header, main, view.version)
 }
 
 /// One kernel's (or the whole run's) section: its checks, their charts, its findings.

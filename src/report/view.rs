@@ -45,6 +45,8 @@ pub struct View<'r> {
     pub memory: &'r [MemoryResult],
     /// Things a reader should know that are not checks.
     pub notes: &'r [String],
+    /// The ncugate version that wrote the report.
+    pub version: &'r str,
 }
 
 /// One structural check or rule, with its table cells already written.
@@ -181,6 +183,7 @@ impl<'r> View<'r> {
             sanitizer: &report.sanitizer,
             memory: &report.memory,
             notes: &report.notes,
+            version: &report.ncugate_version,
         }
     }
 
@@ -191,7 +194,7 @@ impl<'r> View<'r> {
 
     /// The outcome as a headline shouts it: `PASS`, `REGRESSION`, `ERROR`.
     pub fn outcome_title(&self) -> &'static str {
-        outcome_title(self.outcome)
+        self.outcome.title()
     }
 
     /// The counts in words (`6 failed, 1 warning, 17 passed`), joined by `sep`.
@@ -240,15 +243,6 @@ impl<'r> View<'r> {
     /// The number of failed checks: GitHub's `regressions` output.
     pub fn regressions(&self) -> usize {
         self.counts.fail
-    }
-}
-
-/// `PASS`, `REGRESSION`, `ERROR`.
-pub fn outcome_title(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Pass => "PASS",
-        Outcome::Regression => "REGRESSION",
-        Outcome::Error => "ERROR",
     }
 }
 

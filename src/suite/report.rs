@@ -103,11 +103,7 @@ impl SuiteReport {
 
     /// One line: `REGRESSION (exit 1): 3 workloads — 1 regressed (infer), 2 passed`.
     pub fn headline(&self) -> String {
-        let word = match self.outcome {
-            Outcome::Pass => "PASS",
-            Outcome::Regression => "REGRESSION",
-            Outcome::Error => "ERROR",
-        };
+        let word = self.outcome.title();
         let mut parts = Vec::new();
         for (outcome, what) in [
             (Outcome::Error, "errored"),

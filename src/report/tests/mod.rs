@@ -149,3 +149,38 @@ fn every_format_reads_the_same_words_from_the_view() {
             .any(|(_, b)| String::from_utf8_lossy(b).contains(speedup))
     );
 }
+
+#[test]
+fn the_write_path_writes_what_each_reporter_rendered() {
+    let report = cases::regression();
+    let view = View::new(&report);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let outputs = super::Outputs {
+        junit: Some(dir.path().join("out/junit.xml")),
+        markdown: Some(dir.path().join("out/report.md")),
+        json: Some(dir.path().join("out/report.json")),
+        github: false,
+        html: Some(dir.path().join("html")),
+    };
+    super::write_all(&report, &outputs).expect("written");
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).expect(p);
+    assert_eq!(read("out/junit.xml"), super::junit::render(&view));
+    assert_eq!(read("out/report.md"), super::markdown::render(&view));
+    assert_eq!(read("out/report.json"), super::json::render(&view));
+    let Rendered::Folder(files) = Html.render(&view) else {
+        panic!("HTML renders a folder");
+    };
+    for (name, bytes) in files {
+        let path = dir.path().join("html").join(&name);
+        assert_eq!(std::fs::read(&path).ok(), Some(bytes), "{}", name.display());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("html/index.html"))
+            .expect("index")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
+}
