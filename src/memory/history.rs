@@ -1,6 +1,7 @@
 //! Leak history: one JSON line per run appended to a
 //! file shared by CI jobs, and the alert rule over it. Appends hold an
-//! exclusive `flock`, so parallel jobs never interleave or lose lines.
+//! exclusive lock on the file (`File::lock`: `flock` on Unix), so parallel
+//! jobs never interleave or lose lines.
 
 use super::MemoryResult;
 use crate::error::{Error, Result};
@@ -8,7 +9,6 @@ use crate::format::format_value;
 use crate::status::Status;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 /// One run in the history file.
@@ -63,10 +63,8 @@ pub fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
         .append(true)
         .open(path)
         .map_err(err)?;
-    // SAFETY: flock on a file descriptor we own; released when the file is closed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(err(std::io::Error::last_os_error()));
-    }
+    // Blocks until no other job holds it; released when `file` is closed.
+    file.lock().map_err(err)?;
     let mut line = serde_json::to_string(entry).map_err(|e| err(e.into()))?;
     line.push('\n');
     file.write_all(line.as_bytes()).map_err(err)?;
