@@ -9,9 +9,8 @@
 //! row that names ncu's columns, and says which page that row belongs to.
 
 use super::raw::{Page, detect_page};
-use super::scan::RowScanner;
+use super::scan::RowSource;
 use crate::error::{Error, Result};
-use std::io::Read;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
@@ -131,10 +130,7 @@ fn header_fields(line: &[u8]) -> Vec<String> {
 
 /// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
 /// before the CSV when `--csv` output was captured from a profiling run.
-pub(super) fn first_csv_row<R: Read>(
-    scanner: &mut RowScanner<R>,
-    path: &Path,
-) -> Result<Vec<String>> {
+pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result<Vec<String>> {
     let io = |source: std::io::Error| Error::Read {
         path: path.to_path_buf(),
         source,

@@ -9,7 +9,7 @@
 
 use super::number::{Cell, parse_cell};
 use super::nvtx;
-use super::scan::{RowScanner, Wanted};
+use super::scan::{RowScanner, RowSource, Wanted};
 use crate::error::{Error, Result};
 use crate::kernel_key::kernel_key;
 use crate::model::{Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run};
@@ -90,6 +90,17 @@ pub fn read_raw(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> Result<Run> {
+    read_raw_rows(path, RowScanner::new(reader), metrics, key_mode)
+}
+
+/// [`read_raw`] on rows from any [`RowSource`] (`benches/record` measures
+/// [`RowScanner`] against another CSV reader through it).
+pub fn read_raw_rows(
+    path: &Path,
+    mut scanner: impl RowSource,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+) -> Result<Run> {
     let bad = |message: String, hint: &str| Error::Input {
         path: path.to_path_buf(),
         message,
@@ -99,8 +110,6 @@ pub fn read_raw(
         path: path.to_path_buf(),
         source,
     };
-    let mut scanner = RowScanner::new(reader);
-
     let header = super::page::first_csv_row(&mut scanner, path)?;
     match detect_page(&header) {
         Some(Page::Raw) => {}

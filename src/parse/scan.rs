@@ -11,6 +11,24 @@
 //! Memory is one buffer that holds at least one whole row (grown if a row is
 //! longer), independent of the file size. Every byte read is also fed to a
 //! SHA-256 hasher so the input's digest costs no second pass.
+//!
+//! ## Why not `simd-csv`
+//!
+//! `simd-csv` 0.14 (medialab, the engine of `xan`) was measured against this
+//! scanner doing the same work: `read_raw_rows` behind the [`RowSource`]
+//! interface, once on [`RowScanner`] and once on `simd_csv::ZeroCopyReader`
+//! (`benches/record/simd_rows.rs`), with the gate's `set-full` metrics, on a
+//! 1,100 MB `--set full` raw export (`cargo bench --bench record`, best of 5,
+//! page cache, one core; 2026-12-01 on a 16-vCPU Intel Xeon host with AVX-512
+//! and SHA-NI): 942 MB/s and 4.9 MB peak RSS here, 543 MB/s and 5.5 MB with
+//! `simd-csv` — 58% of this scanner's throughput (the same 58% on 256 MB),
+//! below the 90% a swap would need. Its own record loop, which finds every
+//! separator and does nothing else, reads 883 MB/s: slower than this whole
+//! parse. The reason is the data: ncu quotes every field, the case its
+//! documentation names as its worst (a quote state machine with a `memchr`
+//! per ~10-byte field), while this scanner's cost per 64 bytes does not depend
+//! on the quoting and it skips whole blocks of unwanted columns. So the
+//! scanner stays; the bench keeps measuring both.
 
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -26,6 +44,19 @@ pub enum Wanted {
     All,
     /// Keep the fields at these column indices, in this order (slot = position).
     Columns(Vec<usize>),
+}
+
+/// A source of CSV rows that keeps only the fields it is asked for: what the
+/// raw-page reader needs from a CSV reader. [`RowScanner`] is the one ncugate
+/// uses; `benches/record` implements it over `simd-csv` to measure the two on
+/// the same work.
+pub trait RowSource {
+    /// Sets the fields kept from the next row on.
+    fn want(&mut self, wanted: Wanted);
+    /// The next row, or `None` at the end of the input.
+    fn next_row(&mut self) -> std::io::Result<Option<Row<'_>>>;
+    /// The SHA-256 of every byte read so far (the whole input once `next_row` returned `None`).
+    fn sha256_hex(&self) -> String;
 }
 
 /// Streams rows out of a reader, see the module docs.
@@ -264,7 +295,38 @@ impl<R: Read> RowScanner<R> {
     }
 }
 
+impl<R: Read> RowSource for RowScanner<R> {
+    fn want(&mut self, wanted: Wanted) {
+        RowScanner::want(self, wanted);
+    }
+
+    fn next_row(&mut self) -> std::io::Result<Option<Row<'_>>> {
+        RowScanner::next_row(self)
+    }
+
+    fn sha256_hex(&self) -> String {
+        RowScanner::sha256_hex(self)
+    }
+}
+
 impl<'a> Row<'a> {
+    /// A row of `fields` fields whose bytes are `line`, with the kept fields at
+    /// `spans` (by slot: byte ranges into `buf`, quotes included; `None` for a
+    /// field the row does not have).
+    pub fn new(
+        buf: &'a [u8],
+        spans: &'a [Option<(usize, usize)>],
+        fields: usize,
+        line: &'a [u8],
+    ) -> Self {
+        Row {
+            buf,
+            spans,
+            fields,
+            line,
+        }
+    }
+
     /// The kept field in `slot` (the column's position in `Wanted::Columns`,
     /// or the column index in `Wanted::All`), unquoted; `None` if the row had
     /// no such field.
