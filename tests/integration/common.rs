@@ -168,6 +168,49 @@ impl Gate {
         assert_eq!(out.code, 0, "record failed: {}", out.stderr);
         out
     }
+
+    /// Runs `ncugate check --baseline BASELINE ARGS`.
+    pub fn check(&self, baseline: &str, args: &[&str]) -> Outcome {
+        let mut all = vec!["check", "--baseline", baseline];
+        all.extend_from_slice(args);
+        self.run(&all)
+    }
+
+    /// Records `output` from the reference app's `--set full` base run: its raw
+    /// page (copied as `base.csv`) and details page (`base.details.csv`), for
+    /// the gates that need ncu's findings.
+    pub fn full_baseline(&self, output: &str, extra: &[&str]) -> Outcome {
+        self.h200("graph_app.base.full.raw.csv", "base.csv")
+            .h200("graph_app.base.full.details.csv", "base.details.csv");
+        let mut args = vec![
+            "baseline",
+            "record",
+            "--input",
+            "base.csv",
+            "--details",
+            "base.details.csv",
+            "--output",
+            output,
+        ];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert_eq!(out.code, 0, "record failed: {}", out.stderr);
+        out
+    }
+}
+
+/// The text of `fixtures/h200/<file>`.
+pub fn h200_text(file: &str) -> String {
+    std::fs::read_to_string(Path::new(H200).join(file))
+        .unwrap_or_else(|e| panic!("read fixtures/h200/{file}: {e}"))
+}
+
+/// `thresholds/<file>` with the first `from` replaced by `to` (which must be there).
+pub fn rules_with(file: &str, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(THRESHOLDS).join(file))
+        .unwrap_or_else(|e| panic!("read thresholds/{file}: {e}"));
+    assert!(text.contains(from), "{file} lacks {from:?}");
+    text.replacen(from, to, 1)
 }
 
 impl Outcome {

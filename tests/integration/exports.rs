@@ -101,29 +101,13 @@ fn every_details_export_records_passes_against_itself_and_fails_when_a_kernel_do
             rec.stderr.contains("metrics read from the details page"),
             "{what}"
         );
-        let same = gate.run(&[
-            "check",
-            "--thresholds",
-            rules,
-            "--baseline",
-            &base,
-            "--input",
-            &me,
-        ]);
+        let same = gate.check(&base, &["--thresholds", rules, "--input", &me]);
         assert_eq!(same.code, 0, "{what}: {}", same.stdout);
         assert!(
             same.stdout.contains("metrics read from the details page"),
             "{what}"
         );
-        let worse = gate.run(&[
-            "check",
-            "--thresholds",
-            rules,
-            "--baseline",
-            &base,
-            "--input",
-            &slow,
-        ]);
+        let worse = gate.check(&base, &["--thresholds", rules, "--input", &slow]);
         assert_eq!(worse.code, 1, "{what}: {}", worse.stdout);
         assert!(worse.stdout.contains("+100.0%"), "{what}: {}", worse.stdout);
     }
@@ -154,21 +138,14 @@ fn the_default_rules_gate_metrics_only_details_pages_like_raw_pages() {
         "baseline.json",
     ])
     .code(0);
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "d1.csv"])
-        .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-    ])
-    .code(1)
-    .stdout_has("✗ scale")
-    .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
-    .stdout_has(
-        "partial GPU fingerprint: the baseline's export does not give the GPU's name, SM count",
-    );
+    gate.check("baseline.json", &["--input", "d1.csv"]).code(0);
+    gate.check("baseline.json", &["--input", "strided.csv"])
+        .code(1)
+        .stdout_has("✗ scale")
+        .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
+        .stdout_has(
+            "partial GPU fingerprint: the baseline's export does not give the GPU's name, SM count",
+        );
 }
 
 #[test]
@@ -176,31 +153,21 @@ fn a_details_page_checks_against_a_raw_page_baseline_comparing_what_both_know() 
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.base.fast.run1.details.csv", "d1.csv");
-    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "d1.csv"]);
+    let out = gate.check("baseline.json", &["--input", "d1.csv"]);
     out.code(0)
         .stdout_has("partial GPU fingerprint: the current export does not give the GPU's name, SM count; only the parts both sides know were compared");
     // A different compute capability is still a mismatch.
-    let text =
-        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
-            .expect("read");
+    let text = common::h200_text("graph_app.base.fast.run1.details.csv");
     gate.write("cc80.csv", text.replace("\"9.0\"", "\"8.0\""));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "cc80.csv",
-    ])
-    .one_clear_error("device mismatch");
+    gate.check("baseline.json", &["--input", "cc80.csv"])
+        .one_clear_error("device mismatch");
 }
 
 #[test]
 fn preambles_boms_crlf_and_stdin_read_the_same() {
     let gate = Gate::new();
     gate.write("duration.toml", DURATION);
-    let real =
-        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
-            .expect("read");
+    let real = common::h200_text("graph_app.base.fast.run1.details.csv");
     gate.write("plain.csv", &real);
     gate.run(&[
         "baseline",
@@ -219,15 +186,10 @@ fn preambles_boms_crlf_and_stdin_read_the_same() {
     let crlf = real.replace('\n', "\r\n");
     let saved = format!("\u{feff}{preamble}{crlf}==PROF== Disconnected from process 4242\r\n");
     gate.write("saved.csv", saved.as_bytes());
-    gate.run(&[
-        "check",
-        "--thresholds",
-        "duration.toml",
-        "--baseline",
+    gate.check(
         "b.json",
-        "--input",
-        "saved.csv",
-    ])
+        &["--thresholds", "duration.toml", "--input", "saved.csv"],
+    )
     .code(0);
     // Standard input.
     let mut cmd = assert_cmd::Command::cargo_bin("ncugate").expect("binary");
@@ -262,27 +224,7 @@ fn a_truncated_details_page_is_refused() {
     // Cut in the middle of the last rule description.
     let cut = &real[..real.len() - 40];
     gate.write("cut.csv", cut);
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "--output",
-        "b.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--input",
-        "base.csv",
-        "--details",
-        "cut.csv",
-    ])
-    .one_clear_error("ends in the middle of a row");
+    gate.full_baseline("b.json", &[]);
+    gate.check("b.json", &["--input", "base.csv", "--details", "cut.csv"])
+        .one_clear_error("ends in the middle of a row");
 }

@@ -2,36 +2,29 @@
 //! closed here on real H200 recordings (fixtures/h200).
 
 use crate::common;
-use common::{Gate, THRESHOLDS};
-
-/// The built-in rules with one line replaced.
-fn default_rules_with(from: &str, to: &str) -> String {
-    let text = std::fs::read_to_string(format!("{THRESHOLDS}/default.toml"))
-        .expect("thresholds/default.toml");
-    assert!(text.contains(from), "default.toml lacks {from:?}");
-    text.replacen(from, to, 1)
-}
+use common::{Gate, rules_with};
 
 #[test]
 fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    let rules = default_rules_with(
+    let rules = rules_with(
+        "default.toml",
         "why = \"more instructions: redundant work",
         "kernels = \"scal\"\nwhy = \"more instructions: redundant work",
     );
     gate.write("typo.toml", rules);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "baseline.json",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "typo.toml",
-        "--json",
-        "r.json",
-    ]);
+        &[
+            "--input",
+            "base1.csv",
+            "--thresholds",
+            "typo.toml",
+            "--json",
+            "r.json",
+        ],
+    );
     out.code(2)
         .stdout_has("ncugate: ERROR (exit 2)")
         .stdout_has("`kernels = \"scal\"` matches no kernel, so this rule gates nothing")
@@ -41,39 +34,31 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
     assert_eq!(json["outcome"], "error");
 
     // The same filter on an optional rule is skipped, and says so.
-    let optional = default_rules_with(
+    let optional = rules_with(
+        "default.toml",
         "why = \"more instructions: redundant work",
         "kernels = \"scal\"\noptional = true\nwhy = \"more instructions: redundant work",
     );
     gate.write("optional.toml", optional);
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "optional.toml",
-    ])
+        &["--input", "base1.csv", "--thresholds", "optional.toml"],
+    )
     .code(0)
     .stdout_has("1 skipped");
     // A filter that matches passes as before.
     gate.write(
         "ok.toml",
-        default_rules_with(
+        rules_with(
+            "default.toml",
             "why = \"more instructions: redundant work",
             "kernels = \"scale\"\nwhy = \"more instructions: redundant work",
         ),
     );
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "ok.toml",
-    ])
+        &["--input", "base1.csv", "--thresholds", "ok.toml"],
+    )
     .code(0);
 }
 
@@ -82,14 +67,8 @@ fn a_graph_mode_export_against_a_node_mode_baseline_is_refused() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.base.graph.raw.csv", "graph.csv");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "graph.csv",
-    ])
-    .one_clear_error("graph.csv: this export was profiled with --graph-profiling graph");
+    gate.check("baseline.json", &["--input", "graph.csv"])
+        .one_clear_error("graph.csv: this export was profiled with --graph-profiling graph");
     let baseline: serde_json::Value = serde_json::from_str(&gate.read("baseline.json")).unwrap();
     assert_eq!(baseline["graph_mode"], false, "node mode recorded");
 
@@ -103,7 +82,7 @@ fn a_graph_mode_export_against_a_node_mode_baseline_is_refused() {
         "graph.json",
     ])
     .code(0);
-    gate.run(&["check", "--baseline", "graph.json", "--input", "base1.csv"])
+    gate.check("graph.json", &["--input", "base1.csv"])
         .one_clear_error("profiled with --graph-profiling node");
     // Recording from both modes at once is refused too.
     gate.run(&[
@@ -122,41 +101,27 @@ fn a_graph_mode_export_against_a_node_mode_baseline_is_refused() {
 #[test]
 fn new_findings_set_to_fail_show_in_why_and_in_the_html_kernel_status() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv")
-        .h200("graph_app.strided.full.details.csv", "strided.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "--kernel-key",
-        "function",
-        "--output",
-        "baseline.json",
-    ])
-    .code(0);
+    gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
+    gate.h200("graph_app.strided.full.details.csv", "strided.details.csv");
     gate.write(
         "fail.toml",
-        default_rules_with("new = \"warn\"", "new = \"fail\""),
+        rules_with("default.toml", "new = \"warn\"", "new = \"fail\""),
     );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "baseline.json",
-        "--input",
-        "base.csv",
-        "--details",
-        "strided.details.csv",
-        "--thresholds",
-        "fail.toml",
-        "--html",
-        "html",
-        "--markdown",
-        "r.md",
-    ]);
+        &[
+            "--input",
+            "base.csv",
+            "--details",
+            "strided.details.csv",
+            "--thresholds",
+            "fail.toml",
+            "--html",
+            "html",
+            "--markdown",
+            "r.md",
+        ],
+    );
     out.code(1)
         .stdout_has("ncugate: REGRESSION (exit 1): 2 failed")
         .stdout_has("why:\n  ✗ scale\n")
@@ -174,19 +139,19 @@ fn a_throughput_that_rises_is_higher_not_improved() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "baseline.json",
-        "--input",
-        "strided.csv",
-        "--markdown",
-        "r.md",
-        "--json",
-        "r.json",
-        "--html",
-        "html",
-    ]);
+        &[
+            "--input",
+            "strided.csv",
+            "--markdown",
+            "r.md",
+            "--json",
+            "r.json",
+            "--html",
+            "html",
+        ],
+    );
     out.code(1).stdout_has(" changed");
     assert!(!out.stdout.contains("improved"), "{}", out.stdout);
     out.stdout_has(" higher\n");
@@ -213,20 +178,16 @@ fn a_throughput_that_rises_is_higher_not_improved() {
     // A rule that says which way is better calls it an improvement.
     gate.write(
         "better.toml",
-        default_rules_with(
+        rules_with(
+            "default.toml",
             "worse = \"lower\"\n",
             "worse = \"lower\"\nbetter = \"higher\"\n",
         ),
     );
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--input",
-        "strided.csv",
-        "--thresholds",
-        "better.toml",
-    ])
+        &["--input", "strided.csv", "--thresholds", "better.toml"],
+    )
     .code(1)
     .stdout_has("1 improved");
 }
@@ -268,7 +229,7 @@ fn a_one_run_baseline_warns_that_sigma_is_unknown() {
     ])
     .code(0)
     .stderr_has("ncugate: warning: a baseline of 1 run has no spread: σ is unknown");
-    gate.run(&["check", "--baseline", "one.json", "--input", "strided.csv"])
+    gate.check("one.json", &["--input", "strided.csv"])
         .code(1)
         .stdout_has("σ unknown: the baseline has 1 run")
         .stdout_has("the baseline has 1 run: σ is unknown");

@@ -10,26 +10,15 @@ fn an_unchanged_run_passes_against_its_three_run_baseline() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     for i in 1..=3 {
-        gate.run(&[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            &format!("base{i}.csv"),
-        ])
-        .code(0)
-        .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed\n");
+        gate.check("baseline.json", &["--input", &format!("base{i}.csv")])
+            .code(0)
+            .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed\n");
     }
     // Several inputs: their mean is compared.
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-    ])
+        &["--input", "base1.csv", "--input", "base2.csv"],
+    )
     .code(0);
 }
 
@@ -38,7 +27,7 @@ fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
-    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"]);
+    let out = gate.check("baseline.json", &["--input", "run.csv"]);
     out.code(1)
         .stdout_has("ncugate: REGRESSION (exit 1)")
         .stdout_has("✗ void scale<0>(const float *, float *, long, int)")
@@ -53,7 +42,7 @@ fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"])
+    gate.check("baseline.json", &["--input", "run.csv"])
         .code(1)
         .stdout_has("✗ scale\n")
         .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
@@ -65,7 +54,7 @@ fn the_unfolded_loop_with_demangled_keys_is_a_new_kernel_and_more_instructions_o
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"])
+    gate.check("baseline.json", &["--input", "run.csv"])
         .code(1)
         .stdout_has("new kernel: not in the baseline (3 launches per run)")
         .stdout_has("missing kernel: the baseline launches it 3 times per run")
@@ -77,7 +66,7 @@ fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     gate.h200("graph_app.fp64.fast.raw.csv", "run.csv");
-    let out = gate.run(&["check", "--baseline", "baseline.json", "--input", "run.csv"]);
+    let out = gate.check("baseline.json", &["--input", "run.csv"]);
     out.code(1)
         .stdout_has("✗ finish\n")
         .stdout_has("sm__inst_executed_pipe_fp64.sum (sum) [FAIL]: new (0 → 6.29M)");
@@ -92,32 +81,13 @@ fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
 #[test]
 fn strided_access_fails_and_the_new_uncoalesced_finding_explains_why() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
+    gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
     gate.h200("graph_app.strided.full.raw.csv", "run.csv")
         .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "--kernel-key",
-        "function",
-        "-o",
+    let out = gate.check(
         "baseline.json",
-    ])
-    .code(0);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--details",
-        "run.details.csv",
-    ]);
+        &["--input", "run.csv", "--details", "run.details.csv"],
+    );
     out.code(1)
         .stdout_has("✗ scale\n")
         .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
@@ -151,43 +121,28 @@ fn the_reference_pipeline_variants_fail_under_the_set_full_thresholds() {
         "baseline.json",
     ])
     .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--thresholds",
-        &t,
-        "--input",
-        "base.csv",
-    ])
+        &["--thresholds", &t, "--input", "base.csv"],
+    )
     .code(0);
 
     gate.reference(
         "h200.graph_app_redundant.full.node.raw.csv",
         "redundant.csv",
     );
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--thresholds",
-        &t,
-        "--input",
-        "redundant.csv",
-    ])
+        &["--thresholds", &t, "--input", "redundant.csv"],
+    )
     .code(1)
     .stdout_has("launched 6 times per run, baseline 3");
 
     gate.reference("h200.graph_app_fp64.full.node.raw.csv", "fp64.csv");
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--thresholds",
-        &t,
-        "--input",
-        "fp64.csv",
-    ])
+        &["--thresholds", &t, "--input", "fp64.csv"],
+    )
     .code(1)
     .stdout_has("new kernel")
     .stdout_has("derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2 (sum, total) [FAIL]");
@@ -197,17 +152,17 @@ fn the_reference_pipeline_variants_fail_under_the_set_full_thresholds() {
             "h200.graph_app_strided.full.node.details.csv",
             "strided.details.csv",
         );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "baseline.json",
-        "--thresholds",
-        &t,
-        "--input",
-        "strided.csv",
-        "--details",
-        "strided.details.csv",
-    ]);
+        &[
+            "--thresholds",
+            &t,
+            "--input",
+            "strided.csv",
+            "--details",
+            "strided.details.csv",
+        ],
+    );
     out.code(1)
         .stdout_has("new ncu finding UncoalescedGlobalAccess (OPT, est. speedup 77%)");
     // Findings every baseline kernel already had are not "new".
@@ -237,15 +192,10 @@ fn the_seed_gate_fails_healthy_kernels_on_its_fixed_floor() {
         "baseline.json",
     ])
     .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--thresholds",
-        &t,
-        "--input",
-        "full.csv",
-    ])
+        &["--thresholds", &t, "--input", "full.csv"],
+    )
     .code(1)
     .stdout_has("below the limit 75.00%")
     // The cost, from the export's profiler__replayer_passes: --set full takes 38.
@@ -260,17 +210,13 @@ fn a_device_mismatch_is_an_error_unless_allowed() {
         .read("baseline.json")
         .replace("NVIDIA H200", "NVIDIA H100 80GB HBM3");
     gate.write("h100.json", text);
-    gate.run(&["check", "--baseline", "h100.json", "--input", "base1.csv"])
+    gate.check("h100.json", &["--input", "base1.csv"])
         .one_clear_error("device mismatch: baseline was recorded on NVIDIA H100 80GB HBM3 (CC 9.0, 132 SMs), this input comes from NVIDIA H200 (CC 9.0, 132 SMs)")
         .stderr_has("--allow-device-mismatch");
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "h100.json",
-        "--input",
-        "base1.csv",
-        "--allow-device-mismatch",
-    ])
+        &["--input", "base1.csv", "--allow-device-mismatch"],
+    )
     .code(0)
     .stdout_has("note: device mismatch allowed by --allow-device-mismatch");
 }
@@ -282,15 +228,10 @@ fn warn_severity_and_warn_policies_pass_with_warnings() {
     gate.write("t.toml", t);
     gate.base_baseline(&["--thresholds", "t.toml"]);
     gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "baseline.json",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "run.csv",
-    ])
+        &["--thresholds", "t.toml", "--input", "run.csv"],
+    )
     .code(0)
     .stdout_has("ncugate: PASS (exit 0): 0 failed, 3 warnings");
 }
