@@ -329,49 +329,46 @@ expect "report-dir (relative to the workspace): report" "$(out report)" "$work/d
 
 # A suite (three workloads of the reference app) profiled by tests/bin/fixture-ncu, a stand-in
 # for ncu that replays the H200 recordings: recorded, then `micro` regressed on purpose, checked
-# as two shards (as two matrix jobs would) and merged without a GPU.
+# as shards (as matrix jobs would) and merged without a GPU. The suite and what it must give are
+# in tests/ci-suite/, which jenkins/test/NcuGateTest.groovy runs through the Jenkins step too.
+suite_def=$repo/tests/ci-suite
+suite_value() { sed -n "s/^$1=//p" "$suite_def/expected.properties"; }
+shards=$(suite_value shards)
+regressed=$(suite_value regressed)
+read -ra workloads <<<"$(suite_value workloads)"
 suite_dir=$work/suite
 rm -rf "$suite_dir" "$work/shards"
 mkdir -p "$suite_dir"
 write_suite() { # MICRO_VARIANT
-  cat >"$suite_dir/ncugate.toml" <<TOML
-[profile]
-ncu = "$repo/tests/bin/fixture-ncu"
-
-[[workload]]
-name = "train"
-command = ["kernels/build/graph_app", "--inject", "base"]
-
-[[workload]]
-name = "infer"
-command = ["kernels/build/graph_app", "--inject", "fp64"]
-
-[[workload]]
-name = "micro"
-command = ["kernels/build/graph_app", "--inject", "$1"]
-TOML
+  sed -e "s|@NCU@|$repo/tests/bin/fixture-ncu|" -e "s|@MICRO@|$1|" "$suite_def/ncugate.toml.in" \
+    >"$suite_dir/ncugate.toml"
 }
-write_suite unfolded-loop
+write_suite "$(suite_value record_micro)"
 check "suite: baselines recorded for every workload" \
   sh -c "cd '$suite_dir' && '$ncugate' baseline record --runs 1 >'$work/suite-record.log' 2>&1"
-write_suite strided
+check "suite: baselines/$regressed/$(suite_value gpu_file)" test -s "$suite_dir/baselines/$regressed/$(suite_value gpu_file)"
+write_suite "$(suite_value check_micro)"
 suite_env=(NCUGATE_ACTION_WORKING_DIRECTORY=target/action-tests/suite NCUGATE_ACTION_BASELINE=)
-for k in 1 2; do
-  direct "shard-$k" "${suite_env[@]}" NCUGATE_ACTION_SHARD="$k/2" NCUGATE_ACTION_FAIL_ON_REGRESSION=false \
+for k in $(seq "$shards"); do
+  direct "shard-$k" "${suite_env[@]}" NCUGATE_ACTION_SHARD="$k/$shards" NCUGATE_ACTION_FAIL_ON_REGRESSION=false \
     NCUGATE_ACTION_REPORT_DIR="target/action-tests/shards/ncugate-shard-$k"
-  expect "shard $k/2: exit (fail-on-regression=false)" "$d_status" 0
-  check "shard $k/2: ran its share" grep -q "ncugate suite: .* in shard $k/2" "$work/direct-shard-$k/log"
+  expect "shard $k/$shards: exit (fail-on-regression=false)" "$d_status" 0
+  check "shard $k/$shards: ran its share" grep -q "ncugate suite: .* in shard $k/$shards" "$work/direct-shard-$k/log"
 done
-gated=$(cat "$work"/shards/*/report.json | grep -c '"name": "\(train\|infer\|micro\)"' || true)
-expect "shards: the three workloads, each gated once" "$gated" 3
+for w in "${workloads[@]}"; do
+  gated=$(cat "$work"/shards/*/report.json | grep -c "\"name\": \"$w\"" || true)
+  expect "shards: workload $w gated once" "$gated" 1
+done
 direct merge "${suite_env[@]}" NCUGATE_ACTION_COMMAND=merge NCUGATE_ACTION_SHARD_REPORTS=target/action-tests/shards \
-  NCUGATE_ACTION_EXPECT_SHARDS=2
+  NCUGATE_ACTION_EXPECT_SHARDS="$shards"
 expect "merge: exit (a workload regressed)" "$d_status" 1
 expect "merge: result" "$(out result)" regression
-expect "merge: failed_workloads names it" "$(out failed_workloads)" micro
+expect "merge: failed_workloads names it" "$(out failed_workloads)" "$regressed"
 check "merge: the suite's Markdown in the step summary" grep -q 'ncugate suite: regression' "$d_summary"
-check "merge: a section per workload in the step summary" grep -q '^## Workload .micro.$' "$d_summary"
-check "merge: the merged JUnit report" grep -q 'testsuite name="micro: ' "$work/direct-merge/runner-temp/ncugate/junit.xml"
+for w in "${workloads[@]}"; do
+  check "merge: a section for $w in the step summary" grep -q "^## Workload .$w.\$" "$d_summary"
+  check "merge: JUnit testsuites for $w" grep -q "testsuite name=\"$w: " "$work/direct-merge/runner-temp/ncugate/junit.xml"
+done
 direct merge-missing "${suite_env[@]}" NCUGATE_ACTION_COMMAND=merge \
   NCUGATE_ACTION_SHARD_REPORTS=target/action-tests/shards/ncugate-shard-1 NCUGATE_ACTION_EXPECT_SHARDS=2
 expect "merge of one shard of two: exit" "$d_status" 2

@@ -640,58 +640,55 @@ void shardSuite(String source, String mergeSource) {
 
 /**
  * A suite of three workloads of the reference app, profiled by a stand-in ncu that replays the
- * H200 recordings (tests/bin/fixture-ncu): recorded, then gated as two shards with one workload
- * regressed on purpose, and merged: the verdict names it.
+ * H200 recordings (tests/bin/fixture-ncu): recorded, then gated as shards with one workload
+ * regressed on purpose, and merged: the verdict names it. The suite and what it must give are in
+ * tests/ci-suite/, which .ci/action-tests.sh runs through the GitHub Action too.
  */
 void e2eShardSuite(String source, String mergeSource, File repo, String binary) {
     File ws = tempDir('ncugate-e2e-suite')
+    File suiteDef = new File(repo, 'tests/ci-suite')
+    Properties expected = new Properties()
+    new File(suiteDef, 'expected.properties').withReader('UTF-8') { expected.load(it) }
+    String template = new File(suiteDef, 'ncugate.toml.in').getText('UTF-8')
     String ncu = new File(repo, 'tests/bin/fixture-ncu').absolutePath
+    int shards = expected.shards as int
+    List<String> workloads = expected.workloads.split(' ') as List
     Closure suite = { String microVariant ->
-        new File(ws, 'ncugate.toml').text = """[profile]
-ncu = "${ncu}"
-
-[[workload]]
-name = "train"
-command = ["kernels/build/graph_app", "--inject", "base"]
-
-[[workload]]
-name = "infer"
-command = ["kernels/build/graph_app", "--inject", "fp64"]
-
-[[workload]]
-name = "micro"
-command = ["kernels/build/graph_app", "--inject", "${microVariant}"]
-"""
+        new File(ws, 'ncugate.toml').text = template.replace('@NCU@', ncu).replace('@MICRO@', microVariant)
     }
     Closure realSh = { Map m -> return realShell(m.script, ws)[0] }
     Map opts = [workspace: ws, ncuGateSource: source]
 
-    scenario('e2e suite: record, two shards, merge') {
-        suite('unfolded-loop')
+    scenario('e2e suite: record, shards, merge') {
+        suite(expected.record_micro)
         Run record = runStep(source, [command: 'baseline record', ncugate: binary, args: ['--runs', '1']], realSh, opts)
         check(record.thrown == null && record.returned?.result == 'pass', "e2e suite record: pass (${record.thrown ?: record.returned})")
-        check(new File(ws, 'baselines/micro/nvidia-h200-cc90-132sm.json').isFile(), 'e2e suite record: baselines/micro/<gpu>.json')
-        suite('strided') // the regression, on purpose
+        String baseline = "baselines/${expected.regressed}/${expected.gpu_file}"
+        check(new File(ws, baseline).isFile(), "e2e suite record: ${baseline}")
+        suite(expected.check_micro) // the regression, on purpose
         List<String> reports = []
-        for (int k = 1; k <= 2; k++) {
-            Run shard = runStep(source, [shard: "${k}/2".toString(), ncugate: binary, propagate: false], realSh, opts)
-            check(shard.thrown == null && shard.returned?.json == "ncugate-reports/check-shard-${k}-of-2.json".toString(),
-                "e2e shard ${k}/2: ran, report ${shard.returned?.json} (${shard.thrown})")
+        for (int k = 1; k <= shards; k++) {
+            Run shard = runStep(source, [shard: "${k}/${shards}".toString(), ncugate: binary, propagate: false], realSh, opts)
+            String json = "ncugate-reports/check-shard-${k}-of-${shards}.json"
+            check(shard.thrown == null && shard.returned?.json == json,
+                "e2e shard ${k}/${shards}: ran, report ${shard.returned?.json} (${shard.thrown})")
             reports.add(shard.returned?.json?.toString())
         }
-        Run merged = runStep(mergeSource, [reports: reports, expectShards: 2, ncugate: binary],
+        Run merged = runStep(mergeSource, [reports: reports, expectShards: shards, ncugate: binary],
             realSh, opts + [name: 'ncuGateMerge'])
         commonChecks('e2e merge', merged, 'ncugate-reports/merge.junit.xml')
         check(merged.returned?.result == 'regression' && merged.of('unstable').size() == 1,
             "e2e merge: regression, UNSTABLE (${merged.thrown ?: merged.returned})")
         def json = new groovy.json.JsonSlurper().parse(new File(ws, 'ncugate-reports/merge.json'))
         List names = json.workloads*.name
-        check(json.kind == 'suite' && names == ['train', 'infer', 'micro'], "e2e merge: every workload once, in order (${names})")
+        check(json.kind == 'suite' && names == workloads, "e2e merge: every workload once, in order (${names})")
         List regressed = json.workloads.findAll { it.report.outcome == 'regression' }*.name
-        check(regressed == ['micro'], "e2e merge: the verdict names the regressed workload (${regressed})")
+        check(regressed == expected.regressed.split(' ') as List, "e2e merge: the verdict names the regressed workload (${regressed})")
         File junit = new File(ws, 'ncugate-reports/merge.junit.xml')
-        check(junit.isFile() && junit.text.contains('testsuite name="micro: '), 'e2e merge: JUnit testsuites per workload x kernel')
-        Run gap = runStep(mergeSource, [reports: [reports[0], 'ncugate-reports/never-stashed.json'], expectShards: 2, ncugate: binary],
+        for (String w : workloads) {
+            check(junit.isFile() && junit.text.contains("testsuite name=\"${w}: "), "e2e merge: JUnit testsuites for ${w}")
+        }
+        Run gap = runStep(mergeSource, [reports: [reports[0], 'ncugate-reports/never-stashed.json'], expectShards: shards, ncugate: binary],
             realSh, opts + [name: 'ncuGateMerge'])
         check(gap.thrown instanceof StepError && gap.thrown.message.contains('2 = error'), "e2e merge of one shard of two: error (${gap.thrown})")
     }
