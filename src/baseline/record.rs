@@ -187,6 +187,15 @@ fn export_columns(path: &std::path::Path) -> Vec<String> {
 
 /// The error for a metric an export does not have, with the fix.
 pub fn missing_metric(run: &Run, metric: &str) -> Error {
+    if crate::parse::page::only_not_available(&run.source, metric) {
+        return Error::Input {
+            path: run.source.clone(),
+            message: format!(
+                "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
+            ),
+            hint: "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
+        };
+    }
     let hint = if metric == "sys__memory_throughput"
         || metric.starts_with("sys__memory_throughput.")
     {

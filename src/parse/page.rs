@@ -158,6 +158,59 @@ pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result
     }
 }
 
+/// True when `metric` is in the export at `path` but every value of it is
+/// `n/a` (ncu could not collect it on that GPU or with that ncu): the rows or
+/// the column are there, the numbers are not. False when the file cannot be
+/// read again (standard input) or the metric has a number anywhere.
+pub fn only_not_available(path: &Path, metric: &str) -> bool {
+    if path == Path::new("-") {
+        return false;
+    }
+    let Ok(data) = std::fs::read(path) else {
+        return false;
+    };
+    let Ok(located) = locate(path, &data) else {
+        return false;
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(located.csv);
+    let mut records = reader.byte_records().filter_map(|r| r.ok());
+    let Some(header) = records.next() else {
+        return false;
+    };
+    let col = |name: &str| header.iter().position(|h| h == name.as_bytes());
+    // Details page: the metric's rows; raw page: its column, after the units row.
+    let (value, name) = match located.page {
+        Page::Details => match (col("Metric Value"), col("Metric Name")) {
+            (Some(v), Some(n)) => (v, Some(n)),
+            _ => return false,
+        },
+        Page::Raw => match col(metric) {
+            Some(v) => (v, None),
+            None => return false,
+        },
+    };
+    let mut na = 0usize;
+    for (i, record) in records.enumerate() {
+        if located.page == Page::Raw && i == 0 {
+            continue; // the units row
+        }
+        if let Some(n) = name
+            && record.get(n) != Some(metric.as_bytes())
+        {
+            continue;
+        }
+        match record.get(value).map(<[u8]>::trim_ascii) {
+            Some(b"n/a") => na += 1,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    na > 0
+}
+
 /// Reads a file, or standard input for `-`, whole.
 pub fn read_all(path: &Path) -> Result<Vec<u8>> {
     let read = |path: &Path| {

@@ -103,6 +103,37 @@ fn a_label_under_two_body_item_labels_is_named_by_its_chart() {
 }
 
 #[test]
+fn a_label_in_two_sections_of_a_real_export_is_named_by_its_section() {
+    // A Windows export (CC 8.9): `Memory Throughput` is `%` in Speed of Light
+    // and `byte/s` in Memory Workload Analysis.
+    let gate = Gate::new();
+    gate.copy(
+        Path::new(PUBLIC).join("flash-attention-cuda.ncu_result.details.csv"),
+        "w.csv",
+    );
+    gate.write("bare.toml", rule("Memory Throughput"));
+    record(&gate, "bare.toml", "w.csv", "bare.json")
+        .one_clear_error("`Memory Throughput` names two metrics of one launch (\"GPU Speed Of Light Throughput\" and \"Memory Workload Analysis\")");
+    gate.write(
+        "mwa.toml",
+        rule("Memory Workload Analysis: Memory Throughput"),
+    );
+    let rec = record(&gate, "mwa.toml", "w.csv", "mwa.json");
+    assert_eq!(rec.code, 0, "{}", rec.stderr);
+    let json: serde_json::Value = serde_json::from_str(&gate.read("mwa.json")).expect("JSON");
+    let kernel = json["kernels"]
+        .as_object()
+        .expect("kernels")
+        .values()
+        .next()
+        .expect("kernel");
+    let metric = &kernel["metrics"]["Memory Workload Analysis: Memory Throughput"];
+    assert_eq!(metric["unit"], "byte/s");
+    // "4,551,220,429.10" byte/s in the file.
+    assert_eq!(metric["sum"]["mean"].as_f64(), Some(4_551_220_429.1));
+}
+
+#[test]
 fn a_label_in_two_sections_is_named_by_its_section() {
     let gate = Gate::new();
     gate.copy(

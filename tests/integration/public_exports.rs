@@ -380,3 +380,46 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
         );
     }
 }
+
+/// A metric ncu could not collect is in the export as `n/a` in every launch
+/// (`flop_count_hp.sum` on CC 12.0 in a real export): the error says that,
+/// not "not in this export"; an optional rule on it is skipped.
+#[test]
+fn a_metric_that_is_n_a_in_every_launch_is_named_as_such() {
+    let gate = Gate::new();
+    let file = "llm-perf-opt.kernel_0001.details.csv";
+    gate.copy(Path::new(PUBLIC).join(file), "e.csv");
+    let rule =
+        "[[rule]]\nmetric = \"flop_count_hp.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+    gate.write("na.toml", rule);
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "na.toml",
+        "--input",
+        "e.csv",
+        "--output",
+        "na.json",
+    ])
+    .one_clear_error(
+        "metric `flop_count_hp.sum` is in this export but `n/a` in every launch: ncu could not collect it",
+    )
+    .stderr_has("optional = true");
+    // A metric the export really lacks keeps its own error.
+    gate.write(
+        "absent.toml",
+        rule.replace("flop_count_hp.sum", "sm__inst_executed.sum"),
+    );
+    gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "absent.toml",
+        "--input",
+        "e.csv",
+        "--output",
+        "absent.json",
+    ])
+    .one_clear_error("metric `sm__inst_executed.sum` is not in this export");
+}
