@@ -296,6 +296,46 @@ pub struct DiffArgs {
     pub new: PathBuf,
 }
 
+/// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
+/// ncugate states every usage error: what was wrong with which flag, and a
+/// hint with the values it takes; `None` for every other kind of clap error.
+pub fn value_error(e: &clap::Error) -> Option<crate::error::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return None;
+    }
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg)?;
+    // `--env <KEY=VALUE>` → `--env`; a positional stays as clap names it.
+    let flag = arg.split(' ').next().unwrap_or(&arg).to_string();
+    let value = text(ContextKind::InvalidValue).unwrap_or_default();
+    let why = match std::error::Error::source(e) {
+        Some(source) => source.to_string(),
+        None => "not a value it takes".to_string(),
+    };
+    let did_you_mean = match e.get(ContextKind::SuggestedValue) {
+        Some(ContextValue::String(s)) => format!(" (did you mean `{s}`?)"),
+        Some(ContextValue::Strings(s)) if !s.is_empty() => format!(" (did you mean `{}`?)", s[0]),
+        _ => String::new(),
+    };
+    let hint = match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(values)) if !values.is_empty() => {
+            format!("{flag} takes {}", values.join(", "))
+        }
+        _ => format!("`--help` describes {flag}"),
+    };
+    Some(crate::error::Error::Usage {
+        message: format!("{flag} {value}: {why}{did_you_mean}"),
+        hint,
+    })
+}
+
 /// The subcommands (as typed, e.g. `baseline record`) that accept the long
 /// flag `flag` (`--mode`), to say where a flag belongs when another
 /// subcommand refuses it.
@@ -329,6 +369,39 @@ mod tests {
     fn the_cli_definition_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_refused_value_is_said_as_ncugate_says_errors() {
+        use clap::CommandFactory;
+        let refused = |args: &[&str]| {
+            let e = super::Cli::command()
+                .try_get_matches_from([&["ncugate"], args].concat())
+                .unwrap_err();
+            let e = super::value_error(&e).expect("a value error");
+            (e.to_string(), e.hint())
+        };
+        let (message, hint) = refused(&["profile", "--mode", "fastt"]);
+        assert_eq!(
+            message,
+            "--mode fastt: not a value it takes (did you mean `fast`?)"
+        );
+        assert_eq!(hint, "--mode takes fast, full");
+        let (message, hint) = refused(&["profile", "--env", "X"]);
+        assert_eq!(
+            message,
+            "--env X: expected KEY=VALUE, e.g. --env CUDA_VISIBLE_DEVICES=0"
+        );
+        assert_eq!(hint, "`--help` describes --env");
+        let (_, hint) = refused(&["sanitize", "--tool", "memchek"]);
+        assert_eq!(
+            hint,
+            "--tool takes memcheck, racecheck, initcheck, synccheck"
+        );
+        let e = super::Cli::command()
+            .try_get_matches_from(["ncugate", "nope"])
+            .unwrap_err();
+        assert!(super::value_error(&e).is_none());
     }
 
     #[test]

@@ -52,6 +52,10 @@ fn main() {
             std::process::exit(exit::ERROR);
         }
         Err(e) => {
+            if let Some(error) = ncugate::cli::value_error(&e) {
+                commands::print_error(&error);
+                std::process::exit(exit::ERROR);
+            }
             // Usage errors are exit 2 like every other error; help and version exit 0.
             let code = if e.use_stderr() {
                 exit::ERROR

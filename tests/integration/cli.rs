@@ -80,6 +80,33 @@ fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment(
 }
 
 #[test]
+fn a_value_a_flag_does_not_take_is_one_error_line_and_a_hint() {
+    let gate = Gate::new();
+    for (args, line, hint) in [
+        (
+            &["profile", "--env", "CUDA_VISIBLE_DEVICES", "--", "app"][..],
+            "ncugate: error: --env CUDA_VISIBLE_DEVICES: expected KEY=VALUE, e.g. --env CUDA_VISIBLE_DEVICES=0",
+            "hint: `--help` describes --env",
+        ),
+        (
+            &["sanitize", "--tool", "racechek", "--", "app"][..],
+            "ncugate: error: --tool racechek: not a value it takes (did you mean `racecheck`?)",
+            "hint: --tool takes memcheck, racecheck, initcheck, synccheck",
+        ),
+        (
+            &["check", "--kernel-key", "name", "--input", "x.csv"][..],
+            "ncugate: error: --kernel-key name: not a value it takes",
+            "hint: --kernel-key takes demangled, function",
+        ),
+    ] {
+        let out = gate.run(args);
+        out.code(2);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines, [line, hint], "{args:?}");
+    }
+}
+
+#[test]
 fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
     let gate = Gate::new();
     let out = gate.run(&["sanitize", "--mode", "full", "--clock-control", "base"]);
