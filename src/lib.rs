@@ -24,7 +24,8 @@
 //!   this GPU in a suite's folder) → [`rules`] (thresholds) → [`compare`]
 //!   decides, in order, fingerprint, structure, rules, findings, into a
 //!   [`verdict::Report`] → the sanitizer stage when `[sanitizer]` asks for it →
-//!   [`report`] (terminal, Markdown, JUnit, JSON, HTML, GitHub).
+//!   [`report`]: one [`report::View`] of the report, rendered by each format
+//!   (terminal, Markdown, JUnit, JSON, HTML, GitHub) and written by one path.
 //! - **Baseline, `baseline record`** ([`commands::record`]): the same
 //!   acquisition, parsing and aggregation → [`baseline::record`] (statistics
 //!   over the runs) → an atomically written baseline file; `baseline diff`

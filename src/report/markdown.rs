@@ -167,7 +167,7 @@ fn why_line(c: &Check<'_>) -> String {
 }
 
 /// Text inside a code span in a table cell: only `|` (and backticks) need care.
-fn code(s: &str) -> String {
+pub fn code(s: &str) -> String {
     s.replace('`', "'").replace('|', "\\|").replace('\n', " ")
 }
 

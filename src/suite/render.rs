@@ -121,7 +121,7 @@ pub fn markdown(view: &SuiteView<'_>) -> String {
             report
                 .merged_from
                 .iter()
-                .map(|m| format!("`{m}`"))
+                .map(|m| format!("`{}`", markdown::code(m)))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -135,7 +135,7 @@ pub fn markdown(view: &SuiteView<'_>) -> String {
         let _ = writeln!(
             out,
             "| `{}` | {} {} | {} | {} | {} | {} | {} |",
-            w.name,
+            markdown::code(w.name),
             outcome_emoji(w.view.outcome),
             w.view.outcome_word(),
             c.fail,
@@ -146,7 +146,7 @@ pub fn markdown(view: &SuiteView<'_>) -> String {
         );
     }
     for w in &view.workloads {
-        let _ = writeln!(out, "\n## Workload `{}`\n", w.name);
+        let _ = writeln!(out, "\n## Workload `{}`\n", markdown::code(w.name));
         for line in markdown::render(&w.view).lines() {
             if line.starts_with('#') {
                 out.push('#');
