@@ -82,44 +82,42 @@ impl Gate {
         }
     }
 
-    /// Runs `ncugate ARGS` and also returns the peak resident set of that one
-    /// process in KiB (`wait4` on its pid: other tests' children in this binary
-    /// do not count).
-    #[allow(clippy::zombie_processes, reason = "reaped by wait4 below")]
+    /// Runs `ncugate ARGS` and also returns its peak resident set in KiB.
+    ///
+    /// Through a `python3` parent: a child's `ru_maxrss` includes the
+    /// high-water mark of the process that spawned it (the memory map it
+    /// replaced at exec), and this test binary, running many tests at once,
+    /// can peak far above ncugate. python3's own ~10 MB is the floor of the
+    /// figure instead.
     pub fn run_measured(&self, args: &[&str]) -> (Outcome, i64) {
-        use std::io::Read;
-        use std::process::Stdio;
-        let mut child = self
-            .command(args, &[])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run ncugate");
-        let mut stdout = child.stdout.take().expect("stdout");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let err = std::thread::spawn(move || {
-            let mut text = String::new();
-            stderr.read_to_string(&mut text).expect("stderr");
-            text
-        });
-        let mut out = String::new();
-        stdout.read_to_string(&mut out).expect("stdout");
-        let mut status = 0;
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        let pid = libc::pid_t::try_from(child.id()).expect("pid");
-        // SAFETY: the child is ours and not yet reaped; wait4 fills `usage`.
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
-        assert_eq!(rc, pid, "wait4");
-        // SAFETY: initialized by the successful call above.
-        let max_kb = unsafe { usage.assume_init() }.ru_maxrss;
+        const MEASURE: &str = "import resource, subprocess, sys\n\
+            code = subprocess.call(sys.argv[1:])\n\
+            print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n\
+            sys.exit(code)\n";
+        let bin = assert_cmd::cargo::cargo_bin!("ncugate");
+        let cmd = self.command(args, &[]);
+        let mut python = Command::new("python3");
+        python.arg("-c").arg(MEASURE).arg(bin).args(cmd.get_args());
+        python.current_dir(self.dir.path());
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(value) => python.env(key, value),
+                None => python.env_remove(key),
+            };
+        }
+        let out = python.output().expect("run python3");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let (stderr, last) = stderr
+            .trim_end()
+            .rsplit_once('\n')
+            .map_or(("", stderr.trim_end()), |(rest, last)| (rest, last));
+        let max_kb = last
+            .parse()
+            .unwrap_or_else(|_| panic!("no RSS line: {last}"));
         let outcome = Outcome {
-            code: if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            },
-            stdout: out,
-            stderr: err.join().expect("stderr thread"),
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: format!("{stderr}\n"),
         };
         (outcome, max_kb)
     }
