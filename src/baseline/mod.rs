@@ -7,6 +7,7 @@
 //! then a rename.
 
 pub mod diff;
+pub mod keys;
 pub mod record;
 
 use crate::aggregate::Stats;
@@ -164,9 +165,14 @@ impl Baseline {
                 ));
             }
         }
-        // From the text, not the `Value`: a `Value` keeps the last of two
-        // equal keys silently, the typed reader refuses a duplicate field.
+        // A `Value` (and a typed map) keeps the last of two equal keys silently.
         drop(value);
+        keys::no_duplicate_keys(&text).map_err(|e| {
+            bad(
+                format!("invalid baseline: {e}"),
+                "two entries for one key come from a hand edit or a merge: re-record the baseline, or keep one of the entries",
+            )
+        })?;
         serde_json::from_str(&text).map_err(|e| {
             bad(
                 format!("invalid baseline: {e}"),

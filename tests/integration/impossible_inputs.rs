@@ -146,14 +146,68 @@ fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
 }
 
+/// `text` with `entry` (`"key": value,`) inserted after the first `anchor` found past `after`.
+fn insert_after(text: &str, after: &str, anchor: &str, entry: &str) -> String {
+    let from = text.find(after).expect(after);
+    let at = from + text[from..].find(anchor).expect(anchor) + anchor.len();
+    format!("{}\n{entry}{}", &text[..at], &text[at..])
+}
+
 #[test]
-fn a_baseline_with_a_duplicate_key_is_refused() {
+fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     let text = gate.read("baseline.json");
-    let twice = text.replacen("\"runs\": 3,", "\"runs\": 3,\n  \"runs\": 1,", 1);
-    assert_ne!(text, twice);
-    gate.write("twice.json", twice);
-    gate.run(&["check", "--baseline", "twice.json", "--input", "base1.csv"])
-        .one_clear_error("duplicate field `runs`");
+    let b: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let (kernel, entry) = b["kernels"]
+        .as_object()
+        .and_then(|k| k.iter().next())
+        .expect("a kernel");
+    let metric = &b["kernels"][kernel]["metrics"]["gpu__time_duration.sum"];
+    // A kernel recorded twice, as a hand merge of two baselines would leave it.
+    let kernels = insert_after(
+        &text,
+        "\"kernels\"",
+        "{",
+        &format!("{}: {entry},", serde_json::Value::from(kernel.as_str())),
+    );
+    // A metric twice inside the first kernel's entry, with another value.
+    let mut halved = metric.clone();
+    halved["sum"]["mean"] = serde_json::json!(metric["sum"]["mean"].as_f64().expect("mean") / 2.0);
+    let metrics = insert_after(
+        &text,
+        &format!("{}: {{", serde_json::Value::from(kernel.as_str())),
+        "\"metrics\": {",
+        &format!("\"gpu__time_duration.sum\": {halved},"),
+    );
+    let top = text.replacen("\"runs\": 3,", "\"runs\": 3,\n  \"runs\": 1,", 1);
+    let kernel_place = format!(
+        "kernels[{}].metrics",
+        serde_json::Value::from(kernel.as_str())
+    );
+    let cases = [
+        (
+            kernels,
+            format!("duplicate key `{kernel}` in kernels at line"),
+        ),
+        (
+            metrics,
+            format!("duplicate key `gpu__time_duration.sum` in {kernel_place} at line"),
+        ),
+        (
+            top,
+            "duplicate key `runs` in the top-level object at line".to_string(),
+        ),
+    ];
+    for (i, (twice, says)) in cases.into_iter().enumerate() {
+        assert_ne!(text, twice);
+        // Still valid JSON that the typed reader alone would take.
+        assert!(serde_json::from_str::<serde_json::Value>(&twice).is_ok());
+        let name = format!("twice{i}.json");
+        gate.write(&name, twice);
+        gate.run(&["check", "--baseline", &name, "--input", "base1.csv"])
+            .one_clear_error(&says);
+        gate.run(&["baseline", "diff", "baseline.json", &name])
+            .one_clear_error(&says);
+    }
 }

@@ -1,0 +1,157 @@
+//! Duplicate keys anywhere in a JSON document. `serde_json` keeps the last of
+//! two equal keys in a map without a word (and the typed reader only refuses a
+//! repeated struct field), so a baseline with two entries for one kernel or
+//! one metric — a hand merge, a bad edit — would be read as half of itself.
+//! This walk reads the text once, without building a value, and names the
+//! first repeated key and where it is.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::collections::HashSet;
+use std::fmt;
+
+/// `Err` with "duplicate key `K` in PLACE at line L column C" for the first
+/// key that appears twice in one object; `Err` with serde_json's message for
+/// text that is not JSON; `Ok` otherwise.
+pub fn no_duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+    let mut path = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    Walk { path: &mut path }.deserialize(&mut de)?;
+    de.end()
+}
+
+/// One step down the document: an object's key or an array's index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a key is: `the top-level object`, `kernels`, `kernels["k(float *)"].metrics`.
+fn place(path: &[Step]) -> String {
+    if path.is_empty() {
+        return "the top-level object".into();
+    }
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) if is_plain(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Key(k) => out.push_str(&format!("[{}]", serde_json::Value::from(k.as_str()))),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// A key that reads well after a dot: a schema field name, not a kernel name.
+fn is_plain(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+struct Walk<'a> {
+    path: &'a mut Vec<Step>,
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let path = self.path;
+        let mut i = 0;
+        loop {
+            path.push(Step::Index(i));
+            let more = seq.next_element_seed(Walk { path: &mut *path })?;
+            path.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let path = self.path;
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{key}` in {}",
+                    place(path)
+                )));
+            }
+            seen.insert(key.clone());
+            path.push(Step::Key(key));
+            map.next_value_seed(Walk { path: &mut *path })?;
+            path.pop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> String {
+        no_duplicate_keys(text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn names_the_repeated_key_and_where_it_is() {
+        assert!(no_duplicate_keys(r#"{"a": [1, {"b": 2}], "c": {"b": 3}}"#).is_ok());
+        assert_eq!(
+            message("{\"runs\": 1,\n\"runs\": 2}"),
+            "duplicate key `runs` in the top-level object at line 2 column 6"
+        );
+        assert!(
+            message(r#"{"kernels": {"k(float *)": {"metrics": {"m": 1, "m": 2}}}}"#)
+                .starts_with(r#"duplicate key `m` in kernels["k(float *)"].metrics at line 1"#)
+        );
+        assert!(
+            message(r#"{"fingerprint": {"gpus": [{"name": "a", "name": "b"}]}}"#)
+                .starts_with("duplicate key `name` in fingerprint.gpus[0] at")
+        );
+        assert!(message("{\"a\": 1").contains("EOF"));
+        assert!(message("{} x").contains("trailing characters"));
+    }
+}
