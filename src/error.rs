@@ -96,6 +96,10 @@ pub enum Error {
         failure: NcuFailure,
         logs: Option<PathBuf>,
     },
+
+    /// SIGINT or SIGTERM arrived: nothing more is written (see `runner::interrupt`).
+    #[error("interrupted by {signal}")]
+    Interrupted { signal: &'static str },
 }
 
 impl Error {
@@ -119,6 +123,7 @@ impl Error {
             },
             Error::NoKernels { .. } => "ncu profiled nothing: check the app ran kernels and ncu's --kernel-name/--launch-skip filters".into(),
             Error::DeviceMismatch { .. } => "record a baseline on this GPU, or pass --allow-device-mismatch to compare anyway".into(),
+            Error::Interrupted { .. } => "run it again for a verdict".into(),
         }
     }
 }

@@ -43,6 +43,12 @@ fn misplaced(e: &clap::Error) -> bool {
 }
 
 fn main() {
+    ncugate::baseline::atomic::mark_start();
+    if let Err(e) = ncugate::runner::interrupt::install() {
+        eprintln!(
+            "ncugate: warning: cannot catch SIGINT/SIGTERM ({e}); an interrupted run may leave processes and temp files"
+        );
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
@@ -73,7 +79,19 @@ fn main() {
             std::process::exit(exit::ERROR);
         }
     };
+    // An interrupted run removes what an earlier run left at these paths.
+    let outputs = match &config {
+        Config::Check(c) => Some(&c.outputs),
+        Config::Sanitize(c) => Some(&c.outputs),
+        Config::Leaks(c) => Some(&c.outputs),
+        Config::Suite(c) => Some(&c.outputs),
+        Config::Merge(c) => Some(&c.outputs),
+        _ => None,
+    };
+    if let Some(outputs) = outputs {
+        ncugate::runner::interrupt::claim(outputs.files());
+    }
     // The one real process runner; tests pass a replaying one to `execute`.
     let real = ncugate::runner::process::RealRunner;
-    std::process::exit(commands::execute(&config, &real));
+    ncugate::runner::interrupt::exit(commands::execute(&config, &real));
 }

@@ -3,9 +3,10 @@
 //!
 //! JSON, `schema_version: 1`, pretty-printed with a stable key order (struct
 //! fields in declaration order, maps sorted) so that a diff of two baselines
-//! is reviewable. Writes are atomic: a temp file in the same directory,
-//! then a rename.
+//! is reviewable. Writes are atomic ([`atomic`]): a temp file in the same
+//! directory, then a rename.
 
+pub mod atomic;
 pub mod diff;
 pub mod keys;
 pub mod record;
@@ -13,9 +14,9 @@ pub mod record;
 use crate::aggregate::Stats;
 use crate::error::{Error, Result};
 use crate::model::{Finding, Fingerprint, KernelKeyMode};
+pub use atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 /// The baseline schema this version reads and writes.
@@ -131,6 +132,8 @@ impl MetricEntry {
 impl Baseline {
     /// Reads and validates a baseline file.
     pub fn load(path: &Path) -> Result<Baseline> {
+        // A `baseline record` killed while writing left its temp file here.
+        atomic::remove_stale_temps(path);
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::read_file("baseline", path, source))?;
         let bad = |message: String, hint: &str| Error::Baseline {
@@ -190,53 +193,4 @@ impl Baseline {
         text.push('\n');
         write_atomic(path, text.as_bytes())
     }
-}
-
-/// Writes `bytes` to `path` through a temp file and a rename, so readers never
-/// see a half-written file and a failed write leaves the old one in place.
-/// The mode of a new report or baseline: 0644 on Unix (a temp file is 0600).
-#[cfg(unix)]
-fn default_permissions() -> Option<std::fs::Permissions> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(std::fs::Permissions::from_mode(0o644))
-}
-
-/// Elsewhere a temp file is not private: keep what it has.
-#[cfg(not(unix))]
-fn default_permissions() -> Option<std::fs::Permissions> {
-    None
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let err = |source: std::io::Error| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "ncugate".into(), |n| n.to_string_lossy().into_owned());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(err)?;
-    // A temp file is created 0600; the file it replaces keeps its mode, a
-    // new one gets the usual 0644 (reports and baselines are shared files).
-    let permissions = match std::fs::metadata(path) {
-        Ok(existing) => Some(existing.permissions()),
-        Err(_) => default_permissions(),
-    };
-    if let Some(permissions) = permissions {
-        tmp.as_file().set_permissions(permissions).map_err(err)?;
-    }
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
 }

@@ -23,7 +23,7 @@ pub(crate) mod tests;
 
 pub use view::{View, scope_name};
 
-use crate::baseline::write_atomic;
+use crate::baseline::atomic::FileSet;
 use crate::error::{Error, Result};
 use crate::verdict::Report;
 use std::path::{Path, PathBuf};
@@ -99,8 +99,11 @@ where
     [&JUnit, &Markdown, &Json, &Html, &GitHub]
 }
 
-/// Writes every requested report of `view` (files atomically, so a CI step
-/// that picks them up never reads half a file).
+/// Writes every requested report of `view`. The files are staged beside their
+/// targets and renamed into place as one set ([`FileSet`]): a CI step that
+/// picks them up never reads half a file, nor a mix of this run's files and
+/// an earlier run's, even when the run is interrupted. GitHub mode's streams
+/// (appended, not replaced) go after the set is in place.
 pub fn write_view<V>(view: &V, outputs: &Outputs) -> Result<()>
 where
     JUnit: Reporter<V>,
@@ -109,10 +112,19 @@ where
     Html: Reporter<V>,
     GitHub: Reporter<V>,
 {
+    let mut set = FileSet::default();
+    let mut streams = Vec::new();
     for reporter in reporters::<V>() {
         if let Some(destination) = reporter.destination(outputs) {
-            deliver(reporter.render(view), destination, outputs)?;
+            streams.extend(stage(reporter.render(view), destination, &mut set)?);
         }
+    }
+    set.commit()?;
+    for streams in streams {
+        github::deliver(&streams, outputs).map_err(|source| Error::Write {
+            path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -122,29 +134,49 @@ pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
     write_view(&View::new(report), outputs)
 }
 
-/// Writes one rendered report where it goes: the one place reports reach the disk.
-fn deliver(rendered: Rendered<'_>, destination: Destination<'_>, outputs: &Outputs) -> Result<()> {
+impl Outputs {
+    /// The files these outputs replace (the HTML report by its index and
+    /// stylesheet): what an interrupted run removes, so that an earlier
+    /// run's reports cannot pass for its own.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = [&self.junit, &self.markdown, &self.json]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        if let Some(dir) = &self.html {
+            files.extend([dir.join("index.html"), dir.join("style.css")]);
+        }
+        files
+    }
+}
+
+/// Stages one rendered report where it goes, in `set`: the one place reports
+/// reach the disk. GitHub mode's streams are returned, to deliver after the set.
+fn stage(
+    rendered: Rendered<'_>,
+    destination: Destination<'_>,
+    set: &mut FileSet,
+) -> Result<Option<github::Streams>> {
     match (rendered, destination) {
-        (Rendered::File(text), Destination::Path(path)) => write_atomic(path, text.as_bytes()),
+        (Rendered::File(text), Destination::Path(path)) => set.add(path, text.as_bytes())?,
         (Rendered::Folder(files), Destination::Path(dir)) => {
             for (name, bytes) in files {
-                write_atomic(&dir.join(name), &bytes)?;
+                set.add(&dir.join(name), &bytes)?;
             }
-            Ok(())
         }
-        (Rendered::GitHub(streams), Destination::GitHub) => github::deliver(&streams, outputs)
-            .map_err(|source| Error::Write {
-                path: "$GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT".into(),
-                source,
-            }),
-        (_, destination) => Err(Error::Write {
-            path: match destination {
-                Destination::Path(p) => p.to_path_buf(),
-                Destination::GitHub => "$GITHUB_STEP_SUMMARY".into(),
-            },
-            source: std::io::Error::other("a report format and its destination do not match"),
-        }),
+        (Rendered::GitHub(streams), Destination::GitHub) => return Ok(Some(streams)),
+        (_, destination) => {
+            return Err(Error::Write {
+                path: match destination {
+                    Destination::Path(p) => p.to_path_buf(),
+                    Destination::GitHub => "$GITHUB_STEP_SUMMARY".into(),
+                },
+                source: std::io::Error::other("a report format and its destination do not match"),
+            });
+        }
     }
+    Ok(None)
 }
 
 impl Format for JUnit {

@@ -6,6 +6,7 @@
 //! of it is tested offline with recorded ncu output.
 
 pub mod failure;
+pub mod interrupt;
 pub mod ncu;
 pub mod passes;
 pub mod process;

@@ -5,6 +5,7 @@
 //! whole runner — progress, failure classification, reports — is tested
 //! without a GPU.
 
+use super::interrupt::Child;
 use super::procfs::{alive, descendants};
 pub use super::replay::{Recorded, ReplayRunner};
 use std::io::{BufRead, BufReader, Read};
@@ -247,6 +248,7 @@ impl ProcessRunner for RealRunner {
                 };
             }
         };
+        let _tracked = Child::track(child.id());
         on_spawn(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let mut readers = Vec::new();
@@ -277,7 +279,7 @@ impl ProcessRunner for RealRunner {
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 timed_out = true;
-                kill_group(child.id());
+                let _ = kill_group(child.id());
                 break;
             }
         }
@@ -328,6 +330,7 @@ impl ProcessRunner for RealRunner {
             Ok(child) => child,
             Err(e) => return not_started(spawn_error(&e)),
         };
+        let _tracked = Child::track(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let stderr = child
             .stderr
@@ -372,7 +375,9 @@ fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
 /// killed, so none is re-parented to init out of reach. Measured on the H200:
 /// a killed app holding a CUDA context takes 1–3 s to go away; returning
 /// before that would let the next CI step find the GPU still busy.
-fn kill_group(pid: u32) {
+/// Returns how many processes it signalled. Also the interrupt's cleanup
+/// ([`super::interrupt`]).
+pub(super) fn kill_group(pid: u32) -> usize {
     // The child first, so a shell does not report its killed jobs; the pids
     // of its descendants were taken before, so none escapes by re-parenting.
     let mut doomed = vec![pid];
@@ -395,4 +400,5 @@ fn kill_group(pid: u32) {
     while Instant::now() < deadline && doomed.iter().any(|&p| p != pid && alive(p)) {
         std::thread::sleep(Duration::from_millis(100));
     }
+    doomed.len()
 }

@@ -13,6 +13,7 @@ mod exports;
 mod hostile_output;
 mod impossible_inputs;
 mod init;
+mod interrupt;
 mod json_schemas;
 mod leaks;
 mod module_cycles;

@@ -1,0 +1,321 @@
+//! Atomic writes of baselines and report sets. Each file is written to a temp
+//! file beside its target, `.NAME.XXXXXX.tmp`, flushed to disk, and renamed
+//! into place, so a reader never sees half a file. A [`FileSet`] (the JUnit,
+//! Markdown, JSON and HTML reports of one run) is renamed into place in one
+//! step that an interrupt waits for ([`crate::runner::interrupt::commit`]):
+//! either the whole set of this run is there or none of it.
+//!
+//! A write holds a lock on its temp file, and the cleanup of SIGINT/SIGTERM
+//! removes it; only SIGKILL (or a power cut) leaves one behind. The next write
+//! of the same target, or the next read of that baseline, removes such a file
+//! when no process holds its lock and it is older than the running process,
+//! and says so in one line.
+
+use crate::error::{Error, Result};
+use crate::runner::interrupt::{self, Temp};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+/// Random characters in a temp file's name, between `.NAME.` and `.tmp`.
+const RANDOM_CHARS: usize = 6;
+
+/// When this process started writing (first use): a temp file modified after
+/// it may belong to a process that has not locked it yet.
+static STARTED: LazyLock<SystemTime> = LazyLock::new(SystemTime::now);
+
+/// Sets the time against which temp files count as stale (first thing in `main`).
+pub fn mark_start() {
+    LazyLock::force(&STARTED);
+}
+
+/// Writes `bytes` to `path` through a temp file and a rename, so readers never
+/// see a half-written file and a failed write leaves the old one in place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut set = FileSet::default();
+    set.add(path, bytes)?;
+    set.commit()
+}
+
+/// Files written together: each to a temp file by [`FileSet::add`], all
+/// renamed into place by [`FileSet::commit`]. Dropped uncommitted, the temp
+/// files go and the targets are untouched.
+#[derive(Default)]
+pub struct FileSet {
+    staged: Vec<Staged>,
+}
+
+struct Staged {
+    target: PathBuf,
+    tmp: Held,
+    tracked: Temp,
+}
+
+/// Temp files a set keeps open (and so locked); past them, a staged file is
+/// closed once written (an HTML report can hold 10^4 charts, more than a
+/// process may keep open). A closed one is still removed on an interrupt and
+/// when the set is dropped; only its lock against other ncugate processes'
+/// clean-up of leftovers is gone, and that clean-up spares files younger than
+/// itself.
+const OPEN_LIMIT: usize = 64;
+
+/// A staged temp file, open and locked or closed.
+enum Held {
+    Open(tempfile::NamedTempFile),
+    Closed(tempfile::TempPath),
+}
+
+impl Held {
+    fn persist(self, target: &Path) -> std::io::Result<()> {
+        match self {
+            Held::Open(file) => file.persist(target).map(drop).map_err(|e| e.error),
+            Held::Closed(path) => path.persist(target).map_err(|e| e.error),
+        }
+    }
+}
+
+impl FileSet {
+    /// Writes `bytes` to a temp file beside `path` (creating its folder).
+    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let err = |source: std::io::Error| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = folder(path);
+        // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
+        std::fs::create_dir_all(dir).map_err(err)?;
+        remove_stale_temps(path);
+        let (tmp, tracked) = {
+            let tmp = tempfile::Builder::new()
+                .prefix(&format!(".{}.", file_name(path)))
+                .suffix(".tmp")
+                .rand_bytes(RANDOM_CHARS)
+                .tempfile_in(dir)
+                .map_err(err)?;
+            // Locked while it exists: a later run does not take it for a leftover.
+            tmp.as_file().try_lock().map_err(|e| err(e.into()))?;
+            let Some(tracked) = Temp::track(tmp.path()) else {
+                return Err(interrupted());
+            };
+            (tmp, tracked)
+        };
+        // A temp file is created 0600; the file it replaces keeps its mode, a
+        // new one gets the usual 0644 (reports and baselines are shared files).
+        let permissions = match std::fs::metadata(path) {
+            Ok(existing) => Some(existing.permissions()),
+            Err(_) => default_permissions(),
+        };
+        if let Some(permissions) = permissions {
+            tmp.as_file().set_permissions(permissions).map_err(err)?;
+        }
+        let mut file = tmp.as_file();
+        file.write_all(bytes).map_err(err)?;
+        file.sync_all().map_err(err)?;
+        let tmp = if self.staged.len() < OPEN_LIMIT {
+            Held::Open(tmp)
+        } else {
+            Held::Closed(tmp.into_temp_path())
+        };
+        self.staged.push(Staged {
+            target: path.to_path_buf(),
+            tmp,
+            tracked,
+        });
+        Ok(())
+    }
+
+    /// Renames every file into place, in the order added, unless the run was
+    /// interrupted (then none is, and the temp files go).
+    pub fn commit(self) -> Result<()> {
+        let targets: Vec<PathBuf> = self.staged.iter().map(|s| s.target.clone()).collect();
+        // Registered until the commit is over (a guard's drop takes the lock the commit holds).
+        let (files, _tracked): (Vec<_>, Vec<_>) = self
+            .staged
+            .into_iter()
+            .map(|s| ((s.target, s.tmp), s.tracked))
+            .unzip();
+        let mut failed = None;
+        let renamed = interrupt::commit(&targets, || {
+            for (target, tmp) in files {
+                if let Err(e) = tmp.persist(&target) {
+                    failed = Some(target);
+                    return Err(e);
+                }
+            }
+            Ok(())
+        });
+        match renamed {
+            Err(_) => Err(interrupted()),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(source)) => Err(Error::Write {
+                path: failed.unwrap_or_default(),
+                source,
+            }),
+        }
+    }
+}
+
+fn interrupted() -> Error {
+    Error::Interrupted {
+        signal: interrupt::name(interrupt::interrupted().unwrap_or(libc::SIGTERM)),
+    }
+}
+
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| "ncugate".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The mode of a new report or baseline: 0644 on Unix (a temp file is 0600).
+#[cfg(unix)]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o644))
+}
+
+/// Elsewhere a temp file is not private: keep what it has.
+#[cfg(not(unix))]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    None
+}
+
+/// Whether `entry` is a temp file of a write of `name`: `.NAME.XXXXXX.tmp`.
+fn is_temp_of(entry: &str, name: &str) -> bool {
+    entry
+        .strip_prefix(&format!(".{name}."))
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .is_some_and(|random| {
+            random.len() == RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+}
+
+/// Removes the temp files that killed writes of `target` left beside it (no
+/// process holds their lock, and they are older than this process), and says
+/// so in one line. Returns what it removed. Best effort: a file it cannot
+/// inspect or remove stays.
+pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
+    let name = file_name(target);
+    let Ok(entries) = std::fs::read_dir(folder(target)) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    let mut bytes = 0;
+    for entry in entries.flatten() {
+        if !is_temp_of(&entry.file_name().to_string_lossy(), &name) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let Ok(meta) = file.metadata() else {
+            continue;
+        };
+        // A margin for the file system's coarse clock.
+        let old = meta
+            .modified()
+            .is_ok_and(|m| m + std::time::Duration::from_secs(2) < *STARTED);
+        // A write in progress holds the lock; a killed one's died with it.
+        if meta.is_file() && old && file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+            bytes += meta.len();
+            removed.push(path);
+        }
+    }
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| file_name(p).to_string()).collect();
+        eprintln!(
+            "ncugate: removed {} temp file(s) ({}) that an interrupted write of {} left: {}",
+            removed.len(),
+            crate::format::format_value(bytes as f64, "byte"),
+            target.display(),
+            names.join(", ")
+        );
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_temp_files_of_the_same_target_match() {
+        assert!(is_temp_of(".baseline.json.aB3xY9.tmp", "baseline.json"));
+        assert!(!is_temp_of(".baseline.json.aB3xY9.tmp", "r.json"));
+        assert!(!is_temp_of(".baseline.json.aB3x.tmp", "baseline.json"));
+        assert!(!is_temp_of(".baseline.json.aB3x-9.tmp", "baseline.json"));
+        assert!(!is_temp_of("baseline.json", "baseline.json"));
+        assert!(!is_temp_of(".tmpXYZ123", "baseline.json"));
+    }
+
+    #[test]
+    fn a_locked_or_new_temp_file_stays_and_a_stale_one_goes() {
+        mark_start();
+        let dir = tempfile::tempdir().expect("dir");
+        let target = dir.path().join("b.json");
+        // A write in progress: locked.
+        let busy = dir.path().join(".b.json.AAAAAA.tmp");
+        let held = std::fs::File::create(&busy).expect("create");
+        held.try_lock().expect("lock");
+        // A killed write: no lock.
+        let stale = dir.path().join(".b.json.BBBBBB.tmp");
+        std::fs::write(&stale, b"x").expect("write");
+        // Another target's.
+        let other = dir.path().join(".c.json.CCCCCC.tmp");
+        std::fs::write(&other, b"x").expect("write");
+        let past = SystemTime::now() - std::time::Duration::from_secs(3600);
+        for p in [&busy, &stale, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(p)
+                .and_then(|f| f.set_modified(past))
+                .expect("mtime");
+        }
+        // Written after this process started: may be a writer that has not locked yet.
+        let young = dir.path().join(".b.json.DDDDDD.tmp");
+        std::fs::write(&young, b"x").expect("write");
+        assert_eq!(remove_stale_temps(&target), vec![stale.clone()]);
+        assert!(busy.exists() && other.exists() && young.exists() && !stale.exists());
+        drop(held);
+    }
+
+    #[test]
+    fn a_set_is_renamed_whole_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (a, b) = (dir.path().join("a.xml"), dir.path().join("sub/b.json"));
+        let mut set = FileSet::default();
+        set.add(&a, b"a").expect("a");
+        set.add(&b, b"b").expect("b");
+        assert!(!a.exists() && !b.exists(), "nothing before the commit");
+        set.commit().expect("commit");
+        assert_eq!(std::fs::read(&a).expect("a"), b"a");
+        assert_eq!(std::fs::read(&b).expect("b"), b"b");
+        let mut dropped = FileSet::default();
+        dropped.add(&a, b"new").expect("a");
+        drop(dropped);
+        assert_eq!(std::fs::read(&a).expect("a"), b"a", "the old file stays");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // More files than a set keeps open: all renamed, no temp file left.
+        let many = dir.path().join("many");
+        let mut set = FileSet::default();
+        for i in 0..OPEN_LIMIT * 2 {
+            set.add(&many.join(format!("{i}.svg")), b"<svg/>").expect("add");
+        }
+        set.commit().expect("commit");
+        let written = std::fs::read_dir(&many).expect("dir").flatten().count();
+        assert_eq!(written, OPEN_LIMIT * 2);
+    }
+}

@@ -1,0 +1,264 @@
+//! Ctrl-C and CI cancellation. A terminal's Ctrl-C sends SIGINT, Jenkins
+//! aborting a build sends SIGTERM, GitHub cancelling a job sends SIGINT and
+//! then SIGTERM. The processes ncugate starts run in their own process group
+//! (so a timeout can kill the app's whole family), which also means a
+//! terminal's SIGINT never reaches them: ncugate has to stop them itself.
+//!
+//! On the first SIGINT or SIGTERM a thread of its own (signal-hook) stops the
+//! processes the runner registered here (the tree kill of a timeout), removes
+//! the temp files registered here, and, unless this run's report set was
+//! already committed, the report files this run claimed (a report from an
+//! earlier run must not pass for this run's result); then it prints one
+//! `ncugate: error: interrupted by SIGINT …` line with a `hint:` and exits 2,
+//! the code of "the gate could not decide". From that signal on the main
+//! thread writes no file, starts no process and prints nothing: a commit
+//! refuses, a spawn is killed at once, standard error stays locked by the
+//! cleanup and [`exit`] waits for it. A second signal exits at once.
+//!
+//! A baseline is never removed: an interrupted `baseline record` leaves the
+//! previous baseline, which is still the reference, in place.
+
+use crate::exit;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The first SIGINT or SIGTERM received; 0 while none was.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// What the cleanup stops and removes.
+static STATE: Mutex<State> = Mutex::new(State {
+    closed: false,
+    children: Vec::new(),
+    temps: Vec::new(),
+    claimed: Vec::new(),
+    committed: false,
+});
+
+struct State {
+    /// Set by the cleanup: no commit, no new temp file, no new process.
+    closed: bool,
+    /// Process (group) ids of the running children.
+    children: Vec<u32>,
+    /// Temp files and folders of writes in progress.
+    temps: Vec<PathBuf>,
+    /// This run's report files not committed yet.
+    claimed: Vec<PathBuf>,
+    /// Whether a claimed report was committed.
+    committed: bool,
+}
+
+fn state() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The signals that stop a run.
+const SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
+
+/// `SIGINT`, `SIGTERM`.
+pub fn name(signal: i32) -> &'static str {
+    signal_hook::low_level::signal_name(signal).unwrap_or("a signal")
+}
+
+/// The signal that interrupted this run, if one did.
+pub fn interrupted() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process (call once, first
+/// thing in `main`).
+pub fn install() -> std::io::Result<()> {
+    for signal in SIGNALS {
+        let second: &'static [u8] = match signal {
+            libc::SIGINT => SECOND_SIGINT,
+            _ => SECOND_SIGTERM,
+        };
+        let action = move || {
+            if SIGNAL
+                .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                // SAFETY: write(2) and _exit(2) are async-signal-safe; the
+                // buffer is a static.
+                unsafe {
+                    libc::write(2, second.as_ptr().cast(), second.len());
+                }
+                signal_hook::low_level::exit(exit::ERROR);
+            }
+        };
+        // SAFETY: the action only uses atomics, write(2) and _exit(2), all
+        // async-signal-safe; it allocates nothing and takes no lock.
+        unsafe { signal_hook::low_level::register(signal, action) }?;
+    }
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
+    std::thread::Builder::new()
+        .name("ncugate-signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                clean_up();
+            }
+        })?;
+    Ok(())
+}
+
+const SECOND_SIGINT: &[u8] = b"ncugate: error: a second SIGINT during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
+const SECOND_SIGTERM: &[u8] = b"ncugate: error: a second SIGTERM during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
+
+/// A running child, registered until dropped.
+pub struct Child(u32);
+
+impl Child {
+    /// Registers a child just spawned in its own process group; after an
+    /// interrupt it is killed at once instead.
+    pub fn track(pid: u32) -> Child {
+        let mut s = state();
+        if s.closed {
+            drop(s);
+            let _ = super::process::kill_group(pid);
+        } else {
+            s.children.push(pid);
+        }
+        Child(pid)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        state().children.retain(|&p| p != self.0);
+    }
+}
+
+/// A temp file or folder, removed by the cleanup until dropped.
+pub struct Temp(PathBuf);
+
+impl Temp {
+    /// `None` after an interrupt: create nothing more.
+    pub fn track(path: &Path) -> Option<Temp> {
+        let mut s = state();
+        if s.closed {
+            return None;
+        }
+        s.temps.push(path.to_path_buf());
+        Some(Temp(path.to_path_buf()))
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        state().temps.retain(|p| *p != self.0);
+    }
+}
+
+/// This run's report files: an interrupt before they are committed removes
+/// whatever is at these paths (an earlier run's reports).
+pub fn claim(paths: impl IntoIterator<Item = PathBuf>) {
+    state().claimed.extend(paths);
+}
+
+/// Runs `rename` (a set's renames into place) unless the run was interrupted,
+/// holding off the cleanup meanwhile; `targets` are then committed.
+pub fn commit(
+    targets: &[PathBuf],
+    rename: impl FnOnce() -> std::io::Result<()>,
+) -> Result<std::io::Result<()>, i32> {
+    let mut s = state();
+    if s.closed {
+        return Err(interrupted().unwrap_or(libc::SIGTERM));
+    }
+    let done = rename();
+    let before = s.claimed.len();
+    s.claimed.retain(|p| !targets.contains(p));
+    s.committed |= s.claimed.len() < before;
+    Ok(done)
+}
+
+/// `std::process::exit`, except after an interrupt: then the cleanup ends the
+/// process with its own error line, and this thread waits for it.
+pub fn exit(code: i32) -> ! {
+    if interrupted().is_some() {
+        loop {
+            std::thread::park();
+        }
+    }
+    std::process::exit(code)
+}
+
+/// Stops and removes what this run started, says so once, exits 2.
+fn clean_up() -> ! {
+    let signal = interrupted().unwrap_or(libc::SIGTERM);
+    // Held to the end: the main thread prints nothing more (an error of a
+    // killed ncu would read as the cause).
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    // Waits for a commit in progress: a report set is renamed whole or not at all.
+    let (children, temps, claimed, committed) = {
+        let mut s = state();
+        s.closed = true;
+        (
+            s.children.clone(),
+            std::mem::take(&mut s.temps),
+            std::mem::take(&mut s.claimed),
+            s.committed,
+        )
+    };
+    let mut removed_temps = 0;
+    for temp in &temps {
+        let gone = if temp.is_dir() {
+            std::fs::remove_dir_all(temp)
+        } else {
+            std::fs::remove_file(temp)
+        };
+        removed_temps += usize::from(gone.is_ok());
+    }
+    let stale: Vec<String> = claimed
+        .iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    let stopped: usize = children
+        .iter()
+        .map(|&pid| super::process::kill_group(pid))
+        .sum();
+    let mut done = Vec::new();
+    if stopped > 0 {
+        done.push(format!("stopped {stopped} process(es) it had started"));
+    }
+    if removed_temps > 0 {
+        done.push(format!("removed {removed_temps} temp file(s)"));
+    }
+    if !stale.is_empty() {
+        done.push(format!(
+            "removed an earlier run's report(s) {} so they cannot pass for this run's",
+            stale.join(", ")
+        ));
+    }
+    let reports = if committed {
+        "its reports were complete before the signal and stay"
+    } else {
+        "no report of this run was written"
+    };
+    let done = if done.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", done.join(", "))
+    };
+    let hint = match signal {
+        libc::SIGINT => {
+            "the run was cancelled (Ctrl-C, or a cancelled CI job) before a verdict: run it again"
+        }
+        _ => {
+            "the run was stopped (a CI abort or a job timeout sends SIGTERM) before a verdict: run it again, with more time if a timeout stopped it"
+        }
+    };
+    let _ = writeln!(
+        err,
+        "ncugate: error: interrupted by {}: {done}{reports}\nhint: {hint}",
+        name(signal)
+    );
+    let _ = err.flush();
+    std::process::exit(exit::ERROR)
+}

@@ -1,0 +1,291 @@
+//! SIGINT and SIGTERM (Ctrl-C, a cancelled or aborted CI job) while ncu
+//! runs: ncugate stops the processes it started, leaves no temp file and no
+//! report set that could pass for this run's, prints one error line with a
+//! hint and exits 2; a second signal exits at once. And the temp files that
+//! a killed write (SIGKILL) leaves are removed by the next write.
+//! The ncu here is a stand-in that starts a sleeping "app" and waits for it.
+
+use crate::common::Gate;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Writes the stand-in ncu: it records its pid and its app's, then waits.
+fn slow_ncu(gate: &Gate) -> String {
+    let dir = gate.dir.path().display();
+    gate.write(
+        "slow-ncu",
+        format!(
+            "#!/bin/sh\necho $$ > {dir}/ncu.pid\nsleep 300 &\necho $! > {dir}/app.tmp-pid\nmv {dir}/app.tmp-pid {dir}/app.pid\nwait\n"
+        ),
+    );
+    let path = gate.path("slow-ncu");
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    path.display().to_string()
+}
+
+/// `ncugate ARGS` in the scratch dir, its output piped.
+fn spawn(gate: &Gate, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
+        .current_dir(gate.dir.path())
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ncugate")
+}
+
+/// Waits until `file` exists in the scratch dir (the app is running).
+fn wait_for(gate: &Gate, file: &str, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !gate.path(file).exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("ncugate ended ({status}) before {file} appeared");
+        }
+        assert!(Instant::now() < deadline, "{file} never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pid(gate: &Gate, file: &str) -> i32 {
+    gate.read(file).trim().parse().expect("pid")
+}
+
+/// True while `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X")
+    })
+}
+
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    let sent = unsafe { libc::kill(i32::try_from(pid).expect("pid"), signal) };
+    assert_eq!(sent, 0, "kill {pid}");
+}
+
+/// Waits for the child with a limit (a test that would hang fails instead).
+fn finish(mut child: Child, within: Duration) -> crate::common::Outcome {
+    let deadline = Instant::now() + within;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ncugate did not exit within {within:?} of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    crate::common::Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Every file under `dir` whose name ends in `.tmp`.
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(".tmp") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let gate = Gate::new();
+        gate.base_baseline(&[]);
+        let ncu = slow_ncu(&gate);
+        // An earlier run's reports: they must not pass for this run's.
+        std::fs::create_dir_all(gate.path("html")).expect("mkdir");
+        for old in [
+            "junit.xml",
+            "r.json",
+            "r.md",
+            "html/index.html",
+            "html/style.css",
+        ] {
+            gate.write(old, "an earlier run's report");
+        }
+        let baseline = gate.read("baseline.json");
+        let mut child = spawn(
+            &gate,
+            &[
+                "check",
+                "--baseline",
+                "baseline.json",
+                "--ncu",
+                &ncu,
+                "--junit",
+                "junit.xml",
+                "--json",
+                "r.json",
+                "--markdown",
+                "r.md",
+                "--html",
+                "html",
+                "--",
+                "./app",
+            ],
+        );
+        wait_for(&gate, "app.pid", &mut child);
+        let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
+        assert!(alive(ncu_pid) && alive(app_pid));
+        signal(child.id(), sig);
+        let out = finish(child, Duration::from_secs(30));
+        out.one_clear_error(&format!("interrupted by {name}"))
+            .stderr_has("stopped 2 process(es)")
+            .stderr_has("no report of this run was written");
+        assert!(
+            out.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .contains("run it again"),
+            "{}",
+            out.stderr
+        );
+        assert!(!alive(ncu_pid), "{name}: ncu ({ncu_pid}) still runs");
+        assert!(!alive(app_pid), "{name}: the app ({app_pid}) still runs");
+        for old in [
+            "junit.xml",
+            "r.json",
+            "r.md",
+            "html/index.html",
+            "html/style.css",
+        ] {
+            assert!(!gate.path(old).exists(), "{name}: {old} is still there");
+        }
+        assert_eq!(temp_files(gate.dir.path()), Vec::<PathBuf>::new(), "{name}");
+        assert_eq!(gate.read("baseline.json"), baseline, "{name}");
+    }
+}
+
+#[test]
+fn an_interrupted_recording_keeps_the_previous_baseline() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let before = gate.read("baseline.json");
+    let ncu = slow_ncu(&gate);
+    let mut child = spawn(
+        &gate,
+        &[
+            "baseline",
+            "record",
+            "--output",
+            "baseline.json",
+            "--ncu",
+            &ncu,
+            "--",
+            "./app",
+        ],
+    );
+    wait_for(&gate, "app.pid", &mut child);
+    let app = pid(&gate, "app.pid");
+    signal(child.id(), libc::SIGTERM);
+    finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
+    assert!(!alive(app));
+    assert_eq!(gate.read("baseline.json"), before);
+    assert_eq!(temp_files(gate.dir.path()), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_second_signal_exits_at_once() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let ncu = slow_ncu(&gate);
+    let mut child = spawn(
+        &gate,
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--ncu",
+            &ncu,
+            "--json",
+            "r.json",
+            "--",
+            "./app",
+        ],
+    );
+    wait_for(&gate, "app.pid", &mut child);
+    let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
+    // Stopped, ncugate gets both signals at once when it continues: the
+    // second is handled before the cleanup can run.
+    signal(child.id(), libc::SIGSTOP);
+    signal(child.id(), libc::SIGINT);
+    signal(child.id(), libc::SIGTERM);
+    signal(child.id(), libc::SIGCONT);
+    let out = finish(child, Duration::from_secs(10));
+    for p in [ncu_pid, app_pid] {
+        // SAFETY: as in `signal`; the pids are the stand-ins this test started.
+        unsafe {
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+    out.one_clear_error("during the cleanup: exiting at once");
+    assert!(out.stderr.contains("a second SIG"), "{}", out.stderr);
+}
+
+/// A temp file as a killed write leaves it: `.NAME.XXXXXX.tmp`, an hour old, no lock.
+fn leftover(gate: &Gate, name: &str, bytes: usize) -> PathBuf {
+    let path = gate.path(name);
+    std::fs::write(&path, vec![b'{'; bytes]).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)))
+        .expect("mtime");
+    path
+}
+
+#[test]
+fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let stale = leftover(&gate, ".baseline.json.k1LLed.tmp", 1 << 20);
+    // A write in progress in another process holds its temp file's lock.
+    let busy = leftover(&gate, ".baseline.json.wr1t1n.tmp", 10);
+    let held = std::fs::File::open(&busy).expect("open");
+    held.try_lock().expect("lock");
+    // Another file's temp file, and a name that is not one of ncugate's.
+    let other = leftover(&gate, ".r.json.AbCdEf.tmp", 10);
+    let foreign = leftover(&gate, ".baseline.json.tmp", 10);
+    let out = gate.base_baseline(&[]);
+    assert!(
+        out.stderr.contains(
+            "ncugate: removed 1 temp file(s) (1.05 MB) that an interrupted write of baseline.json left: .baseline.json.k1LLed.tmp"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!stale.exists());
+    assert!(busy.exists() && other.exists() && foreign.exists());
+    // `check` reads the baseline: it removes one left beside it too.
+    drop(held);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+    ])
+    .code(0)
+    .stderr_has("ncugate: removed 1 temp file(s)")
+    .stderr_has(".baseline.json.wr1t1n.tmp");
+    assert!(!busy.exists() && other.exists());
+}
