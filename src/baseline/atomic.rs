@@ -312,7 +312,8 @@ mod tests {
         let many = dir.path().join("many");
         let mut set = FileSet::default();
         for i in 0..OPEN_LIMIT * 2 {
-            set.add(&many.join(format!("{i}.svg")), b"<svg/>").expect("add");
+            set.add(&many.join(format!("{i}.svg")), b"<svg/>")
+                .expect("add");
         }
         set.commit().expect("commit");
         let written = std::fs::read_dir(&many).expect("dir").flatten().count();
