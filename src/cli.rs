@@ -1,4 +1,7 @@
-//! The command line as clap sees it. No logic here: `config.rs` turns a
+//! The command line as clap sees it: the subcommands, each a set of flags.
+//! The settings that also live in `ncugate.toml` are flattened in from
+//! [`crate::options`], where each is defined once. No logic here beyond
+//! naming a refused value or a misplaced flag: [`crate::config`] turns a
 //! [`Cli`] into a validated [`crate::config::Config`] once.
 //!
 //! The `///` comments here are `--help` text, written for a terminal: they name

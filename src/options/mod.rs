@@ -80,6 +80,41 @@ pub(crate) use layered;
 #[cfg(test)]
 mod tests {
     use super::Layer;
+    use clap::ValueEnum;
+
+    /// The names clap takes for `T`, checked to be the names ncugate.toml takes.
+    fn names<T>() -> Vec<String>
+    where
+        T: ValueEnum + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        T::value_variants()
+            .iter()
+            .map(|v| {
+                let name = v
+                    .to_possible_value()
+                    .expect("not skipped")
+                    .get_name()
+                    .to_string();
+                let read: T = toml::Value::String(name.clone()).try_into().expect(&name);
+                assert_eq!(&read, v, "{name}");
+                name
+            })
+            .collect()
+    }
+
+    #[test]
+    fn flags_and_ncugate_toml_spell_every_value_as_users_type_it() {
+        use crate::model::KernelKeyMode;
+        use crate::runner::{GraphProfiling, Mode};
+        use crate::sanitizer::Tool;
+        assert_eq!(names::<Mode>(), ["fast", "full"]);
+        assert_eq!(names::<GraphProfiling>(), ["node", "graph"]);
+        assert_eq!(names::<KernelKeyMode>(), ["demangled", "function"]);
+        assert_eq!(
+            names::<Tool>(),
+            ["memcheck", "racecheck", "initcheck", "synccheck"]
+        );
+    }
 
     #[test]
     fn a_set_value_stands_over_the_lower_layer() {
