@@ -132,3 +132,26 @@ impl Config {
         }
     }
 }
+
+/// The settings of `T` that `NCUGATE_*` variables give, read by clap as for
+/// a command line that types none of `T`'s flags: for the commands that take
+/// `T`'s settings without its flags (`check`'s sanitizer stage, `doctor`).
+fn env_only<T: clap::Args + clap::FromArgMatches>() -> Result<T> {
+    let command = T::augment_args(clap::Command::new("ncugate").no_binary_name(true));
+    let invalid = |e: clap::Error| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or(&text);
+        Error::Usage {
+            message: format!(
+                "{} (set by its NCUGATE_* variable)",
+                first.trim_start_matches("error: ")
+            ),
+            hint: "fix or unset the variable; the --help of the command that has the flag names it"
+                .into(),
+        }
+    };
+    let matches = command
+        .try_get_matches_from(Vec::<String>::new())
+        .map_err(invalid)?;
+    T::from_arg_matches(&matches).map_err(invalid)
+}

@@ -73,10 +73,7 @@ pub(super) fn ncu_program(ncu: &ProfileOptions, file: &FileConfig) -> String {
 /// The ncu of commands that take no config flags (`doctor`, `init`):
 /// `NCUGATE_NCU`, else `[profile] ncu` of ./ncugate.toml when it loads, else `ncu`.
 pub fn default_ncu() -> String {
-    let from_env = ProfileOptions {
-        ncu: std::env::var("NCUGATE_NCU").ok(),
-        ..ProfileOptions::default()
-    };
+    let from_env = super::env_only::<ProfileOptions>().unwrap_or_default();
     let file = FileConfig::load(None).unwrap_or_default();
     ncu_program(&from_env, &file)
 }

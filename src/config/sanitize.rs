@@ -62,16 +62,18 @@ pub(super) fn sanitize(args: SanitizeArgs, given: &Given) -> Result<SanitizeConf
     })
 }
 
-/// The sanitizer stage of `check`: `[sanitizer]` alone (check has no
+/// The sanitizer stage of `check` when ncugate.toml has a `[sanitizer]`
+/// table: its settings under their `NCUGATE_*` variables (check has no
 /// sanitizer flags), run like the app `runner` runs.
 pub(super) fn check_stage(
     file: &FileConfig,
     runner: &RunnerConfig,
 ) -> Result<Option<SanitizerConfig>> {
-    match &file.sanitizer {
-        Some(section) => sanitizer_config(section.clone(), runner).map(Some),
-        None => Ok(None),
-    }
+    let Some(section) = &file.sanitizer else {
+        return Ok(None);
+    };
+    let options = super::env_only::<SanitizerOptions>()?.over(section.clone());
+    sanitizer_config(options, runner).map(Some)
 }
 
 /// compute-sanitizer's settings from layered `options`, the defaults

@@ -25,7 +25,7 @@ fn sanitizer_layers() {
     let on = toml(
         &dir,
         "on.toml",
-        "[sanitizer]\nprogram = \"file-sanitizer\"\nleak_check = true\ntools = [\"initcheck\"]\nprint_limit = 5\n",
+        "[gate]\nbaseline = \"b.json\"\n[sanitizer]\nprogram = \"file-sanitizer\"\nleak_check = true\ntools = [\"initcheck\"]\nprint_limit = 5\n",
     );
     let off = toml(&dir, "off.toml", "[sanitizer]\nleak_check = false\n");
     let empty = toml(&dir, "empty.toml", "");
@@ -57,10 +57,29 @@ fn sanitizer_layers() {
     assert!(!s.leak_check, "--leak-check=false over the file's true");
     let s = sanitize(&on, &[]);
     assert_eq!((s.tools, s.print_limit), (vec![Tool::Initcheck], 5));
+    // check has no sanitizer flags: its stage takes the variables over [sanitizer].
+    let stage = match config(&[
+        "check",
+        "--config",
+        on.to_str().expect("utf-8"),
+        "--",
+        "app",
+    ]) {
+        Config::Check(c) => c.sanitizer.expect("[sanitizer] runs the stage"),
+        other => panic!("{other:?}"),
+    };
     if with_env {
         assert_eq!((s.program.as_str(), s.leak_check), ("env-sanitizer", false));
+        assert_eq!(
+            (stage.program.as_str(), stage.leak_check),
+            ("env-sanitizer", false)
+        );
     } else {
         assert_eq!((s.program.as_str(), s.leak_check), ("file-sanitizer", true));
+        assert_eq!(
+            (stage.program.as_str(), stage.leak_check),
+            ("file-sanitizer", true)
+        );
         let s = sanitize(&off, &[]);
         assert!(
             !s.leak_check,
