@@ -135,3 +135,73 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
         assert!(out.stdout.contains(keys[0]), "{file}: {}", out.stdout);
     }
 }
+
+/// A PyTorch run saved with its output (`> out.csv 2>&1`): a Python traceback
+/// and `==WARNING==` before the header, PyTorch and cuBLAS kernel names, NVTX
+/// cells empty outside the ranges. Six kernels, ten launches; self passes, a
+/// copy with the first kernel's duration doubled fails.
+#[test]
+fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
+    let gate = Gate::new();
+    gate.write("t.toml", RULE);
+    let data =
+        std::fs::read(Path::new(H200).join("nvtx/torch_app.nvtx.details.csv")).expect("read");
+    let (at, _) = header(&data);
+    let preamble = String::from_utf8_lossy(&data[..at]);
+    assert!(
+        preamble.starts_with("Traceback (most recent call last):"),
+        "{preamble}"
+    );
+    assert!(preamble.contains("==WARNING=="), "{preamble}");
+    let slow = doubled_where(&data, |row: Field| {
+        row("Metric Name") == "gpu__time_duration.sum"
+    });
+    gate.write("p.csv", &data).write("p.slow.csv", slow);
+    let rec = gate.run(&[
+        "baseline",
+        "record",
+        "--thresholds",
+        "t.toml",
+        "--input",
+        "p.csv",
+        "--output",
+        "p.json",
+    ]);
+    assert_eq!(rec.code, 0, "{}", rec.stderr);
+    let json: serde_json::Value = serde_json::from_str(&gate.read("p.json")).expect("JSON");
+    let kernels = json["kernels"].as_object().expect("kernels");
+    assert_eq!(kernels.len(), 6, "{:?}", kernels.keys().collect::<Vec<_>>());
+    let launches: f64 = kernels
+        .values()
+        .map(|k| k["launches"]["mean"].as_f64().expect("launches"))
+        .sum();
+    assert_eq!(launches, 10.0);
+    assert!(
+        kernels
+            .keys()
+            .any(|k| k.starts_with("void at::<unnamed>::vectorized_layer_norm_kernel<c10::Half,")),
+        "{:?}",
+        kernels.keys().collect::<Vec<_>>()
+    );
+    let same = gate.run(&[
+        "check",
+        "--thresholds",
+        "t.toml",
+        "--baseline",
+        "p.json",
+        "--input",
+        "p.csv",
+    ]);
+    assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
+    let out = gate.run(&[
+        "check",
+        "--thresholds",
+        "t.toml",
+        "--baseline",
+        "p.json",
+        "--input",
+        "p.slow.csv",
+    ]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("+100.0%"), "{}", out.stdout);
+}
