@@ -1,6 +1,6 @@
 //! `ncugate init`'s settings: what it was told, and whether it may ask.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -22,13 +22,11 @@ pub struct InitConfig {
 }
 
 pub(super) fn init(args: crate::cli::InitArgs) -> Result<InitConfig> {
-    let build = match &args.build {
-        Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
-            message: format!("--build {cmd}: unbalanced quote"),
-            hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\"".into(),
-        })?),
-        None => None,
-    };
+    let build = args
+        .build
+        .as_deref()
+        .map(super::run::split_build)
+        .transpose()?;
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     Ok(InitConfig {
         dir: PathBuf::from("."),

@@ -23,10 +23,7 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
         None
     } else {
         match &args.build {
-            Some(cmd) => Some(shlex::split(cmd).ok_or_else(|| Error::Usage {
-                message: format!("--build {cmd}: unbalanced quote"),
-                hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
-            })?),
+            Some(cmd) => Some(split_build(cmd)?),
             None => file.build.command.clone(),
         }
     };
@@ -59,6 +56,15 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
             .clone()
             .over(p.out_dir)
             .unwrap_or_else(|| file.resolve(Path::new(DEFAULT_OUT_DIR))),
+    })
+}
+
+/// `--build COMMAND` split into words as a shell would (quotes and
+/// backslashes; no expansion).
+pub(super) fn split_build(cmd: &str) -> Result<Vec<String>> {
+    shlex::split(cmd).ok_or_else(|| Error::Usage {
+        message: format!("--build {cmd}: unbalanced quote"),
+        hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
     })
 }
 
