@@ -43,6 +43,8 @@ fn hostile_kernel_names_break_no_report() {
             "junit.xml",
             "--markdown",
             "r.md",
+            "--html",
+            "html",
             "--show",
             "all",
         ],
@@ -67,6 +69,26 @@ fn hostile_kernel_names_break_no_report() {
         out.stdout
     );
     assert_valid_junit(&gate.path("junit.xml"));
+    // Every SVG chart is well-formed XML (U+FFFE/U+FFFF are not XML characters).
+    let charts: Vec<_> = std::fs::read_dir(gate.path("html/charts"))
+        .expect("charts")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!charts.is_empty());
+    for svg in &charts {
+        let lint = std::process::Command::new("xmllint")
+            .arg("--noout")
+            .arg(svg)
+            .output()
+            .expect("xmllint is required (Debian: libxml2-utils; .ci/run installs it)");
+        assert!(
+            lint.status.success(),
+            "{}: {}",
+            svg.display(),
+            String::from_utf8_lossy(&lint.stderr)
+        );
+    }
     let md = gate.read("r.md");
     assert!(!md.contains('\r') && !md.contains('\u{FFFE}'), "{md}");
     // Every Markdown table row is one line.
@@ -159,6 +181,39 @@ fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
     .expect("chmod");
     gate.base_baseline(&[]);
     assert_eq!(mode("baseline.json"), 0o640);
+    // Every report file too, HTML charts included.
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "base1.csv",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "r.md",
+        "--json",
+        "r.json",
+        "--html",
+        "html",
+    ])
+    .code(0);
+    for report in [
+        "junit.xml",
+        "r.md",
+        "r.json",
+        "html/index.html",
+        "html/style.css",
+    ] {
+        assert_eq!(mode(report), 0o644, "{report}");
+    }
+    for chart in std::fs::read_dir(gate.path("html/charts"))
+        .expect("charts")
+        .flatten()
+    {
+        let name = format!("html/charts/{}", chart.file_name().to_string_lossy());
+        assert_eq!(mode(&name), 0o644, "{name}");
+    }
     let leftovers: Vec<_> = std::fs::read_dir(gate.dir.path())
         .expect("dir")
         .filter_map(|e| e.ok())

@@ -53,6 +53,29 @@ fn non_finite_and_negative_counters_are_refused() {
         ])
         .one_clear_error(says);
     }
+    // +1e400 and -1e400 in two launches of one kernel: each is refused, their sum is never NaN.
+    let plus = with_cell(
+        "graph_app.base.fast.run1.raw.csv",
+        2,
+        "gpu__time_duration.sum",
+        "1e400",
+    );
+    let text = String::from_utf8_lossy(&plus).into_owned();
+    let mut rows: Vec<String> = text.lines().map(str::to_string).collect();
+    rows.push(rows[2].replacen("\"1e400\"", "\"-1e400\"", 1));
+    gate.write("nan.csv", rows.join("\n") + "\n");
+    for args in [
+        &["check", "--baseline", "baseline.json", "--input", "nan.csv"][..],
+        &[
+            "baseline", "record", "--input", "nan.csv", "--output", "nan.json",
+        ],
+    ] {
+        gate.run(args).one_clear_error("not a finite number");
+    }
+    assert!(
+        !gate.path("nan.json").exists(),
+        "no baseline with null in it"
+    );
     // Two huge values whose sum overflows.
     let once = with_cell(
         "graph_app.base.fast.run1.raw.csv",
@@ -143,6 +166,20 @@ fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
     ])
     .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("sms.json")).expect("json");
+    assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
+    // The same metric as an extra of `--metric`.
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--metric",
+        "device__attribute_multiprocessor_count",
+        "--output",
+        "extra.json",
+    ])
+    .code(0);
+    let b: serde_json::Value = serde_json::from_str(&gate.read("extra.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
 }
 

@@ -12,6 +12,7 @@ mod errors;
 mod exports;
 mod hostile_output;
 mod impossible_inputs;
+mod impossible_xml;
 mod init;
 mod interrupt;
 mod json_schemas;
