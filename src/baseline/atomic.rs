@@ -96,7 +96,7 @@ impl FileSet {
             // Locked while it exists: a later run does not take it for a leftover.
             tmp.as_file().try_lock().map_err(|e| err(e.into()))?;
             let Some(tracked) = Temp::track(tmp.path()) else {
-                return Err(interrupted());
+                return Err(interrupt::error());
             };
             (tmp, tracked)
         };
@@ -146,19 +146,13 @@ impl FileSet {
             Ok(())
         });
         match renamed {
-            Err(_) => Err(interrupted()),
+            Err(_) => Err(interrupt::error()),
             Ok(Ok(())) => Ok(()),
             Ok(Err(source)) => Err(Error::Write {
                 path: failed.unwrap_or_default(),
                 source,
             }),
         }
-    }
-}
-
-fn interrupted() -> Error {
-    Error::Interrupted {
-        signal: interrupt::name(interrupt::interrupted().unwrap_or(libc::SIGTERM)),
     }
 }
 

@@ -179,6 +179,10 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     // Each process builds in its own folder and renames the result into place:
     // two CI jobs starting at once never load half a library.
     let work = dir.join(format!("build-{}", std::process::id()));
+    // Removed by the cleanup of SIGINT/SIGTERM while it exists.
+    let Some(_tracked) = crate::runner::interrupt::Temp::track(&work) else {
+        return Err(crate::runner::interrupt::error());
+    };
     std::fs::create_dir_all(&work).map_err(write_err(&work))?;
     let source = dir.join("ncugate_audit.c");
     std::fs::write(&source, SOURCE).map_err(write_err(&source))?;

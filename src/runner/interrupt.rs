@@ -69,6 +69,14 @@ pub fn interrupted() -> Option<i32> {
     }
 }
 
+/// The error of work refused after an interrupt (never printed: the cleanup
+/// prints its own line; a library caller sees it).
+pub fn error() -> crate::error::Error {
+    crate::error::Error::Interrupted {
+        signal: name(interrupted().unwrap_or(libc::SIGTERM)),
+    }
+}
+
 /// Catches SIGINT and SIGTERM for the rest of the process (call once, first
 /// thing in `main`).
 pub fn install() -> std::io::Result<()> {
