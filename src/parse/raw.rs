@@ -53,19 +53,21 @@ pub enum Page {
     Details,
 }
 
-/// The position of `key` in `kernels`, added (empty) if new.
+/// The position of `key` in `kernels` (through `positions`, so that an export
+/// of N distinct kernels costs N look-ups, not N²/2 comparisons), added
+/// (empty) if new.
 fn index_of(
     kernels: &mut Vec<(String, KernelRun)>,
+    positions: &mut HashMap<String, usize>,
     key: String,
     empty: &dyn Fn() -> KernelRun,
 ) -> usize {
-    match kernels.iter().position(|(k, _)| *k == key) {
-        Some(i) => i,
-        None => {
-            kernels.push((key, empty()));
-            kernels.len() - 1
-        }
+    if let Some(&i) = positions.get(&key) {
+        return i;
     }
+    kernels.push((key.clone(), empty()));
+    positions.insert(key, kernels.len() - 1);
+    kernels.len() - 1
 }
 
 /// Recognizes the page from its header row.
@@ -214,6 +216,7 @@ pub fn read_raw_rows(
     };
     let mut kernels: Vec<(String, KernelRun)> = Vec::new();
     let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut positions: HashMap<String, usize> = HashMap::new();
     let mut total = empty_kernel();
     let mut gpus: Vec<Gpu> = Vec::new();
     let mut last_gpu_bytes: Vec<u8> = Vec::new();
@@ -292,13 +295,13 @@ pub fn read_raw_rows(
                 &text(SLOT_START_END),
                 key_mode,
             );
-            index_of(&mut kernels, key, &empty_kernel)
+            index_of(&mut kernels, &mut positions, key, &empty_kernel)
         } else {
             match key_index.get(name.as_ref()) {
                 Some(&i) => i,
                 None => {
                     let key = kernel_key(&String::from_utf8_lossy(&name), key_mode);
-                    let i = index_of(&mut kernels, key, &empty_kernel);
+                    let i = index_of(&mut kernels, &mut positions, key, &empty_kernel);
                     key_index.insert(name.into_owned(), i);
                     i
                 }
