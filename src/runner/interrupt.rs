@@ -184,6 +184,26 @@ pub fn commit(
     Ok(done)
 }
 
+/// Called when a child has ended. A child killed by SIGINT, SIGTERM or SIGHUP
+/// is most often the same cancellation on its way to ncugate (Jenkins signals
+/// every process of the build, in no set order): ncugate's own signal gets up
+/// to 2 s to arrive, so that the run ends with the interrupt's one error line
+/// rather than "ncu was killed". Once interrupted, this thread waits for the
+/// cleanup to end the process.
+pub fn settle(signal: Option<i32>) {
+    if signal.is_some_and(|s| [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].contains(&s)) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while interrupted().is_none() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    if interrupted().is_some() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// `std::process::exit`, except after an interrupt: then the cleanup ends the
 /// process with its own error line, and this thread waits for it.
 pub fn exit(code: i32) -> ! {

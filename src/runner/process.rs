@@ -80,6 +80,14 @@ impl Exit {
     pub fn success(&self) -> bool {
         *self == Exit::Code(0)
     }
+
+    /// The signal that killed it, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self {
+            Exit::Signal(s) => Some(*s),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Exit {
@@ -312,6 +320,7 @@ impl ProcessRunner for RealRunner {
         } else {
             exit_of(status)
         };
+        super::interrupt::settle(exit.signal());
         Finished {
             exit,
             lines,
@@ -341,6 +350,7 @@ impl ProcessRunner for RealRunner {
             // Closed before the wait: a reader that stopped early must not leave ncu blocked.
         }
         let exit = exit_of(child.wait());
+        super::interrupt::settle(exit.signal());
         if let Some(t) = stderr {
             let _ = t.join();
         }

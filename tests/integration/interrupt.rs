@@ -289,3 +289,35 @@ fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
     .stderr_has(".baseline.json.wr1t1n.tmp");
     assert!(!busy.exists() && other.exists());
 }
+
+#[test]
+fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
+    // Jenkins signals every process of an aborted build, in no set order:
+    // when ncu and the app die of SIGTERM just before ncugate gets its own,
+    // the run ends with the interrupt's one error line, not "ncu failed".
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let ncu = slow_ncu(&gate);
+    let mut child = spawn(
+        &gate,
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--ncu",
+            &ncu,
+            "--junit",
+            "junit.xml",
+            "--",
+            "./app",
+        ],
+    );
+    wait_for(&gate, "app.pid", &mut child);
+    for file in ["app.pid", "ncu.pid"] {
+        signal(pid(&gate, file).unsigned_abs(), libc::SIGTERM);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    signal(child.id(), libc::SIGTERM);
+    finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
+    assert!(!gate.path("junit.xml").exists());
+}
