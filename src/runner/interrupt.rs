@@ -13,7 +13,7 @@
 //! the code of "the gate could not decide". From that signal on the main
 //! thread writes no file, starts no process and prints nothing: a commit
 //! refuses, a spawn is killed at once, standard error stays locked by the
-//! cleanup and [`exit`] waits for it. A second signal exits at once.
+//! cleanup and [`exit()`] waits for it. A second signal exits at once.
 //!
 //! A baseline is never removed: an interrupted `baseline record` leaves the
 //! previous baseline, which is still the reference, in place.
@@ -222,6 +222,10 @@ fn clean_up() -> ! {
     // killed ncu would read as the cause).
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
+    if std::io::IsTerminal::is_terminal(&stderr) {
+        // Over a progress bar's line, not after it.
+        let _ = write!(err, "\r\x1b[2K");
+    }
     // Waits for a commit in progress: a report set is renamed whole or not at all.
     let (children, temps, claimed, committed) = {
         let mut s = state();
