@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::runner::interrupt::{self, Temp};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -44,6 +45,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[derive(Default)]
 pub struct FileSet {
     staged: Vec<Staged>,
+    /// The leftover temp files of each folder written to, by target name,
+    /// listed once per set (an HTML report writes 10^4 charts into one
+    /// folder: a listing per file made a report quadratic in its charts).
+    leftovers: HashMap<PathBuf, HashMap<String, Vec<PathBuf>>>,
 }
 
 struct Staged {
@@ -85,7 +90,13 @@ impl FileSet {
         let dir = folder(path);
         // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
         std::fs::create_dir_all(dir).map_err(err)?;
-        remove_stale_temps(path);
+        let candidates = self
+            .leftovers
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| leftovers_in(dir))
+            .remove(&file_name(path))
+            .unwrap_or_default();
+        remove_stale(path, candidates);
         let (tmp, tracked) = {
             let tmp = tempfile::Builder::new()
                 .prefix(&format!(".{}.", file_name(path)))
@@ -191,22 +202,51 @@ fn is_temp_of(entry: &str, name: &str) -> bool {
         })
 }
 
+/// The temp files in `folder` that writes left or are making, by the name of
+/// their target (`.NAME.XXXXXX.tmp` → `NAME`).
+fn leftovers_in(folder: &Path) -> HashMap<String, Vec<PathBuf>> {
+    let mut by_target: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return by_target;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(name) = target_of(&entry_name) else {
+            continue;
+        };
+        if is_temp_of(&entry_name, name) {
+            by_target
+                .entry(name.to_string())
+                .or_default()
+                .push(entry.path());
+        }
+    }
+    by_target
+}
+
+/// `NAME` of a `.NAME.XXXXXX.tmp` file name.
+fn target_of(entry: &str) -> Option<&str> {
+    let inner = entry.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let cut = inner.len().checked_sub(RANDOM_CHARS + 1)?;
+    inner.get(..cut)
+}
+
 /// Removes the temp files that killed writes of `target` left beside it (no
 /// process holds their lock, and they are older than this process), and says
 /// so in one line. Returns what it removed. Best effort: a file it cannot
 /// inspect or remove stays.
 pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
-    let name = file_name(target);
-    let Ok(entries) = std::fs::read_dir(folder(target)) else {
-        return Vec::new();
-    };
+    let candidates = leftovers_in(folder(target))
+        .remove(&file_name(target))
+        .unwrap_or_default();
+    remove_stale(target, candidates)
+}
+
+/// Removes those of `candidates` (temp files of `target`) that are stale.
+fn remove_stale(target: &Path, candidates: Vec<PathBuf>) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let mut bytes = 0;
-    for entry in entries.flatten() {
-        if !is_temp_of(&entry.file_name().to_string_lossy(), &name) {
-            continue;
-        }
-        let path = entry.path();
+    for path in candidates {
         let Ok(file) = std::fs::File::open(&path) else {
             continue;
         };
@@ -248,6 +288,44 @@ mod tests {
         assert!(!is_temp_of(".baseline.json.aB3x-9.tmp", "baseline.json"));
         assert!(!is_temp_of("baseline.json", "baseline.json"));
         assert!(!is_temp_of(".tmpXYZ123", "baseline.json"));
+        assert_eq!(
+            target_of(".baseline.json.aB3xY9.tmp"),
+            Some("baseline.json")
+        );
+        assert_eq!(target_of(".a.b.c.svg.aB3xY9.tmp"), Some("a.b.c.svg"));
+        assert_eq!(target_of(".aB3xY9.tmp"), None);
+        assert_eq!(target_of("aB3xY9.tmp"), None);
+        assert_eq!(target_of(".x.tmp"), None);
+    }
+
+    #[test]
+    fn a_set_removes_each_files_leftovers_from_one_listing_of_the_folder() {
+        mark_start();
+        let dir = tempfile::tempdir().expect("dir");
+        let past = SystemTime::now() - std::time::Duration::from_secs(3600);
+        let leftovers: Vec<PathBuf> = ["1.svg", "2.svg", "3.svg"]
+            .iter()
+            .map(|name| {
+                let path = dir.path().join(format!(".{name}.QQQQQQ.tmp"));
+                std::fs::write(&path, b"<svg").expect("write");
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_modified(past))
+                    .expect("mtime");
+                path
+            })
+            .collect();
+        let mut set = FileSet::default();
+        set.add(&dir.path().join("1.svg"), b"<svg/>").expect("1");
+        assert!(!leftovers[0].exists() && leftovers[1].exists());
+        set.add(&dir.path().join("3.svg"), b"<svg/>").expect("3");
+        assert!(!leftovers[2].exists());
+        assert!(
+            leftovers[1].exists(),
+            "2.svg is not written: its leftover stays"
+        );
+        set.commit().expect("commit");
     }
 
     #[test]

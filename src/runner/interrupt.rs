@@ -19,6 +19,7 @@
 //! previous baseline, which is still the reference, in place.
 
 use crate::exit;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -31,7 +32,7 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static STATE: Mutex<State> = Mutex::new(State {
     closed: false,
     children: Vec::new(),
-    temps: Vec::new(),
+    temps: BTreeSet::new(),
     claimed: Vec::new(),
     committed: false,
 });
@@ -41,8 +42,9 @@ struct State {
     closed: bool,
     /// Process (group) ids of the running children.
     children: Vec<u32>,
-    /// Temp files and folders of writes in progress.
-    temps: Vec<PathBuf>,
+    /// Temp files and folders of writes in progress (a set: an HTML report
+    /// tracks 10^4 charts, each dropped on its own).
+    temps: BTreeSet<PathBuf>,
     /// This run's report files not committed yet.
     claimed: Vec<PathBuf>,
     /// Whether a claimed report was committed.
@@ -150,14 +152,14 @@ impl Temp {
         if s.closed {
             return None;
         }
-        s.temps.push(path.to_path_buf());
+        s.temps.insert(path.to_path_buf());
         Some(Temp(path.to_path_buf()))
     }
 }
 
 impl Drop for Temp {
     fn drop(&mut self) {
-        state().temps.retain(|p| *p != self.0);
+        state().temps.remove(&self.0);
     }
 }
 
