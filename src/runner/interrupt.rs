@@ -35,6 +35,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     temps: BTreeSet::new(),
     claimed: Vec::new(),
     committed: false,
+    log_group: false,
 });
 
 struct State {
@@ -49,6 +50,8 @@ struct State {
     claimed: Vec<PathBuf>,
     /// Whether a claimed report was committed.
     committed: bool,
+    /// Whether a GitHub Actions `::group::` is open on stdout.
+    log_group: bool,
 }
 
 fn state() -> MutexGuard<'static, State> {
@@ -206,6 +209,12 @@ pub fn settle(signal: Option<i32>) {
     }
 }
 
+/// Marks a GitHub Actions log group (`::group::` on stdout) open or closed:
+/// the cleanup closes an open one, so the error line is not folded away.
+pub fn log_group(open: bool) {
+    state().log_group = open;
+}
+
 /// `std::process::exit`, except after an interrupt: then the cleanup ends the
 /// process with its own error line, and this thread waits for it.
 pub fn exit(code: i32) -> ! {
@@ -229,7 +238,7 @@ fn clean_up() -> ! {
         let _ = write!(err, "\r\x1b[2K");
     }
     // Waits for a commit in progress: a report set is renamed whole or not at all.
-    let (children, temps, claimed, committed) = {
+    let (children, temps, claimed, committed, log_group) = {
         let mut s = state();
         s.closed = true;
         (
@@ -237,8 +246,14 @@ fn clean_up() -> ! {
             std::mem::take(&mut s.temps),
             std::mem::take(&mut s.claimed),
             s.committed,
+            std::mem::take(&mut s.log_group),
         )
     };
+    if log_group {
+        // Closed, so the error line below is not folded into ncu's log group.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "::endgroup::").and_then(|()| out.flush());
+    }
     let mut removed_temps = 0;
     for temp in &temps {
         let gone = if temp.is_dir() {

@@ -52,6 +52,7 @@ impl Progress {
         eprintln!("ncugate: profile: {command}");
         if self.github {
             println!("::group::ncu profiling ({command})");
+            super::interrupt::log_group(true);
         }
         if self.interactive {
             let expected = self.expected.filter(|_| per_kernel);
@@ -109,6 +110,7 @@ impl Progress {
         if !self.quiet {
             if self.github {
                 println!("::endgroup::");
+                super::interrupt::log_group(false);
             }
             if self.profiled > 0 {
                 eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);

@@ -176,6 +176,36 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
 }
 
 #[test]
+fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let ncu = slow_ncu(&gate);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
+        .current_dir(gate.dir.path())
+        .args(["check", "--baseline", "baseline.json", "--ncu", &ncu])
+        .args(["--format", "github", "--", "./app"])
+        .env("GITHUB_OUTPUT", gate.path("github-output"))
+        .env("GITHUB_STEP_SUMMARY", gate.path("step-summary"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ncugate");
+    wait_for(&gate, "app.pid", &mut child);
+    signal(child.id(), libc::SIGINT);
+    let out = finish(child, Duration::from_secs(30));
+    out.one_clear_error("interrupted by SIGINT");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let opened = lines.iter().position(|l| l.starts_with("::group::"));
+    let closed = lines.iter().rposition(|l| *l == "::endgroup::");
+    assert!(
+        opened.is_some() && closed > opened,
+        "the log group is left open: {}",
+        out.stdout
+    );
+}
+
+#[test]
 fn an_interrupted_recording_keeps_the_previous_baseline() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
