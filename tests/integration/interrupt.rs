@@ -27,10 +27,16 @@ fn slow_ncu(gate: &Gate) -> String {
 
 /// `ncugate ARGS` in the scratch dir, its output piped.
 fn spawn(gate: &Gate, args: &[&str]) -> Child {
+    spawn_with(gate, args, &[])
+}
+
+/// `ncugate ARGS` with these environment variables added.
+fn spawn_with(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
         .current_dir(gate.dir.path())
         .args(args)
         .env_remove("GITHUB_ACTIONS")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -180,17 +186,24 @@ fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     let ncu = slow_ncu(&gate);
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(["check", "--baseline", "baseline.json", "--ncu", &ncu])
-        .args(["--format", "github", "--", "./app"])
-        .env("GITHUB_OUTPUT", gate.path("github-output"))
-        .env("GITHUB_STEP_SUMMARY", gate.path("step-summary"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ncugate");
+    let mut child = spawn_with(
+        &gate,
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--ncu",
+            &ncu,
+            "--format",
+            "github",
+            "--",
+            "./app",
+        ],
+        &[
+            ("GITHUB_OUTPUT", gate.path("github-output")),
+            ("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
+        ],
+    );
     wait_for(&gate, "app.pid", &mut child);
     signal(child.id(), libc::SIGINT);
     let out = finish(child, Duration::from_secs(30));
