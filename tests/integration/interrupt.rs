@@ -25,23 +25,23 @@ fn slow_ncu(gate: &Gate) -> String {
     path.display().to_string()
 }
 
-/// `ncugate ARGS` in the scratch dir, its output piped.
-fn spawn(gate: &Gate, args: &[&str]) -> Child {
-    spawn_with(gate, args, &[])
-}
-
-/// `ncugate ARGS` with these environment variables added.
-fn spawn_with(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
+/// `ncugate ARGS --ncu SLOW_NCU -- ./app` in the scratch dir with `env`
+/// added, its output piped; returns once the stand-in ncu runs the app.
+fn under_slow_ncu(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
+    let ncu = slow_ncu(gate);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
         .current_dir(gate.dir.path())
         .args(args)
+        .args(["--ncu", &ncu, "--", "./app"])
         .env_remove("GITHUB_ACTIONS")
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn ncugate")
+        .expect("spawn ncugate");
+    wait_for(gate, "app.pid", &mut child);
+    child
 }
 
 /// Waits until `file` exists in the scratch dir (the app is running).
@@ -115,7 +115,6 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
     for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
         let gate = Gate::new();
         gate.base_baseline(&[]);
-        let ncu = slow_ncu(&gate);
         // An earlier run's reports: they must not pass for this run's.
         std::fs::create_dir_all(gate.path("html")).expect("mkdir");
         for old in [
@@ -128,14 +127,12 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
             gate.write(old, "an earlier run's report");
         }
         let baseline = gate.read("baseline.json");
-        let mut child = spawn(
+        let child = under_slow_ncu(
             &gate,
             &[
                 "check",
                 "--baseline",
                 "baseline.json",
-                "--ncu",
-                &ncu,
                 "--junit",
                 "junit.xml",
                 "--json",
@@ -144,11 +141,9 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
                 "r.md",
                 "--html",
                 "html",
-                "--",
-                "./app",
             ],
+            &[],
         );
-        wait_for(&gate, "app.pid", &mut child);
         let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
         assert!(alive(ncu_pid) && alive(app_pid));
         signal(child.id(), sig);
@@ -185,26 +180,14 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
 fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    let ncu = slow_ncu(&gate);
-    let mut child = spawn_with(
+    let child = under_slow_ncu(
         &gate,
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--ncu",
-            &ncu,
-            "--format",
-            "github",
-            "--",
-            "./app",
-        ],
+        &["check", "--baseline", "baseline.json", "--format", "github"],
         &[
             ("GITHUB_OUTPUT", gate.path("github-output")),
             ("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
         ],
     );
-    wait_for(&gate, "app.pid", &mut child);
     signal(child.id(), libc::SIGINT);
     let out = finish(child, Duration::from_secs(30));
     out.one_clear_error("interrupted by SIGINT");
@@ -223,21 +206,11 @@ fn an_interrupted_recording_keeps_the_previous_baseline() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     let before = gate.read("baseline.json");
-    let ncu = slow_ncu(&gate);
-    let mut child = spawn(
+    let child = under_slow_ncu(
         &gate,
-        &[
-            "baseline",
-            "record",
-            "--output",
-            "baseline.json",
-            "--ncu",
-            &ncu,
-            "--",
-            "./app",
-        ],
+        &["baseline", "record", "--output", "baseline.json"],
+        &[],
     );
-    wait_for(&gate, "app.pid", &mut child);
     let app = pid(&gate, "app.pid");
     signal(child.id(), libc::SIGTERM);
     finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
@@ -250,22 +223,11 @@ fn an_interrupted_recording_keeps_the_previous_baseline() {
 fn a_second_signal_exits_at_once() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    let ncu = slow_ncu(&gate);
-    let mut child = spawn(
+    let child = under_slow_ncu(
         &gate,
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--ncu",
-            &ncu,
-            "--json",
-            "r.json",
-            "--",
-            "./app",
-        ],
+        &["check", "--baseline", "baseline.json", "--json", "r.json"],
+        &[],
     );
-    wait_for(&gate, "app.pid", &mut child);
     let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
     // Stopped, ncugate gets both signals at once when it continues: the
     // second is handled before the cleanup can run.
@@ -340,22 +302,17 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
     // the run ends with the interrupt's one error line, not "ncu failed".
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    let ncu = slow_ncu(&gate);
-    let mut child = spawn(
+    let child = under_slow_ncu(
         &gate,
         &[
             "check",
             "--baseline",
             "baseline.json",
-            "--ncu",
-            &ncu,
             "--junit",
             "junit.xml",
-            "--",
-            "./app",
         ],
+        &[],
     );
-    wait_for(&gate, "app.pid", &mut child);
     for file in ["app.pid", "ncu.pid"] {
         signal(pid(&gate, file).unsigned_abs(), libc::SIGTERM);
     }
