@@ -122,6 +122,42 @@ impl Gate {
         (outcome, max_kb)
     }
 
+    /// Runs `ncugate ARGS` with its standard output closed before it writes
+    /// (`ncugate … | head -0`).
+    pub fn run_stdout_closed(&self, args: &[&str]) -> Outcome {
+        let mut child = self
+            .command(args, &[])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn ncugate");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait for ncugate");
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::new(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs `ncugate ARGS > /dev/full`; `None` where there is no /dev/full.
+    pub fn run_stdout_full(&self, args: &[&str]) -> Option<Outcome> {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .ok()?;
+        let out = self
+            .command(args, &[])
+            .stdout(full)
+            .output()
+            .expect("run ncugate");
+        Some(Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::new(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("ncugate"));
         cmd.current_dir(self.dir.path())

@@ -109,7 +109,6 @@ fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    let bin = assert_cmd::cargo::cargo_bin("ncugate");
     let args = [
         "check",
         "--baseline",
@@ -122,36 +121,18 @@ fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
         "all",
     ];
     // `check … | head -0`: the reader is gone before ncugate writes.
-    let mut child = std::process::Command::new(&bin)
-        .current_dir(gate.dir.path())
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let out = gate.run_stdout_closed(&args);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 1, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(
         gate.path("r.json").exists(),
         "the file report is written first"
     );
     // `check … > /dev/full`.
-    if Path::new("/dev/full").exists() {
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .expect("/dev/full");
-        let out = std::process::Command::new(&bin)
-            .current_dir(gate.dir.path())
-            .args(args)
-            .stdout(full)
-            .output()
-            .expect("run");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+    if let Some(out) = gate.run_stdout_full(&args) {
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
         assert!(
             stderr.contains("ncugate: error: cannot write standard output"),
             "{stderr}"

@@ -556,19 +556,11 @@ fn merge_writes_its_files_before_stdout_and_survives_a_closed_or_full_one() {
         args.push(name);
     }
     args.extend(["--json".into(), "merged.json".into()]);
-    let bin = assert_cmd::cargo::cargo_bin("ncugate");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // `ncugate merge … | head -0`: the reader is gone before ncugate writes.
-    let mut child = std::process::Command::new(&bin)
-        .current_dir(gate.dir.path())
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "the verdict stands: {stderr}");
+    let out = gate.run_stdout_closed(&args);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 1, "the verdict stands: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(
         gate.path("merged.json").is_file(),
@@ -577,18 +569,9 @@ fn merge_writes_its_files_before_stdout_and_survives_a_closed_or_full_one() {
     // `ncugate merge … > /dev/full`: exit 2 with one error line, the file still written.
     if Path::new("/dev/full").exists() {
         std::fs::remove_file(gate.path("merged.json")).expect("remove");
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .expect("/dev/full");
-        let out = std::process::Command::new(&bin)
-            .current_dir(gate.dir.path())
-            .args(&args)
-            .stdout(full)
-            .output()
-            .expect("run");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let out = gate.run_stdout_full(&args).expect("/dev/full");
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
         assert_eq!(
             stderr
                 .matches("ncugate: error: cannot write standard output")
