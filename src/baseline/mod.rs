@@ -13,7 +13,7 @@ pub mod record;
 
 use crate::aggregate::Stats;
 use crate::error::{Error, Result};
-use crate::model::{Finding, Fingerprint, KernelKeyMode};
+use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
 pub use atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,8 +49,13 @@ pub struct Baseline {
     /// `true` when the exports profiled whole CUDA graphs as one result
     /// (`--graph-profiling graph`), `false` for per-node results; absent when
     /// the exports did not show it. A check refuses the other mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_mode: Option<bool>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "graph_mode_wire"
+    )]
+    #[schemars(with = "Option<bool>")]
+    pub graph_mode: Option<GraphProfiling>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.
@@ -58,13 +63,44 @@ pub struct Baseline {
     pub kernels: BTreeMap<String, KernelEntry>,
 }
 
+/// `graph_mode` as the baseline file writes it: `true` for whole graphs,
+/// `false` for their nodes.
+mod graph_mode_wire {
+    use crate::model::GraphProfiling;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        mode: &Option<GraphProfiling>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match mode {
+            Some(mode) => s.serialize_bool(*mode == GraphProfiling::Graph),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<GraphProfiling>, D::Error> {
+        Ok(Option::<bool>::deserialize(d)?.map(|graph| {
+            if graph {
+                GraphProfiling::Graph
+            } else {
+                GraphProfiling::Node
+            }
+        }))
+    }
+}
+
 /// The ncu settings a profiled baseline was recorded with. A check refuses
 /// to compare runs made with another clock control or graph-profiling mode.
+// The ncu values are kept as strings, as written: a baseline stays readable
+// whatever value another ncugate version recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileSettings {
     pub mode: crate::runner::Mode,
-    pub graph_profiling: crate::runner::GraphProfiling,
+    pub graph_profiling: GraphProfiling,
     pub clock_control: String,
     pub cache_control: String,
     pub replay_mode: String,
@@ -75,9 +111,9 @@ impl ProfileSettings {
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
-            clock_control: config.clock_control.clone(),
-            cache_control: config.cache_control.clone(),
-            replay_mode: config.replay_mode.clone(),
+            clock_control: config.clock_control.to_string(),
+            cache_control: config.cache_control.to_string(),
+            replay_mode: config.replay_mode.to_string(),
         }
     }
 }

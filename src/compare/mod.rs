@@ -10,7 +10,7 @@ mod structure;
 
 use crate::baseline::Baseline;
 use crate::error::{Error, Result};
-use crate::model::{Findings, Fingerprint, Run};
+use crate::model::{Findings, Fingerprint, GraphProfiling, Run};
 use crate::rules::Thresholds;
 use crate::verdict::{Devices, Outcome, REPORT_SCHEMA_VERSION, Report};
 
@@ -113,18 +113,13 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     Ok(report)
 }
 
-use crate::model::graph_mode_name as mode_name;
-
 /// A whole-graph result and per-node kernel results measure different
 /// things: refuse to compare them (exit 2), whichever side the mode is known
 /// from (the baseline's exports, or the settings it was profiled with).
 fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
-    let recorded = baseline.graph_mode.or_else(|| {
-        baseline
-            .profile
-            .as_ref()
-            .map(|p| p.graph_profiling == crate::runner::GraphProfiling::Graph)
-    });
+    let recorded = baseline
+        .graph_mode
+        .or_else(|| baseline.profile.as_ref().map(|p| p.graph_profiling));
     let Some(recorded) = recorded else {
         return Ok(());
     };
@@ -136,17 +131,17 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
                 path: run.source.clone(),
                 message: format!(
                     "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
-                    mode_name(mode),
-                    if mode {
+                    mode.as_str(),
+                    if mode == GraphProfiling::Graph {
                         "whole CUDA graphs are single results"
                     } else {
                         "graph kernel nodes are separate results"
                     },
-                    mode_name(recorded)
+                    recorded.as_str()
                 ),
                 hint: format!(
                     "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
-                    mode_name(recorded)
+                    recorded.as_str()
                 ),
             });
         }

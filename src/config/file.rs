@@ -145,7 +145,10 @@ mod tests {
     fn the_repository_config_parses() {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/ncugate.toml"));
         let config = FileConfig::load(Some(path)).unwrap();
-        assert_eq!(config.profile.clock_control.as_deref(), Some("none"));
+        assert_eq!(
+            config.profile.clock_control,
+            Some(crate::runner::ClockControl::None)
+        );
         assert!(!config.app.command.is_empty());
     }
 

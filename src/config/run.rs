@@ -35,13 +35,9 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
         timeout: Duration::from_secs(app.timeout.unwrap_or(DEFAULT_TIMEOUT_S)),
         mode: p.mode.unwrap_or_default(),
         graph_profiling: p.graph_profiling.unwrap_or_default(),
-        clock_control: p
-            .clock_control
-            .unwrap_or_else(|| DEFAULT_CLOCK_CONTROL.into()),
-        cache_control: p
-            .cache_control
-            .unwrap_or_else(|| DEFAULT_CACHE_CONTROL.into()),
-        replay_mode: p.replay_mode.unwrap_or_else(|| DEFAULT_REPLAY_MODE.into()),
+        clock_control: p.clock_control.unwrap_or(DEFAULT_CLOCK_CONTROL),
+        cache_control: p.cache_control.unwrap_or(DEFAULT_CACHE_CONTROL),
+        replay_mode: p.replay_mode.unwrap_or(DEFAULT_REPLAY_MODE),
         kernel_name: p.kernel_name,
         launch_skip: p.launch_skip,
         launch_count: p.launch_count,

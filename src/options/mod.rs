@@ -104,8 +104,9 @@ mod tests {
 
     #[test]
     fn flags_and_ncugate_toml_spell_every_value_as_users_type_it() {
+        use crate::model::GraphProfiling;
         use crate::model::KernelKeyMode;
-        use crate::runner::{GraphProfiling, Mode};
+        use crate::runner::Mode;
         use crate::sanitizer::Tool;
         assert_eq!(names::<Mode>(), ["fast", "full"]);
         assert_eq!(names::<GraphProfiling>(), ["node", "graph"]);

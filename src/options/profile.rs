@@ -2,7 +2,8 @@
 //! line, `NCUGATE_MODE`, … in the environment, `[profile]` in `ncugate.toml`.
 
 use super::layered;
-use crate::runner::{GraphProfiling, Mode};
+use crate::model::GraphProfiling;
+use crate::runner::{CacheControl, ClockControl, Mode, ReplayMode};
 use clap::Args;
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -19,14 +20,14 @@ pub struct ProfileOptions {
     #[arg(long, value_enum, env = "NCUGATE_GRAPH_PROFILING")]
     pub graph_profiling: Option<GraphProfiling>,
     /// ncu --clock-control (default none; recorded in the baseline).
-    #[arg(long, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
-    pub clock_control: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
+    pub clock_control: Option<ClockControl>,
     /// ncu --cache-control (default all).
-    #[arg(long, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
-    pub cache_control: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
+    pub cache_control: Option<CacheControl>,
     /// ncu --replay-mode (default kernel).
-    #[arg(long, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
-    pub replay_mode: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
+    pub replay_mode: Option<ReplayMode>,
     /// ncu --kernel-name filter.
     #[arg(long, env = "NCUGATE_KERNEL_NAME", value_name = "FILTER")]
     pub kernel_name: Option<String>,
@@ -69,11 +70,12 @@ layered!(ProfileOptions {
 
 /// The ncu ncugate runs when nothing names one.
 pub const DEFAULT_NCU: &str = "ncu";
-/// `--clock-control` unless told otherwise (ncu's own default is `base`).
-pub const DEFAULT_CLOCK_CONTROL: &str = "none";
+/// `--clock-control` unless told otherwise (ncu's own default is `base`):
+/// the clocks the app runs at outside the profiler.
+pub const DEFAULT_CLOCK_CONTROL: ClockControl = ClockControl::None;
 /// `--cache-control` unless told otherwise (ncu's own default).
-pub const DEFAULT_CACHE_CONTROL: &str = "all";
+pub const DEFAULT_CACHE_CONTROL: CacheControl = CacheControl::All;
 /// `--replay-mode` unless told otherwise (ncu's own default).
-pub const DEFAULT_REPLAY_MODE: &str = "kernel";
+pub const DEFAULT_REPLAY_MODE: ReplayMode = ReplayMode::Kernel;
 /// The work dir, relative to `ncugate.toml`'s folder.
 pub const DEFAULT_OUT_DIR: &str = "target/ncugate";

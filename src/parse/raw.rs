@@ -193,7 +193,7 @@ pub fn read_raw_rows(
         if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
             None
         } else if column(GRID_SIZE).is_some() {
-            Some(false)
+            Some(crate::model::GraphProfiling::Node)
         } else {
             None
         };
@@ -367,9 +367,9 @@ pub fn read_raw_rows(
     }
     gpus.sort();
     if graph_results > 0 {
-        graph_mode = Some(true);
+        graph_mode = Some(crate::model::GraphProfiling::Graph);
     } else if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
-        graph_mode = Some(false);
+        graph_mode = Some(crate::model::GraphProfiling::Node);
     }
     Ok(Run {
         graph_mode,

@@ -13,6 +13,11 @@ pub mod process;
 pub mod procfs;
 pub mod progress;
 pub mod replay;
+pub mod settings;
+
+pub use settings::{CacheControl, ClockControl, ReplayMode};
+
+use crate::model::GraphProfiling;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};
@@ -41,37 +46,6 @@ pub enum Mode {
     Full,
 }
 
-/// `[profile] graph_profiling`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    Default,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum GraphProfiling {
-    /// Every kernel node of a CUDA graph is profiled as its own launch.
-    #[default]
-    Node,
-    /// A whole graph launch is one result named `graph`.
-    Graph,
-}
-
-impl GraphProfiling {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GraphProfiling::Node => "node",
-            GraphProfiling::Graph => "graph",
-        }
-    }
-}
-
 /// Everything the runner needs, validated (from `ncugate.toml`, `NCUGATE_*` and flags).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunnerConfig {
@@ -84,9 +58,9 @@ pub struct RunnerConfig {
     pub timeout: Duration,
     pub mode: Mode,
     pub graph_profiling: GraphProfiling,
-    pub clock_control: String,
-    pub cache_control: String,
-    pub replay_mode: String,
+    pub clock_control: ClockControl,
+    pub cache_control: CacheControl,
+    pub replay_mode: ReplayMode,
     pub kernel_name: Option<String>,
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,

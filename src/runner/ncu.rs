@@ -40,9 +40,9 @@ pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) ->
     push(&["--metrics", &all.join(",")]);
     push(&["--target-processes", "all"]);
     push(&["--graph-profiling", config.graph_profiling.as_str()]);
-    push(&["--clock-control", &config.clock_control]);
-    push(&["--cache-control", &config.cache_control]);
-    push(&["--replay-mode", &config.replay_mode]);
+    push(&["--clock-control", config.clock_control.as_str()]);
+    push(&["--cache-control", config.cache_control.as_str()]);
+    push(&["--replay-mode", config.replay_mode.as_str()]);
     push(&["--config-file", "off"]);
     if config.mode == Mode::Fast {
         push(&["--csv", "--page", "raw", "--print-units", "base"]);
