@@ -8,7 +8,7 @@ use super::file::FileConfig;
 use super::given::{Given, profile_only};
 use super::output::{outputs, style};
 use super::run::{ncu_program, runner};
-use super::suite::{self, Request, SuiteAction, SuiteConfig};
+use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
@@ -104,36 +104,15 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let baseline = args.baseline.clone().over(gate.baseline);
-    let (Some(baseline), false) = (baseline, suite::is_suite(&file, &args.suite)) else {
-        // A suite: the thresholds flag overrides each workload's; the rest is shared.
-        let request = Request {
-            suite: &args.suite,
-            run: &args.run,
-            ncu: &args.ncu,
-            one_workload_flag: ("--baseline", args.baseline),
-            inputs: args.inputs,
-            outputs: outputs(&args.report),
-            style: style(&args.report, args.run.quiet),
-        };
-        let config = SuiteConfig::new(request, &file, |workloads, inputs| {
-            let sanitizer = match (workloads.first(), inputs.is_empty()) {
-                (Some(w), true) => sanitize::check_stage(&file, &w.runner)?,
-                _ => None,
-            };
-            Ok(SuiteAction::Check(Box::new(CheckConfig {
-                baseline: BaselinePlace::File(PathBuf::new()),
-                source: Source::Inputs(Vec::new()),
-                details: args.details,
-                thresholds: args.gate.thresholds,
-                kernel_key: args.gate.kernel_key,
-                allow_device_mismatch: args.allow_device_mismatch,
-                outputs: Outputs::default(),
-                style: style(&args.report, args.run.quiet),
-                sanitizer,
-                ncu: ncu_program(&args.ncu, &file),
-            })))
-        })?;
-        return Ok(Config::Suite(Box::new(config)));
+    let is_suite = suite::is_suite(&file, &args.suite);
+    if baseline.is_none() && !is_suite && !args.inputs.is_empty() {
+        return Err(Error::Usage {
+            message: "check --input: no baseline to compare the exports with".into(),
+            hint: "name the baseline file with --baseline FILE (or [gate] baseline in ncugate.toml), or a suite's baselines folder with --baselines DIR (or [gate] baselines)".into(),
+        });
+    }
+    let (Some(baseline), false) = (baseline, is_suite) else {
+        return suite_check(args, &file).map(|c| Config::Suite(Box::new(c)));
     };
     let (source, sanitizer) = if args.inputs.is_empty() {
         let runner = runner(&args.run, &args.ncu, &file)?;
@@ -182,32 +161,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     let gate = args.gate.clone().over(file.gate.clone());
     let output = args.output.clone().over(gate.baseline);
     let (Some(output), false) = (output, suite::is_suite(&file, &args.suite)) else {
-        // A suite: each workload into `<dir>/<workload>/<gpu>.json`.
-        let request = Request {
-            suite: &args.suite,
-            run: &args.run,
-            ncu: &args.ncu,
-            one_workload_flag: ("--output", args.output),
-            inputs: args.inputs,
-            outputs: Outputs::default(),
-            style: Default::default(),
-        };
-        let config = SuiteConfig::new(request, &file, |_, _| {
-            Ok(SuiteAction::Record(Box::new(RecordConfig {
-                source: Source::Profile {
-                    runner: Box::new(runner(&args.run, &args.ncu, &file)?),
-                    runs: args.runs,
-                    quiet: args.run.quiet,
-                },
-                details: args.details,
-                thresholds: args.gate.thresholds,
-                kernel_key: gate.kernel_key.unwrap_or_default(),
-                extra_metrics: args.metrics,
-                output: BaselinePlace::File(PathBuf::new()),
-                ncu: ncu_program(&args.ncu, &file),
-            })))
-        })?;
-        return Ok(Config::Suite(Box::new(config)));
+        return suite_record(args, &file).map(|c| Config::Suite(Box::new(c)));
     };
     let source = if args.inputs.is_empty() {
         Source::Profile {
@@ -229,6 +183,83 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     }))
 }
 
+/// `check` over a suite: each selected workload's check, its thresholds
+/// (the flag over the workload's), data and baseline resolved.
+fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
+    let selection = Selection::new(
+        Request {
+            suite: &args.suite,
+            run: &args.run,
+            ncu: &args.ncu,
+            thresholds: args.gate.thresholds.clone(),
+            one_workload_flag: ("--baseline", args.baseline.clone()),
+            inputs: args.inputs.clone(),
+        },
+        file,
+    )?;
+    let style = style(&args.report, args.run.quiet);
+    let mut checks = Vec::with_capacity(selection.workloads.len());
+    for w in &selection.workloads {
+        let sanitizer = if args.inputs.is_empty() {
+            sanitize::check_stage(file, &w.runner)?
+        } else {
+            None
+        };
+        checks.push(CheckConfig {
+            baseline: selection.baseline(w, true),
+            source: selection.source(w, 1),
+            details: args.details.clone(),
+            thresholds: w.thresholds.clone(),
+            kernel_key: args.gate.kernel_key,
+            allow_device_mismatch: args.allow_device_mismatch,
+            outputs: Outputs::default(),
+            style,
+            sanitizer,
+            ncu: ncu_program(&args.ncu, file),
+        });
+    }
+    Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
+}
+
+/// `baseline record` over a suite: each selected workload recorded into
+/// `<dir>/<workload>/<gpu>.json` (or the one `--output` file).
+fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
+    let selection = Selection::new(
+        Request {
+            suite: &args.suite,
+            run: &args.run,
+            ncu: &args.ncu,
+            thresholds: args.gate.thresholds.clone(),
+            one_workload_flag: ("--output", args.output.clone()),
+            inputs: args.inputs.clone(),
+        },
+        file,
+    )?;
+    let kernel_key = args
+        .gate
+        .kernel_key
+        .over(file.gate.kernel_key)
+        .unwrap_or_default();
+    let records = selection
+        .workloads
+        .iter()
+        .map(|w| RecordConfig {
+            source: selection.source(w, args.runs),
+            details: args.details.clone(),
+            thresholds: w.thresholds.clone(),
+            kernel_key,
+            extra_metrics: args.metrics.clone(),
+            output: selection.baseline(w, false),
+            ncu: ncu_program(&args.ncu, file),
+        })
+        .collect();
+    Ok(selection.into_config(
+        SuiteRuns::Record(records),
+        Outputs::default(),
+        Default::default(),
+    ))
+}
+
 /// `--input` gates exports; `-- APP ARGS` profiles an app: not both.
 fn refuse_inputs_with_app(inputs: &[PathBuf], app: &[String]) -> Result<()> {
     if inputs.is_empty() || app.is_empty() {
@@ -239,4 +270,33 @@ fn refuse_inputs_with_app(inputs: &[PathBuf], app: &[String]) -> Result<()> {
         hint: "gate existing exports with --input, or profile an app with `-- APP ARGS`, not both"
             .into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use crate::config::Config;
+    use clap::Parser;
+
+    fn check(config: &str, args: &[&str]) -> crate::error::Result<Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        std::fs::write(&path, config).unwrap();
+        let path = path.to_str().unwrap();
+        let argv = [&["ncugate", "check", "--config", path], args].concat();
+        Config::try_from(Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn exports_with_no_baseline_source_are_a_usage_error_naming_both_sources() {
+        let e = check("", &["--input", "run.csv"]).unwrap_err();
+        assert!(e.to_string().contains("no baseline"), "{e}");
+        assert!(e.hint().contains("--baseline"), "{}", e.hint());
+        assert!(e.hint().contains("[gate] baselines"), "{}", e.hint());
+        // Any baseline source still gates the exports.
+        let with_file = check("", &["--input", "run.csv", "--baseline", "b.json"]);
+        assert!(matches!(with_file, Ok(Config::Check(_))));
+        let with_dir = check("[gate]\nbaselines = \"b\"\n", &["--input", "run.csv"]);
+        assert!(matches!(with_dir, Ok(Config::Suite(_))));
+    }
 }

@@ -105,14 +105,24 @@ impl Config {
                         suite: &args.suite,
                         run: &args.run,
                         ncu: &args.ncu,
+                        thresholds: None,
                         one_workload_flag: ("", None),
                         inputs: Vec::new(),
-                        outputs: Outputs::default(),
-                        style: Default::default(),
                     };
-                    let config = suite::SuiteConfig::new(request, &file, |_, _| {
-                        Ok(suite::SuiteAction::Profile)
-                    })?;
+                    let selection = suite::Selection::new(request, &file)?;
+                    let runs = selection
+                        .workloads
+                        .iter()
+                        .map(|w| RunnerConfig {
+                            build: None,
+                            ..w.runner.clone()
+                        })
+                        .collect();
+                    let config = selection.into_config(
+                        suite::SuiteRuns::Profile(runs),
+                        Outputs::default(),
+                        Default::default(),
+                    );
                     return Ok(Config::Suite(Box::new(config)));
                 }
                 run::runner(&args.run, &args.ncu, &file).map(Config::Profile)
