@@ -139,7 +139,7 @@ fn version_line(text: &str) -> &str {
 /// runner that cannot is known before a gate needs it. Not needed to profile.
 fn audit_library(processes: &dyn ProcessRunner) {
     let tools = crate::memory::library::Toolchain::from_env();
-    let root = crate::memory::library::cache_root();
+    let root = crate::config::audit_cache_dir();
     match crate::memory::library::ensure(&root, &tools, processes) {
         Ok(built) => println!(
             "✓ graph audit library (ncugate leaks): {} {}",

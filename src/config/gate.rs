@@ -13,7 +13,7 @@ use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
-use crate::options::Layer;
+use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
 use crate::runner::RunnerConfig;
 use crate::sanitizer::run::SanitizerConfig;
@@ -142,7 +142,9 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
 
 pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     if !args.inputs.is_empty() {
+        // --extra-metric names a metric to read from the exports, too.
         let mut ids = profile_only(&args.inputs);
+        ids.retain(|id| *id != "extra_metrics");
         ids.push("runs");
         given.refuse(
             &ids,
@@ -173,11 +175,11 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         Source::Inputs(args.inputs)
     };
     Ok(Config::Record(RecordConfig {
+        extra_metrics: recorded_extra_metrics(&source, &args.ncu),
         source,
         details: args.details,
         thresholds: gate.thresholds,
         kernel_key: gate.kernel_key.unwrap_or_default(),
-        extra_metrics: args.metrics,
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),
     }))
@@ -243,14 +245,17 @@ fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
     let records = selection
         .workloads
         .iter()
-        .map(|w| RecordConfig {
-            source: selection.source(w, args.runs),
-            details: args.details.clone(),
-            thresholds: w.thresholds.clone(),
-            kernel_key,
-            extra_metrics: args.metrics.clone(),
-            output: selection.baseline(w, false),
-            ncu: ncu_program(&args.ncu, file),
+        .map(|w| {
+            let source = selection.source(w, args.runs);
+            RecordConfig {
+                extra_metrics: recorded_extra_metrics(&source, &args.ncu),
+                source,
+                details: args.details.clone(),
+                thresholds: w.thresholds.clone(),
+                kernel_key,
+                output: selection.baseline(w, false),
+                ncu: ncu_program(&args.ncu, file),
+            }
         })
         .collect();
     Ok(selection.into_config(
@@ -258,6 +263,21 @@ fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
         Outputs::default(),
         Default::default(),
     ))
+}
+
+/// The extra metrics a recording keeps: those ncu collected when it profiles
+/// (`--extra-metric` over `[profile]` and `[[workload]]` `extra_metrics`),
+/// those of `--extra-metric` (or `NCUGATE_EXTRA_METRICS`) read from exports.
+fn recorded_extra_metrics(source: &Source, flags: &ProfileOptions) -> Vec<String> {
+    match source {
+        Source::Profile { runner, .. } => runner.extra_metrics.clone(),
+        Source::Inputs(_) => flags
+            .extra_metrics
+            .iter()
+            .filter(|m| !m.is_empty())
+            .cloned()
+            .collect(),
+    }
 }
 
 /// `--input` gates exports; `-- APP ARGS` profiles an app: not both.

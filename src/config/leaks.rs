@@ -56,7 +56,7 @@ pub(super) fn leaks(args: LeaksArgs) -> Result<LeaksConfig> {
     let rule = Rule::default();
     Ok(LeaksConfig {
         audit_lib: m.audit_lib,
-        cache_dir: crate::memory::library::cache_root(),
+        cache_dir: crate::options::memory::cache_dir(m.cache_dir),
         limits: MemoryLimits {
             max_live_execs: m.max_live_execs.over(limits.max_live_execs),
             max_live_graphs: m.max_live_graphs.over(limits.max_live_graphs),
@@ -78,4 +78,11 @@ pub(super) fn leaks(args: LeaksArgs) -> Result<LeaksConfig> {
         outputs: outputs(&args.report),
         style: style(&args.report, args.run.quiet),
     })
+}
+
+/// Where `ncugate leaks` caches the audit library, for the commands that
+/// take no memory flags (`doctor`): `NCUGATE_CACHE_DIR`, else the default.
+pub fn audit_cache_dir() -> PathBuf {
+    let from_env = super::env_only::<crate::options::MemoryOptions>().unwrap_or_default();
+    crate::options::memory::cache_dir(from_env.cache_dir)
 }

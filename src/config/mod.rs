@@ -26,7 +26,7 @@ pub mod workload;
 pub use gate::{BaselinePlace, CheckConfig, RecordConfig, Source};
 pub use given::Given;
 pub use init::InitConfig;
-pub use leaks::LeaksConfig;
+pub use leaks::{LeaksConfig, audit_cache_dir};
 pub use run::{default_ncu, runner_from_file};
 pub use sanitize::SanitizeConfig;
 pub use shard::Shard;

@@ -8,7 +8,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::options::app::{DEFAULT_TIMEOUT_S, last_wins};
 use crate::options::profile::{
-    DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_OUT_DIR, DEFAULT_REPLAY_MODE,
+    DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_REPLAY_MODE,
 };
 use crate::options::{Layer, ProfileOptions};
 use crate::runner::RunnerConfig;
@@ -47,11 +47,7 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
             .filter(|m| !m.is_empty())
             .collect(),
         ncu: p.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
-        out_dir: args
-            .out_dir
-            .clone()
-            .over(p.out_dir)
-            .unwrap_or_else(|| file.resolve(Path::new(DEFAULT_OUT_DIR))),
+        out_dir: args.out.resolve(p.out_dir, &file.base_dir),
     })
 }
 

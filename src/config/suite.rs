@@ -11,15 +11,11 @@ use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
 use super::{BaselinePlace, Source};
 use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
-use crate::options::app::EnvVar;
-use crate::options::{AppOptions, Layer, ProfileOptions};
+use crate::options::gate::DEFAULT_BASELINES_DIR;
+use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
 use crate::runner::RunnerConfig;
 use std::path::PathBuf;
-
-/// The baselines folder of a suite when neither `--baselines` nor
-/// `[gate] baselines` names one, beside `ncugate.toml`.
-pub const DEFAULT_BASELINES_DIR: &str = "baselines";
 
 /// `check`, `baseline record` or `profile` of every selected workload,
 /// each resolved into the complete configuration of that workload's run.
@@ -102,7 +98,7 @@ fn all_workloads(
             });
         }
         seen.push(&w.name);
-        if w.command.is_empty() {
+        if w.app.command.is_empty() {
             return Err(Error::Usage {
                 message: format!("[[workload]] `{}` has no command", w.name),
                 hint: "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
@@ -123,28 +119,8 @@ fn one(
     w: &WorkloadSection,
 ) -> Result<Workload> {
     let mut merged = file.clone();
-    let own = AppOptions {
-        timeout: w.timeout,
-        workdir: w.workdir.as_deref().map(|p| file.resolve(p)),
-        env: w
-            .env
-            .iter()
-            .map(|(key, value)| EnvVar {
-                key: key.clone(),
-                value: value.clone(),
-            })
-            .collect(),
-        command: w.command.clone(),
-    };
-    merged.app = own.over(file.app.clone());
-    let own = ProfileOptions {
-        kernel_name: w.kernel_name.clone(),
-        launch_skip: w.launch_skip,
-        launch_count: w.launch_count,
-        extra_metrics: w.extra_metrics.clone(),
-        ..ProfileOptions::default()
-    };
-    merged.profile = own.over(file.profile.clone());
+    merged.app = w.app.clone().over(file.app.clone());
+    merged.profile = w.profile.clone().over(file.profile.clone());
     if let Some(build) = &w.build {
         merged.build.command = Some(build.clone());
     }
@@ -154,11 +130,7 @@ fn one(
         name: w.name.clone(),
         tags: w.tags.clone(),
         runner,
-        thresholds: w
-            .thresholds
-            .as_ref()
-            .map(|p| file.resolve(p))
-            .over(file.gate.thresholds.clone()),
+        thresholds: w.thresholds.clone().over(file.gate.thresholds.clone()),
     })
 }
 

@@ -40,13 +40,15 @@ pub struct Rule {
     pub min_bytes: f64,
 }
 
+/// The rule when none is given.
 impl Default for Rule {
     fn default() -> Self {
+        use crate::options::memory as default;
         Rule {
-            window: 7,
-            consecutive: 3,
-            factor: 1.5,
-            min_bytes: 384.0 * 1024.0 * 1024.0,
+            window: default::DEFAULT_HISTORY_WINDOW,
+            consecutive: default::DEFAULT_HISTORY_CONSECUTIVE,
+            factor: default::DEFAULT_HISTORY_FACTOR,
+            min_bytes: default::DEFAULT_HISTORY_MIN_BYTES,
         }
     }
 }

@@ -47,22 +47,6 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
-/// The folder compiled libraries are cached in: `$NCUGATE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/ncugate`, else `~/.cache/ncugate`.
-pub fn cache_root() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(dir) = var("NCUGATE_CACHE_DIR") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("ncugate");
-    }
-    match var("HOME") {
-        Some(home) => PathBuf::from(home).join(".cache").join("ncugate"),
-        None => std::env::temp_dir().join("ncugate-cache"),
-    }
-}
-
 /// CUPTI's header and library folders, and the folders to find `libcuda.so` in at link time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Cupti {

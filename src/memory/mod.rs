@@ -26,12 +26,14 @@ pub struct MemoryLimits {
     pub max_peak: Option<f64>,
 }
 
+/// The limits when none is given.
 impl Default for MemoryLimits {
     fn default() -> Self {
+        use crate::options::memory::{DEFAULT_MAX_GROWTH_PER_ITERATION, DEFAULT_MAX_LIVE_EXECS};
         MemoryLimits {
-            max_live_execs: Some(0),
+            max_live_execs: Some(DEFAULT_MAX_LIVE_EXECS),
             max_live_graphs: None,
-            max_growth_per_iteration: Some(65_536.0),
+            max_growth_per_iteration: Some(DEFAULT_MAX_GROWTH_PER_ITERATION),
             max_growth_per_second: None,
             max_peak: None,
         }

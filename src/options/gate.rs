@@ -34,3 +34,7 @@ layered!(GateOptions {
     baseline,
     baselines,
 });
+
+/// The baselines folder of a suite when neither `--baselines` nor
+/// `[gate] baselines` names one, beside `ncugate.toml`.
+pub const DEFAULT_BASELINES_DIR: &str = "baselines";

@@ -3,10 +3,11 @@
 
 use super::layered;
 use crate::model::GraphProfiling;
+use crate::options::Layer;
 use crate::runner::{CacheControl, ClockControl, Mode, ReplayMode};
 use clap::Args;
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `[profile]`, and the flags that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
@@ -37,9 +38,10 @@ pub struct ProfileOptions {
     /// ncu --launch-count.
     #[arg(long, env = "NCUGATE_LAUNCH_COUNT", value_name = "N")]
     pub launch_count: Option<u64>,
-    /// Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics).
+    /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports.
     #[arg(
         long = "extra-metric",
+        alias = "metric",
         env = "NCUGATE_EXTRA_METRICS",
         value_delimiter = ',',
         value_name = "METRIC"
@@ -49,10 +51,30 @@ pub struct ProfileOptions {
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
     pub ncu: Option<String>,
-    /// `[profile] out_dir`: the work dir for artifacts. Its flag is `--out`,
-    /// with the app's flags, as sanitize and leaks take it too.
+    /// `[profile] out_dir`: the work dir for artifacts. Its flag is
+    /// [`OutDir`]'s `--out`, with the app's flags, as sanitize and leaks take
+    /// it too.
     #[arg(skip)]
     pub out_dir: Option<PathBuf>,
+}
+
+/// `--out`, the flag of `[profile] out_dir`.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct OutDir {
+    /// Work dir for artifacts (report, CSVs, logs; default: [profile] out_dir, else target/ncugate beside ncugate.toml).
+    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+impl OutDir {
+    /// The work dir: `--out` (or `NCUGATE_OUT`) over `[profile] out_dir`
+    /// over [`DEFAULT_OUT_DIR`] in `base`, the folder of `ncugate.toml`.
+    pub fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
+        self.out_dir
+            .clone()
+            .over(file)
+            .unwrap_or_else(|| base.join(DEFAULT_OUT_DIR))
+    }
 }
 
 layered!(ProfileOptions {
