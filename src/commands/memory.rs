@@ -38,7 +38,7 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
     } else {
         config.xml.iter().try_for_each(|(path, tool)| {
             let (findings, records) =
-                crate::sanitizer::read_xml(path, tool.as_str(), &config.sanitizer.allow)?;
+                crate::sanitizer::read_xml(path, *tool, &config.sanitizer.allow)?;
             report.notes.push(format!(
                 "{tool}: {records} records in {} grouped into {} findings",
                 path.display(),

@@ -57,7 +57,7 @@ pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
     for tool in tools {
         let name = format!("compute-sanitizer {tool}");
         let mut suite = TestSuite::new(name.as_str());
-        for f in view.sanitizer.iter().filter(|f| f.tool == tool) {
+        for f in view.sanitizer.iter().filter(|f| f.tool.as_str() == tool) {
             let title = format!(
                 "{} {}",
                 f.kind,

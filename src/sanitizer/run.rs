@@ -109,7 +109,7 @@ pub fn run_tool(
             "check the app command (does the program exist?)",
         ));
     }
-    let (findings, records) = super::read_xml(&xml, tool.as_str(), &config.allow)?;
+    let (findings, records) = super::read_xml(&xml, tool, &config.allow)?;
     let reported = done.lines.iter().find_map(|l| error_summary(l));
     let note = match app_code {
         0 | FOUND_ERRORS => None,

@@ -24,10 +24,61 @@ pub struct Frame {
     pub line: Option<u64>,
 }
 
+/// A record's `<kind>`, as compute-sanitizer names it: `Leak` (memory never
+/// freed, with its size) is told apart; `Api`, `Precise`, hazards and the
+/// rest are kept as named.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RecordKind {
+    Leak,
+    Other(String),
+}
+
+impl RecordKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordKind::Leak => "Leak",
+            RecordKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl Default for RecordKind {
+    /// No `<kind>` read (yet).
+    fn default() -> Self {
+        RecordKind::Other(String::new())
+    }
+}
+
+impl From<String> for RecordKind {
+    fn from(kind: String) -> Self {
+        if kind == "Leak" {
+            RecordKind::Leak
+        } else {
+            RecordKind::Other(kind)
+        }
+    }
+}
+
+impl From<RecordKind> for String {
+    fn from(kind: RecordKind) -> String {
+        match kind {
+            RecordKind::Leak => "Leak".into(),
+            RecordKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl std::fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One `<record>`: its kind, the children of `<what>` and `<where>`, who, and the host stack.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
-    pub kind: String,
+    pub kind: RecordKind,
     pub level: Option<String>,
     /// `(element, text)` of `<what>`'s children: text, api, error, message, space, size, direction, …
     pub what: Vec<(String, String)>,
@@ -170,7 +221,7 @@ pub fn read_records(
                 let value = std::mem::take(&mut text).trim().to_string();
                 if let Some(r) = record.as_mut() {
                     match (parent, name.as_str()) {
-                        (Some("record"), "kind") => r.kind = value,
+                        (Some("record"), "kind") => r.kind = value.into(),
                         (Some("record"), "level") => r.level = Some(value),
                         (Some("what"), _) => r.what.push((name.clone(), value)),
                         (Some("where"), _) if side.is_some() => {
