@@ -15,8 +15,81 @@ use std::path::Path;
 
 /// The rules built into the binary, used when `--thresholds` is not given.
 pub const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
-/// How reports name the built-in rules.
+/// How reports name the built-in rules: [`BUILT_IN_PATH`], built in.
 pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+/// The file of ncugate's repository the built-in rules are.
+const BUILT_IN_PATH: &str = "thresholds/default.toml";
+
+/// Where a gate's threshold rules come from: a file, or the rules built into
+/// the binary. Reports (and the JSON report's `thresholds`) name it as
+/// [`Display`](std::fmt::Display) writes it: the path, or [`DEFAULT_SOURCE`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum ThresholdsSource {
+    /// [`DEFAULT_THRESHOLDS`], when no `--thresholds` or `[gate] thresholds` names a file.
+    #[default]
+    BuiltIn,
+    File(std::path::PathBuf),
+}
+
+impl ThresholdsSource {
+    /// The file the rules were read from; for the built-in rules, the file
+    /// of ncugate's repository they are a copy of (a path in the workspace
+    /// when ncugate gates itself).
+    pub fn path(&self) -> &Path {
+        match self {
+            ThresholdsSource::BuiltIn => Path::new(BUILT_IN_PATH),
+            ThresholdsSource::File(path) => path,
+        }
+    }
+
+    /// The file, if the rules come from one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ThresholdsSource::BuiltIn => None,
+            ThresholdsSource::File(path) => Some(path),
+        }
+    }
+}
+
+impl From<Option<std::path::PathBuf>> for ThresholdsSource {
+    /// The file given, else the built-in rules.
+    fn from(file: Option<std::path::PathBuf>) -> Self {
+        file.map_or(ThresholdsSource::BuiltIn, ThresholdsSource::File)
+    }
+}
+
+impl From<&str> for ThresholdsSource {
+    /// As a report names it (the inverse of `Display`).
+    fn from(name: &str) -> Self {
+        if name == DEFAULT_SOURCE {
+            ThresholdsSource::BuiltIn
+        } else {
+            ThresholdsSource::File(name.into())
+        }
+    }
+}
+
+impl From<String> for ThresholdsSource {
+    fn from(name: String) -> Self {
+        ThresholdsSource::from(name.as_str())
+    }
+}
+
+impl From<ThresholdsSource> for String {
+    fn from(source: ThresholdsSource) -> String {
+        source.to_string()
+    }
+}
+
+impl std::fmt::Display for ThresholdsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThresholdsSource::BuiltIn => f.write_str(DEFAULT_SOURCE),
+            ThresholdsSource::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
 
 /// What to do about a structural difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
@@ -367,6 +440,20 @@ fn parse_percent(text: &str) -> std::result::Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thresholds_source_is_named_as_reports_name_it_and_read_back() {
+        assert!(DEFAULT_SOURCE.starts_with(BUILT_IN_PATH));
+        for source in [
+            ThresholdsSource::BuiltIn,
+            ThresholdsSource::File("t/rules.toml".into()),
+        ] {
+            let name = source.to_string();
+            assert_eq!(ThresholdsSource::from(name.as_str()), source);
+        }
+        assert_eq!(ThresholdsSource::BuiltIn.to_string(), DEFAULT_SOURCE);
+        assert_eq!(ThresholdsSource::from(None), ThresholdsSource::BuiltIn);
+    }
 
     #[test]
     fn the_builtin_rules_parse_and_name_the_instruction_gate() {

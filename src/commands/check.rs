@@ -24,12 +24,7 @@ pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Repor
 
 /// The thresholds file a check reads, as its report names it.
 pub(super) fn thresholds_name(config: &CheckConfig) -> String {
-    config
-        .thresholds
-        .as_ref()
-        .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
-            p.display().to_string()
-        })
+    config.thresholds.to_string()
 }
 
 /// An error before any comparison, with the inputs and details known by then.
@@ -48,7 +43,7 @@ fn check_report(
         ncu: &config.ncu,
         runner: processes,
     };
-    let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
+    let thresholds = Thresholds::load(config.thresholds.file()).map_err(fail)?;
     let metrics = thresholds.metrics();
     let (baseline, baseline_path, acquired, runs) = match &config.baseline {
         BaselinePlace::File(path) => {

@@ -11,7 +11,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         ncu: &config.ncu,
         runner: processes,
     };
-    let thresholds = Thresholds::load(config.thresholds.as_deref())?;
+    let thresholds = Thresholds::load(config.thresholds.file())?;
     let mut metrics = thresholds.metrics();
     for m in &config.extra_metrics {
         if !metrics.contains(m) {

@@ -145,7 +145,7 @@ impl Builds {
 pub fn thresholds_digest(config: &SuiteConfig) -> String {
     let mut hasher = Sha256::new();
     for w in &config.all {
-        let text = match w.thresholds.as_deref() {
+        let text = match w.thresholds.file() {
             None => crate::rules::DEFAULT_THRESHOLDS.to_string(),
             Some(path) => std::fs::read_to_string(path)
                 .unwrap_or_else(|e| format!("unreadable {}: {e}", path.display())),

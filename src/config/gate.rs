@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
 use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
+use crate::rules::ThresholdsSource;
 use crate::runner::RunnerConfig;
 use crate::sanitizer::run::SanitizerConfig;
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ pub struct CheckConfig {
     pub baseline: BaselinePlace,
     pub source: Source,
     pub details: Vec<PathBuf>,
-    pub thresholds: Option<PathBuf>,
+    pub thresholds: ThresholdsSource,
     /// Set only when given as a flag or variable: it must then agree with the
     /// baseline's. `[gate] kernel_key` is not used here: it says how to
     /// record, and check groups launches as its baseline was recorded.
@@ -84,7 +85,7 @@ pub struct CheckConfig {
 pub struct RecordConfig {
     pub source: Source,
     pub details: Vec<PathBuf>,
-    pub thresholds: Option<PathBuf>,
+    pub thresholds: ThresholdsSource,
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
     pub output: BaselinePlace,
@@ -130,7 +131,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         baseline: BaselinePlace::File(baseline),
         source,
         details: args.details,
-        thresholds: gate.thresholds,
+        thresholds: gate.thresholds.into(),
         kernel_key: args.gate.kernel_key,
         allow_device_mismatch: args.allow_device_mismatch,
         outputs: outputs(&args.report),
@@ -178,7 +179,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         extra_metrics: recorded_extra_metrics(&source, &args.ncu),
         source,
         details: args.details,
-        thresholds: gate.thresholds,
+        thresholds: gate.thresholds.into(),
         kernel_key: gate.kernel_key.unwrap_or_default(),
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),

@@ -72,7 +72,10 @@ fn all_workloads(
             name: DEFAULT_WORKLOAD.into(),
             tags: Vec::new(),
             runner,
-            thresholds: thresholds.cloned().over(file.gate.thresholds.clone()),
+            thresholds: thresholds
+                .cloned()
+                .over(file.gate.thresholds.clone())
+                .into(),
         }]);
     }
     if !file.app.command.is_empty() {
@@ -104,9 +107,7 @@ fn all_workloads(
                 hint: "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
             });
         }
-        let mut workload = one(args, ncu, file, w)?;
-        workload.thresholds = thresholds.cloned().over(workload.thresholds);
-        out.push(workload);
+        out.push(one(args, ncu, file, w, thresholds)?);
     }
     Ok(out)
 }
@@ -117,6 +118,7 @@ fn one(
     ncu: &ProfileOptions,
     file: &FileConfig,
     w: &WorkloadSection,
+    thresholds: Option<&PathBuf>,
 ) -> Result<Workload> {
     let mut merged = file.clone();
     merged.app = w.app.clone().over(file.app.clone());
@@ -130,7 +132,11 @@ fn one(
         name: w.name.clone(),
         tags: w.tags.clone(),
         runner,
-        thresholds: w.thresholds.clone().over(file.gate.thresholds.clone()),
+        thresholds: thresholds
+            .cloned()
+            .over(w.thresholds.clone())
+            .over(file.gate.thresholds.clone())
+            .into(),
     })
 }
 

@@ -3,7 +3,6 @@
 
 use crate::error::{Error, Result};
 use crate::runner::RunnerConfig;
-use std::path::PathBuf;
 
 /// The name `[app]` takes when a config has no `[[workload]]` tables.
 pub const DEFAULT_WORKLOAD: &str = "default";
@@ -14,8 +13,8 @@ pub struct Workload {
     pub name: String,
     pub tags: Vec<String>,
     pub runner: RunnerConfig,
-    /// This workload's thresholds file (`None`: the built-in rules).
-    pub thresholds: Option<PathBuf>,
+    /// This workload's threshold rules.
+    pub thresholds: crate::rules::ThresholdsSource,
 }
 
 /// A workload name is a folder name under the baselines directory: ASCII
@@ -118,7 +117,7 @@ mod tests {
                 ncu: "ncu".into(),
                 out_dir: ".".into(),
             },
-            thresholds: None,
+            thresholds: crate::rules::ThresholdsSource::BuiltIn,
         }
     }
 

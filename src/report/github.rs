@@ -159,10 +159,9 @@ fn level(status: Status) -> &'static str {
 
 /// The thresholds file as a workspace path annotations can point into, if it is one.
 fn thresholds_file(source: &str) -> Option<String> {
-    let path = source.strip_suffix(" (built in)").unwrap_or(source);
-    std::path::Path::new(path)
-        .is_file()
-        .then(|| path.to_string())
+    let source = crate::rules::ThresholdsSource::from(source);
+    let path = source.path();
+    path.is_file().then(|| path.display().to_string())
 }
 
 /// Escapes a workflow-command message (`%`, CR, LF), as the runner requires.

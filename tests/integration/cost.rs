@@ -62,7 +62,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
             quiet: true,
         },
         details: vec![],
-        thresholds: Some(seed.clone().into()),
+        thresholds: ncugate::rules::ThresholdsSource::File(seed.clone().into()),
         kernel_key: None,
         allow_device_mismatch: false,
         outputs: Outputs {

@@ -175,7 +175,7 @@ fn init_record_and_check_work_as_the_readme_says() {
         panic!("check");
     };
     assert_eq!(
-        check.thresholds.as_deref(),
+        check.thresholds.file(),
         Some(dir.join("ncugate-thresholds.toml").as_path())
     );
     let replay = ReplayRunner::new(

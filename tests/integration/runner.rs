@@ -508,7 +508,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
                 quiet: true,
             },
             details: vec![],
-            thresholds: None,
+            thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
             kernel_key: None,
             allow_device_mismatch: false,
             outputs: Outputs {
@@ -668,7 +668,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
             quiet: true,
         },
         details: vec![],
-        thresholds: None,
+        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
         kernel_key: None,
         allow_device_mismatch: false,
         outputs: Outputs {

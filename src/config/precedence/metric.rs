@@ -91,6 +91,7 @@ fn gate_settings_flag_over_env_over_file_over_default() {
 fn gate_layers() {
     use crate::config::BaselinePlace;
     use crate::model::KernelKeyMode::{Demangled, Function};
+    use crate::rules::ThresholdsSource::{BuiltIn, File};
     let Some(with_env) = layer() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let file = toml(
@@ -118,26 +119,26 @@ fn gate_layers() {
     let typed = ["--baseline", "flag.json", "--thresholds", "flag.toml"];
     let (baseline, thresholds, _) = check(&[&typed[..], &["--kernel-key", "function"]].concat());
     assert_eq!(baseline, BaselinePlace::File("flag.json".into()));
-    assert_eq!(thresholds, Some("flag.toml".into()));
+    assert_eq!(thresholds, File("flag.toml".into()));
     assert_eq!(record_key(&["--kernel-key", "function"]), Function);
     let (baseline, thresholds, key) = check(&[]);
     if with_env {
         assert_eq!(baseline, BaselinePlace::File("env.json".into()));
-        assert_eq!(thresholds, Some("env.toml".into()));
+        assert_eq!(thresholds, File("env.toml".into()));
         assert_eq!((key, record_key(&[])), (Some(Demangled), Demangled));
     } else {
         assert_eq!(baseline, BaselinePlace::File(dir.path().join("file.json")));
-        assert_eq!(thresholds, Some(dir.path().join("file.toml")));
+        assert_eq!(thresholds, File(dir.path().join("file.toml")));
         // check takes the key of its baseline; [gate] kernel_key says how to record.
         assert_eq!((key, record_key(&[])), (None, Function));
         let empty = toml(&dir, "empty.toml", "[gate]\nbaseline = \"b.json\"\n");
         let empty = empty.to_str().expect("utf-8 path");
         match config(&["check", "--config", empty, "--input", "x.csv"]) {
-            Config::Check(c) => assert_eq!((c.thresholds, c.kernel_key), (None, None)),
+            Config::Check(c) => assert_eq!((c.thresholds, c.kernel_key), (BuiltIn, None)),
             other => panic!("{other:?}"),
         }
         match config(&["baseline", "record", "--config", empty, "--input", "x.csv"]) {
-            Config::Record(c) => assert_eq!((c.thresholds, c.kernel_key), (None, Demangled)),
+            Config::Record(c) => assert_eq!((c.thresholds, c.kernel_key), (BuiltIn, Demangled)),
             other => panic!("{other:?}"),
         }
     }
