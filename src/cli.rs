@@ -160,15 +160,22 @@ pub struct RunArgs {
     pub app: AppOptions,
     #[command(flatten)]
     pub out: OutDir,
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// No progress output; the terminal table lists failures only (as `--show fail`).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Whether and how to build the app before it runs.
+#[derive(Debug, Args, Default)]
+pub struct BuildArgs {
     /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
     #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
     pub build: Option<String>,
     /// Skip [build] command.
     #[arg(long, env = "NCUGATE_NO_BUILD")]
     pub no_build: bool,
-    /// No progress output; the terminal table lists failures only (as `--show fail`).
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

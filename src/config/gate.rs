@@ -144,11 +144,10 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
 pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     if !args.inputs.is_empty() {
         // --extra-metric names a metric to read from the exports, too.
-        let mut ids = profile_only(&args.inputs);
-        ids.retain(|id| *id != "extra_metrics");
-        ids.push("runs");
         given.refuse(
-            &ids,
+            &profile_only(&args.inputs)
+                .except("extra_metrics")
+                .and("runs"),
             "with --input: each export is one run, profiled already",
             ", or leave out --input to build and profile the app",
         )?;

@@ -19,10 +19,10 @@ use std::time::Duration;
 pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
     let app = args.app.clone().over(file.app.clone());
     let p = ncu.clone().over(file.profile.clone());
-    let build = if args.no_build {
+    let build = if args.build.no_build {
         None
     } else {
-        match &args.build {
+        match &args.build.build {
             Some(cmd) => Some(split_build(cmd)?),
             None => file.build.command.clone(),
         }

@@ -3,7 +3,7 @@
 //! stage `check` runs when `ncugate.toml` has a `[sanitizer]` table.
 
 use super::file::FileConfig;
-use super::given::{Given, SANITIZE_RUN_ONLY};
+use super::given::{Given, sanitize_run_only};
 use super::output::{outputs, style};
 use super::run::runner;
 use crate::cli::SanitizeArgs;
@@ -33,7 +33,7 @@ pub struct SanitizeConfig {
 pub(super) fn sanitize(args: SanitizeArgs, given: &Given) -> Result<SanitizeConfig> {
     if !args.xml.is_empty() {
         given.refuse(
-            SANITIZE_RUN_ONLY,
+            &sanitize_run_only(),
             "with --xml: the saved XML is gated, nothing runs",
             ", or leave out --xml to run compute-sanitizer on the app",
         )?;
