@@ -103,10 +103,11 @@ fn median(values: &mut [f64]) -> f64 {
 /// leaked more than `factor` × baseline and more than `min_bytes`.
 pub fn judge(entries: &[Entry], rule: &Rule) -> MemoryResult {
     let need = rule.window + rule.consecutive;
-    let check = format!(
-        "leak trend (last {} runs vs the median of the {} before)",
-        rule.consecutive, rule.window
-    );
+    let check = super::MemoryCheck::LeakTrend {
+        consecutive: rule.consecutive,
+        window: rule.window,
+    }
+    .name();
     if entries.len() < need {
         return MemoryResult {
             check,

@@ -40,6 +40,46 @@ impl Default for MemoryLimits {
     }
 }
 
+/// What a memory check measures; [`MemoryCheck::name`] is how reports
+/// (and [`MemoryResult::check`]) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryCheck {
+    /// Graph executables created and never destroyed.
+    LiveExecs,
+    /// Graphs created and never destroyed.
+    LiveGraphs,
+    /// NVML's growth over the graph launches, per launch.
+    GrowthPerLaunch,
+    /// NVML's least-squares slope, per second.
+    GrowthPerSecond,
+    /// NVML's peak for the process.
+    Peak,
+    /// The growth checks, when NVML could not measure them.
+    Growth,
+    /// The history rule: the last `consecutive` runs against the median of
+    /// the `window` before them.
+    LeakTrend { consecutive: usize, window: usize },
+}
+
+impl MemoryCheck {
+    pub fn name(self) -> String {
+        match self {
+            MemoryCheck::LiveExecs => "live graph executables at exit".into(),
+            MemoryCheck::LiveGraphs => "live graphs at exit".into(),
+            MemoryCheck::GrowthPerLaunch => "GPU memory growth per graph launch".into(),
+            MemoryCheck::GrowthPerSecond => "GPU memory growth per second".into(),
+            MemoryCheck::Peak => "peak GPU memory".into(),
+            MemoryCheck::Growth => "GPU memory growth".into(),
+            MemoryCheck::LeakTrend {
+                consecutive,
+                window,
+            } => {
+                format!("leak trend (last {consecutive} runs vs the median of the {window} before)")
+            }
+        }
+    }
+}
+
 /// One memory check.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryResult {
@@ -84,7 +124,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
         leaked.join(", ")
     };
     out.push(count_check(
-        "live graph executables at exit",
+        MemoryCheck::LiveExecs,
         live_execs,
         limits.max_live_execs,
         &format!(
@@ -100,7 +140,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     ));
     if limits.max_live_graphs.is_some() {
         out.push(count_check(
-            "live graphs at exit",
+            MemoryCheck::LiveGraphs,
             a.graphs_created.saturating_sub(a.graphs_destroyed),
             limits.max_live_graphs,
             &format!(
@@ -113,12 +153,12 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
         Some(g) => {
             // The window runs from the first launch to the last: launches − 1 intervals.
             let per_iteration = (a.graph_launches > 1).then(|| g.growth_bytes / (a.graph_launches - 1) as f64);
-            out.push(bytes_check("GPU memory growth per graph launch", per_iteration, limits.max_growth_per_iteration, &format!("{} from the first to the last of {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
-            out.push(bytes_check("GPU memory growth per second", Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
-            out.push(bytes_check("peak GPU memory", Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
+            out.push(bytes_check(MemoryCheck::GrowthPerLaunch, per_iteration, limits.max_growth_per_iteration, &format!("{} from the first to the last of {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
+            out.push(bytes_check(MemoryCheck::GrowthPerSecond, Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
+            out.push(bytes_check(MemoryCheck::Peak, Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
         }
         None => out.push(MemoryResult {
-            check: "GPU memory growth".into(),
+            check: MemoryCheck::Growth.name(),
             value: None,
             limit: limits.max_growth_per_iteration,
             unit: "byte".into(),
@@ -129,7 +169,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     out
 }
 
-fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> MemoryResult {
+fn count_check(check: MemoryCheck, value: u64, limit: Option<u64>, detail: &str) -> MemoryResult {
     let status = match limit {
         Some(l) if value > l => Status::Fail,
         Some(_) => Status::Pass,
@@ -140,7 +180,7 @@ fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> Mem
         None => format!("{value}: {detail}"),
     };
     MemoryResult {
-        check: check.into(),
+        check: check.name(),
         value: Some(value as f64),
         limit: limit.map(|l| l as f64),
         unit: String::new(),
@@ -149,7 +189,12 @@ fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> Mem
     }
 }
 
-fn bytes_check(check: &str, value: Option<f64>, limit: Option<f64>, detail: &str) -> MemoryResult {
+fn bytes_check(
+    check: MemoryCheck,
+    value: Option<f64>,
+    limit: Option<f64>,
+    detail: &str,
+) -> MemoryResult {
     let status = match (value, limit) {
         (Some(v), Some(l)) if v > l => Status::Fail,
         (Some(_), Some(_)) => Status::Pass,
@@ -161,7 +206,7 @@ fn bytes_check(check: &str, value: Option<f64>, limit: Option<f64>, detail: &str
         None => format!("{shown} (no limit): {detail}"),
     };
     MemoryResult {
-        check: check.into(),
+        check: check.name(),
         value,
         limit,
         unit: "byte".into(),
