@@ -449,7 +449,7 @@ mod tests {
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map(|p| p.get_name().to_string())
         };
-        let limits = crate::memory::MemoryLimits::default();
+        let limits = crate::options::MemoryOptions::default().limits();
         let not_checked = |limit: Option<f64>| {
             assert!(limit.is_none());
             "not".to_string()

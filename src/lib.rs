@@ -39,7 +39,8 @@
 //!   `[memory]` limits and appends the history → a report whose subject is
 //!   the app.
 //! - **Suites and `merge`** ([`commands::suite`], [`commands::merge`]):
-//!   [`config`] selects the workloads and this runner's shard, [`suite`] plans
+//!   [`config`] selects the workloads, resolves each one's complete run and
+//!   takes this runner's shard, [`suite`] plans
 //!   the split by recorded cost and lays out `baselines/<workload>/<gpu>.json`;
 //!   each workload is built once and gated by the same `check`, `baseline
 //!   record` or `profile` as a single run; the workloads' reports become one

@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// The rules built into the binary, used when `--thresholds` is not given.
 pub const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
-/// How reports name the built-in rules: [`BUILT_IN_PATH`], built in.
+/// How reports name the built-in rules: the file they are a copy of, built in.
 pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
 /// The file of ncugate's repository the built-in rules are.
 const BUILT_IN_PATH: &str = "thresholds/default.toml";

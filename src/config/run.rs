@@ -6,19 +6,14 @@
 use super::file::FileConfig;
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
-use crate::options::app::{DEFAULT_TIMEOUT_S, last_wins};
-use crate::options::profile::{
-    DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_REPLAY_MODE,
-};
+use crate::options::profile::DEFAULT_NCU;
 use crate::options::{Layer, ProfileOptions};
 use crate::runner::RunnerConfig;
 use std::path::Path;
-use std::time::Duration;
 
 /// The runner's settings: flag (or its `NCUGATE_*` variable) over file over default.
 pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
     let app = args.app.clone().over(file.app.clone());
-    let p = ncu.clone().over(file.profile.clone());
     let build = if args.build.no_build {
         None
     } else {
@@ -27,28 +22,8 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
             None => file.build.command.clone(),
         }
     };
-    Ok(RunnerConfig {
-        build,
-        app: app.command,
-        env: last_wins(app.env),
-        workdir: app.workdir.unwrap_or_else(|| file.resolve(Path::new("."))),
-        timeout: Duration::from_secs(app.timeout.unwrap_or(DEFAULT_TIMEOUT_S)),
-        mode: p.mode.unwrap_or_default(),
-        graph_profiling: p.graph_profiling.unwrap_or_default(),
-        clock_control: p.clock_control.unwrap_or(DEFAULT_CLOCK_CONTROL),
-        cache_control: p.cache_control.unwrap_or(DEFAULT_CACHE_CONTROL),
-        replay_mode: p.replay_mode.unwrap_or(DEFAULT_REPLAY_MODE),
-        kernel_name: p.kernel_name,
-        launch_skip: p.launch_skip,
-        launch_count: p.launch_count,
-        extra_metrics: p
-            .extra_metrics
-            .into_iter()
-            .filter(|m| !m.is_empty())
-            .collect(),
-        ncu: p.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
-        out_dir: args.out.resolve(p.out_dir, &file.base_dir),
-    })
+    let profile = ncu.clone().over(file.profile.clone());
+    Ok(profile.resolve(app, build, &args.out, &file.base_dir))
 }
 
 /// `--build COMMAND` split into words as a shell would (quotes and

@@ -30,27 +30,14 @@ pub struct Entry {
 /// run's noise cannot trigger and a real one cannot hide from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    /// Runs in the rolling median baseline (7).
+    /// Runs in the rolling median baseline.
     pub window: usize,
-    /// The last runs that must all be over the line (3).
+    /// The last runs that must all be over the line.
     pub consecutive: usize,
-    /// Over `factor` × baseline (1.5).
+    /// Over `factor` × baseline.
     pub factor: f64,
-    /// And over this many bytes (384 MiB).
+    /// And over this many bytes.
     pub min_bytes: f64,
-}
-
-/// The rule when none is given.
-impl Default for Rule {
-    fn default() -> Self {
-        use crate::options::memory as default;
-        Rule {
-            window: default::DEFAULT_HISTORY_WINDOW,
-            consecutive: default::DEFAULT_HISTORY_CONSECUTIVE,
-            factor: default::DEFAULT_HISTORY_FACTOR,
-            min_bytes: default::DEFAULT_HISTORY_MIN_BYTES,
-        }
-    }
 }
 
 /// Appends `entry` under an exclusive lock and returns every entry, the new one last.
@@ -169,7 +156,7 @@ mod tests {
 
     #[test]
     fn the_articles_rule() {
-        let rule = Rule::default();
+        let rule = crate::options::MemoryOptions::default().rule();
         let steady: Vec<Entry> = [300.0, 310.0, 305.0, 290.0, 300.0, 295.0, 300.0]
             .into_iter()
             .map(entry)

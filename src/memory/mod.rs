@@ -14,7 +14,8 @@ use crate::format::format_value;
 use crate::status::Status;
 use serde::Serialize;
 
-/// `[memory]` limits (bytes; `None`: not checked).
+/// `[memory]` limits (bytes; `None`: not checked); their defaults are in
+/// `crate::options::memory`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryLimits {
     /// Graph executables still alive at exit (default 0).
@@ -24,20 +25,6 @@ pub struct MemoryLimits {
     pub max_growth_per_iteration: Option<f64>,
     pub max_growth_per_second: Option<f64>,
     pub max_peak: Option<f64>,
-}
-
-/// The limits when none is given.
-impl Default for MemoryLimits {
-    fn default() -> Self {
-        use crate::options::memory::{DEFAULT_MAX_GROWTH_PER_ITERATION, DEFAULT_MAX_LIVE_EXECS};
-        MemoryLimits {
-            max_live_execs: Some(DEFAULT_MAX_LIVE_EXECS),
-            max_live_graphs: None,
-            max_growth_per_iteration: Some(DEFAULT_MAX_GROWTH_PER_ITERATION),
-            max_growth_per_second: None,
-            max_peak: None,
-        }
-    }
 }
 
 /// What a memory check measures; [`MemoryCheck::name`] is how reports

@@ -3,9 +3,12 @@
 //! with their defaults, and where the audit library is cached.
 
 use super::layered;
+use crate::memory::MemoryLimits;
+use crate::memory::history::Rule;
 use clap::Args;
 use serde::Deserialize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// `[memory]` (limits in bytes), and the flags of `ncugate leaks` that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
@@ -83,6 +86,40 @@ pub const DEFAULT_HISTORY_CONSECUTIVE: usize = 3;
 pub const DEFAULT_HISTORY_FACTOR: f64 = 1.5;
 /// The bytes a run must be over unless told otherwise (384 MiB).
 pub const DEFAULT_HISTORY_MIN_BYTES: f64 = 402_653_184.0;
+
+impl MemoryOptions {
+    /// The limits, each given or its default (`None`: not checked).
+    pub fn limits(&self) -> MemoryLimits {
+        MemoryLimits {
+            max_live_execs: self.max_live_execs.or(Some(DEFAULT_MAX_LIVE_EXECS)),
+            max_live_graphs: self.max_live_graphs,
+            max_growth_per_iteration: self
+                .max_growth_per_iteration
+                .or(Some(DEFAULT_MAX_GROWTH_PER_ITERATION)),
+            max_growth_per_second: self.max_growth_per_second,
+            max_peak: self.max_peak,
+        }
+    }
+
+    /// The history's trend rule, each part given or its default (a window
+    /// and a count of at least one run).
+    pub fn rule(&self) -> Rule {
+        Rule {
+            window: self.history_window.unwrap_or(DEFAULT_HISTORY_WINDOW).max(1),
+            consecutive: self
+                .history_consecutive
+                .unwrap_or(DEFAULT_HISTORY_CONSECUTIVE)
+                .max(1),
+            factor: self.history_factor.unwrap_or(DEFAULT_HISTORY_FACTOR),
+            min_bytes: self.history_min_bytes.unwrap_or(DEFAULT_HISTORY_MIN_BYTES),
+        }
+    }
+
+    /// NVML's sampling interval (at least a millisecond).
+    pub fn sample_every(&self) -> Duration {
+        Duration::from_millis(self.sample_ms.unwrap_or(DEFAULT_SAMPLE_MS).max(1))
+    }
+}
 
 /// The folder compiled audit libraries are cached in: `cache_dir`
 /// (`--cache-dir`, `$NCUGATE_CACHE_DIR`) if set and not empty, else

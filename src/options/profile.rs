@@ -4,6 +4,8 @@
 use super::layered;
 use crate::model::GraphProfiling;
 use crate::options::Layer;
+use crate::options::app::{AppOptions, last_wins};
+use crate::runner::RunnerConfig;
 use crate::runner::{CacheControl, ClockControl, Mode, ReplayMode};
 use clap::Args;
 use serde::Deserialize;
@@ -56,6 +58,43 @@ pub struct ProfileOptions {
     /// it too.
     #[arg(skip)]
     pub out_dir: Option<PathBuf>,
+}
+
+impl ProfileOptions {
+    /// How the app is built and runs under ncu: these settings and the
+    /// app's, each given or its default; `base` is the folder of
+    /// ncugate.toml, which the defaults of the work dir and the app's folder
+    /// are relative to.
+    pub fn resolve(
+        self,
+        app: AppOptions,
+        build: Option<Vec<String>>,
+        out: &OutDir,
+        base: &Path,
+    ) -> RunnerConfig {
+        RunnerConfig {
+            build,
+            workdir: app.workdir_or(base),
+            timeout: app.timeout(),
+            app: app.command,
+            env: last_wins(app.env),
+            mode: self.mode.unwrap_or_default(),
+            graph_profiling: self.graph_profiling.unwrap_or_default(),
+            clock_control: self.clock_control.unwrap_or(DEFAULT_CLOCK_CONTROL),
+            cache_control: self.cache_control.unwrap_or(DEFAULT_CACHE_CONTROL),
+            replay_mode: self.replay_mode.unwrap_or(DEFAULT_REPLAY_MODE),
+            kernel_name: self.kernel_name,
+            launch_skip: self.launch_skip,
+            launch_count: self.launch_count,
+            extra_metrics: self
+                .extra_metrics
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .collect(),
+            ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
+            out_dir: out.resolve(self.out_dir, base),
+        }
+    }
 }
 
 /// `--out`, the flag of `[profile] out_dir`.

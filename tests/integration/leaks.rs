@@ -4,7 +4,6 @@
 use crate::common;
 use common::{Gate, H200};
 use ncugate::config::{Config, LeaksConfig};
-use ncugate::memory::MemoryLimits;
 use ncugate::report::Outputs;
 use ncugate::runner::RunnerConfig;
 use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
@@ -33,10 +32,10 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
         },
         audit_lib: Some(gate.path("libncugate_audit.so")),
         cache_dir: gate.path("cache"),
-        limits: MemoryLimits::default(),
+        limits: ncugate::options::MemoryOptions::default().limits(),
         sample_every: Duration::from_millis(20),
         history: history.map(|h| gate.path(h)),
-        rule: ncugate::memory::history::Rule::default(),
+        rule: ncugate::options::MemoryOptions::default().rule(),
         outputs: Outputs {
             junit: Some(gate.path("junit.xml")),
             markdown: None,
