@@ -9,6 +9,7 @@
 //! rustdoc would take for links and HTML.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+use crate::options::gate::BaselinesDir;
 use crate::options::profile::OutDir;
 use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -111,9 +112,8 @@ pub struct SuiteArgs {
     /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost.
     #[arg(long, env = "NCUGATE_SHARD", value_name = "K/N")]
     pub shard: Option<String>,
-    /// The baselines folder, `DIR/<workload>/<gpu>.json` (default: [gate] baselines, else baselines/ beside ncugate.toml).
-    #[arg(long, env = "NCUGATE_BASELINES", value_name = "DIR")]
-    pub baselines: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: BaselinesDir,
 }
 
 impl SuiteArgs {
@@ -122,7 +122,7 @@ impl SuiteArgs {
         !self.workloads.is_empty()
             || !self.tags.is_empty()
             || self.shard.is_some()
-            || self.baselines.is_some()
+            || self.baselines.baselines.is_some()
     }
 }
 
@@ -462,7 +462,12 @@ mod tests {
             ("workdir", None),
             (
                 "thresholds",
-                Some(crate::rules::DEFAULT_SOURCE.replace(" (built in)", "")),
+                Some(
+                    crate::rules::ThresholdsSource::BuiltIn
+                        .path()
+                        .display()
+                        .to_string(),
+                ),
             ),
             (
                 "kernel-key",

@@ -11,7 +11,6 @@ use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
 use super::{BaselinePlace, Source};
 use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
-use crate::options::gate::DEFAULT_BASELINES_DIR;
 use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
 use crate::runner::RunnerConfig;
@@ -218,9 +217,7 @@ impl Selection {
         }
         let baselines_dir = suite
             .baselines
-            .clone()
-            .over(file.gate.baselines.clone())
-            .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_BASELINES_DIR)));
+            .resolve(file.gate.baselines.clone(), &file.base_dir);
         let mut record_flags = String::new();
         if let Some(config) = &run.config {
             record_flags.push_str(&format!(
@@ -228,7 +225,7 @@ impl Selection {
                 quote(&config.display().to_string())
             ));
         }
-        if let Some(dir) = &suite.baselines {
+        if let Some(dir) = &suite.baselines.baselines {
             record_flags.push_str(&format!(
                 " --baselines {}",
                 quote(&dir.display().to_string())
