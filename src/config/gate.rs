@@ -13,7 +13,7 @@ use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
-use crate::options::{Layer, ProfileOptions};
+use crate::options::Layer;
 use crate::report::Outputs;
 use crate::rules::ThresholdsSource;
 use crate::runner::RunnerConfig;
@@ -162,8 +162,15 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let output = args.output.clone().over(gate.baseline);
+    // Exports are read for the extra metrics typed (`--extra-metric`, or
+    // its old name `--metric`), not for a CI-wide NCUGATE_EXTRA_METRICS.
+    let typed_extra: Vec<String> = if given.typed("extra_metrics") {
+        args.ncu.extra_metrics.clone()
+    } else {
+        Vec::new()
+    };
     let (Some(output), false) = (output, suite::is_suite(&file, &args.suite)) else {
-        return suite_record(args, &file).map(|c| Config::Suite(Box::new(c)));
+        return suite_record(args, &file, &typed_extra).map(|c| Config::Suite(Box::new(c)));
     };
     let source = if args.inputs.is_empty() {
         Source::Profile {
@@ -175,7 +182,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         Source::Inputs(args.inputs)
     };
     Ok(Config::Record(RecordConfig {
-        extra_metrics: recorded_extra_metrics(&source, &args.ncu),
+        extra_metrics: recorded_extra_metrics(&source, &typed_extra),
         source,
         details: args.details,
         thresholds: gate.thresholds.into(),
@@ -225,7 +232,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
 
 /// `baseline record` over a suite: each selected workload recorded into
 /// `<dir>/<workload>/<gpu>.json` (or the one `--output` file).
-fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
+fn suite_record(
+    args: RecordArgs,
+    file: &FileConfig,
+    typed_extra: &[String],
+) -> Result<SuiteConfig> {
     let selection = Selection::new(
         Request {
             suite: &args.suite,
@@ -248,7 +259,7 @@ fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
         .map(|w| {
             let source = selection.source(w, args.runs);
             RecordConfig {
-                extra_metrics: recorded_extra_metrics(&source, &args.ncu),
+                extra_metrics: recorded_extra_metrics(&source, typed_extra),
                 source,
                 details: args.details.clone(),
                 thresholds: w.thresholds.clone(),
@@ -266,17 +277,12 @@ fn suite_record(args: RecordArgs, file: &FileConfig) -> Result<SuiteConfig> {
 }
 
 /// The extra metrics a recording keeps: those ncu collected when it profiles
-/// (`--extra-metric` over `[profile]` and `[[workload]]` `extra_metrics`),
-/// those of `--extra-metric` (or `NCUGATE_EXTRA_METRICS`) read from exports.
-fn recorded_extra_metrics(source: &Source, flags: &ProfileOptions) -> Vec<String> {
+/// (`--extra-metric` or its variable, `[profile]` and `[[workload]]`
+/// `extra_metrics`); those `typed` with `--extra-metric` when it reads exports.
+fn recorded_extra_metrics(source: &Source, typed: &[String]) -> Vec<String> {
     match source {
         Source::Profile { runner, .. } => runner.extra_metrics.clone(),
-        Source::Inputs(_) => flags
-            .extra_metrics
-            .iter()
-            .filter(|m| !m.is_empty())
-            .cloned()
-            .collect(),
+        Source::Inputs(_) => typed.iter().filter(|m| !m.is_empty()).cloned().collect(),
     }
 }
 
@@ -305,6 +311,31 @@ mod tests {
         let path = path.to_str().unwrap();
         let argv = [&["ncugate", "check", "--config", path], args].concat();
         Config::try_from(Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn record_keeps_the_extra_metrics_typed_under_either_name() {
+        use clap::CommandFactory;
+        let recorded = |flags: &[&str]| {
+            let argv = [
+                &[
+                    "ncugate", "baseline", "record", "--input", "r.csv", "-o", "b.json",
+                ],
+                flags,
+            ]
+            .concat();
+            let matches = Cli::command().try_get_matches_from(argv).unwrap();
+            match Config::from_matches(&matches) {
+                Ok(Config::Record(c)) => c.extra_metrics,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            recorded(&["--extra-metric", "a", "--metric", "b"]),
+            ["a", "b"]
+        );
+        assert_eq!(recorded(&["--metric", "b"]), ["b"]);
+        assert!(recorded(&[]).is_empty());
     }
 
     #[test]

@@ -64,6 +64,11 @@ impl Given {
         )
     }
 
+    /// Whether the flag with clap id `id` was typed.
+    pub(super) fn typed(&self, id: &str) -> bool {
+        self.0.iter().any(|t| t.id == id)
+    }
+
     /// Exit 2 when a flag of `flags` was typed: it does nothing `because`.
     pub(super) fn refuse(&self, flags: &Flags, because: &str, instead: &str) -> Result<()> {
         if let Some(t) = self.0.iter().find(|t| flags.contains(&t.id, &t.groups)) {
