@@ -53,6 +53,24 @@ fn non_finite_and_negative_counters_are_refused() {
         ])
         .one_clear_error(says);
     }
+    // An exponent that would wrap once the unit's power of ten is added (Mbyte: +6,
+    // us: +3) is as infinite as one that does not (it read as 0 and passed).
+    for column in ["dram__bytes.sum", "gpu__time_duration.sum"] {
+        for value in ["1e2147483647", "1e2147483641"] {
+            gate.write(
+                "wrap.csv",
+                with_cell("graph_app.base.fast.run1.raw.csv", 3, column, value),
+            );
+            gate.run(&[
+                "check",
+                "--baseline",
+                "baseline.json",
+                "--input",
+                "wrap.csv",
+            ])
+            .one_clear_error("not a finite number");
+        }
+    }
     // +1e400 and -1e400 in two launches of one kernel: each is refused, their sum is never NaN.
     let plus = with_cell(
         "graph_app.base.fast.run1.raw.csv",
