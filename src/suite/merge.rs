@@ -80,10 +80,16 @@ pub fn merge(
         ));
     };
     for (name, r) in &reports[1..] {
+        // Compared whole; only the message shortens a digest.
         let same = |what: &str, a: &str, b: &str, hint: &str| {
             if a == b {
                 Ok(())
             } else {
+                let (a, b) = if short(a) == short(b) {
+                    (a.to_string(), b.to_string())
+                } else {
+                    (short(a), short(b))
+                };
                 Err(refuse(
                     format!("{first_name} and {name} were made with different {what} ({a} vs {b})"),
                     hint,
@@ -98,14 +104,14 @@ pub fn merge(
         )?;
         same(
             "thresholds",
-            &short(&first.thresholds_sha256),
-            &short(&r.thresholds_sha256),
+            &first.thresholds_sha256,
+            &r.thresholds_sha256,
             "run every shard from the same commit (same thresholds files)",
         )?;
         same(
             "baselines",
-            &short(&first.baselines_sha256),
-            &short(&r.baselines_sha256),
+            &first.baselines_sha256,
+            &r.baselines_sha256,
             "run every shard from the same commit (same baselines folder)",
         )?;
     }
@@ -241,7 +247,8 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
     Ok(())
 }
 
-/// The first 12 hex digits, enough to tell two digests apart in a message.
+/// The first 12 hex digits, to name a digest in a message (two digests that
+/// share them are shown whole; the comparison is always on the whole digest).
 fn short(digest: &str) -> String {
     digest.chars().take(12).collect()
 }

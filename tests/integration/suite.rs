@@ -375,6 +375,18 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
         .one_clear_error("were made with different baselines");
+    // Digests that differ only after the 12 hex digits a message shows still differ.
+    for field in ["thresholds_sha256", "baselines_sha256"] {
+        let text = g.read("s3.json");
+        let at = text.find(&format!("\"{field}\": \"")).expect(field) + field.len() + 5;
+        let old = &text[at + 12..at + 13];
+        let new = if old == "0" { "1" } else { "0" };
+        let edited = format!("{}{new}{}", &text[..at + 12], &text[at + 13..]);
+        g.write("d3.json", edited);
+        let what = field.trim_end_matches("_sha256");
+        g.run(&["merge", "s1.json", "s2.json", "d3.json"])
+            .one_clear_error(&format!("were made with different {what}"));
+    }
     // Another ncugate version.
     let edited = g.read("s3.json").replace(
         &format!("\"ncugate_version\": \"{}\"", env!("CARGO_PKG_VERSION")),
