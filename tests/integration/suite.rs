@@ -595,3 +595,30 @@ fn merge_writes_its_files_before_stdout_and_survives_a_closed_or_full_one() {
         assert!(gate.path("merged.json").is_file());
     }
 }
+
+#[test]
+fn a_huge_shard_count_plans_only_the_shards_that_get_work() {
+    // It allocated one list per shard: --shard 1/4294967295 aborted (out of memory).
+    let g = suite();
+    let code = run_suite(
+        &g,
+        &["check", "--shard", "1/4294967295", "--json", "h1.json"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&g.read("h1.json")).expect("JSON");
+    let workloads = report["workloads"].as_array().expect("workloads");
+    assert_eq!(workloads.len(), 1, "one workload per shard at most");
+    let outcome = workloads[0]["report"]["outcome"].as_str().expect("outcome");
+    assert_eq!(code, if outcome == "pass" { 0 } else { 1 });
+    run_suite(
+        &g,
+        &[
+            "check",
+            "--shard",
+            "4294967295/4294967295",
+            "--json",
+            "hn.json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&g.read("hn.json")).expect("JSON");
+    assert_eq!(report["workloads"].as_array().map(Vec::len), Some(0));
+}
