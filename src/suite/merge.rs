@@ -2,7 +2,9 @@
 //! runs of single workloads) joined into one report and one exit code, on
 //! any machine. It refuses what would make the verdict wrong: a missing or
 //! repeated shard, a workload reported twice, shards made with different
-//! thresholds, baselines or ncugate versions.
+//! thresholds, baselines or ncugate versions, a report with duplicate keys,
+//! a written outcome that its checks contradict (every outcome is recomputed
+//! by the code `check` uses), and a merge that gates nothing.
 
 use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
@@ -26,6 +28,13 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
             "pass the files written by `ncugate check --json FILE`",
         )
     })?;
+    // serde_json keeps the last of two equal keys: `"status":"fail","status":"pass"` would pass.
+    crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| {
+        bad(
+            format!("{e}"),
+            "pass the files exactly as `ncugate check --json` wrote them",
+        )
+    })?;
     if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
         return Err(bad(
             "not a suite report (it has no \"kind\": \"suite\")".into(),
@@ -44,12 +53,67 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
             ));
         }
     }
-    serde_json::from_value(value).map_err(|e| {
+    let report: SuiteReport = serde_json::from_value(value).map_err(|e| {
         bad(
             format!("invalid suite report: {e}"),
             "pass the files exactly as `ncugate check --json` wrote them",
         )
+    })?;
+    recomputed(report).map_err(|message| {
+        bad(
+            message,
+            "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
+        )
     })
+}
+
+/// The report with every outcome recomputed from its checks by the code
+/// `check` uses, or why it cannot be trusted: a written outcome that its
+/// checks contradict, a workload report of another schema version, or a
+/// workload that gated nothing (no check that ran, no error).
+fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, String> {
+    for w in &mut report.workloads {
+        let name = &w.name;
+        let inner = w.report.schema_version;
+        if inner != crate::verdict::REPORT_SCHEMA_VERSION {
+            return Err(format!(
+                "workload `{name}`: report schema_version {inner} (this ncugate reads {})",
+                crate::verdict::REPORT_SCHEMA_VERSION
+            ));
+        }
+        let written = (w.report.outcome, w.report.exit_code);
+        w.report.finish();
+        if written != (w.report.outcome, w.report.exit_code) {
+            return Err(format!(
+                "workload `{name}` says {} (exit {}) but its checks make it {} (exit {})",
+                written.0.as_str(),
+                written.1,
+                w.report.outcome.as_str(),
+                w.report.exit_code
+            ));
+        }
+        let gated = w
+            .report
+            .statuses()
+            .any(|s| s != crate::status::Status::Skipped);
+        if !gated && w.report.errors.is_empty() {
+            return Err(format!(
+                "workload `{name}` has no check that ran (every check skipped, or none)"
+            ));
+        }
+    }
+    let written = (report.outcome, report.exit_code);
+    report.finish();
+    if written != (report.outcome, report.exit_code) {
+        return Err(format!(
+            "the report says {} (exit {}) but its workloads make it {} (exit {})",
+            written.0.as_str(),
+            written.1,
+            report.outcome.as_str(),
+            report.exit_code
+        ));
+    }
+    Ok(report)
 }
 
 /// Reads and merges the reports.
@@ -161,6 +225,12 @@ pub fn merge(
         .flat_map(|(_, r)| r.workloads.iter().cloned())
         .collect();
     workloads.sort_by_key(|w| suite.iter().position(|s| s == &w.name));
+    if workloads.is_empty() {
+        return Err(refuse(
+            "the reports hold no workload: nothing was gated".into(),
+            "check that the shards selected workloads (--workload, --tag, [[workload]] tables)",
+        ));
+    }
     let mut merged = SuiteReport::new(
         None,
         suite.clone(),
