@@ -13,6 +13,7 @@ pub mod process;
 pub mod procfs;
 pub mod progress;
 pub mod replay;
+pub mod workdir;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};
@@ -155,12 +156,7 @@ pub fn profile_once(
     if config.app.is_empty() {
         return Err(Error::Usage { message: "no app to profile: [app] command is empty".into(), hint: "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into() });
     }
-    let dir = config.out_dir.join(name);
-    create_dir(&dir)?;
-    let dir = std::fs::canonicalize(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
     let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");
