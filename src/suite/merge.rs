@@ -72,6 +72,12 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
 /// checks contradict, a workload report of another schema version, or a
 /// workload that gated nothing (no check that ran, no error).
 fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, String> {
+    // Names from a file are checked as names from ncugate.toml: one names a
+    // folder of the HTML report (`../../x` wrote outside it).
+    let names = report.suite.iter().chain(&report.planned);
+    for name in names.chain(report.workloads.iter().map(|w| &w.name)) {
+        crate::config::workload::check_name(name).map_err(|e| e.to_string())?;
+    }
     for w in &mut report.workloads {
         let name = &w.name;
         let inner = w.report.schema_version;
