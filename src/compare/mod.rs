@@ -5,6 +5,7 @@
 //! then the ncu findings that explain them.
 
 mod findings;
+pub mod identity;
 mod rule;
 mod structure;
 
@@ -101,6 +102,17 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             baseline.runs
         ));
     }
+    // A kernel whose key changed with the code (template arguments, a
+    // generated kernel's number) is compared under its current key.
+    let pairs = identity::pairs(baseline, runs);
+    let renamed;
+    let baseline: &Baseline = if pairs.is_empty() {
+        baseline
+    } else {
+        renamed = identity::renamed(baseline, &pairs);
+        report.notes.extend(pairs.iter().map(identity::Pair::note));
+        &renamed
+    };
     report.structure = structure::check(baseline, runs, &thresholds.structure);
     report.rules = rule::check_all(baseline, runs, thresholds);
     findings::check(

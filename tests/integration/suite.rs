@@ -279,7 +279,7 @@ fn merged_shards_give_the_unsharded_verdict_and_json() {
         common::assert_valid_junit(&g.path(&merged_xml));
         let junit = g.read(&merged_xml);
         assert!(
-            junit.contains("<testsuite name=\"strided: void scale&lt;0&gt;(const float *, float *, long, int)\""),
+            junit.contains("<testsuite name=\"strided: void scale&lt;2&gt;(const float *, float *, long, int)\""),
             "a testsuite per workload × kernel: {junit}"
         );
         let md = g.read("merged.md");
