@@ -65,11 +65,18 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     };
 
     comparable_mode(baseline, runs)?;
-    let same_device = crate::model::same_hardware(&baseline.fingerprint, &current);
+    let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
+    let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
         return Err(Error::DeviceMismatch {
             baseline: baseline.fingerprint.to_string(),
-            current: current.to_string(),
+            current: if identified {
+                current.to_string()
+            } else {
+                format!(
+                    "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
+                )
+            },
         });
     }
     report.devices = Some(Devices {
