@@ -56,6 +56,9 @@ pub fn build(
             }
         }
     }
+    // Mixed graph-profiling modes explain differing kernels: say that first.
+    crate::model::common_graph_mode(runs)?;
+    same_kernels(runs)?;
     let mut kernels = BTreeMap::new();
     for key in aggregate::kernel_keys(runs) {
         let mut entry = entry(runs, Scope::Kernel(&key), metrics, optional)?;
@@ -92,6 +95,62 @@ pub fn build(
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,
     })
+}
+
+/// Exports the user named (`--input`) must differ: two with one content are
+/// one run given twice, and a baseline of copies would claim a noise band of
+/// σ = 0 over "2 runs". (Profiled runs are not checked: a replaying stand-in
+/// for ncu gives identical runs on purpose.)
+pub fn distinct_inputs(runs: &[Run]) -> Result<()> {
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(first) = runs[..i].iter().find(|r| r.sha256 == run.sha256) {
+            return Err(Error::Input {
+                path: run.source.clone(),
+                message: format!(
+                    "the same export as {} (SHA-256 {}…): one run given twice",
+                    first.source.display(),
+                    run.sha256.get(..12).unwrap_or(&run.sha256)
+                ),
+                hint: "record each run's own export (ncugate baseline record --runs N profiles N runs)"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs that launched different kernels are not runs of one workload: their
+/// launch counts would average to "1.5 launches per run" and let a check pass
+/// a kernel launched 0 or 3 times.
+fn same_kernels(runs: &[Run]) -> Result<()> {
+    let Some(first) = runs.first() else {
+        return Ok(());
+    };
+    for run in &runs[1..] {
+        let odd = first
+            .kernels
+            .keys()
+            .find(|k| !run.kernels.contains_key(*k))
+            .map(|k| (k, first, run))
+            .or_else(|| {
+                run.kernels
+                    .keys()
+                    .find(|k| !first.kernels.contains_key(*k))
+                    .map(|k| (k, run, first))
+            });
+        if let Some((kernel, with, without)) = odd {
+            return Err(Error::Input {
+                path: without.source.clone(),
+                message: format!(
+                    "kernel `{kernel}` is in {} but not in this run: the runs launched different kernels",
+                    with.source.display()
+                ),
+                hint: "record runs of one build with the same arguments; if one run is odd, profile it again"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn entry(
@@ -131,6 +190,26 @@ fn entry(
                 });
             }
             match Stats::of(&samples.values) {
+                Some(s)
+                    if ![s.mean, s.stddev, s.min, s.max]
+                        .iter()
+                        .all(|v| v.is_finite()) =>
+                {
+                    let what = match scope {
+                        Scope::Kernel(k) => format!("kernel `{k}`"),
+                        Scope::Total => "the run".into(),
+                    };
+                    return Err(Error::Input {
+                        path: runs[0].source.clone(),
+                        message: format!(
+                            "metric `{metric}` of {what}: the statistics of its {} over the runs overflow a 64-bit float",
+                            aggregate
+                        ),
+                        hint:
+                            "no ncu counter reaches 1e308: check the exports for a corrupted value"
+                                .into(),
+                    });
+                }
                 Some(s) => stats.push(s),
                 None => break,
             }

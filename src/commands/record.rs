@@ -33,6 +33,9 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         &thresholds,
         import,
     )?;
+    if matches!(config.source, Source::Inputs(_)) {
+        baseline::record::distinct_inputs(&runs)?;
+    }
     let mut notes = Vec::new();
     for run in runs
         .iter()

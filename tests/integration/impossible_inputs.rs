@@ -315,3 +315,89 @@ fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
     .code(1)
     .stdout_has("device mismatch allowed by --allow-device-mismatch");
 }
+
+#[test]
+fn a_baseline_cannot_fake_its_noise_band() {
+    let gate = Gate::new();
+    for i in 1..=3 {
+        gate.h200(
+            &format!("graph_app.base.fast.run{i}.raw.csv"),
+            &format!("base{i}.csv"),
+        );
+    }
+    // One export twice (here as a copy): "2 runs" with σ = 0 was recorded.
+    gate.h200("graph_app.base.fast.run1.raw.csv", "copy.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--input",
+        "copy.csv",
+        "--output",
+        "x.json",
+    ])
+    .one_clear_error("copy.csv: the same export as base1.csv");
+    // Runs that launched different kernels were averaged ("1.5 launches per run").
+    gate.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+        "--input",
+        "fp64.csv",
+        "--output",
+        "x.json",
+    ])
+    .one_clear_error("the runs launched different kernels");
+    // Finite values whose spread overflowed were written as "stddev": null (exit 0),
+    // and every later check exited 2. Now the deviation is computed without overflow.
+    for (i, v) in ["1e160", "3e160", "2e160"].iter().enumerate() {
+        gate.write(
+            &format!("big{i}.csv"),
+            with_cell(
+                &format!("graph_app.base.fast.run{}.raw.csv", i + 1),
+                2,
+                "sm__inst_executed.sum",
+                v,
+            ),
+        );
+    }
+    gate.run(&[
+        "baseline", "record", "--input", "big0.csv", "--input", "big1.csv", "--input", "big2.csv",
+        "--output", "big.json",
+    ])
+    .code(0);
+    assert!(!gate.read("big.json").contains("null"), "no null statistic");
+    gate.run(&["check", "--baseline", "big.json", "--input", "big2.csv"])
+        .code(0);
+    // Values whose mean overflows cannot be recorded.
+    for i in 0..3 {
+        gate.write(
+            &format!("huge{i}.csv"),
+            with_cell(
+                &format!("graph_app.base.fast.run{}.raw.csv", i + 1),
+                2,
+                "sm__inst_executed.sum",
+                "1.7e308",
+            ),
+        );
+    }
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "huge0.csv",
+        "--input",
+        "huge1.csv",
+        "--input",
+        "huge2.csv",
+        "--output",
+        "huge.json",
+    ])
+    .one_clear_error("overflow");
+    assert!(!gate.path("huge.json").exists());
+}
