@@ -24,7 +24,7 @@ use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
 use crate::config::{BaselinePlace, CheckConfig, RecordConfig, SanitizeConfig, Source};
 use crate::error::{Error, Result};
-use crate::model::{Findings, KernelKeyMode, Run};
+use crate::model::{Findings, Fingerprint, KernelKeyMode, Run};
 use crate::parse;
 use crate::report::{self, terminal};
 use crate::rules::Thresholds;
@@ -126,6 +126,45 @@ fn cost_note(
         .map(|t| t.metrics())
         .unwrap_or_default();
     runner::passes::note(&collected, &builtin, passes, seconds.get(i).copied())
+}
+
+/// What a reader should know about the data, made once for `check` and
+/// `baseline record` alike: the runs whose metrics came from the details
+/// page, and what ncu's extra passes cost (fast mode only).
+struct DataNotes {
+    details_page: Vec<String>,
+    cost: Option<String>,
+}
+
+impl DataNotes {
+    fn of(source: &Source, metrics: &[String], runs: &[Run], seconds: &[f64]) -> DataNotes {
+        let details_page = runs
+            .iter()
+            .filter(|r| r.page == crate::model::ExportPage::Details)
+            .map(|r| {
+                format!(
+                    "{}: metrics read from the details page (by metric ID or details label)",
+                    r.source.display()
+                )
+            })
+            .collect();
+        let cost = match source {
+            Source::Profile { runner, .. } => cost_note(runner, metrics, runs, seconds),
+            Source::Inputs(_) => None,
+        };
+        DataNotes { details_page, cost }
+    }
+}
+
+/// The one file of `place` for data of this GPU: the file itself, or
+/// `<dir>/<workload>/<gpu>.json`.
+fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
+    match place {
+        BaselinePlace::File(path) => path.clone(),
+        BaselinePlace::Dir { dir, workload, .. } => {
+            suite::baselines::path(dir, workload, fingerprint)
+        }
+    }
 }
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
