@@ -2,20 +2,20 @@
 //! → parse → aggregate → compare → report → exit code. Every command is a
 //! function of its config and a [`ProcessRunner`] that returns a value (a
 //! report, a suite run, a [`Text`]) or a [`Failed`]; [`execute`]
-//! (`finish.rs`) shows that value and takes the exit code from it, in one
+//! (`execute.rs`) shows that value and takes the exit code from it, in one
 //! place. `check.rs` and `record.rs` hold the metric gate's two commands,
 //! `memory.rs` the sanitizer and leak gates, `suites.rs` the same commands
 //! over a suite's workloads and `merge`; this file what they share (getting
 //! the data, parsing it), `profile` and `baseline diff`.
 
 mod check;
-mod finish;
+mod execute;
 mod memory;
 mod record;
 mod suites;
 
 pub use check::check;
-pub use finish::{Failed, Gated, Text, execute, print_error};
+pub use execute::{Failed, Gated, Text, execute, print_error};
 pub use memory::{leaks, sanitize};
 pub use record::record;
 pub use suites::{SuiteRun, merge, suite};
