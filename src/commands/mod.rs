@@ -6,7 +6,8 @@
 //! place. `check.rs` and `record.rs` hold the metric gate's two commands,
 //! `memory.rs` the sanitizer and leak gates, `suites.rs` the same commands
 //! over a suite's workloads and `merge`; this file what they share (getting
-//! the data, parsing it), `profile` and `baseline diff`.
+//! the data, parsing it, the notes about it, the baseline file for a GPU),
+//! `profile` and `baseline diff`.
 
 mod check;
 mod execute;

@@ -32,11 +32,8 @@ pub struct Audited {
     pub notes: Vec<String>,
 }
 
-/// Runs the audited app and judges its graph memory: the app under the
-/// audit library with NVML sampling → the growth between graph launches →
-/// the limits → `measured.json` → the history.
+/// Runs the audited app and judges its graph memory.
 pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
-    let mut found = Audited::default();
     let r = &config.runner;
     if r.app.is_empty() {
         return Err(Error::Usage {
@@ -53,60 +50,6 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     })?;
     let out = dir.join("audit.json");
     let _ = std::fs::remove_file(&out);
-    let samples = run_sampled(config, processes, &lib, &dir, &out)?;
-    let audit = audit::read(&out)?;
-    // Growth between the first and the last graph launch: start-up allocations are not a leak.
-    let window = audit.launch_window();
-    let growth = if audit.graph_launches >= 2 {
-        sample::fit(&samples, window)
-    } else {
-        None
-    };
-    if window.is_none() && audit.graph_launches >= 2 {
-        found.notes.push("the audit library did not stamp the launches (an older build?): growth is measured over the whole run".into());
-    }
-    let measured = Measured { audit, growth };
-    found.memory = judge(&measured, config.limits);
-    found.notes.push(format!(
-        "audit: {} graphs created / {} destroyed, {} executables created / {} destroyed, {} graph launches; {} NVML samples every {} ms",
-        measured.audit.graphs_created,
-        measured.audit.graphs_destroyed,
-        measured.audit.execs_created,
-        measured.audit.execs_destroyed,
-        measured.audit.graph_launches,
-        samples.len(),
-        config.sample_every.as_millis()
-    ));
-    if let Some(high) = measured.audit.graph_mem_used_high {
-        found.notes.push(format!(
-            "graph memory high-water mark: {}",
-            crate::format::format_value(high as f64, "byte")
-        ));
-    }
-    save_measured(&dir.join("measured.json"), &measured)?;
-    if let Some(path) = config.history {
-        let entries = append_history(config, path, &measured, processes)?;
-        found.memory.push(history::judge(&entries, config.rule));
-        found.notes.push(format!(
-            "history: {} runs in {}",
-            entries.len(),
-            path.display()
-        ));
-    }
-    Ok(found)
-}
-
-/// Runs the app with `lib` injected (writing its audit to `out`) while a
-/// thread samples NVML from the app's start; the app's output goes to
-/// `dir/app.log`. The samples, or why the app failed.
-fn run_sampled(
-    config: &Audit,
-    processes: &dyn ProcessRunner,
-    lib: &Path,
-    dir: &Path,
-    out: &Path,
-) -> Result<Vec<(f64, f64)>> {
-    let r = &config.runner;
     let (program, args) = r.app.split_first().ok_or_else(|| Error::Usage {
         message: "no app".into(),
         hint: "pass the app after `--`".into(),
@@ -145,52 +88,96 @@ fn run_sampled(
         .map(str::to_string)
         .collect();
     match &done.exit {
-        Exit::Code(0) => Ok(samples),
-        Exit::NotFound => Err(Error::Tool {
-            message: format!("the app `{program}` does not exist"),
-            hint: "check [app] command / the app after `--`".into(),
-        }),
-        other => Err(Error::Process {
-            message: format!("the app failed ({other}): {}", spec.display()),
-            output: tail,
-            hint: format!("its output is in {}", log.display()),
-        }),
+        Exit::Code(0) => {}
+        Exit::NotFound => {
+            return Err(Error::Tool {
+                message: format!("the app `{program}` does not exist"),
+                hint: "check [app] command / the app after `--`".into(),
+            });
+        }
+        other => {
+            return Err(Error::Process {
+                message: format!("the app failed ({other}): {}", spec.display()),
+                output: tail,
+                hint: format!("its output is in {}", log.display()),
+            });
+        }
     }
+    let audit = audit::read(&out)?;
+    judged(config, audit, &samples, &dir, processes)
 }
 
-/// Keeps what was measured beside the app's log, for a reader of the artifacts.
-fn save_measured(path: &Path, measured: &Measured) -> Result<()> {
-    let text = serde_json::to_string_pretty(measured).map_err(|e| Error::Write {
-        path: path.to_path_buf(),
+/// The audit and the samples judged: the growth between the first and the
+/// last graph launch against the limits, `measured.json` beside the app's
+/// log, the trend of the history; with notes saying what was seen.
+fn judged(
+    config: &Audit,
+    audit: audit::Audit,
+    samples: &[(f64, f64)],
+    dir: &Path,
+    processes: &dyn ProcessRunner,
+) -> Result<Audited> {
+    let mut found = Audited::default();
+    // Growth between the first and the last graph launch: start-up allocations are not a leak.
+    let window = audit.launch_window();
+    let growth = if audit.graph_launches >= 2 {
+        sample::fit(samples, window)
+    } else {
+        None
+    };
+    if window.is_none() && audit.graph_launches >= 2 {
+        found.notes.push("the audit library did not stamp the launches (an older build?): growth is measured over the whole run".into());
+    }
+    let measured = Measured { audit, growth };
+    found.memory = judge(&measured, config.limits);
+    found.notes.push(format!(
+        "audit: {} graphs created / {} destroyed, {} executables created / {} destroyed, {} graph launches; {} NVML samples every {} ms",
+        measured.audit.graphs_created,
+        measured.audit.graphs_destroyed,
+        measured.audit.execs_created,
+        measured.audit.execs_destroyed,
+        measured.audit.graph_launches,
+        samples.len(),
+        config.sample_every.as_millis()
+    ));
+    if let Some(high) = measured.audit.graph_mem_used_high {
+        found.notes.push(format!(
+            "graph memory high-water mark: {}",
+            crate::format::format_value(high as f64, "byte")
+        ));
+    }
+    let measured_json = dir.join("measured.json");
+    let text = serde_json::to_string_pretty(&measured).map_err(|e| Error::Write {
+        path: measured_json.clone(),
         source: e.into(),
     })?;
-    std::fs::write(path, text + "\n").map_err(|source| Error::Write {
-        path: path.to_path_buf(),
+    std::fs::write(&measured_json, text + "\n").map_err(|source| Error::Write {
+        path: measured_json.clone(),
         source,
-    })
-}
-
-/// Appends this run to the history at `path`; every entry, this one last.
-fn append_history(
-    config: &Audit,
-    path: &Path,
-    measured: &Measured,
-    processes: &dyn ProcessRunner,
-) -> Result<Vec<history::Entry>> {
-    let entry = history::Entry {
-        time: jiff::Timestamp::now()
-            .strftime("%Y-%m-%dT%H:%M:%SZ")
-            .to_string(),
-        app: config.runner.app.join(" "),
-        commit: commit(processes),
-        leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
-        peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),
-        live_execs: measured
-            .audit
-            .execs_created
-            .saturating_sub(measured.audit.execs_destroyed),
-    };
-    history::append(path, &entry)
+    })?;
+    if let Some(path) = config.history {
+        let entry = history::Entry {
+            time: jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+            app: config.runner.app.join(" "),
+            commit: commit(processes),
+            leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
+            peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),
+            live_execs: measured
+                .audit
+                .execs_created
+                .saturating_sub(measured.audit.execs_destroyed),
+        };
+        let entries = history::append(path, &entry)?;
+        found.memory.push(history::judge(&entries, config.rule));
+        found.notes.push(format!(
+            "history: {} runs in {}",
+            entries.len(),
+            path.display()
+        ));
+    }
+    Ok(found)
 }
 
 /// The audit library to inject, as an absolute path: the one given, or the
