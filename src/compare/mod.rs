@@ -25,6 +25,8 @@ pub struct Inputs<'a> {
     pub details_paths: Vec<String>,
     pub thresholds: &'a Thresholds,
     pub allow_device_mismatch: bool,
+    /// Notes about the data the report starts with (e.g. metrics read from the details page).
+    pub notes: Vec<String>,
 }
 
 /// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
@@ -61,7 +63,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .iter()
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
-        notes: Vec::new(),
+        notes: inputs.notes.clone(),
     };
 
     comparable_mode(baseline, runs)?;
@@ -84,15 +86,6 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
-    for run in runs
-        .iter()
-        .filter(|r| r.page == crate::model::ExportPage::Details)
-    {
-        report.notes.push(format!(
-            "{}: metrics read from the details page (by metric ID or details label)",
-            run.source.display()
-        ));
-    }
     if let Some(note) = partial_note(&baseline.fingerprint, &current) {
         report.notes.push(note);
     }

@@ -34,7 +34,6 @@ pub struct Audited {
 
 /// Runs the audited app and judges its graph memory.
 pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
-    let mut found = Audited::default();
     let r = &config.runner;
     if r.app.is_empty() {
         return Err(Error::Usage {
@@ -105,10 +104,24 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
         }
     }
     let audit = audit::read(&out)?;
+    judged(config, audit, &samples, &dir, processes)
+}
+
+/// The audit and the samples judged: the growth between the first and the
+/// last graph launch against the limits, `measured.json` beside the app's
+/// log, the trend of the history; with notes saying what was seen.
+fn judged(
+    config: &Audit,
+    audit: audit::Audit,
+    samples: &[(f64, f64)],
+    dir: &Path,
+    processes: &dyn ProcessRunner,
+) -> Result<Audited> {
+    let mut found = Audited::default();
     // Growth between the first and the last graph launch: start-up allocations are not a leak.
     let window = audit.launch_window();
     let growth = if audit.graph_launches >= 2 {
-        sample::fit(&samples, window)
+        sample::fit(samples, window)
     } else {
         None
     };
@@ -125,7 +138,7 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
         measured.audit.execs_destroyed,
         measured.audit.graph_launches,
         samples.len(),
-        every.as_millis()
+        config.sample_every.as_millis()
     ));
     if let Some(high) = measured.audit.graph_mem_used_high {
         found.notes.push(format!(
@@ -147,7 +160,7 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
             time: jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
                 .to_string(),
-            app: r.app.join(" "),
+            app: config.runner.app.join(" "),
             commit: commit(processes),
             leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
             peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),

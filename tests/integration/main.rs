@@ -11,6 +11,7 @@ mod cost;
 mod details_names;
 mod errors;
 mod exports;
+mod function_length;
 mod hostile_output;
 mod impossible_inputs;
 mod impossible_xml;

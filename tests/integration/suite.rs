@@ -455,6 +455,48 @@ fn a_missing_baseline_names_the_command_that_records_it_and_the_others_still_run
 }
 
 #[test]
+fn a_workload_with_baselines_for_other_gpus_only_names_them() {
+    let g = suite();
+    std::fs::rename(
+        g.path("baselines/fp64/nvidia-h200-cc90-132sm.json"),
+        g.path("baselines/fp64/nvidia-a100-cc80-108sm.json"),
+    )
+    .expect("mv");
+    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+        .one_clear_error("no baseline for workload `fp64` on this GPU (nvidia-h200-cc90-132sm.json); there are baselines for nvidia-a100-cc80-108sm")
+        .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
+}
+
+/// The data is read with the first baseline's kernel key mode; when this
+/// GPU's baseline has another, it is read again with that one (read once
+/// with the wrong mode, every kernel would be new and missing).
+#[test]
+fn the_data_is_keyed_like_the_baseline_of_its_gpu_whatever_the_others_use() {
+    let g = suite();
+    let elsewhere = Gate::new();
+    elsewhere.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    elsewhere
+        .run(&[
+            "baseline",
+            "record",
+            "--kernel-key",
+            "function",
+            "--input",
+            "fp64.csv",
+            "--output",
+            "function.json",
+        ])
+        .code(0);
+    let other = elsewhere.read("function.json");
+    assert!(other.contains("\"kernel_key\": \"function\""), "{other}");
+    // Sorted first among the candidates, so its mode is the one tried first.
+    g.write("baselines/fp64/a-other-gpu.json", other);
+    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
+}
+
+#[test]
 fn exports_are_checked_as_one_workload_against_the_baseline_of_their_gpu() {
     let g = suite();
     g.h200("graph_app.strided.fast.raw.csv", "strided.csv");
