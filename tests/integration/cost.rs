@@ -7,7 +7,8 @@ use crate::common;
 use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::report::Outputs;
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 
 const ONE_PASS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");

@@ -9,7 +9,8 @@ use common::{Gate, H200};
 use ncugate::cli::Cli;
 use ncugate::config::Config;
 use ncugate::init::{InitConfig, run};
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 
 #[test]

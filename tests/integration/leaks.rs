@@ -7,7 +7,8 @@ use ncugate::config::{Config, LeaksConfig};
 use ncugate::memory::MemoryLimits;
 use ncugate::report::Outputs;
 use ncugate::runner::RunnerConfig;
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 use std::time::Duration;
 
