@@ -9,16 +9,18 @@
 
 use super::number::{Cell, parse_cell};
 use super::nvtx;
+use super::page::{KERNEL_NAME, detect_page};
 use super::scan::{RowScanner, RowSource, Wanted};
 use crate::error::{Error, Result};
 use crate::kernel_key::kernel_key;
-use crate::model::{Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run};
+use crate::model::{
+    ExportPage, Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run,
+};
 use crate::units::Unit;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-const KERNEL_NAME: &str = "Kernel Name";
 const DISPLAY_NAME: &str = "device__attribute_display_name";
 const CC_MAJOR: &str = "device__attribute_compute_capability_major";
 const CC_MINOR: &str = "device__attribute_compute_capability_minor";
@@ -46,13 +48,6 @@ const SLOT_GRAPH2: usize = 8;
 const SLOT_PUSH_POP: usize = 9;
 const SLOT_START_END: usize = 10;
 
-/// Which page of an ncu CSV export a header row belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Page {
-    Raw,
-    Details,
-}
-
 /// The position of `key` in `kernels` (through `positions`, so that an export
 /// of N distinct kernels costs N look-ups, not N²/2 comparisons), added
 /// (empty) if new.
@@ -68,18 +63,6 @@ fn index_of(
     kernels.push((key.clone(), empty()));
     positions.insert(key, kernels.len() - 1);
     kernels.len() - 1
-}
-
-/// Recognizes the page from its header row.
-pub fn detect_page(header: &[String]) -> Option<Page> {
-    let has = |name: &str| header.iter().any(|h| h == name);
-    if has("Section Name") && has("Metric Name") && has("Metric Value") {
-        Some(Page::Details)
-    } else if has("ID") && has(KERNEL_NAME) {
-        Some(Page::Raw)
-    } else {
-        None
-    }
 }
 
 /// Reads a raw-page export and folds it per kernel key.
@@ -114,8 +97,8 @@ pub fn read_raw_rows(
     };
     let header = super::page::first_csv_row(&mut scanner, path)?;
     match detect_page(&header) {
-        Some(Page::Raw) => {}
-        Some(Page::Details) => {
+        Some(ExportPage::Raw) => {}
+        Some(ExportPage::Details) => {
             return Err(bad(
                 "this is a details page, not a raw page".into(),
                 "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`",
@@ -373,7 +356,7 @@ pub fn read_raw_rows(
     }
     Ok(Run {
         graph_mode,
-        page: crate::model::ExportPage::Raw,
+        page: ExportPage::Raw,
         source: path.to_path_buf(),
         sha256: scanner.sha256_hex(),
         fingerprint: Fingerprint { gpus },
