@@ -90,13 +90,23 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
             Ok(report) => suite_report(&report, &[], &c.outputs, &c.style),
             Err(error) => failed(error.into(), &report::Outputs::default()),
         },
-        Config::Doctor => crate::doctor::run(&crate::config::default_ncu(), processes),
+        Config::Doctor => {
+            let (said, outcome) = crate::doctor::run(&crate::config::default_ncu(), processes);
+            text(Ok(Text {
+                outcome,
+                ..Text::pass(said)
+            }))
+        }
         Config::Completions(shell) => text(Ok(Text::pass(crate::docs::completions(*shell)))),
         Config::Man(dir) => text(crate::docs::man(dir.as_deref()).map(Text::pass)),
         Config::Init(c) => {
             let gpu = crate::doctor::can_profile(&crate::config::default_ncu(), processes);
-            match crate::init::run(c, &mut std::io::stdin().lock(), gpu, processes) {
-                Ok(()) => Outcome::Pass,
+            match crate::init::run(c, &mut crate::init::Terminal, gpu, processes) {
+                Ok(done) => {
+                    let said = text(Ok(Text::pass(done.stdout)));
+                    done.trial
+                        .map_or(said, |e| failed(e.into(), &report::Outputs::default()))
+                }
                 Err(error) => failed(error.into(), &report::Outputs::default()),
             }
         }
