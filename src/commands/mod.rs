@@ -15,7 +15,7 @@ mod record;
 mod suites;
 
 pub use check::check;
-pub use finish::{Failed, Gated, Text, execute, print_error};
+pub use finish::{Failed, Gated, Text, capture_stdout, execute, print_error};
 pub use memory::{leaks, sanitize};
 pub use record::record;
 pub use suites::{SuiteRun, merge, suite};

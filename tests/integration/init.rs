@@ -203,10 +203,7 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run2")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Record(record), &replay),
-        0
-    );
+    assert_eq!(common::execute(&Config::Record(record), &replay), 0);
     assert!(dir.join("ncugate-baseline.json").is_file());
 
     let Config::Check(check) = config_of(&["ncugate", "check", "--config", toml]) else {
@@ -220,16 +217,14 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run3")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
-        0
-    );
+    let (code, said) = ncugate::commands::capture_stdout(|| {
+        ncugate::commands::execute(&Config::Check(check.clone()), &replay)
+    });
+    assert_eq!(code, 0, "{said}");
+    assert!(said.starts_with("ncugate: PASS (exit 0)"), "{said}");
     let replay = ReplayRunner::new(
         out_dir.join("run"),
         vec![profiled("graph_app.redundant-node.fast")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(check.clone()), &replay), 1);
 }
