@@ -16,7 +16,7 @@ mod record;
 mod suites;
 
 pub use check::check;
-pub use execute::{Failed, Gated, Text, execute, print_error};
+pub use execute::{Failed, Gated, Text, capture_stdout, execute, print_error};
 pub use memory::{leaks, sanitize};
 pub use record::record;
 pub use suites::{SuiteRun, merge, suite};

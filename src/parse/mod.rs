@@ -11,7 +11,7 @@ pub mod raw;
 pub mod scan;
 
 use crate::error::{Error, Result};
-use crate::model::{Findings, KernelKeyMode, Run};
+use crate::model::{ExportPage, Findings, KernelKeyMode, Run};
 use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use std::fs::File;
 use std::io::Read;
@@ -47,11 +47,11 @@ pub fn read_run(
     let data = page::read_all(path)?;
     let located = page::locate(path, &data)?;
     match located.page {
-        raw::Page::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {
+        ExportPage::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {
             run.sha256 = sha256_bytes(&data);
             run
         }),
-        raw::Page::Details => {
+        ExportPage::Details => {
             page::check_complete(path, &data)?;
             details_metrics::read_details_run(
                 path,

@@ -8,9 +8,9 @@
 //! stream through [`super::raw`] instead), skips everything before the first
 //! row that names ncu's columns, and says which page that row belongs to.
 
-use super::raw::{Page, detect_page};
 use super::scan::RowSource;
 use crate::error::{Error, Result};
+use crate::model::ExportPage;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
@@ -20,11 +20,26 @@ pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// exports run to a few hundred lines).
 const MAX_PREAMBLE_LINES: usize = 100_000;
 
+/// The raw page's kernel-name column, one of the two that identify it.
+pub(super) const KERNEL_NAME: &str = "Kernel Name";
+
+/// Recognizes the page from its header row.
+pub fn detect_page(header: &[String]) -> Option<ExportPage> {
+    let has = |name: &str| header.iter().any(|h| h == name);
+    if has("Section Name") && has("Metric Name") && has("Metric Value") {
+        Some(ExportPage::Details)
+    } else if has("ID") && has(KERNEL_NAME) {
+        Some(ExportPage::Raw)
+    } else {
+        None
+    }
+}
+
 /// A CSV export with its preamble removed.
 pub struct Located<'a> {
     /// The bytes from the header row on.
     pub csv: &'a [u8],
-    pub page: Page,
+    pub page: ExportPage,
     /// Lines skipped before the header.
     pub skipped: usize,
 }
@@ -183,18 +198,18 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
     let col = |name: &str| header.iter().position(|h| h == name.as_bytes());
     // Details page: the metric's rows; raw page: its column, after the units row.
     let (value, name) = match located.page {
-        Page::Details => match (col("Metric Value"), col("Metric Name")) {
+        ExportPage::Details => match (col("Metric Value"), col("Metric Name")) {
             (Some(v), Some(n)) => (v, Some(n)),
             _ => return false,
         },
-        Page::Raw => match col(metric) {
+        ExportPage::Raw => match col(metric) {
             Some(v) => (v, None),
             None => return false,
         },
     };
     let mut na = 0usize;
     for (i, record) in records.enumerate() {
-        if located.page == Page::Raw && i == 0 {
+        if located.page == ExportPage::Raw && i == 0 {
             continue; // the units row
         }
         if let Some(n) = name
@@ -257,7 +272,7 @@ mod tests {
     fn preambles_boms_and_crlf_are_skipped() {
         let data = "\u{feff}hello from the app\r\n\r\n==PROF== Connected to process 1\r\nTraceback (most recent call last):\r\n  ¿qué? 日本語\r\n\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\r\n\"0\",\"k\",\"s\",\"m\",\"ns\",\"1\"\r\n";
         let located = locate(Path::new("x"), data.as_bytes()).unwrap();
-        assert_eq!(located.page, Page::Details);
+        assert_eq!(located.page, ExportPage::Details);
         assert_eq!(located.skipped, 5);
         assert!(located.csv.starts_with(b"\"ID\""));
         assert!(locate(Path::new("x"), b"just text\n").is_err());

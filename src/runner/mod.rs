@@ -7,6 +7,7 @@
 
 pub mod failure;
 pub mod interrupt;
+mod kill;
 pub mod ncu;
 pub mod passes;
 pub mod process;

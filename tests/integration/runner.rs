@@ -10,8 +10,9 @@ use common::{H200, REFERENCE};
 use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::error::Error;
 use ncugate::report::Outputs;
-use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner, Recorded, ReplayRunner};
+use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use ncugate::runner::progress::Progress;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use ncugate::runner::{self, Mode, RunnerConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -519,7 +520,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             sanitizer: None,
             ncu: "ncu".into(),
         };
-        ncugate::commands::execute(&Config::Check(config), &replay)
+        common::execute(&Config::Check(config), &replay)
     };
     assert_eq!(check("base.fast.run2"), 0);
     assert_eq!(check("strided.fast"), 1);
@@ -680,10 +681,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         ncu: "ncu".into(),
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(config), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(config), &replay), 1);
     let seen = replay.seen.lock().expect("lock").clone();
     let args = seen[1].args.join(" ");
     assert!(

@@ -174,7 +174,7 @@ fn run_suite(g: &Gate, args: &[&str]) -> i32 {
     let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
         panic!("not a suite run: {argv:?}");
     };
-    ncugate::commands::execute(&Config::Suite(config), &FixtureNcu)
+    common::execute(&Config::Suite(config), &FixtureNcu)
 }
 
 /// The JSON report without what may differ between an unsharded and a merged
