@@ -39,18 +39,9 @@ pub fn run(
         .map(|p| p.display().to_string())
         .collect();
     if !existing.is_empty() && !config.force {
-        let verb = if existing.len() == 1 {
-            "exists"
-        } else {
-            "exist"
-        };
-        return Err(Error::Usage {
-            message: format!(
-                "{} already {verb}; init never overwrites",
-                existing.join(" and ")
-            ),
-            hint: "edit them, or pass --force to write fresh ones".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::InitWouldOverwrite {
+            existing,
+        }));
     }
     let mut app = config.app.clone();
     let mut build = config.build.clone();
@@ -64,10 +55,7 @@ pub fn run(
         }
     }
     if app.is_empty() {
-        return Err(Error::Usage {
-            message: "no app: ncugate init needs the command that runs your CUDA app".into(),
-            hint: "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoAppToInit));
     }
     write(&config_path, &config_text(&app, build.as_deref()))?;
     write(&thresholds_path, &thresholds_text(&app))?;
@@ -132,13 +120,17 @@ fn ask_words(input: &mut dyn BufRead, question: &str) -> Result<Vec<String>> {
     print!("{question}");
     let _ = std::io::stdout().flush();
     let mut line = String::new();
-    input.read_line(&mut line).map_err(|source| Error::Read {
-        path: "<stdin>".into(),
-        source,
+    input.read_line(&mut line).map_err(|source| {
+        Error::read(
+            crate::error::FileKind::Stdin,
+            std::path::Path::new("-"),
+            source,
+        )
     })?;
-    shlex::split(line.trim()).ok_or_else(|| Error::Usage {
-        message: format!("`{}`: unbalanced quote", line.trim()),
-        hint: "quote like a shell: ./app --name 'a b'".into(),
+    shlex::split(line.trim()).ok_or_else(|| {
+        Error::from(crate::error::ConfigError::UnbalancedAnswer {
+            answer: line.trim().to_string(),
+        })
     })
 }
 

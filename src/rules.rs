@@ -221,7 +221,7 @@ impl Thresholds {
             return Thresholds::builtin();
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("thresholds", path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Thresholds, path, source))?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 

@@ -33,16 +33,15 @@ pub fn build(
             };
             match seen {
                 Some((u, other)) if u != unit => {
-                    return Err(Error::Input {
-                        path: run.source.clone(),
-                        message: format!(
-                            "metric `{metric}` is in {unit} here but in {u} in {}",
-                            other.source.display()
-                        ),
-                        hint:
-                            "record runs exported the same way (e.g. all with `--print-units base`)"
-                                .into(),
-                    });
+                    return Err(Error::export(
+                        &run.source,
+                        crate::error::ExportError::DifferentUnits {
+                            metric: metric.to_string(),
+                            unit: unit.to_string(),
+                            other_unit: u.to_string(),
+                            other: other.source.display().to_string(),
+                        },
+                    ));
                 }
                 Some(_) => {}
                 None => seen = Some((unit, run)),
@@ -124,11 +123,13 @@ fn entry(
                     Scope::Kernel(k) => format!("kernel `{k}`"),
                     Scope::Total => "the run".into(),
                 };
-                return Err(Error::Input {
-                    path: runs[i].source.clone(),
-                    message: format!("metric `{metric}` is n/a or empty for some launches of {what}"),
-                    hint: "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),
-                });
+                return Err(Error::export(
+                    &runs[i].source,
+                    crate::error::ExportError::MissingValues {
+                        metric: metric.to_string(),
+                        scope: what,
+                    },
+                ));
             }
             match Stats::of(&samples.values) {
                 Some(s) => stats.push(s),
@@ -188,13 +189,12 @@ fn export_columns(path: &std::path::Path) -> Vec<String> {
 /// The error for a metric an export does not have, with the fix.
 pub fn missing_metric(run: &Run, metric: &str) -> Error {
     if crate::parse::page::only_not_available(&run.source, metric) {
-        return Error::Input {
-            path: run.source.clone(),
-            message: format!(
-                "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
-            ),
-            hint: "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
-        };
+        return Error::export(
+            &run.source,
+            crate::error::ExportError::NotAvailable {
+                metric: metric.to_string(),
+            },
+        );
     }
     let hint = if metric == "sys__memory_throughput"
         || metric.starts_with("sys__memory_throughput.")

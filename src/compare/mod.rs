@@ -132,23 +132,13 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
         if let Some(mode) = run.graph_mode
             && mode != recorded
         {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
-                    mode_name(mode),
-                    if mode {
-                        "whole CUDA graphs are single results"
-                    } else {
-                        "graph kernel nodes are separate results"
-                    },
-                    mode_name(recorded)
-                ),
-                hint: format!(
-                    "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
-                    mode_name(recorded)
-                ),
-            });
+            return Err(Error::from(
+                crate::error::BaselineError::ExportGraphProfiling {
+                    export: run.source.display().to_string(),
+                    mode: mode_name(mode).to_string(),
+                    recorded: mode_name(recorded).to_string(),
+                },
+            ));
         }
     }
     Ok(())

@@ -89,7 +89,7 @@ impl FileConfig {
             });
         }
         let text = std::fs::read_to_string(&path)
-            .map_err(|source| Error::read_file("config", &path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Config, &path, source))?;
         let mut config: FileConfig = toml::from_str(&text).map_err(|e| {
             let known = "[app], [build], [profile], [gate], [sanitizer], [memory]";
             Error::toml(

@@ -85,13 +85,9 @@ fn find_cupti(home: &Path) -> Result<Cupti> {
         home.join("lib64/libcupti.so"),
     ]);
     let (Some(header), Some(library)) = (header, library) else {
-        return Err(Error::Tool {
-            message: format!(
-                "CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit at {}",
-                home.display()
-            ),
-            hint: "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
-        });
+        return Err(Error::from(crate::error::ToolError::NoCupti {
+            cuda_home: home.to_path_buf(),
+        }));
     };
     let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
     // libcuda.so at link time: the toolkit's stub (the driver's own library runs).

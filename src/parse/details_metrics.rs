@@ -38,13 +38,8 @@ pub fn read_details_run(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> Result<Run> {
-    let bad = |message: String| {
-        Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass a details-page export (`ncu --csv ./app > out.csv`, or `ncu --import R.ncu-rep --csv --page details`)".into(),
-    }
-    };
+    let bad =
+        |problem: String| Error::malformed(crate::error::FileKind::DetailsPage, path, problem);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -194,20 +189,15 @@ pub fn read_details_run(
                 Some((_, _, p)) if *p < priority => continue,
                 Some((_, other, p)) if *p == priority && *other != spot => {
                     let name = String::from_utf8_lossy(name);
-                    return Err(Error::Input {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "`{}` names two metrics of one launch (\"{}\" and \"{}\")",
-                            metrics[m],
-                            other.show(),
-                            spot.show()
-                        ),
-                        hint: format!(
-                            "say which in the rule: metric = \"{}: {name}\" or metric = \"{}: {name}\"",
-                            other.show(),
-                            spot.show()
-                        ),
-                    });
+                    return Err(Error::export(
+                        path,
+                        crate::error::ExportError::AmbiguousMetric {
+                            metric: metrics[m].clone(),
+                            first: other.show(),
+                            second: spot.show(),
+                            label: name.to_string(),
+                        },
+                    ));
                 }
                 Some((_, _, p)) if *p == priority => continue,
                 _ => {}

@@ -103,29 +103,16 @@ pub fn read_raw_rows(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> Result<Run> {
-    let bad = |message: String, hint: &str| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: hint.to_string(),
-    };
-    let io = |source: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
+    let bad = |error: crate::error::ExportError| Error::export(path, error);
+    let io = |source: std::io::Error| Error::read(crate::error::FileKind::Export, path, source);
     let header = super::page::first_csv_row(&mut scanner, path)?;
     match detect_page(&header) {
         Some(Page::Raw) => {}
         Some(Page::Details) => {
-            return Err(bad(
-                "this is a details page, not a raw page".into(),
-                "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`",
-            ));
+            return Err(bad(crate::error::ExportError::DetailsPageAsInput));
         }
         None => {
-            return Err(bad(
-                "not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)".into(),
-                "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`",
-            ));
+            return Err(bad(crate::error::ExportError::NotRawPage));
         }
     }
     let width = header.len();
@@ -134,16 +121,10 @@ pub fn read_raw_rows(
             row.strings()
         }
         Some(_) => {
-            return Err(bad(
-                "the second row is not ncu's units row".into(),
-                "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`",
-            ));
+            return Err(bad(crate::error::ExportError::NoUnitsRow));
         }
         None => {
-            return Err(bad(
-                "header only: no units row and no launches (truncated export?)".into(),
-                "re-export the report; the file ends after its first line",
-            ));
+            return Err(bad(crate::error::ExportError::HeaderOnly));
         }
     };
 
@@ -228,13 +209,11 @@ pub fn read_raw_rows(
             continue;
         }
         if row.fields != width {
-            return Err(bad(
-                format!(
-                    "line {line} has {} fields, the header has {width}: the export is truncated or corrupt",
-                    row.fields
-                ),
-                "re-export the report with `ncu --import R.ncu-rep --csv --page raw`",
-            ));
+            return Err(bad(crate::error::ExportError::FieldCount {
+                line,
+                fields: row.fields,
+                width,
+            }));
         }
         let text = |slot: usize| -> String {
             if present[slot] {
@@ -259,12 +238,11 @@ pub fn read_raw_rows(
             // unknown SM count must not match every GPU.
             let sms = text(SLOT_SMS);
             if present[SLOT_SMS] && sms.replace(',', "").trim().parse::<u32>().is_err() {
-                return Err(bad(
-                    format!(
-                        "line {line}: `{SM_COUNT}` is {sms:?}, not a number: the GPU cannot be identified"
-                    ),
-                    "re-export the report; a raw page always has the GPU's SM count",
-                ));
+                return Err(bad(crate::error::ExportError::UnknownSmCount {
+                    line,
+                    column: SM_COUNT.to_string(),
+                    value: sms,
+                }));
             }
             let gpu = gpu_of(
                 &text(SLOT_NAME),
@@ -325,22 +303,20 @@ pub fn read_raw_rows(
             match parse_cell(&raw, exponents[m]) {
                 Cell::Value(v) => {
                     if let Some(problem) = super::number::impossible(v) {
-                        return Err(bad(
-                            format!(
-                                "line {line}: metric `{}` is {:?}: {problem}",
-                                metrics[m],
-                                String::from_utf8_lossy(&raw)
-                            ),
-                            "ncu never writes such a value: re-export the report, or fix the tool that rewrote it",
-                        ));
+                        return Err(bad(crate::error::ExportError::ImpossibleValue {
+                            line,
+                            metric: metrics[m].clone(),
+                            value: String::from_utf8_lossy(&raw).into_owned(),
+                            problem: problem.to_string(),
+                        }));
                     }
                     kernel.metrics[m].push(v);
                     total.metrics[m].push(v);
                     if !total.metrics[m].sum.is_finite() {
-                        return Err(bad(
-                            format!("line {line}: the sum of metric `{}` overflows", metrics[m]),
-                            "ncu never writes such values: re-export the report",
-                        ));
+                        return Err(bad(crate::error::ExportError::SumOverflows {
+                            line,
+                            metric: metrics[m].clone(),
+                        }));
                     }
                 }
                 Cell::Missing => {
@@ -348,14 +324,11 @@ pub fn read_raw_rows(
                     total.metrics[m].missing += 1;
                 }
                 Cell::Text => {
-                    return Err(bad(
-                        format!(
-                            "line {line}: metric `{}` has the non-numeric value {:?}",
-                            metrics[m],
-                            String::from_utf8_lossy(&raw)
-                        ),
-                        "gate numeric metrics only (counters, throughputs, durations)",
-                    ));
+                    return Err(bad(crate::error::ExportError::NotNumeric {
+                        line,
+                        metric: metrics[m].clone(),
+                        value: String::from_utf8_lossy(&raw).into_owned(),
+                    }));
                 }
             }
         }

@@ -153,7 +153,7 @@ pub fn profile_once(
     progress: &mut Progress,
 ) -> Result<Artifacts> {
     if config.app.is_empty() {
-        return Err(Error::Usage { message: "no app to profile: [app] command is empty".into(), hint: "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into() });
+        return Err(Error::from(crate::error::ConfigError::NoAppToProfile));
     }
     let dir = config.out_dir.join(name);
     create_dir(&dir)?;
@@ -214,10 +214,7 @@ pub fn profile_once(
         report.exists(),
         &app_tail,
     )
-    .map_err(|failure| Error::Ncu {
-        failure,
-        logs: Some(dir.clone()),
-    })?;
+    .map_err(|failure| Error::ncu(failure, Some(dir.clone())))?;
 
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
     let pages = (!streamed)
@@ -225,7 +222,7 @@ pub fn profile_once(
         .into_iter()
         .chain(details.as_ref().map(|d| ("details", d)));
     for (page, out) in pages {
-        import(config, &report, page, out, runner)?;
+        ncu::import(&config.ncu, runner, &report, page, |csv| copy_to(out, csv))?;
     }
     Ok(Artifacts {
         dir,
@@ -238,32 +235,15 @@ pub fn profile_once(
     })
 }
 
-/// `ncu --import REPORT --csv --page PAGE --print-units base > out`.
-fn import(
-    config: &RunnerConfig,
-    report: &Path,
-    page: &str,
-    out: &Path,
-    runner: &dyn ProcessRunner,
-) -> Result<()> {
-    let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(report, page));
-    import.stdout_to = Some(out.to_path_buf());
-    let done = runner.run(&import, &mut |_| {});
-    if done.exit.success() {
-        return Ok(());
-    }
-    Err(Error::Tool {
-        message: format!(
-            "`{}` failed ({}){}",
-            import.display(),
-            done.exit,
-            tail(&done.lines, 3)
-        ),
-        hint: format!(
-            "the report is kept at {}; open it with `ncu --import`",
-            report.display()
-        ),
-    })
+/// Writes an imported page to its file.
+fn copy_to(out: &Path, csv: &mut dyn std::io::Read) -> Result<()> {
+    let write = |source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::create(out).map_err(write)?;
+    std::io::copy(csv, &mut file).map_err(write)?;
+    Ok(())
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

@@ -6,49 +6,38 @@
 
 use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
-use crate::error::{Error, Result};
+use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
 use std::path::{Path, PathBuf};
 
 /// Reads one suite report.
 pub fn read(path: &Path) -> Result<SuiteReport> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let bad = |error: ReportError| Error::Report {
         path: path.to_path_buf(),
-        source,
-    })?;
-    let bad = |message: String, hint: &str| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: hint.into(),
+        error,
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        bad(
-            format!("not a JSON report ({e})"),
-            "pass the files written by `ncugate check --json FILE`",
-        )
+        bad(ReportError::NotJson {
+            reason: e.to_string(),
+        })
     })?;
     if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
-        return Err(bad(
-            "not a suite report (it has no \"kind\": \"suite\")".into(),
-            "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
-        ));
+        return Err(bad(ReportError::NotSuite));
     }
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SUITE_SCHEMA_VERSION) => {}
-        other => {
-            return Err(bad(
-                format!(
-                    "suite report schema_version {} (this ncugate reads {SUITE_SCHEMA_VERSION})",
-                    other.map_or("missing".to_string(), |v| v.to_string())
-                ),
-                "merge with the ncugate version that wrote the shards",
-            ));
+        found => {
+            return Err(bad(ReportError::SchemaVersion {
+                found,
+                reads: SUITE_SCHEMA_VERSION,
+            }));
         }
     }
     serde_json::from_value(value).map_err(|e| {
-        bad(
-            format!("invalid suite report: {e}"),
-            "pass the files exactly as `ncugate check --json` wrote them",
-        )
+        bad(ReportError::Invalid {
+            reason: e.to_string(),
+        })
     })
 }
 
@@ -61,80 +50,63 @@ pub fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<Suit
     merge(reports, expect_shards)
 }
 
-fn refuse(message: String, hint: &str) -> Error {
-    Error::Usage {
-        message: format!("cannot merge: {message}"),
-        hint: hint.into(),
-    }
-}
-
 /// Merges `(name, report)` pairs.
 pub fn merge(
     reports: Vec<(String, SuiteReport)>,
     expect_shards: Option<u32>,
 ) -> Result<SuiteReport> {
     let Some((first_name, first)) = reports.first() else {
-        return Err(refuse(
-            "no reports given".into(),
-            "pass the shards' JSON reports",
-        ));
+        return Err(MergeError::NoReports.into());
     };
     for (name, r) in &reports[1..] {
-        let same = |what: &str, a: &str, b: &str, hint: &str| {
+        let same = |what: Made, a: &str, b: &str| {
             if a == b {
                 Ok(())
             } else {
-                Err(refuse(
-                    format!("{first_name} and {name} were made with different {what} ({a} vs {b})"),
-                    hint,
-                ))
+                Err(MergeError::Different {
+                    first: first_name.clone(),
+                    other: name.clone(),
+                    what,
+                    a: a.to_string(),
+                    b: b.to_string(),
+                })
             }
         };
         same(
-            "ncugate versions",
+            Made::NcugateVersions,
             &first.ncugate_version,
             &r.ncugate_version,
-            "run every shard with the same ncugate version",
         )?;
         same(
-            "thresholds",
+            Made::Thresholds,
             &short(&first.thresholds_sha256),
             &short(&r.thresholds_sha256),
-            "run every shard from the same commit (same thresholds files)",
         )?;
         same(
-            "baselines",
+            Made::Baselines,
             &short(&first.baselines_sha256),
             &short(&r.baselines_sha256),
-            "run every shard from the same commit (same baselines folder)",
         )?;
     }
     let sharded = reports.iter().filter(|(_, r)| r.shard.is_some()).count();
     if sharded != 0 && sharded != reports.len() {
-        return Err(refuse(
-            "some reports are shards and some are not".into(),
-            "merge either the N shards of one run, or separate unsharded runs",
-        ));
+        return Err(MergeError::ShardsAndNot.into());
     }
     if sharded > 0 {
         check_shards(&reports, expect_shards)?;
     } else if let Some(n) = expect_shards {
-        return Err(refuse(
-            format!("--expect-shards {n}, but no report is a shard"),
-            "drop --expect-shards, or merge the reports of `check --shard K/N`",
-        ));
+        return Err(MergeError::ExpectedShards { expected: n }.into());
     }
     let mut seen: Vec<(String, String)> = Vec::new();
     for (name, r) in &reports {
         for w in &r.workloads {
             if let Some((_, other)) = seen.iter().find(|(n, _)| n == &w.name) {
-                return Err(refuse(
-                    format!(
-                        "workload `{}` is reported twice ({other} and {name})",
-                        w.name
-                    ),
-                    "each workload must be gated once: merge one report per shard",
-                ));
+                return Err(MergeError::Twice {
+                    workload: w.name.clone(),
+                    first: other.clone(),
+                    second: name.clone(),
+                }
+                .into());
             }
             seen.push((w.name.clone(), name.clone()));
         }
@@ -145,10 +117,10 @@ pub fn merge(
         seen.iter().map(|(n, _)| n.clone()).collect()
     };
     if let Some(missing) = suite.iter().find(|s| seen.iter().all(|(n, _)| &n != s)) {
-        return Err(refuse(
-            format!("workload `{missing}` of the suite is in no report"),
-            "a shard stopped before gating it: rerun that shard",
-        ));
+        return Err(MergeError::NotReported {
+            workload: missing.clone(),
+        }
+        .into());
     }
     let mut workloads: Vec<_> = reports
         .iter()
@@ -176,44 +148,40 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
     if let Some(expected) = expect
         && expected != n
     {
-        return Err(refuse(
-            format!(
-                "--expect-shards {expected}, but {first_name} is shard {}",
-                shard(first)
-            ),
-            "run shards 1/N … N/N with the N you expect",
-        ));
+        return Err(MergeError::ShardCount {
+            expected,
+            report: first_name.clone(),
+            shard: shard(first).to_string(),
+        }
+        .into());
     }
     for (name, r) in reports {
         if shard(r).count != n {
-            return Err(refuse(
-                format!(
-                    "{first_name} is shard {} but {name} is shard {}",
-                    shard(first),
-                    shard(r)
-                ),
-                "every shard of one run uses the same N",
-            ));
+            return Err(MergeError::MixedCounts {
+                first: first_name.clone(),
+                first_shard: shard(first).to_string(),
+                other: name.clone(),
+                other_shard: shard(r).to_string(),
+            }
+            .into());
         }
         if r.suite != first.suite {
-            return Err(refuse(
-                format!(
-                    "{first_name} and {name} split different suites ({} vs {})",
-                    first.suite.join(","),
-                    r.suite.join(",")
-                ),
-                "run every shard with the same config, --workload and --tag",
-            ));
+            return Err(MergeError::DifferentSuites {
+                first: first_name.clone(),
+                other: name.clone(),
+                a: first.suite.join(","),
+                b: r.suite.join(","),
+            }
+            .into());
         }
         let gated: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
         if let Some(missing) = r.planned.iter().find(|p| !gated.contains(&p.as_str())) {
-            return Err(refuse(
-                format!(
-                    "{name} (shard {}) planned workload `{missing}` but has no result for it",
-                    shard(r)
-                ),
-                "the shard stopped early: rerun it",
-            ));
+            return Err(MergeError::Unfinished {
+                report: name.clone(),
+                shard: shard(r).to_string(),
+                workload: missing.clone(),
+            }
+            .into());
         }
     }
     for k in 1..=n {
@@ -224,17 +192,16 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
             .collect();
         match with_k.len() {
             0 => {
-                return Err(refuse(
-                    format!("shard {k}/{n} is missing"),
-                    "pass the JSON report of every shard 1/N … N/N (did one runner fail to upload its report?)",
-                ));
+                return Err(MergeError::MissingShard { index: k, count: n }.into());
             }
             1 => {}
             _ => {
-                return Err(refuse(
-                    format!("shard {k}/{n} is given twice ({})", with_k.join(", ")),
-                    "pass each shard's report once",
-                ));
+                return Err(MergeError::ShardTwice {
+                    index: k,
+                    count: n,
+                    reports: with_k.iter().map(|r| r.to_string()).collect(),
+                }
+                .into());
             }
         }
     }

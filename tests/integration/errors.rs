@@ -261,7 +261,7 @@ fn a_report_without_ncu_on_path() {
         ],
         &[("NCUGATE_NCU", "/nonexistent/ncu")],
     )
-    .one_clear_error("a .ncu-rep report needs ncu to convert it")
+    .one_clear_error("`/nonexistent/ncu` not found")
     .stderr_has("--print-units base");
 }
 
@@ -369,4 +369,14 @@ fn check_without_input_and_without_an_app() {
     gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
         .one_clear_error("no app to profile")
         .stderr_has("--input");
+}
+
+#[test]
+fn a_missing_shard_report_hints_at_shard_reports() {
+    // Not at ncu exports: the hint fits what was read.
+    let gate = Gate::new();
+    let out = gate.run(&["merge", "nope.json"]);
+    out.one_clear_error("cannot read report nope.json")
+        .stderr_has("--shard K/N --json");
+    assert!(!out.stderr.contains("--page raw"), "{}", out.stderr);
 }

@@ -1,0 +1,254 @@
+//! Expected failures of the gate, as a catalogue: one variant per kind of
+//! failure with typed fields, its message (`Display`) and its fix
+//! ([`Error::hint`]) side by side. `main` prints one as `ncugate: error: …`
+//! plus a `hint:` line and exits with [`crate::exit::ERROR`].
+//!
+//! The kinds, one file each: [`ConfigError`] (usage), [`ExportError`] (ncu
+//! exports), [`BaselineError`], [`ReportError`] and [`MergeError`] (`ncugate
+//! merge`), [`ToolError`] (compute-sanitizer, the audit library),
+//! [`NcuFailure`] (ncu itself); [`FileKind`] names what a file is for.
+//! `tests/integration/errors.rs` snapshots every variant as printed.
+
+use std::path::{Path, PathBuf};
+
+mod baseline;
+mod config;
+mod export;
+mod file;
+mod ncu;
+mod report;
+mod tool;
+pub use baseline::BaselineError;
+pub use config::ConfigError;
+pub use export::ExportError;
+pub use file::FileKind;
+pub use ncu::NcuFailure;
+pub use report::{Made, MergeError, ReportError};
+pub use tool::{SanitizerFailure, ToolError};
+
+/// An expected failure: exit code 2, one line of message, one line of hint.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file (or standard input) that cannot be read; the hint fits what
+    /// `kind` of file it is and whether it is missing.
+    #[error("cannot read {}: {source}", kind.named(path))]
+    Read {
+        kind: FileKind,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// A TOML file that does not parse: `detail` is toml's own report
+    /// (line, the line itself, a caret under the column).
+    #[error("{path}: invalid {what}")]
+    Toml {
+        what: &'static str,
+        path: String,
+        detail: String,
+        hint: String,
+    },
+
+    /// A command that failed: `output` is the tail of what it printed, shown
+    /// apart from the message.
+    #[error("{message}")]
+    Process {
+        message: String,
+        output: Vec<String>,
+        hint: String,
+    },
+
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// A file whose content is not what its `kind` should hold; `problem`
+    /// says where and what.
+    #[error("{}: {problem}", .path.display())]
+    Malformed {
+        kind: FileKind,
+        path: PathBuf,
+        problem: String,
+    },
+
+    /// An ncu export that cannot be gated.
+    #[error("{}: {error}", .path.display())]
+    Export {
+        path: PathBuf,
+        error: Box<ExportError>,
+    },
+
+    /// A report given to `ncugate merge` that is not a suite report.
+    #[error("{}: {error}", .path.display())]
+    Report { path: PathBuf, error: ReportError },
+
+    #[error("cannot merge: {0}")]
+    Merge(Box<MergeError>),
+
+    #[error(transparent)]
+    Config(Box<ConfigError>),
+
+    #[error(transparent)]
+    Baseline(Box<BaselineError>),
+
+    #[error(transparent)]
+    Tool(Box<ToolError>),
+
+    #[error("{path}: metric `{metric}` is not in this export")]
+    MissingMetric {
+        path: PathBuf,
+        metric: String,
+        hint: String,
+    },
+
+    #[error("{path}: no kernel launches in this export")]
+    NoKernels { path: PathBuf },
+
+    #[error("{path}: invalid thresholds: {message}")]
+    Thresholds {
+        path: String,
+        message: String,
+        hint: String,
+    },
+
+    #[error(
+        "device mismatch: baseline was recorded on {baseline}, this input comes from {current}"
+    )]
+    DeviceMismatch { baseline: String, current: String },
+
+    /// A profiled ncu run that failed in one of the known ways; `logs` is the
+    /// work directory that keeps its output.
+    #[error("{failure}")]
+    Ncu {
+        failure: Box<NcuFailure>,
+        logs: Option<PathBuf>,
+    },
+
+    /// SIGINT or SIGTERM arrived: nothing more is written (see `runner::interrupt`).
+    #[error("interrupted by {signal}")]
+    Interrupted { signal: &'static str },
+}
+
+impl Error {
+    /// The `hint:` line printed under the error: the fix, not a restatement.
+    pub fn hint(&self) -> String {
+        match self {
+            Error::Read { kind, path, source } => kind.read_hint(path, source),
+            Error::Write { .. } => "check that the directory exists and is writable".into(),
+            Error::Malformed { kind, .. } => kind.malformed_hint().into(),
+            Error::Export { error, .. } => error.hint(),
+            Error::Report { error, .. } => error.hint(),
+            Error::Merge(error) => error.hint(),
+            Error::Config(error) => error.hint(),
+            Error::Baseline(error) => error.hint(),
+            Error::Tool(error) => error.hint(),
+            Error::Toml { hint, .. }
+            | Error::Process { hint, .. }
+            | Error::MissingMetric { hint, .. }
+            | Error::Thresholds { hint, .. } => hint.clone(),
+            Error::Ncu { failure, logs } => match logs {
+                Some(dir) => format!("{} (logs: {})", failure.hint(), dir.display()),
+                None => failure.hint(),
+            },
+            Error::NoKernels { .. } => "ncu profiled nothing: check the app ran kernels and ncu's --kernel-name/--launch-skip filters".into(),
+            Error::DeviceMismatch { .. } => "record a baseline on this GPU, or pass --allow-device-mismatch to compare anyway".into(),
+            Error::Interrupted { .. } => "run it again for a verdict".into(),
+        }
+    }
+}
+
+impl Error {
+    /// Lines shown between the error and its hint, apart from the one-line
+    /// message: toml's report of a parse error, the tail of a command's output.
+    pub fn detail(&self) -> Vec<String> {
+        match self {
+            Error::Toml { detail, .. } => detail.trim_end().lines().map(str::to_string).collect(),
+            Error::Process { output, .. } => output.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The error as printed on standard error: `ncugate: error: …`, its
+    /// detail (toml's report, a command's output) indented below, and its
+    /// `hint:`, each line ending in a newline.
+    pub fn printed(&self) -> String {
+        let mut text = format!("ncugate: error: {self}\n");
+        for line in self.detail() {
+            text.push_str(&format!("  | {line}\n"));
+        }
+        text.push_str(&format!("hint: {}\n", self.hint()));
+        text
+    }
+
+    /// The error as one line for the file reports: message, its detail
+    /// (`output: …`), hint.
+    pub fn report_line(&self) -> String {
+        let detail = self.detail();
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" — output: {}", detail.join(" ⏎ "))
+        };
+        format!("{self}{detail} (hint: {})", self.hint())
+    }
+
+    /// The error for a file of `kind` at `path` that cannot be read.
+    pub fn read(kind: FileKind, path: &Path, source: std::io::Error) -> Error {
+        Error::Read {
+            kind,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The error for an export at `path` that cannot be gated.
+    pub fn export(path: &Path, error: ExportError) -> Error {
+        Error::Export {
+            path: path.to_path_buf(),
+            error: Box::new(error),
+        }
+    }
+
+    /// The error of a profiled ncu run (`logs`: its work directory) or of an import.
+    pub fn ncu(failure: NcuFailure, logs: Option<PathBuf>) -> Error {
+        Error::Ncu {
+            failure: Box::new(failure),
+            logs,
+        }
+    }
+
+    /// The error for a file of `kind` at `path` whose content is wrong.
+    pub fn malformed(kind: FileKind, path: &Path, problem: String) -> Error {
+        Error::Malformed {
+            kind,
+            path: path.to_path_buf(),
+            problem,
+        }
+    }
+
+    /// The error for a TOML file that does not parse, with toml's own report.
+    pub fn toml(what: &'static str, path: &str, error: &toml::de::Error, hint: &str) -> Error {
+        Error::Toml {
+            what,
+            path: path.to_string(),
+            detail: error.to_string(),
+            hint: hint.to_string(),
+        }
+    }
+}
+
+// The kinds are boxed in `Error`: a `Result` stays small on the happy path.
+macro_rules! boxed_from {
+    ($($kind:ident => $variant:ident),*) => {$(
+        impl From<$kind> for Error {
+            fn from(error: $kind) -> Error {
+                Error::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool);
+
+/// Result type of the gate's fallible steps.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
