@@ -8,6 +8,7 @@ mod baseline;
 mod cli;
 mod cost;
 mod details_names;
+mod error_catalogue;
 mod errors;
 mod exports;
 mod hostile_output;
