@@ -196,39 +196,29 @@ pub fn missing_metric(run: &Run, metric: &str) -> Error {
             },
         );
     }
-    let hint = if metric == "sys__memory_throughput"
-        || metric.starts_with("sys__memory_throughput.")
-    {
-        "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()
-    } else {
-        let near = crate::runner::failure::suggestions(metric);
-        // A known name that is merely absent from this export gets no "did you mean".
-        let known = near.iter().any(|m| m == metric);
-        let columns = export_columns(&run.source);
-        let in_export = (!known)
-            .then(|| crate::suggest::closest(metric, columns.iter().map(String::as_str)))
-            .flatten();
-        if let Some(m) = in_export {
-            return Error::MissingMetric {
-                path: run.source.clone(),
-                metric: metric.to_string(),
-                hint: format!(
-                    "did you mean `{m}`? This export has that column; fix the rule's metric name"
-                ),
-            };
-        }
-        match near.first().filter(|_| !known) {
-            Some(m) => format!(
-                "did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"
-            ),
-            None => format!(
-                "profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"
-            ),
-        }
-    };
-    Error::MissingMetric {
-        path: run.source.clone(),
-        metric: metric.to_string(),
-        hint,
-    }
+    use crate::error::{ExportError, MetricNear};
+    let near =
+        if metric == "sys__memory_throughput" || metric.starts_with("sys__memory_throughput.") {
+            MetricNear::NotAnNcuMetric
+        } else {
+            let near = crate::runner::failure::suggestions(metric);
+            // A known name that is merely absent from this export gets no "did you mean".
+            let known = near.iter().any(|m| m == metric);
+            let columns = export_columns(&run.source);
+            let in_export = (!known)
+                .then(|| crate::suggest::closest(metric, columns.iter().map(String::as_str)))
+                .flatten();
+            match (in_export, near.first().filter(|_| !known)) {
+                (Some(m), _) => MetricNear::InExport(m.to_string()),
+                (None, Some(m)) => MetricNear::KnownToNcu(m.clone()),
+                (None, None) => MetricNear::Nothing,
+            }
+        };
+    Error::export(
+        &run.source,
+        ExportError::MissingMetric {
+            metric: metric.to_string(),
+            near,
+        },
+    )
 }

@@ -99,11 +99,27 @@ pub enum ExportError {
     /// A gated metric without a value in some launches of `scope`.
     #[error("metric `{metric}` is n/a or empty for some launches of {scope}")]
     MissingValues { metric: String, scope: String },
+    /// A gated metric that is not in the export; `near` is what it may have meant.
+    #[error("metric `{metric}` is not in this export")]
+    MissingMetric { metric: String, near: MetricNear },
     /// A gated metric whose every value is `n/a`.
     #[error(
         "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
     )]
     NotAvailable { metric: String },
+}
+
+/// What a metric missing from an export may have meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetricNear {
+    /// `sys__memory_throughput`: a name often quoted that ncu never had.
+    NotAnNcuMetric,
+    /// A column of this export close to it.
+    InExport(String),
+    /// A metric ncu knows close to it.
+    KnownToNcu(String),
+    /// Nothing close.
+    Nothing,
 }
 
 impl ExportError {
@@ -131,6 +147,12 @@ impl ExportError {
             E::DifferentGraphModes { .. } => "pass runs profiled in one graph-profiling mode".into(),
             E::DifferentUnits { .. } => "record runs exported the same way (e.g. all with `--print-units base`)".into(),
             E::MissingValues { .. } => "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),
+            E::MissingMetric { metric, near } => match near {
+                MetricNear::NotAnNcuMetric => "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+                MetricNear::InExport(m) => format!("did you mean `{m}`? This export has that column; fix the rule's metric name"),
+                MetricNear::KnownToNcu(m) => format!("did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"),
+                MetricNear::Nothing => format!("profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"),
+            },
             E::NotAvailable { .. } => "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
         }
     }

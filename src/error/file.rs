@@ -37,23 +37,45 @@ pub enum FileKind {
 impl FileKind {
     /// The file as an error message names it: `baseline b.json`, `standard input`.
     pub fn named(self, path: &Path) -> String {
-        let shown = path.display();
-        let noun = match self {
-            FileKind::Stdin => return "standard input".into(),
-            FileKind::Export if path == Path::new("-") => return "standard input".into(),
-            FileKind::Baseline => "baseline",
-            FileKind::BaselinesFolder => "baselines folder",
-            FileKind::Config => "config",
-            FileKind::Thresholds => "thresholds",
-            FileKind::SanitizerXml => "sanitizer XML",
-            FileKind::ShardReport => "report",
-            FileKind::MemoryHistory => "history",
-            FileKind::AuditReport => "audit report",
-            FileKind::Export | FileKind::DetailsPage | FileKind::Findings => {
-                return shown.to_string();
+        if self == FileKind::Stdin || (self == FileKind::Export && path == Path::new("-")) {
+            return "standard input".into();
+        }
+        match self.noun() {
+            Some(noun) => format!("{noun} {}", path.display()),
+            None => path.display().to_string(),
+        }
+    }
+
+    /// The word for the file in messages (`cannot read baseline …`,
+    /// `…: invalid thresholds`); none for exports, which their path names.
+    pub fn noun(self) -> Option<&'static str> {
+        match self {
+            FileKind::Baseline => Some("baseline"),
+            FileKind::BaselinesFolder => Some("baselines folder"),
+            FileKind::Config => Some("config"),
+            FileKind::Thresholds => Some("thresholds"),
+            FileKind::SanitizerXml => Some("sanitizer XML"),
+            FileKind::ShardReport => Some("report"),
+            FileKind::MemoryHistory => Some("history"),
+            FileKind::AuditReport => Some("audit report"),
+            FileKind::Stdin => Some("standard input"),
+            FileKind::Export | FileKind::DetailsPage | FileKind::Findings => None,
+        }
+    }
+
+    /// The fix for a TOML file of this kind that does not parse or validate;
+    /// `keys` are the tables or keys it may hold.
+    pub fn format_hint(self, keys: &[String]) -> String {
+        let keys = keys.join(", ");
+        match self {
+            FileKind::Config => format!(
+                "see the ncugate.toml section of the README (sections: {keys}); `ncugate init --force` writes a fresh one"
+            ),
+            FileKind::Thresholds => {
+                format!("see the threshold format in the README; `[[rule]]` keys: {keys}")
             }
-        };
-        format!("{noun} {shown}")
+            other => other.malformed_hint().to_string(),
+        }
     }
 
     /// The fix for a file of this kind that cannot be read (`source`).

@@ -16,13 +16,15 @@ mod config;
 mod export;
 mod file;
 mod ncu;
+mod process;
 mod report;
 mod tool;
 pub use baseline::BaselineError;
 pub use config::ConfigError;
-pub use export::ExportError;
+pub use export::{ExportError, MetricNear};
 pub use file::FileKind;
 pub use ncu::NcuFailure;
+pub use process::ProcessError;
 pub use report::{Made, MergeError, ReportError};
 pub use tool::{SanitizerFailure, ToolError};
 
@@ -38,24 +40,20 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// A TOML file that does not parse: `detail` is toml's own report
-    /// (line, the line itself, a caret under the column).
-    #[error("{path}: invalid {what}")]
+    /// A TOML file (`kind`: config or thresholds) that does not parse:
+    /// `detail` is toml's own report (line, the line itself, a caret under
+    /// the column); `keys` are the tables or keys it may hold.
+    #[error("{path}: invalid {}", kind.noun().unwrap_or("file"))]
     Toml {
-        what: &'static str,
+        kind: FileKind,
         path: String,
         detail: String,
-        hint: String,
+        keys: Vec<String>,
     },
 
-    /// A command that failed: `output` is the tail of what it printed, shown
-    /// apart from the message.
-    #[error("{message}")]
-    Process {
-        message: String,
-        output: Vec<String>,
-        hint: String,
-    },
+    /// A command that failed; its output's tail is shown apart from the message.
+    #[error(transparent)]
+    Process(Box<ProcessError>),
 
     #[error("cannot write {path}: {source}")]
     Write {
@@ -95,21 +93,16 @@ pub enum Error {
     #[error(transparent)]
     Tool(Box<ToolError>),
 
-    #[error("{path}: metric `{metric}` is not in this export")]
-    MissingMetric {
-        path: PathBuf,
-        metric: String,
-        hint: String,
-    },
-
     #[error("{path}: no kernel launches in this export")]
     NoKernels { path: PathBuf },
 
+    /// A thresholds file that parses but says something invalid; `keys` are
+    /// the keys a `[[rule]]` may hold.
     #[error("{path}: invalid thresholds: {message}")]
     Thresholds {
         path: String,
         message: String,
-        hint: String,
+        keys: Vec<String>,
     },
 
     #[error(
@@ -143,10 +136,9 @@ impl Error {
             Error::Config(error) => error.hint(),
             Error::Baseline(error) => error.hint(),
             Error::Tool(error) => error.hint(),
-            Error::Toml { hint, .. }
-            | Error::Process { hint, .. }
-            | Error::MissingMetric { hint, .. }
-            | Error::Thresholds { hint, .. } => hint.clone(),
+            Error::Process(error) => error.hint(),
+            Error::Toml { kind, keys, .. } => kind.format_hint(keys),
+            Error::Thresholds { keys, .. } => FileKind::Thresholds.format_hint(keys),
             Error::Ncu { failure, logs } => match logs {
                 Some(dir) => format!("{} (logs: {})", failure.hint(), dir.display()),
                 None => failure.hint(),
@@ -164,7 +156,7 @@ impl Error {
     pub fn detail(&self) -> Vec<String> {
         match self {
             Error::Toml { detail, .. } => detail.trim_end().lines().map(str::to_string).collect(),
-            Error::Process { output, .. } => output.clone(),
+            Error::Process(error) => error.output().to_vec(),
             _ => Vec::new(),
         }
     }
@@ -227,13 +219,14 @@ impl Error {
         }
     }
 
-    /// The error for a TOML file that does not parse, with toml's own report.
-    pub fn toml(what: &'static str, path: &str, error: &toml::de::Error, hint: &str) -> Error {
+    /// The error for a TOML file of `kind` that does not parse, with toml's
+    /// own report; `keys` are the tables or keys it may hold.
+    pub fn toml(kind: FileKind, path: &str, error: &toml::de::Error, keys: &[&str]) -> Error {
         Error::Toml {
-            what,
+            kind,
             path: path.to_string(),
             detail: error.to_string(),
-            hint: hint.to_string(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
         }
     }
 }
@@ -248,7 +241,7 @@ macro_rules! boxed_from {
         }
     )*};
 }
-boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool);
+boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool, ProcessError => Process);
 
 /// Result type of the gate's fallible steps.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -93,11 +93,12 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
             }));
         }
         other => {
-            return Err(Error::Process {
-                message: format!("the app failed ({other}): {}", spec.display()),
+            return Err(Error::from(crate::error::ProcessError::App {
+                command: spec.display(),
+                exit: other.to_string(),
                 output: tail,
-                hint: format!("its output is in {}", log.display()),
-            });
+                log: log.clone(),
+            }));
         }
     }
     let audit = audit::read(&out)?;

@@ -129,17 +129,16 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     let log = config.out_dir.join("build.log");
     write_lines(&log, &done.lines)?;
     if !done.exit.success() {
-        let hint = if done.exit == Exit::NotFound {
-            format!("`{program}` is not installed or not on PATH")
-        } else {
-            format!("fix the build; its output is in {}", log.display())
-        };
         // The build's own output goes below the message, not glued to the command line.
-        return Err(Error::Process {
-            message: format!("the build failed ({}): {}", done.exit, spec.display()),
+        return Err(crate::error::ProcessError::Build {
+            program: program.clone(),
+            command: spec.display(),
+            exit: done.exit.to_string(),
+            not_found: done.exit == Exit::NotFound,
             output: tail(&done.lines, 5).lines().map(str::to_string).collect(),
-            hint,
-        });
+            log,
+        }
+        .into());
     }
     Ok(())
 }

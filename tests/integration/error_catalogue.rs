@@ -3,8 +3,8 @@
 //! wildcard, so a new variant does not compile until it has a sample here.
 
 use ncugate::error::{
-    BaselineError, ConfigError, Error, ExportError, FileKind, Made, MergeError, NcuFailure,
-    ReportError, SanitizerFailure, ToolError,
+    BaselineError, ConfigError, Error, ExportError, FileKind, Made, MergeError, MetricNear,
+    NcuFailure, ProcessError, ReportError, SanitizerFailure, ToolError,
 };
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -209,6 +209,22 @@ fn export_errors() -> Vec<ExportError> {
         E::NotAvailable {
             metric: s("dramc__throughput.avg.pct_of_peak_sustained_elapsed"),
         },
+        E::MissingMetric {
+            metric: s("sys__memory_throughput"),
+            near: MetricNear::NotAnNcuMetric,
+        },
+        E::MissingMetric {
+            metric: s("sm__inst_exectued.sum"),
+            near: MetricNear::InExport(s("sm__inst_executed.sum")),
+        },
+        E::MissingMetric {
+            metric: s("smsp__inst_executed.sum"),
+            near: MetricNear::KnownToNcu(s("sm__inst_executed.sum")),
+        },
+        E::MissingMetric {
+            metric: s("zz__nothing"),
+            near: MetricNear::Nothing,
+        },
     ]
 }
 
@@ -236,6 +252,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::DifferentUnits { .. } => "DifferentUnits",
         E::MissingValues { .. } => "MissingValues",
         E::NotAvailable { .. } => "NotAvailable",
+        E::MissingMetric { .. } => "MissingMetric",
     }
 }
 
@@ -497,6 +514,53 @@ fn tool_name(e: &ToolError) -> &'static str {
     }
 }
 
+fn process_errors() -> Vec<ProcessError> {
+    let output = vec![
+        s("graph_app.cu(12): error: identifier \"x\" is undefined"),
+        s("make: *** [Makefile:9] Error 2"),
+    ];
+    vec![
+        ProcessError::Build {
+            program: s("make"),
+            command: s("make -C kernels"),
+            exit: s("exit code 2"),
+            not_found: false,
+            output: output.clone(),
+            log: p("ncugate-out/build.log"),
+        },
+        ProcessError::Build {
+            program: s("mkae"),
+            command: s("mkae -C kernels"),
+            exit: s("not found"),
+            not_found: true,
+            output: vec![],
+            log: p("ncugate-out/build.log"),
+        },
+        ProcessError::AuditLibrary {
+            command: s("cc -shared -o libncugate_audit.so audit.c -lcupti"),
+            exit: s("exit code 1"),
+            output: vec![s(
+                "audit.c:1:10: fatal error: cupti.h: No such file or directory",
+            )],
+            log: p("cache/build.log"),
+        },
+        ProcessError::App {
+            command: s("./build/app --iters 3"),
+            exit: s("exit code 1"),
+            output: vec![s("CUDA error: out of memory")],
+            log: p("ncugate-out/app.log"),
+        },
+    ]
+}
+
+fn process_name(e: &ProcessError) -> &'static str {
+    match e {
+        ProcessError::Build { .. } => "Build",
+        ProcessError::AuditLibrary { .. } => "AuditLibrary",
+        ProcessError::App { .. } => "App",
+    }
+}
+
 fn ncu_failures() -> Vec<NcuFailure> {
     use NcuFailure as F;
     vec![
@@ -644,25 +708,28 @@ fn every_error() -> Vec<(String, Error)> {
     add(
         s("Toml"),
         Error::Toml {
-            what: "config",
+            kind: FileKind::Config,
             path: s("ncugate.toml"),
             detail: s(
                 "TOML parse error at line 2, column 1\n  |\n2 | [profil]\n  | ^^^^^^^^\nunknown field `profil`\n",
             ),
-            hint: s("see the ncugate.toml section of the README"),
+            keys: vec![s("[app]"), s("[profile]")],
         },
     );
     add(
-        s("Process"),
-        Error::Process {
-            message: s("the build failed (exit code 2): make -C kernels"),
-            output: vec![
-                s("graph_app.cu(12): error: identifier \"x\" is undefined"),
-                s("make: *** [Makefile:9] Error 2"),
-            ],
-            hint: s("fix the build, or skip it with --no-build"),
+        s("Toml"),
+        Error::Toml {
+            kind: FileKind::Thresholds,
+            path: s("thresholds.toml"),
+            detail: s(
+                "TOML parse error at line 1, column 7\n  |\n1 | [[rule]\n  |       ^\ninvalid table header\n",
+            ),
+            keys: vec![s("metric"), s("max_change")],
         },
     );
+    for e in process_errors() {
+        add(format!("Process/{}", process_name(&e)), e.into());
+    }
     add(
         s("Write"),
         Error::Write {
@@ -697,21 +764,13 @@ fn every_error() -> Vec<(String, Error)> {
     for e in tool_errors() {
         add(format!("Tool/{}", tool_name(&e)), e.into());
     }
-    add(
-        s("MissingMetric"),
-        Error::MissingMetric {
-            path: p("raw.csv"),
-            metric: s("sm__inst_executed.sum"),
-            hint: s("profile with `ncu --metrics sm__inst_executed.sum,…`"),
-        },
-    );
     add(s("NoKernels"), Error::NoKernels { path: p("raw.csv") });
     add(
         s("Thresholds"),
         Error::Thresholds {
             path: s("thresholds.toml"),
             message: s("rule for `x` (line 2): `metric` is empty"),
-            hint: s("see the thresholds section of the README"),
+            keys: vec![s("metric"), s("max_change"), s("limit")],
         },
     );
     add(
@@ -741,7 +800,7 @@ fn top_level_name(e: &Error) -> &'static str {
     match e {
         Error::Read { .. } => "Read",
         Error::Toml { .. } => "Toml",
-        Error::Process { .. } => "Process",
+        Error::Process(_) => "Process",
         Error::Write { .. } => "Write",
         Error::Malformed { .. } => "Malformed",
         Error::Export { .. } => "Export",
@@ -750,7 +809,6 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Config(_) => "Config",
         Error::Baseline(_) => "Baseline",
         Error::Tool(_) => "Tool",
-        Error::MissingMetric { .. } => "MissingMetric",
         Error::NoKernels { .. } => "NoKernels",
         Error::Thresholds { .. } => "Thresholds",
         Error::DeviceMismatch { .. } => "DeviceMismatch",
