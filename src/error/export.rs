@@ -1,5 +1,5 @@
 //! [`ExportError`]: an ncu export whose content cannot be gated, or runs
-//! that do not belong together. Shown as `PATH: message` ([`super::Error::Export`]).
+//! that do not belong together. Shown as `PATH: message` (`Error::Export`).
 
 /// What is wrong with one export (or with it beside the others).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Every way a profiled ncu run, or `ncu --import`, is known to fail. The
 /// message (`Display`) says what failed; [`NcuFailure::hint`] says how to fix
-/// it. Both end up as [`super::Error::Ncu`], exit code 2;
+/// it. Both end up as `Error::Ncu`, exit code 2;
 /// `crate::runner::failure::classify` finds the class of a profiled run,
 /// `crate::runner::ncu::import` that of an import.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -29,7 +29,7 @@ pub fn read_run(
 ) -> Result<Run> {
     if path != Path::new("-") && is_report(path)? {
         let sha256 = sha256_file(path)?;
-        let mut run = with_ncu_import(import, path, "raw", |out| {
+        let mut run = crate::runner::ncu::import(import.ncu, import.runner, path, "raw", |out| {
             raw::read_raw(path, out, metrics, key_mode)
         })?;
         run.sha256 = sha256;
@@ -89,7 +89,7 @@ pub fn sha256_bytes(data: &[u8]) -> String {
 /// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
 pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
     if path != Path::new("-") && is_report(path)? {
-        return with_ncu_import(import, path, "details", |out| {
+        return crate::runner::ncu::import(import.ncu, import.runner, path, "details", |out| {
             details::read_details(path, out, key_mode)
         });
     }
@@ -135,20 +135,11 @@ fn is_report(path: &Path) -> Result<bool> {
     Ok(n == 4 && magic == NCU_REP_MAGIC)
 }
 
-/// How `.ncu-rep` inputs become CSV: which ncu (`[profile] ncu`, `--ncu`,
-/// `NCUGATE_NCU`, else `ncu` from PATH) and what runs it.
+/// How `.ncu-rep` inputs become CSV through [`crate::runner::ncu::import`]:
+/// which ncu (`[profile] ncu`, `--ncu`, `NCUGATE_NCU`, else `ncu` from PATH)
+/// and what runs it.
 #[derive(Clone, Copy)]
 pub struct NcuImport<'a> {
     pub ncu: &'a str,
     pub runner: &'a dyn ProcessRunner,
-}
-
-/// Converts a `.ncu-rep` input with [`crate::runner::ncu::import`].
-fn with_ncu_import<T>(
-    import: NcuImport,
-    report: &Path,
-    page: &str,
-    parse: impl FnOnce(&mut dyn Read) -> Result<T>,
-) -> Result<T> {
-    crate::runner::ncu::import(import.ncu, import.runner, report, page, parse)
 }
