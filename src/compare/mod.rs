@@ -66,10 +66,10 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     comparable_mode(baseline, runs)?;
     let same_device = crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::DeviceMismatch {
-            baseline: baseline.fingerprint.to_string(),
+        return Err(Error::from(crate::error::BaselineError::Device {
+            recorded: baseline.fingerprint.to_string(),
             current: current.to_string(),
-        });
+        }));
     }
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),

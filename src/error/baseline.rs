@@ -52,6 +52,11 @@ pub enum BaselineError {
         thresholds: String,
         near: Option<String>,
     },
+    /// The baseline comes from another GPU model than the run.
+    #[error(
+        "device mismatch: baseline was recorded on {recorded}, this input comes from {current}"
+    )]
+    Device { recorded: String, current: String },
     /// `--kernel-key` asks for another kernel identity than the baseline's.
     #[error(
         "--kernel-key {asked} conflicts with the baseline, which was recorded with --kernel-key {recorded}"
@@ -93,6 +98,7 @@ impl BaselineError {
                 "did you mean `{near}` (it is in the baseline)? Fix the name in {thresholds} line {line}, or re-record the baseline with these thresholds"
             ),
             BaselineError::MetricMissing { near: None, .. } => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
+            BaselineError::Device { .. } => "record a baseline on this GPU, or pass --allow-device-mismatch to compare anyway".into(),
             BaselineError::KernelKey { asked, .. } => format!(
                 "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {asked}"
             ),

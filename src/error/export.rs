@@ -6,6 +6,9 @@
 pub enum ExportError {
     #[error("the file is empty")]
     Empty,
+    /// A well-formed export without a single kernel launch.
+    #[error("no kernel launches in this export")]
+    NoKernels,
     #[error("binary data, not a CSV export")]
     Binary,
     /// No CSV header, and ncu's own lines say why.
@@ -128,6 +131,7 @@ impl ExportError {
         use ExportError as E;
         match self {
             E::Empty => "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+            E::NoKernels => "ncu profiled nothing: check the app ran kernels and ncu's --kernel-name/--launch-skip filters".into(),
             E::Binary => "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
             E::NcuComplained { .. } => "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
             E::ResultsInReport { report, .. } => format!("pass that report (`--input {report}`), or export it: `ncu --import {report} --csv --page raw`"),

@@ -93,9 +93,6 @@ pub enum Error {
     #[error(transparent)]
     Tool(Box<ToolError>),
 
-    #[error("{path}: no kernel launches in this export")]
-    NoKernels { path: PathBuf },
-
     /// A thresholds file that parses but says something invalid; `keys` are
     /// the keys a `[[rule]]` may hold.
     #[error("{path}: invalid thresholds: {message}")]
@@ -104,11 +101,6 @@ pub enum Error {
         message: String,
         keys: Vec<String>,
     },
-
-    #[error(
-        "device mismatch: baseline was recorded on {baseline}, this input comes from {current}"
-    )]
-    DeviceMismatch { baseline: String, current: String },
 
     /// A profiled ncu run that failed in one of the known ways; `logs` is the
     /// work directory that keeps its output.
@@ -143,8 +135,6 @@ impl Error {
                 Some(dir) => format!("{} (logs: {})", failure.hint(), dir.display()),
                 None => failure.hint(),
             },
-            Error::NoKernels { .. } => "ncu profiled nothing: check the app ran kernels and ncu's --kernel-name/--launch-skip filters".into(),
-            Error::DeviceMismatch { .. } => "record a baseline on this GPU, or pass --allow-device-mismatch to compare anyway".into(),
             Error::Interrupted { .. } => "run it again for a verdict".into(),
         }
     }

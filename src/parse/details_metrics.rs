@@ -216,9 +216,7 @@ pub fn read_details_run(
         }
     }
     if launch_kernel.is_empty() {
-        return Err(Error::NoKernels {
-            path: path.to_path_buf(),
-        });
+        return Err(Error::export(path, crate::error::ExportError::NoKernels));
     }
 
     let n = metrics.len();

@@ -334,9 +334,7 @@ pub fn read_raw_rows(
         }
     }
     if total.launches == 0 {
-        return Err(Error::NoKernels {
-            path: path.to_path_buf(),
-        });
+        return Err(Error::export(path, crate::error::ExportError::NoKernels));
     }
     gpus.sort();
     if graph_results > 0 {

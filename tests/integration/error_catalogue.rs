@@ -140,6 +140,7 @@ fn export_errors() -> Vec<ExportError> {
     use ExportError as E;
     vec![
         E::Empty,
+        E::NoKernels,
         E::Binary,
         E::NcuComplained {
             lines: 3,
@@ -232,6 +233,7 @@ fn export_name(e: &ExportError) -> &'static str {
     use ExportError as E;
     match e {
         E::Empty => "Empty",
+        E::NoKernels => "NoKernels",
         E::Binary => "Binary",
         E::NcuComplained { .. } => "NcuComplained",
         E::ResultsInReport { .. } => "ResultsInReport",
@@ -306,6 +308,10 @@ fn baseline_errors() -> Vec<BaselineError> {
             thresholds: s("thresholds.toml"),
             near: None,
         },
+        E::Device {
+            recorded: s("NVIDIA H200 (sm_90, 132 SMs)"),
+            current: s("NVIDIA A100 (sm_80, 108 SMs)"),
+        },
         E::KernelKey {
             asked: s("function"),
             recorded: s("demangled"),
@@ -341,6 +347,7 @@ fn baseline_name(e: &BaselineError) -> &'static str {
         E::Invalid { .. } => "Invalid",
         E::Missing { .. } => "Missing",
         E::MetricMissing { .. } => "MetricMissing",
+        E::Device { .. } => "Device",
         E::KernelKey { .. } => "KernelKey",
         E::ClockControl { .. } => "ClockControl",
         E::GraphProfiling { .. } => "GraphProfiling",
@@ -764,20 +771,12 @@ fn every_error() -> Vec<(String, Error)> {
     for e in tool_errors() {
         add(format!("Tool/{}", tool_name(&e)), e.into());
     }
-    add(s("NoKernels"), Error::NoKernels { path: p("raw.csv") });
     add(
         s("Thresholds"),
         Error::Thresholds {
             path: s("thresholds.toml"),
             message: s("rule for `x` (line 2): `metric` is empty"),
             keys: vec![s("metric"), s("max_change"), s("limit")],
-        },
-    );
-    add(
-        s("DeviceMismatch"),
-        Error::DeviceMismatch {
-            baseline: s("NVIDIA H200 (sm_90, 132 SMs)"),
-            current: s("NVIDIA A100 (sm_80, 108 SMs)"),
         },
     );
     for f in ncu_failures() {
@@ -809,9 +808,7 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Config(_) => "Config",
         Error::Baseline(_) => "Baseline",
         Error::Tool(_) => "Tool",
-        Error::NoKernels { .. } => "NoKernels",
         Error::Thresholds { .. } => "Thresholds",
-        Error::DeviceMismatch { .. } => "DeviceMismatch",
         Error::Ncu { .. } => "Ncu",
         Error::Interrupted { .. } => "Interrupted",
     }
