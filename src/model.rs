@@ -357,6 +357,20 @@ pub fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
         })
 }
 
+/// Whether the two fingerprints can be compared at all: both name their
+/// GPUs, as many on each side, and each pair shares a part both sides know
+/// (name, compute capability or SM count). An export without device columns
+/// has none: compared with an H200 baseline it would pass as the same GPU.
+pub fn shares_identity(a: &Fingerprint, b: &Fingerprint) -> bool {
+    !a.gpus.is_empty()
+        && a.gpus.len() == b.gpus.len()
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
+            (x.known_name().is_some() && y.known_name().is_some())
+                || (x.known_cc().is_some() && y.known_cc().is_some())
+                || (x.sm_count.is_some() && y.sm_count.is_some())
+        })
+}
+
 fn both<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
     match (a, b) {
         (Some(a), Some(b)) => a == b,

@@ -237,10 +237,10 @@ impl Thresholds {
         })?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
-            let line = text[..spanned.span().start.min(text.len())]
-                .lines()
-                .count()
-                .max(1);
+            // The line of the rule's `[[rule]]` header: newlines before the span, plus one
+            // (`lines()` of the text before it counted one less).
+            let before = &text.as_bytes()[..spanned.span().start.min(text.len())];
+            let line = memchr::memchr_iter(b'\n', before).count() + 1;
             let r = spanned.into_inner();
             let at = |m: &str| err(format!("rule for `{}` (line {line}): {m}", r.metric));
             if r.metric.trim().is_empty() {
@@ -359,6 +359,14 @@ fn parse_percent(text: &str) -> std::result::Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn each_rule_names_the_line_of_its_table_header() {
+        let text = "# comment\n\n[[rule]]\nmetric = \"a\"\nmax_change = \"20%\"\nworse = \"higher\"\n\n[[rule]]\nmetric = \"b\"\nmax_change = \"20%\"\nworse = \"higher\"\n[[rule]]\n\nmetric = \"c\"\nmax_change = \"20%\"\nworse = \"higher\"\n";
+        let t = Thresholds::parse(text, "t.toml").expect("valid");
+        let lines: Vec<usize> = t.rules.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [3, 8, 12]);
+    }
     use super::*;
 
     #[test]

@@ -5,6 +5,7 @@
 //! then the ncu findings that explain them.
 
 mod findings;
+pub mod identity;
 mod rule;
 mod structure;
 
@@ -64,11 +65,18 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     };
 
     comparable_mode(baseline, runs)?;
-    let same_device = crate::model::same_hardware(&baseline.fingerprint, &current);
+    let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
+    let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
         return Err(Error::from(crate::error::BaselineError::Device {
             recorded: baseline.fingerprint.to_string(),
-            current: current.to_string(),
+            current: if identified {
+                current.to_string()
+            } else {
+                format!(
+                    "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
+                )
+            },
         }));
     }
     report.devices = Some(Devices {
@@ -101,6 +109,17 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             baseline.runs
         ));
     }
+    // A kernel whose key changed with the code (template arguments, a
+    // generated kernel's number) is compared under its current key.
+    let pairs = identity::pairs(baseline, runs);
+    let renamed;
+    let baseline: &Baseline = if pairs.is_empty() {
+        baseline
+    } else {
+        renamed = identity::renamed(baseline, &pairs);
+        report.notes.extend(pairs.iter().map(identity::Pair::note));
+        &renamed
+    };
     report.structure = structure::check(baseline, runs, &thresholds.structure);
     report.rules = rule::check_all(baseline, runs, thresholds);
     findings::check(

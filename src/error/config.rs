@@ -1,6 +1,8 @@
 //! [`ConfigError`]: a command line, `NCUGATE_*` variable or `ncugate.toml`
 //! that asks for something ncugate cannot do.
 
+use std::path::PathBuf;
+
 /// A usage error: flags, variables or config that do not fit together.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -94,6 +96,13 @@ pub enum ConfigError {
     InvalidAllowPattern { pattern: String, reason: String },
     #[error("sanitizer allow pattern `{pattern}` has no reason")]
     AllowWithoutReason { pattern: String },
+    /// Every work folder of one workload (`folder`, `folder.2`, …) is held
+    /// by another running ncugate.
+    #[error(
+        "{processes} ncugate processes hold the work folders of {} at once",
+        .folder.display()
+    )]
+    WorkFoldersBusy { processes: usize, folder: PathBuf },
 }
 
 impl ConfigError {
@@ -129,6 +138,7 @@ impl ConfigError {
             E::ShardWithOneWorkloadFlag { flag } => format!("drop --shard, or drop {flag} and let each shard profile its workloads"),
             E::InvalidAllowPattern { .. } => "patterns are regular expressions".into(),
             E::AllowWithoutReason { .. } => "every allowed finding needs a reason, shown in every report".into(),
+            E::WorkFoldersBusy { .. } => "wait for them to finish, or give this run its own folder with --out".into(),
         }
     }
 }

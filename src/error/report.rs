@@ -16,6 +16,34 @@ pub enum ReportError {
     SchemaVersion { found: Option<u64>, reads: u32 },
     #[error("invalid suite report: {reason}")]
     Invalid { reason: String },
+    /// Two entries for one key: serde would keep the last (`"status"` twice).
+    #[error("{reason}")]
+    DuplicateKey { reason: String },
+    /// A workload name that is not safe as a file name (it names a folder of the HTML report).
+    #[error("workload name `{name}` is not safe as a file name")]
+    UnsafeName { name: String },
+    #[error("workload `{workload}`: report schema_version {found} (this ncugate reads {reads})")]
+    WorkloadSchemaVersion {
+        workload: String,
+        found: u32,
+        reads: u32,
+    },
+    /// A written outcome that the checks (of `workload`, or of the whole
+    /// report's workloads) recomputed contradict.
+    #[error(
+        "{} says {says} (exit {says_exit}) but its {} make it {makes} (exit {makes_exit})",
+        .workload.as_ref().map_or("the report".to_string(), |w| format!("workload `{w}`")),
+        if .workload.is_some() { "checks" } else { "workloads" }
+    )]
+    Contradicted {
+        workload: Option<String>,
+        says: String,
+        says_exit: i32,
+        makes: String,
+        makes_exit: i32,
+    },
+    #[error("workload `{workload}` has no check that ran (every check skipped, or none)")]
+    NothingGated { workload: String },
 }
 
 impl ReportError {
@@ -25,7 +53,11 @@ impl ReportError {
             ReportError::NotJson { .. } => "pass the files written by `ncugate check --json FILE`",
             ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
             ReportError::SchemaVersion { .. } => "merge with the ncugate version that wrote the shards",
-            ReportError::Invalid { .. } => "pass the files exactly as `ncugate check --json` wrote them",
+            ReportError::Invalid { .. } | ReportError::DuplicateKey { .. } => "pass the files exactly as `ncugate check --json` wrote them",
+            ReportError::UnsafeName { .. }
+            | ReportError::WorkloadSchemaVersion { .. }
+            | ReportError::Contradicted { .. }
+            | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
         }
         .into()
     }
@@ -36,6 +68,8 @@ impl ReportError {
 pub enum MergeError {
     #[error("no reports given")]
     NoReports,
+    #[error("the reports hold no workload: nothing was gated")]
+    NoWorkloads,
     /// Two reports made with different `what` (ncugate versions, thresholds, baselines).
     #[error("{first} and {other} were made with different {what} ({a} vs {b})")]
     Different {
@@ -117,6 +151,7 @@ impl MergeError {
         use MergeError as E;
         match self {
             E::NoReports => "pass the shards' JSON reports",
+            E::NoWorkloads => "check that the shards selected workloads (--workload, --tag, [[workload]] tables)",
             E::Different { what: Made::NcugateVersions, .. } => "run every shard with the same ncugate version",
             E::Different { what: Made::Thresholds, .. } => "run every shard from the same commit (same thresholds files)",
             E::Different { what: Made::Baselines, .. } => "run every shard from the same commit (same baselines folder)",

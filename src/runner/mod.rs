@@ -13,6 +13,7 @@ pub mod process;
 pub mod procfs;
 pub mod progress;
 pub mod replay;
+pub mod workdir;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};
@@ -154,12 +155,7 @@ pub fn profile_once(
     if config.app.is_empty() {
         return Err(Error::from(crate::error::ConfigError::NoAppToProfile));
     }
-    let dir = config.out_dir.join(name);
-    create_dir(&dir)?;
-    let dir = std::fs::canonicalize(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
     let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");

@@ -269,7 +269,8 @@ impl ProcessRunner for RealRunner {
             readers.push(std::thread::spawn(move || forward(err, &tx)));
         }
         drop(tx);
-        let deadline = spec.timeout.map(|t| start + t);
+        // A timeout past what the clock can hold is no deadline (adding it panicked).
+        let deadline = spec.timeout.and_then(|t| start.checked_add(t));
         let mut lines = Vec::new();
         let mut timed_out = false;
         loop {

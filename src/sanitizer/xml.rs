@@ -162,7 +162,10 @@ pub fn read_records(
                     .rev()
                     .find(|p| *p == "source" || *p == "destination")
                     .cloned();
-                let value = std::mem::take(&mut text).trim().to_string();
+                // No value may carry a line break or a control into a report (a `&#10;`
+                // in a function name injected GitHub workflow commands).
+                let value =
+                    crate::kernel_key::one_line(std::mem::take(&mut text).trim().to_string());
                 if let Some(r) = record.as_mut() {
                     match (parent, name.as_str()) {
                         (Some("record"), "kind") => r.kind = value,

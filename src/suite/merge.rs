@@ -2,7 +2,9 @@
 //! runs of single workloads) joined into one report and one exit code, on
 //! any machine. It refuses what would make the verdict wrong: a missing or
 //! repeated shard, a workload reported twice, shards made with different
-//! thresholds, baselines or ncugate versions.
+//! thresholds, baselines or ncugate versions, a report with duplicate keys,
+//! a written outcome that its checks contradict (every outcome is recomputed
+//! by the code `check` uses), and a merge that gates nothing.
 
 use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
@@ -22,6 +24,12 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
             reason: e.to_string(),
         })
     })?;
+    // serde_json keeps the last of two equal keys: `"status":"fail","status":"pass"` would pass.
+    crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| {
+        bad(ReportError::DuplicateKey {
+            reason: e.to_string(),
+        })
+    })?;
     if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
         return Err(bad(ReportError::NotSuite));
     }
@@ -34,11 +42,69 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
             }));
         }
     }
-    serde_json::from_value(value).map_err(|e| {
+    let report: SuiteReport = serde_json::from_value(value).map_err(|e| {
         bad(ReportError::Invalid {
             reason: e.to_string(),
         })
-    })
+    })?;
+    recomputed(report).map_err(bad)
+}
+
+/// The report with every outcome recomputed from its checks by the code
+/// `check` uses, or why it cannot be trusted: a written outcome that its
+/// checks contradict, a workload report of another schema version, or a
+/// workload that gated nothing (no check that ran, no error).
+fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, ReportError> {
+    // Names from a file are checked as names from ncugate.toml: one names a
+    // folder of the HTML report (`../../x` wrote outside it).
+    let names = report.suite.iter().chain(&report.planned);
+    for name in names.chain(report.workloads.iter().map(|w| &w.name)) {
+        crate::config::workload::check_name(name)
+            .map_err(|_| ReportError::UnsafeName { name: name.clone() })?;
+    }
+    for w in &mut report.workloads {
+        let name = &w.name;
+        let inner = w.report.schema_version;
+        if inner != crate::verdict::REPORT_SCHEMA_VERSION {
+            return Err(ReportError::WorkloadSchemaVersion {
+                workload: name.clone(),
+                found: inner,
+                reads: crate::verdict::REPORT_SCHEMA_VERSION,
+            });
+        }
+        let written = (w.report.outcome, w.report.exit_code);
+        w.report.finish();
+        if written != (w.report.outcome, w.report.exit_code) {
+            return Err(ReportError::Contradicted {
+                workload: Some(name.clone()),
+                says: written.0.as_str().to_string(),
+                says_exit: written.1,
+                makes: w.report.outcome.as_str().to_string(),
+                makes_exit: w.report.exit_code,
+            });
+        }
+        let gated = w
+            .report
+            .statuses()
+            .any(|s| s != crate::status::Status::Skipped);
+        if !gated && w.report.errors.is_empty() {
+            return Err(ReportError::NothingGated {
+                workload: name.clone(),
+            });
+        }
+    }
+    let written = (report.outcome, report.exit_code);
+    report.finish();
+    if written != (report.outcome, report.exit_code) {
+        return Err(ReportError::Contradicted {
+            workload: None,
+            says: written.0.as_str().to_string(),
+            says_exit: written.1,
+            makes: report.outcome.as_str().to_string(),
+            makes_exit: report.exit_code,
+        });
+    }
+    Ok(report)
 }
 
 /// Reads and merges the reports.
@@ -59,16 +125,22 @@ pub fn merge(
         return Err(MergeError::NoReports.into());
     };
     for (name, r) in &reports[1..] {
+        // Compared whole; only the message shortens a digest.
         let same = |what: Made, a: &str, b: &str| {
             if a == b {
                 Ok(())
             } else {
+                let (a, b) = if short(a) == short(b) {
+                    (a.to_string(), b.to_string())
+                } else {
+                    (short(a), short(b))
+                };
                 Err(MergeError::Different {
                     first: first_name.clone(),
                     other: name.clone(),
                     what,
-                    a: a.to_string(),
-                    b: b.to_string(),
+                    a,
+                    b,
                 })
             }
         };
@@ -79,13 +151,13 @@ pub fn merge(
         )?;
         same(
             Made::Thresholds,
-            &short(&first.thresholds_sha256),
-            &short(&r.thresholds_sha256),
+            &first.thresholds_sha256,
+            &r.thresholds_sha256,
         )?;
         same(
             Made::Baselines,
-            &short(&first.baselines_sha256),
-            &short(&r.baselines_sha256),
+            &first.baselines_sha256,
+            &r.baselines_sha256,
         )?;
     }
     let sharded = reports.iter().filter(|(_, r)| r.shard.is_some()).count();
@@ -127,6 +199,9 @@ pub fn merge(
         .flat_map(|(_, r)| r.workloads.iter().cloned())
         .collect();
     workloads.sort_by_key(|w| suite.iter().position(|s| s == &w.name));
+    if workloads.is_empty() {
+        return Err(MergeError::NoWorkloads.into());
+    }
     let mut merged = SuiteReport::new(
         None,
         suite.clone(),
@@ -208,7 +283,8 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
     Ok(())
 }
 
-/// The first 12 hex digits, enough to tell two digests apart in a message.
+/// The first 12 hex digits, to name a digest in a message (two digests that
+/// share them are shown whole; the comparison is always on the whole digest).
 fn short(digest: &str) -> String {
     digest.chars().take(12).collect()
 }

@@ -158,7 +158,7 @@ impl Gate {
         })
     }
 
-    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("ncugate"));
         cmd.current_dir(self.dir.path())
             .args(args)

@@ -101,6 +101,10 @@ fn config_errors() -> Vec<ConfigError> {
             reason: s("unclosed group"),
         },
         E::AllowWithoutReason { pattern: s("leak") },
+        E::WorkFoldersBusy {
+            processes: 64,
+            folder: p("ncugate-out/train"),
+        },
     ]
 }
 
@@ -133,6 +137,7 @@ fn config_name(e: &ConfigError) -> &'static str {
         E::ShardWithOneWorkloadFlag { .. } => "ShardWithOneWorkloadFlag",
         E::InvalidAllowPattern { .. } => "InvalidAllowPattern",
         E::AllowWithoutReason { .. } => "AllowWithoutReason",
+        E::WorkFoldersBusy { .. } => "WorkFoldersBusy",
     }
 }
 
@@ -372,6 +377,32 @@ fn report_errors() -> Vec<ReportError> {
         ReportError::Invalid {
             reason: s("missing field `workloads`"),
         },
+        ReportError::DuplicateKey {
+            reason: s("duplicate key `status` at line 9"),
+        },
+        ReportError::UnsafeName { name: s("../../x") },
+        ReportError::WorkloadSchemaVersion {
+            workload: s("train"),
+            found: 7,
+            reads: 1,
+        },
+        ReportError::Contradicted {
+            workload: Some(s("train")),
+            says: s("pass"),
+            says_exit: 0,
+            makes: s("regression"),
+            makes_exit: 1,
+        },
+        ReportError::Contradicted {
+            workload: None,
+            says: s("pass"),
+            says_exit: 0,
+            makes: s("regression"),
+            makes_exit: 1,
+        },
+        ReportError::NothingGated {
+            workload: s("train"),
+        },
     ]
 }
 
@@ -381,6 +412,11 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::NotSuite => "NotSuite",
         ReportError::SchemaVersion { .. } => "SchemaVersion",
         ReportError::Invalid { .. } => "Invalid",
+        ReportError::DuplicateKey { .. } => "DuplicateKey",
+        ReportError::UnsafeName { .. } => "UnsafeName",
+        ReportError::WorkloadSchemaVersion { .. } => "WorkloadSchemaVersion",
+        ReportError::Contradicted { .. } => "Contradicted",
+        ReportError::NothingGated { .. } => "NothingGated",
     }
 }
 
@@ -395,6 +431,7 @@ fn merge_errors() -> Vec<MergeError> {
     };
     vec![
         E::NoReports,
+        E::NoWorkloads,
         different(Made::NcugateVersions),
         different(Made::Thresholds),
         different(Made::Baselines),
@@ -443,6 +480,7 @@ fn merge_name(e: &MergeError) -> &'static str {
     use MergeError as E;
     match e {
         E::NoReports => "NoReports",
+        E::NoWorkloads => "NoWorkloads",
         E::Different { .. } => "Different",
         E::ShardsAndNot => "ShardsAndNot",
         E::ExpectedShards { .. } => "ExpectedShards",

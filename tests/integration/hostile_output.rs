@@ -232,3 +232,107 @@ fn the_github_action_logs_inputs_on_one_line() {
         "{stderr:?}"
     );
 }
+
+#[test]
+fn names_from_json_and_xml_add_no_line_to_any_output() {
+    // Every file ncugate reads back: a baseline's kernel key, a shard report's
+    // workload name, a sanitizer record's function. Each added a workflow
+    // command, a `$GITHUB_OUTPUT` line or reordered text (bidi controls).
+    let gate = Gate::new();
+    gate.base_baseline(&[]).code(0);
+    let github = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_STEP_SUMMARY", "summary.md"),
+        ("GITHUB_OUTPUT", "output.txt"),
+    ];
+    gate.write("summary.md", "").write("output.txt", "");
+    let baseline = gate.read("baseline.json");
+    for (hostile, code) in [
+        ("produce\\n::stop-commands::x", "U+000A"),
+        ("produce\\r\\nresult=pass", "U+000D"),
+        ("produce\u{202E}", "U+202E"),
+        ("produce\\ufffe", "U+FFFE"),
+    ] {
+        gate.write(
+            "hostile.json",
+            baseline.replace(
+                "\"produce(float *, long)\"",
+                &format!("\"{hostile}(float *, long)\""),
+            ),
+        );
+        let out = gate.run_with(
+            &[
+                "check",
+                "--baseline",
+                "hostile.json",
+                "--input",
+                "base1.csv",
+            ],
+            &github,
+        );
+        out.code(2);
+        assert!(out.stderr.contains(code), "{hostile}: {}", out.stderr);
+        assert!(!out.stdout.contains("::stop-commands::"), "{}", out.stdout);
+        assert!(!gate.read("output.txt").contains("result=pass"));
+    }
+    // A shard report: a workload name with a newline, or one that leaves the HTML folder.
+    gate.write(
+        "ncugate.toml",
+        "[[workload]]\nname = \"base\"\ncommand = [\"./app\"]\n",
+    );
+    std::fs::create_dir_all(gate.path("baselines/base")).expect("mkdir");
+    std::fs::copy(
+        gate.path("baseline.json"),
+        gate.path("baselines/base/nvidia-h200-cc90-132sm.json"),
+    )
+    .expect("copy");
+    gate.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+        "--json",
+        "shard.json",
+    ])
+    .code(0);
+    let shard = gate.read("shard.json");
+    for (name, says) in [
+        ("base\\nresult=pass", "U+000A"),
+        ("base\u{2066}", "U+2066"),
+        ("../../escaped", "not safe as a file name"),
+        ("javascript:alert(1)", "not safe as a file name"),
+    ] {
+        gate.write(
+            "bad.json",
+            shard.replace("\"base\"", &format!("\"{name}\"")),
+        );
+        let out = gate.run_with(&["merge", "bad.json", "--html", "html"], &github);
+        out.code(2);
+        assert!(out.stderr.contains(says), "{name}: {}", out.stderr);
+        assert!(!gate.read("output.txt").contains("result=pass"));
+        assert!(!gate.path("escaped").exists() && !gate.path("html").exists());
+    }
+    // A sanitizer record's function with a character reference for a newline.
+    let xml = std::fs::read_to_string(
+        Path::new(common::REFERENCE).join("sanitizer/seed-program.memcheck.xml"),
+    )
+    .expect("fixture")
+    .replace(
+        "<func>shortKernel_2</func>",
+        "<func>shortKernel_2&#10;::error::forged&#13;&#10;x</func>",
+    );
+    gate.write("seed.xml", xml);
+    let out = gate.run_with(&["sanitize", "--xml", "seed.xml"], &github);
+    out.code(1);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("::error::forged")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("shortKernel_2 ::error::forged"),
+        "{}",
+        out.stdout
+    );
+}

@@ -6,6 +6,7 @@ mod common;
 
 mod baseline;
 mod cli;
+mod concurrency;
 mod cost;
 mod details_names;
 mod error_catalogue;
