@@ -6,8 +6,10 @@
 //! The kinds, one file each: [`ConfigError`] (usage), [`ExportError`] (ncu
 //! exports), [`BaselineError`], [`ReportError`] and [`MergeError`] (`ncugate
 //! merge`), [`ToolError`] (compute-sanitizer, the audit library),
-//! [`NcuFailure`] (ncu itself); [`FileKind`] names what a file is for.
-//! `tests/integration/errors.rs` snapshots every variant as printed.
+//! [`ProcessError`] (the build and other commands, with their output),
+//! [`NcuFailure`] (ncu itself: a profiled run or an import); [`FileKind`]
+//! names what a file is for, so that reading it fails with the fitting hint.
+//! `tests/integration/error_catalogue.rs` snapshots every variant as printed.
 
 use std::path::{Path, PathBuf};
 
