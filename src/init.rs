@@ -46,9 +46,12 @@ impl Prompt for Terminal {
         std::io::stdin()
             .lock()
             .read_line(&mut line)
-            .map_err(|source| Error::Read {
-                path: "<stdin>".into(),
-                source,
+            .map_err(|source| {
+                Error::read(
+                    crate::error::FileKind::Stdin,
+                    std::path::Path::new("-"),
+                    source,
+                )
             })?;
         Ok(line.trim_end_matches(['\r', '\n']).to_string())
     }
@@ -112,10 +115,7 @@ pub fn run(
         }
     }
     if app.is_empty() {
-        return Err(Error::Usage {
-            message: "no app: ncugate init needs the command that runs your CUDA app".into(),
-            hint: "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoAppToInit));
     }
     write(&config_path, &config_text(&app, build.as_deref()))?;
     write(&thresholds_path, &thresholds_text(&app))?;
@@ -169,18 +169,9 @@ fn refuse_to_overwrite(config: &InitConfig, paths: &[&Path]) -> Result<()> {
     if existing.is_empty() || config.force {
         return Ok(());
     }
-    let verb = if existing.len() == 1 {
-        "exists"
-    } else {
-        "exist"
-    };
-    Err(Error::Usage {
-        message: format!(
-            "{} already {verb}; init never overwrites",
-            existing.join(" and ")
-        ),
-        hint: "edit them, or pass --force to write fresh ones".into(),
-    })
+    Err(Error::from(crate::error::ConfigError::InitWouldOverwrite {
+        existing,
+    }))
 }
 
 /// Builds and profiles the app once as the new config says; its kernels, a line each.
@@ -224,9 +215,10 @@ fn trial_run(
 
 fn ask_words(prompt: &mut dyn Prompt, question: &str) -> Result<Vec<String>> {
     let line = prompt.ask(question)?;
-    shlex::split(line.trim()).ok_or_else(|| Error::Usage {
-        message: format!("`{}`: unbalanced quote", line.trim()),
-        hint: "quote like a shell: ./app --name 'a b'".into(),
+    shlex::split(line.trim()).ok_or_else(|| {
+        Error::from(crate::error::ConfigError::UnbalancedAnswer {
+            answer: line.trim().to_string(),
+        })
     })
 }
 

@@ -300,22 +300,19 @@ pub fn graph_mode_name(graph: bool) -> &'static str {
 
 /// The one fingerprint of all `runs` (the same GPU model in each), or an error.
 pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
-    let first = runs.first().ok_or_else(|| Error::Usage {
-        message: "no --input given".into(),
-        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
-    })?;
+    let first = runs
+        .first()
+        .ok_or_else(|| Error::from(crate::error::ConfigError::NoInput))?;
     for run in &runs[1..] {
         if !same_hardware(&run.fingerprint, &first.fingerprint) {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "recorded on {}, but {} was recorded on {}",
-                    run.fingerprint,
-                    first.source.display(),
-                    first.fingerprint
-                ),
-                hint: "pass runs from one GPU model to one check".into(),
-            });
+            return Err(Error::export(
+                &run.source,
+                crate::error::ExportError::DifferentGpus {
+                    gpu: run.fingerprint.to_string(),
+                    other: first.source.display().to_string(),
+                    other_gpu: first.fingerprint.to_string(),
+                },
+            ));
         }
     }
     Ok(first.fingerprint.clone())
@@ -328,16 +325,14 @@ pub fn common_graph_mode(runs: &[Run]) -> Result<Option<bool>> {
         let Some(mode) = run.graph_mode else { continue };
         match seen {
             Some((first, other)) if first != mode => {
-                return Err(Error::Input {
-                    path: run.source.clone(),
-                    message: format!(
-                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
-                        graph_mode_name(mode),
-                        other.source.display(),
-                        graph_mode_name(first)
-                    ),
-                    hint: "pass runs profiled in one graph-profiling mode".into(),
-                });
+                return Err(Error::export(
+                    &run.source,
+                    crate::error::ExportError::DifferentGraphModes {
+                        mode: graph_mode_name(mode).to_string(),
+                        other: other.source.display().to_string(),
+                        other_mode: graph_mode_name(first).to_string(),
+                    },
+                ));
             }
             Some(_) => {}
             None => seen = Some((mode, run)),

@@ -221,7 +221,7 @@ impl Thresholds {
             return Thresholds::builtin();
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("thresholds", path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Thresholds, path, source))?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
@@ -230,10 +230,11 @@ impl Thresholds {
         let err = |message: String| Error::Thresholds {
             path: source.to_string(),
             message,
-            hint: format_hint(),
+            keys: rule_keys().iter().map(|k| k.to_string()).collect(),
         };
-        let spec: ThresholdsSpec = toml::from_str(text)
-            .map_err(|e| Error::toml("thresholds", source, &e, &format_hint()))?;
+        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| {
+            Error::toml(crate::error::FileKind::Thresholds, source, &e, rule_keys())
+        })?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
             // The line of the rule's `[[rule]]` header: newlines before the span, plus one
@@ -339,14 +340,6 @@ impl Thresholds {
 /// in messages cannot fall behind the parser).
 pub fn rule_keys() -> &'static [&'static str] {
     serde_aux::serde_introspection::serde_introspect::<RuleSpec>()
-}
-
-/// The hint of every invalid thresholds file.
-fn format_hint() -> String {
-    format!(
-        "see the threshold format in the README; `[[rule]]` keys: {}",
-        rule_keys().join(", ")
-    )
 }
 
 /// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.

@@ -254,9 +254,5 @@ fn print_stdout(text: &str) -> bool {
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
 /// report, a command's output) indented below, and its `hint:`.
 pub fn print_error(error: &Error) {
-    eprintln!("ncugate: error: {error}");
-    for line in error.detail() {
-        eprintln!("  | {line}");
-    }
-    eprintln!("hint: {}", error.hint());
+    eprint!("{}", error.printed());
 }

@@ -253,7 +253,8 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<T
 /// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
 pub fn diff(old: &Path, new: &Path) -> Result<Text> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
+        std::fs::read_to_string(p)
+            .map_err(|source| Error::read(crate::error::FileKind::Baseline, p, source))
     };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);

@@ -103,9 +103,8 @@ impl Builds {
         let same =
             |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
         if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
-            return result.clone().map_err(|message| Error::Tool {
-                message: format!("the build failed (see above): {message}"),
-                hint: "fix the build; every workload that uses it is skipped".into(),
+            return result.clone().map_err(|message| {
+                Error::from(crate::error::ToolError::BuildFailedBefore { reason: message })
             });
         }
         let result = runner::build(&w.runner, processes);

@@ -70,8 +70,8 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
     let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::DeviceMismatch {
-            baseline: baseline.fingerprint.to_string(),
+        return Err(Error::from(crate::error::BaselineError::Device {
+            recorded: baseline.fingerprint.to_string(),
             current: if identified {
                 current.to_string()
             } else {
@@ -79,7 +79,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
                     "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
                 )
             },
-        });
+        }));
     }
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),
@@ -144,23 +144,13 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
         if let Some(mode) = run.graph_mode
             && mode != recorded
         {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
-                    mode_name(mode),
-                    if mode {
-                        "whole CUDA graphs are single results"
-                    } else {
-                        "graph kernel nodes are separate results"
-                    },
-                    mode_name(recorded)
-                ),
-                hint: format!(
-                    "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
-                    mode_name(recorded)
-                ),
-            });
+            return Err(Error::from(
+                crate::error::BaselineError::ExportGraphProfiling {
+                    export: run.source.display().to_string(),
+                    mode: mode_name(mode).to_string(),
+                    recorded: mode_name(recorded).to_string(),
+                },
+            ));
         }
     }
     Ok(())

@@ -173,10 +173,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
     if args.runs == 0 {
-        return Err(Error::Usage {
-            message: "--runs 0 records nothing".into(),
-            hint: "use --runs 3 (the default) or more for a standard deviation".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::ZeroRuns));
     }
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
@@ -234,9 +231,5 @@ fn refuse_inputs_with_app(inputs: &[PathBuf], app: &[String]) -> Result<()> {
     if inputs.is_empty() || app.is_empty() {
         return Ok(());
     }
-    Err(Error::Usage {
-        message: "both --input and an app after `--` were given".into(),
-        hint: "gate existing exports with --input, or profile an app with `-- APP ARGS`, not both"
-            .into(),
-    })
+    Err(Error::from(crate::error::ConfigError::InputAndApp))
 }

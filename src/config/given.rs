@@ -44,10 +44,11 @@ impl Given {
     /// Exit 2 when one of `ids` was typed: it does nothing `because`.
     pub(super) fn refuse(&self, ids: &[&str], because: &str, instead: &str) -> Result<()> {
         if let Some((_, flag)) = self.0.iter().find(|(id, _)| ids.contains(&id.as_str())) {
-            return Err(Error::Usage {
-                message: format!("{flag} does not apply {because}"),
-                hint: format!("drop {flag}{instead}"),
-            });
+            return Err(Error::from(crate::error::ConfigError::NotApplicable {
+                flag: flag.clone(),
+                because: because.to_string(),
+                instead: instead.to_string(),
+            }));
         }
         Ok(())
     }

@@ -15,11 +15,7 @@ use std::path::Path;
 /// Reads the rule results of a details export, grouped per kernel key and rule.
 /// Informational (`INF`) rule results are skipped: they never explain a regression.
 pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> Result<Findings> {
-    let bad = |message: String| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass `ncu --import R.ncu-rep --csv --page details` exports with --details".into(),
-    };
+    let bad = |problem: String| Error::malformed(crate::error::FileKind::Findings, path, problem);
     let mut csv = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)

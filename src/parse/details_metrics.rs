@@ -64,11 +64,7 @@ pub fn read_details_run(
 
 /// An error in the details page at `path`.
 fn bad(path: &Path, message: String) -> Error {
-    Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass a details-page export (`ncu --csv ./app > out.csv`, or `ncu --import R.ncu-rep --csv --page details`)".into(),
-    }
+    Error::malformed(crate::error::FileKind::DetailsPage, path, message)
 }
 
 /// A field as text, without the line end a last field may keep.
@@ -326,19 +322,15 @@ impl<'a> Fold<'a> {
             Some((_, _, p)) if *p < priority => return Ok(()),
             Some((_, other, p)) if *p == priority && other != spot => {
                 let name = &self.wanted[m][priority].name;
-                return Err(Error::Input {
-                    path: self.path.to_path_buf(),
-                    message: format!(
-                        "`{metric}` names two metrics of one launch (\"{}\" and \"{}\")",
-                        other.show(),
-                        spot.show()
-                    ),
-                    hint: format!(
-                        "say which in the rule: metric = \"{}: {name}\" or metric = \"{}: {name}\"",
-                        other.show(),
-                        spot.show()
-                    ),
-                });
+                return Err(Error::export(
+                    self.path,
+                    crate::error::ExportError::AmbiguousMetric {
+                        metric: metric.to_string(),
+                        first: other.show(),
+                        second: spot.show(),
+                        label: name.to_string(),
+                    },
+                ));
             }
             Some((_, _, p)) if *p == priority => return Ok(()),
             _ => {}
@@ -363,9 +355,10 @@ impl<'a> Fold<'a> {
     /// The run: each launch's values folded per kernel key.
     fn into_run(self, sha256: String) -> Result<Run> {
         if self.launch_kernel.is_empty() {
-            return Err(Error::NoKernels {
-                path: self.path.to_path_buf(),
-            });
+            return Err(Error::export(
+                self.path,
+                crate::error::ExportError::NoKernels,
+            ));
         }
         let n = self.metrics.len();
         if let Some(m) = (0..n).find(|&m| {

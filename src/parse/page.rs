@@ -46,16 +46,10 @@ pub struct Located<'a> {
 
 /// Finds the header row of an ncu CSV export in `data`.
 pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
-    let bad = |message: String| {
-        Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass an ncu CSV export: `ncu --import R.ncu-rep --csv --page raw` (or `--page details`), or what `ncu --csv ./app > out.csv` wrote".into(),
-    }
-    };
+    let bad = |problem: String| Error::malformed(crate::error::FileKind::Export, path, problem);
     let data = data.strip_prefix(BOM).unwrap_or(data);
     if data.is_empty() {
-        return Err(bad("the file is empty".into()));
+        return Err(Error::export(path, crate::error::ExportError::Empty));
     }
     let mut start = 0;
     let mut line_no = 0;
@@ -70,7 +64,7 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         let line = &data[start..end];
         let line = line.strip_prefix(BOM).unwrap_or(line);
         if line.contains(&0) {
-            return Err(bad("binary data, not a CSV export".into()));
+            return Err(Error::export(path, crate::error::ExportError::Binary));
         }
         if complaint.is_none()
             && (line.starts_with(b"==ERROR==")
@@ -97,31 +91,28 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         line_no += 1;
     }
     if let Some(said) = complaint {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!("no ncu CSV header in {line_no} lines; ncu said: {said}"),
-            hint: "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::NcuComplained {
+                lines: line_no,
+                said: said.to_string(),
+            },
+        ));
     }
     if let Some(rep) = report {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!(
-                "no ncu CSV header in {line_no} lines; ncu wrote its results to {rep}"
-            ),
-            hint: format!(
-                "pass that report (`--input {rep}`), or export it: `ncu --import {rep} --csv --page raw`"
-            ),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::ResultsInReport {
+                lines: line_no,
+                report: rep.to_string(),
+            },
+        ));
     }
     if text_report {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!(
-                "this is ncu's text report (`Section:` tables), not a CSV export (no CSV header in {line_no} lines)"
-            ),
-            hint: "profile with `ncu --csv …`, or export a saved report: `ncu --import R.ncu-rep --csv --page raw`".into(),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::TextReport { lines: line_no },
+        ));
     }
     Err(bad(format!(
         "no ncu CSV header in {line_no} lines (no row naming \"ID\" and \"Kernel Name\", or \"Section Name\", \"Metric Name\" and \"Metric Value\")"
@@ -146,28 +137,16 @@ fn header_fields(line: &[u8]) -> Vec<String> {
 /// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
 /// before the CSV when `--csv` output was captured from a profiling run.
 pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result<Vec<String>> {
-    let io = |source: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source: std::io::Error| Error::read(crate::error::FileKind::Export, path, source);
     loop {
         let Some(row) = scanner.next_row().map_err(io)? else {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "the file is empty".into(),
-                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`"
-                    .into(),
-            });
+            return Err(Error::export(path, crate::error::ExportError::Empty));
         };
         if row.is_blank() || row.line.starts_with(b"==") {
             continue;
         }
         if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "binary data, not a CSV export".into(),
-                hint: "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
-            });
+            return Err(Error::export(path, crate::error::ExportError::Binary));
         }
         return Ok(row.strings());
     }
@@ -236,10 +215,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
             std::fs::read(path)
         }
     };
-    read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    read(path).map_err(|source| Error::read(crate::error::FileKind::Export, path, source))
 }
 
 /// An export cut short ends without a line break (ncu ends every row with
@@ -255,11 +231,7 @@ pub fn check_complete(path: &Path, data: &[u8]) -> Result<()> {
         quotes += usize::from(b == b'"');
     }
     if quotes % 2 == 1 || !trimmed.ends_with(b"\"") && !trimmed.ends_with(b",") {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: "the export ends in the middle of a row: it is truncated".into(),
-            hint: "export it again (`ncu --import R.ncu-rep --csv --page …`) and check the disk was not full".into(),
-        });
+        return Err(Error::export(path, crate::error::ExportError::Truncated));
     }
     Ok(())
 }

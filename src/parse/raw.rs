@@ -11,7 +11,7 @@ use super::number::{Cell, parse_cell};
 use super::nvtx;
 use super::page::{KERNEL_NAME, detect_page};
 use super::scan::{Row, RowScanner, RowSource, Wanted};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExportError, Result};
 use crate::kernel_key::kernel_key;
 use crate::model::{
     ExportPage, Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run,
@@ -82,10 +82,10 @@ pub fn read_raw_rows(
     scanner.want(Wanted::Columns(layout.columns.clone()));
     let mut fold = Fold::new(path, metrics, key_mode);
     let mut line = 2usize;
-    while let Some(row) = scanner.next_row().map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })? {
+    while let Some(row) = scanner
+        .next_row()
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?
+    {
         line += 1;
         if !row.is_blank() {
             fold.row(&layout, &row, line)?;
@@ -95,51 +95,30 @@ pub fn read_raw_rows(
 }
 
 /// An error in the export at `path`.
-fn bad(path: &Path, message: String, hint: &str) -> Error {
-    Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: hint.to_string(),
-    }
+fn bad(path: &Path, error: ExportError) -> Error {
+    Error::export(path, error)
 }
 
 /// Refuses a header that is not the raw page's.
 fn check_raw_header(path: &Path, header: &[String]) -> Result<()> {
     match detect_page(header) {
         Some(ExportPage::Raw) => Ok(()),
-        Some(ExportPage::Details) => Err(bad(
-            path,
-            "this is a details page, not a raw page".into(),
-            "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`",
-        )),
-        None => Err(bad(
-            path,
-            "not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)".into(),
-            "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`",
-        )),
+        Some(ExportPage::Details) => Err(bad(path, ExportError::DetailsPageAsInput)),
+        None => Err(bad(path, ExportError::NotRawPage)),
     }
 }
 
 /// The second row: each column's unit.
 fn units_row(path: &Path, scanner: &mut impl RowSource, width: usize) -> Result<Vec<String>> {
-    let row = scanner.next_row().map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let row = scanner
+        .next_row()
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     match row {
         Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => {
             Ok(row.strings())
         }
-        Some(_) => Err(bad(
-            path,
-            "the second row is not ncu's units row".into(),
-            "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`",
-        )),
-        None => Err(bad(
-            path,
-            "header only: no units row and no launches (truncated export?)".into(),
-            "re-export the report; the file ends after its first line",
-        )),
+        Some(_) => Err(bad(path, ExportError::NoUnitsRow)),
+        None => Err(bad(path, ExportError::HeaderOnly)),
     }
 }
 
@@ -272,11 +251,11 @@ impl<'a> Fold<'a> {
         if row.fields != layout.width {
             return Err(bad(
                 self.path,
-                format!(
-                    "line {line} has {} fields, the header has {}: the export is truncated or corrupt",
-                    row.fields, layout.width
-                ),
-                "re-export the report with `ncu --import R.ncu-rep --csv --page raw`",
+                ExportError::FieldCount {
+                    line,
+                    fields: row.fields,
+                    width: layout.width,
+                },
             ));
         }
         self.fingerprint(layout, row, line)?;
@@ -324,10 +303,11 @@ impl<'a> Fold<'a> {
         if layout.gpu[3].is_some() && sms.replace(',', "").trim().parse::<u32>().is_err() {
             return Err(bad(
                 self.path,
-                format!(
-                    "line {line}: `{SM_COUNT}` is {sms:?}, not a number: the GPU cannot be identified"
-                ),
-                "re-export the report; a raw page always has the GPU's SM count",
+                ExportError::UnknownSmCount {
+                    line,
+                    column: SM_COUNT.to_string(),
+                    value: sms.to_string(),
+                },
             ));
         }
         let gpu = gpu_of(&name, &major, &minor, &sms, &cc);
@@ -377,11 +357,12 @@ impl<'a> Fold<'a> {
                 if let Some(problem) = super::number::impossible(v) {
                     return Err(bad(
                         self.path,
-                        format!(
-                            "line {line}: metric `{metric}` is {:?}: {problem}",
-                            String::from_utf8_lossy(raw)
-                        ),
-                        "ncu never writes such a value: re-export the report, or fix the tool that rewrote it",
+                        ExportError::ImpossibleValue {
+                            line,
+                            metric: metric.to_string(),
+                            value: String::from_utf8_lossy(raw).into_owned(),
+                            problem: problem.to_string(),
+                        },
                     ));
                 }
                 kernel.metrics[m].push(v);
@@ -389,8 +370,10 @@ impl<'a> Fold<'a> {
                 if !self.total.metrics[m].sum.is_finite() {
                     return Err(bad(
                         self.path,
-                        format!("line {line}: the sum of metric `{metric}` overflows"),
-                        "ncu never writes such values: re-export the report",
+                        ExportError::SumOverflows {
+                            line,
+                            metric: metric.to_string(),
+                        },
                     ));
                 }
             }
@@ -401,11 +384,11 @@ impl<'a> Fold<'a> {
             Cell::Text => {
                 return Err(bad(
                     self.path,
-                    format!(
-                        "line {line}: metric `{metric}` has the non-numeric value {:?}",
-                        String::from_utf8_lossy(raw)
-                    ),
-                    "gate numeric metrics only (counters, throughputs, durations)",
+                    ExportError::NotNumeric {
+                        line,
+                        metric: metric.to_string(),
+                        value: String::from_utf8_lossy(raw).into_owned(),
+                    },
                 ));
             }
         }
@@ -415,9 +398,7 @@ impl<'a> Fold<'a> {
     /// The run, once every row is folded in.
     fn into_run(mut self, layout: Layout, sha256: String) -> Result<Run> {
         if self.total.launches == 0 {
-            return Err(Error::NoKernels {
-                path: self.path.to_path_buf(),
-            });
+            return Err(bad(self.path, ExportError::NoKernels));
         }
         self.gpus.sort();
         let graph_mode = match layout.graph_mode {

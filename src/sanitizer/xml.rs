@@ -64,13 +64,8 @@ pub fn read_records(
     reader: impl BufRead,
     mut each: impl FnMut(Record),
 ) -> Result<u64> {
-    let bad = |message: String| {
-        Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "re-run compute-sanitizer with `--xml --save FILE`; a truncated file means it was killed or the disk filled".into(),
-    }
-    };
+    let bad =
+        |problem: String| Error::malformed(crate::error::FileKind::SanitizerXml, path, problem);
     let mut xml = Reader::from_reader(reader);
     // Not trim_text: it would also trim around entity references (`due to &quot;…`).
     let mut buf = Vec::new();

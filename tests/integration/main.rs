@@ -9,6 +9,7 @@ mod cli;
 mod concurrency;
 mod cost;
 mod details_names;
+mod error_catalogue;
 mod errors;
 mod exports;
 mod function_length;
