@@ -27,7 +27,24 @@ impl Stats {
         let n = values.len() as f64;
         let mean = values.iter().sum::<f64>() / n;
         let stddev = if values.len() > 1 {
-            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+            let plain = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            if plain.is_finite() {
+                plain
+            } else {
+                // Finite values whose squared spread overflows (1e160, 3e160):
+                // deviations scaled by the largest one before squaring.
+                let scale = values
+                    .iter()
+                    .map(|v| (v - mean).abs())
+                    .fold(0.0_f64, f64::max);
+                scale
+                    * (values
+                        .iter()
+                        .map(|v| ((v - mean) / scale).powi(2))
+                        .sum::<f64>()
+                        / (n - 1.0))
+                        .sqrt()
+            }
         } else {
             0.0
         };

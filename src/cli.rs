@@ -326,21 +326,24 @@ pub fn value_error(e: &clap::Error) -> Option<crate::error::Error> {
         Some(source) => source.to_string(),
         None => "not a value it takes".to_string(),
     };
-    let did_you_mean = match e.get(ContextKind::SuggestedValue) {
-        Some(ContextValue::String(s)) => format!(" (did you mean `{s}`?)"),
-        Some(ContextValue::Strings(s)) if !s.is_empty() => format!(" (did you mean `{}`?)", s[0]),
-        _ => String::new(),
+    let suggested = match e.get(ContextKind::SuggestedValue) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(s)) => s.first().cloned(),
+        _ => None,
     };
-    let hint = match e.get(ContextKind::ValidValue) {
-        Some(ContextValue::Strings(values)) if !values.is_empty() => {
-            format!("{flag} takes {}", values.join(", "))
-        }
-        _ => format!("`--help` describes {flag}"),
+    let valid = match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(values)) => values.clone(),
+        _ => Vec::new(),
     };
-    Some(crate::error::Error::Usage {
-        message: format!("{flag} {value}: {why}{did_you_mean}"),
-        hint,
-    })
+    Some(crate::error::Error::from(
+        crate::error::ConfigError::InvalidValue {
+            flag,
+            value,
+            why,
+            suggested,
+            valid,
+        },
+    ))
 }
 
 /// The subcommands (as typed, e.g. `baseline record`) that accept the long

@@ -7,8 +7,9 @@
 //! such as `(anonymous namespace)` or template arguments like `(int)1`, are
 //! matched rather than split on.
 //!
-//! Keys are printable: control characters (CR, LF, …) and Unicode
-//! noncharacters (U+FFFE, U+FFFF, …) in a name are written as `\u{…}`
+//! Keys are printable: control characters (CR, LF, …), Unicode
+//! noncharacters (U+FFFE, U+FFFF, …) and bidirectional controls (U+202E, …)
+//! in a name are written as `\u{…}`
 //! escapes here, at the border, so no report can be broken by one — a CR/LF
 //! would inject GitHub workflow commands into a CI log or split a Markdown
 //! row, and U+FFFE is not allowed in XML.
@@ -40,9 +41,36 @@ pub fn printable(text: String) -> String {
     out
 }
 
-fn unprintable(c: char) -> bool {
+/// `text` on one line: CR, LF and tab become spaces (text from XML may wrap),
+/// any other [`unprintable`] character is escaped as by [`printable`].
+pub fn one_line(text: String) -> String {
+    if !text.chars().any(unprintable) {
+        return text;
+    }
+    let spaced: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    printable(spaced)
+}
+
+/// A character no report may show as it is: a control character (a CR/LF
+/// injects GitHub workflow commands or splits a Markdown row), a Unicode
+/// noncharacter (U+FFFE is not allowed in XML), or a bidirectional control
+/// (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C: they reorder what a
+/// reader sees, so a name could pass for another).
+pub fn unprintable(c: char) -> bool {
     let u = u32::from(c);
-    c.is_control() || (0xFDD0..=0xFDEF).contains(&u) || u & 0xFFFE == 0xFFFE
+    c.is_control()
+        || (0xFDD0..=0xFDEF).contains(&u)
+        || u & 0xFFFE == 0xFFFE
+        || matches!(u, 0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C)
 }
 
 const UNNAMED: &str = "<unnamed>";

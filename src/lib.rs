@@ -49,8 +49,9 @@
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
 //! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],
-//! [`exit`]. No module uses one that uses it back
-//! (tests/integration/module_cycles.rs fails on any cycle).
+//! [`exit`]. No module uses one that uses it back, nor a file one of its
+//! sibling files that uses it back (tests/integration/module_cycles.rs fails
+//! on any cycle).
 
 pub mod aggregate;
 pub mod baseline;

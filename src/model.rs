@@ -329,22 +329,19 @@ impl GraphProfiling {
 
 /// The one fingerprint of all `runs` (the same GPU model in each), or an error.
 pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
-    let first = runs.first().ok_or_else(|| Error::Usage {
-        message: "no --input given".into(),
-        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
-    })?;
+    let first = runs
+        .first()
+        .ok_or_else(|| Error::from(crate::error::ConfigError::NoInput))?;
     for run in &runs[1..] {
         if !same_hardware(&run.fingerprint, &first.fingerprint) {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "recorded on {}, but {} was recorded on {}",
-                    run.fingerprint,
-                    first.source.display(),
-                    first.fingerprint
-                ),
-                hint: "pass runs from one GPU model to one check".into(),
-            });
+            return Err(Error::export(
+                &run.source,
+                crate::error::ExportError::DifferentGpus {
+                    gpu: run.fingerprint.to_string(),
+                    other: first.source.display().to_string(),
+                    other_gpu: first.fingerprint.to_string(),
+                },
+            ));
         }
     }
     Ok(first.fingerprint.clone())
@@ -357,16 +354,14 @@ pub fn common_graph_mode(runs: &[Run]) -> Result<Option<GraphProfiling>> {
         let Some(mode) = run.graph_mode else { continue };
         match seen {
             Some((first, other)) if first != mode => {
-                return Err(Error::Input {
-                    path: run.source.clone(),
-                    message: format!(
-                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
-                        mode.as_str(),
-                        other.source.display(),
-                        first.as_str()
-                    ),
-                    hint: "pass runs profiled in one graph-profiling mode".into(),
-                });
+                return Err(Error::export(
+                    &run.source,
+                    crate::error::ExportError::DifferentGraphModes {
+                        mode: mode.as_str().to_string(),
+                        other: other.source.display().to_string(),
+                        other_mode: first.as_str().to_string(),
+                    },
+                ));
             }
             Some(_) => {}
             None => seen = Some((mode, run)),
@@ -388,6 +383,20 @@ pub fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
             both(x.known_name(), y.known_name())
                 && both(x.known_cc(), y.known_cc())
                 && both(x.sm_count, y.sm_count)
+        })
+}
+
+/// Whether the two fingerprints can be compared at all: both name their
+/// GPUs, as many on each side, and each pair shares a part both sides know
+/// (name, compute capability or SM count). An export without device columns
+/// has none: compared with an H200 baseline it would pass as the same GPU.
+pub fn shares_identity(a: &Fingerprint, b: &Fingerprint) -> bool {
+    !a.gpus.is_empty()
+        && a.gpus.len() == b.gpus.len()
+        && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {
+            (x.known_name().is_some() && y.known_name().is_some())
+                || (x.known_cc().is_some() && y.known_cc().is_some())
+                || (x.sm_count.is_some() && y.sm_count.is_some())
         })
 }
 

@@ -294,7 +294,7 @@ impl Thresholds {
             return Thresholds::builtin();
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("thresholds", path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Thresholds, path, source))?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
@@ -303,16 +303,17 @@ impl Thresholds {
         let err = |message: String| Error::Thresholds {
             path: source.to_string(),
             message,
-            hint: format_hint(),
+            keys: rule_keys().iter().map(|k| k.to_string()).collect(),
         };
-        let spec: ThresholdsSpec = toml::from_str(text)
-            .map_err(|e| Error::toml("thresholds", source, &e, &format_hint()))?;
+        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| {
+            Error::toml(crate::error::FileKind::Thresholds, source, &e, rule_keys())
+        })?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
-            let line = text[..spanned.span().start.min(text.len())]
-                .lines()
-                .count()
-                .max(1);
+            // The line of the rule's `[[rule]]` header: newlines before the span, plus one
+            // (`lines()` of the text before it counted one less).
+            let before = &text.as_bytes()[..spanned.span().start.min(text.len())];
+            let line = memchr::memchr_iter(b'\n', before).count() + 1;
             let r = spanned.into_inner();
             let at = |m: &str| err(format!("rule for `{}` (line {line}): {m}", r.metric));
             if r.metric.trim().is_empty() {
@@ -414,14 +415,6 @@ pub fn rule_keys() -> &'static [&'static str] {
     serde_aux::serde_introspection::serde_introspect::<RuleSpec>()
 }
 
-/// The hint of every invalid thresholds file.
-fn format_hint() -> String {
-    format!(
-        "see the threshold format in the README; `[[rule]]` keys: {}",
-        rule_keys().join(", ")
-    )
-}
-
 /// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.
 fn parse_percent(text: &str) -> std::result::Result<f64, String> {
     let Some(number) = text.trim().strip_suffix('%') else {
@@ -439,6 +432,14 @@ fn parse_percent(text: &str) -> std::result::Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn each_rule_names_the_line_of_its_table_header() {
+        let text = "# comment\n\n[[rule]]\nmetric = \"a\"\nmax_change = \"20%\"\nworse = \"higher\"\n\n[[rule]]\nmetric = \"b\"\nmax_change = \"20%\"\nworse = \"higher\"\n[[rule]]\n\nmetric = \"c\"\nmax_change = \"20%\"\nworse = \"higher\"\n";
+        let t = Thresholds::parse(text, "t.toml").expect("valid");
+        let lines: Vec<usize> = t.rules.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [3, 8, 12]);
+    }
     use super::*;
 
     #[test]

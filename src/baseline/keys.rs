@@ -1,17 +1,25 @@
-//! Duplicate keys anywhere in a JSON document. `serde_json` keeps the last of
-//! two equal keys in a map without a word (and the typed reader only refuses a
-//! repeated struct field), so a baseline with two entries for one kernel or
-//! one metric — a hand merge, a bad edit — would be read as half of itself.
+//! Duplicate keys and unprintable strings anywhere in a JSON document that
+//! ncugate reads back (a baseline, a shard report). `serde_json` keeps the
+//! last of two equal keys in a map without a word (and the typed reader only
+//! refuses a repeated struct field), so a baseline with two entries for one
+//! kernel or one metric — a hand merge, a bad edit — would be read as half of
+//! itself, and a shard's `"status": "fail", "status": "pass"` as a pass. And
+//! ncugate never writes a control, noncharacter or bidirectional character
+//! into a string (names are escaped where they are read from ncu), so one in
+//! a file read back is a hand edit or an attack: a newline in a workload or
+//! kernel name would add a workflow command or a `$GITHUB_OUTPUT` line.
 //! This walk reads the text once, without building a value, and names the
-//! first repeated key and where it is.
+//! first offending key or string and where it is.
 
+use crate::kernel_key::unprintable;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::HashSet;
 use std::fmt;
 
 /// `Err` with "duplicate key `K` in PLACE at line L column C" for the first
-/// key that appears twice in one object; `Err` with serde_json's message for
-/// text that is not JSON; `Ok` otherwise.
+/// key that appears twice in one object, or "a string in PLACE holds U+000A,
+/// …" for the first key or string with an [`unprintable`] character; `Err`
+/// with serde_json's message for text that is not JSON; `Ok` otherwise.
 pub fn no_duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
     let mut path = Vec::new();
     let mut de = serde_json::Deserializer::from_str(text);
@@ -85,8 +93,8 @@ impl<'de> Visitor<'de> for Walk<'_> {
     fn visit_f64<E>(self, _: f64) -> Result<(), E> {
         Ok(())
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        printable(s, self.path)
     }
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
@@ -116,12 +124,25 @@ impl<'de> Visitor<'de> for Walk<'_> {
                     place(path)
                 )));
             }
+            printable(&key, path)?;
             seen.insert(key.clone());
             path.push(Step::Key(key));
             map.next_value_seed(Walk { path: &mut *path })?;
             path.pop();
         }
         Ok(())
+    }
+}
+
+/// `Err` naming the first unprintable character of `s` and where `s` is.
+fn printable<E: de::Error>(s: &str, path: &[Step]) -> Result<(), E> {
+    match s.chars().find(|&c| unprintable(c)) {
+        None => Ok(()),
+        Some(c) => Err(E::custom(format!(
+            "a string in {} holds U+{:04X}, a control, noncharacter or bidirectional character that ncugate never writes",
+            place(path),
+            u32::from(c)
+        ))),
     }
 }
 

@@ -12,7 +12,7 @@ pub mod keys;
 pub mod record;
 
 use crate::aggregate::Stats;
-use crate::error::{Error, Result};
+use crate::error::{BaselineError, Error, Result};
 use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
 pub use atomic::write_atomic;
 use serde::{Deserialize, Serialize};
@@ -171,23 +171,17 @@ impl Baseline {
         // A `baseline record` killed while writing left its temp file here.
         atomic::remove_stale_temps(path);
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("baseline", path, source))?;
-        let bad = |message: String, hint: &str| Error::Baseline {
-            path: path.to_path_buf(),
-            message,
-            hint: hint.into(),
-        };
+            .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?;
+        let path = path.to_path_buf();
         // The version first, without building the document (a baseline of
         // 30,000 kernels is 140 MB): the other keys are skipped.
         #[derive(Deserialize)]
         struct Head {
             schema_version: Option<serde_json::Value>,
         }
-        let not_json = |e: serde_json::Error| {
-            bad(
-                format!("not a baseline: invalid JSON ({e})"),
-                "record one with `ncugate baseline record --input RAW.csv --output baseline.json`",
-            )
+        let not_json = |e: serde_json::Error| BaselineError::NotJson {
+            path: path.clone(),
+            reason: e.to_string(),
         };
         let head = if text.trim_start().starts_with('{') {
             serde_json::from_str::<Head>(&text).map_err(not_json)?
@@ -205,33 +199,28 @@ impl Baseline {
         {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
-                return Err(bad(
-                    format!(
-                        "unknown baseline schema_version {v} (this ncugate {} reads {SCHEMA_VERSION})",
-                        env!("CARGO_PKG_VERSION")
-                    ),
-                    "use the ncugate version that recorded it, or re-record the baseline with this one",
-                ));
+                return Err(BaselineError::SchemaVersion {
+                    path,
+                    found: v,
+                    reads: SCHEMA_VERSION,
+                }
+                .into());
             }
             None => {
-                return Err(bad(
-                    "not a baseline: no schema_version".into(),
-                    "record one with `ncugate baseline record`",
-                ));
+                return Err(BaselineError::NoSchemaVersion { path }.into());
             }
         }
         // A typed map (and a `Value`) keeps the last of two equal keys silently.
-        keys::no_duplicate_keys(&text).map_err(|e| {
-            bad(
-                format!("invalid baseline: {e}"),
-                "two entries for one key come from a hand edit or a merge: re-record the baseline, or keep one of the entries",
-            )
+        keys::no_duplicate_keys(&text).map_err(|e| BaselineError::DuplicateKey {
+            path: path.clone(),
+            reason: e.to_string(),
         })?;
         serde_json::from_str(&text).map_err(|e| {
-            bad(
-                format!("invalid baseline: {e}"),
-                "re-record the baseline; do not edit it by hand",
-            )
+            BaselineError::Invalid {
+                path,
+                reason: e.to_string(),
+            }
+            .into()
         })
     }
 

@@ -8,18 +8,8 @@ use super::*;
 /// `ncugate check`: the report, or the error with its error report (which
 /// is written wherever the reports go, like any other).
 pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
-    check_report(config, processes).map_err(|failed| {
-        let (error, inputs, details) = *failed;
-        let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
-        let report = Report::error(
-            &config.baseline.display(),
-            paths(&inputs),
-            paths(&details),
-            &thresholds_name(config),
-            error.report_line(),
-        );
-        Failed::with_report(error, report)
-    })
+    let mut known = Known::given(config);
+    steps(config, processes, &mut known).map_err(|error| known.fail(error))
 }
 
 /// The thresholds file a check reads, as its report names it.
@@ -27,110 +17,69 @@ pub(super) fn thresholds_name(config: &CheckConfig) -> String {
     config.thresholds.to_string()
 }
 
-/// An error before any comparison, with the inputs and details known by then.
-type CheckError = Box<(Error, Vec<PathBuf>, Vec<PathBuf>)>;
+/// A check under way: its config and the files it knows of, which its error
+/// report names (the `--input` and `--details` files given, then the ones
+/// profiled).
+struct Known<'a> {
+    config: &'a CheckConfig,
+    inputs: Vec<PathBuf>,
+    details: Vec<PathBuf>,
+}
 
-fn check_report(
-    config: &CheckConfig,
-    processes: &dyn ProcessRunner,
-) -> std::result::Result<Report, CheckError> {
-    let given = match &config.source {
-        Source::Inputs(i) => i.clone(),
-        Source::Profile { .. } => Vec::new(),
-    };
-    let fail = |e: Error| Box::new((e, given.clone(), config.details.clone()));
+impl<'a> Known<'a> {
+    fn given(config: &'a CheckConfig) -> Known<'a> {
+        let inputs = match &config.source {
+            Source::Inputs(i) => i.clone(),
+            Source::Profile { .. } => Vec::new(),
+        };
+        Known {
+            config,
+            inputs,
+            details: config.details.clone(),
+        }
+    }
+
+    /// The error of any step, with its error report: built here, once.
+    fn fail(&self, error: Error) -> Failed {
+        let config = self.config;
+        let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
+        let report = Report::error(
+            &config.baseline.display(),
+            paths(&self.inputs),
+            paths(&self.details),
+            &thresholds_name(config),
+            error.report_line(),
+        );
+        Failed::with_report(error, report)
+    }
+}
+
+/// The check, step by step: thresholds → the baseline's candidates → the
+/// data (profiled or given) → runs → the baseline for this data → the
+/// comparison → the sanitizer stage → notes.
+fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known) -> Result<Report> {
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
     };
-    let thresholds = Thresholds::load(config.thresholds.file()).map_err(fail)?;
+    let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = thresholds.metrics();
-    let (baseline, baseline_path, acquired, runs) = match &config.baseline {
-        BaselinePlace::File(path) => {
-            let baseline = Baseline::load(path).map_err(fail)?;
-            usable(config, &baseline, path, &thresholds).map_err(fail)?;
-            let expected = Some(baseline.total.launches.mean.round() as u64);
-            let acquired = acquire(
-                &config.source,
-                &config.details,
-                &metrics,
-                expected,
-                config.outputs.github,
-                processes,
-            )
-            .map_err(fail)?;
-            let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-            let runs = read_runs(
-                &acquired.inputs,
-                &metrics,
-                baseline.kernel_key,
-                &thresholds,
-                import,
-            )
-            .map_err(fail)?;
-            (baseline, path.clone(), acquired, runs)
-        }
-        BaselinePlace::Dir {
-            dir,
-            workload,
-            record,
-        } => {
-            let files = suite::baselines::files(dir, workload).map_err(fail)?;
-            if files.is_empty() {
-                return Err(fail(missing_baseline(dir, workload, None, &[], record)));
-            }
-            // The candidates' key mode parses the data once in the usual case.
-            let first = Baseline::load(&files[0]).map_err(fail)?;
-            let acquired = acquire(
-                &config.source,
-                &config.details,
-                &metrics,
-                None,
-                config.outputs.github,
-                processes,
-            )
-            .map_err(fail)?;
-            let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-            let mut runs = read_runs(
-                &acquired.inputs,
-                &metrics,
-                first.kernel_key,
-                &thresholds,
-                import,
-            )
-            .map_err(fail)?;
-            let fingerprint = runs
-                .first()
-                .map(|r| r.fingerprint.clone())
-                .unwrap_or_default();
-            let path = suite::baselines::path(dir, workload, &fingerprint);
-            if !path.exists() {
-                let gpus = suite::baselines::gpus(&files);
-                return Err(fail(missing_baseline(
-                    dir,
-                    workload,
-                    Some(&suite::baselines::slug(&fingerprint)),
-                    &gpus,
-                    record,
-                )));
-            }
-            let baseline = Baseline::load(&path).map_err(fail)?;
-            usable(config, &baseline, &path, &thresholds).map_err(fail)?;
-            if baseline.kernel_key != first.kernel_key {
-                runs = read_runs(
-                    &acquired.inputs,
-                    &metrics,
-                    baseline.kernel_key,
-                    &thresholds,
-                    import,
-                )
-                .map_err(fail)?;
-            }
-            (baseline, path, acquired, runs)
-        }
-    };
-    let fail = |e: Error| Box::new((e, acquired.inputs.clone(), acquired.details.clone()));
-    let findings = read_findings(&acquired.details, baseline.kernel_key, import).map_err(fail)?;
+    let candidates = Candidates::of(config, &thresholds)?;
+    let acquired = acquire(
+        &config.source,
+        &config.details,
+        &metrics,
+        candidates.expected_launches(),
+        config.outputs.github,
+        processes,
+    )?;
+    known.inputs.clone_from(&acquired.inputs);
+    known.details.clone_from(&acquired.details);
+    let read = |key| read_runs(&acquired.inputs, &metrics, key, &thresholds, import);
+    let runs = read(candidates.kernel_key())?;
+    let (baseline_path, baseline, runs) = candidates.choose(config, &thresholds, runs, read)?;
+    let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
+    let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
     let mut report = compare::compare(&Inputs {
         baseline: &baseline,
         baseline_path: baseline_path.display().to_string(),
@@ -143,27 +92,143 @@ fn check_report(
             .collect(),
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
-    })
-    .map_err(fail)?;
+        notes: notes.details_page,
+    })?;
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
-    if let Source::Profile { runner, .. } = &config.source {
-        report
-            .notes
-            .extend(cost_note(runner, &metrics, &runs, &acquired.seconds));
-    }
+    report.notes.extend(notes.cost);
     if let Some(sanitizer) = &config.sanitizer {
-        sanitizer_stage(&mut report, sanitizer, processes).map_err(fail)?;
+        sanitizer_stage(&mut report, sanitizer, processes)?;
         report.finish();
     }
-    match (&baseline.profile, &acquired.profile) {
-        (Some(b), None) => report.notes.push(format!("the inputs' ncu settings are unknown; the baseline was profiled with --clock-control {} --graph-profiling {}", b.clock_control, b.graph_profiling.as_str())),
-        (None, Some(c)) => report.notes.push(format!("the baseline does not record its ncu settings (recorded from exports); this run used --clock-control {} --graph-profiling {}", c.clock_control, c.graph_profiling.as_str())),
-        (Some(b), Some(c)) if b.mode != c.mode => report.notes.push(format!("the baseline was profiled in {:?} mode, this run in {:?} mode (same gated metrics)", b.mode, c.mode).to_lowercase()),
-        _ => {}
-    }
+    report.notes.extend(settings_note(
+        baseline.profile.as_ref(),
+        acquired.profile.as_ref(),
+    ));
     Ok(report)
+}
+
+/// The baseline a check compares with, as far as it is known before the
+/// data: one file, or a workload's baselines of which the data's GPU picks one.
+enum Candidates<'a> {
+    File {
+        path: PathBuf,
+        baseline: Box<Baseline>,
+    },
+    PerGpu {
+        dir: &'a Path,
+        workload: &'a str,
+        record: &'a str,
+        files: Vec<PathBuf>,
+        /// The first candidate's key mode, which reads the data once in the usual case.
+        kernel_key: KernelKeyMode,
+    },
+}
+
+impl<'a> Candidates<'a> {
+    /// A baseline file is loaded and vetted before any profiling; a
+    /// workload's folder must hold at least one baseline.
+    fn of(config: &'a CheckConfig, thresholds: &Thresholds) -> Result<Candidates<'a>> {
+        match &config.baseline {
+            BaselinePlace::File(path) => {
+                let baseline = Baseline::load(path)?;
+                usable(config, &baseline, path, thresholds)?;
+                Ok(Candidates::File {
+                    path: path.clone(),
+                    baseline: Box::new(baseline),
+                })
+            }
+            BaselinePlace::Dir {
+                dir,
+                workload,
+                record,
+            } => {
+                let files = suite::baselines::files(dir, workload)?;
+                let Some(first) = files.first() else {
+                    return Err(missing_baseline(dir, workload, None, &[], record));
+                };
+                let kernel_key = Baseline::load(first)?.kernel_key;
+                Ok(Candidates::PerGpu {
+                    dir,
+                    workload,
+                    record,
+                    files,
+                    kernel_key,
+                })
+            }
+        }
+    }
+
+    /// The kernel key mode to read the data with.
+    fn kernel_key(&self) -> KernelKeyMode {
+        match self {
+            Candidates::File { baseline, .. } => baseline.kernel_key,
+            Candidates::PerGpu { kernel_key, .. } => *kernel_key,
+        }
+    }
+
+    /// Launches per run the progress line expects, when one baseline is known.
+    fn expected_launches(&self) -> Option<u64> {
+        match self {
+            Candidates::File { baseline, .. } => Some(baseline.total.launches.mean.round() as u64),
+            Candidates::PerGpu { .. } => None,
+        }
+    }
+
+    /// The baseline for the data's GPU, vetted, and the runs read with its
+    /// key mode (`read` reads them again when it differs from the first
+    /// candidate's).
+    fn choose(
+        self,
+        config: &CheckConfig,
+        thresholds: &Thresholds,
+        runs: Vec<Run>,
+        read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
+    ) -> Result<(PathBuf, Baseline, Vec<Run>)> {
+        let (dir, workload, record, files, kernel_key) = match self {
+            Candidates::File { path, baseline } => return Ok((path, *baseline, runs)),
+            Candidates::PerGpu {
+                dir,
+                workload,
+                record,
+                files,
+                kernel_key,
+            } => (dir, workload, record, files, kernel_key),
+        };
+        let fingerprint = runs
+            .first()
+            .map(|r| r.fingerprint.clone())
+            .unwrap_or_default();
+        let path = baseline_file(&config.baseline, &fingerprint);
+        if !path.exists() {
+            let gpus = suite::baselines::gpus(&files);
+            let gpu = suite::baselines::slug(&fingerprint);
+            return Err(missing_baseline(dir, workload, Some(&gpu), &gpus, record));
+        }
+        let baseline = Baseline::load(&path)?;
+        usable(config, &baseline, &path, thresholds)?;
+        let runs = if baseline.kernel_key == kernel_key {
+            runs
+        } else {
+            read(baseline.kernel_key)?
+        };
+        Ok((path, baseline, runs))
+    }
+}
+
+/// When the two sides' ncu settings differ or one is unknown: what the
+/// reader should know (the settings that matter are refused by [`usable`]).
+fn settings_note(
+    baseline: Option<&ProfileSettings>,
+    current: Option<&ProfileSettings>,
+) -> Option<String> {
+    match (baseline, current) {
+        (Some(b), None) => Some(format!("the inputs' ncu settings are unknown; the baseline was profiled with --clock-control {} --graph-profiling {}", b.clock_control, b.graph_profiling.as_str())),
+        (None, Some(c)) => Some(format!("the baseline does not record its ncu settings (recorded from exports); this run used --clock-control {} --graph-profiling {}", c.clock_control, c.graph_profiling.as_str())),
+        (Some(b), Some(c)) if b.mode != c.mode => Some(format!("the baseline was profiled in {:?} mode, this run in {:?} mode (same gated metrics)", b.mode, c.mode).to_lowercase()),
+        _ => None,
+    }
 }
 
 /// The checks a baseline must pass before any data is compared with it: the
@@ -177,34 +242,21 @@ fn usable(
     if let Some(mode) = config.kernel_key
         && mode != baseline.kernel_key
     {
-        return Err(Error::Usage {
-            message: format!(
-                "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
-                baseline.kernel_key
-            ),
-            hint: format!(
-                "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
-            ),
-        });
+        return Err(Error::from(crate::error::BaselineError::KernelKey {
+            asked: mode.to_string(),
+            recorded: baseline.kernel_key.to_string(),
+        }));
     }
     for rule in thresholds.rules.iter().filter(|r| !r.optional) {
         if !baseline.total.metrics.contains_key(&rule.metric) {
             let known = baseline.total.metrics.keys().map(String::as_str);
-            let hint = match closest(&rule.metric, known) {
-                Some(near) => format!(
-                    "did you mean `{near}` (it is in the baseline)? Fix the name in {} line {}, or re-record the baseline with these thresholds",
-                    thresholds.source, rule.line
-                ),
-                None => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
-            };
-            return Err(Error::Baseline {
+            return Err(Error::from(crate::error::BaselineError::MetricMissing {
                 path: path.to_path_buf(),
-                message: format!(
-                    "metric `{}` (thresholds line {}) is not in the baseline",
-                    rule.metric, rule.line
-                ),
-                hint,
-            });
+                metric: rule.metric.clone(),
+                line: rule.line,
+                thresholds: thresholds.source.to_string(),
+                near: closest(&rule.metric, known).map(str::to_string),
+            }));
         }
     }
     if let (Source::Profile { runner, .. }, Some(recorded)) = (&config.source, &baseline.profile) {
@@ -221,39 +273,28 @@ fn missing_baseline(
     others: &[String],
     record: &str,
 ) -> Error {
-    let message = match gpu {
-        None => format!("no baseline for workload `{workload}`"),
-        Some(gpu) => format!(
-            "no baseline for workload `{workload}` on this GPU ({gpu}.json); there are baselines for {}",
-            others.join(", ")
-        ),
-    };
-    Error::Baseline {
+    Error::from(crate::error::BaselineError::Missing {
         path: dir.join(workload),
-        message,
-        hint: format!("record it on this runner: `{record}`"),
-    }
+        workload: workload.to_string(),
+        gpu: gpu.map(str::to_string),
+        others: others.to_vec(),
+        record: record.to_string(),
+    })
 }
 
 /// Runs made under another clock control or graph-profiling mode are not comparable.
 fn comparable_settings(baseline: &ProfileSettings, current: &ProfileSettings) -> Result<()> {
     if baseline.clock_control != current.clock_control {
-        return Err(Error::Usage {
-            message: format!(
-                "the baseline was profiled with --clock-control {}, this run would use --clock-control {}",
-                baseline.clock_control, current.clock_control
-            ),
-            hint: format!(
-                "clock control changes throughput by ~10%: use --clock-control {} (or [profile] clock_control), or re-record the baseline",
-                baseline.clock_control
-            ),
-        });
+        return Err(Error::from(crate::error::BaselineError::ClockControl {
+            recorded: baseline.clock_control.to_string(),
+            current: current.clock_control.to_string(),
+        }));
     }
     if baseline.graph_profiling != current.graph_profiling {
-        return Err(Error::Usage {
-            message: format!("the baseline was profiled with --graph-profiling {}, this run would use {}", baseline.graph_profiling.as_str(), current.graph_profiling.as_str()),
-            hint: "graph mode profiles a whole graph as one result: use the baseline's mode, or re-record the baseline".into(),
-        });
+        return Err(Error::from(crate::error::BaselineError::GraphProfiling {
+            recorded: baseline.graph_profiling.as_str().to_string(),
+            current: current.graph_profiling.as_str().to_string(),
+        }));
     }
     Ok(())
 }

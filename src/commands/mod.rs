@@ -2,20 +2,21 @@
 //! → parse → aggregate → compare → report → exit code. Every command is a
 //! function of its config and a [`ProcessRunner`] that returns a value (a
 //! report, a suite run, a [`Text`]) or a [`Failed`]; [`execute`]
-//! (`finish.rs`) shows that value and takes the exit code from it, in one
+//! (`execute.rs`) shows that value and takes the exit code from it, in one
 //! place. `check.rs` and `record.rs` hold the metric gate's two commands,
 //! `memory.rs` the sanitizer and leak gates, `suites.rs` the same commands
 //! over a suite's workloads and `merge`; this file what they share (getting
-//! the data, parsing it), `profile` and `baseline diff`.
+//! the data, parsing it, the notes about it, the baseline file for a GPU),
+//! `profile` and `baseline diff`.
 
 mod check;
-mod finish;
+mod execute;
 mod memory;
 mod record;
 mod suites;
 
 pub use check::check;
-pub use finish::{Failed, Gated, Text, execute, print_error};
+pub use execute::{Failed, Gated, Text, capture_stdout, execute, print_error};
 pub use memory::{leaks, sanitize};
 pub use record::record;
 pub use suites::{SuiteRun, merge, suite};
@@ -24,7 +25,7 @@ use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
 use crate::compare::{self, Inputs};
 use crate::config::{BaselinePlace, CheckConfig, RecordConfig, SanitizeConfig, Source};
 use crate::error::{Error, Result};
-use crate::model::{Findings, KernelKeyMode, Run};
+use crate::model::{Findings, Fingerprint, KernelKeyMode, Run};
 use crate::parse;
 use crate::report::{self, terminal};
 use crate::rules::Thresholds;
@@ -128,6 +129,45 @@ fn cost_note(
     runner::passes::note(&collected, &builtin, passes, seconds.get(i).copied())
 }
 
+/// What a reader should know about the data, made once for `check` and
+/// `baseline record` alike: the runs whose metrics came from the details
+/// page, and what ncu's extra passes cost (fast mode only).
+struct DataNotes {
+    details_page: Vec<String>,
+    cost: Option<String>,
+}
+
+impl DataNotes {
+    fn of(source: &Source, metrics: &[String], runs: &[Run], seconds: &[f64]) -> DataNotes {
+        let details_page = runs
+            .iter()
+            .filter(|r| r.page == crate::model::ExportPage::Details)
+            .map(|r| {
+                format!(
+                    "{}: metrics read from the details page (by metric ID or details label)",
+                    r.source.display()
+                )
+            })
+            .collect();
+        let cost = match source {
+            Source::Profile { runner, .. } => cost_note(runner, metrics, runs, seconds),
+            Source::Inputs(_) => None,
+        };
+        DataNotes { details_page, cost }
+    }
+}
+
+/// The one file of `place` for data of this GPU: the file itself, or
+/// `<dir>/<workload>/<gpu>.json`.
+fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
+    match place {
+        BaselinePlace::File(path) => path.clone(),
+        BaselinePlace::Dir { dir, workload, .. } => {
+            suite::baselines::path(dir, workload, fingerprint)
+        }
+    }
+}
+
 /// Parses every input; a metric that a non-optional rule needs must be in each.
 fn read_runs(
     inputs: &[PathBuf],
@@ -213,7 +253,8 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<T
 /// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
 pub fn diff(old: &Path, new: &Path) -> Result<Text> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
+        std::fs::read_to_string(p)
+            .map_err(|source| Error::read(crate::error::FileKind::Baseline, p, source))
     };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);

@@ -12,12 +12,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         runner: processes,
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
-    let mut metrics = thresholds.metrics();
-    for m in &config.extra_metrics {
-        if !metrics.contains(m) {
-            metrics.push(m.clone());
-        }
-    }
+    let metrics = collected_metrics(&thresholds, &config.extra_metrics);
     let acquired = acquire(
         &config.source,
         &config.details,
@@ -33,64 +28,32 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         &thresholds,
         import,
     )?;
-    let mut notes = Vec::new();
-    for run in runs
+    if matches!(config.source, Source::Inputs(_)) {
+        baseline::record::distinct_inputs(&runs)?;
+    }
+    let data = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
+    let mut notes: Vec<String> = data
+        .details_page
         .iter()
-        .filter(|r| r.page == crate::model::ExportPage::Details)
-    {
-        notes.push(format!(
-            "ncugate: {}: metrics read from the details page (by metric ID or details label)",
-            run.source.display()
-        ));
-    }
-    if let Source::Profile { runner, .. } = &config.source
-        && let Some(note) = cost_note(runner, &metrics, &runs, &acquired.seconds)
-    {
-        notes.push(format!("ncugate: note: {note}"));
-    }
+        .map(|n| format!("ncugate: {n}"))
+        .collect();
+    notes.extend(data.cost.map(|n| format!("ncugate: note: {n}")));
     let passes = runs
         .iter()
         .filter_map(|r| runner::passes::Passes::of(&r.total.passes))
         .max_by_key(|p| p.max)
         .map(|p| format!(", {p}"))
         .unwrap_or_default();
-    // Optional rules' metrics are recorded only where every run has them.
-    let required: Vec<String> = metrics
-        .iter()
-        .filter(|m| {
-            thresholds
-                .rules
-                .iter()
-                .any(|r| &r.metric == *m && !r.optional)
-                || config.extra_metrics.contains(m)
-                || runs.iter().all(|r| {
-                    r.metric_index(m)
-                        .is_some_and(|i| r.metrics[i].unit.is_some())
-                })
-        })
-        .cloned()
-        .collect();
+    let recorded = Recorded::of(&metrics, &thresholds, &config.extra_metrics, &runs);
     let runs: Vec<Run> = runs
         .into_iter()
-        .map(|run| keep_metrics(run, &required))
+        .map(|run| keep_metrics(run, &recorded.required))
         .collect();
     let findings = read_findings(&acquired.details, config.kernel_key, import)?;
-    let optional: Vec<String> = required
-        .iter()
-        .filter(|m| {
-            !config.extra_metrics.contains(m)
-                && thresholds
-                    .rules
-                    .iter()
-                    .filter(|r| &&r.metric == m)
-                    .all(|r| r.optional)
-        })
-        .cloned()
-        .collect();
     let mut baseline = baseline::record::build(
         &runs,
-        &required,
-        &optional,
+        &recorded.required,
+        &recorded.optional,
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
@@ -99,40 +62,15 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         baseline.cost_seconds =
             Some(acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64);
     }
-    let output = match &config.output {
-        BaselinePlace::File(path) => path.clone(),
-        BaselinePlace::Dir { dir, workload, .. } => {
-            suite::baselines::path(dir, workload, &baseline.fingerprint)
-        }
-    };
+    let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;
-    if baseline.runs < 2 {
-        let mut noisy: Vec<&str> = thresholds
-            .rules
-            .iter()
-            .filter(|r| r.noise > 0.0)
-            .map(|r| r.metric.as_str())
-            .collect();
-        noisy.dedup();
-        notes.push(format!(
-            "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {} is 0 and only `max_change` applies",
-            baseline.runs,
-            if noisy.is_empty() {
-                "the rules".to_string()
-            } else {
-                noisy.join(", ")
-            }
-        ));
-        notes.push(
-            "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band".into(),
-        );
-    }
-    let launches: f64 = baseline.total.launches.mean;
+    notes.extend(one_run_warning(&baseline, &thresholds));
     let line = format!(
-        "ncugate: recorded {}: {} kernels, {launches} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}\n",
+        "ncugate: recorded {}: {} kernels, {} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}\n",
         output.display(),
         baseline.kernels.len(),
-        required.len(),
+        baseline.total.launches.mean,
+        recorded.required.len(),
         baseline.runs,
         baseline.fingerprint,
         baseline.kernel_key
@@ -141,6 +79,79 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         notes,
         ..Text::pass(line)
     })
+}
+
+/// The metrics to collect: the rules' metrics, then `--extra-metric`s.
+fn collected_metrics(thresholds: &Thresholds, extra: &[String]) -> Vec<String> {
+    let mut metrics = thresholds.metrics();
+    for m in extra {
+        if !metrics.contains(m) {
+            metrics.push(m.clone());
+        }
+    }
+    metrics
+}
+
+/// The metrics a baseline records, and which of them are optional.
+struct Recorded {
+    /// Non-optional rules' metrics, `--extra-metric`s, and optional rules'
+    /// metrics where every run has them (in collection order).
+    required: Vec<String>,
+    /// Those only optional rules use.
+    optional: Vec<String>,
+}
+
+impl Recorded {
+    fn of(metrics: &[String], thresholds: &Thresholds, extra: &[String], runs: &[Run]) -> Recorded {
+        let rules_of = |m: &String| -> Vec<&crate::rules::Rule> {
+            thresholds.rules.iter().filter(|r| &r.metric == m).collect()
+        };
+        let required: Vec<String> = metrics
+            .iter()
+            .filter(|m| {
+                rules_of(m).iter().any(|r| !r.optional)
+                    || extra.contains(m)
+                    || runs.iter().all(|r| {
+                        r.metric_index(m)
+                            .is_some_and(|i| r.metrics[i].unit.is_some())
+                    })
+            })
+            .cloned()
+            .collect();
+        let optional = required
+            .iter()
+            .filter(|m| !extra.contains(m) && rules_of(m).iter().all(|r| r.optional))
+            .cloned()
+            .collect();
+        Recorded { required, optional }
+    }
+}
+
+/// A baseline of one run has no spread: which `noise` allowances that
+/// zeroes, and how to record a better one.
+fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
+    if baseline.runs >= 2 {
+        return Vec::new();
+    }
+    let mut noisy: Vec<&str> = thresholds
+        .rules
+        .iter()
+        .filter(|r| r.noise > 0.0)
+        .map(|r| r.metric.as_str())
+        .collect();
+    noisy.dedup();
+    let which = if noisy.is_empty() {
+        "the rules".to_string()
+    } else {
+        noisy.join(", ")
+    };
+    vec![
+        format!(
+            "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {which} is 0 and only `max_change` applies",
+            baseline.runs
+        ),
+        "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band".into(),
+    ]
 }
 
 /// Drops metric columns that are not in `keep` (order follows `keep`).

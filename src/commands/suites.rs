@@ -101,7 +101,8 @@ pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
         })
         .collect();
     let plan = shard::plan(&costs, s.count);
-    let mine = &plan[(s.index - 1) as usize];
+    // Shards past the plan's get no workload.
+    let mine: &[String] = plan.get((s.index - 1) as usize).map_or(&[], Vec::as_slice);
     config
         .workloads
         .iter()
@@ -127,9 +128,8 @@ impl Builds {
         let same =
             |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
         if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
-            return result.clone().map_err(|message| Error::Tool {
-                message: format!("the build failed (see above): {message}"),
-                hint: "fix the build; every workload that uses it is skipped".into(),
+            return result.clone().map_err(|message| {
+                Error::from(crate::error::ToolError::BuildFailedBefore { reason: message })
             });
         }
         let result = runner::build(&w.runner, processes);

@@ -5,12 +5,13 @@
 //! then the ncu findings that explain them.
 
 mod findings;
+pub mod identity;
 mod rule;
 mod structure;
 
 use crate::baseline::Baseline;
 use crate::error::{Error, Result};
-use crate::model::{Findings, Fingerprint, GraphProfiling, Run};
+use crate::model::{Findings, Fingerprint, Run};
 use crate::rules::Thresholds;
 use crate::verdict::{Devices, Outcome, REPORT_SCHEMA_VERSION, Report};
 
@@ -24,6 +25,8 @@ pub struct Inputs<'a> {
     pub details_paths: Vec<String>,
     pub thresholds: &'a Thresholds,
     pub allow_device_mismatch: bool,
+    /// Notes about the data the report starts with (e.g. metrics read from the details page).
+    pub notes: Vec<String>,
 }
 
 /// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
@@ -60,31 +63,29 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .iter()
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
-        notes: Vec::new(),
+        notes: inputs.notes.clone(),
     };
 
     comparable_mode(baseline, runs)?;
-    let same_device = crate::model::same_hardware(&baseline.fingerprint, &current);
+    let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
+    let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::DeviceMismatch {
-            baseline: baseline.fingerprint.to_string(),
-            current: current.to_string(),
-        });
+        return Err(Error::from(crate::error::BaselineError::Device {
+            recorded: baseline.fingerprint.to_string(),
+            current: if identified {
+                current.to_string()
+            } else {
+                format!(
+                    "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
+                )
+            },
+        }));
     }
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
-    for run in runs
-        .iter()
-        .filter(|r| r.page == crate::model::ExportPage::Details)
-    {
-        report.notes.push(format!(
-            "{}: metrics read from the details page (by metric ID or details label)",
-            run.source.display()
-        ));
-    }
     if let Some(note) = partial_note(&baseline.fingerprint, &current) {
         report.notes.push(note);
     }
@@ -101,6 +102,17 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             baseline.runs
         ));
     }
+    // A kernel whose key changed with the code (template arguments, a
+    // generated kernel's number) is compared under its current key.
+    let pairs = identity::pairs(baseline, runs);
+    let renamed;
+    let baseline: &Baseline = if pairs.is_empty() {
+        baseline
+    } else {
+        renamed = identity::renamed(baseline, &pairs);
+        report.notes.extend(pairs.iter().map(identity::Pair::note));
+        &renamed
+    };
     report.structure = structure::check(baseline, runs, &thresholds.structure);
     report.rules = rule::check_all(baseline, runs, thresholds);
     findings::check(
@@ -127,23 +139,13 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
         if let Some(mode) = run.graph_mode
             && mode != recorded
         {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
-                    mode.as_str(),
-                    if mode == GraphProfiling::Graph {
-                        "whole CUDA graphs are single results"
-                    } else {
-                        "graph kernel nodes are separate results"
-                    },
-                    recorded.as_str()
-                ),
-                hint: format!(
-                    "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
-                    recorded.as_str()
-                ),
-            });
+            return Err(Error::from(
+                crate::error::BaselineError::ExportGraphProfiling {
+                    export: run.source.display().to_string(),
+                    mode: mode.as_str().to_string(),
+                    recorded: recorded.as_str().to_string(),
+                },
+            ));
         }
     }
     Ok(())

@@ -113,31 +113,46 @@ fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
     }
 }
 
+/// The result of `rule` on `kernel` (`None`: the whole run): measured, then judged.
 fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -> RuleResult {
-    let scope = kernel.map_or(Scope::Total, Scope::Kernel);
     let mut result = unjudged(rule, kernel);
-    let unavailable = |mut result: RuleResult, message: String| {
-        result.status = if rule.optional {
-            Status::Skipped
-        } else {
-            Status::Error
-        };
-        result.message = if rule.optional {
-            format!("{message} (optional rule, skipped)")
-        } else {
-            message
-        };
-        result
-    };
+    match measure(rule, kernel, entry, runs, &mut result) {
+        Ok((x, stats)) => judge(rule, result, x, &stats),
+        Err(message) => unavailable(rule, result, message),
+    }
+}
 
+/// A rule that could not be measured: an error, or skipped for an `optional` rule.
+fn unavailable(rule: &Rule, mut result: RuleResult, message: String) -> RuleResult {
+    result.status = if rule.optional {
+        Status::Skipped
+    } else {
+        Status::Error
+    };
+    result.message = if rule.optional {
+        format!("{message} (optional rule, skipped)")
+    } else {
+        message
+    };
+    result
+}
+
+/// The baseline's statistics and the current value (the mean over the runs),
+/// recorded in `result` with the unit and the values per run; or why the
+/// rule cannot be measured.
+fn measure(
+    rule: &Rule,
+    kernel: Option<&str>,
+    entry: &KernelEntry,
+    runs: &[Run],
+    result: &mut RuleResult,
+) -> Result<(f64, Stats), String> {
+    let scope = kernel.map_or(Scope::Total, Scope::Kernel);
     let Some(base) = entry.metrics.get(&rule.metric) else {
-        return unavailable(
-            result,
-            format!(
-                "`{}` is not in the baseline: re-record it with these thresholds",
-                rule.metric
-            ),
-        );
+        return Err(format!(
+            "`{}` is not in the baseline: re-record it with these thresholds",
+            rule.metric
+        ));
     };
     result.unit = base.unit.clone();
     let stats: Stats = *base.stats(rule.aggregate);
@@ -145,24 +160,18 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
 
     let samples = aggregate::samples(runs, scope, &rule.metric, rule.aggregate);
     if let Some(&i) = samples.absent_in.first() {
-        return unavailable(
-            result,
-            format!(
-                "`{}` is not in {}: add it to ncu --metrics",
-                rule.metric,
-                runs[i].source.display()
-            ),
-        );
+        return Err(format!(
+            "`{}` is not in {}: add it to ncu --metrics",
+            rule.metric,
+            runs[i].source.display()
+        ));
     }
     if let Some(&i) = samples.missing_in.first() {
-        return unavailable(
-            result,
-            format!(
-                "`{}` is n/a or empty for some launches in {}",
-                rule.metric,
-                runs[i].source.display()
-            ),
-        );
+        return Err(format!(
+            "`{}` is n/a or empty for some launches in {}",
+            rule.metric,
+            runs[i].source.display()
+        ));
     }
     for run in runs {
         if let Some(unit) = run
@@ -170,23 +179,25 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
             .and_then(|m| run.metrics[m].unit.as_deref())
             && unit != base.unit
         {
-            return unavailable(
-                result,
-                format!(
-                    "`{}` is in {unit} in {}, but in {} in the baseline",
-                    rule.metric,
-                    run.source.display(),
-                    base.unit
-                ),
-            );
+            return Err(format!(
+                "`{}` is in {unit} in {}, but in {} in the baseline",
+                rule.metric,
+                run.source.display(),
+                base.unit
+            ));
         }
     }
     let Some(x) = Stats::of(&samples.values).map(|s| s.mean) else {
-        return unavailable(result, "no current value".into());
+        return Err("no current value".into());
     };
     result.current = Some(x);
     result.current_runs = samples.values;
+    Ok((x, stats))
+}
 
+/// The verdict on the current value `x` against the baseline's `stats`: the
+/// change, the allowance, the status and the message saying why.
+fn judge(rule: &Rule, mut result: RuleResult, x: f64, stats: &Stats) -> RuleResult {
     let mu = stats.mean;
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
     let allowance = rule
@@ -202,12 +213,12 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         Worse::Higher => x > limit,
         Worse::Lower => x < limit,
     });
-    let unit = &base.unit;
+    let unit = &result.unit.clone();
     let change = format_change(mu, x);
     let values = format!(
         "{} vs baseline {}",
         format_value(x, unit),
-        format_mu_sigma(&stats, unit)
+        format_mu_sigma(stats, unit)
     );
     if past_limit {
         let limit = rule.limit.unwrap_or_default();
@@ -226,7 +237,7 @@ fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -
         result.status = Status::failed(rule.severity);
         result.message = format!(
             "{change} ({values}), allowed {}",
-            format_allowance(rule, allowance.unwrap_or_default(), &stats, unit)
+            format_allowance(rule, allowance.unwrap_or_default(), stats, unit)
         );
     } else if allowance.is_some_and(|a| -worse_by > a) {
         if rule.better.is_some() {

@@ -156,14 +156,21 @@ impl FileConfig {
             });
         }
         let text = std::fs::read_to_string(&path)
-            .map_err(|source| Error::read_file("config", &path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Config, &path, source))?;
         let mut config: FileConfig = toml::from_str(&text).map_err(|e| {
-            let known = "[app], [build], [profile], [gate], [sanitizer], [memory]";
+            let known = [
+                "[app]",
+                "[build]",
+                "[profile]",
+                "[gate]",
+                "[sanitizer]",
+                "[memory]",
+            ];
             Error::toml(
-                "config",
+                crate::error::FileKind::Config,
                 &path.display().to_string(),
                 &e,
-                &format!("see the ncugate.toml section of the README (sections: {known}); `ncugate init --force` writes a fresh one"),
+                &known,
             )
         })?;
         config.base_dir = match path.parent() {

@@ -107,10 +107,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     let baseline = args.baseline.clone().over(gate.baseline);
     let is_suite = suite::is_suite(&file, &args.suite);
     if baseline.is_none() && !is_suite && !args.inputs.is_empty() {
-        return Err(Error::Usage {
-            message: "check --input: no baseline to compare the exports with".into(),
-            hint: "name the baseline file with --baseline FILE (or [gate] baseline in ncugate.toml), or a suite's baselines folder with --baselines DIR (or [gate] baselines)".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoBaselineForInputs));
     }
     let (Some(baseline), false) = (baseline, is_suite) else {
         return suite_check(args, &file).map(|c| Config::Suite(Box::new(c)));
@@ -154,10 +151,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
     if args.runs == 0 {
-        return Err(Error::Usage {
-            message: "--runs 0 records nothing".into(),
-            hint: "use --runs 3 (the default) or more for a standard deviation".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::ZeroRuns));
     }
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
@@ -291,11 +285,7 @@ fn refuse_inputs_with_app(inputs: &[PathBuf], app: &[String]) -> Result<()> {
     if inputs.is_empty() || app.is_empty() {
         return Ok(());
     }
-    Err(Error::Usage {
-        message: "both --input and an app after `--` were given".into(),
-        hint: "gate existing exports with --input, or profile an app with `-- APP ARGS`, not both"
-            .into(),
-    })
+    Err(Error::from(crate::error::ConfigError::InputAndApp))
 }
 
 #[cfg(test)]

@@ -73,10 +73,11 @@ impl Given {
     pub(super) fn refuse(&self, flags: &Flags, because: &str, instead: &str) -> Result<()> {
         if let Some(t) = self.0.iter().find(|t| flags.contains(&t.id, &t.groups)) {
             let flag = &t.shown;
-            return Err(Error::Usage {
-                message: format!("{flag} does not apply {because}"),
-                hint: format!("drop {flag}{instead}"),
-            });
+            return Err(Error::from(crate::error::ConfigError::NotApplicable {
+                flag: flag.clone(),
+                because: because.to_string(),
+                instead: instead.to_string(),
+            }));
         }
         Ok(())
     }

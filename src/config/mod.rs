@@ -83,9 +83,10 @@ impl Config {
     /// were typed but would do nothing.
     pub fn from_matches(matches: &clap::ArgMatches) -> Result<Config> {
         use clap::{CommandFactory, FromArgMatches};
-        let cli = Cli::from_arg_matches(matches).map_err(|e| Error::Usage {
-            message: e.to_string().trim().to_string(),
-            hint: "see `ncugate --help`".into(),
+        let cli = Cli::from_arg_matches(matches).map_err(|e| {
+            Error::from(crate::error::ConfigError::CommandLine {
+                message: e.to_string().trim().to_string(),
+            })
         })?;
         Config::build(cli, &Given::from_matches(&Cli::command(), matches))
     }
@@ -151,14 +152,9 @@ fn env_only<T: clap::Args + clap::FromArgMatches>() -> Result<T> {
     let invalid = |e: clap::Error| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or(&text);
-        Error::Usage {
-            message: format!(
-                "{} (set by its NCUGATE_* variable)",
-                first.trim_start_matches("error: ")
-            ),
-            hint: "fix or unset the variable; the --help of the command that has the flag names it"
-                .into(),
-        }
+        Error::from(crate::error::ConfigError::InvalidVariable {
+            message: first.trim_start_matches("error: ").to_string(),
+        })
     };
     let matches = command
         .try_get_matches_from(Vec::<String>::new())

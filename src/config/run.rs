@@ -29,9 +29,10 @@ pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result
 /// `--build COMMAND` split into words as a shell would (quotes and
 /// backslashes; no expansion).
 pub(super) fn split_build(cmd: &str) -> Result<Vec<String>> {
-    shlex::split(cmd).ok_or_else(|| Error::Usage {
-        message: format!("--build {cmd}: unbalanced quote"),
-        hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
+    shlex::split(cmd).ok_or_else(|| {
+        Error::from(crate::error::ConfigError::UnbalancedBuild {
+            command: cmd.to_string(),
+        })
     })
 }
 

@@ -78,33 +78,27 @@ fn all_workloads(
         }]);
     }
     if !file.app.command.is_empty() {
-        return Err(Error::Usage {
-            message: "ncugate.toml has both [app] command and [[workload]] tables".into(),
-            hint: "move the app into a [[workload]] (e.g. name = \"default\"); [app] may keep env, workdir and timeout shared by every workload".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::AppAndWorkloads));
     }
     if file.gate.baseline.is_some() {
-        return Err(Error::Usage {
-            message: "ncugate.toml has both [gate] baseline and [[workload]] tables".into(),
-            hint: "a suite keeps one baseline per workload and GPU in [gate] baselines (default `baselines/`); remove [gate] baseline".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::BaselineAndWorkloads));
     }
     let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::with_capacity(file.workloads.len());
     for w in &file.workloads {
         workloads::check_name(&w.name)?;
         if seen.contains(&w.name.as_str()) {
-            return Err(Error::Usage {
-                message: format!("two [[workload]] tables are named `{}`", w.name),
-                hint: "workload names must be unique: they name the baseline folders".into(),
-            });
+            return Err(Error::from(crate::error::ConfigError::DuplicateWorkload {
+                name: w.name.clone(),
+            }));
         }
         seen.push(&w.name);
         if w.app.command.is_empty() {
-            return Err(Error::Usage {
-                message: format!("[[workload]] `{}` has no command", w.name),
-                hint: "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
-            });
+            return Err(Error::from(
+                crate::error::ConfigError::WorkloadWithoutCommand {
+                    name: w.name.clone(),
+                },
+            ));
         }
         out.push(one(args, ncu, file, w, thresholds)?);
     }
@@ -197,22 +191,17 @@ impl Selection {
         if let Some(flag) = one_only {
             if workloads.len() != 1 {
                 let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-                return Err(Error::Usage {
-                    message: format!(
-                        "{flag} belongs to one workload, but {} are selected ({})",
-                        workloads.len(),
-                        names.join(", ")
-                    ),
-                    hint: "say which with --workload NAME".into(),
-                });
+                return Err(Error::from(crate::error::ConfigError::OneWorkloadFlag {
+                    flag: flag.to_string(),
+                    selected: names.iter().map(|n| n.to_string()).collect(),
+                }));
             }
             if shard.is_some() {
-                return Err(Error::Usage {
-                    message: format!("--shard splits a suite; it does not apply to {flag}"),
-                    hint: format!(
-                        "drop --shard, or drop {flag} and let each shard profile its workloads"
-                    ),
-                });
+                return Err(Error::from(
+                    crate::error::ConfigError::ShardWithOneWorkloadFlag {
+                        flag: flag.to_string(),
+                    },
+                ));
             }
         }
         let baselines_dir = suite

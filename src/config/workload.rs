@@ -29,10 +29,9 @@ pub fn check_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage {
-            message: format!("workload name `{name}` is not safe as a file name"),
-            hint: "use ASCII letters, digits, `.`, `_` and `-` (e.g. `train-step`), not starting with `.` or `-`".into(),
-        })
+        Err(Error::from(crate::error::ConfigError::UnsafeWorkloadName {
+            name: name.to_string(),
+        }))
     }
 }
 
@@ -43,14 +42,11 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
     let known: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
     for name in names {
         if !known.contains(&name.as_str()) {
-            return Err(Error::Usage {
-                message: format!("no workload named `{name}`"),
-                hint: format!(
-                    "the config defines {}{}",
-                    known.join(", "),
-                    suggestion(name, &known)
-                ),
-            });
+            return Err(Error::from(crate::error::ConfigError::NoSuchWorkload {
+                name: name.clone(),
+                known: known.iter().map(|k| k.to_string()).collect(),
+                did_you_mean: suggestion(name, &known),
+            }));
         }
     }
     for tag in tags {
@@ -61,14 +57,11 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
                 .collect();
             tags.sort_unstable();
             tags.dedup();
-            return Err(Error::Usage {
-                message: format!("no workload is tagged `{tag}`"),
-                hint: if tags.is_empty() {
-                    "no workload has tags: add `tags = [\"…\"]` to a [[workload]]".into()
-                } else {
-                    format!("known tags: {}{}", tags.join(", "), suggestion(tag, &tags))
-                },
-            });
+            return Err(Error::from(crate::error::ConfigError::NoSuchTag {
+                tag: tag.clone(),
+                did_you_mean: suggestion(tag, &tags),
+                known: tags.iter().map(|t| t.to_string()).collect(),
+            }));
         }
     }
     if names.is_empty() && tags.is_empty() {

@@ -65,10 +65,12 @@ pub fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
         if l.trim().is_empty() {
             continue;
         }
-        let e: Entry = serde_json::from_str(&l).map_err(|e| Error::Input {
-            path: path.to_path_buf(),
-            message: format!("line {}: not a history entry: {e}", n + 1),
-            hint: "the history file holds one JSON object per line written by ncugate; remove the broken line".into(),
+        let e: Entry = serde_json::from_str(&l).map_err(|e| {
+            Error::malformed(
+                crate::error::FileKind::MemoryHistory,
+                path,
+                format!("line {}: not a history entry: {e}", n + 1),
+            )
         })?;
         entries.push(e);
     }

@@ -69,13 +69,9 @@ fn find_cupti(home: &Path) -> Result<Cupti> {
         home.join("lib64/libcupti.so"),
     ]);
     let (Some(header), Some(library)) = (header, library) else {
-        return Err(Error::Tool {
-            message: format!(
-                "CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit at {}",
-                home.display()
-            ),
-            hint: "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
-        });
+        return Err(Error::from(crate::error::ToolError::NoCupti {
+            cuda_home: home.to_path_buf(),
+        }));
     };
     let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
     // libcuda.so at link time: the toolkit's stub (the driver's own library runs).
@@ -181,21 +177,15 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     crate::runner::write_lines(&log, &done.lines)?;
     if !done.exit.success() || !tmp.is_file() {
         let _ = std::fs::remove_dir_all(&work);
-        return Err(Error::Process {
-            message: format!(
-                "compiling the graph audit library failed ({}): {}",
-                done.exit,
-                spec.display()
-            ),
+        return Err(Error::from(crate::error::ProcessError::AuditLibrary {
+            command: spec.display(),
+            exit: done.exit.to_string(),
             output: crate::runner::process::last_lines(&done.lines, 5, "\n")
                 .lines()
                 .map(str::to_string)
                 .collect(),
-            hint: format!(
-                "it needs a C compiler ($CC, else cc) and CUPTI from the CUDA toolkit ($CUDA_HOME); log: {}",
-                log.display()
-            ),
-        });
+            log,
+        }));
     }
     std::fs::rename(&tmp, &lib).map_err(write_err(&lib))?;
     let _ = std::fs::remove_dir_all(&work);

@@ -34,13 +34,9 @@ pub struct Audited {
 
 /// Runs the audited app and judges its graph memory.
 pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
-    let mut found = Audited::default();
     let r = &config.runner;
     if r.app.is_empty() {
-        return Err(Error::Usage {
-            message: "no app to audit".into(),
-            hint: "pass the app after `--`, or set [app] command in ncugate.toml".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoAppToAudit));
     }
     crate::runner::build(r, processes)?;
     let lib = library(config, processes)?;
@@ -51,10 +47,10 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     })?;
     let out = dir.join("audit.json");
     let _ = std::fs::remove_file(&out);
-    let (program, args) = r.app.split_first().ok_or_else(|| Error::Usage {
-        message: "no app".into(),
-        hint: "pass the app after `--`".into(),
-    })?;
+    let (program, args) = r
+        .app
+        .split_first()
+        .ok_or_else(|| Error::from(crate::error::ConfigError::NoAppToAudit))?;
     let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
     spec.env = r.env.clone();
     spec.env.push((
@@ -91,24 +87,38 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     match &done.exit {
         Exit::Code(0) => {}
         Exit::NotFound => {
-            return Err(Error::Tool {
-                message: format!("the app `{program}` does not exist"),
-                hint: "check [app] command / the app after `--`".into(),
-            });
+            return Err(Error::from(crate::error::ToolError::AppNotFound {
+                program: program.clone(),
+            }));
         }
         other => {
-            return Err(Error::Process {
-                message: format!("the app failed ({other}): {}", spec.display()),
+            return Err(Error::from(crate::error::ProcessError::App {
+                command: spec.display(),
+                exit: other.to_string(),
                 output: tail,
-                hint: format!("its output is in {}", log.display()),
-            });
+                log: log.clone(),
+            }));
         }
     }
     let audit = audit::read(&out)?;
+    judged(config, audit, &samples, &dir, processes)
+}
+
+/// The audit and the samples judged: the growth between the first and the
+/// last graph launch against the limits, `measured.json` beside the app's
+/// log, the trend of the history; with notes saying what was seen.
+fn judged(
+    config: &Audit,
+    audit: audit::Audit,
+    samples: &[(f64, f64)],
+    dir: &Path,
+    processes: &dyn ProcessRunner,
+) -> Result<Audited> {
+    let mut found = Audited::default();
     // Growth between the first and the last graph launch: start-up allocations are not a leak.
     let window = audit.launch_window();
     let growth = if audit.graph_launches >= 2 {
-        sample::fit(&samples, window)
+        sample::fit(samples, window)
     } else {
         None
     };
@@ -125,7 +135,7 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
         measured.audit.execs_destroyed,
         measured.audit.graph_launches,
         samples.len(),
-        every.as_millis()
+        config.sample_every.as_millis()
     ));
     if let Some(high) = measured.audit.graph_mem_used_high {
         found.notes.push(format!(
@@ -147,7 +157,7 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
             time: jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
                 .to_string(),
-            app: r.app.join(" "),
+            app: config.runner.app.join(" "),
             commit: commit(processes),
             leak_bytes: measured.growth.as_ref().map_or(0.0, |g| g.growth_bytes),
             peak_bytes: measured.growth.as_ref().map(|g| g.peak_bytes),
@@ -177,13 +187,11 @@ fn library(config: &Audit, processes: &dyn ProcessRunner) -> Result<PathBuf> {
             super::library::ensure(config.cache_dir, &tools, processes)?.path
         }
     };
-    std::fs::canonicalize(&path).map_err(|source| Error::Tool {
-        message: format!(
-            "the graph audit library {} cannot be used: {source}",
-            path.display()
-        ),
-        hint: "leave out --audit-lib / [memory] audit_lib: ncugate compiles its own on first use"
-            .into(),
+    std::fs::canonicalize(&path).map_err(|source| {
+        Error::from(crate::error::ToolError::AuditLibrary {
+            library: path.clone(),
+            reason: source.to_string(),
+        })
     })
 }
 

@@ -57,15 +57,16 @@ impl SanitizerOptions {
         let options = self;
         let mut allow = Vec::with_capacity(options.allow.len());
         for entry in options.allow {
-            let pattern = regex::Regex::new(&entry.pattern).map_err(|e| Error::Usage {
-                message: format!("sanitizer allow pattern `{}`: {e}", entry.pattern),
-                hint: "patterns are regular expressions".into(),
+            let pattern = regex::Regex::new(&entry.pattern).map_err(|e| {
+                Error::from(crate::error::ConfigError::InvalidAllowPattern {
+                    pattern: entry.pattern.clone(),
+                    reason: e.to_string(),
+                })
             })?;
             if entry.reason.trim().is_empty() {
-                return Err(Error::Usage {
-                    message: format!("sanitizer allow pattern `{}` has no reason", entry.pattern),
-                    hint: "every allowed finding needs a reason, shown in every report".into(),
-                });
+                return Err(Error::from(crate::error::ConfigError::AllowWithoutReason {
+                    pattern: entry.pattern.clone(),
+                }));
             }
             allow.push(Allow {
                 pattern,

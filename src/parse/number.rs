@@ -25,7 +25,9 @@ pub fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
     }
     match parse_decimal(s) {
         Some((negative, mantissa, exp)) => {
-            let v = to_f64(mantissa, exp + exp10);
+            // Saturating: an exponent past i32 reads as infinite (and is
+            // refused as not finite), never wraps around to a tiny value.
+            let v = to_f64(mantissa, exp.saturating_add(exp10));
             Cell::Value(if negative { -v } else { v })
         }
         None => Cell::Text,
@@ -136,6 +138,9 @@ mod tests {
         assert_eq!(parse_cell(b"0.008192", 6), Cell::Value(8192.0));
         assert_eq!(parse_cell(b"-1.5", 0), Cell::Value(-1.5));
         assert_eq!(parse_cell(b"1e3", 0), Cell::Value(1000.0));
+        // An exponent at i32::MAX plus a unit's power of ten saturates to infinity.
+        assert_eq!(parse_cell(b"1e2147483647", 6), Cell::Value(f64::INFINITY));
+        assert_eq!(parse_cell(b"1e-2147483648", -3), Cell::Value(0.0));
         assert_eq!(parse_cell(b"n/a", 0), Cell::Missing);
         assert_eq!(parse_cell(b"", 0), Cell::Missing);
         assert_eq!(parse_cell(b" ", 0), Cell::Missing);

@@ -131,7 +131,7 @@ impl Child {
         let mut s = state();
         if s.closed {
             drop(s);
-            let _ = super::process::kill_group(pid);
+            let _ = super::kill::kill_group(pid);
         } else {
             s.children.push(pid);
         }
@@ -270,7 +270,7 @@ fn clean_up() -> ! {
         .collect();
     let stopped: usize = children
         .iter()
-        .map(|&pid| super::process::kill_group(pid))
+        .map(|&pid| super::kill::kill_group(pid))
         .sum();
     let mut done = Vec::new();
     if stopped > 0 {

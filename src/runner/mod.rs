@@ -7,6 +7,7 @@
 
 pub mod failure;
 pub mod interrupt;
+mod kill;
 pub mod ncu;
 pub mod passes;
 pub mod process;
@@ -18,6 +19,7 @@ pub mod settings;
 pub use settings::{CacheControl, ClockControl, ReplayMode};
 
 use crate::model::GraphProfiling;
+pub mod workdir;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};
@@ -103,17 +105,16 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     let log = config.out_dir.join("build.log");
     write_lines(&log, &done.lines)?;
     if !done.exit.success() {
-        let hint = if done.exit == Exit::NotFound {
-            format!("`{program}` is not installed or not on PATH")
-        } else {
-            format!("fix the build; its output is in {}", log.display())
-        };
         // The build's own output goes below the message, not glued to the command line.
-        return Err(Error::Process {
-            message: format!("the build failed ({}): {}", done.exit, spec.display()),
+        return Err(crate::error::ProcessError::Build {
+            program: program.clone(),
+            command: spec.display(),
+            exit: done.exit.to_string(),
+            not_found: done.exit == Exit::NotFound,
             output: tail(&done.lines, 5).lines().map(str::to_string).collect(),
-            hint,
-        });
+            log,
+        }
+        .into());
     }
     Ok(())
 }
@@ -127,14 +128,9 @@ pub fn profile_once(
     progress: &mut Progress,
 ) -> Result<Artifacts> {
     if config.app.is_empty() {
-        return Err(Error::Usage { message: "no app to profile: [app] command is empty".into(), hint: "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into() });
+        return Err(Error::from(crate::error::ConfigError::NoAppToProfile));
     }
-    let dir = config.out_dir.join(name);
-    create_dir(&dir)?;
-    let dir = std::fs::canonicalize(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
     let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");
@@ -188,10 +184,7 @@ pub fn profile_once(
         report.exists(),
         &app_tail,
     )
-    .map_err(|failure| Error::Ncu {
-        failure,
-        logs: Some(dir.clone()),
-    })?;
+    .map_err(|failure| Error::ncu(failure, Some(dir.clone())))?;
 
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
     let pages = (!streamed)
@@ -199,7 +192,7 @@ pub fn profile_once(
         .into_iter()
         .chain(details.as_ref().map(|d| ("details", d)));
     for (page, out) in pages {
-        import(config, &report, page, out, runner)?;
+        ncu::import(&config.ncu, runner, &report, page, |csv| copy_to(out, csv))?;
     }
     Ok(Artifacts {
         dir,
@@ -212,32 +205,15 @@ pub fn profile_once(
     })
 }
 
-/// `ncu --import REPORT --csv --page PAGE --print-units base > out`.
-fn import(
-    config: &RunnerConfig,
-    report: &Path,
-    page: &str,
-    out: &Path,
-    runner: &dyn ProcessRunner,
-) -> Result<()> {
-    let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(report, page));
-    import.stdout_to = Some(out.to_path_buf());
-    let done = runner.run(&import, &mut |_| {});
-    if done.exit.success() {
-        return Ok(());
-    }
-    Err(Error::Tool {
-        message: format!(
-            "`{}` failed ({}){}",
-            import.display(),
-            done.exit,
-            tail(&done.lines, 3)
-        ),
-        hint: format!(
-            "the report is kept at {}; open it with `ncu --import`",
-            report.display()
-        ),
-    })
+/// Writes an imported page to its file.
+fn copy_to(out: &Path, csv: &mut dyn std::io::Read) -> Result<()> {
+    let write = |source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::create(out).map_err(write)?;
+    std::io::copy(csv, &mut file).map_err(write)?;
+    Ok(())
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

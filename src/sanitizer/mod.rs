@@ -182,7 +182,7 @@ impl Grouper {
 /// Reads one saved XML file into findings.
 pub fn read_xml(path: &Path, tool: Tool, allow: &[Allow]) -> Result<(Vec<SanitizerFinding>, u64)> {
     let file = std::fs::File::open(path)
-        .map_err(|source| Error::read_file("sanitizer XML", path, source))?;
+        .map_err(|source| Error::read(crate::error::FileKind::SanitizerXml, path, source))?;
     let mut grouper = Grouper::new(tool);
     let n = xml::read_records(
         path,

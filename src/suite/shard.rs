@@ -13,10 +13,15 @@
 /// Cost assumed for every workload when none has a recorded cost.
 const UNKNOWN_COST: f64 = 1.0;
 
-/// The split: for each shard (index 0 = shard 1), its workload names in the
-/// order given. `workloads` is `(name, recorded cost in seconds)`.
+/// The split: for each shard that gets work (index 0 = shard 1), its workload
+/// names in the order given; shards past the returned ones get none (at most
+/// one shard per workload is built, so `--shard 1/4294967295` costs nothing).
+/// `workloads` is `(name, recorded cost in seconds)`.
 pub fn plan(workloads: &[(String, Option<f64>)], count: u32) -> Vec<Vec<String>> {
-    let count = count.max(1) as usize;
+    let count = (count.max(1) as usize).min(workloads.len());
+    if count == 0 {
+        return Vec::new();
+    }
     let known: Vec<f64> = workloads
         .iter()
         .filter_map(|(_, c)| c.filter(|c| c.is_finite() && *c >= 0.0))
@@ -184,7 +189,10 @@ mod tests {
     #[test]
     fn more_shards_than_workloads_leaves_shards_empty() {
         let p = plan(&w(&[("a", Some(1.0))]), 3);
-        assert_eq!(p[0], ["a"]);
-        assert!(p[1].is_empty() && p[2].is_empty());
+        assert_eq!(p, [["a"]], "shards 2 and 3 get nothing");
+        // No allocation per shard: a huge count plans as many shards as workloads.
+        let p = plan(&w(&[("a", Some(1.0)), ("b", None)]), u32::MAX);
+        assert_eq!(p.len(), 2);
+        assert!(plan(&[], u32::MAX).is_empty());
     }
 }

@@ -342,3 +342,26 @@ fn ncu_not_found_is_said_first_with_no_launch_count_before_it() {
     );
     assert!(lines[1].starts_with("ncugate: error: "), "{}", out.stderr);
 }
+
+#[test]
+fn a_timeout_too_long_for_the_clock_means_no_deadline() {
+    // `start + timeout` overflowed the clock: ncugate panicked after spawning
+    // ncu (exit 101) and left it running. The stand-in ncu fails at once.
+    let gate = Gate::new();
+    gate.write("quick-ncu", "#!/bin/sh\necho 'no GPU here' >&2\nexit 3\n");
+    let ncu = gate.path("quick-ncu");
+    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let ncu = ncu.display().to_string();
+    gate.run(&[
+        "baseline",
+        "record",
+        "--timeout",
+        "9223372036854775807",
+        "--ncu",
+        &ncu,
+        "--",
+        "./app",
+    ])
+    .one_clear_error("exit code 3");
+}

@@ -13,6 +13,16 @@ pub const XSD: &str = concat!(
     "/tests/schemas/jenkins-xunit-junit-10.xsd"
 );
 
+/// `ncugate::commands::execute` in the test process: the exit code, with
+/// the reports it prints kept from the test's output (the harness captures
+/// `print!`, not ncugate's writes to the standard output handle).
+pub fn execute(
+    config: &ncugate::config::Config,
+    runner: &dyn ncugate::runner::process::ProcessRunner,
+) -> i32 {
+    ncugate::commands::capture_stdout(|| ncugate::commands::execute(config, runner)).0
+}
+
 /// A scratch directory for one test.
 pub struct Gate {
     pub dir: tempfile::TempDir,
@@ -158,7 +168,7 @@ impl Gate {
         })
     }
 
-    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("ncugate"));
         cmd.current_dir(self.dir.path())
             .args(args)

@@ -7,7 +7,8 @@ use crate::common;
 use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::report::Outputs;
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 
 const ONE_PASS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
@@ -75,10 +76,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         ncu: "ncu".into(),
     };
     // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(config), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(config), &replay), 1);
     assert_eq!(
         replay.seen.lock().expect("lock").len(),
         1,

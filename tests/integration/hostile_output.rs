@@ -1,7 +1,8 @@
 //! Kernel names and output streams found hostile by fuzzing: a name cannot
 //! inject GitHub workflow commands, break JUnit XML, a Markdown row or the
-//! step summary's Mermaid block; a closed or full stdout is no panic; file
-//! modes survive. Inputs are modified copies of the real H200 exports.
+//! step summary's Mermaid block; a closed or full stdout is no panic (for a
+//! gate, `doctor` and `init` alike); file modes survive. Inputs are modified
+//! copies of the real H200 exports.
 
 use crate::common;
 use common::{Gate, H200, assert_valid_junit};
@@ -141,6 +142,55 @@ fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
     }
 }
 
+#[test]
+fn doctor_on_a_closed_stdout_keeps_its_verdict_and_on_a_full_one_is_an_error() {
+    let gate = Gate::new();
+    // Ready or not depends on this machine; the exit code says which.
+    let said = gate.run(&["doctor"]);
+    assert!(
+        said.stdout.starts_with("ncugate doctor\n"),
+        "{}",
+        said.stdout
+    );
+    // `doctor | head -0`.
+    let out = gate.run_stdout_closed(&["doctor"]);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, said.code, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // `doctor > /dev/full`.
+    if let Some(out) = gate.run_stdout_full(&["doctor"]) {
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
+        assert!(
+            stderr.contains("ncugate: error: cannot write standard output"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn init_on_a_closed_stdout_still_writes_and_on_a_full_one_is_an_error() {
+    let gate = Gate::new();
+    let args = ["init", "--no-profile", "--force", "--", "./app"];
+    // `init … | head -0`: the files are what it is for.
+    let out = gate.run_stdout_closed(&args);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 0, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(gate.read("ncugate.toml").contains("command = [\"./app\"]"));
+    // `init … > /dev/full`.
+    if let Some(out) = gate.run_stdout_full(&args) {
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
+        assert!(
+            stderr.contains("ncugate: error: cannot write standard output"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
@@ -230,5 +280,109 @@ fn the_github_action_logs_inputs_on_one_line() {
     assert!(
         stderr.contains("x.csv\\r\\n::add-mask::X\\r::stop-commands::T"),
         "{stderr:?}"
+    );
+}
+
+#[test]
+fn names_from_json_and_xml_add_no_line_to_any_output() {
+    // Every file ncugate reads back: a baseline's kernel key, a shard report's
+    // workload name, a sanitizer record's function. Each added a workflow
+    // command, a `$GITHUB_OUTPUT` line or reordered text (bidi controls).
+    let gate = Gate::new();
+    gate.base_baseline(&[]).code(0);
+    let github = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_STEP_SUMMARY", "summary.md"),
+        ("GITHUB_OUTPUT", "output.txt"),
+    ];
+    gate.write("summary.md", "").write("output.txt", "");
+    let baseline = gate.read("baseline.json");
+    for (hostile, code) in [
+        ("produce\\n::stop-commands::x", "U+000A"),
+        ("produce\\r\\nresult=pass", "U+000D"),
+        ("produce\u{202E}", "U+202E"),
+        ("produce\\ufffe", "U+FFFE"),
+    ] {
+        gate.write(
+            "hostile.json",
+            baseline.replace(
+                "\"produce(float *, long)\"",
+                &format!("\"{hostile}(float *, long)\""),
+            ),
+        );
+        let out = gate.run_with(
+            &[
+                "check",
+                "--baseline",
+                "hostile.json",
+                "--input",
+                "base1.csv",
+            ],
+            &github,
+        );
+        out.code(2);
+        assert!(out.stderr.contains(code), "{hostile}: {}", out.stderr);
+        assert!(!out.stdout.contains("::stop-commands::"), "{}", out.stdout);
+        assert!(!gate.read("output.txt").contains("result=pass"));
+    }
+    // A shard report: a workload name with a newline, or one that leaves the HTML folder.
+    gate.write(
+        "ncugate.toml",
+        "[[workload]]\nname = \"base\"\ncommand = [\"./app\"]\n",
+    );
+    std::fs::create_dir_all(gate.path("baselines/base")).expect("mkdir");
+    std::fs::copy(
+        gate.path("baseline.json"),
+        gate.path("baselines/base/nvidia-h200-cc90-132sm.json"),
+    )
+    .expect("copy");
+    gate.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+        "--json",
+        "shard.json",
+    ])
+    .code(0);
+    let shard = gate.read("shard.json");
+    for (name, says) in [
+        ("base\\nresult=pass", "U+000A"),
+        ("base\u{2066}", "U+2066"),
+        ("../../escaped", "not safe as a file name"),
+        ("javascript:alert(1)", "not safe as a file name"),
+    ] {
+        gate.write(
+            "bad.json",
+            shard.replace("\"base\"", &format!("\"{name}\"")),
+        );
+        let out = gate.run_with(&["merge", "bad.json", "--html", "html"], &github);
+        out.code(2);
+        assert!(out.stderr.contains(says), "{name}: {}", out.stderr);
+        assert!(!gate.read("output.txt").contains("result=pass"));
+        assert!(!gate.path("escaped").exists() && !gate.path("html").exists());
+    }
+    // A sanitizer record's function with a character reference for a newline.
+    let xml = std::fs::read_to_string(
+        Path::new(common::REFERENCE).join("sanitizer/seed-program.memcheck.xml"),
+    )
+    .expect("fixture")
+    .replace(
+        "<func>shortKernel_2</func>",
+        "<func>shortKernel_2&#10;::error::forged&#13;&#10;x</func>",
+    );
+    gate.write("seed.xml", xml);
+    let out = gate.run_with(&["sanitize", "--xml", "seed.xml"], &github);
+    out.code(1);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("::error::forged")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("shortKernel_2 ::error::forged"),
+        "{}",
+        out.stdout
     );
 }

@@ -53,6 +53,24 @@ fn non_finite_and_negative_counters_are_refused() {
         ])
         .one_clear_error(says);
     }
+    // An exponent that would wrap once the unit's power of ten is added (Mbyte: +6,
+    // us: +3) is as infinite as one that does not (it read as 0 and passed).
+    for column in ["dram__bytes.sum", "gpu__time_duration.sum"] {
+        for value in ["1e2147483647", "1e2147483641"] {
+            gate.write(
+                "wrap.csv",
+                with_cell("graph_app.base.fast.run1.raw.csv", 3, column, value),
+            );
+            gate.run(&[
+                "check",
+                "--baseline",
+                "baseline.json",
+                "--input",
+                "wrap.csv",
+            ])
+            .one_clear_error("not a finite number");
+        }
+    }
     // +1e400 and -1e400 in two launches of one kernel: each is refused, their sum is never NaN.
     let plus = with_cell(
         "graph_app.base.fast.run1.raw.csv",
@@ -247,4 +265,139 @@ fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
         gate.run(&["baseline", "diff", "baseline.json", &name])
             .one_clear_error(&says);
     }
+}
+
+#[test]
+fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
+    // Without Device/CC/device__attribute_* columns the export was taken for
+    // the H200 of the baseline and gated (exit 1, "GPU: unnamed GPU").
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let data = std::fs::read(Path::new(H200).join("graph_app.fp64.fast.raw.csv")).expect("fixture");
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&data[..]);
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let keep: Vec<usize> = (0..rows[0].len())
+        .filter(|&c| {
+            let h = &rows[0][c];
+            !(h.starts_with("device__attribute_")
+                || h == "CC"
+                || h == "Device"
+                || h == "Device Name")
+        })
+        .collect();
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    for r in &rows {
+        writer
+            .write_record(keep.iter().map(|&c| &r[c]))
+            .expect("write");
+    }
+    gate.write("anonymous.csv", writer.into_inner().expect("csv"));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "anonymous.csv",
+    ])
+    .one_clear_error("shares no GPU name, compute capability or SM count with the baseline");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "anonymous.csv",
+        "--allow-device-mismatch",
+    ])
+    .code(1)
+    .stdout_has("device mismatch allowed by --allow-device-mismatch");
+}
+
+#[test]
+fn a_baseline_cannot_fake_its_noise_band() {
+    let gate = Gate::new();
+    for i in 1..=3 {
+        gate.h200(
+            &format!("graph_app.base.fast.run{i}.raw.csv"),
+            &format!("base{i}.csv"),
+        );
+    }
+    // One export twice (here as a copy): "2 runs" with σ = 0 was recorded.
+    gate.h200("graph_app.base.fast.run1.raw.csv", "copy.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--input",
+        "copy.csv",
+        "--output",
+        "x.json",
+    ])
+    .one_clear_error("copy.csv: the same export as base1.csv");
+    // Runs that launched different kernels were averaged ("1.5 launches per run").
+    gate.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+        "--input",
+        "fp64.csv",
+        "--output",
+        "x.json",
+    ])
+    .one_clear_error("the runs launched different kernels");
+    // Finite values whose spread overflowed were written as "stddev": null (exit 0),
+    // and every later check exited 2. Now the deviation is computed without overflow.
+    for (i, v) in ["1e160", "3e160", "2e160"].iter().enumerate() {
+        gate.write(
+            &format!("big{i}.csv"),
+            with_cell(
+                &format!("graph_app.base.fast.run{}.raw.csv", i + 1),
+                2,
+                "sm__inst_executed.sum",
+                v,
+            ),
+        );
+    }
+    gate.run(&[
+        "baseline", "record", "--input", "big0.csv", "--input", "big1.csv", "--input", "big2.csv",
+        "--output", "big.json",
+    ])
+    .code(0);
+    assert!(!gate.read("big.json").contains("null"), "no null statistic");
+    gate.run(&["check", "--baseline", "big.json", "--input", "big2.csv"])
+        .code(0);
+    // Values whose mean overflows cannot be recorded.
+    for i in 0..3 {
+        gate.write(
+            &format!("huge{i}.csv"),
+            with_cell(
+                &format!("graph_app.base.fast.run{}.raw.csv", i + 1),
+                2,
+                "sm__inst_executed.sum",
+                "1.7e308",
+            ),
+        );
+    }
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "huge0.csv",
+        "--input",
+        "huge1.csv",
+        "--input",
+        "huge2.csv",
+        "--output",
+        "huge.json",
+    ])
+    .one_clear_error("overflow");
+    assert!(!gate.path("huge.json").exists());
 }

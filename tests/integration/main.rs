@@ -6,10 +6,13 @@ mod common;
 
 mod baseline;
 mod cli;
+mod concurrency;
 mod cost;
 mod details_names;
+mod error_catalogue;
 mod errors;
 mod exports;
+mod function_length;
 mod hostile_output;
 mod impossible_inputs;
 mod impossible_xml;

@@ -174,7 +174,7 @@ fn run_suite(g: &Gate, args: &[&str]) -> i32 {
     let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
         panic!("not a suite run: {argv:?}");
     };
-    ncugate::commands::execute(&Config::Suite(config), &FixtureNcu)
+    common::execute(&Config::Suite(config), &FixtureNcu)
 }
 
 /// The JSON report without what may differ between an unsharded and a merged
@@ -279,7 +279,7 @@ fn merged_shards_give_the_unsharded_verdict_and_json() {
         common::assert_valid_junit(&g.path(&merged_xml));
         let junit = g.read(&merged_xml);
         assert!(
-            junit.contains("<testsuite name=\"strided: void scale&lt;0&gt;(const float *, float *, long, int)\""),
+            junit.contains("<testsuite name=\"strided: void scale&lt;2&gt;(const float *, float *, long, int)\""),
             "a testsuite per workload × kernel: {junit}"
         );
         let md = g.read("merged.md");
@@ -375,6 +375,18 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
         .one_clear_error("were made with different baselines");
+    // Digests that differ only after the 12 hex digits a message shows still differ.
+    for field in ["thresholds_sha256", "baselines_sha256"] {
+        let text = g.read("s3.json");
+        let at = text.find(&format!("\"{field}\": \"")).expect(field) + field.len() + 5;
+        let old = &text[at + 12..at + 13];
+        let new = if old == "0" { "1" } else { "0" };
+        let edited = format!("{}{new}{}", &text[..at + 12], &text[at + 13..]);
+        g.write("d3.json", edited);
+        let what = field.trim_end_matches("_sha256");
+        g.run(&["merge", "s1.json", "s2.json", "d3.json"])
+            .one_clear_error(&format!("were made with different {what}"));
+    }
     // Another ncugate version.
     let edited = g.read("s3.json").replace(
         &format!("\"ncugate_version\": \"{}\"", env!("CARGO_PKG_VERSION")),
@@ -440,6 +452,48 @@ fn a_missing_baseline_names_the_command_that_records_it_and_the_others_still_run
     g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
         .one_clear_error("workload `fp64`: ")
         .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
+}
+
+#[test]
+fn a_workload_with_baselines_for_other_gpus_only_names_them() {
+    let g = suite();
+    std::fs::rename(
+        g.path("baselines/fp64/nvidia-h200-cc90-132sm.json"),
+        g.path("baselines/fp64/nvidia-a100-cc80-108sm.json"),
+    )
+    .expect("mv");
+    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+        .one_clear_error("no baseline for workload `fp64` on this GPU (nvidia-h200-cc90-132sm.json); there are baselines for nvidia-a100-cc80-108sm")
+        .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
+}
+
+/// The data is read with the first baseline's kernel key mode; when this
+/// GPU's baseline has another, it is read again with that one (read once
+/// with the wrong mode, every kernel would be new and missing).
+#[test]
+fn the_data_is_keyed_like_the_baseline_of_its_gpu_whatever_the_others_use() {
+    let g = suite();
+    let elsewhere = Gate::new();
+    elsewhere.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    elsewhere
+        .run(&[
+            "baseline",
+            "record",
+            "--kernel-key",
+            "function",
+            "--input",
+            "fp64.csv",
+            "--output",
+            "function.json",
+        ])
+        .code(0);
+    let other = elsewhere.read("function.json");
+    assert!(other.contains("\"kernel_key\": \"function\""), "{other}");
+    // Sorted first among the candidates, so its mode is the one tried first.
+    g.write("baselines/fp64/a-other-gpu.json", other);
+    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
 }
 
 #[test]
@@ -582,4 +636,169 @@ fn merge_writes_its_files_before_stdout_and_survives_a_closed_or_full_one() {
         assert!(stderr.contains("hint: "), "{stderr}");
         assert!(gate.path("merged.json").is_file());
     }
+}
+
+#[test]
+fn a_huge_shard_count_plans_only_the_shards_that_get_work() {
+    // It allocated one list per shard: --shard 1/4294967295 aborted (out of memory).
+    let g = suite();
+    let code = run_suite(
+        &g,
+        &["check", "--shard", "1/4294967295", "--json", "h1.json"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&g.read("h1.json")).expect("JSON");
+    let workloads = report["workloads"].as_array().expect("workloads");
+    assert_eq!(workloads.len(), 1, "one workload per shard at most");
+    let outcome = workloads[0]["report"]["outcome"].as_str().expect("outcome");
+    assert_eq!(code, if outcome == "pass" { 0 } else { 1 });
+    run_suite(
+        &g,
+        &[
+            "check",
+            "--shard",
+            "4294967295/4294967295",
+            "--json",
+            "hn.json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&g.read("hn.json")).expect("JSON");
+    assert_eq!(report["workloads"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn merge_recomputes_every_outcome_and_refuses_a_report_its_checks_contradict() {
+    let g = suite();
+    assert_eq!(run_suite(&g, &["check", "--json", "whole.json"]), 1);
+    g.run(&["merge", "whole.json"])
+        .code(1)
+        .stdout_has("2 regressed (strided, unfolded), 2 passed");
+    let whole: serde_json::Value = serde_json::from_str(&g.read("whole.json")).expect("JSON");
+    let tampered = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = whole.clone();
+        edit(&mut v);
+        g.write(name, serde_json::to_string_pretty(&v).expect("JSON"));
+        g.run(&["merge", name])
+    };
+    // Each edit merged to exit 0 or kept a wrong verdict.
+    let says_pass = |v: &mut serde_json::Value| {
+        for name in ["strided", "unfolded"] {
+            let r = workload(v, name);
+            r["outcome"] = "pass".into();
+            r["exit_code"] = 0.into();
+        }
+    };
+    tampered("pass.json", &|v| {
+        says_pass(v);
+        v["outcome"] = "pass".into();
+        v["exit_code"] = 0.into();
+    })
+    .one_clear_error(
+        "workload `strided` says pass (exit 0) but its checks make it regression (exit 1)",
+    );
+    tampered("inner.json", &says_pass)
+        .one_clear_error("workload `strided` says pass (exit 0) but its checks make it regression");
+    tampered("outer.json", &|v| {
+        v["outcome"] = "pass".into();
+        v["exit_code"] = 0.into();
+    })
+    .one_clear_error("the report says pass (exit 0) but its workloads make it regression (exit 1)");
+    tampered("errors.json", &|v| {
+        let r = workload(v, "base");
+        r["errors"] = serde_json::json!(["ncu failed"]);
+    })
+    .one_clear_error("workload `base` says pass (exit 0) but its checks make it error (exit 2)");
+    tampered("rule-error.json", &|v| {
+        let r = workload(v, "base");
+        r["rules"][0]["status"] = "error".into();
+    })
+    .one_clear_error("workload `base` says pass (exit 0) but its checks make it error (exit 2)");
+    tampered("no-checks.json", &|v| {
+        let r = workload(v, "base");
+        for list in ["rules", "structure", "findings"] {
+            r[list] = serde_json::json!([]);
+        }
+    })
+    .one_clear_error("workload `base` has no check that ran");
+    tampered("skipped.json", &|v| {
+        let r = workload(v, "base");
+        for list in ["rules", "structure", "findings"] {
+            for check in r[list].as_array_mut().expect(list) {
+                check["status"] = "skipped".into();
+            }
+        }
+    })
+    .one_clear_error("workload `base` has no check that ran");
+    tampered("schema.json", &|v| {
+        let r = workload(v, "base");
+        r["schema_version"] = 99.into();
+    })
+    .one_clear_error("workload `base`: report schema_version 99");
+    tampered("empty.json", &|v| {
+        v["workloads"] = serde_json::json!([]);
+        v["suite"] = serde_json::json!([]);
+        v["planned"] = serde_json::json!([]);
+        v["outcome"] = "pass".into();
+        v["exit_code"] = 0.into();
+    });
+    g.run(&["merge", "empty.json", "empty.json"])
+        .one_clear_error("nothing was gated");
+    // A duplicate key: serde_json kept the last (`"status": "pass"`).
+    let text = g.read("whole.json");
+    let fail = text.find("\"status\": \"fail\"").expect("a FAIL row");
+    let duplicated = format!(
+        "{}\"status\": \"fail\", \"status\": \"pass\"{}",
+        &text[..fail],
+        &text[fail + "\"status\": \"fail\"".len()..]
+    );
+    g.write("dup.json", duplicated);
+    g.run(&["merge", "dup.json"])
+        .one_clear_error("duplicate key `status`");
+}
+
+/// The report of workload `name` in a suite report.
+fn workload<'v>(v: &'v mut serde_json::Value, name: &str) -> &'v mut serde_json::Value {
+    let list = v["workloads"].as_array_mut().expect("workloads");
+    let w = list.iter_mut().find(|w| w["name"] == name).expect(name);
+    &mut w["report"]
+}
+
+#[test]
+fn single_workloads_checked_one_at_a_time_merge_across_a_re_recorded_baseline() {
+    // Each report's digest covers every workload's baselines: re-recording fp64
+    // between the two checks made merge refuse "different baselines".
+    let g = suite();
+    g.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+        "--json",
+        "one.json",
+    ])
+    .code(0);
+    g.run(&[
+        "baseline",
+        "record",
+        "--workload",
+        "fp64",
+        "--input",
+        "base2.csv",
+        "--input",
+        "base3.csv",
+    ])
+    .code(0);
+    g.run(&[
+        "check",
+        "--workload",
+        "fp64",
+        "--input",
+        "base2.csv",
+        "--json",
+        "two.json",
+    ])
+    .code(0);
+    g.run(&["merge", "one.json", "two.json"])
+        .code(0)
+        .stdout_has("2 passed");
 }

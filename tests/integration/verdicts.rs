@@ -50,15 +50,64 @@ fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
 }
 
 #[test]
-fn the_unfolded_loop_with_demangled_keys_is_a_new_kernel_and_more_instructions_overall() {
+fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
+    // scale<0> → scale<1>: with demangled keys it was only "missing kernel" +
+    // "new kernel" and a total; its own numbers showed with --kernel-key function.
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    gate.check("baseline.json", &["--input", "run.csv"])
+    let out = gate.check("baseline.json", &["--input", "run.csv"]);
+    out.code(1)
+        .stdout_has("✗ void scale<1>(const float *, float *, long, int)\n")
+        .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
+        .stdout_has("kernel renamed (template arguments changed): void scale<0>(const float *, float *, long, int) → void scale<1>(const float *, float *, long, int); compared as one kernel")
+        .stdout_has("sm__inst_executed.sum (sum, total) [FAIL]: +72.6%");
+    assert!(!out.stdout.contains("new kernel") && !out.stdout.contains("missing kernel"));
+    // A generated kernel renumbered (produce_1 → produce_2), launched as often: one kernel.
+    let numbered = |file: &str, name: &str| {
+        let text = std::fs::read_to_string(std::path::Path::new(common::H200).join(file))
+            .expect("fixture");
+        text.replace(
+            "\"produce(float *, long)\"",
+            &format!("\"{name}(float *, long)\""),
+        )
+    };
+    for i in 1..=3 {
+        gate.write(
+            &format!("n{i}.csv"),
+            numbered(&format!("graph_app.base.fast.run{i}.raw.csv"), "produce_1"),
+        );
+    }
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "n1.csv",
+        "--input",
+        "n2.csv",
+        "--input",
+        "n3.csv",
+        "--output",
+        "numbered.json",
+    ])
+    .code(0);
+    gate.write(
+        "n.csv",
+        numbered("graph_app.base.fast.run2.raw.csv", "produce_2"),
+    );
+    let out = gate.check("numbered.json", &["--input", "n.csv"]);
+    out.code(0).stdout_has(
+        "kernel renamed (renumbered): produce_1(float *, long) → produce_2(float *, long)",
+    );
+    // Another function is another kernel.
+    gate.write(
+        "o.csv",
+        numbered("graph_app.base.fast.run2.raw.csv", "consume"),
+    );
+    gate.check("numbered.json", &["--input", "o.csv"])
         .code(1)
         .stdout_has("new kernel: not in the baseline (3 launches per run)")
-        .stdout_has("missing kernel: the baseline launches it 3 times per run")
-        .stdout_has("sm__inst_executed.sum (sum, total) [FAIL]: +72.6%");
+        .stdout_has("missing kernel: the baseline launches it 3 times per run");
 }
 
 #[test]
@@ -227,7 +276,15 @@ fn warn_severity_and_warn_policies_pass_with_warnings() {
     let t = "[structure]\nlaunches = \"exact\"\nnew_kernels = \"warn\"\nmissing_kernels = \"warn\"\n\n[[rule]]\nmetric = \"sm__inst_executed.sum\"\nper = \"total\"\nworse = \"higher\"\nmax_change = \"20%\"\nseverity = \"warn\"\n";
     gate.write("t.toml", t);
     gate.base_baseline(&["--thresholds", "t.toml"]);
-    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    // Another function name (not a renamed kernel): a new and a missing kernel.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(common::H200).join("graph_app.unfolded-loop.fast.raw.csv"),
+    )
+    .expect("fixture");
+    gate.write(
+        "run.csv",
+        text.replace("void scale<1>(", "void rescale<1>("),
+    );
     gate.check(
         "baseline.json",
         &["--thresholds", "t.toml", "--input", "run.csv"],
