@@ -1,17 +1,22 @@
 //! The report view: everything a reporter shows, decided once from a
-//! [`Report`] — the outcome's words, the counts, what was gated, each check's
-//! cells (baseline, current, change, allowance, verdict), the checks grouped
-//! by kernel with each kernel's worst status, the new ncu findings with their
-//! estimated speedup, the device note. Every format (terminal, Markdown,
-//! JUnit, GitHub, HTML, JSON) renders a [`View`]; none of them derives a word
-//! or a number from the report on its own, so they cannot disagree.
+//! [`Report`] — the outcome's words, the counts, what was gated, and the
+//! results of every gate as [`Section`]s of [`Check`] rows: each kernel's
+//! rules, structural checks and new ncu findings, the whole run's rules,
+//! each compute-sanitizer tool's findings, the graph-memory checks. A
+//! section has its title, its worst status and its rows in the order to show
+//! them; a row has its words and cells already written. Every format
+//! (terminal, Markdown, JUnit, GitHub, HTML, JSON) renders a [`View`] by
+//! looping over its sections; none of them derives a word, a title or an
+//! order from the report on its own, so they cannot disagree. A new gate is
+//! a [`Subject`] variant and one function in `sections.rs` that makes its
+//! sections.
 
 mod cells;
+mod sections;
 
-use crate::memory::MemoryResult;
-use crate::sanitizer::SanitizerFinding;
-use crate::verdict::{Counts, Outcome, Report, RuleResult, Status};
-use cells::{finding, header, rule_check, structure_check};
+use crate::model::KernelKeyMode;
+use crate::verdict::{self, Counts, Devices, Outcome, Report, RuleResult, Status};
+use std::borrow::Cow;
 
 /// The label of the whole run where a kernel name would go.
 pub const TOTAL: &str = "(total)";
@@ -26,6 +31,8 @@ pub fn scope_name(kernel: Option<&str>) -> &str {
 pub struct View<'r> {
     /// The model itself, for the JSON report (which serializes it whole).
     pub report: &'r Report,
+    /// What was gated, with what only that gate has (the metric gate's baseline and thresholds).
+    pub subject: Subject<'r>,
     pub outcome: Outcome,
     pub exit_code: i32,
     pub counts: Counts,
@@ -33,36 +40,201 @@ pub struct View<'r> {
     pub header: Vec<(&'static str, String)>,
     /// Errors that made the outcome `error`, each `message (hint: …)`.
     pub errors: &'r [String],
-    /// Every structural check, then every rule, in the report's order.
-    pub checks: Vec<Check<'r>>,
-    /// The new ncu findings, in the report's order.
-    pub findings: Vec<Finding<'r>>,
-    /// Every kernel by name, then the whole run when a rule gates it.
-    pub scopes: Vec<Scope>,
     /// The GPU fingerprint check: passed, or a mismatch that was allowed.
     pub device: Option<DeviceNote>,
-    pub sanitizer: &'r [SanitizerFinding],
-    pub memory: &'r [MemoryResult],
+    /// Every gate's results: each kernel by name, the whole run, each
+    /// compute-sanitizer tool, the graph memory — in the order to show them.
+    pub sections: Vec<Section<'r>>,
     /// Things a reader should know that are not checks.
     pub notes: &'r [String],
     /// The ncugate version that wrote the report.
     pub version: &'r str,
 }
 
-/// One structural check or rule, with its table cells already written.
+/// What a report gated, as the view shows it.
+#[derive(Debug, Clone)]
+pub enum Subject<'r> {
+    /// ncu metrics against a baseline under threshold rules.
+    Metrics {
+        /// The baseline file, when there was one.
+        baseline: Option<&'r str>,
+        thresholds: Thresholds<'r>,
+        kernel_key: KernelKeyMode,
+        devices: Option<&'r Devices>,
+    },
+    /// compute-sanitizer tools on an app, or saved XML.
+    Sanitizer {
+        tools: &'r [String],
+        app: Option<&'r str>,
+    },
+    /// The CUDA-graph memory audit of an app.
+    Memory { app: &'r str },
+}
+
+/// Where the metric gate's threshold rules came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thresholds<'r> {
+    /// ncugate's own rules (`thresholds/default.toml (built in)`).
+    BuiltIn(&'r str),
+    /// A file the user named: annotations can point into it.
+    File(&'r str),
+}
+
+impl<'r> Thresholds<'r> {
+    /// The source as the report records it: a path, or the built-in rules' name.
+    pub fn of(source: &'r str) -> Thresholds<'r> {
+        if source.ends_with(" (built in)") {
+            Thresholds::BuiltIn(source)
+        } else {
+            Thresholds::File(source)
+        }
+    }
+
+    /// The words every reporter shows.
+    pub fn as_str(&self) -> &'r str {
+        match *self {
+            Thresholds::BuiltIn(s) | Thresholds::File(s) => s,
+        }
+    }
+}
+
+/// How a section's rows are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionKind {
+    /// One kernel's measured checks (a table) and its new ncu findings.
+    Kernel,
+    /// The whole run's measured checks.
+    Total,
+    /// A gate's findings or checks, one line each (compute-sanitizer, graph memory).
+    List,
+}
+
+/// One section of a report: a titled group of checks with its worst status.
+#[derive(Debug, Clone)]
+pub struct Section<'r> {
+    /// The kernel key, `(total)`, `compute-sanitizer memcheck`, `GPU memory`.
+    pub title: String,
+    pub kind: SectionKind,
+    /// The worst status of its checks.
+    pub status: Status,
+    /// Its rows, in the order to show them.
+    pub checks: Vec<Check<'r>>,
+}
+
+impl<'r> Section<'r> {
+    /// A section of `checks`, its status the worst of theirs.
+    pub fn new(title: String, kind: SectionKind, checks: Vec<Check<'r>>) -> Section<'r> {
+        let status = checks
+            .iter()
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(Status::Pass);
+        Section {
+            title,
+            kind,
+            status,
+            checks,
+        }
+    }
+
+    /// A section of kernel checks (not the whole run, not another gate's list).
+    pub fn is_kernel(&self) -> bool {
+        self.kind == SectionKind::Kernel
+    }
+
+    /// Its measured checks (rules and structural checks), in order.
+    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+        self.checks.iter().filter_map(|c| c.cells().map(|m| (c, m)))
+    }
+
+    /// Its new ncu findings, in order.
+    pub fn findings(&self) -> impl Iterator<Item = (&Check<'r>, &Finding<'r>)> {
+        self.checks
+            .iter()
+            .filter_map(|c| c.finding().map(|f| (c, f)))
+    }
+}
+
+/// One row of a section — a rule, a structural check, a new ncu finding, a
+/// compute-sanitizer finding, a graph-memory check — with its words written.
 #[derive(Debug, Clone)]
 pub struct Check<'r> {
-    /// The kernel key; `None` for a whole-run rule.
+    /// The kernel key of a metric row; `None` for a whole-run rule and other gates' rows.
     pub kernel: Option<&'r str>,
-    /// The rule (`dram__bytes.sum (sum)`) or the structural check (`launch count`).
-    pub name: &'r str,
+    /// What is checked: the rule (`dram__bytes.sum (sum)`), the structural
+    /// check (`launch count`), `ncu finding <rule>`, the sanitizer record
+    /// (`Precise oob_write(int *, int)`), the memory check.
+    pub name: Cow<'r, str>,
+    pub status: Status,
+    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule.
+    pub verdict: &'static str,
+    /// One line saying what happened.
+    pub message: Cow<'r, str>,
+    /// Why it matters: a rule's reason, for failures.
+    pub why: Option<&'r str>,
+    /// What kind of row, with what only that kind has.
+    pub kind: Kind<'r>,
+}
+
+/// What kind of row a [`Check`] is.
+#[derive(Debug, Clone)]
+pub enum Kind<'r> {
+    /// A rule or a structural check: a table row.
+    Measured(Cells<'r>),
+    /// A new ncu finding.
+    Finding(Finding<'r>),
+    /// A row of a list section (compute-sanitizer, graph memory).
+    Listed(Listed<'r>),
+}
+
+impl<'r> Check<'r> {
+    /// Failed, warned or could not be evaluated: the check has a "why" line.
+    pub fn needs_attention(&self) -> bool {
+        self.status.needs_attention()
+    }
+
+    /// A structural check that passed: the terminal leaves these out of its count.
+    pub fn is_quiet(&self) -> bool {
+        self.cells().is_some_and(|c| c.rule.is_none()) && self.status == Status::Pass
+    }
+
+    /// A measured row's cells.
+    pub fn cells(&self) -> Option<&Cells<'r>> {
+        match &self.kind {
+            Kind::Measured(cells) => Some(cells),
+            _ => None,
+        }
+    }
+
+    /// A new ncu finding's words.
+    pub fn finding(&self) -> Option<&Finding<'r>> {
+        match &self.kind {
+            Kind::Finding(finding) => Some(finding),
+            _ => None,
+        }
+    }
+
+    /// A list row's label and where it happened.
+    pub fn listed(&self) -> Option<&Listed<'r>> {
+        match &self.kind {
+            Kind::Listed(listed) => Some(listed),
+            _ => None,
+        }
+    }
+
+    /// The rule behind a rule row (for charts).
+    pub fn rule(&self) -> Option<&'r RuleResult> {
+        self.cells().and_then(|c| c.rule)
+    }
+}
+
+/// A rule's or a structural check's table cells.
+#[derive(Debug, Clone)]
+pub struct Cells<'r> {
     /// The rule behind a rule row (for charts); `None` for a structural check.
     pub rule: Option<&'r RuleResult>,
     /// Index of the rule in the report's rules (names its chart file).
     pub rule_index: Option<usize>,
-    pub status: Status,
-    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule.
-    pub verdict: &'static str,
     /// The baseline, `mean ±stddev` (`—` when there is none).
     pub baseline: String,
     /// The baseline without its standard deviation, for narrow tables.
@@ -74,33 +246,15 @@ pub struct Check<'r> {
     pub allowance: String,
     /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
     pub allowed: String,
-    /// One line saying what happened.
-    pub message: &'r str,
-    /// The rule's reason, for failures.
-    pub why: Option<&'r str>,
     /// Line of the `[[rule]]` in the thresholds file.
     pub line: Option<usize>,
-}
-
-impl Check<'_> {
-    /// Failed, warned or could not be evaluated: the check has a "why" line.
-    pub fn needs_attention(&self) -> bool {
-        self.status.needs_attention()
-    }
-
-    /// A structural check that passed: the terminal leaves these out of its count.
-    pub fn is_quiet(&self) -> bool {
-        self.rule.is_none() && self.status == Status::Pass
-    }
 }
 
 /// A new ncu finding as every reporter words it.
 #[derive(Debug, Clone)]
 pub struct Finding<'r> {
-    pub kernel: &'r str,
     /// The ncu rule (`UncoalescedGlobalAccess`).
     pub rule: &'r str,
-    pub status: Status,
     /// The estimated speedup, `est. speedup 77%`, when ncu gives one.
     pub speedup: Option<String>,
     /// The rule type and speedup in parentheses: `(OPT, est. speedup 77%)`.
@@ -110,25 +264,19 @@ pub struct Finding<'r> {
     pub summary: &'r str,
 }
 
-/// One kernel (or the whole run) with its checks and findings and its worst status.
+/// A row of a list section: its label and, for a sanitizer finding, where it happened.
 #[derive(Debug, Clone)]
-pub struct Scope {
-    /// The kernel key; `None` for the whole run.
-    pub kernel: Option<String>,
-    /// The worst status of its checks and findings.
-    pub status: Status,
-    /// Indices into [`View::checks`], in the report's order.
-    pub checks: Vec<usize>,
-    /// Indices into [`View::findings`], in the report's order.
-    pub findings: Vec<usize>,
+pub struct Listed<'r> {
+    /// What a line starts with: the sanitizer tool, the memory check.
+    pub label: &'r str,
+    /// The first record's thread and block, for device errors.
+    pub thread: Option<&'r str>,
+    /// The first record's host stack, innermost first, at most [`STACK_FRAMES`] frames.
+    pub stack: &'r [String],
 }
 
-impl Scope {
-    /// The kernel key, or `(total)`.
-    pub fn name(&self) -> &str {
-        scope_name(self.kernel.as_deref())
-    }
-}
+/// Host stack frames a report shows per sanitizer finding.
+pub const STACK_FRAMES: usize = 6;
 
 /// The device fingerprint as a check: what the JUnit report lists.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,50 +286,22 @@ pub struct DeviceNote {
 }
 
 impl<'r> View<'r> {
-    /// The view of `report`: every cell and word, in one pass over its results.
+    /// The view of `report`: every section, cell and word, in one pass over its results.
     pub fn new(report: &'r Report) -> View<'r> {
-        let checks: Vec<Check<'r>> = report
-            .structure
-            .iter()
-            .map(structure_check)
-            .chain(
-                report
-                    .rules
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| rule_check(i, r)),
-            )
-            .collect();
-        let findings: Vec<Finding<'r>> = report.findings.iter().map(finding).collect();
-        let scopes = scopes(&checks, &findings);
+        let subject = subject(report);
+        let mut sections = sections::metrics(report);
+        sections.extend(sections::sanitizer(&report.sanitizer));
+        sections.extend(sections::memory(&report.memory));
         View {
             report,
+            header: cells::header(report, &subject),
+            device: device(&subject),
+            subject,
             outcome: report.outcome,
             exit_code: report.exit_code,
             counts: report.counts(),
-            header: header(report),
             errors: &report.errors,
-            checks,
-            findings,
-            scopes,
-            device: report.devices.as_ref().map(|d| {
-                if d.mismatch_allowed {
-                    DeviceNote {
-                        status: Status::Warn,
-                        message: format!(
-                            "device mismatch allowed: baseline {}, current {}",
-                            d.baseline, d.current
-                        ),
-                    }
-                } else {
-                    DeviceNote {
-                        status: Status::Pass,
-                        message: d.current.clone(),
-                    }
-                }
-            }),
-            sanitizer: &report.sanitizer,
-            memory: &report.memory,
+            sections,
             notes: &report.notes,
             version: &report.ncugate_version,
         }
@@ -202,42 +322,53 @@ impl<'r> View<'r> {
         self.counts.words().join(sep)
     }
 
-    /// The checks of one scope.
-    pub fn checks_of<'v>(&'v self, scope: &'v Scope) -> impl Iterator<Item = &'v Check<'r>> {
-        scope.checks.iter().map(|&i| &self.checks[i])
+    /// Every measured check (rules and structural checks), section by section.
+    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+        self.sections.iter().flat_map(Section::measured)
     }
 
-    /// The findings of one scope.
-    pub fn findings_of<'v>(&'v self, scope: &'v Scope) -> impl Iterator<Item = &'v Finding<'r>> {
-        scope.findings.iter().map(|&i| &self.findings[i])
-    }
-
-    /// The kernels (not the whole run) whose worst status needs attention, by name.
-    pub fn failing_kernels(&self) -> impl Iterator<Item = &Scope> {
-        self.scopes
+    /// The kernels whose worst status needs attention, by name.
+    pub fn failing_kernels(&self) -> impl Iterator<Item = &Section<'r>> {
+        self.sections
             .iter()
-            .filter(|s| s.kernel.is_some() && s.status.needs_attention())
+            .filter(|s| s.is_kernel() && s.status.needs_attention())
     }
 
-    /// The whole run's scope, when a rule gates it.
-    pub fn total(&self) -> Option<&Scope> {
-        self.scopes.iter().find(|s| s.kernel.is_none())
+    /// The whole run's section, when a rule gates it.
+    pub fn total(&self) -> Option<&Section<'r>> {
+        self.sections.iter().find(|s| s.kind == SectionKind::Total)
     }
 
     /// The whole-run rules that need attention.
     pub fn failing_total(&self) -> Vec<&Check<'r>> {
         self.total()
-            .map(|t| self.checks_of(t).filter(|c| c.needs_attention()).collect())
+            .map(|t| t.checks.iter().filter(|c| c.needs_attention()).collect())
             .unwrap_or_default()
     }
 
     /// New findings of kernels that passed every check, by kernel name: still worth a look.
-    pub fn findings_elsewhere(&self) -> Vec<&Finding<'r>> {
-        self.scopes
+    pub fn findings_elsewhere(&self) -> Vec<(&Check<'r>, &Finding<'r>)> {
+        self.sections
             .iter()
-            .filter(|s| s.kernel.is_some() && !s.status.needs_attention())
-            .flat_map(|s| self.findings_of(s))
+            .filter(|s| s.is_kernel() && !s.status.needs_attention())
+            .flat_map(Section::findings)
             .collect()
+    }
+
+    /// The list sections of other gates (compute-sanitizer, graph memory), in order.
+    pub fn lists(&self) -> impl Iterator<Item = &Section<'r>> {
+        self.sections.iter().filter(|s| s.kind == SectionKind::List)
+    }
+
+    /// The thresholds file annotations can point into, for the metric gate.
+    pub fn thresholds_file(&self) -> Option<&'r str> {
+        match self.subject {
+            Subject::Metrics {
+                thresholds: Thresholds::File(path),
+                ..
+            } => Some(path),
+            _ => None,
+        }
     }
 
     /// The number of failed checks: GitHub's `regressions` output.
@@ -255,30 +386,56 @@ pub fn outcome_emoji(outcome: Outcome) -> &'static str {
     }
 }
 
-/// Kernels by name with their checks and findings, then the whole run.
-fn scopes(checks: &[Check<'_>], findings: &[Finding<'_>]) -> Vec<Scope> {
-    let mut kernels: std::collections::BTreeMap<&str, Scope> = std::collections::BTreeMap::new();
-    let mut total: Option<Scope> = None;
-    let new = |kernel: Option<&str>| Scope {
-        kernel: kernel.map(str::to_string),
-        status: Status::Pass,
-        checks: Vec::new(),
-        findings: Vec::new(),
+/// Sort key: what needs attention first.
+pub fn rank(status: Status) -> u8 {
+    match status {
+        Status::Error => 0,
+        Status::Fail => 1,
+        Status::Warn => 2,
+        Status::Improved => 3,
+        Status::Changed => 4,
+        Status::Pass => 5,
+        Status::Skipped => 6,
+    }
+}
+
+/// The report's subject with the metric gate's own fields, which only the metric gate has.
+fn subject(report: &Report) -> Subject<'_> {
+    match &report.subject {
+        verdict::Subject::Metrics => Subject::Metrics {
+            baseline: (!report.baseline.is_empty()).then_some(report.baseline.as_str()),
+            thresholds: Thresholds::of(&report.thresholds),
+            kernel_key: report.kernel_key,
+            devices: report.devices.as_ref(),
+        },
+        verdict::Subject::Sanitizer { tools, app } => Subject::Sanitizer {
+            tools,
+            app: app.as_deref(),
+        },
+        verdict::Subject::Memory { app } => Subject::Memory { app },
+    }
+}
+
+/// The device fingerprint as a check: a pass, or a warning for an allowed mismatch.
+fn device(subject: &Subject<'_>) -> Option<DeviceNote> {
+    let Subject::Metrics {
+        devices: Some(d), ..
+    } = subject
+    else {
+        return None;
     };
-    for (i, c) in checks.iter().enumerate() {
-        let scope = match c.kernel {
-            Some(k) => kernels.entry(k).or_insert_with(|| new(Some(k))),
-            None => total.get_or_insert_with(|| new(None)),
-        };
-        scope.status = scope.status.max(c.status);
-        scope.checks.push(i);
-    }
-    for (i, f) in findings.iter().enumerate() {
-        let scope = kernels
-            .entry(f.kernel)
-            .or_insert_with(|| new(Some(f.kernel)));
-        scope.status = scope.status.max(f.status);
-        scope.findings.push(i);
-    }
-    kernels.into_values().chain(total).collect()
+    Some(if d.mismatch_allowed {
+        DeviceNote {
+            status: Status::Warn,
+            message: format!(
+                "device mismatch allowed: baseline {}, current {}",
+                d.baseline, d.current
+            ),
+        }
+    } else {
+        DeviceNote {
+            status: Status::Pass,
+            message: d.current.clone(),
+        }
+    })
 }
