@@ -144,6 +144,88 @@ mod tests {
         );
     }
 
+    /// Every format shows a suite of one workload as the single check's
+    /// report under the workload's name: the same reporter, with the heading
+    /// depth, the `<workload>: ` prefix and the folder as its parameters.
+    #[test]
+    fn a_suite_of_one_workload_and_a_check_share_every_reporter() {
+        let check = cases::regression();
+        let names = vec!["train".to_string()];
+        let suite = SuiteReport::new(
+            None,
+            names.clone(),
+            names,
+            String::new(),
+            String::new(),
+            vec![WorkloadReport {
+                name: "train".into(),
+                tags: vec![],
+                baseline: "baselines/train.json".into(),
+                seconds: None,
+                report: check.clone(),
+            }],
+        );
+        let (single, one) = (Document::check(&check), document(&suite));
+
+        let style = terminal::Style::default();
+        let text = terminal::document(&single, &style);
+        assert_eq!(
+            terminal::document(&one, &style),
+            format!(
+                "\n── workload train ──\n{text}\nncugate suite: {}\n",
+                suite.headline()
+            )
+        );
+
+        let (md, suite_md) = (file(&Markdown, &single), file(&Markdown, &one));
+        let (_, part) = suite_md
+            .split_once("\n## Workload `train`\n\n")
+            .expect("the workload's heading");
+        let deeper: String = md
+            .lines()
+            .map(|l| match l.starts_with('#') {
+                true => format!("#{l}\n"),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        assert_eq!(part, deeper);
+
+        let xml = file(&JUnit, &single)
+            .replace("<testsuite name=\"", "<testsuite name=\"train: ")
+            .replace("classname=\"", "classname=\"train: ");
+        assert_eq!(file(&JUnit, &one), xml);
+
+        let (Rendered::GitHub(check_streams), Rendered::GitHub(suite_streams)) =
+            (GitHub.render(&single), GitHub.render(&one))
+        else {
+            panic!("GitHub mode renders its streams");
+        };
+        assert_eq!(
+            suite_streams.annotations,
+            check_streams
+                .annotations
+                .replace("title=", "title=train%3A ")
+        );
+        assert_eq!(
+            (suite_streams.outcome, suite_streams.regressions),
+            (check_streams.outcome, check_streams.regressions)
+        );
+
+        let (Rendered::Folder(check_files), Rendered::Folder(suite_files)) =
+            (Html.render(&single), Html.render(&one))
+        else {
+            panic!("HTML renders a folder");
+        };
+        let check_files: Vec<_> = check_files
+            .map(|(p, b)| (std::path::Path::new("train").join(p), b))
+            .collect();
+        let mut suite_files: Vec<_> = suite_files.collect();
+        let index: Vec<_> = suite_files.split_off(check_files.len());
+        assert_eq!(suite_files, check_files);
+        let index: Vec<_> = index.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(index, ["style.css", "index.html"]);
+    }
+
     #[test]
     fn an_empty_shard_still_has_a_testcase() {
         let report = SuiteReport::new(None, vec![], vec![], String::new(), String::new(), vec![]);
