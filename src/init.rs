@@ -105,6 +105,7 @@ fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunne
     let import = crate::parse::NcuImport {
         ncu: &runner.ncu,
         runner: processes,
+        native: true,
     };
     let run = crate::parse::read_run(
         &artifacts.raw,

@@ -47,6 +47,7 @@ fn check_report(
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
+        native: !config.import_with_ncu,
     };
     let thresholds = Thresholds::load(config.thresholds.as_deref()).map_err(fail)?;
     let metrics = thresholds.metrics();
