@@ -4,12 +4,12 @@
 //! Guide, "Report File Format"): `NVR\0`, a length-prefixed file header with
 //! the format version, then blocks of Protocol Buffers version 2 messages
 //! (see [`container`] for the framing and [`schema`] for the subset of
-//! messages read). Only version 7 (Nsight Compute 2022 and later) is read;
+//! messages read). Only version 7 (what Nsight Compute 2025.3.1 writes) is read;
 //! anything else is refused as unsupported, so that `ncu --import` can read it.
 //!
 //! The reader rebuilds the raw page `ncu --import R --csv --page raw
 //! --print-units base` would print — the same columns, units and digits (see
-//! [`print`] and [`units`]) — and folds it with the CSV parser
+//! [`print`](mod@print) and [`units`]) — and folds it with the CSV parser
 //! ([`super::raw`]), so a report and its CSV give the same run model.
 
 pub mod container;
