@@ -293,3 +293,73 @@ fn an_unknown_version_is_unsupported_not_corrupt() {
     let _ = std::fs::remove_file(&path);
     assert!(matches!(got, Err(Refusal::Unsupported(_))), "{got:?}");
 }
+
+#[test]
+fn the_unit_table_agrees_with_every_committed_raw_page() {
+    // The full-set exports are in ncu's auto units: their base unit must be
+    // the table's.
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for csv in [
+        "graph_app.base.full.raw.csv",
+        "graph_app.strided.full.raw.csv",
+        "graph_app.base.graph.raw.csv",
+        "graph_app.base.fast.run1.raw.csv",
+    ] {
+        let rows = csv_rows(csv);
+        for (name, printed) in rows[0].iter().zip(&rows[1]).skip(11) {
+            let base = ncugate::units::Unit::parse(printed).base;
+            let Some(table) = ncu_rep::units::unit(name) else {
+                missing.push(format!("{name}\t{base}"));
+                continue;
+            };
+            assert_eq!(table, base, "{csv}: `{name}` printed in {printed:?}");
+            checked += 1;
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "not in the table:\n{}",
+        missing.join("\n")
+    );
+    assert!(checked > 4000, "only {checked} columns checked");
+}
+
+#[test]
+fn a_gated_metric_of_unknown_unit_is_refused_not_guessed() {
+    // The same report with one metric renamed in its string table (same
+    // length, so every size still holds).
+    let data = bytes(CORPUS[0].0);
+    let (from, to) = (&b"dram__bytes.sum"[..], &b"dram__bytez.sum"[..]);
+    let at = data
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("metric name in the string table");
+    let mut renamed = data.clone();
+    renamed[at..at + from.len()].copy_from_slice(to);
+    let gate = Gate::new();
+    gate.write("renamed.ncu-rep", &renamed);
+    let got = ncu_rep::read_run(
+        &gate.path("renamed.ncu-rep"),
+        &["dram__bytez.sum".to_string()],
+        KernelKeyMode::Demangled,
+    );
+    let Err(Refusal::Unsupported(e)) = got else {
+        panic!("read as {got:?}")
+    };
+    assert!(
+        e.to_string().contains("unit of metric `dram__bytez.sum`"),
+        "{e}"
+    );
+    // Without that metric the report reads, and its other values stay.
+    let run = ncu_rep::read_run(
+        &gate.path("renamed.ncu-rep"),
+        &["gpu__time_duration.sum".to_string()],
+        KernelKeyMode::Demangled,
+    )
+    .map_err(Refusal::into_error)
+    .expect("read");
+    assert_eq!(run.total.launches, 9);
+}

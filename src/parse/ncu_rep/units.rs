@@ -3,10 +3,12 @@
 //! A `.ncu-rep` keeps metric names and values; ncu takes the units from its
 //! own metric tables when it prints them. `units.tsv` holds, for every metric
 //! name of a `--set full` report and of the fast and graph-mode reports in
-//! `fixtures/h200/` (all of `kernels/graph_app` on an H200), the unit `ncu --import R --csv --page raw
-//! --print-units base` (Nsight Compute 2025.3.1, GH100) prints for it (empty:
-//! dimensionless). A tested metric whose name is not there makes the native
-//! read refuse the report rather than guess a unit.
+//! `fixtures/h200/` (all of `kernels/graph_app` on an H200), the unit
+//! `ncu --import R --csv --page raw --print-units base` (Nsight Compute
+//! 2025.3.1, GH100) prints for it (empty: dimensionless); the integration
+//! tests check it against the units row of every committed raw page of those
+//! reports. A gated metric whose name is not there makes the native read
+//! refuse the report rather than guess a unit.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
