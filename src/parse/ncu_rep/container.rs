@@ -175,8 +175,8 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     while !cursor.at_end() {
         let at = cursor.pos;
         let what = format!("block {index}'s header");
-        let header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
-        if let Some(table) = header.string_table.clone() {
+        let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
+        if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
         }
         if let Some(pid) = header.session_details.as_ref().and_then(|s| s.process_id) {

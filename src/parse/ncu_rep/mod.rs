@@ -17,7 +17,7 @@ pub mod print;
 pub mod schema;
 pub mod units;
 
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::model::{KernelKeyMode, Run};
 use container::{Failure, Launch, LaunchKind};
 use std::collections::BTreeMap;
@@ -236,13 +236,11 @@ pub fn read_run(
         ));
     }
     let csv = page.to_csv();
-    let mut run = read_page(path, &csv, metrics, key_mode).map_err(Refusal::Corrupt)?;
+    let mut run =
+        super::raw::read_raw(path, &csv[..], metrics, key_mode).map_err(Refusal::Corrupt)?;
+    // The run's digest is the report's, as when ncu converts it.
     run.sha256 = super::sha256_bytes(&data);
     Ok(run)
-}
-
-fn read_page(path: &Path, csv: &[u8], metrics: &[String], key_mode: KernelKeyMode) -> Result<Run> {
-    super::raw::read_raw(path, csv, metrics, key_mode)
 }
 
 fn refusal(path: &Path, failure: Failure) -> Refusal {
