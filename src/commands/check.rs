@@ -66,6 +66,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
+        native: !config.import_with_ncu,
     };
     let thresholds = Thresholds::load(config.thresholds.as_deref())?;
     let metrics = thresholds.metrics();

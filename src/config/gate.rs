@@ -7,7 +7,7 @@
 use super::file::FileConfig;
 use super::given::{Given, profile_only};
 use super::output::{outputs, style};
-use super::run::{ncu_program, runner};
+use super::run::{import_with_ncu, ncu_program, runner};
 use super::suite::{self, Request, SuiteAction, SuiteConfig};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
@@ -77,6 +77,8 @@ pub struct CheckConfig {
     pub sanitizer: Option<SanitizerConfig>,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 /// `ncugate baseline record`.
@@ -90,6 +92,8 @@ pub struct RecordConfig {
     pub output: BaselinePlace,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -131,6 +135,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
                 style: style(&args.report, args.run.quiet),
                 sanitizer,
                 ncu: ncu_program(&args.ncu, &file),
+                import_with_ncu: import_with_ncu(&args.ncu, &file),
             })))
         })?;
         return Ok(Config::Suite(Box::new(config)));
@@ -158,6 +163,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         style: style(&args.report, args.run.quiet),
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
 }
 
@@ -202,6 +208,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
                 extra_metrics: args.metrics,
                 output: BaselinePlace::File(PathBuf::new()),
                 ncu: ncu_program(&args.ncu, &file),
+                import_with_ncu: import_with_ncu(&args.ncu, &file),
             })))
         })?;
         return Ok(Config::Suite(Box::new(config)));
@@ -223,6 +230,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         extra_metrics: args.metrics,
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
 }
 
