@@ -231,6 +231,12 @@ fn export_errors() -> Vec<ExportError> {
             metric: s("zz__nothing"),
             near: MetricNear::Nothing,
         },
+        E::ReportUnsupported {
+            reason: s("report format version 6 (this ncugate reads version 7)"),
+        },
+        E::ReportCorrupt {
+            reason: s("block 2 ends 1,024 bytes past the end of the file"),
+        },
         E::ContradictoryColumns {
             line: 3,
             metric: s("sm__inst_executed.sum"),
@@ -286,6 +292,8 @@ fn export_name(e: &ExportError) -> &'static str {
         E::DifferentGraphModes { .. } => "DifferentGraphModes",
         E::DifferentUnits { .. } => "DifferentUnits",
         E::MissingValues { .. } => "MissingValues",
+        E::ReportUnsupported { .. } => "ReportUnsupported",
+        E::ReportCorrupt { .. } => "ReportCorrupt",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",

@@ -213,10 +213,7 @@ pub fn read_run(
     key_mode: KernelKeyMode,
 ) -> std::result::Result<Run, Refusal> {
     let data = std::fs::read(path).map_err(|source| {
-        Refusal::Corrupt(Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })
+        Refusal::Corrupt(Error::read(crate::error::FileKind::Export, path, source))
     })?;
     // Until the version is known, the file may be another format ncu reads
     // (or a stand-in for a report): unsupported, not corrupt.
@@ -244,17 +241,15 @@ pub fn read_run(
 }
 
 fn refusal(path: &Path, failure: Failure) -> Refusal {
+    use crate::error::ExportError;
     match failure {
-        Failure::Unsupported(message) => Refusal::Unsupported(Error::Input {
-            path: path.to_path_buf(),
-            message,
-            hint: "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
-        }),
-        Failure::Corrupt(message) => Refusal::Corrupt(Error::Input {
-            path: path.to_path_buf(),
-            message: format!("not a readable report: {message}"),
-            hint: "the report is truncated or damaged: copy or download it again, or profile again".into(),
-        }),
+        Failure::Unsupported(reason) => Refusal::Unsupported(Error::export(
+            path,
+            ExportError::ReportUnsupported { reason },
+        )),
+        Failure::Corrupt(reason) => {
+            Refusal::Corrupt(Error::export(path, ExportError::ReportCorrupt { reason }))
+        }
     }
 }
 
