@@ -189,6 +189,7 @@ fn trial_run(
     let import = crate::parse::NcuImport {
         ncu: &runner.ncu,
         runner: processes,
+        native: true,
     };
     let run = crate::parse::read_run(
         &artifacts.raw,

@@ -24,8 +24,13 @@
 //!   this GPU in a suite's folder) → [`rules`] (thresholds) → [`compare`]
 //!   decides, in order, fingerprint, structure, rules, findings, into a
 //!   [`verdict::Report`] → the sanitizer stage when `[sanitizer]` asks for it →
-//!   [`report`]: one [`report::View`] of the report, rendered by each format
-//!   (terminal, Markdown, JUnit, JSON, HTML, GitHub) and written by one path.
+//!   [`report`]: every gate turns its results into the sections of one
+//!   [`report::View`] (each kernel, the whole run, each compute-sanitizer
+//!   tool, the graph memory), each a list of checks with its title and
+//!   order decided there; a [`report::Document`] of that one view (a check)
+//!   or of a suite's workloads is rendered by one [`report::Reporter`] per
+//!   format (terminal, Markdown, JUnit, JSON, HTML, GitHub), the same for
+//!   both, and written by one path.
 //! - **Baseline, `baseline record`** ([`commands::record`]): the same
 //!   acquisition, parsing and aggregation → [`baseline::record`] (statistics
 //!   over the runs) → an atomically written baseline file; `baseline diff`
@@ -44,7 +49,8 @@
 //!   the split by recorded cost and lays out `baselines/<workload>/<gpu>.json`;
 //!   each workload is built once and gated by the same `check`, `baseline
 //!   record` or `profile` as a single run; the workloads' reports become one
-//!   [`suite::SuiteReport`], and `merge` joins shards' reports into one.
+//!   [`suite::SuiteReport`], and `merge` joins shards' reports into one; its
+//!   [`suite::render::document`] goes through the same reporters as a check.
 //!
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:

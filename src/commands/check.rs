@@ -61,6 +61,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
+        native: !config.import_with_ncu,
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = thresholds.metrics();

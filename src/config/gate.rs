@@ -7,7 +7,7 @@
 use super::file::FileConfig;
 use super::given::{Given, profile_only};
 use super::output::{outputs, style};
-use super::run::{ncu_program, runner};
+use super::run::{import_with_ncu, ncu_program, runner};
 use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
@@ -78,6 +78,8 @@ pub struct CheckConfig {
     pub sanitizer: Option<SanitizerConfig>,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 /// `ncugate baseline record`.
@@ -91,6 +93,8 @@ pub struct RecordConfig {
     pub output: BaselinePlace,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -135,6 +139,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         style: style(&args.report, args.run.quiet),
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
 }
 
@@ -183,6 +188,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         kernel_key: gate.kernel_key.unwrap_or_default(),
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
 }
 
@@ -219,6 +225,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             style,
             sanitizer,
             ncu: ncu_program(&args.ncu, file),
+            import_with_ncu: import_with_ncu(&args.ncu, file),
         });
     }
     Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
@@ -260,6 +267,7 @@ fn suite_record(
                 kernel_key,
                 output: selection.baseline(w, false),
                 ncu: ncu_program(&args.ncu, file),
+                import_with_ncu: import_with_ncu(&args.ncu, file),
             }
         })
         .collect();

@@ -141,7 +141,8 @@ fn run_flags() -> [Option<clap::Id>; 3] {
 pub(super) fn profile_only(inputs: &[PathBuf]) -> Flags {
     use clap::Args;
     let flags = Flags::of(&[run_flags().as_slice(), &[ProfileOptions::group_id()]].concat())
-        .except("command");
+        .except("command")
+        .except("import_with_ncu");
     let reports = inputs
         .iter()
         .any(|p| p.extension().is_some_and(|e| e == "ncu-rep"));
@@ -203,7 +204,8 @@ mod tests {
         use crate::cli::BuildArgs;
         use crate::options::profile::OutDir;
         use crate::options::{AppOptions, ProfileOptions, SanitizerOptions};
-        let mut flags = typed_flags::<ProfileOptions>(&[]);
+        // --import-with-ncu says how to read .ncu-rep exports.
+        let mut flags = typed_flags::<ProfileOptions>(&["import_with_ncu"]);
         flags.extend(typed_flags::<AppOptions>(&["command"]));
         flags.extend(typed_flags::<OutDir>(&[]));
         flags.extend(typed_flags::<BuildArgs>(&[]));
@@ -242,7 +244,7 @@ mod tests {
                 .map(|a| a.get_id().to_string())
                 .collect()
         };
-        for id in ["command", "ncu", "extra_metrics"] {
+        for id in ["command", "ncu", "extra_metrics", "import_with_ncu"] {
             assert!(ids(&["check"]).contains(&id.to_string()), "{id}");
         }
         for id in ["runs", "extra_metrics"] {

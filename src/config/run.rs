@@ -44,6 +44,15 @@ pub(super) fn ncu_program(ncu: &ProfileOptions, file: &FileConfig) -> String {
         .unwrap_or_else(|| DEFAULT_NCU.into())
 }
 
+/// Whether `.ncu-rep` inputs go through `ncu --import` (`--import-with-ncu`,
+/// `NCUGATE_IMPORT_WITH_NCU`, `[profile] import_with_ncu`) rather than the
+/// native reader.
+pub(super) fn import_with_ncu(ncu: &ProfileOptions, file: &FileConfig) -> bool {
+    ncu.import_with_ncu
+        .over(file.profile.import_with_ncu)
+        .unwrap_or(false)
+}
+
 /// The ncu of commands that take no config flags (`doctor`, `init`):
 /// `NCUGATE_NCU`, else `[profile] ncu` of ./ncugate.toml when it loads, else `ncu`.
 pub fn default_ncu() -> String {

@@ -105,6 +105,35 @@ pub enum ExportError {
     /// A gated metric that is not in the export; `near` is what it may have meant.
     #[error("metric `{metric}` is not in this export")]
     MissingMetric { metric: String, near: MetricNear },
+    /// A `.ncu-rep` the native reader does not read (another version or kind of result).
+    #[error("{reason}")]
+    ReportUnsupported { reason: String },
+    /// A `.ncu-rep` of a known version that is truncated or damaged.
+    #[error("not a readable report: {reason}")]
+    ReportCorrupt { reason: String },
+    /// A raw page that names one metric in two columns with different values.
+    #[error(
+        "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
+    )]
+    ContradictoryColumns {
+        line: usize,
+        metric: String,
+        first: usize,
+        first_value: String,
+        second: usize,
+        second_value: String,
+    },
+    /// A details page with one metric twice in one place, with different values.
+    #[error(
+        "row {line}: metric `{metric}` is {second_value:?} here but {first_value:?} in an earlier row of the same launch and place ({place})"
+    )]
+    ContradictoryRows {
+        line: usize,
+        metric: String,
+        place: String,
+        first_value: String,
+        second_value: String,
+    },
     /// One export given twice to `baseline record`: a noise band of copies.
     #[error("the same export as {first} (SHA-256 {digest}…): one run given twice")]
     SameExportTwice { first: String, digest: String },
@@ -167,6 +196,9 @@ impl ExportError {
             E::DifferentGpus { .. } => "pass runs from one GPU model to one check".into(),
             E::DifferentGraphModes { .. } => "pass runs profiled in one graph-profiling mode".into(),
             E::DifferentUnits { .. } => "record runs exported the same way (e.g. all with `--print-units base`)".into(),
+            E::ReportUnsupported { .. } => "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
+            E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
+            E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::DifferentKernels { .. } => "record runs of one build with the same arguments; if one run is odd, profile it again".into(),
             E::StatisticsOverflow { .. } => "no ncu counter reaches 1e308: check the exports for a corrupted value".into(),

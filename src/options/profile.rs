@@ -53,6 +53,15 @@ pub struct ProfileOptions {
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
     pub ncu: Option<String>,
+    /// Read `.ncu-rep` inputs through `ncu --import` instead of natively.
+    #[arg(
+        long,
+        env = "NCUGATE_IMPORT_WITH_NCU",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub import_with_ncu: Option<bool>,
     /// `[profile] out_dir`: the work dir for artifacts. Its flag is
     /// [`OutDir`]'s `--out`, with the app's flags, as sanitize and leaks take
     /// it too.
@@ -126,6 +135,7 @@ layered!(ProfileOptions {
     launch_skip,
     launch_count,
     ncu,
+    import_with_ncu,
     out_dir,
 } adds { extra_metrics });
 

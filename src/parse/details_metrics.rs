@@ -316,11 +316,26 @@ impl<'a> Fold<'a> {
             }
         };
         // One launch, one row per metric: a better match replaces a worse
-        // one; two rows at the same level in different places (sections,
-        // charts) are ambiguous, whatever their units.
+        // one. Two rows at the same level with one value (in base units) are
+        // one metric, wherever they are; with different values they are
+        // ambiguous in different places (sections, charts) and contradictory
+        // in one place (which one of them is gated decided the verdict).
         match &self.values[launch][m] {
             Some((_, _, p)) if *p < priority => return Ok(()),
-            Some((_, other, p)) if *p == priority && other != spot => {
+            Some((v, _, p)) if *p == priority && *v == value => return Ok(()),
+            Some((v, other, p)) if *p == priority && other == spot => {
+                return Err(Error::export(
+                    self.path,
+                    crate::error::ExportError::ContradictoryRows {
+                        line: *line,
+                        metric: metric.to_string(),
+                        place: spot.show(),
+                        first_value: v.to_string(),
+                        second_value: value.to_string(),
+                    },
+                ));
+            }
+            Some((_, other, p)) if *p == priority => {
                 let name = &self.wanted[m][priority].name;
                 return Err(Error::export(
                     self.path,
@@ -332,7 +347,6 @@ impl<'a> Fold<'a> {
                     },
                 ));
             }
-            Some((_, _, p)) if *p == priority => return Ok(()),
             _ => {}
         }
         match &self.units[m] {

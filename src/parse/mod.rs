@@ -4,6 +4,7 @@
 pub mod details;
 pub mod details_metrics;
 pub mod details_names;
+pub mod ncu_rep;
 pub mod number;
 pub mod nvtx;
 pub mod page;
@@ -28,10 +29,22 @@ pub fn read_run(
     import: NcuImport,
 ) -> Result<Run> {
     if path != Path::new("-") && is_report(path)? {
+        // Natively first; a report the native reader does not know goes to
+        // ncu, and if ncu cannot read it either, the native reader says why.
+        let native = match import
+            .native
+            .then(|| ncu_rep::read_run(path, metrics, key_mode))
+        {
+            Some(Ok(run)) => return Ok(run),
+            Some(Err(ncu_rep::Refusal::Corrupt(e))) => return Err(e),
+            Some(Err(ncu_rep::Refusal::Unsupported(e))) => Some(e),
+            None => None,
+        };
         let sha256 = sha256_file(path)?;
         let mut run = crate::runner::ncu::import(import.ncu, import.runner, path, "raw", |out| {
             raw::read_raw(path, out, metrics, key_mode)
-        })?;
+        })
+        .map_err(|e| native.unwrap_or(e))?;
         run.sha256 = sha256;
         return Ok(run);
     }
@@ -142,4 +155,6 @@ fn is_report(path: &Path) -> Result<bool> {
 pub struct NcuImport<'a> {
     pub ncu: &'a str,
     pub runner: &'a dyn ProcessRunner,
+    /// Read a version-7 report natively ([`ncu_rep`]); `false` with `--import-with-ncu`.
+    pub native: bool,
 }

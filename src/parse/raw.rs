@@ -142,6 +142,10 @@ struct Layout {
     metrics: Vec<(Option<usize>, i32)>,
     /// Each requested metric with its base unit (`None`: not in the export).
     metric_columns: Vec<MetricColumn>,
+    /// A requested metric the header names again: (metric, its first column,
+    /// the other column, the other's slot and unit's power of ten). Equal
+    /// values are one metric; different ones make the export ambiguous.
+    repeats: Vec<(usize, usize, usize, usize, i32)>,
     /// Node mode or graph mode, as far as the header tells.
     graph_mode: GraphColumns,
 }
@@ -180,8 +184,17 @@ impl Layout {
         let start_end = slot(column(nvtx::START_END));
         let mut metric_slots = Vec::with_capacity(metrics.len());
         let mut metric_columns = Vec::with_capacity(metrics.len());
-        for metric in metrics {
+        let mut repeats = Vec::new();
+        for (m, metric) in metrics.iter().enumerate() {
             let col = column(metric);
+            if let Some(first) = col {
+                for other in (first + 1..header.len()).filter(|&c| header[c] == *metric) {
+                    let exp10 = Unit::parse(&units[other]).exp10;
+                    if let Some(other_slot) = slot(Some(other)) {
+                        repeats.push((m, first, other, other_slot, exp10));
+                    }
+                }
+            }
             let unit = col.map(|c| Unit::parse(&units[c]));
             metric_columns.push(MetricColumn {
                 name: metric.clone(),
@@ -207,6 +220,7 @@ impl Layout {
             start_end,
             metrics: metric_slots,
             metric_columns,
+            repeats,
             graph_mode,
         }
     }
@@ -279,6 +293,27 @@ impl<'a> Fold<'a> {
         for (m, &(slot, exp10)) in layout.metrics.iter().enumerate() {
             if let Some(slot) = slot {
                 self.metric(index, m, &row.field(slot).unwrap_or_default(), exp10, line)?;
+            }
+        }
+        for &(m, first, other, other_slot, other_exp10) in &layout.repeats {
+            let Some((first_slot, exp10)) = layout.metrics[m].0.map(|s| (s, layout.metrics[m].1))
+            else {
+                continue;
+            };
+            let a = row.field(first_slot).unwrap_or_default();
+            let b = row.field(other_slot).unwrap_or_default();
+            if parse_cell(&a, exp10) != parse_cell(&b, other_exp10) {
+                return Err(bad(
+                    self.path,
+                    ExportError::ContradictoryColumns {
+                        line,
+                        metric: self.metrics[m].clone(),
+                        first: first + 1,
+                        first_value: String::from_utf8_lossy(&a).into_owned(),
+                        second: other + 1,
+                        second_value: String::from_utf8_lossy(&b).into_owned(),
+                    },
+                ));
             }
         }
         Ok(())

@@ -233,6 +233,27 @@ fn export_errors() -> Vec<ExportError> {
             metric: s("zz__nothing"),
             near: MetricNear::Nothing,
         },
+        E::ReportUnsupported {
+            reason: s("report format version 6 (this ncugate reads version 7)"),
+        },
+        E::ReportCorrupt {
+            reason: s("block 2 ends 1,024 bytes past the end of the file"),
+        },
+        E::ContradictoryColumns {
+            line: 3,
+            metric: s("sm__inst_executed.sum"),
+            first: 12,
+            first_value: s("55,050,240"),
+            second: 40,
+            second_value: s("45,000,000"),
+        },
+        E::ContradictoryRows {
+            line: 18,
+            metric: s("sm__inst_executed.sum"),
+            place: s("Compute Workload Analysis"),
+            first_value: s("55050240"),
+            second_value: s("45000000"),
+        },
         E::SameExportTwice {
             first: s("r1.csv"),
             digest: s("ae957444a059"),
@@ -273,6 +294,10 @@ fn export_name(e: &ExportError) -> &'static str {
         E::DifferentGraphModes { .. } => "DifferentGraphModes",
         E::DifferentUnits { .. } => "DifferentUnits",
         E::MissingValues { .. } => "MissingValues",
+        E::ReportUnsupported { .. } => "ReportUnsupported",
+        E::ReportCorrupt { .. } => "ReportCorrupt",
+        E::ContradictoryColumns { .. } => "ContradictoryColumns",
+        E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",
         E::DifferentKernels { .. } => "DifferentKernels",
         E::StatisticsOverflow { .. } => "StatisticsOverflow",

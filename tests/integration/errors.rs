@@ -258,6 +258,7 @@ fn a_report_without_ncu_on_path() {
             "baseline.json",
             "--input",
             "run.ncu-rep",
+            "--import-with-ncu",
         ],
         &[("NCUGATE_NCU", "/nonexistent/ncu")],
     )
@@ -290,6 +291,7 @@ fn a_report_is_converted_by_ncu_with_base_units() {
         "baseline.json",
         "--input",
         "run.ncu-rep",
+        "--import-with-ncu",
     ];
     // The same ncu three ways: NCUGATE_NCU, `[profile] ncu`, and --ncu (which
     // a .ncu-rep input needs, unlike a CSV one).
@@ -342,6 +344,7 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
             "baseline.json",
             "--input",
             "run.ncu-rep",
+            "--import-with-ncu",
         ],
         &[("NCUGATE_NCU", fake)],
     )

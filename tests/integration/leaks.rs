@@ -43,6 +43,7 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
             json: Some(gate.path("report.json")),
             github: false,
             html: None,
+            ..Outputs::default()
         },
         style: Default::default(),
     }

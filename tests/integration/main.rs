@@ -21,6 +21,7 @@ mod interrupt;
 mod json_schemas;
 mod leaks;
 mod module_cycles;
+mod ncu_rep;
 mod never_silent;
 mod nvtx_exports;
 mod output;

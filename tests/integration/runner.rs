@@ -572,6 +572,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             style: Default::default(),
             sanitizer: None,
             ncu: "ncu".into(),
+            import_with_ncu: false,
         };
         common::execute(&Config::Check(config), &replay)
     };
@@ -732,6 +733,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         style: Default::default(),
         sanitizer: Some(sanitizer),
         ncu: "ncu".into(),
+        import_with_ncu: false,
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
