@@ -299,12 +299,27 @@ pub fn thresholds_text(app: &[String]) -> String {
         "# Thresholds for `{}` — written by `ncugate init` from ncugate's built-in rules; edit\n\
          # them: tighten what matters, add `why` to say what a failure means, `severity = \"warn\"`\n\
          # for checks that should not block a merge. Re-record the baseline after adding a metric.\n{body}",
-        crate::format::shell_words(app)
+        // A comment ends at a line break: an argument's newline would start a TOML line.
+        crate::kernel_key::printable(crate::format::shell_words(app))
     )
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_argument_with_a_newline_stays_in_its_comment() {
+        let app = vec![
+            "./app".to_string(),
+            "x\n[[rule]]\nmetric = \"m\"\nmax_change = \"900%\"".into(),
+        ];
+        let text = thresholds_text(&app);
+        let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
+        let builtin: toml::Table =
+            toml::from_str(&thresholds_text(&["./app".to_string()])).expect("valid TOML");
+        assert_eq!(parsed, builtin, "no rule injected: {}", &text[..300]);
+        assert!(text.lines().next().is_some_and(|l| l.contains("\\u{000a}")));
+    }
     use super::*;
 
     #[test]

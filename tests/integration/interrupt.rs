@@ -112,7 +112,13 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
-    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+    // SIGHUP and SIGUSR1 killed ncugate and left ncu and the app running.
+    for (sig, name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGUSR1, "SIGUSR1"),
+    ] {
         let gate = Gate::new();
         gate.base_baseline(&[]);
         // An earlier run's reports: they must not pass for this run's.
