@@ -134,19 +134,22 @@ const SECOND_SIGTERM: &[u8] = b"ncugate: error: a second SIGTERM during the clea
 /// A running child, registered until dropped.
 pub struct Child(u32);
 
-impl Child {
-    /// Registers a child just spawned in its own process group; after an
-    /// interrupt it is killed at once instead.
-    pub fn track(pid: u32) -> Child {
-        let mut s = state();
-        if s.closed {
-            drop(s);
-            let _ = super::kill::kill_group(pid);
-        } else {
-            s.children.push(pid);
-        }
-        Child(pid)
+/// Spawns `command` and registers it as one step under the state's lock, so
+/// the cleanup never runs between the two (under load a child could run for
+/// a while before it was registered, and the cleanup did not count it). After
+/// an interrupt nothing more is started.
+pub fn spawn(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, Child)> {
+    let mut s = state();
+    if s.closed {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "interrupted: no process is started after SIGINT/SIGTERM",
+        ));
     }
+    let child = command.spawn()?;
+    s.children.push(child.id());
+    let id = child.id();
+    Ok((child, Child(id)))
 }
 
 impl Drop for Child {

@@ -5,7 +5,6 @@
 //! exit codes and files, so the whole runner — progress, failure
 //! classification, reports — is tested without a GPU.
 
-use super::interrupt::Child;
 use super::kill::kill_group;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -245,8 +244,8 @@ impl ProcessRunner for RealRunner {
             Some(f) => command.stdout(Stdio::from(f)),
             None => command.stdout(Stdio::piped()),
         };
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let (mut child, _tracked) = match super::interrupt::spawn(&mut command) {
+            Ok(spawned) => spawned,
             Err(e) => {
                 return Finished {
                     exit: spawn_error(&e),
@@ -255,7 +254,6 @@ impl ProcessRunner for RealRunner {
                 };
             }
         };
-        let _tracked = Child::track(child.id());
         on_spawn(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let mut readers = Vec::new();
@@ -335,11 +333,10 @@ impl ProcessRunner for RealRunner {
         let start = Instant::now();
         let mut command = command(spec);
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let (mut child, _tracked) = match super::interrupt::spawn(&mut command) {
+            Ok(spawned) => spawned,
             Err(e) => return not_started(spawn_error(&e)),
         };
-        let _tracked = Child::track(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let stderr = child
             .stderr
