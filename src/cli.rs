@@ -186,6 +186,7 @@ pub enum BaselineCommand {
     /// Record a baseline from one raw export per run.
     Record(Box<RecordArgs>),
     /// Show what changed between two baselines.
+    #[command(after_help = crate::exit::DIFF_TABLE)]
     Diff(DiffArgs),
 }
 
@@ -297,6 +298,9 @@ pub struct DiffArgs {
     pub old: PathBuf,
     /// The newer baseline.
     pub new: PathBuf,
+    /// Also print the line diff of the two files.
+    #[arg(long)]
+    pub file_diff: bool,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
