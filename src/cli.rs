@@ -94,6 +94,9 @@ pub struct MergeArgs {
     /// Refuse unless exactly N shards (1/N … N/N) are given.
     #[arg(long, value_name = "N")]
     pub expect_shards: Option<u32>,
+    /// The terminal report lists failures only (as `--show fail`): no line for a workload that passed, no table under the "why" lines.
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -166,7 +169,7 @@ pub struct RunArgs {
     /// Skip [build] command.
     #[arg(long, env = "NCUGATE_NO_BUILD")]
     pub no_build: bool,
-    /// No progress output; the terminal table lists failures only (as `--show fail`).
+    /// No progress output; the terminal report lists failures only (as `--show fail`), in "why" lines without the table that repeats them.
     #[arg(long, short)]
     pub quiet: bool,
 }

@@ -126,7 +126,7 @@ impl Config {
                 reports: args.reports,
                 expect_shards: args.expect_shards,
                 outputs: output::outputs(&args.report),
-                style: output::style(&args.report, false),
+                style: output::style(&args.report, args.quiet),
             })),
             CliCommand::Leaks(args) => leaks::leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),

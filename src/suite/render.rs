@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(
             terminal::document(&one, &style),
             format!(
-                "\n── workload train ──\n{text}\nncugate suite: {}\n",
+                "FAIL  train — scale<0>: launched 6 times per run, baseline 3\n\n── workload train ──\n{text}\nncugate suite: {}\n",
                 suite.headline()
             )
         );
