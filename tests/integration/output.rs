@@ -233,11 +233,14 @@ fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
         .expect("the total's chart titled by its rule");
     assert!(total.1.contains("(sum, total)"));
     let index = gate.read("html/index.html");
+    // Whole, with a place to wrap after each `.` and run of `_`.
     assert!(
-        index.contains("<figcaption><code>dram__throughput.avg.pct_of_peak_sustained_elapsed (mean)</code> — allowed down to"),
+        index.contains("<figcaption><code>dram__<wbr>throughput.<wbr>avg.<wbr>pct_<wbr>of_<wbr>peak_<wbr>sustained_<wbr>elapsed (mean)</code> — allowed down to"),
         "full rule names under the charts"
     );
-    assert!(index.contains("<figcaption><code>sm__inst_executed.sum (sum)</code> — allowed up to"));
+    assert!(index.contains(
+        "<figcaption><code>sm__<wbr>inst_<wbr>executed.<wbr>sum (sum)</code> — allowed up to"
+    ));
 }
 
 #[test]
