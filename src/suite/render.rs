@@ -149,6 +149,18 @@ mod tests {
         let Rendered::GitHub(streams) = GitHub.render(&doc) else {
             panic!("GitHub mode renders its streams");
         };
+        // The step summary: the failing workload with its chart, the passing one folded.
+        let summary = &streams.summary;
+        let (train, chart, folded) = (
+            summary.find("## Workload `train`"),
+            summary.find("```mermaid"),
+            summary.find("<details><summary>1 workload passed</summary>\n\n- `infer`: "),
+        );
+        assert!(
+            train.is_some() && train < chart && chart < folded,
+            "{summary}"
+        );
+        assert!(!summary.contains("## Workload `infer`"), "{summary}");
         snapshot(
             "suite_github",
             format!(
