@@ -200,7 +200,12 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
     headline(&mut out, view, style.color);
     for (label, value) in &view.header {
         let label = format!("{label}:");
-        let _ = writeln!(out, "  {label:<11} {value}");
+        let first = format!("  {label:<11} ");
+        let _ = writeln!(
+            out,
+            "{}",
+            wrap(value, style.width, &first, "              ")
+        );
     }
     for error in view.errors {
         let _ = writeln!(out, "\nerror: {error}");
@@ -212,7 +217,7 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
     }
     findings(&mut out, view, style.width);
     for section in view.lists() {
-        list(&mut out, section, style.color);
+        list(&mut out, section, style);
     }
     for note in view.notes {
         let _ = writeln!(out, "\nnote: {note}");
@@ -280,25 +285,22 @@ fn findings(out: &mut String, view: &View<'_>, width: usize) {
     }
 }
 
-/// A list section (compute-sanitizer, graph memory): one line per row,
-/// unwrapped so that a log search for the message finds it, with where it happened.
-fn list(out: &mut String, section: &Section<'_>, color: bool) {
+/// A list section (compute-sanitizer, graph memory): one row each, wrapped
+/// to the width, with where it happened (frames shortened in the middle).
+fn list(out: &mut String, section: &Section<'_>, style: &Style) {
     let _ = writeln!(out, "\n{}:", section.title);
     for c in &section.checks {
         let Some(listed) = c.listed() else { continue };
-        let _ = writeln!(
-            out,
-            "  {} {} [{}]: {}",
-            mark(c.status, color),
-            listed.label,
-            c.verdict,
-            c.message
-        );
+        let text = format!("{} [{}]: {}", listed.label, c.verdict, c.message);
+        let text = wrap(&text, style.width, "    ", "      ");
+        // The mark after wrapping: painted, it takes no more columns.
+        let _ = writeln!(out, "  {}{}", mark(c.status, style.color), &text[3..]);
+        let room = style.width.saturating_sub(9);
         if let Some(t) = listed.thread {
-            let _ = writeln!(out, "      first at {t}");
+            let _ = writeln!(out, "      first at {}", shorten_middle(t, room));
         }
         for frame in listed.stack {
-            let _ = writeln!(out, "      at {frame}");
+            let _ = writeln!(out, "      at {}", shorten_middle(frame, room));
         }
     }
 }

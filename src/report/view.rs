@@ -134,9 +134,15 @@ impl<'r> View<'r> {
         self.outcome.as_str()
     }
 
-    /// The outcome as a headline shouts it: `PASS`, `REGRESSION`, `ERROR`.
+    /// The outcome as a headline shouts it, in the gate's word: `PASS`,
+    /// `ERROR`, and for a failure `REGRESSION` (metrics), `FINDINGS`
+    /// (compute-sanitizer), `LEAK` (graph memory). The exit code is the same 1.
     pub fn outcome_title(&self) -> &'static str {
-        self.outcome.title()
+        match (self.outcome, &self.subject) {
+            (Outcome::Regression, Subject::Sanitizer { .. }) => "FINDINGS",
+            (Outcome::Regression, Subject::Memory { .. }) => "LEAK",
+            (outcome, _) => outcome.title(),
+        }
     }
 
     /// The counts in words (`6 failed, 1 warning, 17 passed`), joined by `sep`.

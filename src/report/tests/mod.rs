@@ -70,6 +70,33 @@ fn terminal_widths() {
     }
 }
 
+/// The compute-sanitizer and graph-memory reports fit the width too, and
+/// their headline says what the gate found, not "REGRESSION".
+#[test]
+fn other_gates_fit_the_width_and_say_their_own_word() {
+    for (case, word) in [("sanitizer", "FINDINGS"), ("memory", "LEAK")] {
+        let report = cases()
+            .into_iter()
+            .find(|(name, _)| *name == case)
+            .map(|(_, r)| r)
+            .expect("the case");
+        for width in [60, 100] {
+            let style = Style {
+                width,
+                ..Style::default()
+            };
+            let text = super::terminal::render(&report, &style);
+            for line in text.lines() {
+                assert!(line.chars().count() <= width, "{case} at {width}: {line}");
+            }
+            assert!(
+                text.starts_with(&format!("ncugate: {word} (exit 1)")),
+                "{case}: {text}"
+            );
+        }
+    }
+}
+
 /// `-q`: the "why" lines, not the table that repeats them.
 #[test]
 fn quiet_terminal_has_no_table() {
