@@ -96,6 +96,9 @@ pub struct MergeArgs {
     /// Refuse unless exactly N shards (1/N … N/N) are given.
     #[arg(long, value_name = "N")]
     pub expect_shards: Option<u32>,
+    /// The terminal report lists failures only (as `--show fail`): no line for a workload that passed, no table under the "why" lines.
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -162,7 +165,7 @@ pub struct RunArgs {
     pub out: OutDir,
     #[command(flatten)]
     pub build: BuildArgs,
-    /// No progress output; the terminal table lists failures only (as `--show fail`).
+    /// No progress output; the terminal report lists failures only (as `--show fail`), in "why" lines without the table that repeats them.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -193,6 +196,7 @@ pub enum BaselineCommand {
     /// Record a baseline from one raw export per run.
     Record(Box<RecordArgs>),
     /// Show what changed between two baselines.
+    #[command(after_help = crate::exit::DIFF_TABLE)]
     Diff(DiffArgs),
 }
 
@@ -301,6 +305,9 @@ pub struct DiffArgs {
     pub old: PathBuf,
     /// The newer baseline.
     pub new: PathBuf,
+    /// Also print the line diff of the two files.
+    #[arg(long)]
+    pub file_diff: bool,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as

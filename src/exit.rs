@@ -21,3 +21,11 @@ Exit codes:
   2  error or incomparable: bad/missing input, missing metric, no kernels,
      unknown baseline schema, device mismatch, invalid thresholds,
      interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+
+/// The exit codes of `baseline diff`, as shown in its `--help`: it compares
+/// files, and says with its code whether they differ.
+pub const DIFF_TABLE: &str = "\
+Exit codes:
+  0  the two files are identical
+  1  the files differ (whether or not a mean moved outside the noise)
+  2  error: a file cannot be read or is not a baseline";

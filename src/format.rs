@@ -98,6 +98,13 @@ pub fn format_change(from: f64, to: f64) -> String {
     }
 }
 
+/// `n` and the word for it: `1 finding`, `3 findings` (`one` and `many`
+/// are the word's two forms: `launch`, `launches`).
+pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let word = if n.to_string() == "1" { one } else { many };
+    format!("{n} {word}")
+}
+
 /// A command line as a shell would show it: words with spaces or quotes quoted.
 pub fn shell_words(words: &[String]) -> String {
     shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))

@@ -1,5 +1,6 @@
 //! `baseline diff OLD NEW`: what changed between two baselines — a per-kernel
-//! summary of changed means, then the line diff of the files themselves.
+//! summary of the means that moved outside the baselines' own noise, and,
+//! with `--file-diff`, the line diff of the files themselves.
 
 use super::Baseline;
 use crate::aggregate::Stats;
@@ -24,14 +25,20 @@ pub fn aggregate_for(thresholds: Option<&Thresholds>, metric: &str, unit: &str) 
         })
 }
 
+/// A mean that moved by less than this many standard deviations (of either
+/// baseline's runs) is noise: `baseline diff` does not list it.
+pub const NOISE_SIGMAS: f64 = 2.0;
+
 /// The diff as text, ready to print. `thresholds` (the rules the baseline
-/// serves) picks each metric's aggregate, see [`aggregate_for`].
+/// serves) picks each metric's aggregate, see [`aggregate_for`]; the line
+/// diff of the files follows only with `file_diff` (and when they differ).
 pub fn render(
     old: &Baseline,
     new: &Baseline,
     old_text: &str,
     new_text: &str,
     thresholds: Option<&Thresholds>,
+    file_diff: bool,
 ) -> String {
     let mut out = String::new();
     if old.fingerprint != new.fingerprint {
@@ -41,6 +48,7 @@ pub fn render(
         let _ = writeln!(out, "kernel key: {} → {}", old.kernel_key, new.kernel_key);
     }
     let mut rows = Vec::new();
+    let mut noise = 0;
     let keys: std::collections::BTreeSet<&String> =
         old.kernels.keys().chain(new.kernels.keys()).collect();
     for key in keys {
@@ -61,7 +69,9 @@ pub fn render(
                         Some(ma) => {
                             let aggregate = aggregate_for(thresholds, metric, &mb.unit);
                             let (sa, sb) = (ma.stats(aggregate), mb.stats(aggregate));
-                            if let Some(change) = mean_change(sa, sb) {
+                            if within_noise(sa, sb) {
+                                noise += usize::from(sa.mean != sb.mean);
+                            } else if let Some(change) = mean_change(sa, sb) {
                                 changes.push(format!(
                                     "{metric} ({aggregate}): {} → {} ({})",
                                     format_value(sa.mean, &ma.unit),
@@ -90,6 +100,16 @@ pub fn render(
             let _ = writeln!(out, "{row}");
         }
     }
+    if noise > 0 {
+        let s = if noise == 1 { "" } else { "s" };
+        let _ = writeln!(
+            out,
+            "({noise} mean{s} moved within the baselines' noise (±{NOISE_SIGMAS}σ or under 0.05%): not listed)"
+        );
+    }
+    if !file_diff || old_text == new_text {
+        return out;
+    }
     out.push_str("\nfile diff:\n");
     let diff = TextDiff::from_lines(old_text, new_text);
     for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
@@ -107,6 +127,15 @@ pub fn render(
         }
     }
     out
+}
+
+/// Whether two baselines' means of a metric differ by no more than their
+/// runs vary: within [`NOISE_SIGMAS`] standard deviations of either, or by
+/// under 0.05% (what a change shown to one decimal calls ±0.0%).
+fn within_noise(a: &Stats, b: &Stats) -> bool {
+    let delta = (b.mean - a.mean).abs();
+    let band = NOISE_SIGMAS * a.stddev.max(b.stddev);
+    delta <= band || delta < a.mean.abs() * 0.0005
 }
 
 /// The relative change of two means, or `None` when they are equal.

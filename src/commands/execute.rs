@@ -76,7 +76,11 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
     let outcome = match config {
         Config::Check(c) => gate(check(c, processes), &c.outputs, &c.style),
         Config::Record(c) => text(record(c, processes)),
-        Config::Diff { old, new } => text(diff(old, new)),
+        Config::Diff {
+            old,
+            new,
+            file_diff,
+        } => text(diff(old, new, *file_diff)),
         Config::Profile(c) => text(profile(c, processes)),
         Config::Sanitize(c) => gate(sanitize(c, processes), &c.outputs, &c.style),
         Config::Leaks(c) => gate(leaks(c, processes), &c.outputs, &c.style),

@@ -39,9 +39,10 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
             let (findings, records) =
                 crate::sanitizer::read_xml(path, *tool, &config.sanitizer.allow)?;
             report.notes.push(format!(
-                "{tool}: {records} records in {} grouped into {} findings",
+                "{tool}: {} in {} grouped into {}",
+                crate::format::count(records, "record", "records"),
                 path.display(),
-                findings.len()
+                crate::format::count(findings.len(), "finding", "findings")
             ));
             report.sanitizer.extend(findings);
             Ok(())
@@ -66,10 +67,10 @@ pub(super) fn sanitizer_stage(
             _ => String::new(),
         };
         report.notes.push(format!(
-            "{tool}: {} records in {} grouped into {} findings{reported}",
-            run.records,
+            "{tool}: {} in {} grouped into {}{reported}",
+            crate::format::count(run.records, "record", "records"),
             run.xml.display(),
-            run.findings.len()
+            crate::format::count(run.findings.len(), "finding", "findings")
         ));
         if let Some(note) = run.note {
             report.notes.push(note);

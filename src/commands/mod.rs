@@ -251,7 +251,7 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<T
 }
 
 /// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
-pub fn diff(old: &Path, new: &Path) -> Result<Text> {
+pub fn diff(old: &Path, new: &Path, file_diff: bool) -> Result<Text> {
     let read = |p: &Path| {
         std::fs::read_to_string(p)
             .map_err(|source| Error::read(crate::error::FileKind::Baseline, p, source))
@@ -276,6 +276,7 @@ pub fn diff(old: &Path, new: &Path) -> Result<Text> {
             &ta,
             &tb,
             thresholds.as_ref(),
+            file_diff,
         ))
     })
 }

@@ -67,11 +67,11 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     baseline.save(&output)?;
     notes.extend(one_run_warning(&baseline, &thresholds));
     let line = format!(
-        "ncugate: recorded {}: {} kernels, {} launches per run{passes}, {} metrics, {} run(s), {}, kernel key {}\n",
+        "ncugate: recorded {}: {}, {} per run{passes}, {}, {} run(s), {}, kernel key {}\n",
         output.display(),
-        baseline.kernels.len(),
-        baseline.total.launches.mean,
-        recorded.required.len(),
+        crate::format::count(baseline.kernels.len(), "kernel", "kernels"),
+        crate::format::count(baseline.total.launches.mean, "launch", "launches"),
+        crate::format::count(recorded.required.len(), "metric", "metrics"),
         baseline.runs,
         baseline.fingerprint,
         baseline.kernel_key

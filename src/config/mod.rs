@@ -47,6 +47,8 @@ pub enum Config {
     Diff {
         old: PathBuf,
         new: PathBuf,
+        /// `--file-diff`: the line diff of the files after the summary.
+        file_diff: bool,
     },
     Profile(RunnerConfig),
     Sanitize(SanitizeConfig),
@@ -98,6 +100,7 @@ impl Config {
             CliCommand::Baseline(BaselineCommand::Diff(args)) => Ok(Config::Diff {
                 old: args.old,
                 new: args.new,
+                file_diff: args.file_diff,
             }),
             CliCommand::Profile(args) => {
                 let file = FileConfig::load(args.run.config.as_deref())?;
@@ -133,7 +136,7 @@ impl Config {
                 reports: args.reports,
                 expect_shards: args.expect_shards,
                 outputs: output::outputs(&args.report),
-                style: output::style(&args.report, false),
+                style: output::style(&args.report, args.quiet),
             })),
             CliCommand::Leaks(args) => leaks::leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),

@@ -47,6 +47,7 @@ pub(super) fn style(args: &ReportArgs, quiet: bool) -> Style {
             None if quiet => Show::Fail,
             None => Show::Changed,
         },
+        quiet,
     }
 }
 

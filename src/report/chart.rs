@@ -42,8 +42,23 @@ fn band(worse: crate::rules::Worse, mean: f64, allowance: f64) -> (f64, f64) {
     }
 }
 
-/// Characters of a chart title that fit its 520-pixel width at 13 px.
-const CAPTION_CHARS: usize = 64;
+/// Characters of a chart title that fit its 520-pixel width at 14 px.
+const CAPTION_CHARS: usize = 58;
+/// Chart text size in pixels: titles, tick labels and the unit alike.
+const TEXT_PX: u32 = 14;
+/// The axis ends at this many times the larger of the baseline's allowed
+/// bound and its limit: a current value beyond it (+908%) is drawn to the
+/// edge with its value written, so that the allowed band stays visible.
+const CAP: f64 = 3.0;
+
+/// The axis maximum and whether the current value `x` runs past it.
+fn axis_top(x: f64, reference: f64) -> (f64, bool) {
+    if reference > 0.0 && x > reference * CAP {
+        (reference * CAP, true)
+    } else {
+        (x.max(reference), false)
+    }
+}
 
 /// Baseline (mean bar, allowed band on the worse side, ±σ whisker) vs current (bar in the verdict's colour) and the limit.
 pub fn chart(r: &RuleResult) -> Option<String> {
@@ -55,9 +70,10 @@ pub fn chart(r: &RuleResult) -> Option<String> {
         return None;
     }
     let allowance = r.allowance.unwrap_or(0.0);
-    let top = [x, b.mean + allowance, b.max, r.limit.unwrap_or(0.0)]
+    let reference = [b.mean + allowance, b.max, r.limit.unwrap_or(0.0)]
         .into_iter()
         .fold(0.0f64, f64::max);
+    let (top, capped) = axis_top(x, reference);
     let (div, label) = display_scale(top, &r.unit);
     // All zero (e.g. no FP64 instructions before or after): a 0..1 axis, not 0..1e-9.
     let xmax = if top > 0.0 { top / div * 1.15 } else { 1.0 };
@@ -65,23 +81,29 @@ pub fn chart(r: &RuleResult) -> Option<String> {
         Status::Fail | Status::Error => RGBColor(0xc6, 0x28, 0x28),
         Status::Warn => RGBColor(0xef, 0x8f, 0x00),
         Status::Improved => RGBColor(0x1e, 0x88, 0xe5),
-        _ => RGBColor(0x2e, 0x7d, 0x32),
+        // `higher`/`lower` is neither good nor bad: neutral, never pass-green.
+        Status::Changed | Status::Skipped => RGBColor(0x57, 0x60, 0x6a),
+        Status::Pass => RGBColor(0x2e, 0x7d, 0x32),
     };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (520, 130)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (520, 150)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         // The kernel is the section's heading; the figure caption below holds the full name.
         let caption = super::layout::shorten_middle(&r.rule, CAPTION_CHARS);
         let mut c = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 13))
+            .caption(caption, ("sans-serif", TEXT_PX + 1))
             .margin(6)
-            .x_label_area_size(22)
-            .y_label_area_size(62)
+            // Room for the tick labels and, below them, the unit.
+            .x_label_area_size(40)
+            .y_label_area_size(70)
             .build_cartesian_2d(0f64..xmax, 0f64..2f64)
             .ok()?;
         c.configure_mesh()
             .disable_y_mesh()
+            .label_style(("sans-serif", TEXT_PX))
+            .axis_desc_style(("sans-serif", TEXT_PX))
+            .x_labels(6)
             .y_labels(5)
             .y_label_formatter(&|v| {
                 if (*v - 0.5).abs() < 0.26 {
@@ -123,8 +145,19 @@ pub fn chart(r: &RuleResult) -> Option<String> {
             )])
             .ok()?;
         }
-        c.draw_series([Rectangle::new([(0.0, 0.3), (x / div, 0.7)], color.filled())])
+        let end = x.min(top) / div;
+        c.draw_series([Rectangle::new([(0.0, 0.3), (end, 0.7)], color.filled())])
             .ok()?;
+        if capped {
+            // The bar runs off the axis: say where it ends.
+            let text = crate::format::format_value(x, &r.unit);
+            c.draw_series([Text::new(
+                format!("{text} →"),
+                (end * 0.62, 0.62),
+                ("sans-serif", TEXT_PX).into_font().color(&WHITE),
+            )])
+            .ok()?;
+        }
         if let Some(l) = r.limit {
             c.draw_series([PathElement::new(
                 vec![(l / div, 0.05), (l / div, 1.95)],
@@ -146,6 +179,14 @@ mod tests {
         assert_eq!(super::band(Worse::Higher, 100.0, 20.0), (100.0, 120.0));
         assert_eq!(super::band(Worse::Lower, 50.0, 5.0), (45.0, 50.0));
         assert_eq!(super::band(Worse::Lower, 3.0, 5.0), (0.0, 3.0));
+    }
+
+    #[test]
+    fn a_huge_change_caps_the_axis_and_a_small_one_does_not() {
+        assert_eq!(super::axis_top(908.0, 120.0), (360.0, true));
+        assert_eq!(super::axis_top(150.0, 120.0), (150.0, false));
+        assert_eq!(super::axis_top(90.0, 120.0), (120.0, false));
+        assert_eq!(super::axis_top(5.0, 0.0), (5.0, false));
     }
 
     #[test]

@@ -43,11 +43,58 @@ pub fn document(doc: &Document<'_>) -> Streams {
     }
     Streams {
         annotations: annotations_text,
-        summary: markdown::document(doc),
+        summary: suite_summary(doc),
         outcome: doc.outcome(),
         regressions: doc.regressions(),
         extra: vec![("failed_workloads", doc.failed_workloads().join(","))],
     }
+}
+
+/// A suite's step summary: its headline and table, then the workloads that
+/// did not pass (errors first) each with its report and change chart, then
+/// those that passed in one collapsed list.
+fn suite_summary(doc: &Document<'_>) -> String {
+    let Some(suite) = &doc.suite else {
+        return markdown::document(doc);
+    };
+    let mut out = markdown::suite_header(doc, suite);
+    let mut failed: Vec<_> = doc
+        .workloads
+        .iter()
+        .filter(|w| w.view.outcome != Outcome::Pass)
+        .collect();
+    failed.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
+    for w in failed {
+        let _ = writeln!(out, "\n## Workload `{}`\n", markdown::code(w.name()));
+        out.push_str(&markdown::render_at(&w.view, 3));
+        if let Some(chart) = chart(&w.view) {
+            out.push_str("\n#### Change vs allowance\n\n");
+            out.push_str(&chart);
+        }
+    }
+    let passed: Vec<_> = doc
+        .workloads
+        .iter()
+        .filter(|w| w.view.outcome == Outcome::Pass)
+        .collect();
+    if !passed.is_empty() {
+        let n = passed.len();
+        let s = if n == 1 { "" } else { "s" };
+        let _ = writeln!(
+            out,
+            "\n<details><summary>{n} workload{s} passed</summary>\n"
+        );
+        for w in passed {
+            let _ = writeln!(
+                out,
+                "- `{}`: {}",
+                markdown::code(w.name()),
+                w.view.counts_text(", ")
+            );
+        }
+        let _ = writeln!(out, "\n</details>");
+    }
+    out
 }
 
 /// GitHub mode for one check: its annotations, its Markdown with the change
@@ -192,6 +239,29 @@ pub fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// The chart's axis ends at this many times the largest allowance (at 100%
+/// at least): a bar past it is cut there and its label says its value.
+const CAP: f64 = 5.0;
+
+/// A chart bar's label: the kernel's short name (`scale<0>`, `total`) and
+/// the rule's `name` when it has one, else its metric's counter without the
+/// roll-up (`gpu__time_duration.sum` → `gpu__time_duration`), shortened in the middle.
+fn chart_label(r: &crate::verdict::RuleResult) -> String {
+    let kernel = match r.kernel.as_deref() {
+        None => "total",
+        Some(k) => super::view::short_kernel(k),
+    };
+    let what = match r.rule.starts_with(&r.metric) {
+        true => r.metric.split('.').next().unwrap_or(&r.metric),
+        false => r.rule.as_str(),
+    };
+    format!(
+        "{}: {}",
+        super::layout::shorten_middle(kernel, 16),
+        super::layout::shorten_middle(what, 30)
+    )
+}
+
 /// A Mermaid `xychart-beta` of the checks' change in the worse direction
 /// against their allowance, in percent of the baseline mean: the failures,
 /// then the closest calls, at most 12 bars.
@@ -210,32 +280,7 @@ pub fn chart(view: &View<'_>) -> Option<String> {
                 -change
             };
             let allowed = allowance / b.mean.abs() * 100.0;
-            let short_kernel: String = match r.kernel.as_deref() {
-                None => "total".into(),
-                Some(k) => k
-                    .split('(')
-                    .next()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(k)
-                    .chars()
-                    .take(24)
-                    .collect(),
-            };
-            // `gpu__time_duration.sum` → `time_duration`: the counter, without unit and roll-up.
-            let counter = r.metric.split("__").nth(1).unwrap_or(&r.metric);
-            let short_metric: String = counter
-                .split('.')
-                .next()
-                .unwrap_or(counter)
-                .chars()
-                .take(18)
-                .collect();
-            Some((
-                format!("{short_kernel} {short_metric}"),
-                worse,
-                allowed,
-                r.status == Status::Fail,
-            ))
+            Some((chart_label(r), worse, allowed, r.status == Status::Fail))
         })
         .collect();
     if points.is_empty() {
@@ -252,17 +297,33 @@ pub fn chart(view: &View<'_>) -> Option<String> {
         // A backtick run would close the ```mermaid block early: labels keep none.
         .map(|p| format!("\"{}\"", p.0.replace(['"', '`'], "'")))
         .collect();
-    let bars: Vec<String> = points.iter().map(|p| format!("{:.1}", p.1)).collect();
+    // A change far past every allowance (+908%) would flatten the allowance
+    // line: the axis stops at CAP times the largest allowance, and a bar
+    // that runs past it says its value in its label.
+    let widest_allowance = points.iter().map(|p| p.2).fold(0.0f64, f64::max);
+    let cap = (widest_allowance * CAP).max(100.0);
+    let labels: Vec<String> = points
+        .iter()
+        .zip(labels)
+        .map(|(p, label)| match p.1 > cap {
+            true => format!("{} ({:+.0}%)\"", label.trim_end_matches('"'), p.1),
+            false => label,
+        })
+        .collect();
+    let bars: Vec<String> = points
+        .iter()
+        .map(|p| format!("{:.1}", p.1.min(cap)))
+        .collect();
     let line: Vec<String> = points.iter().map(|p| format!("{:.1}", p.2)).collect();
     let max = points
         .iter()
-        .map(|p| p.1.max(p.2))
+        .map(|p| p.1.min(cap).max(p.2))
         .fold(0.0f64, f64::max)
         .ceil()
         .max(1.0);
     let min = points
         .iter()
-        .map(|p| p.1.min(0.0))
+        .map(|p| p.1.max(-cap).min(0.0))
         .fold(0.0f64, f64::min)
         .floor();
     let mut out = String::new();

@@ -23,7 +23,7 @@ pub const CSS: &str = include_str!("html.css");
 /// `index.html` listing them (last: the index links to the rest).
 pub fn document<'v>(doc: &'v Document<'_>) -> Files<'v> {
     let workloads = doc.workloads.iter().flat_map(|w| {
-        files(&w.view).map(move |(name, bytes)| (PathBuf::from(w.name()).join(name), bytes))
+        files(&w.view, w.name).map(move |(name, bytes)| (PathBuf::from(w.name()).join(name), bytes))
     });
     match &doc.suite {
         None => Box::new(workloads),
@@ -33,24 +33,29 @@ pub fn document<'v>(doc: &'v Document<'_>) -> Files<'v> {
     }
 }
 
-/// A suite's `style.css` and `index.html`: the workloads with their verdicts and counts.
+/// A suite's `style.css` and `index.html`: the workloads with their verdicts
+/// and counts, those that failed first (errors, then regressions, each in
+/// run order), each with the reason its status line gives.
 fn index(doc: &Document<'_>, suite: &Suite<'_>) -> [(PathBuf, Vec<u8>); 2] {
     let header = html! {
-        h1 { "ncugate suite" }
+        h1 { "ncugate suite " (badge(outcome_class(suite.outcome), suite.outcome.title())) }
         p.counts { (suite.headline) }
     };
+    let mut workloads: Vec<_> = doc.workloads.iter().collect();
+    workloads.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
     let main = html! {
         section {
-            table {
-                thead { tr { th { "workload" } th { "verdict" } th { "failed" } th { "warnings" } th { "errors" } th { "passed" } } }
+            table.workloads {
+                thead { tr { th { "workload" } th { "verdict" } th { "why" } th { "failed" } th { "warnings" } th { "errors" } th { "passed" } } }
                 tbody {
                     "\n"
-                    @for w in &doc.workloads {
+                    @for w in workloads {
                         @let class = outcome_class(w.view.outcome);
                         @let c = w.counts();
                         tr class=(class) {
-                            td { a href={ (w.name()) "/index.html" } { code { (w.name()) } } }
+                            td { a href={ (w.name()) "/index.html" } { code { (breakable(w.name())) } } }
                             td { (badge(class, w.view.outcome_word())) }
+                            td.why { @if let Some(reason) = w.view.top_reason() { (breakable(&reason)) } }
                             td { (c.fail) } td { (c.warn) } td { (c.error) } td { (c.pass) }
                         }
                         "\n"
@@ -60,7 +65,7 @@ fn index(doc: &Document<'_>, suite: &Suite<'_>) -> [(PathBuf, Vec<u8>); 2] {
         }
     };
     let page = document_page(
-        &format!("ncugate suite: {}", suite.outcome.as_str()),
+        &format!("ncugate suite: {}", suite.outcome.title()),
         header,
         main,
         suite.version,
@@ -71,10 +76,31 @@ fn index(doc: &Document<'_>, suite: &Suite<'_>) -> [(PathBuf, Vec<u8>); 2] {
     ]
 }
 
+/// `text` with a line-break opportunity (`<wbr>`) after each `.` and each
+/// run of `_`: a metric name (`sm__inst_executed.sum`) wraps between its
+/// parts in a narrow column, never inside one. Each part is escaped.
+fn breakable(text: &str) -> Markup {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
+        let next = chars.peek().map(|&(_, c)| c);
+        if (ch == '.' || ch == '_') && next.is_some_and(|c| c != '_') {
+            parts.push(&text[start..=i]);
+            start = i + 1;
+        }
+    }
+    let last = &text[start..];
+    html! {
+        @for part in parts { (part) wbr; }
+        (last)
+    }
+}
+
 /// The report's files, in the order to write them: `style.css`,
 /// `charts/rule-N.svg`, then `index.html` (which links to the others and
 /// shows the charts that were drawn). Each chart is drawn as it is written.
-pub fn files<'v>(view: &'v View<'_>) -> Files<'v> {
+pub fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
     let drawn: Rc<RefCell<HashMap<usize, String>>> = Rc::default();
     let record = Rc::clone(&drawn);
     let charts = view
@@ -87,7 +113,7 @@ pub fn files<'v>(view: &'v View<'_>) -> Files<'v> {
             Some((PathBuf::from(name), svg.into_bytes()))
         });
     let index = std::iter::once_with(move || {
-        let page = page(view, &drawn.borrow());
+        let page = page(view, workload, &drawn.borrow());
         (PathBuf::from("index.html"), page.into_string().into_bytes())
     });
     Box::new(
@@ -104,6 +130,7 @@ pub fn class(status: Status) -> &'static str {
         Status::Error => "error",
         Status::Warn => "warn",
         Status::Improved => "improved",
+        // `higher`/`lower`: a change the rule reports without judging it, never pass-green.
         Status::Changed => "changed",
         Status::Skipped => "skipped",
         Status::Pass => "pass",
@@ -147,10 +174,22 @@ fn badge(class: &str, word: &str) -> Markup {
     html! { span class={ "badge " (class) } { (word) } }
 }
 
-fn page(view: &View<'_>, images: &HashMap<usize, String>) -> Markup {
+/// One check's page; in a suite, titled with its workload's name and
+/// linking back to the suite's index, so that open tabs tell workloads apart.
+fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>) -> Markup {
     let word = view.outcome_title();
     let header = html! {
-        h1 { "ncugate " (badge(outcome_class(view.outcome), word)) }
+        @if workload.is_some() {
+            nav { a href="../index.html" { "← all workloads" } }
+            "\n"
+        }
+        h1 {
+            @match workload {
+                Some(name) => { code { (name) } " " }
+                None => { "ncugate " }
+            }
+            (badge(outcome_class(view.outcome), word))
+        }
         "\n"
         p.counts { "exit code " (view.exit_code) " · " (view.counts_text(" · ")) }
         "\n"
@@ -183,7 +222,11 @@ fn page(view: &View<'_>, images: &HashMap<usize, String>) -> Markup {
             "\n"
         }
     };
-    document_page(&format!("ncugate: {word}"), header, main, view.version)
+    let title = match workload {
+        Some(name) => format!("{name}: {word} — ncugate"),
+        None => format!("ncugate: {word}"),
+    };
+    document_page(&title, header, main, view.version)
 }
 
 /// A list section (compute-sanitizer, graph memory): a line per row, with
@@ -221,7 +264,7 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
                     "\n"
                     @for (c, cells) in section.measured() {
                         tr class=(class(c.status)) {
-                            td { @if cells.rule.is_some() { code { (c.name) } } @else { (c.name) } }
+                            td { @if cells.rule.is_some() { code { (breakable(&c.name)) } } @else { (c.name) } }
                             td { (cells.baseline) } td { (cells.current) } td { (cells.change) } td { (c.verdict) }
                             td { @if cells.rule.is_none() || c.needs_attention() {
                                 (c.message)
@@ -237,8 +280,8 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
                 @for (c, cells) in section.measured() {
                     @if let Some(name) = cells.rule_index.and_then(|i| images.get(&i)) {
                         figure {
-                            img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="130";
-                            figcaption { code { (c.name) } (cells.allowed) }
+                            img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="150";
+                            figcaption { code { (breakable(&c.name)) } (cells.allowed) }
                         }
                     }
                 }
@@ -254,5 +297,20 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
             }
         }
         "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::breakable;
+
+    #[test]
+    fn names_wrap_after_dots_and_runs_of_underscores_only() {
+        assert_eq!(
+            breakable("sm__inst_executed.sum (sum)").into_string(),
+            "sm__<wbr>inst_<wbr>executed.<wbr>sum (sum)"
+        );
+        assert_eq!(breakable("a<b>_c").into_string(), "a&lt;b&gt;_<wbr>c");
+        assert_eq!(breakable("x_").into_string(), "x_");
     }
 }

@@ -22,7 +22,7 @@ pub fn document(doc: &Document<'_>) -> String {
 }
 
 /// A suite's title, headline, shard and table of workloads.
-fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
+pub(super) fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -104,7 +104,7 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
     if !view.errors.is_empty() {
         let _ = writeln!(out, "\n{h} Errors\n");
         for e in view.errors {
-            let _ = writeln!(out, "- {}", text(e));
+            let _ = writeln!(out, "- {}", prose(e));
         }
     }
     why(&mut out, view, &h);
@@ -129,7 +129,7 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
     if !view.notes.is_empty() {
         let _ = writeln!(out, "\n{h} Notes\n");
         for n in view.notes {
-            let _ = writeln!(out, "- {}", text(n));
+            let _ = writeln!(out, "- {}", prose(n));
         }
     }
     out
@@ -246,6 +246,24 @@ pub fn code(s: &str) -> String {
     s.replace('`', "'").replace('|', "\\|").replace('\n', " ")
 }
 
+/// A sentence that quotes code in backticks (`` `noise` ``, a flag): the
+/// quoted parts as code spans, the rest as plain text. An unpaired
+/// backtick is text.
+fn prose(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return text(s);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 if !part.is_empty() => format!("`{}`", code(part)),
+            _ => text(part),
+        })
+        .collect()
+}
+
 /// Plain Markdown text: HTML and emphasis characters escaped.
 fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -263,4 +281,20 @@ fn text(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prose;
+
+    #[test]
+    fn prose_keeps_its_code_spans_and_escapes_the_rest() {
+        assert_eq!(
+            prose("rules that use `noise` need *two* runs"),
+            "rules that use `noise` need \\*two\\* runs"
+        );
+        assert_eq!(prose("a `x|y` span"), "a `x\\|y` span");
+        assert_eq!(prose("one ` backtick"), "one \\` backtick");
+        assert_eq!(prose("<b>"), "&lt;b&gt;");
+    }
 }

@@ -6,9 +6,11 @@
 //! file reports keep them whole. `--show` picks the rows. Colour only when
 //! asked or writing to a terminal with `NO_COLOR` unset.
 
-use super::document::Document;
-use super::layout::{Column, shorten_middle, wrap};
-use super::view::{Cells, Check, Finding, Section, View, rank, scope_name};
+mod table;
+
+use super::document::{Document, Workload};
+use super::layout::{shorten_middle, wrap};
+use super::view::{Cells, Check, Finding, Section, View, scope_name};
 use crate::verdict::{Outcome, Report, Status};
 use std::fmt::Write;
 
@@ -49,6 +51,9 @@ pub struct Style {
     /// Columns the report may use.
     pub width: usize,
     pub show: Show,
+    /// `-q`: the "why" lines without the table that repeats them, and in a
+    /// suite no status line for a workload that passed.
+    pub quiet: bool,
 }
 
 impl Default for Style {
@@ -57,6 +62,7 @@ impl Default for Style {
             color: false,
             width: LOG_WIDTH,
             show: Show::Changed,
+            quiet: false,
         }
     }
 }
@@ -79,8 +85,12 @@ pub fn render(report: &Report, style: &Style) -> String {
     render_view(&View::new(report), style)
 }
 
-/// The document as text: a check's report, or each workload's report under
-/// a rule with its name, then the suite's headline.
+/// The document as text: a check's report; for a suite, as nextest does
+/// it, one status line per workload in run order (`PASS  w01  2.8 s`,
+/// `FAIL  w07  3.1 s — scale: launched 6 times per run, baseline 3`), then
+/// the workloads that failed (and with `--show changed` those with a
+/// warning or an improvement, with `--show all` every one) in full, each
+/// under a rule with its name, then the suite's headline.
 pub fn document(doc: &Document<'_>, style: &Style) -> String {
     let Some(suite) = &doc.suite else {
         return doc
@@ -90,7 +100,18 @@ pub fn document(doc: &Document<'_>, style: &Style) -> String {
             .collect();
     };
     let mut out = String::new();
+    let widest = |f: &dyn Fn(&Workload<'_>) -> usize| doc.workloads.iter().map(f).max();
+    let widths = (
+        widest(&|w| w.name().chars().count()).unwrap_or(0),
+        widest(&|w| seconds(w).chars().count()).unwrap_or(0),
+    );
     for w in &doc.workloads {
+        if style.quiet && w.view.outcome == Outcome::Pass {
+            continue;
+        }
+        let _ = writeln!(out, "{}", status_line(w, widths, style));
+    }
+    for w in doc.workloads.iter().filter(|w| in_full(w, style.show)) {
         let tags = if w.tags.is_empty() {
             String::new()
         } else {
@@ -103,22 +124,100 @@ pub fn document(doc: &Document<'_>, style: &Style) -> String {
     out
 }
 
+/// Whether a suite shows this workload's report in full: when it did not
+/// pass, or when `--show` lists rows of it that passed with a change.
+fn in_full(w: &Workload<'_>, show: Show) -> bool {
+    w.view.outcome != Outcome::Pass
+        || show == Show::All
+        || w.view
+            .sections
+            .iter()
+            .flat_map(|s| &s.checks)
+            .any(|c| c.status != Status::Pass && show.keeps(c.status))
+}
+
+/// One workload's status line: its verdict word, its name, its time and,
+/// when it did not pass, the top reason, cut to the width.
+fn status_line(w: &Workload<'_>, (name, time): (usize, usize), style: &Style) -> String {
+    let word = match w.view.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Regression => "FAIL",
+        Outcome::Error => "ERROR",
+    };
+    let mut text = format!("{word:<5} {:<name$}", w.name());
+    if time > 0 {
+        let _ = write!(text, "  {:>time$}", seconds(w));
+    }
+    if let Some(reason) = w.view.top_reason() {
+        let _ = write!(text, " — {reason}");
+    }
+    let text = shorten_end(text.trim_end(), style.width);
+    match style.color {
+        true => format!(
+            "{}{}",
+            paint(word, outcome_paint(w.view.outcome)),
+            &text[word.len()..]
+        ),
+        false => text,
+    }
+}
+
+/// A workload's time on its status line: `2.8 s`, or nothing when not profiled.
+fn seconds<'w>(w: &'w Workload<'_>) -> &'w str {
+    match w.seconds.as_str() {
+        "—" => "",
+        s => s,
+    }
+}
+
+/// `text` in at most `width` characters: whole, or its start and `…`.
+fn shorten_end(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The ANSI colour of an outcome's word.
+fn outcome_paint(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Pass => "1;32",
+        Outcome::Regression => "1;31",
+        Outcome::Error => "1;35",
+    }
+}
+
+/// `text` in the colour `code`.
+fn paint(text: &str, code: &str) -> String {
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
 /// The view as text.
 pub fn render_view(view: &View<'_>, style: &Style) -> String {
     let mut out = String::new();
     headline(&mut out, view, style.color);
     for (label, value) in &view.header {
         let label = format!("{label}:");
-        let _ = writeln!(out, "  {label:<11} {value}");
+        let first = format!("  {label:<11} ");
+        let _ = writeln!(
+            out,
+            "{}",
+            wrap(value, style.width, &first, "              ")
+        );
     }
     for error in view.errors {
         let _ = writeln!(out, "\nerror: {error}");
     }
-    why(&mut out, view, style.width);
-    table(&mut out, view, style);
+    why(&mut out, view, style);
+    // With -q the "why" lines say all the table would repeat.
+    if !style.quiet {
+        table::table(&mut out, view, style);
+    }
     findings(&mut out, view, style.width);
     for section in view.lists() {
-        list(&mut out, section);
+        list(&mut out, section, style);
     }
     for note in view.notes {
         let _ = writeln!(out, "\nnote: {note}");
@@ -128,15 +227,9 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
 
 fn headline(out: &mut String, view: &View<'_>, color: bool) {
     let word = view.outcome_title();
-    let word = if color {
-        let paint = match view.outcome {
-            Outcome::Pass => "\x1b[1;32m",
-            Outcome::Regression => "\x1b[1;31m",
-            Outcome::Error => "\x1b[1;35m",
-        };
-        format!("{paint}{word}\x1b[0m")
-    } else {
-        word.to_string()
+    let word = match color {
+        true => paint(word, outcome_paint(view.outcome)),
+        false => word.to_string(),
     };
     let _ = writeln!(
         out,
@@ -147,7 +240,8 @@ fn headline(out: &mut String, view: &View<'_>, color: bool) {
 }
 
 /// The failing kernels and whole-run rules, each with what failed and why.
-fn why(out: &mut String, view: &View<'_>, width: usize) {
+fn why(out: &mut String, view: &View<'_>, style: &Style) {
+    let (width, color) = (style.width, style.color);
     let failing: Vec<_> = view.failing_kernels().collect();
     let total_failures = view.failing_total();
     if failing.is_empty() && total_failures.is_empty() {
@@ -158,161 +252,22 @@ fn why(out: &mut String, view: &View<'_>, width: usize) {
         let _ = writeln!(
             out,
             "  {} {}",
-            mark(section.status),
+            mark(section.status, color),
             shorten_middle(&section.title, width.saturating_sub(4))
         );
         for (c, cells) in section.measured().filter(|(c, _)| c.needs_attention()) {
-            explain(out, c, cells, width);
+            explain(out, c, cells, style);
         }
         for (_, f) in section.findings() {
             finding_line(out, f, width);
         }
     }
     if let Some(worst) = total_failures.iter().map(|c| c.status).max() {
-        let _ = writeln!(out, "  {} {}", mark(worst), super::view::TOTAL);
+        let _ = writeln!(out, "  {} {}", mark(worst, color), super::view::TOTAL);
         for c in total_failures {
             if let Some(cells) = c.cells() {
-                explain(out, c, cells, width);
+                explain(out, c, cells, style);
             }
-        }
-    }
-}
-
-/// One row of the table before layout: the check's cells and its verdict.
-struct Row<'v> {
-    check: &'v Check<'v>,
-    cells: &'v Cells<'v>,
-}
-
-impl Row<'_> {
-    fn cell(&self, i: usize, sigma: bool) -> &str {
-        let c = self.cells;
-        match i {
-            0 => &self.check.name,
-            1 if sigma => &c.baseline,
-            1 => &c.baseline_mean,
-            2 => &c.current,
-            3 => &c.change,
-            _ => &c.allowance,
-        }
-    }
-}
-
-/// The measured checks by section, worst section first, each section's worst rows first.
-fn table(out: &mut String, view: &View<'_>, style: &Style) {
-    if view.measured().next().is_none() {
-        return;
-    }
-    let mut groups: Vec<(&str, Vec<Row<'_>>)> = Vec::new();
-    let mut total = 0;
-    for section in &view.sections {
-        let mut rows = Vec::new();
-        // A structural check that passed is not worth a row, nor a count.
-        for (check, cells) in section.measured().filter(|(c, _)| !c.is_quiet()) {
-            total += 1;
-            if style.show.keeps(check.status) {
-                rows.push(Row { check, cells });
-            }
-        }
-        if !rows.is_empty() {
-            groups.push((&section.title, rows));
-        }
-    }
-    let shown: usize = groups.iter().map(|(_, rows)| rows.len()).sum();
-    let hidden = total - shown;
-    let what = match style.show {
-        Show::All => "every check".to_string(),
-        Show::Changed => "failures, warnings and improvements".to_string(),
-        Show::Fail => "failures".to_string(),
-    };
-    let more = match (hidden, style.show) {
-        (0, _) => String::new(),
-        (n, Show::Fail) => format!("; {n} others not shown: --show changed or all"),
-        (n, _) => format!("; {n} others not shown: --show all"),
-    };
-    if shown == 0 {
-        let none = match style.show {
-            Show::Fail => "nothing failed",
-            _ => "nothing failed, warned or improved",
-        };
-        let _ = writeln!(
-            out,
-            "\nchecks: {none}; {hidden} passed (--show all lists them)"
-        );
-        return;
-    }
-    let _ = writeln!(out, "\nchecks ({what}{more}):");
-    for (_, rows) in &mut groups {
-        rows.sort_by_key(|r| rank(r.check.status));
-    }
-    groups.sort_by_key(|(_, rows)| rows.iter().map(|r| rank(r.check.status)).min());
-
-    const INDENT: usize = 4;
-    // A metric name needs about this much room to stay recognisable; below
-    // it, the baseline column drops its ±σ (the "why" lines above keep it).
-    const READABLE_METRIC: usize = 24;
-    let layout = |groups: &[(&str, Vec<Row<'_>>)], sigma: bool| {
-        let header = [
-            "metric",
-            if sigma {
-                "baseline μ±σ"
-            } else {
-                "baseline μ"
-            },
-            "current",
-            "change",
-            "allowance",
-        ];
-        let mut columns: Vec<Column> = header
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let widest = groups
-                    .iter()
-                    .flat_map(|(_, rows)| {
-                        rows.iter().map(move |r| r.cell(i, sigma).chars().count())
-                    })
-                    .max()
-                    .unwrap_or(0);
-                Column::new(h, widest)
-            })
-            .collect();
-        columns.push(Column::new("verdict", 8));
-        // Only the metric column gives way; the numbers are short and must stay whole.
-        super::layout::fit(&mut columns, 0, style.width.saturating_sub(INDENT));
-        columns
-    };
-    let mut sigma = true;
-    let mut columns = layout(&groups, sigma);
-    if columns[0].width < READABLE_METRIC {
-        sigma = false;
-        columns = layout(&groups, sigma);
-    }
-    let pad = " ".repeat(INDENT);
-    let head: Vec<String> = columns.iter().map(|c| c.title.clone()).collect();
-    let _ = writeln!(out, "{pad}{}", super::layout::line(&columns, &head));
-    for (title, rows) in &groups {
-        let worst = rows
-            .iter()
-            .map(|r| r.check.status)
-            .max()
-            .unwrap_or(Status::Pass);
-        let _ = writeln!(
-            out,
-            "  {} {}",
-            mark(worst),
-            shorten_middle(title, style.width.saturating_sub(4))
-        );
-        for row in rows {
-            let mut cells: Vec<String> = (0..5).map(|i| row.cell(i, sigma).to_string()).collect();
-            cells.push(row.check.verdict.to_string());
-            let text = super::layout::line(&columns, &cells);
-            let text = if style.color {
-                paint_verdict(&text, row.check.status, row.check.verdict)
-            } else {
-                text
-            };
-            let _ = writeln!(out, "{pad}{text}");
         }
     }
 }
@@ -330,43 +285,46 @@ fn findings(out: &mut String, view: &View<'_>, width: usize) {
     }
 }
 
-/// A list section (compute-sanitizer, graph memory): one line per row,
-/// unwrapped so that a log search for the message finds it, with where it happened.
-fn list(out: &mut String, section: &Section<'_>) {
+/// A list section (compute-sanitizer, graph memory): one row each, wrapped
+/// to the width, with where it happened (frames shortened in the middle).
+fn list(out: &mut String, section: &Section<'_>, style: &Style) {
     let _ = writeln!(out, "\n{}:", section.title);
     for c in &section.checks {
         let Some(listed) = c.listed() else { continue };
-        let _ = writeln!(
-            out,
-            "  {} {} [{}]: {}",
-            mark(c.status),
-            listed.label,
-            c.verdict,
-            c.message
-        );
+        let text = format!("{} [{}]: {}", listed.label, c.verdict, c.message);
+        let text = wrap(&text, style.width, "    ", "      ");
+        // The mark after wrapping: painted, it takes no more columns.
+        let _ = writeln!(out, "  {}{}", mark(c.status, style.color), &text[3..]);
+        let room = style.width.saturating_sub(9);
         if let Some(t) = listed.thread {
-            let _ = writeln!(out, "      first at {t}");
+            let _ = writeln!(out, "      first at {}", shorten_middle(t, room));
         }
         for frame in listed.stack {
-            let _ = writeln!(out, "      at {frame}");
+            let _ = writeln!(out, "      at {}", shorten_middle(frame, room));
         }
     }
 }
 
 /// A check's why line: a structural check's message, or a rule with its verdict, thresholds line and reason.
-fn explain(out: &mut String, c: &Check<'_>, cells: &Cells<'_>, width: usize) {
+fn explain(out: &mut String, c: &Check<'_>, cells: &Cells<'_>, style: &Style) {
+    let width = style.width;
     let Some(line) = cells.line else {
         let text = format!("{}: {}", c.name, c.message);
         let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
         return;
     };
+    let verdict = format!("[{}]", c.status.as_str());
     let text = format!(
-        "{} [{}]: {} (thresholds line {line})",
-        c.name,
-        c.status.as_str(),
-        c.message,
+        "{} {verdict}: {} (thresholds line {line})",
+        c.name, c.message,
     );
-    let _ = writeln!(out, "{}", wrap(&text, width, "      ", "          "));
+    let text = wrap(&text, width, "      ", "          ");
+    // Painted after wrapping: the escape codes take no columns.
+    let text = match (style.color, status_paint(c.status)) {
+        (true, Some(code)) => text.replacen(&verdict, &paint(&verdict, code), 1),
+        _ => text,
+    };
+    let _ = writeln!(out, "{text}");
     if let Some(why) = c.why {
         let _ = writeln!(out, "{}", wrap(why, width, "        → ", "          "));
     }
@@ -377,29 +335,42 @@ fn finding_line(out: &mut String, f: &Finding<'_>, width: usize) {
     let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
 }
 
-fn mark(status: Status) -> &'static str {
-    match status {
+/// A status's mark, in its colour when `color`.
+fn mark(status: Status, color: bool) -> String {
+    let mark = match status {
         Status::Fail => "✗",
         Status::Error => "!",
         Status::Warn => "⚠",
         Status::Improved => "↑",
         _ => "✓",
+    };
+    match (color, status_paint(status)) {
+        (true, Some(code)) => paint(mark, code),
+        _ => mark.to_string(),
+    }
+}
+
+/// The ANSI colour of a status that is not a plain pass.
+fn status_paint(status: Status) -> Option<&'static str> {
+    match status {
+        Status::Fail => Some("31"),
+        Status::Error => Some("35"),
+        Status::Warn => Some("33"),
+        Status::Improved => Some("32"),
+        _ => None,
     }
 }
 
 /// Colours the verdict word at the end of a laid-out row.
 fn paint_verdict(line: &str, status: Status, word: &str) -> String {
-    let code = match status {
-        Status::Fail => "31",
-        Status::Error => "35",
-        Status::Warn => "33",
-        Status::Improved => "32",
-        _ => return line.to_string(),
+    let Some(code) = status_paint(status) else {
+        return line.to_string();
     };
     match line.rfind(word) {
         Some(i) => format!(
-            "{}\x1b[{code}m{word}\x1b[0m{}",
+            "{}{}{}",
             &line[..i],
+            paint(word, code),
             &line[i + word.len()..]
         ),
         None => line.to_string(),

@@ -134,9 +134,15 @@ impl<'r> View<'r> {
         self.outcome.as_str()
     }
 
-    /// The outcome as a headline shouts it: `PASS`, `REGRESSION`, `ERROR`.
+    /// The outcome as a headline shouts it, in the gate's word: `PASS`,
+    /// `ERROR`, and for a failure `REGRESSION` (metrics), `FINDINGS`
+    /// (compute-sanitizer), `LEAK` (graph memory). The exit code is the same 1.
     pub fn outcome_title(&self) -> &'static str {
-        self.outcome.title()
+        match (self.outcome, &self.subject) {
+            (Outcome::Regression, Subject::Sanitizer { .. }) => "FINDINGS",
+            (Outcome::Regression, Subject::Memory { .. }) => "LEAK",
+            (outcome, _) => outcome.title(),
+        }
     }
 
     /// The counts in words (`6 failed, 1 warning, 17 passed`), joined by `sep`.
@@ -193,9 +199,86 @@ impl<'r> View<'r> {
         }
     }
 
+    /// The one reason a suite's status line gives for this workload: its
+    /// first error, else its worst check (first in order among equals) as
+    /// `<kernel>: <what>` — `scale<0>: launched 6 times per run, baseline 3`,
+    /// `(total): sm__inst_executed (sum) +41.7%, allowed +20.0%`. `None` when
+    /// nothing needs attention.
+    pub fn top_reason(&self) -> Option<String> {
+        if let Some(error) = self.errors.first() {
+            return Some(error.lines().next().unwrap_or_default().to_string());
+        }
+        let worst = self
+            .sections
+            .iter()
+            .flat_map(|s| s.checks.iter().map(move |c| (s, c)))
+            .filter(|(_, c)| c.needs_attention())
+            .min_by_key(|(_, c)| rank(c.status))?;
+        let (section, check) = worst;
+        let scope = match section.kind {
+            SectionKind::Kernel => short_kernel(&section.title).to_string(),
+            SectionKind::Total => TOTAL.to_string(),
+            SectionKind::List => check
+                .listed()
+                .map_or(section.title.clone(), |l| l.label.to_string()),
+        };
+        let what = match &check.kind {
+            Kind::Measured(Cells {
+                rule: Some(r),
+                change,
+                allowance,
+                ..
+            }) if !change.is_empty() => {
+                // The metric alone: the roll-up in `(sum)` tells little here.
+                let name = match r.rule.starts_with(&r.metric) {
+                    true => r.metric.as_str(),
+                    false => r.rule.as_str(),
+                };
+                match allowance.is_empty() {
+                    true => format!("{name} {change}"),
+                    false => format!("{name} {change} (allowed {allowance})"),
+                }
+            }
+            // A structural check's message says it all before its explanation.
+            Kind::Measured(_) => check
+                .message
+                .split_once(": ")
+                .map_or(check.message.to_string(), |(head, _)| head.to_string()),
+            Kind::Finding(_) => check.name.to_string(),
+            Kind::Listed(_) => check.message.to_string(),
+        };
+        Some(format!("{scope}: {what}"))
+    }
+
     /// The number of failed checks: GitHub's `regressions` output.
     pub fn regressions(&self) -> usize {
         self.counts.fail
+    }
+}
+
+/// A kernel's key as a short label: its name without the return type and
+/// the parameter list (`void scale<0>(const float *, …)` → `scale<0>`); a
+/// key without a parameter list stays whole.
+pub fn short_kernel(key: &str) -> &str {
+    let name = match key.find('(') {
+        Some(0) | None => key,
+        Some(i) => &key[..i],
+    };
+    let name = name.trim_end();
+    // The return type is the words before the last space outside template arguments.
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, ch) in name.char_indices() {
+        match ch {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    match &name[start..] {
+        "" => key,
+        short => short,
     }
 }
 
@@ -260,4 +343,24 @@ fn device(subject: &Subject<'_>) -> Option<DeviceNote> {
             message: d.current.clone(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_kernel;
+
+    #[test]
+    fn a_short_kernel_name_drops_the_return_type_and_the_parameters() {
+        assert_eq!(
+            short_kernel("void scale<0>(const float *, float *, long, int)"),
+            "scale<0>"
+        );
+        assert_eq!(short_kernel("produce(float *, long)"), "produce");
+        assert_eq!(
+            short_kernel("void pair<std::pair<int, int>>(int)"),
+            "pair<std::pair<int, int>>"
+        );
+        assert_eq!(short_kernel("scale"), "scale");
+        assert_eq!(short_kernel("(total)"), "(total)");
+    }
 }

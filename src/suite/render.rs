@@ -125,6 +125,23 @@ mod tests {
             .last()
             .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default();
+        // Failures first, each with its reason and a link to its page.
+        let (train, infer) = (
+            index.find("train/index.html"),
+            index.find("infer/index.html"),
+        );
+        assert!(train.is_some() && train < infer, "{index}");
+        assert!(index.contains("<td class=\"why\">scale&lt;0&gt;: launched 6 times"));
+        let page = files
+            .iter()
+            .find(|(p, _)| p.as_path() == std::path::Path::new("train/index.html"))
+            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        assert!(
+            page.contains("<title>train: REGRESSION — ncugate</title>"),
+            "{page}"
+        );
+        assert!(page.contains("<a href=\"../index.html\">"), "{page}");
         snapshot(
             "suite_html",
             format!("files: {}\n\n{index}", names.join(", ")),
@@ -132,6 +149,18 @@ mod tests {
         let Rendered::GitHub(streams) = GitHub.render(&doc) else {
             panic!("GitHub mode renders its streams");
         };
+        // The step summary: the failing workload with its chart, the passing one folded.
+        let summary = &streams.summary;
+        let (train, chart, folded) = (
+            summary.find("## Workload `train`"),
+            summary.find("```mermaid"),
+            summary.find("<details><summary>1 workload passed</summary>\n\n- `infer`: "),
+        );
+        assert!(
+            train.is_some() && train < chart && chart < folded,
+            "{summary}"
+        );
+        assert!(!summary.contains("## Workload `infer`"), "{summary}");
         snapshot(
             "suite_github",
             format!(
@@ -172,7 +201,7 @@ mod tests {
         assert_eq!(
             terminal::document(&one, &style),
             format!(
-                "\n── workload train ──\n{text}\nncugate suite: {}\n",
+                "FAIL  train — scale<0>: launched 6 times per run, baseline 3\n\n── workload train ──\n{text}\nncugate suite: {}\n",
                 suite.headline()
             )
         );
@@ -221,7 +250,28 @@ mod tests {
             .collect();
         let mut suite_files: Vec<_> = suite_files.collect();
         let index: Vec<_> = suite_files.split_off(check_files.len());
-        assert_eq!(suite_files, check_files);
+        let page = |files: &[(std::path::PathBuf, Vec<u8>)]| {
+            files
+                .last()
+                .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        let (check_page, suite_page) = (page(&check_files), page(&suite_files));
+        // The same files; the workload's page differs only in its title and
+        // heading, which name the workload, and its link back to the index.
+        let (n, m) = (check_files.len() - 1, suite_files.len() - 1);
+        assert_eq!(suite_files[..m], check_files[..n]);
+        assert_eq!(suite_files[m].0, check_files[n].0);
+        let named = check_page
+            .replace(
+                "<title>ncugate: REGRESSION</title>",
+                "<title>train: REGRESSION — ncugate</title>",
+            )
+            .replace(
+                "<header><h1>ncugate ",
+                "<header><nav><a href=\"../index.html\">← all workloads</a></nav>\n<h1><code>train</code> ",
+            );
+        assert_eq!(suite_page, named);
         let index: Vec<_> = index.iter().map(|(p, _)| p.display().to_string()).collect();
         assert_eq!(index, ["style.css", "index.html"]);
     }

@@ -158,7 +158,7 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
 }
 
 #[test]
-fn baseline_diff_shows_changed_means_and_the_file_diff() {
+fn baseline_diff_shows_changed_means_and_the_file_diff_on_request() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv");
@@ -174,12 +174,55 @@ fn baseline_diff_shows_changed_means_and_the_file_diff() {
     let out = gate.run(&["baseline", "diff", "baseline.json", "new.json"]);
     out.code(1)
         .stdout_has("~ void scale<0>(const float *, float *, long, int):\n    launches/run 3 → 6")
-        .stdout_has("sm__inst_executed.sum (sum): 55.05M inst → 110.10M inst (+100.0%)")
-        .stdout_has("file diff:")
-        .stdout_has("-  \"runs\": 3,\n+  \"runs\": 1,");
-    gate.run(&["baseline", "diff", "baseline.json", "baseline.json"])
+        .stdout_has("sm__inst_executed.sum (sum): 55.05M inst → 110.10M inst (+100.0%)");
+    assert!(!out.stdout.contains("file diff:"), "{}", out.stdout);
+    gate.run(&[
+        "baseline",
+        "diff",
+        "--file-diff",
+        "baseline.json",
+        "new.json",
+    ])
+    .code(1)
+    .stdout_has("file diff:")
+    .stdout_has("-  \"runs\": 3,\n+  \"runs\": 1,");
+    // Identical files: no changes, and no empty file diff even when asked.
+    let same = gate.run(&[
+        "baseline",
+        "diff",
+        "--file-diff",
+        "baseline.json",
+        "baseline.json",
+    ]);
+    same.code(0).stdout_has("kernels: no changed means");
+    assert!(!same.stdout.contains("file diff"), "{}", same.stdout);
+    gate.run(&["baseline", "diff", "--help"])
         .code(0)
-        .stdout_has("kernels: no changed means");
+        .stdout_has("Exit codes:\n  0  the two files are identical\n  1  the files differ");
+}
+
+/// The same app recorded again from two of its three runs: every mean
+/// moves a little, within the runs' own spread, and none is listed.
+#[test]
+fn baseline_diff_leaves_out_changes_within_the_noise() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+        "-o",
+        "again.json",
+    ])
+    .code(0);
+    let out = gate.run(&["baseline", "diff", "baseline.json", "again.json"]);
+    out.code(1)
+        .stdout_has("kernels: no changed means")
+        .stdout_has("moved within the baselines' noise");
+    assert!(!out.stdout.contains("→"), "{}", out.stdout);
 }
 
 #[test]

@@ -491,9 +491,17 @@ fn the_data_is_keyed_like_the_baseline_of_its_gpu_whatever_the_others_use() {
     assert!(other.contains("\"kernel_key\": \"function\""), "{other}");
     // Sorted first among the candidates, so its mode is the one tried first.
     g.write("baselines/fp64/a-other-gpu.json", other);
-    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
-        .code(0)
-        .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
+    g.run(&[
+        "check",
+        "--workload",
+        "fp64",
+        "--input",
+        "fp64.csv",
+        "--show",
+        "all",
+    ])
+    .code(0)
+    .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
 }
 
 #[test]
@@ -502,8 +510,18 @@ fn exports_are_checked_as_one_workload_against_the_baseline_of_their_gpu() {
     g.h200("graph_app.strided.fast.raw.csv", "strided.csv");
     g.run(&["check", "--workload", "base", "--input", "base2.csv"])
         .code(0)
-        .stdout_has("── workload base [pr] ──")
-        .stdout_has("ncugate suite: PASS (exit 0): 1 workload — 1 passed");
+        .stdout_has("PASS  base\n\nncugate suite: PASS (exit 0): 1 workload — 1 passed");
+    g.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base2.csv",
+        "--show",
+        "all",
+    ])
+    .code(0)
+    .stdout_has("── workload base [pr] ──");
     g.run(&[
         "check",
         "--workload",
@@ -801,4 +819,107 @@ fn single_workloads_checked_one_at_a_time_merge_across_a_re_recorded_baseline() 
     g.run(&["merge", "one.json", "two.json"])
         .code(0)
         .stdout_has("2 passed");
+}
+
+/// Thirty workloads of the reference app, two of them (`w07`, `w22`) the
+/// strided variant gated against the base app's baseline, run in two
+/// shards and merged: one status line per workload in run order, then only
+/// the two failures in full, then the suite's headline. `-q` leaves the
+/// passing workloads' lines out, and `--show all` shows every workload in full.
+#[test]
+fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
+    let g = Gate::new();
+    let names: Vec<String> = (1..=30).map(|i| format!("w{i:02}")).collect();
+    let failing = ["w07", "w22"];
+    let mut toml = String::from("[profile]\nncu = \"ncu\"\n");
+    for name in &names {
+        let variant = if failing.contains(&name.as_str()) {
+            "strided"
+        } else {
+            "base"
+        };
+        toml.push_str(&format!(
+            "\n[[workload]]\nname = \"{name}\"\ncommand = [\"kernels/build/graph_app\", \"--inject\", \"{variant}\"]\n"
+        ));
+    }
+    g.write("ncugate.toml", toml);
+    for i in 1..=3 {
+        g.h200(
+            &format!("graph_app.base.fast.run{i}.raw.csv"),
+            &format!("base{i}.csv"),
+        );
+    }
+    g.run(&[
+        "baseline",
+        "record",
+        "--workload",
+        "w01",
+        "--input",
+        "base1.csv",
+        "--input",
+        "base2.csv",
+        "--input",
+        "base3.csv",
+    ])
+    .code(0);
+    let gpu = "nvidia-h200-cc90-132sm.json";
+    let recorded = g.read(&format!("baselines/w01/{gpu}"));
+    for name in &names[1..] {
+        std::fs::create_dir_all(g.path(&format!("baselines/{name}"))).expect("mkdir");
+        g.write(&format!("baselines/{name}/{gpu}"), &recorded);
+    }
+    for k in 1..=2 {
+        let (shard, json) = (format!("{k}/2"), format!("s{k}.json"));
+        run_suite(&g, &["check", "--shard", &shard, "--json", &json]);
+    }
+
+    let merged = g.run(&["merge", "s1.json", "s2.json"]);
+    merged.code(1);
+    let lines: Vec<&str> = merged.stdout.lines().collect();
+    // One status line per workload, in the merged report's order.
+    let status: Vec<&str> = lines[..30].iter().map(|l| &l[..9]).collect();
+    let expected: Vec<String> = names
+        .iter()
+        .map(|n| match failing.contains(&n.as_str()) {
+            true => format!("FAIL  {n}"),
+            false => format!("PASS  {n}"),
+        })
+        .collect();
+    assert_eq!(status, expected, "{}", merged.stdout);
+    for line in &lines[..30] {
+        assert!(line.chars().count() <= 100, "{line}");
+        match line.starts_with("FAIL") {
+            true => assert!(line.contains(" — "), "a failure says why: {line}"),
+            false => assert!(!line.contains(" — "), "a pass has no reason: {line}"),
+        }
+    }
+    // Then the two failures in full, and nothing of the passing workloads.
+    let rules: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("── workload"))
+        .copied()
+        .collect();
+    assert_eq!(rules, ["── workload w07 ──", "── workload w22 ──"]);
+    assert_eq!(
+        lines.last().copied(),
+        Some(
+            "ncugate suite: REGRESSION (exit 1): 30 workloads — 2 regressed (w07, w22), 28 passed"
+        )
+    );
+    let passing_words = merged.stdout.matches("ncugate: PASS").count();
+    assert_eq!(passing_words, 0, "{}", merged.stdout);
+
+    // -q: the failures' lines and why, no table, no line per passing workload.
+    let quiet = g.run(&["merge", "-q", "s1.json", "s2.json"]);
+    quiet.code(1);
+    let status: Vec<&str> = quiet.stdout.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(status.len(), 2, "{}", quiet.stdout);
+    assert!(status[0].starts_with("FAIL  w07") && status[1].starts_with("FAIL  w22"));
+    assert!(quiet.stdout.contains("why:"), "{}", quiet.stdout);
+    assert!(!quiet.stdout.contains("checks ("), "{}", quiet.stdout);
+    assert!(quiet.stdout.len() < merged.stdout.len());
+
+    // --show all: every workload in full.
+    let all = g.run(&["merge", "--show", "all", "s1.json", "s2.json"]);
+    assert_eq!(all.stdout.matches("── workload ").count(), 30);
 }

@@ -40,6 +40,88 @@ fn terminal() {
     }
 }
 
+/// The table at 60, 80 and 100 columns: every line fits (but for the
+/// kernel names of the "why" lines, which are whole words), and every
+/// metric's name is whole.
+#[test]
+fn terminal_widths() {
+    let report = cases::regression();
+    for width in [60, 80, 100] {
+        let style = Style {
+            show: Show::All,
+            width,
+            ..Style::default()
+        };
+        let text = super::terminal::render(&report, &style);
+        let table = &text[text.find("\nchecks (").expect("a table") + 1..];
+        let table = table.split("\n\n").next().unwrap_or_default();
+        for line in table.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line}");
+        }
+        for metric in ["gpu__time_duration", "sm__inst_executed", "lts__t_sectors"] {
+            assert!(
+                table.contains(&format!("    {metric}  "))
+                    || table.contains(&format!("    {metric}\n"))
+                    || table.ends_with(metric),
+                "{width}: {metric} whole\n{table}"
+            );
+        }
+        snapshot(format!("terminal_width_{width}"), text);
+    }
+}
+
+/// The compute-sanitizer and graph-memory reports fit the width too, and
+/// their headline says what the gate found, not "REGRESSION".
+#[test]
+fn other_gates_fit_the_width_and_say_their_own_word() {
+    for (case, word) in [("sanitizer", "FINDINGS"), ("memory", "LEAK")] {
+        let report = cases()
+            .into_iter()
+            .find(|(name, _)| *name == case)
+            .map(|(_, r)| r)
+            .expect("the case");
+        for width in [60, 100] {
+            let style = Style {
+                width,
+                ..Style::default()
+            };
+            let text = super::terminal::render(&report, &style);
+            for line in text.lines() {
+                assert!(line.chars().count() <= width, "{case} at {width}: {line}");
+            }
+            assert!(
+                text.starts_with(&format!("ncugate: {word} (exit 1)")),
+                "{case}: {text}"
+            );
+        }
+    }
+}
+
+/// `-q`: the "why" lines, not the table that repeats them.
+#[test]
+fn quiet_terminal_has_no_table() {
+    let style = Style {
+        show: Show::Fail,
+        quiet: true,
+        ..Style::default()
+    };
+    let text = super::terminal::render(&cases::regression(), &style);
+    assert!(text.contains("\nwhy:\n"), "{text}");
+    assert!(!text.contains("checks ("), "{text}");
+}
+
+/// With colour, the marks and verdicts of what needs attention are painted.
+#[test]
+fn colour_paints_marks_and_verdicts() {
+    let style = Style {
+        color: true,
+        ..Style::default()
+    };
+    let text = super::terminal::render(&cases::regression(), &style);
+    assert!(text.contains("\x1b[31m✗\x1b[0m"), "{text}");
+    assert!(text.contains("\x1b[31m[FAIL]\x1b[0m"), "{text}");
+}
+
 #[test]
 fn markdown() {
     for (case, report) in cases() {

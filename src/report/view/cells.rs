@@ -62,7 +62,9 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
 }
 
 fn launches(n: Option<f64>) -> String {
-    n.map_or("—".into(), |n| format!("{n} launches"))
+    n.map_or("—".into(), |n| {
+        crate::format::count(n, "launch", "launches")
+    })
 }
 
 pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
@@ -79,7 +81,10 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
             rule_index: None,
             baseline: launches(s.baseline_launches),
             baseline_mean: launches(s.baseline_launches),
-            current: format!("{} launches", runs.join("/")),
+            current: match runs.iter().all(|r| r == "1") {
+                true => format!("{} launch", runs.join("/")),
+                false => format!("{} launches", runs.join("/")),
+            },
             change: String::new(),
             allowance: "exact".into(),
             allowed: String::new(),
