@@ -62,6 +62,7 @@ pub mod doctor;
 pub mod error;
 pub mod exit;
 pub mod format;
+pub mod history;
 pub mod init;
 pub mod kernel_key;
 pub mod memory;

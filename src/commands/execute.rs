@@ -90,6 +90,7 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
             Ok(report) => suite_report(&report, &[], &c.outputs, &c.style),
             Err(error) => failed(error.into(), &report::Outputs::default()),
         },
+        Config::History(c) => text(history(c, processes)),
         Config::Doctor => crate::doctor::run(&crate::config::default_ncu(), processes),
         Config::Completions(shell) => text(Ok(Text::pass(crate::docs::completions(*shell)))),
         Config::Man(dir) => text(crate::docs::man(dir.as_deref()).map(Text::pass)),

@@ -31,6 +31,9 @@ pub struct FileConfig {
     /// `[[workload]]`: a suite of apps gated together (none: `[app]` is the one workload `default`).
     #[serde(default, rename = "workload")]
     pub workloads: Vec<WorkloadSection>,
+    /// `[history]`: the store of every run and the accepted branches.
+    #[serde(default)]
+    pub history: super::history::HistorySection,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,

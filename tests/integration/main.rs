@@ -12,6 +12,7 @@ mod details_names;
 mod errors;
 mod exports;
 mod function_length;
+mod history;
 mod hostile_output;
 mod impossible_inputs;
 mod impossible_xml;
