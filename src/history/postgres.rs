@@ -126,38 +126,29 @@ impl Postgres {
     }
 }
 
-type SeriesKey = (String, String, String, String, String, String);
-
 /// The values of run `id`, each under its (interned) series.
 fn insert_values(
     tx: &mut Transaction<'_>,
     id: i64,
     run: &super::record::RunRecord,
-    series: &mut HashMap<SeriesKey, i64>,
+    series: &mut HashMap<store::SeriesKey, i64>,
 ) -> std::result::Result<(), postgres::Error> {
     let add_series = tx.prepare(
-        "INSERT INTO series (workload, gpu, kernel, rule, metric, unit) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        "INSERT INTO series (workload, gpu, kernel, rule, metric, aggregate, unit) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
     )?;
     let find_series = tx.prepare(
-        "SELECT id FROM series WHERE workload = $1 AND gpu = $2 AND kernel = $3 AND rule = $4 AND metric = $5 AND unit = $6",
+        "SELECT id FROM series WHERE workload = $1 AND gpu = $2 AND kernel = $3 AND rule = $4 AND metric = $5 AND aggregate = $6 AND unit = $7",
     )?;
     let add_value = tx.prepare(
         "INSERT INTO run_values (run_id, series_id, mean, samples, status) VALUES ($1, $2, $3, $4, $5)",
     )?;
     for v in &run.values {
-        let key = (
-            run.workload.clone(),
-            run.gpu.clone(),
-            v.kernel.clone(),
-            v.rule.clone(),
-            v.metric.clone(),
-            v.unit.clone(),
-        );
+        let key = store::series_key(run, v);
         let series_id = match series.get(&key) {
             Some(&id) => id,
             None => {
-                let p: [&(dyn postgres::types::ToSql + Sync); 6] =
-                    [&key.0, &key.1, &key.2, &key.3, &key.4, &key.5];
+                let p: [&(dyn postgres::types::ToSql + Sync); 7] =
+                    [&key.0, &key.1, &key.2, &key.3, &key.4, &key.5, &key.6];
                 tx.execute(&add_series, &p)?;
                 let found: i64 = tx.query_one(&find_series, &p)?.get(0);
                 series.insert(key, found);
@@ -193,13 +184,13 @@ impl Store for Postgres {
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.unit,
+        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, s.unit,
                 r.commit_sha, r.branch, r.at, r.accepted, r.outcome, v.mean, v.status
             FROM run_values v JOIN series s ON s.id = v.series_id JOIN runs r ON r.id = v.run_id
             WHERE ($1::TEXT IS NULL OR s.workload = $1::TEXT)
               AND ($2::TEXT IS NULL OR strpos(s.kernel, $2::TEXT) > 0)
               AND ($3::TEXT IS NULL OR strpos(s.metric, $3::TEXT) > 0 OR s.rule = $3::TEXT)
-            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, r.at, r.id";
+            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, r.at, r.id";
         let rows = self
             .client
             .query(sql, &[&query.workload, &query.kernel, &query.metric])
@@ -211,14 +202,15 @@ impl Store for Postgres {
                 kernel: r.try_get(2)?,
                 rule: r.try_get(3)?,
                 metric: r.try_get(4)?,
-                unit: r.try_get(5)?,
-                commit: r.try_get(6)?,
-                branch: r.try_get(7)?,
-                time: r.try_get(8)?,
-                accepted: r.try_get::<_, i32>(9)? != 0,
-                outcome: r.try_get(10)?,
-                mean: r.try_get(11)?,
-                status: r.try_get(12)?,
+                aggregate: r.try_get(5)?,
+                unit: r.try_get(6)?,
+                commit: r.try_get(7)?,
+                branch: r.try_get(8)?,
+                time: r.try_get(9)?,
+                accepted: r.try_get::<_, i32>(10)? != 0,
+                outcome: r.try_get(11)?,
+                mean: r.try_get(12)?,
+                status: r.try_get(13)?,
             })
         };
         rows.iter()

@@ -32,12 +32,15 @@ pub struct Value {
     /// The rule's name; `launches` for the launch count.
     pub rule: String,
     pub metric: String,
+    /// How the rule combined the kernel's launches in a run (`sum`, `mean`,
+    /// `max`, `min`); empty for the launch count.
+    pub aggregate: String,
     pub unit: String,
     /// The mean over the report's runs (`None` when it was not measured).
     pub mean: Option<f64>,
     /// One value per profiled run.
     pub samples: Vec<f64>,
-    /// The check's status (`pass`, `fail`, …).
+    /// The check's status as the JSON report writes it (`pass`, `fail`, …).
     pub status: String,
 }
 
@@ -138,6 +141,10 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
             kernel,
             rule: r.rule.clone(),
             metric: r.metric.clone(),
+            aggregate: serde_json::to_value(r.aggregate)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
             unit: r.unit.clone(),
             mean: r.current.filter(|v| v.is_finite()),
             samples: r
@@ -146,7 +153,7 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
                 .copied()
                 .filter(|v| v.is_finite())
                 .collect(),
-            status: r.status.as_str().to_string(),
+            status: r.status.as_str().to_lowercase(),
         });
     }
     for s in &report.structure {
@@ -161,10 +168,11 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
             kernel: s.kernel.clone(),
             rule: LAUNCHES.into(),
             metric: LAUNCHES.into(),
+            aggregate: String::new(),
             unit: LAUNCHES.into(),
             mean: Some(samples.iter().sum::<f64>() / samples.len() as f64),
             samples,
-            status: s.status.as_str().to_string(),
+            status: s.status.as_str().to_lowercase(),
         });
     }
     let canonical = serde_json::to_string(report).unwrap_or_default();

@@ -18,6 +18,7 @@ pub struct Series {
     pub kernel: String,
     pub rule: String,
     pub metric: String,
+    pub aggregate: String,
     pub unit: String,
     pub points: Vec<SeriesPoint>,
 }
@@ -57,6 +58,7 @@ pub fn group(points: Vec<Point>) -> Vec<Series> {
                     && s.kernel == p.kernel
                     && s.rule == p.rule
                     && s.metric == p.metric
+                    && s.aggregate == p.aggregate
                     && s.unit == p.unit =>
             {
                 s.points.push(point)
@@ -67,6 +69,7 @@ pub fn group(points: Vec<Point>) -> Vec<Series> {
                 kernel: p.kernel,
                 rule: p.rule,
                 metric: p.metric,
+                aggregate: p.aggregate,
                 unit: p.unit,
                 points: vec![point],
             }),

@@ -108,8 +108,7 @@ impl Sqlite {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut series: HashMap<(String, String, String, String, String, String), i64> =
-            HashMap::new();
+        let mut series: HashMap<store::SeriesKey, i64> = HashMap::new();
         let mut done = Vec::with_capacity(runs.len());
         for entry in runs {
             let run = entry.run;
@@ -154,30 +153,23 @@ fn insert_values(
     tx: &rusqlite::Transaction<'_>,
     id: i64,
     run: &RunRecord,
-    series: &mut HashMap<(String, String, String, String, String, String), i64>,
+    series: &mut HashMap<store::SeriesKey, i64>,
 ) -> rusqlite::Result<()> {
     let mut add_series = tx.prepare_cached(
-        "INSERT INTO series (workload, gpu, kernel, rule, metric, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        "INSERT INTO series (workload, gpu, kernel, rule, metric, aggregate, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
     )?;
     let mut find_series = tx.prepare_cached(
-        "SELECT id FROM series WHERE workload = ?1 AND gpu = ?2 AND kernel = ?3 AND rule = ?4 AND metric = ?5 AND unit = ?6",
+        "SELECT id FROM series WHERE workload = ?1 AND gpu = ?2 AND kernel = ?3 AND rule = ?4 AND metric = ?5 AND aggregate = ?6 AND unit = ?7",
     )?;
     let mut add_value = tx.prepare_cached(
         "INSERT INTO run_values (run_id, series_id, mean, samples, status) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for v in &run.values {
-        let key = (
-            run.workload.clone(),
-            run.gpu.clone(),
-            v.kernel.clone(),
-            v.rule.clone(),
-            v.metric.clone(),
-            v.unit.clone(),
-        );
+        let key = store::series_key(run, v);
         let series_id = match series.get(&key) {
             Some(&id) => id,
             None => {
-                let p = params![key.0, key.1, key.2, key.3, key.4, key.5];
+                let p = params![key.0, key.1, key.2, key.3, key.4, key.5, key.6];
                 add_series.execute(p)?;
                 let found: i64 = find_series.query_row(p, |r| r.get(0))?;
                 series.insert(key, found);
@@ -212,13 +204,13 @@ impl Store for Sqlite {
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.unit,
+        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, s.unit,
                 r.commit_sha, r.branch, r.at, r.accepted, r.outcome, v.mean, v.status
             FROM run_values v JOIN series s ON s.id = v.series_id JOIN runs r ON r.id = v.run_id
             WHERE (?1 IS NULL OR s.workload = ?1)
               AND (?2 IS NULL OR instr(s.kernel, ?2) > 0)
               AND (?3 IS NULL OR instr(s.metric, ?3) > 0 OR s.rule = ?3)
-            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, r.at, r.id";
+            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, r.at, r.id";
         let read = || -> rusqlite::Result<Vec<Point>> {
             let mut statement = self.conn.prepare(sql)?;
             let rows =
@@ -229,14 +221,15 @@ impl Store for Sqlite {
                         kernel: r.get(2)?,
                         rule: r.get(3)?,
                         metric: r.get(4)?,
-                        unit: r.get(5)?,
-                        commit: r.get(6)?,
-                        branch: r.get(7)?,
-                        time: r.get(8)?,
-                        accepted: r.get::<_, i64>(9)? != 0,
-                        outcome: r.get(10)?,
-                        mean: r.get(11)?,
-                        status: r.get(12)?,
+                        aggregate: r.get(5)?,
+                        unit: r.get(6)?,
+                        commit: r.get(7)?,
+                        branch: r.get(8)?,
+                        time: r.get(9)?,
+                        accepted: r.get::<_, i64>(10)? != 0,
+                        outcome: r.get(11)?,
+                        mean: r.get(12)?,
+                        status: r.get(13)?,
                     })
                 })?;
             rows.collect()

@@ -1,7 +1,7 @@
 //! The history store: one [`Store`] trait, one schema for both databases
 //! with its migrations, and the rows a store returns. A run is a workload ×
 //! GPU × commit; its values are stored per series (workload × GPU × kernel ×
-//! rule × metric × unit, interned once, so a run costs a row per value and
+//! rule × metric × aggregate × unit, interned once, so a run costs a row per value and
 //! no repeated names).
 
 use super::record::RunRecord;
@@ -50,6 +50,7 @@ pub struct Point {
     pub kernel: String,
     pub rule: String,
     pub metric: String,
+    pub aggregate: String,
     pub unit: String,
     pub commit: String,
     pub branch: String,
@@ -73,6 +74,22 @@ pub trait Store {
     fn runs(&mut self) -> Result<u64>;
 }
 
+/// A series as the stores look it up: workload, GPU, kernel, rule, metric, aggregate, unit.
+pub type SeriesKey = (String, String, String, String, String, String, String);
+
+/// The series of value `v` of `run`.
+pub fn series_key(run: &RunRecord, v: &super::record::Value) -> SeriesKey {
+    (
+        run.workload.clone(),
+        run.gpu.clone(),
+        v.kernel.clone(),
+        v.rule.clone(),
+        v.metric.clone(),
+        v.aggregate.clone(),
+        v.unit.clone(),
+    )
+}
+
 /// The schema version this ncugate writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -88,8 +105,9 @@ CREATE TABLE series (
     kernel TEXT NOT NULL,
     rule TEXT NOT NULL,
     metric TEXT NOT NULL,
+    aggregate TEXT NOT NULL,
     unit TEXT NOT NULL,
-    UNIQUE (workload, gpu, kernel, rule, metric, unit)
+    UNIQUE (workload, gpu, kernel, rule, metric, aggregate, unit)
 );
 CREATE TABLE runs (
     id {id},
@@ -150,6 +168,7 @@ pub fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
             p.kernel.clone(),
             p.rule.clone(),
             p.metric.clone(),
+            p.aggregate.clone(),
         )
     };
     let mut total: HashMap<_, usize> = HashMap::new();
