@@ -327,6 +327,8 @@ pub enum HistoryCommand {
     Accept(HistoryAcceptArgs),
     /// Print the series: a sparkline per workload × kernel × metric, oldest first.
     Show(HistoryShowArgs),
+    /// List the commits where a series changed: the exact commit for counts, two runs in a row beyond ±5% for the rest.
+    Changes(HistoryShowArgs),
 }
 
 #[derive(Debug, Args)]

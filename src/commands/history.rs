@@ -1,11 +1,11 @@
-//! `ncugate history record | accept | show`: reports in, runs out. Each
+//! `ncugate history record | accept | show | changes`: reports in, runs out. Each
 //! returns a [`Text`]; a store that cannot be opened, read or written is the
 //! error (exit 2), never a pass.
 
 use super::Text;
-use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns};
+use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{Error, Result};
-use crate::history::{self, Entry, Provenance, Recorded, record, show};
+use crate::history::{self, Entry, Provenance, Recorded, changes, record, show};
 use crate::runner::process::{CommandSpec, ProcessRunner};
 
 /// Runs the history subcommand `config` names.
@@ -14,24 +14,37 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
         HistoryAction::Record(r) => record_runs(&config.url, r, processes),
         HistoryAction::Accept { commit } => accept(&config.url, commit),
         HistoryAction::Show(s) => {
-            let mut store = history::open(&config.url, false)?;
-            let query = history::Query {
-                workload: s.workload.clone(),
-                kernel: s.kernel.clone(),
-                metric: s.metric.clone(),
-            };
-            let mut points = store.series(&query)?;
-            if let Some(n) = s.last {
-                points = history::store::last_per_series(points, n);
-            }
-            let series = show::group(points);
+            let series = selected(&config.url, s)?;
             Ok(Text::pass(if s.json {
                 show::json(&series)
             } else {
                 show::render(&series)
             }))
         }
+        HistoryAction::Changes(s) => {
+            let found = changes::find(&selected(&config.url, s)?);
+            Ok(Text::pass(if s.json {
+                changes::json(&found)
+            } else {
+                changes::render(&found)
+            }))
+        }
     }
+}
+
+/// The series `s` selects, each cut to its last runs when asked.
+fn selected(url: &str, s: &ShowRuns) -> Result<Vec<show::Series>> {
+    let mut store = history::open(url, false)?;
+    let query = history::Query {
+        workload: s.workload.clone(),
+        kernel: s.kernel.clone(),
+        metric: s.metric.clone(),
+    };
+    let mut points = store.series(&query)?;
+    if let Some(n) = s.last {
+        points = history::store::last_per_series(points, n);
+    }
+    Ok(show::group(points))
 }
 
 /// Reads every report before the store is touched: one bad file records nothing.

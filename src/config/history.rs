@@ -46,8 +46,12 @@ pub struct HistoryConfig {
 #[derive(Debug, Clone)]
 pub enum HistoryAction {
     Record(RecordRuns),
-    Accept { commit: String },
+    Accept {
+        commit: String,
+    },
     Show(ShowRuns),
+    /// `history changes`: the same selection.
+    Changes(ShowRuns),
 }
 
 /// `ncugate history show`.
@@ -100,7 +104,8 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
         HistoryCommand::Accept(a) => HistoryAction::Accept {
             commit: checked("commit", a.commit)?,
         },
-        HistoryCommand::Show(s) => show(s)?,
+        HistoryCommand::Show(s) => HistoryAction::Show(show(s)?),
+        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s)?),
     };
     Ok(HistoryConfig { url, action })
 }
@@ -145,20 +150,20 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
     })
 }
 
-fn show(args: HistoryShowArgs) -> Result<HistoryAction> {
+fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
     if args.last == Some(0) {
         return Err(Error::Usage {
             message: "--last 0 shows nothing".into(),
             hint: "give --last N with N ≥ 1, or leave it out for every run".into(),
         });
     }
-    Ok(HistoryAction::Show(ShowRuns {
+    Ok(ShowRuns {
         workload: args.workload,
         kernel: args.kernel,
         metric: args.metric,
         last: args.last,
         json: args.json,
-    }))
+    })
 }
 
 /// A commit or branch name: one printable line of at most 200 characters.

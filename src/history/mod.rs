@@ -6,6 +6,7 @@
 //! draws their series. A store that cannot be opened, read or written is an
 //! error (exit 2) with a hint; it never changes a verdict.
 
+pub mod changes;
 pub mod postgres;
 pub mod record;
 pub mod show;

@@ -98,7 +98,7 @@ pub fn sparkline(values: &[Option<f64>]) -> String {
 }
 
 /// A name from the store as one printable line.
-fn shown(name: &str) -> String {
+pub fn escaped(name: &str) -> String {
     name.chars()
         .map(|c| {
             if crate::kernel_key::unprintable(c) {
@@ -120,7 +120,11 @@ pub fn render(series: &[Series]) -> String {
     for s in series {
         let this = (s.workload.as_str(), s.gpu.as_str());
         if heading != Some(this) {
-            out.push_str(&format!("{} on {}\n", shown(&s.workload), shown(&s.gpu)));
+            out.push_str(&format!(
+                "{} on {}\n",
+                escaped(&s.workload),
+                escaped(&s.gpu)
+            ));
             heading = Some(this);
         }
         let values: Vec<Option<f64>> = s.points.iter().map(|p| p.value).collect();
@@ -137,16 +141,16 @@ pub fn render(series: &[Series]) -> String {
         };
         let accepted = s.points.iter().filter(|p| p.accepted).count();
         let last = s.points.last().map_or(String::new(), |p| {
-            format!(", last {} on {}", short(&p.commit), shown(&p.branch))
+            format!(", last {} on {}", short(&p.commit), escaped(&p.branch))
         });
         let kernel = if s.kernel.is_empty() {
             "(total)".to_string()
         } else {
-            shown(&s.kernel)
+            escaped(&s.kernel)
         };
         out.push_str(&format!(
             "  {kernel} · {}  {}  {span}  [{} runs, {accepted} accepted{last}]\n",
-            shown(&s.metric),
+            escaped(&s.metric),
             sparkline(&values),
             s.points.len(),
         ));
@@ -156,7 +160,7 @@ pub fn render(series: &[Series]) -> String {
 
 /// A commit as messages show it: its first 12 characters.
 pub fn short(commit: &str) -> String {
-    shown(&commit.chars().take(12).collect::<String>())
+    escaped(&commit.chars().take(12).collect::<String>())
 }
 
 /// The series as JSON (`{"series": […]}`).
@@ -180,6 +184,9 @@ mod tests {
 
     #[test]
     fn names_from_the_store_stay_on_one_line() {
-        assert_eq!(shown("k\n::error::x\u{202e}"), "k\\u{a}::error::x\\u{202e}");
+        assert_eq!(
+            escaped("k\n::error::x\u{202e}"),
+            "k\\u{a}::error::x\\u{202e}"
+        );
     }
 }

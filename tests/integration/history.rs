@@ -476,3 +476,68 @@ fn the_postgres_store_keeps_every_run() {
         out.stderr
     );
 }
+
+#[test]
+fn changes_name_the_commit_where_a_count_moved() {
+    let g = reports();
+    let url = "sqlite:h.sqlite";
+    for (report, commit) in [
+        ("pass.json", "c1"),
+        ("pass.json", "c2"),
+        ("regression.json", "c3"),
+        ("pass.json", "c4"),
+    ] {
+        assert_eq!(record(&g, url, report, commit, "main").code, 0);
+    }
+    let out = g.run(&[
+        "history",
+        "changes",
+        "--metric",
+        "sm__inst_executed.sum",
+        "--json",
+        "--history",
+        url,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let changes: Vec<(&str, &str)> = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["commit"].as_str().expect("commit"),
+                c["test"].as_str().expect("test"),
+            )
+        })
+        .collect();
+    // The total's instruction count moved at c3 and back at c4; no kernel
+    // that ran in both moved, and the regressed one runs under another key.
+    assert_eq!(
+        changes,
+        [("c3", "exact"), ("c4", "exact")],
+        "{}",
+        out.stdout
+    );
+    let text = g.run(&[
+        "history",
+        "changes",
+        "--metric",
+        "sm__inst_executed.sum",
+        "--history",
+        url,
+    ]);
+    assert!(
+        text.stdout.contains(
+            "c3 (main) · (total) · sm__inst_executed.sum: 132.12M inst → 228.07M inst (+72.6%)"
+        ),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("[a count: differs from the run before]"),
+        "{}",
+        text.stdout
+    );
+}
