@@ -45,6 +45,12 @@
 //!   record` or `profile` as a single run; the workloads' reports become one
 //!   [`suite::SuiteReport`], and `merge` joins shards' reports into one.
 //!
+//! - **History, `history record | accept | show | changes`**
+//!   ([`commands::history`]): the JSON reports of `check` and `merge` become
+//!   runs (workload × GPU × commit) in a [`history::Store`] — a SQLite file
+//!   or a PostgreSQL server — whose series [`history::show`] draws and
+//!   [`history::changes`] scans for the commits where they moved.
+//!
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
 //! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],

@@ -161,7 +161,7 @@ fn insert_values(
                 &id,
                 &series_id,
                 &v.mean,
-                &store::samples_text(&v.samples),
+                &store::samples_text(&v.samples, v.mean),
                 &v.status,
             ],
         )?;

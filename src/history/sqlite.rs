@@ -180,7 +180,7 @@ fn insert_values(
             id,
             series_id,
             v.mean,
-            store::samples_text(&v.samples),
+            store::samples_text(&v.samples, v.mean),
             v.status
         ])?;
     }
