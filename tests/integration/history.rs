@@ -137,6 +137,20 @@ fn scenarios(fresh: &dyn Fn(&str) -> String) {
         "{}",
         unknown.stderr
     );
+    // Another report of the same workload, GPU and commit (a re-run job) replaces the run.
+    let rerun = record(&g, &url, "regression.json", "c3", "feature");
+    assert_eq!(rerun.code, 0, "{}", rerun.stderr);
+    assert!(
+        rerun
+            .stdout
+            .contains("0 added, 0 already recorded, 1 replaced"),
+        "{}",
+        rerun.stdout
+    );
+    assert_eq!(
+        runs(&g, &url)[2],
+        ("c3".to_string(), false, "regression".to_string())
+    );
     let last = series(&g, &url, &["--last", "2"]);
     assert_eq!(last[0]["points"].as_array().expect("points").len(), 2);
 
