@@ -9,6 +9,8 @@
 //! rustdoc would take for links and HTML.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+use crate::options::gate::BaselinesDir;
+use crate::options::profile::OutDir;
 use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -112,9 +114,8 @@ pub struct SuiteArgs {
     /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost.
     #[arg(long, env = "NCUGATE_SHARD", value_name = "K/N")]
     pub shard: Option<String>,
-    /// The baselines folder, `DIR/<workload>/<gpu>.json` (default: [gate] baselines, else baselines/ beside ncugate.toml).
-    #[arg(long, env = "NCUGATE_BASELINES", value_name = "DIR")]
-    pub baselines: Option<PathBuf>,
+    #[command(flatten)]
+    pub baselines: BaselinesDir,
 }
 
 impl SuiteArgs {
@@ -123,7 +124,7 @@ impl SuiteArgs {
         !self.workloads.is_empty()
             || !self.tags.is_empty()
             || self.shard.is_some()
-            || self.baselines.is_some()
+            || self.baselines.baselines.is_some()
     }
 }
 
@@ -159,18 +160,24 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub app: AppOptions,
-    /// Work dir for artifacts (report, CSVs, logs; default: [profile] out_dir, else target/ncugate beside ncugate.toml).
-    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
-    pub out_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutDir,
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// No progress output; the terminal table lists failures only (as `--show fail`).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Whether and how to build the app before it runs.
+#[derive(Debug, Args, Default)]
+pub struct BuildArgs {
     /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
     #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
     pub build: Option<String>,
     /// Skip [build] command.
     #[arg(long, env = "NCUGATE_NO_BUILD")]
     pub no_build: bool,
-    /// No progress output; the terminal table lists failures only (as `--show fail`).
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -279,9 +286,6 @@ pub struct RecordArgs {
     pub details: Vec<PathBuf>,
     #[command(flatten)]
     pub gate: GateOptions,
-    /// Also record this metric (repeatable), e.g. for rules you plan to add.
-    #[arg(long = "metric", value_name = "METRIC")]
-    pub metrics: Vec<String>,
     /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -399,21 +403,24 @@ pub fn value_error(e: &clap::Error) -> Option<crate::error::Error> {
         Some(source) => source.to_string(),
         None => "not a value it takes".to_string(),
     };
-    let did_you_mean = match e.get(ContextKind::SuggestedValue) {
-        Some(ContextValue::String(s)) => format!(" (did you mean `{s}`?)"),
-        Some(ContextValue::Strings(s)) if !s.is_empty() => format!(" (did you mean `{}`?)", s[0]),
-        _ => String::new(),
+    let suggested = match e.get(ContextKind::SuggestedValue) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(s)) => s.first().cloned(),
+        _ => None,
     };
-    let hint = match e.get(ContextKind::ValidValue) {
-        Some(ContextValue::Strings(values)) if !values.is_empty() => {
-            format!("{flag} takes {}", values.join(", "))
-        }
-        _ => format!("`--help` describes {flag}"),
+    let valid = match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(values)) => values.clone(),
+        _ => Vec::new(),
     };
-    Some(crate::error::Error::Usage {
-        message: format!("{flag} {value}: {why}{did_you_mean}"),
-        hint,
-    })
+    Some(crate::error::Error::from(
+        crate::error::ConfigError::InvalidValue {
+            flag,
+            value,
+            why,
+            suggested,
+            valid,
+        },
+    ))
 }
 
 /// The subcommands (as typed, e.g. `baseline record`) that accept the long
@@ -495,5 +502,152 @@ mod tests {
             ["check", "sanitize", "leaks", "merge"]
         );
         assert!(super::subcommands_with_flag("--nope").is_empty());
+    }
+
+    /// The default a help text states in parentheses, as the words after
+    /// `default` up to `;` or `)`, the last of an `else` chain: `(default: [gate] baselines,
+    /// else baselines/ beside ncugate.toml)` → `baselines`.
+    fn stated_default(help: &str) -> Option<String> {
+        let (at, _) = help.match_indices("default").find(|(i, _)| {
+            let before = &help[..*i];
+            let in_parentheses = before.rfind('(') > before.rfind(')');
+            in_parentheses && matches!(help[i + 7..].chars().next(), Some(' ' | ':' | ')'))
+        })?;
+        let rest = &help[at + "default".len()..];
+        let clause = rest.trim_start_matches(':').trim_start();
+        let clause = clause.split([';', ')']).next().unwrap_or(clause);
+        let last = clause.rsplit(", else ").next().unwrap_or(clause);
+        let last = last.trim_start_matches("the built-in ");
+        let word = last.split_whitespace().next().unwrap_or(last);
+        Some(word.trim_end_matches(['/', '.', ',']).to_string())
+    }
+
+    #[test]
+    fn every_default_in_help_is_the_constant_the_code_uses() {
+        use crate::options::{app, gate, memory, profile, sanitizer};
+        use clap::{CommandFactory, ValueEnum};
+        let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
+            v().map(|p| p.get_name().to_string())
+        };
+        let limits = crate::options::MemoryOptions::default().limits();
+        let not_checked = |limit: Option<f64>| {
+            assert!(limit.is_none());
+            "not".to_string()
+        };
+        // Each flag whose help states a default, with the default the code
+        // applies; `None`: said in words no constant holds (a folder of the
+        // config, another setting).
+        let expected: Vec<(&str, Option<String>)> = vec![
+            ("timeout", Some(app::DEFAULT_TIMEOUT_S.to_string())),
+            ("workdir", None),
+            (
+                "thresholds",
+                Some(
+                    crate::rules::ThresholdsSource::BuiltIn
+                        .path()
+                        .display()
+                        .to_string(),
+                ),
+            ),
+            (
+                "kernel-key",
+                name(&|| crate::model::KernelKeyMode::default().to_possible_value()),
+            ),
+            ("audit-lib", None),
+            ("cache-dir", None),
+            (
+                "max-live-execs",
+                Some(memory::DEFAULT_MAX_LIVE_EXECS.to_string()),
+            ),
+            (
+                "max-live-graphs",
+                Some(not_checked(limits.max_live_graphs.map(|l| l as f64))),
+            ),
+            (
+                "max-growth-per-iteration",
+                Some(memory::DEFAULT_MAX_GROWTH_PER_ITERATION.to_string()),
+            ),
+            (
+                "max-growth-per-second",
+                Some(not_checked(limits.max_growth_per_second)),
+            ),
+            ("max-peak", Some(not_checked(limits.max_peak))),
+            ("sample-ms", Some(memory::DEFAULT_SAMPLE_MS.to_string())),
+            (
+                "history-window",
+                Some(memory::DEFAULT_HISTORY_WINDOW.to_string()),
+            ),
+            (
+                "history-consecutive",
+                Some(memory::DEFAULT_HISTORY_CONSECUTIVE.to_string()),
+            ),
+            (
+                "history-factor",
+                Some(memory::DEFAULT_HISTORY_FACTOR.to_string()),
+            ),
+            (
+                "history-min-bytes",
+                Some(memory::DEFAULT_HISTORY_MIN_BYTES.to_string()),
+            ),
+            (
+                "clock-control",
+                Some(profile::DEFAULT_CLOCK_CONTROL.to_string()),
+            ),
+            (
+                "cache-control",
+                Some(profile::DEFAULT_CACHE_CONTROL.to_string()),
+            ),
+            (
+                "replay-mode",
+                Some(profile::DEFAULT_REPLAY_MODE.to_string()),
+            ),
+            ("ncu", Some(profile::DEFAULT_NCU.to_string())),
+            ("out", Some(profile::DEFAULT_OUT_DIR.to_string())),
+            ("tool", Some(crate::sanitizer::Tool::default().to_string())),
+            (
+                "print-limit",
+                Some(sanitizer::DEFAULT_PRINT_LIMIT.to_string()),
+            ),
+            ("sanitizer", Some(sanitizer::DEFAULT_PROGRAM.to_string())),
+            ("baselines", Some(gate::DEFAULT_BASELINES_DIR.to_string())),
+            (
+                "config",
+                Some(format!("./{}", crate::config::file::DEFAULT_FILE)),
+            ),
+            ("baseline", None),
+            ("output", None),
+            // `ncugate history`: a file key, the CI's variables, the clock.
+            ("history", None),
+            ("commit", None),
+            ("branch", None),
+            ("time", None),
+            // `(default)` marks one of the values listed.
+            ("show", None),
+        ];
+        let mut seen = Vec::new();
+        fn walk(cmd: &clap::Command, f: &mut dyn FnMut(&clap::Arg)) {
+            cmd.get_arguments().for_each(&mut *f);
+            cmd.get_subcommands().for_each(|sub| walk(sub, f));
+        }
+        walk(&super::Cli::command(), &mut |arg| {
+            let (Some(long), Some(help)) = (arg.get_long(), arg.get_help()) else {
+                return;
+            };
+            let Some(stated) = stated_default(&help.to_string()) else {
+                return;
+            };
+            let Some((_, constant)) = expected.iter().find(|(flag, _)| *flag == long) else {
+                panic!("--{long} states a default ({stated}): add it here with its constant");
+            };
+            if let Some(constant) = constant {
+                assert_eq!(&stated, constant, "--{long}: {help}");
+            }
+            seen.push(long.to_string());
+        });
+        for (flag, _) in &expected {
+            assert!(seen.iter().any(|s| s == flag), "--{flag} states no default");
+        }
+        // Stated another way: on unless turned off.
+        const { assert!(sanitizer::DEFAULT_LEAK_CHECK) };
     }
 }

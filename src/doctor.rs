@@ -8,28 +8,41 @@ use crate::format::format_value;
 use crate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
 use crate::status::Outcome;
 use nvml_wrapper::Nvml;
+use std::fmt::{Arguments, Write as _};
 use std::time::Duration;
 
-/// Prints the checks as they run (each may take a while); pass when
-/// ncugate can profile here, error when not. `ncu` is the ncu to check
+/// The checks, a line each, for standard output; pass when ncugate can
+/// profile here, error when not. `ncu` is the ncu to check
 /// ([`crate::config::default_ncu`]).
-pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> Outcome {
-    let mut ok = true;
-    println!("ncugate doctor");
-    ok &= gpus();
+pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> (String, Outcome) {
+    let mut out = Lines::default();
+    out.line(format_args!("ncugate doctor"));
+    let mut ok = gpus(&mut out);
     for (tool, needed) in [(ncu, true), ("compute-sanitizer", false), ("nvcc", false)] {
-        ok &= tool_version(tool, needed, processes);
+        ok &= tool_version(&mut out, tool, needed, processes);
     }
-    ok &= counters();
-    audit_library(processes);
+    ok &= counters(&mut out);
+    audit_library(&mut out, processes);
     if ok {
-        println!("\nready: ncugate can profile and gate on this machine");
-        Outcome::Pass
+        out.line(format_args!(
+            "\nready: ncugate can profile and gate on this machine"
+        ));
     } else {
-        println!(
+        out.line(format_args!(
             "\nnot ready: see the ✗ lines above (ncugate can still gate exported CSV files here)"
-        );
-        Outcome::Error
+        ));
+    }
+    (out.0, if ok { Outcome::Pass } else { Outcome::Error })
+}
+
+/// The doctor's report, built a line at a time.
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    fn line(&mut self, text: Arguments<'_>) {
+        // Writing to a String cannot fail.
+        let _ = writeln!(self.0, "{text}");
     }
 }
 
@@ -48,16 +61,16 @@ fn version(tool: &str, processes: &dyn ProcessRunner) -> Finished {
     processes.run(&spec, &mut |_| {})
 }
 
-fn gpus() -> bool {
+fn gpus(out: &mut Lines) -> bool {
     let nvml = match Nvml::init() {
         Ok(n) => n,
         Err(e) => {
-            println!(
+            out.line(format_args!(
                 "✗ GPU: none usable — the NVIDIA driver's NVML library could not be loaded ({e})"
-            );
-            println!(
+            ));
+            out.line(format_args!(
                 "    fix: run on a machine with an NVIDIA GPU and driver (`nvidia-smi` must work)"
-            );
+            ));
             return false;
         }
     };
@@ -68,10 +81,12 @@ fn gpus() -> bool {
         .unwrap_or_else(|_| "?".into());
     let count = nvml.device_count().unwrap_or(0);
     if count == 0 {
-        println!("✗ GPU: the driver ({driver}) sees no GPU");
+        out.line(format_args!("✗ GPU: the driver ({driver}) sees no GPU"));
         return false;
     }
-    println!("✓ driver {driver}, CUDA {cuda} (driver API), {count} GPU(s)");
+    out.line(format_args!(
+        "✓ driver {driver}, CUDA {cuda} (driver API), {count} GPU(s)"
+    ));
     for i in 0..count {
         match nvml.device_by_index(i) {
             Ok(d) => {
@@ -90,21 +105,23 @@ fn gpus() -> bool {
                         )
                     })
                     .unwrap_or_else(|_| "?".into());
-                println!("  GPU {i}: {name}, compute capability {cc}, memory {memory}");
+                out.line(format_args!(
+                    "  GPU {i}: {name}, compute capability {cc}, memory {memory}"
+                ));
             }
-            Err(e) => println!("  GPU {i}: cannot be queried ({e})"),
+            Err(e) => out.line(format_args!("  GPU {i}: cannot be queried ({e})")),
         }
     }
     true
 }
 
-fn tool_version(tool: &str, needed: bool, processes: &dyn ProcessRunner) -> bool {
+fn tool_version(out: &mut Lines, tool: &str, needed: bool, processes: &dyn ProcessRunner) -> bool {
     let mark = if needed { "✗" } else { "–" };
     let done = version(tool, processes);
     match &done.exit {
         Exit::Code(0) => {
             let text = done.lines.join("\n");
-            println!("✓ {tool}: {}", version_line(&text));
+            out.line(format_args!("✓ {tool}: {}", version_line(&text)));
             true
         }
         Exit::NotFound => {
@@ -115,11 +132,13 @@ fn tool_version(tool: &str, needed: bool, processes: &dyn ProcessRunner) -> bool
                     "needed to profile (Nsight Compute; set NCUGATE_NCU or [profile] ncu if it is off PATH)"
                 }
             };
-            println!("{mark} {tool}: not found — {what}");
+            out.line(format_args!("{mark} {tool}: not found — {what}"));
             !needed
         }
         other => {
-            println!("{mark} {tool}: `{tool} --version` failed ({other})");
+            out.line(format_args!(
+                "{mark} {tool}: `{tool} --version` failed ({other})"
+            ));
             !needed
         }
     }
@@ -137,11 +156,11 @@ fn version_line(text: &str) -> &str {
 /// `ncugate leaks` injects a CUPTI library that ncugate compiles from its own
 /// embedded source on first use: build it now (or find it cached), so that a
 /// runner that cannot is known before a gate needs it. Not needed to profile.
-fn audit_library(processes: &dyn ProcessRunner) {
+fn audit_library(out: &mut Lines, processes: &dyn ProcessRunner) {
     let tools = crate::memory::library::Toolchain::from_env();
-    let root = crate::memory::library::cache_root();
+    let root = crate::config::audit_cache_dir();
     match crate::memory::library::ensure(&root, &tools, processes) {
-        Ok(built) => println!(
+        Ok(built) => out.line(format_args!(
             "✓ graph audit library (ncugate leaks): {} {}",
             if built.compiled {
                 "compiled into"
@@ -149,20 +168,20 @@ fn audit_library(processes: &dyn ProcessRunner) {
                 "cached at"
             },
             built.path.display()
-        ),
+        )),
         Err(e) => {
-            println!("– graph audit library (ncugate leaks): {e}");
+            out.line(format_args!("– graph audit library (ncugate leaks): {e}"));
             for line in e.detail() {
-                println!("    | {line}");
+                out.line(format_args!("    | {line}"));
             }
-            println!("    fix: {}", e.hint());
+            out.line(format_args!("    fix: {}", e.hint()));
         }
     }
 }
 
 /// Linux restricts GPU performance counters to admins unless the driver's
 /// `RmProfilingAdminOnly` parameter is 0 (ncu then fails with ERR_NVGPUCTRPERM).
-fn counters() -> bool {
+fn counters(out: &mut Lines) -> bool {
     let params = std::fs::read_to_string("/proc/driver/nvidia/params").unwrap_or_default();
     let admin_only = params
         .lines()
@@ -172,24 +191,30 @@ fn counters() -> bool {
     let root = unsafe { libc::geteuid() } == 0;
     match admin_only {
         None => {
-            println!("– performance counters: unknown (no /proc/driver/nvidia/params)");
+            out.line(format_args!(
+                "– performance counters: unknown (no /proc/driver/nvidia/params)"
+            ));
             true
         }
         Some(false) => {
-            println!("✓ performance counters: readable by all users (RmProfilingAdminOnly=0)");
+            out.line(format_args!(
+                "✓ performance counters: readable by all users (RmProfilingAdminOnly=0)"
+            ));
             true
         }
         Some(true) if root => {
-            println!("✓ performance counters: admin only, and ncugate runs as root");
+            out.line(format_args!(
+                "✓ performance counters: admin only, and ncugate runs as root"
+            ));
             true
         }
         Some(true) => {
-            println!(
+            out.line(format_args!(
                 "✗ performance counters: admin only (RmProfilingAdminOnly=1) and this user is not root: ncu will fail with ERR_NVGPUCTRPERM"
-            );
-            println!(
+            ));
+            out.line(format_args!(
                 "    fix: run as root, or `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ and reload the driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-            );
+            ));
             false
         }
     }

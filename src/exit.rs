@@ -20,4 +20,4 @@ Exit codes:
   1  regression: a rule or structural check with severity \"fail\" failed
   2  error or incomparable: bad/missing input, missing metric, no kernels,
      unknown baseline schema, device mismatch, invalid thresholds,
-     interrupted by SIGINT/SIGTERM";
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";

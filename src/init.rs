@@ -23,79 +23,163 @@ pub const BASELINE_FILE: &str = "ncugate-baseline.json";
 
 pub use crate::config::InitConfig;
 
-/// Runs `init`: questions on `input` when interactive; `gpu` says whether a
-/// GPU and ncu are usable here.
+/// Where `init` asks for what it was not told.
+pub trait Prompt {
+    /// Asks `question`; the line answered, without its line end (empty at
+    /// the end of the input).
+    fn ask(&mut self, question: &str) -> Result<String>;
+}
+
+/// The terminal: the question on standard error (standard output carries
+/// only what `init` did), the answer from standard input.
+pub struct Terminal;
+
+impl Prompt for Terminal {
+    fn ask(&mut self, question: &str) -> Result<String> {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        // A question nobody can see still reads its answer.
+        let _ = err
+            .write_all(question.as_bytes())
+            .and_then(|()| err.flush());
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|source| {
+                Error::read(
+                    crate::error::FileKind::Stdin,
+                    std::path::Path::new("-"),
+                    source,
+                )
+            })?;
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    }
+}
+
+/// Answers given in advance (a test's), in order; the questions asked are kept.
+#[derive(Debug, Default)]
+pub struct Answers {
+    pub answers: std::collections::VecDeque<String>,
+    pub asked: Vec<String>,
+}
+
+impl Answers {
+    pub fn new<'a>(answers: impl IntoIterator<Item = &'a str>) -> Answers {
+        Answers {
+            answers: answers.into_iter().map(String::from).collect(),
+            asked: Vec::new(),
+        }
+    }
+}
+
+impl Prompt for Answers {
+    fn ask(&mut self, question: &str) -> Result<String> {
+        self.asked.push(question.to_string());
+        Ok(self.answers.pop_front().unwrap_or_default())
+    }
+}
+
+/// What `init` did, for standard output; and when the files were written but
+/// the trial run failed, its error (exit 2 after the lines that say what was
+/// written).
+#[derive(Debug)]
+pub struct Done {
+    pub stdout: String,
+    pub trial: Option<Error>,
+}
+
+/// Runs `init`: questions through `prompt` when interactive; `gpu` says
+/// whether a GPU and ncu are usable here.
 pub fn run(
     config: &InitConfig,
-    input: &mut dyn BufRead,
+    prompt: &mut dyn Prompt,
     gpu: bool,
     processes: &dyn ProcessRunner,
-) -> Result<()> {
+) -> Result<Done> {
     let config_path = config.dir.join(CONFIG_FILE);
     let thresholds_path = config.dir.join(THRESHOLDS_FILE);
-    let existing: Vec<String> = [&config_path, &thresholds_path]
-        .iter()
-        .filter(|p| p.exists())
-        .map(|p| p.display().to_string())
-        .collect();
-    if !existing.is_empty() && !config.force {
-        let verb = if existing.len() == 1 {
-            "exists"
-        } else {
-            "exist"
-        };
-        return Err(Error::Usage {
-            message: format!(
-                "{} already {verb}; init never overwrites",
-                existing.join(" and ")
-            ),
-            hint: "edit them, or pass --force to write fresh ones".into(),
-        });
-    }
+    refuse_to_overwrite(config, &[&config_path, &thresholds_path])?;
     let mut app = config.app.clone();
     let mut build = config.build.clone();
     if config.interactive {
         if app.is_empty() {
-            app = ask_words(input, "App command to gate (e.g. ./build/app --iters 3): ")?;
+            app = ask_words(prompt, "App command to gate (e.g. ./build/app --iters 3): ")?;
         }
         if build.is_none() {
-            let words = ask_words(input, "Build command, run before profiling (empty: none): ")?;
+            let words = ask_words(
+                prompt,
+                "Build command, run before profiling (empty: none): ",
+            )?;
             build = (!words.is_empty()).then_some(words);
         }
     }
     if app.is_empty() {
-        return Err(Error::Usage {
-            message: "no app: ncugate init needs the command that runs your CUDA app".into(),
-            hint: "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoAppToInit));
     }
     write(&config_path, &config_text(&app, build.as_deref()))?;
     write(&thresholds_path, &thresholds_text(&app))?;
-    println!("ncugate: wrote {}", config_path.display());
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(out, "ncugate: wrote {}", config_path.display());
+    let _ = writeln!(
+        out,
         "ncugate: wrote {} (the built-in rules, commented: edit them)",
         thresholds_path.display()
     );
-
     if !config.profile {
-        println!("ncugate: not profiling (--no-profile)");
+        let _ = writeln!(out, "ncugate: not profiling (--no-profile)");
     } else if !gpu {
-        println!(
+        let _ = writeln!(
+            out,
             "ncugate: no usable GPU and ncu here, so no trial run; on the GPU runner, `ncugate profile` lists the kernels (`ncugate doctor` says what is missing)"
         );
     } else {
-        trial_run(&config_path, &thresholds_path, processes)?;
+        match trial_run(&config_path, &thresholds_path, processes) {
+            Ok(kernels) => out.push_str(&kernels),
+            Err(error) => {
+                return Ok(Done {
+                    stdout: out,
+                    trial: Some(error),
+                });
+            }
+        }
     }
-    println!("\nnext, on the GPU runner, in this folder:");
-    println!("  ncugate baseline record    # profile 3 runs → {BASELINE_FILE} (commit it)");
-    println!(
+    let _ = writeln!(out, "\nnext, on the GPU runner, in this folder:");
+    let _ = writeln!(
+        out,
+        "  ncugate baseline record    # profile 3 runs → {BASELINE_FILE} (commit it)"
+    );
+    let _ = writeln!(
+        out,
         "  ncugate check              # in CI: build, profile, gate; exit 0 pass, 1 regression, 2 error"
     );
-    Ok(())
+    Ok(Done {
+        stdout: out,
+        trial: None,
+    })
 }
 
-/// Builds and profiles the app once as the new config says, and lists its kernels.
-fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunner) -> Result<()> {
+/// Refuses when one of `paths` exists, unless `--force`.
+fn refuse_to_overwrite(config: &InitConfig, paths: &[&Path]) -> Result<()> {
+    let existing: Vec<String> = paths
+        .iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if existing.is_empty() || config.force {
+        return Ok(());
+    }
+    Err(Error::from(crate::error::ConfigError::InitWouldOverwrite {
+        existing,
+    }))
+}
+
+/// Builds and profiles the app once as the new config says; its kernels, a line each.
+fn trial_run(
+    config_path: &Path,
+    thresholds: &Path,
+    processes: &dyn ProcessRunner,
+) -> Result<String> {
     let runner = crate::config::runner_from_file(config_path)?;
     let rules = crate::rules::Thresholds::load(Some(thresholds))?;
     crate::runner::build(&runner, processes)?;
@@ -105,6 +189,7 @@ fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunne
     let import = crate::parse::NcuImport {
         ncu: &runner.ncu,
         runner: processes,
+        native: true,
     };
     let run = crate::parse::read_run(
         &artifacts.raw,
@@ -112,7 +197,9 @@ fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunne
         KernelKeyMode::default(),
         import,
     )?;
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
         artifacts.seconds,
         run.kernels.len(),
@@ -122,23 +209,17 @@ fn trial_run(config_path: &Path, thresholds: &Path, processes: &dyn ProcessRunne
     let width = crate::report::terminal::width();
     for (kernel, k) in &run.kernels {
         let name = crate::report::layout::shorten_middle(kernel, width.saturating_sub(16));
-        println!("  {:>5} × {name}", k.launches);
+        let _ = writeln!(out, "  {:>5} × {name}", k.launches);
     }
-    Ok(())
+    Ok(out)
 }
 
-fn ask_words(input: &mut dyn BufRead, question: &str) -> Result<Vec<String>> {
-    use std::io::Write;
-    print!("{question}");
-    let _ = std::io::stdout().flush();
-    let mut line = String::new();
-    input.read_line(&mut line).map_err(|source| Error::Read {
-        path: "<stdin>".into(),
-        source,
-    })?;
-    shlex::split(line.trim()).ok_or_else(|| Error::Usage {
-        message: format!("`{}`: unbalanced quote", line.trim()),
-        hint: "quote like a shell: ./app --name 'a b'".into(),
+fn ask_words(prompt: &mut dyn Prompt, question: &str) -> Result<Vec<String>> {
+    let line = prompt.ask(question)?;
+    shlex::split(line.trim()).ok_or_else(|| {
+        Error::from(crate::error::ConfigError::UnbalancedAnswer {
+            answer: line.trim().to_string(),
+        })
     })
 }
 
@@ -218,12 +299,27 @@ pub fn thresholds_text(app: &[String]) -> String {
         "# Thresholds for `{}` — written by `ncugate init` from ncugate's built-in rules; edit\n\
          # them: tighten what matters, add `why` to say what a failure means, `severity = \"warn\"`\n\
          # for checks that should not block a merge. Re-record the baseline after adding a metric.\n{body}",
-        crate::format::shell_words(app)
+        // A comment ends at a line break: an argument's newline would start a TOML line.
+        crate::kernel_key::printable(crate::format::shell_words(app))
     )
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_argument_with_a_newline_stays_in_its_comment() {
+        let app = vec![
+            "./app".to_string(),
+            "x\n[[rule]]\nmetric = \"m\"\nmax_change = \"900%\"".into(),
+        ];
+        let text = thresholds_text(&app);
+        let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
+        let builtin: toml::Table =
+            toml::from_str(&thresholds_text(&["./app".to_string()])).expect("valid TOML");
+        assert_eq!(parsed, builtin, "no rule injected: {}", &text[..300]);
+        assert!(text.lines().next().is_some_and(|l| l.contains("\\u{000a}")));
+    }
     use super::*;
 
     #[test]

@@ -24,8 +24,13 @@
 //!   this GPU in a suite's folder) → [`rules`] (thresholds) → [`compare`]
 //!   decides, in order, fingerprint, structure, rules, findings, into a
 //!   [`verdict::Report`] → the sanitizer stage when `[sanitizer]` asks for it →
-//!   [`report`]: one [`report::View`] of the report, rendered by each format
-//!   (terminal, Markdown, JUnit, JSON, HTML, GitHub) and written by one path.
+//!   [`report`]: every gate turns its results into the sections of one
+//!   [`report::View`] (each kernel, the whole run, each compute-sanitizer
+//!   tool, the graph memory), each a list of checks with its title and
+//!   order decided there; a [`report::Document`] of that one view (a check)
+//!   or of a suite's workloads is rendered by one [`report::Reporter`] per
+//!   format (terminal, Markdown, JUnit, JSON, HTML, GitHub), the same for
+//!   both, and written by one path.
 //! - **Baseline, `baseline record`** ([`commands::record`]): the same
 //!   acquisition, parsing and aggregation → [`baseline::record`] (statistics
 //!   over the runs) → an atomically written baseline file; `baseline diff`
@@ -39,11 +44,13 @@
 //!   `[memory]` limits and appends the history → a report whose subject is
 //!   the app.
 //! - **Suites and `merge`** ([`commands::suite`], [`commands::merge`]):
-//!   [`config`] selects the workloads and this runner's shard, [`suite`] plans
+//!   [`config`] selects the workloads, resolves each one's complete run and
+//!   takes this runner's shard, [`suite`] plans
 //!   the split by recorded cost and lays out `baselines/<workload>/<gpu>.json`;
 //!   each workload is built once and gated by the same `check`, `baseline
 //!   record` or `profile` as a single run; the workloads' reports become one
-//!   [`suite::SuiteReport`], and `merge` joins shards' reports into one.
+//!   [`suite::SuiteReport`], and `merge` joins shards' reports into one; its
+//!   [`suite::render::document`] goes through the same reporters as a check.
 //!
 //! - **History, `history record | accept | show | changes`**
 //!   ([`commands::history`]): the JSON reports of `check` and `merge` become
@@ -54,8 +61,9 @@
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
 //! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],
-//! [`exit`]. No module uses one that uses it back
-//! (tests/integration/module_cycles.rs fails on any cycle).
+//! [`exit`]. No module uses one that uses it back, nor a file one of its
+//! sibling files that uses it back (tests/integration/module_cycles.rs fails
+//! on any cycle).
 
 pub mod aggregate;
 pub mod baseline;

@@ -252,10 +252,10 @@ pub struct Run {
     pub fingerprint: Fingerprint,
     pub key_mode: KernelKeyMode,
     /// Whether ncu profiled whole CUDA graphs as one result each
-    /// (`--graph-profiling graph`), as far as the export shows: `Some(true)`
-    /// when some result carries graph launch attributes, `Some(false)` when
+    /// (`--graph-profiling graph`), as far as the export shows: `Graph`
+    /// when some result carries graph launch attributes, `Node` when
     /// launch statistics are there without them, `None` when it cannot tell.
-    pub graph_mode: Option<bool>,
+    pub graph_mode: Option<GraphProfiling>,
     /// Which page of the export the metrics came from.
     pub page: ExportPage,
     pub metrics: Vec<MetricColumn>,
@@ -293,51 +293,75 @@ pub struct Finding {
 /// The findings of one details export, per kernel key and rule.
 pub type Findings = BTreeMap<String, BTreeMap<String, Finding>>;
 
-/// Whether a run profiled whole CUDA graphs (`graph`) or their nodes (`node`), as ncu's flag says it.
-pub fn graph_mode_name(graph: bool) -> &'static str {
-    if graph { "graph" } else { "node" }
+// How ncu profiles CUDA graphs (`--graph-profiling`), and so what one result
+// of a run is. (The doc line is the schemas' description of the type.)
+/// `[profile] graph_profiling`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphProfiling {
+    /// Every kernel node of a CUDA graph is profiled as its own launch.
+    #[default]
+    Node,
+    /// A whole graph launch is one result named `graph`.
+    Graph,
+}
+
+impl GraphProfiling {
+    /// As ncu's `--graph-profiling` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GraphProfiling::Node => "node",
+            GraphProfiling::Graph => "graph",
+        }
+    }
 }
 
 /// The one fingerprint of all `runs` (the same GPU model in each), or an error.
 pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
-    let first = runs.first().ok_or_else(|| Error::Usage {
-        message: "no --input given".into(),
-        hint: "pass the raw export(s) to check: --input RAW.csv".into(),
-    })?;
+    let first = runs
+        .first()
+        .ok_or_else(|| Error::from(crate::error::ConfigError::NoInput))?;
     for run in &runs[1..] {
         if !same_hardware(&run.fingerprint, &first.fingerprint) {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "recorded on {}, but {} was recorded on {}",
-                    run.fingerprint,
-                    first.source.display(),
-                    first.fingerprint
-                ),
-                hint: "pass runs from one GPU model to one check".into(),
-            });
+            return Err(Error::export(
+                &run.source,
+                crate::error::ExportError::DifferentGpus {
+                    gpu: run.fingerprint.to_string(),
+                    other: first.source.display().to_string(),
+                    other_gpu: first.fingerprint.to_string(),
+                },
+            ));
         }
     }
     Ok(first.fingerprint.clone())
 }
 
 /// The graph-profiling mode all `runs` agree on (`None`: no export shows it).
-pub fn common_graph_mode(runs: &[Run]) -> Result<Option<bool>> {
-    let mut seen: Option<(bool, &Run)> = None;
+pub fn common_graph_mode(runs: &[Run]) -> Result<Option<GraphProfiling>> {
+    let mut seen: Option<(GraphProfiling, &Run)> = None;
     for run in runs {
         let Some(mode) = run.graph_mode else { continue };
         match seen {
             Some((first, other)) if first != mode => {
-                return Err(Error::Input {
-                    path: run.source.clone(),
-                    message: format!(
-                        "profiled with --graph-profiling {}, but {} with --graph-profiling {}",
-                        graph_mode_name(mode),
-                        other.source.display(),
-                        graph_mode_name(first)
-                    ),
-                    hint: "pass runs profiled in one graph-profiling mode".into(),
-                });
+                return Err(Error::export(
+                    &run.source,
+                    crate::error::ExportError::DifferentGraphModes {
+                        mode: mode.as_str().to_string(),
+                        other: other.source.display().to_string(),
+                        other_mode: first.as_str().to_string(),
+                    },
+                ));
             }
             Some(_) => {}
             None => seen = Some((mode, run)),

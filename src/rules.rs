@@ -15,8 +15,81 @@ use std::path::Path;
 
 /// The rules built into the binary, used when `--thresholds` is not given.
 pub const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
-/// How reports name the built-in rules.
+/// How reports name the built-in rules: the file they are a copy of, built in.
 pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+/// The file of ncugate's repository the built-in rules are.
+const BUILT_IN_PATH: &str = "thresholds/default.toml";
+
+/// Where a gate's threshold rules come from: a file, or the rules built into
+/// the binary. Reports (and the JSON report's `thresholds`) name it as
+/// [`Display`](std::fmt::Display) writes it: the path, or [`DEFAULT_SOURCE`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum ThresholdsSource {
+    /// [`DEFAULT_THRESHOLDS`], when no `--thresholds` or `[gate] thresholds` names a file.
+    #[default]
+    BuiltIn,
+    File(std::path::PathBuf),
+}
+
+impl ThresholdsSource {
+    /// The file the rules were read from; for the built-in rules, the file
+    /// of ncugate's repository they are a copy of (a path in the workspace
+    /// when ncugate gates itself).
+    pub fn path(&self) -> &Path {
+        match self {
+            ThresholdsSource::BuiltIn => Path::new(BUILT_IN_PATH),
+            ThresholdsSource::File(path) => path,
+        }
+    }
+
+    /// The file, if the rules come from one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ThresholdsSource::BuiltIn => None,
+            ThresholdsSource::File(path) => Some(path),
+        }
+    }
+}
+
+impl From<Option<std::path::PathBuf>> for ThresholdsSource {
+    /// The file given, else the built-in rules.
+    fn from(file: Option<std::path::PathBuf>) -> Self {
+        file.map_or(ThresholdsSource::BuiltIn, ThresholdsSource::File)
+    }
+}
+
+impl From<&str> for ThresholdsSource {
+    /// As a report names it (the inverse of `Display`).
+    fn from(name: &str) -> Self {
+        if name == DEFAULT_SOURCE {
+            ThresholdsSource::BuiltIn
+        } else {
+            ThresholdsSource::File(name.into())
+        }
+    }
+}
+
+impl From<String> for ThresholdsSource {
+    fn from(name: String) -> Self {
+        ThresholdsSource::from(name.as_str())
+    }
+}
+
+impl From<ThresholdsSource> for String {
+    fn from(source: ThresholdsSource) -> String {
+        source.to_string()
+    }
+}
+
+impl std::fmt::Display for ThresholdsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThresholdsSource::BuiltIn => f.write_str(DEFAULT_SOURCE),
+            ThresholdsSource::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
 
 /// What to do about a structural difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
@@ -221,7 +294,7 @@ impl Thresholds {
             return Thresholds::builtin();
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("thresholds", path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Thresholds, path, source))?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
@@ -230,10 +303,11 @@ impl Thresholds {
         let err = |message: String| Error::Thresholds {
             path: source.to_string(),
             message,
-            hint: format_hint(),
+            keys: rule_keys().iter().map(|k| k.to_string()).collect(),
         };
-        let spec: ThresholdsSpec = toml::from_str(text)
-            .map_err(|e| Error::toml("thresholds", source, &e, &format_hint()))?;
+        let spec: ThresholdsSpec = toml::from_str(text).map_err(|e| {
+            Error::toml(crate::error::FileKind::Thresholds, source, &e, rule_keys())
+        })?;
         let mut rules = Vec::with_capacity(spec.rule.len());
         for spanned in spec.rule {
             // The line of the rule's `[[rule]]` header: newlines before the span, plus one
@@ -341,14 +415,6 @@ pub fn rule_keys() -> &'static [&'static str] {
     serde_aux::serde_introspection::serde_introspect::<RuleSpec>()
 }
 
-/// The hint of every invalid thresholds file.
-fn format_hint() -> String {
-    format!(
-        "see the threshold format in the README; `[[rule]]` keys: {}",
-        rule_keys().join(", ")
-    )
-}
-
 /// `"20%"` → 0.2. A bare number is refused: `20` would mean 2000%.
 fn parse_percent(text: &str) -> std::result::Result<f64, String> {
     let Some(number) = text.trim().strip_suffix('%') else {
@@ -375,6 +441,20 @@ mod tests {
         assert_eq!(lines, [3, 8, 12]);
     }
     use super::*;
+
+    #[test]
+    fn a_thresholds_source_is_named_as_reports_name_it_and_read_back() {
+        assert!(DEFAULT_SOURCE.starts_with(BUILT_IN_PATH));
+        for source in [
+            ThresholdsSource::BuiltIn,
+            ThresholdsSource::File("t/rules.toml".into()),
+        ] {
+            let name = source.to_string();
+            assert_eq!(ThresholdsSource::from(name.as_str()), source);
+        }
+        assert_eq!(ThresholdsSource::BuiltIn.to_string(), DEFAULT_SOURCE);
+        assert_eq!(ThresholdsSource::from(None), ThresholdsSource::BuiltIn);
+    }
 
     #[test]
     fn the_builtin_rules_parse_and_name_the_instruction_gate() {

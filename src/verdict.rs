@@ -172,7 +172,7 @@ impl Report {
         report
     }
 
-    /// A report with no checks yet (outcome pass until [`Report::finish`] says otherwise).
+    /// A metric-gate report with no checks yet (outcome pass until [`Report::finish`] says otherwise).
     pub fn empty(
         baseline: &str,
         inputs: Vec<String>,
@@ -180,15 +180,27 @@ impl Report {
         thresholds: &str,
     ) -> Report {
         Report {
+            baseline: baseline.to_string(),
+            details,
+            thresholds: thresholds.to_string(),
+            ..Report::about(Subject::Metrics, inputs)
+        }
+    }
+
+    /// A report about `subject` with no checks yet. The metric gate's own
+    /// fields (baseline, details, thresholds) stay empty, and out of the JSON,
+    /// for the other gates.
+    pub fn about(subject: Subject, inputs: Vec<String>) -> Report {
+        Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
             outcome: Outcome::Pass,
             exit_code: exit::PASS,
-            subject: Subject::Metrics,
-            baseline: baseline.to_string(),
+            subject,
+            baseline: String::new(),
             inputs,
-            details,
-            thresholds: thresholds.to_string(),
+            details: Vec::new(),
+            thresholds: String::new(),
             kernel_key: crate::model::KernelKeyMode::default(),
             devices: None,
             errors: Vec::new(),

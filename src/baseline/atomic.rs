@@ -13,7 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::runner::interrupt::{self, Temp};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -45,10 +45,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[derive(Default)]
 pub struct FileSet {
     staged: Vec<Staged>,
-    /// The leftover temp files of each folder written to, by target name,
-    /// listed once per set (an HTML report writes 10^4 charts into one
-    /// folder: a listing per file made a report quadratic in its charts).
-    leftovers: HashMap<PathBuf, HashMap<String, Vec<PathBuf>>>,
+    /// The folders written to, each cleared of stale temp files once per set
+    /// (an HTML report writes 10^4 charts into one folder: a listing per file
+    /// made a report quadratic in its charts).
+    cleared: HashSet<PathBuf>,
 }
 
 struct Staged {
@@ -90,13 +90,19 @@ impl FileSet {
         let dir = folder(path);
         // A report or baseline path in a folder that does not exist yet (`perf/baseline.json`).
         std::fs::create_dir_all(dir).map_err(err)?;
-        let candidates = self
-            .leftovers
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| leftovers_in(dir))
-            .remove(&file_name(path))
-            .unwrap_or_default();
-        remove_stale(path, candidates);
+        // Every stale temp file of the folder, whatever its target: a killed
+        // HTML report leaves charts that the next report may not write again.
+        if self.cleared.insert(dir.to_path_buf()) {
+            let mut candidates: Vec<PathBuf> = leftovers_in(dir).into_values().flatten().collect();
+            candidates.sort();
+            let (removed, bytes) = remove_stale(candidates);
+            let place = if dir == Path::new(".") {
+                "in the current folder".to_string()
+            } else {
+                format!("in {}", dir.display())
+            };
+            say_removed(&removed, bytes, &place);
+        }
         let (tmp, tracked) = {
             let tmp = tempfile::Builder::new()
                 .prefix(&format!(".{}.", file_name(path)))
@@ -239,11 +245,13 @@ pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
     let candidates = leftovers_in(folder(target))
         .remove(&file_name(target))
         .unwrap_or_default();
-    remove_stale(target, candidates)
+    let (removed, bytes) = remove_stale(candidates);
+    say_removed(&removed, bytes, &format!("of {}", target.display()));
+    removed
 }
 
-/// Removes those of `candidates` (temp files of `target`) that are stale.
-fn remove_stale(target: &Path, candidates: Vec<PathBuf>) -> Vec<PathBuf> {
+/// Removes those of `candidates` that are stale; what it removed and its size.
+fn remove_stale(candidates: Vec<PathBuf>) -> (Vec<PathBuf>, u64) {
     let mut removed = Vec::new();
     let mut bytes = 0;
     for path in candidates {
@@ -263,17 +271,30 @@ fn remove_stale(target: &Path, candidates: Vec<PathBuf>) -> Vec<PathBuf> {
             removed.push(path);
         }
     }
-    if !removed.is_empty() {
-        let names: Vec<String> = removed.iter().map(|p| file_name(p).to_string()).collect();
-        eprintln!(
-            "ncugate: removed {} temp file(s) ({}) that an interrupted write of {} left: {}",
-            removed.len(),
-            crate::format::format_value(bytes as f64, "byte"),
-            target.display(),
-            names.join(", ")
-        );
+    (removed, bytes)
+}
+
+/// One line for what [`remove_stale`] removed (`place`: `in DIR`, `of FILE`):
+/// their number and size, and the first few names.
+fn say_removed(removed: &[PathBuf], bytes: u64, place: &str) {
+    const SHOWN: usize = 3;
+    if removed.is_empty() {
+        return;
     }
-    removed
+    let mut names: Vec<String> = removed
+        .iter()
+        .take(SHOWN)
+        .map(|p| file_name(p).to_string())
+        .collect();
+    if removed.len() > SHOWN {
+        names.push(format!("… ({} more)", removed.len() - SHOWN));
+    }
+    eprintln!(
+        "ncugate: removed {} temp file(s) ({}) that interrupted writes left {place}: {}",
+        removed.len(),
+        crate::format::format_value(bytes as f64, "byte"),
+        names.join(", ")
+    );
 }
 
 #[cfg(test)]
@@ -299,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn a_set_removes_each_files_leftovers_from_one_listing_of_the_folder() {
+    fn a_set_removes_every_leftover_of_its_folder_from_one_listing() {
         mark_start();
         let dir = tempfile::tempdir().expect("dir");
         let past = SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -318,13 +339,10 @@ mod tests {
             .collect();
         let mut set = FileSet::default();
         set.add(&dir.path().join("1.svg"), b"<svg/>").expect("1");
-        assert!(!leftovers[0].exists() && leftovers[1].exists());
+        // Every stale temp file of the folder goes, whatever its target: a
+        // killed report's charts of rules the next report has not (2.svg) stayed.
+        assert!(leftovers.iter().all(|l| !l.exists()));
         set.add(&dir.path().join("3.svg"), b"<svg/>").expect("3");
-        assert!(!leftovers[2].exists());
-        assert!(
-            leftovers[1].exists(),
-            "2.svg is not written: its leftover stays"
-        );
         set.commit().expect("commit");
     }
 

@@ -12,8 +12,8 @@ pub mod keys;
 pub mod record;
 
 use crate::aggregate::Stats;
-use crate::error::{Error, Result};
-use crate::model::{Finding, Fingerprint, KernelKeyMode};
+use crate::error::{BaselineError, Error, Result};
+use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
 pub use atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,8 +49,13 @@ pub struct Baseline {
     /// `true` when the exports profiled whole CUDA graphs as one result
     /// (`--graph-profiling graph`), `false` for per-node results; absent when
     /// the exports did not show it. A check refuses the other mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_mode: Option<bool>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "graph_mode_wire"
+    )]
+    #[schemars(with = "Option<bool>")]
+    pub graph_mode: Option<GraphProfiling>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.
@@ -58,13 +63,44 @@ pub struct Baseline {
     pub kernels: BTreeMap<String, KernelEntry>,
 }
 
+/// `graph_mode` as the baseline file writes it: `true` for whole graphs,
+/// `false` for their nodes.
+mod graph_mode_wire {
+    use crate::model::GraphProfiling;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        mode: &Option<GraphProfiling>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match mode {
+            Some(mode) => s.serialize_bool(*mode == GraphProfiling::Graph),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<GraphProfiling>, D::Error> {
+        Ok(Option::<bool>::deserialize(d)?.map(|graph| {
+            if graph {
+                GraphProfiling::Graph
+            } else {
+                GraphProfiling::Node
+            }
+        }))
+    }
+}
+
 /// The ncu settings a profiled baseline was recorded with. A check refuses
 /// to compare runs made with another clock control or graph-profiling mode.
+// The ncu values are kept as strings, as written: a baseline stays readable
+// whatever value another ncugate version recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileSettings {
     pub mode: crate::runner::Mode,
-    pub graph_profiling: crate::runner::GraphProfiling,
+    pub graph_profiling: GraphProfiling,
     pub clock_control: String,
     pub cache_control: String,
     pub replay_mode: String,
@@ -75,9 +111,9 @@ impl ProfileSettings {
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
-            clock_control: config.clock_control.clone(),
-            cache_control: config.cache_control.clone(),
-            replay_mode: config.replay_mode.clone(),
+            clock_control: config.clock_control.to_string(),
+            cache_control: config.cache_control.to_string(),
+            replay_mode: config.replay_mode.to_string(),
         }
     }
 }
@@ -135,23 +171,17 @@ impl Baseline {
         // A `baseline record` killed while writing left its temp file here.
         atomic::remove_stale_temps(path);
         let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read_file("baseline", path, source))?;
-        let bad = |message: String, hint: &str| Error::Baseline {
-            path: path.to_path_buf(),
-            message,
-            hint: hint.into(),
-        };
+            .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?;
+        let path = path.to_path_buf();
         // The version first, without building the document (a baseline of
         // 30,000 kernels is 140 MB): the other keys are skipped.
         #[derive(Deserialize)]
         struct Head {
             schema_version: Option<serde_json::Value>,
         }
-        let not_json = |e: serde_json::Error| {
-            bad(
-                format!("not a baseline: invalid JSON ({e})"),
-                "record one with `ncugate baseline record --input RAW.csv --output baseline.json`",
-            )
+        let not_json = |e: serde_json::Error| BaselineError::NotJson {
+            path: path.clone(),
+            reason: e.to_string(),
         };
         let head = if text.trim_start().starts_with('{') {
             serde_json::from_str::<Head>(&text).map_err(not_json)?
@@ -169,33 +199,28 @@ impl Baseline {
         {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
-                return Err(bad(
-                    format!(
-                        "unknown baseline schema_version {v} (this ncugate {} reads {SCHEMA_VERSION})",
-                        env!("CARGO_PKG_VERSION")
-                    ),
-                    "use the ncugate version that recorded it, or re-record the baseline with this one",
-                ));
+                return Err(BaselineError::SchemaVersion {
+                    path,
+                    found: v,
+                    reads: SCHEMA_VERSION,
+                }
+                .into());
             }
             None => {
-                return Err(bad(
-                    "not a baseline: no schema_version".into(),
-                    "record one with `ncugate baseline record`",
-                ));
+                return Err(BaselineError::NoSchemaVersion { path }.into());
             }
         }
         // A typed map (and a `Value`) keeps the last of two equal keys silently.
-        keys::no_duplicate_keys(&text).map_err(|e| {
-            bad(
-                format!("invalid baseline: {e}"),
-                "two entries for one key come from a hand edit or a merge: re-record the baseline, or keep one of the entries",
-            )
+        keys::no_duplicate_keys(&text).map_err(|e| BaselineError::DuplicateKey {
+            path: path.clone(),
+            reason: e.to_string(),
         })?;
         serde_json::from_str(&text).map_err(|e| {
-            bad(
-                format!("invalid baseline: {e}"),
-                "re-record the baseline; do not edit it by hand",
-            )
+            BaselineError::Invalid {
+                path,
+                reason: e.to_string(),
+            }
+            .into()
         })
     }
 

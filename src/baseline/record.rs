@@ -2,7 +2,7 @@
 
 use super::{Baseline, InputFile, KernelEntry, MetricEntry, SCHEMA_VERSION};
 use crate::aggregate::{self, Scope, Stats};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExportError, Result};
 use crate::model::{Aggregate, Findings, Run};
 use std::collections::BTreeMap;
 
@@ -33,16 +33,15 @@ pub fn build(
             };
             match seen {
                 Some((u, other)) if u != unit => {
-                    return Err(Error::Input {
-                        path: run.source.clone(),
-                        message: format!(
-                            "metric `{metric}` is in {unit} here but in {u} in {}",
-                            other.source.display()
-                        ),
-                        hint:
-                            "record runs exported the same way (e.g. all with `--print-units base`)"
-                                .into(),
-                    });
+                    return Err(Error::export(
+                        &run.source,
+                        crate::error::ExportError::DifferentUnits {
+                            metric: metric.to_string(),
+                            unit: unit.to_string(),
+                            other_unit: u.to_string(),
+                            other: other.source.display().to_string(),
+                        },
+                    ));
                 }
                 Some(_) => {}
                 None => seen = Some((unit, run)),
@@ -104,16 +103,13 @@ pub fn build(
 pub fn distinct_inputs(runs: &[Run]) -> Result<()> {
     for (i, run) in runs.iter().enumerate() {
         if let Some(first) = runs[..i].iter().find(|r| r.sha256 == run.sha256) {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "the same export as {} (SHA-256 {}…): one run given twice",
-                    first.source.display(),
-                    run.sha256.get(..12).unwrap_or(&run.sha256)
-                ),
-                hint: "record each run's own export (ncugate baseline record --runs N profiles N runs)"
-                    .into(),
-            });
+            return Err(Error::export(
+                &run.source,
+                ExportError::SameExportTwice {
+                    first: first.source.display().to_string(),
+                    digest: run.sha256.get(..12).unwrap_or(&run.sha256).to_string(),
+                },
+            ));
         }
     }
     Ok(())
@@ -139,15 +135,13 @@ fn same_kernels(runs: &[Run]) -> Result<()> {
                     .map(|k| (k, run, first))
             });
         if let Some((kernel, with, without)) = odd {
-            return Err(Error::Input {
-                path: without.source.clone(),
-                message: format!(
-                    "kernel `{kernel}` is in {} but not in this run: the runs launched different kernels",
-                    with.source.display()
-                ),
-                hint: "record runs of one build with the same arguments; if one run is odd, profile it again"
-                    .into(),
-            });
+            return Err(Error::export(
+                &without.source,
+                ExportError::DifferentKernels {
+                    kernel: kernel.clone(),
+                    other: with.source.display().to_string(),
+                },
+            ));
         }
     }
     Ok(())
@@ -183,11 +177,13 @@ fn entry(
                     Scope::Kernel(k) => format!("kernel `{k}`"),
                     Scope::Total => "the run".into(),
                 };
-                return Err(Error::Input {
-                    path: runs[i].source.clone(),
-                    message: format!("metric `{metric}` is n/a or empty for some launches of {what}"),
-                    hint: "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),
-                });
+                return Err(Error::export(
+                    &runs[i].source,
+                    crate::error::ExportError::MissingValues {
+                        metric: metric.to_string(),
+                        scope: what,
+                    },
+                ));
             }
             match Stats::of(&samples.values) {
                 Some(s)
@@ -199,16 +195,14 @@ fn entry(
                         Scope::Kernel(k) => format!("kernel `{k}`"),
                         Scope::Total => "the run".into(),
                     };
-                    return Err(Error::Input {
-                        path: runs[0].source.clone(),
-                        message: format!(
-                            "metric `{metric}` of {what}: the statistics of its {} over the runs overflow a 64-bit float",
-                            aggregate
-                        ),
-                        hint:
-                            "no ncu counter reaches 1e308: check the exports for a corrupted value"
-                                .into(),
-                    });
+                    return Err(Error::export(
+                        &runs[0].source,
+                        ExportError::StatisticsOverflow {
+                            metric: metric.clone(),
+                            scope: what,
+                            aggregate: aggregate.to_string(),
+                        },
+                    ));
                 }
                 Some(s) => stats.push(s),
                 None => break,
@@ -267,47 +261,36 @@ fn export_columns(path: &std::path::Path) -> Vec<String> {
 /// The error for a metric an export does not have, with the fix.
 pub fn missing_metric(run: &Run, metric: &str) -> Error {
     if crate::parse::page::only_not_available(&run.source, metric) {
-        return Error::Input {
-            path: run.source.clone(),
-            message: format!(
-                "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
-            ),
-            hint: "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
-        };
-    }
-    let hint = if metric == "sys__memory_throughput"
-        || metric.starts_with("sys__memory_throughput.")
-    {
-        "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()
-    } else {
-        let near = crate::runner::failure::suggestions(metric);
-        // A known name that is merely absent from this export gets no "did you mean".
-        let known = near.iter().any(|m| m == metric);
-        let columns = export_columns(&run.source);
-        let in_export = (!known)
-            .then(|| crate::suggest::closest(metric, columns.iter().map(String::as_str)))
-            .flatten();
-        if let Some(m) = in_export {
-            return Error::MissingMetric {
-                path: run.source.clone(),
+        return Error::export(
+            &run.source,
+            crate::error::ExportError::NotAvailable {
                 metric: metric.to_string(),
-                hint: format!(
-                    "did you mean `{m}`? This export has that column; fix the rule's metric name"
-                ),
-            };
-        }
-        match near.first().filter(|_| !known) {
-            Some(m) => format!(
-                "did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"
-            ),
-            None => format!(
-                "profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"
-            ),
-        }
-    };
-    Error::MissingMetric {
-        path: run.source.clone(),
-        metric: metric.to_string(),
-        hint,
+            },
+        );
     }
+    use crate::error::{ExportError, MetricNear};
+    let near =
+        if metric == "sys__memory_throughput" || metric.starts_with("sys__memory_throughput.") {
+            MetricNear::NotAnNcuMetric
+        } else {
+            let near = crate::runner::failure::suggestions(metric);
+            // A known name that is merely absent from this export gets no "did you mean".
+            let known = near.iter().any(|m| m == metric);
+            let columns = export_columns(&run.source);
+            let in_export = (!known)
+                .then(|| crate::suggest::closest(metric, columns.iter().map(String::as_str)))
+                .flatten();
+            match (in_export, near.first().filter(|_| !known)) {
+                (Some(m), _) => MetricNear::InExport(m.to_string()),
+                (None, Some(m)) => MetricNear::KnownToNcu(m.clone()),
+                (None, None) => MetricNear::Nothing,
+            }
+        };
+    Error::export(
+        &run.source,
+        ExportError::MissingMetric {
+            metric: metric.to_string(),
+            near,
+        },
+    )
 }

@@ -14,12 +14,7 @@ pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Repor
 
 /// The thresholds file a check reads, as its report names it.
 pub(super) fn thresholds_name(config: &CheckConfig) -> String {
-    config
-        .thresholds
-        .as_ref()
-        .map_or(crate::rules::DEFAULT_SOURCE.to_string(), |p| {
-            p.display().to_string()
-        })
+    config.thresholds.to_string()
 }
 
 /// A check under way: its config and the files it knows of, which its error
@@ -66,8 +61,9 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
+        native: !config.import_with_ncu,
     };
-    let thresholds = Thresholds::load(config.thresholds.as_deref())?;
+    let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = thresholds.metrics();
     let candidates = Candidates::of(config, &thresholds)?;
     let acquired = acquire(
@@ -247,34 +243,21 @@ fn usable(
     if let Some(mode) = config.kernel_key
         && mode != baseline.kernel_key
     {
-        return Err(Error::Usage {
-            message: format!(
-                "--kernel-key {mode} conflicts with the baseline, which was recorded with --kernel-key {}",
-                baseline.kernel_key
-            ),
-            hint: format!(
-                "drop --kernel-key (check uses the baseline's), or re-record the baseline with --kernel-key {mode}"
-            ),
-        });
+        return Err(Error::from(crate::error::BaselineError::KernelKey {
+            asked: mode.to_string(),
+            recorded: baseline.kernel_key.to_string(),
+        }));
     }
     for rule in thresholds.rules.iter().filter(|r| !r.optional) {
         if !baseline.total.metrics.contains_key(&rule.metric) {
             let known = baseline.total.metrics.keys().map(String::as_str);
-            let hint = match closest(&rule.metric, known) {
-                Some(near) => format!(
-                    "did you mean `{near}` (it is in the baseline)? Fix the name in {} line {}, or re-record the baseline with these thresholds",
-                    thresholds.source, rule.line
-                ),
-                None => "re-record the baseline with these thresholds: `ncugate baseline record --thresholds …`".into(),
-            };
-            return Err(Error::Baseline {
+            return Err(Error::from(crate::error::BaselineError::MetricMissing {
                 path: path.to_path_buf(),
-                message: format!(
-                    "metric `{}` (thresholds line {}) is not in the baseline",
-                    rule.metric, rule.line
-                ),
-                hint,
-            });
+                metric: rule.metric.clone(),
+                line: rule.line,
+                thresholds: thresholds.source.to_string(),
+                near: closest(&rule.metric, known).map(str::to_string),
+            }));
         }
     }
     if let (Source::Profile { runner, .. }, Some(recorded)) = (&config.source, &baseline.profile) {
@@ -291,39 +274,28 @@ fn missing_baseline(
     others: &[String],
     record: &str,
 ) -> Error {
-    let message = match gpu {
-        None => format!("no baseline for workload `{workload}`"),
-        Some(gpu) => format!(
-            "no baseline for workload `{workload}` on this GPU ({gpu}.json); there are baselines for {}",
-            others.join(", ")
-        ),
-    };
-    Error::Baseline {
+    Error::from(crate::error::BaselineError::Missing {
         path: dir.join(workload),
-        message,
-        hint: format!("record it on this runner: `{record}`"),
-    }
+        workload: workload.to_string(),
+        gpu: gpu.map(str::to_string),
+        others: others.to_vec(),
+        record: record.to_string(),
+    })
 }
 
 /// Runs made under another clock control or graph-profiling mode are not comparable.
 fn comparable_settings(baseline: &ProfileSettings, current: &ProfileSettings) -> Result<()> {
     if baseline.clock_control != current.clock_control {
-        return Err(Error::Usage {
-            message: format!(
-                "the baseline was profiled with --clock-control {}, this run would use --clock-control {}",
-                baseline.clock_control, current.clock_control
-            ),
-            hint: format!(
-                "clock control changes throughput by ~10%: use --clock-control {} (or [profile] clock_control), or re-record the baseline",
-                baseline.clock_control
-            ),
-        });
+        return Err(Error::from(crate::error::BaselineError::ClockControl {
+            recorded: baseline.clock_control.to_string(),
+            current: current.clock_control.to_string(),
+        }));
     }
     if baseline.graph_profiling != current.graph_profiling {
-        return Err(Error::Usage {
-            message: format!("the baseline was profiled with --graph-profiling {}, this run would use {}", baseline.graph_profiling.as_str(), current.graph_profiling.as_str()),
-            hint: "graph mode profiles a whole graph as one result: use the baseline's mode, or re-record the baseline".into(),
-        });
+        return Err(Error::from(crate::error::BaselineError::GraphProfiling {
+            recorded: baseline.graph_profiling.as_str().to_string(),
+            current: current.graph_profiling.as_str().to_string(),
+        }));
     }
     Ok(())
 }

@@ -91,13 +91,23 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
             Err(error) => failed(error.into(), &report::Outputs::default()),
         },
         Config::History(c) => text(history(c, processes)),
-        Config::Doctor => crate::doctor::run(&crate::config::default_ncu(), processes),
+        Config::Doctor => {
+            let (said, outcome) = crate::doctor::run(&crate::config::default_ncu(), processes);
+            text(Ok(Text {
+                outcome,
+                ..Text::pass(said)
+            }))
+        }
         Config::Completions(shell) => text(Ok(Text::pass(crate::docs::completions(*shell)))),
         Config::Man(dir) => text(crate::docs::man(dir.as_deref()).map(Text::pass)),
         Config::Init(c) => {
             let gpu = crate::doctor::can_profile(&crate::config::default_ncu(), processes);
-            match crate::init::run(c, &mut std::io::stdin().lock(), gpu, processes) {
-                Ok(()) => Outcome::Pass,
+            match crate::init::run(c, &mut crate::init::Terminal, gpu, processes) {
+                Ok(done) => {
+                    let said = text(Ok(Text::pass(done.stdout)));
+                    done.trial
+                        .map_or(said, |e| failed(e.into(), &report::Outputs::default()))
+                }
                 Err(error) => failed(error.into(), &report::Outputs::default()),
             }
         }
@@ -197,12 +207,37 @@ fn explain_error_rows(report: &Report) {
     }
 }
 
+thread_local! {
+    /// What this thread's commands write to standard output while
+    /// [`capture_stdout`] runs.
+    static CAPTURED: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` and returns its value with what it wrote to standard output on
+/// this thread, which then does not reach the process's standard output.
+/// For tests that run commands in their own process: the test harness
+/// captures `print!`, not writes to the standard output handle.
+pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let outer = CAPTURED.replace(Some(Vec::new()));
+    let value = f();
+    let captured = CAPTURED.replace(outer).unwrap_or_default();
+    (value, String::from_utf8_lossy(&captured).into_owned())
+}
+
 /// Writes text to standard output without panicking when stdout is gone: a
 /// reader that stopped early (`| head -1`) keeps the verdict's exit code; a
 /// full disk or any other failure is exit 2 with one error line (the file
 /// reports are already written): false then.
 fn print_stdout(text: &str) -> bool {
     use std::io::Write;
+    let captured = CAPTURED.with_borrow_mut(|captured| {
+        captured
+            .as_mut()
+            .map(|buf| buf.extend_from_slice(text.as_bytes()))
+    });
+    if captured.is_some() {
+        return true;
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => true,
@@ -220,9 +255,5 @@ fn print_stdout(text: &str) -> bool {
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
 /// report, a command's output) indented below, and its `hint:`.
 pub fn print_error(error: &Error) {
-    eprintln!("ncugate: error: {error}");
-    for line in error.detail() {
-        eprintln!("  | {line}");
-    }
-    eprintln!("hint: {}", error.hint());
+    eprint!("{}", error.printed());
 }

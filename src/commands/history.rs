@@ -4,7 +4,7 @@
 
 use super::Text;
 use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
-use crate::error::{Error, Result};
+use crate::error::{HistoryError, Result};
 use crate::history::{self, Entry, Provenance, Recorded, changes, record, show};
 use crate::runner::process::{CommandSpec, ProcessRunner};
 
@@ -108,10 +108,10 @@ fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Resu
 fn accept(url: &str, commit: &str) -> Result<Text> {
     let mut store = history::open(url, false)?;
     match store.accept(commit)? {
-        0 => Err(Error::Usage {
-            message: format!("no run of commit `{commit}` in the history"),
-            hint: "give the commit as it was recorded (the whole SHA); `ncugate history show` lists the commits".into(),
-        }),
+        0 => Err(HistoryError::NoSuchCommit {
+            commit: commit.to_string(),
+        }
+        .into()),
         n => Ok(Text::pass(format!(
             "ncugate: {n} run(s) of {} are baseline material\n",
             show::short(commit)
@@ -120,7 +120,7 @@ fn accept(url: &str, commit: &str) -> Result<Text> {
 }
 
 /// What git says for `args` (the commit or branch when neither a flag nor the CI did).
-fn git(processes: &dyn ProcessRunner, args: &[&str], what: &str) -> Result<String> {
+fn git(processes: &dyn ProcessRunner, args: &[&str], what: &'static str) -> Result<String> {
     let mut spec = CommandSpec::new("git", args.iter().copied());
     spec.timeout = Some(std::time::Duration::from_secs(30));
     let done = processes.run(&spec, &mut |_| {});
@@ -132,16 +132,11 @@ fn git(processes: &dyn ProcessRunner, args: &[&str], what: &str) -> Result<Strin
         .filter(|c| !c.is_empty());
     match said {
         Some(value) => crate::config::history::checked(what, value),
-        None => Err(Error::Tool {
-            message: format!(
-                "no {what} for the runs: no --{what}, no CI variable, and `git {}` failed{}",
-                args.join(" "),
-                match done.tail(2) {
-                    t if t.is_empty() => String::new(),
-                    t => format!(": {t}"),
-                }
-            ),
-            hint: format!("pass --{what}, or run inside the repository's checkout"),
-        }),
+        None => Err(HistoryError::NoGit {
+            what,
+            command: format!("git {}", args.join(" ")),
+            tail: done.tail(2),
+        }
+        .into()),
     }
 }

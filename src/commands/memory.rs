@@ -30,15 +30,14 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
         tools,
         app: running.then(|| shell_words(&config.sanitizer.app)),
     };
-    let mut report = Report::empty("", inputs.clone(), Vec::new(), "");
-    report.subject = subject.clone();
+    let mut report = Report::about(subject.clone(), inputs.clone());
     let result = if running {
         runner::build(&config.runner, processes)
             .and_then(|()| sanitizer_stage(&mut report, &config.sanitizer, processes))
     } else {
         config.xml.iter().try_for_each(|(path, tool)| {
             let (findings, records) =
-                crate::sanitizer::read_xml(path, tool.as_str(), &config.sanitizer.allow)?;
+                crate::sanitizer::read_xml(path, *tool, &config.sanitizer.allow)?;
             report.notes.push(format!(
                 "{tool}: {records} records in {} grouped into {} findings",
                 path.display(),
@@ -85,8 +84,7 @@ pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner)
     let subject = Subject::Memory {
         app: shell_words(&config.runner.app),
     };
-    let mut report = Report::empty("", Vec::new(), Vec::new(), "");
-    report.subject = subject.clone();
+    let mut report = Report::about(subject.clone(), Vec::new());
     let result = crate::memory::run::run(&config.audit(), processes).map(|found| {
         report.memory = found.memory;
         report.notes.extend(found.notes);
@@ -104,8 +102,9 @@ fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Ga
             Ok(report)
         }
         Err(error) => {
-            let mut report = Report::error("", inputs, Vec::new(), "", error.report_line());
-            report.subject = subject;
+            let mut report = Report::about(subject, inputs);
+            report.errors.push(error.report_line());
+            report.finish();
             Err(Failed::with_report(error, report))
         }
     }

@@ -17,7 +17,7 @@ mod record;
 mod suites;
 
 pub use check::check;
-pub use execute::{Failed, Gated, Text, execute, print_error};
+pub use execute::{Failed, Gated, Text, capture_stdout, execute, print_error};
 pub use history::history;
 pub use memory::{leaks, sanitize};
 pub use record::record;
@@ -255,7 +255,8 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<T
 /// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
 pub fn diff(old: &Path, new: &Path) -> Result<Text> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|source| Error::read_file("baseline", p, source))
+        std::fs::read_to_string(p)
+            .map_err(|source| Error::read(crate::error::FileKind::Baseline, p, source))
     };
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);

@@ -10,8 +10,9 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     let import = parse::NcuImport {
         ncu: &config.ncu,
         runner: processes,
+        native: !config.import_with_ncu,
     };
-    let thresholds = Thresholds::load(config.thresholds.as_deref())?;
+    let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
     let acquired = acquire(
         &config.source,

@@ -1,13 +1,13 @@
 //! `ncugate check|baseline record|profile` over a suite, and `ncugate merge`.
-//! A suite run picks this shard's workloads, builds each distinct build once,
-//! then checks, records or profiles every workload in config order with the
-//! same per-workload commands a single run uses. A workload that fails is
-//! reported (exit 2) and the others still run.
+//! `crate::config` resolved every workload's run; a suite run picks this
+//! shard's workloads, builds each distinct build once, then checks, records
+//! or profiles every workload in config order with the same per-workload
+//! commands a single run uses. A workload that fails is reported (exit 2)
+//! and the others still run.
 
 use super::{Failed, Text};
-use crate::config::MergeConfig;
-use crate::config::suite::{SuiteAction, SuiteConfig, quote, source_for};
-use crate::config::{BaselinePlace, CheckConfig, RecordConfig};
+use crate::config::suite::{SuiteConfig, SuiteRuns};
+use crate::config::{CheckConfig, MergeConfig, RecordConfig, Source};
 use crate::error::{Error, Result};
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
 use crate::status::Outcome;
@@ -48,11 +48,36 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
         );
     }
     let mut builds = Builds::default();
-    match &config.action {
-        SuiteAction::Check(shared) => check(config, shared, &planned, &mut builds, processes),
-        SuiteAction::Record(shared) => record(config, shared, &planned, &mut builds, processes),
-        SuiteAction::Profile => profile(&planned, &mut builds, processes),
+    match &config.runs {
+        SuiteRuns::Check(runs) => check(
+            config,
+            &mine(config, runs, &planned),
+            &mut builds,
+            processes,
+        ),
+        SuiteRuns::Record(runs) => record(
+            config,
+            &mine(config, runs, &planned),
+            &mut builds,
+            processes,
+        ),
+        SuiteRuns::Profile(runs) => profile(&mine(config, runs, &planned), &mut builds, processes),
     }
+}
+
+/// The planned workloads, each with its run (`runs` is in the order of the
+/// selected workloads).
+fn mine<'a, T>(
+    config: &'a SuiteConfig,
+    runs: &'a [T],
+    planned: &[&Workload],
+) -> Vec<(&'a Workload, &'a T)> {
+    config
+        .workloads
+        .iter()
+        .zip(runs)
+        .filter(|(w, _)| planned.iter().any(|p| p.name == w.name))
+        .collect()
 }
 
 /// `ncugate merge`: the shard reports joined into one suite report.
@@ -103,9 +128,8 @@ impl Builds {
         let same =
             |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
         if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
-            return result.clone().map_err(|message| Error::Tool {
-                message: format!("the build failed (see above): {message}"),
-                hint: "fix the build; every workload that uses it is skipped".into(),
+            return result.clone().map_err(|message| {
+                Error::from(crate::error::ToolError::BuildFailedBefore { reason: message })
             });
         }
         let result = runner::build(&w.runner, processes);
@@ -117,18 +141,11 @@ impl Builds {
     }
 }
 
-/// The workload's runner with its build already done.
-fn built(w: &Workload) -> Workload {
-    let mut w = w.clone();
-    w.runner.build = None;
-    w
-}
-
 /// SHA-256 over every workload's name and effective thresholds text.
-pub fn thresholds_digest(config: &SuiteConfig, flag: Option<&std::path::Path>) -> String {
+pub fn thresholds_digest(config: &SuiteConfig) -> String {
     let mut hasher = Sha256::new();
     for w in &config.all {
-        let text = match flag.or(w.thresholds.as_deref()) {
+        let text = match w.thresholds.file() {
             None => crate::rules::DEFAULT_THRESHOLDS.to_string(),
             Some(path) => std::fs::read_to_string(path)
                 .unwrap_or_else(|e| format!("unreadable {}: {e}", path.display())),
@@ -141,29 +158,22 @@ pub fn thresholds_digest(config: &SuiteConfig, flag: Option<&std::path::Path>) -
     baselines::hex(&hasher.finalize())
 }
 
-/// The command that records a workload's missing baseline on this runner.
-fn record_command(config: &SuiteConfig, shared: &CheckConfig, w: &Workload) -> String {
-    let mut cmd = format!(
-        "ncugate baseline record --workload {}{}",
-        quote(&w.name),
-        config.record_flags
-    );
-    if let Some(t) = &shared.thresholds {
-        cmd.push_str(&format!(
-            " --thresholds {}",
-            quote(&t.display().to_string())
-        ));
+/// Builds `w` unless its data are exports (`--input`) or its build already ran.
+fn build_for(
+    w: &Workload,
+    source: &Source,
+    builds: &mut Builds,
+    processes: &dyn ProcessRunner,
+) -> Result<()> {
+    match source {
+        Source::Profile { .. } => builds.once(w, processes),
+        Source::Inputs(_) => Ok(()),
     }
-    for input in &config.inputs {
-        cmd.push_str(&format!(" --input {}", quote(&input.display().to_string())));
-    }
-    cmd
 }
 
 fn check(
     config: &SuiteConfig,
-    shared: &CheckConfig,
-    planned: &[&Workload],
+    planned: &[(&Workload, &CheckConfig)],
     builds: &mut Builds,
     processes: &dyn ProcessRunner,
 ) -> SuiteRun {
@@ -175,34 +185,11 @@ fn check(
     };
     let mut reports = Vec::new();
     let mut failed = Failures::new();
-    for w in planned {
-        let mut c = shared.clone();
-        c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
-        c.source = source_for(&config.inputs, &built(w), 1, config.quiet);
-        c.baseline = match &config.baseline_file {
-            Some(file) => BaselinePlace::File(file.clone()),
-            None => BaselinePlace::Dir {
-                dir: config.baselines_dir.clone(),
-                workload: w.name.clone(),
-                record: record_command(config, shared, w),
-            },
-        };
-        if let Some(s) = &mut c.sanitizer {
-            s.app = w.runner.app.clone();
-            s.env = w.runner.env.clone();
-            s.workdir = w.runner.workdir.clone();
-            s.timeout = w.runner.timeout;
-            s.out_dir = w.runner.out_dir.join("sanitizer");
-        }
+    for &(w, c) in planned {
         eprintln!("ncugate: workload {}", w.name);
-        let built_ok = if config.inputs.is_empty() {
-            builds.once(w, processes)
-        } else {
-            Ok(())
-        };
-        let checked = built_ok
+        let checked = build_for(w, &c.source, builds, processes)
             .map_err(Failed::from)
-            .and_then(|()| super::check(&c, processes));
+            .and_then(|()| super::check(c, processes));
         let report = match checked {
             Ok(report) => report,
             Err(Failed { error, report }) => {
@@ -213,7 +200,7 @@ fn check(
                             &c.baseline.display(),
                             Vec::new(),
                             Vec::new(),
-                            &super::check::thresholds_name(&c),
+                            &super::check::thresholds_name(c),
                             format!("{error} (hint: {})", error.hint()),
                         )
                     },
@@ -236,8 +223,8 @@ fn check(
     let report = SuiteReport::new(
         config.shard,
         suite,
-        planned.iter().map(|w| w.name.clone()).collect(),
-        thresholds_digest(config, shared.thresholds.as_deref()),
+        planned.iter().map(|(w, _)| w.name.clone()).collect(),
+        thresholds_digest(config),
         baselines_sha256,
         reports,
     );
@@ -246,36 +233,16 @@ fn check(
 
 fn record(
     config: &SuiteConfig,
-    shared: &RecordConfig,
-    planned: &[&Workload],
+    planned: &[(&Workload, &RecordConfig)],
     builds: &mut Builds,
     processes: &dyn ProcessRunner,
 ) -> SuiteRun {
-    let runs = match &shared.source {
-        crate::config::Source::Profile { runs, .. } => *runs,
-        crate::config::Source::Inputs(_) => 1,
-    };
     let mut failed = Failures::new();
     let mut outcome = Outcome::Pass;
-    for w in planned {
-        let mut c = shared.clone();
-        c.thresholds = shared.thresholds.clone().or_else(|| w.thresholds.clone());
-        c.source = source_for(&config.inputs, &built(w), runs, config.quiet);
-        c.output = match &config.baseline_file {
-            Some(file) => BaselinePlace::File(file.clone()),
-            None => BaselinePlace::Dir {
-                dir: config.baselines_dir.clone(),
-                workload: w.name.clone(),
-                record: String::new(),
-            },
-        };
+    for &(w, c) in planned {
         eprintln!("ncugate: workload {}", w.name);
-        let result = if config.inputs.is_empty() {
-            builds.once(w, processes)
-        } else {
-            Ok(())
-        }
-        .and_then(|()| super::record(&c, processes));
+        let result =
+            build_for(w, &c.source, builds, processes).and_then(|()| super::record(c, processes));
         match result {
             // Said as each workload is recorded: a suite takes minutes per workload.
             Ok(said) if !said.show() => outcome = Outcome::Error,
@@ -301,14 +268,18 @@ fn record(
     )
 }
 
-fn profile(planned: &[&Workload], builds: &mut Builds, processes: &dyn ProcessRunner) -> SuiteRun {
+fn profile(
+    planned: &[(&Workload, &RunnerConfig)],
+    builds: &mut Builds,
+    processes: &dyn ProcessRunner,
+) -> SuiteRun {
     let mut failed = Failures::new();
     let mut outcome = Outcome::Pass;
-    for w in planned {
+    for &(w, runner) in planned {
         eprintln!("ncugate: workload {}", w.name);
         let result = builds
             .once(w, processes)
-            .and_then(|()| super::profile(&built(w).runner, processes));
+            .and_then(|()| super::profile(runner, processes));
         match result {
             Ok(said) if !said.show() => outcome = Outcome::Error,
             Ok(_) => {}

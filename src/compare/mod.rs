@@ -70,8 +70,8 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
     let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
     if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::DeviceMismatch {
-            baseline: baseline.fingerprint.to_string(),
+        return Err(Error::from(crate::error::BaselineError::Device {
+            recorded: baseline.fingerprint.to_string(),
             current: if identified {
                 current.to_string()
             } else {
@@ -79,7 +79,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
                     "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
                 )
             },
-        });
+        }));
     }
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),
@@ -125,18 +125,13 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     Ok(report)
 }
 
-use crate::model::graph_mode_name as mode_name;
-
 /// A whole-graph result and per-node kernel results measure different
 /// things: refuse to compare them (exit 2), whichever side the mode is known
 /// from (the baseline's exports, or the settings it was profiled with).
 fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
-    let recorded = baseline.graph_mode.or_else(|| {
-        baseline
-            .profile
-            .as_ref()
-            .map(|p| p.graph_profiling == crate::runner::GraphProfiling::Graph)
-    });
+    let recorded = baseline
+        .graph_mode
+        .or_else(|| baseline.profile.as_ref().map(|p| p.graph_profiling));
     let Some(recorded) = recorded else {
         return Ok(());
     };
@@ -144,23 +139,13 @@ fn comparable_mode(baseline: &Baseline, runs: &[Run]) -> Result<()> {
         if let Some(mode) = run.graph_mode
             && mode != recorded
         {
-            return Err(Error::Input {
-                path: run.source.clone(),
-                message: format!(
-                    "this export was profiled with --graph-profiling {} ({}), the baseline with --graph-profiling {}: the results are not comparable",
-                    mode_name(mode),
-                    if mode {
-                        "whole CUDA graphs are single results"
-                    } else {
-                        "graph kernel nodes are separate results"
-                    },
-                    mode_name(recorded)
-                ),
-                hint: format!(
-                    "profile with `ncu --graph-profiling {}` like the baseline, or re-record the baseline from exports of this mode",
-                    mode_name(recorded)
-                ),
-            });
+            return Err(Error::from(
+                crate::error::BaselineError::ExportGraphProfiling {
+                    export: run.source.display().to_string(),
+                    mode: mode.as_str().to_string(),
+                    recorded: recorded.as_str().to_string(),
+                },
+            ));
         }
     }
     Ok(())

@@ -6,7 +6,6 @@
 use crate::error::{Error, Result};
 use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The default config file, looked up in the current directory.
@@ -33,7 +32,7 @@ pub struct FileConfig {
     pub workloads: Vec<WorkloadSection>,
     /// `[history]`: the store of every run and the accepted branches.
     #[serde(default)]
-    pub history: super::history::HistorySection,
+    pub history: HistorySection,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -49,33 +48,111 @@ pub struct BuildSection {
     pub command: Option<Vec<String>>,
 }
 
-/// `[[workload]]`: one app of a suite. Unset keys come from `[app]`, `[profile]`, `[build]` and `[gate]`.
+/// `[[workload]]`: one app of a suite. Unset keys come from `[app]`,
+/// `[profile]`, `[build]` and `[gate]`; the app and profiling keys are those
+/// of [`AppOptions`] and [`ProfileOptions`], read by them.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "toml::Table")]
 pub struct WorkloadSection {
     /// Unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
     pub name: String,
-    /// argv of the app (no shell).
-    pub command: Vec<String>,
-    pub workdir: Option<PathBuf>,
-    /// Added to (and overriding) `[app] env`.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Seconds for the whole profiled run.
-    pub timeout: Option<u64>,
-    pub kernel_name: Option<String>,
-    pub launch_skip: Option<u64>,
-    pub launch_count: Option<u64>,
-    /// Added to `[profile] extra_metrics`.
-    #[serde(default)]
-    pub extra_metrics: Vec<String>,
+    /// `command` (argv of the app, no shell), `workdir`, `env` (added to, and
+    /// overriding, `[app] env`) and `timeout`.
+    pub app: AppOptions,
+    /// `kernel_name`, `launch_skip`, `launch_count` and `extra_metrics` (added
+    /// to `[profile] extra_metrics`).
+    pub profile: ProfileOptions,
     /// This workload's threshold rules (default: `[gate] thresholds`).
     pub thresholds: Option<PathBuf>,
     /// This workload's build argv; `[]` builds nothing (default: `[build] command`).
     pub build: Option<Vec<String>>,
     /// Labels for `--tag`.
-    #[serde(default)]
     pub tags: Vec<String>,
+}
+
+/// The keys of a `[[workload]]` table that [`AppOptions`] reads.
+const WORKLOAD_APP_KEYS: &[&str] = &["command", "workdir", "env", "timeout"];
+/// The keys of a `[[workload]]` table that [`ProfileOptions`] reads; its
+/// other keys are shared by every workload, in `[profile]`.
+const WORKLOAD_PROFILE_KEYS: &[&str] = &[
+    "kernel_name",
+    "launch_skip",
+    "launch_count",
+    "extra_metrics",
+];
+/// The workload's own keys.
+const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags"];
+
+/// The own part of a `[[workload]]` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadOwn {
+    name: String,
+    thresholds: Option<PathBuf>,
+    build: Option<Vec<String>>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+impl TryFrom<toml::Table> for WorkloadSection {
+    type Error = String;
+
+    /// The table's keys, split among the structs that read them, each of
+    /// which refuses keys it does not know; a key none of them takes is
+    /// refused here, as serde's `deny_unknown_fields` would (which does not
+    /// work through `#[serde(flatten)]`).
+    fn try_from(table: toml::Table) -> std::result::Result<WorkloadSection, String> {
+        let (mut app, mut profile, mut own) =
+            (toml::Table::new(), toml::Table::new(), toml::Table::new());
+        for (key, value) in table {
+            let part = if WORKLOAD_APP_KEYS.contains(&key.as_str()) {
+                &mut app
+            } else if WORKLOAD_PROFILE_KEYS.contains(&key.as_str()) {
+                &mut profile
+            } else if WORKLOAD_KEYS.contains(&key.as_str()) {
+                &mut own
+            } else {
+                let expected: Vec<String> =
+                    [WORKLOAD_KEYS, WORKLOAD_APP_KEYS, WORKLOAD_PROFILE_KEYS]
+                        .concat()
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect();
+                return Err(format!(
+                    "unknown field `{key}` in a [[workload]], expected one of {}",
+                    expected.join(", ")
+                ));
+            };
+            part.insert(key, value);
+        }
+        let own: WorkloadOwn = own
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        let app: AppOptions = app
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        let profile: ProfileOptions = profile
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        Ok(WorkloadSection {
+            name: own.name,
+            app,
+            profile,
+            thresholds: own.thresholds,
+            build: own.build,
+            tags: own.tags,
+        })
+    }
+}
+
+/// `[history]`: where every run is kept (`ncugate history`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySection {
+    /// The store: `sqlite:PATH` or `postgres://…`.
+    pub url: Option<String>,
+    /// The branches whose passing runs become baseline material.
+    pub branches: Option<Vec<String>>,
 }
 
 impl FileConfig {
@@ -92,14 +169,21 @@ impl FileConfig {
             });
         }
         let text = std::fs::read_to_string(&path)
-            .map_err(|source| Error::read_file("config", &path, source))?;
+            .map_err(|source| Error::read(crate::error::FileKind::Config, &path, source))?;
         let mut config: FileConfig = toml::from_str(&text).map_err(|e| {
-            let known = "[app], [build], [profile], [gate], [sanitizer], [memory]";
+            let known = [
+                "[app]",
+                "[build]",
+                "[profile]",
+                "[gate]",
+                "[sanitizer]",
+                "[memory]",
+            ];
             Error::toml(
-                "config",
+                crate::error::FileKind::Config,
                 &path.display().to_string(),
                 &e,
-                &format!("see the ncugate.toml section of the README (sections: {known}); `ncugate init --force` writes a fresh one"),
+                &known,
             )
         })?;
         config.base_dir = match path.parent() {
@@ -128,6 +212,10 @@ impl FileConfig {
         resolve(&mut self.gate.thresholds);
         resolve(&mut self.memory.audit_lib);
         resolve(&mut self.memory.history);
+        for w in &mut self.workloads {
+            resolve(&mut w.app.workdir);
+            resolve(&mut w.thresholds);
+        }
     }
 
     /// A path from the file, made relative to the file's folder.
@@ -148,7 +236,10 @@ mod tests {
     fn the_repository_config_parses() {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/ncugate.toml"));
         let config = FileConfig::load(Some(path)).unwrap();
-        assert_eq!(config.profile.clock_control.as_deref(), Some("none"));
+        assert_eq!(
+            config.profile.clock_control,
+            Some(crate::runner::ClockControl::None)
+        );
         assert!(!config.app.command.is_empty());
     }
 
@@ -165,6 +256,39 @@ mod tests {
         assert_eq!(config.gate.thresholds, Some(dir.path().join("t.toml")));
         assert_eq!(config.gate.baseline, Some(PathBuf::from("/abs/b.json")));
         assert_eq!(config.memory.history, Some(dir.path().join("h/l.jsonl")));
+    }
+
+    #[test]
+    fn a_workload_table_reads_the_app_and_profile_keys_and_refuses_a_typo() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        let load = |workload: &str| {
+            std::fs::write(&path, format!("[[workload]]\nname = \"w\"\n{workload}\n")).unwrap();
+            FileConfig::load(Some(&path))
+        };
+        let config = load(
+            "command = [\"app\"]\nworkdir = \"wd\"\nenv = { A = \"1\" }\ntimeout = 5\nkernel_name = \"k\"\nextra_metrics = [\"m\"]\nthresholds = \"t.toml\"\ntags = [\"pr\"]",
+        )
+        .unwrap();
+        let w = &config.workloads[0];
+        assert_eq!(w.app.command, ["app"]);
+        assert_eq!(w.app.workdir, Some(dir.path().join("wd")));
+        assert_eq!(w.app.timeout, Some(5));
+        assert_eq!(w.profile.kernel_name.as_deref(), Some("k"));
+        assert_eq!(w.profile.extra_metrics, ["m"]);
+        assert_eq!(w.thresholds, Some(dir.path().join("t.toml")));
+        assert_eq!(w.tags, ["pr"]);
+        for (typo, key) in [
+            ("comand = [\"app\"]", "comand"),
+            ("kernel_nme = \"k\"", "kernel_nme"),
+            // A [profile] key shared by every workload, not one a workload sets.
+            ("mode = \"full\"", "mode"),
+        ] {
+            let e = load(typo).unwrap_err().detail().join("\n");
+            assert!(e.contains(&format!("unknown field `{key}`")), "{typo}: {e}");
+        }
+        let e = load("command = [\"app\"]\ntimeout = \"x\"").unwrap_err();
+        assert!(e.detail().join("\n").contains("invalid type"), "{e}");
     }
 
     #[test]

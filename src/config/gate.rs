@@ -7,14 +7,15 @@
 use super::file::FileConfig;
 use super::given::{Given, profile_only};
 use super::output::{outputs, style};
-use super::run::{ncu_program, runner};
-use super::suite::{self, Request, SuiteAction, SuiteConfig};
+use super::run::{import_with_ncu, ncu_program, runner};
+use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
 use crate::options::Layer;
 use crate::report::Outputs;
+use crate::rules::ThresholdsSource;
 use crate::runner::RunnerConfig;
 use crate::sanitizer::run::SanitizerConfig;
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ pub struct CheckConfig {
     pub baseline: BaselinePlace,
     pub source: Source,
     pub details: Vec<PathBuf>,
-    pub thresholds: Option<PathBuf>,
+    pub thresholds: ThresholdsSource,
     /// Set only when given as a flag or variable: it must then agree with the
     /// baseline's. `[gate] kernel_key` is not used here: it says how to
     /// record, and check groups launches as its baseline was recorded.
@@ -77,6 +78,8 @@ pub struct CheckConfig {
     pub sanitizer: Option<SanitizerConfig>,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 /// `ncugate baseline record`.
@@ -84,12 +87,14 @@ pub struct CheckConfig {
 pub struct RecordConfig {
     pub source: Source,
     pub details: Vec<PathBuf>,
-    pub thresholds: Option<PathBuf>,
+    pub thresholds: ThresholdsSource,
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
     pub output: BaselinePlace,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
+    /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
+    pub import_with_ncu: bool,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -104,36 +109,12 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let baseline = args.baseline.clone().over(gate.baseline);
-    let (Some(baseline), false) = (baseline, suite::is_suite(&file, &args.suite)) else {
-        // A suite: the thresholds flag overrides each workload's; the rest is shared.
-        let request = Request {
-            suite: &args.suite,
-            run: &args.run,
-            ncu: &args.ncu,
-            one_workload_flag: ("--baseline", args.baseline),
-            inputs: args.inputs,
-            outputs: outputs(&args.report),
-            style: style(&args.report, args.run.quiet),
-        };
-        let config = SuiteConfig::new(request, &file, |workloads, inputs| {
-            let sanitizer = match (workloads.first(), inputs.is_empty()) {
-                (Some(w), true) => sanitize::check_stage(&file, &w.runner)?,
-                _ => None,
-            };
-            Ok(SuiteAction::Check(Box::new(CheckConfig {
-                baseline: BaselinePlace::File(PathBuf::new()),
-                source: Source::Inputs(Vec::new()),
-                details: args.details,
-                thresholds: args.gate.thresholds,
-                kernel_key: args.gate.kernel_key,
-                allow_device_mismatch: args.allow_device_mismatch,
-                outputs: Outputs::default(),
-                style: style(&args.report, args.run.quiet),
-                sanitizer,
-                ncu: ncu_program(&args.ncu, &file),
-            })))
-        })?;
-        return Ok(Config::Suite(Box::new(config)));
+    let is_suite = suite::is_suite(&file, &args.suite);
+    if baseline.is_none() && !is_suite && !args.inputs.is_empty() {
+        return Err(Error::from(crate::error::ConfigError::NoBaselineForInputs));
+    }
+    let (Some(baseline), false) = (baseline, is_suite) else {
+        return suite_check(args, &file).map(|c| Config::Suite(Box::new(c)));
     };
     let (source, sanitizer) = if args.inputs.is_empty() {
         let runner = runner(&args.run, &args.ncu, &file)?;
@@ -151,63 +132,44 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         baseline: BaselinePlace::File(baseline),
         source,
         details: args.details,
-        thresholds: gate.thresholds,
+        thresholds: gate.thresholds.into(),
         kernel_key: args.gate.kernel_key,
         allow_device_mismatch: args.allow_device_mismatch,
         outputs: outputs(&args.report),
         style: style(&args.report, args.run.quiet),
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
 }
 
 pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     if !args.inputs.is_empty() {
-        let mut ids = profile_only(&args.inputs);
-        ids.push("runs");
+        // --extra-metric names a metric to read from the exports, too.
         given.refuse(
-            &ids,
+            &profile_only(&args.inputs)
+                .except("extra_metrics")
+                .and("runs"),
             "with --input: each export is one run, profiled already",
             ", or leave out --input to build and profile the app",
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
     if args.runs == 0 {
-        return Err(Error::Usage {
-            message: "--runs 0 records nothing".into(),
-            hint: "use --runs 3 (the default) or more for a standard deviation".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::ZeroRuns));
     }
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let output = args.output.clone().over(gate.baseline);
+    // Exports are read for the extra metrics typed (`--extra-metric`, or
+    // its old name `--metric`), not for a CI-wide NCUGATE_EXTRA_METRICS.
+    let typed_extra: Vec<String> = if given.typed("extra_metrics") {
+        args.ncu.extra_metrics.clone()
+    } else {
+        Vec::new()
+    };
     let (Some(output), false) = (output, suite::is_suite(&file, &args.suite)) else {
-        // A suite: each workload into `<dir>/<workload>/<gpu>.json`.
-        let request = Request {
-            suite: &args.suite,
-            run: &args.run,
-            ncu: &args.ncu,
-            one_workload_flag: ("--output", args.output),
-            inputs: args.inputs,
-            outputs: Outputs::default(),
-            style: Default::default(),
-        };
-        let config = SuiteConfig::new(request, &file, |_, _| {
-            Ok(SuiteAction::Record(Box::new(RecordConfig {
-                source: Source::Profile {
-                    runner: Box::new(runner(&args.run, &args.ncu, &file)?),
-                    runs: args.runs,
-                    quiet: args.run.quiet,
-                },
-                details: args.details,
-                thresholds: args.gate.thresholds,
-                kernel_key: gate.kernel_key.unwrap_or_default(),
-                extra_metrics: args.metrics,
-                output: BaselinePlace::File(PathBuf::new()),
-                ncu: ncu_program(&args.ncu, &file),
-            })))
-        })?;
-        return Ok(Config::Suite(Box::new(config)));
+        return suite_record(args, &file, &typed_extra).map(|c| Config::Suite(Box::new(c)));
     };
     let source = if args.inputs.is_empty() {
         Source::Profile {
@@ -219,14 +181,111 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         Source::Inputs(args.inputs)
     };
     Ok(Config::Record(RecordConfig {
+        extra_metrics: recorded_extra_metrics(&source, &typed_extra),
         source,
         details: args.details,
-        thresholds: gate.thresholds,
+        thresholds: gate.thresholds.into(),
         kernel_key: gate.kernel_key.unwrap_or_default(),
-        extra_metrics: args.metrics,
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),
+        import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
+}
+
+/// `check` over a suite: each selected workload's check, its thresholds
+/// (the flag over the workload's), data and baseline resolved.
+fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
+    let selection = Selection::new(
+        Request {
+            suite: &args.suite,
+            run: &args.run,
+            ncu: &args.ncu,
+            thresholds: args.gate.thresholds.clone(),
+            one_workload_flag: ("--baseline", args.baseline.clone()),
+            inputs: args.inputs.clone(),
+        },
+        file,
+    )?;
+    let style = style(&args.report, args.run.quiet);
+    let mut checks = Vec::with_capacity(selection.workloads.len());
+    for w in &selection.workloads {
+        let sanitizer = if args.inputs.is_empty() {
+            sanitize::check_stage(file, &w.runner)?
+        } else {
+            None
+        };
+        checks.push(CheckConfig {
+            baseline: selection.baseline(w, true),
+            source: selection.source(w, 1),
+            details: args.details.clone(),
+            thresholds: w.thresholds.clone(),
+            kernel_key: args.gate.kernel_key,
+            allow_device_mismatch: args.allow_device_mismatch,
+            outputs: Outputs::default(),
+            style,
+            sanitizer,
+            ncu: ncu_program(&args.ncu, file),
+            import_with_ncu: import_with_ncu(&args.ncu, file),
+        });
+    }
+    Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
+}
+
+/// `baseline record` over a suite: each selected workload recorded into
+/// `<dir>/<workload>/<gpu>.json` (or the one `--output` file).
+fn suite_record(
+    args: RecordArgs,
+    file: &FileConfig,
+    typed_extra: &[String],
+) -> Result<SuiteConfig> {
+    let selection = Selection::new(
+        Request {
+            suite: &args.suite,
+            run: &args.run,
+            ncu: &args.ncu,
+            thresholds: args.gate.thresholds.clone(),
+            one_workload_flag: ("--output", args.output.clone()),
+            inputs: args.inputs.clone(),
+        },
+        file,
+    )?;
+    let kernel_key = args
+        .gate
+        .kernel_key
+        .over(file.gate.kernel_key)
+        .unwrap_or_default();
+    let records = selection
+        .workloads
+        .iter()
+        .map(|w| {
+            let source = selection.source(w, args.runs);
+            RecordConfig {
+                extra_metrics: recorded_extra_metrics(&source, typed_extra),
+                source,
+                details: args.details.clone(),
+                thresholds: w.thresholds.clone(),
+                kernel_key,
+                output: selection.baseline(w, false),
+                ncu: ncu_program(&args.ncu, file),
+                import_with_ncu: import_with_ncu(&args.ncu, file),
+            }
+        })
+        .collect();
+    Ok(selection.into_config(
+        SuiteRuns::Record(records),
+        Outputs::default(),
+        Default::default(),
+    ))
+}
+
+/// The extra metrics a recording keeps: those ncu collected when it profiles
+/// (`--extra-metric` or its variable, `[profile]` and `[[workload]]`
+/// `extra_metrics`); those `typed` with `--extra-metric` when it reads exports.
+fn recorded_extra_metrics(source: &Source, typed: &[String]) -> Vec<String> {
+    match source {
+        Source::Profile { runner, .. } => runner.extra_metrics.clone(),
+        Source::Inputs(_) => typed.iter().filter(|m| !m.is_empty()).cloned().collect(),
+    }
 }
 
 /// `--input` gates exports; `-- APP ARGS` profiles an app: not both.
@@ -234,9 +293,59 @@ fn refuse_inputs_with_app(inputs: &[PathBuf], app: &[String]) -> Result<()> {
     if inputs.is_empty() || app.is_empty() {
         return Ok(());
     }
-    Err(Error::Usage {
-        message: "both --input and an app after `--` were given".into(),
-        hint: "gate existing exports with --input, or profile an app with `-- APP ARGS`, not both"
-            .into(),
-    })
+    Err(Error::from(crate::error::ConfigError::InputAndApp))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use crate::config::Config;
+    use clap::Parser;
+
+    fn check(config: &str, args: &[&str]) -> crate::error::Result<Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        std::fs::write(&path, config).unwrap();
+        let path = path.to_str().unwrap();
+        let argv = [&["ncugate", "check", "--config", path], args].concat();
+        Config::try_from(Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn record_keeps_the_extra_metrics_typed_under_either_name() {
+        use clap::CommandFactory;
+        let recorded = |flags: &[&str]| {
+            let argv = [
+                &[
+                    "ncugate", "baseline", "record", "--input", "r.csv", "-o", "b.json",
+                ],
+                flags,
+            ]
+            .concat();
+            let matches = Cli::command().try_get_matches_from(argv).unwrap();
+            match Config::from_matches(&matches) {
+                Ok(Config::Record(c)) => c.extra_metrics,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            recorded(&["--extra-metric", "a", "--metric", "b"]),
+            ["a", "b"]
+        );
+        assert_eq!(recorded(&["--metric", "b"]), ["b"]);
+        assert!(recorded(&[]).is_empty());
+    }
+
+    #[test]
+    fn exports_with_no_baseline_source_are_a_usage_error_naming_both_sources() {
+        let e = check("", &["--input", "run.csv"]).unwrap_err();
+        assert!(e.to_string().contains("no baseline"), "{e}");
+        assert!(e.hint().contains("--baseline"), "{}", e.hint());
+        assert!(e.hint().contains("[gate] baselines"), "{}", e.hint());
+        // Any baseline source still gates the exports.
+        let with_file = check("", &["--input", "run.csv", "--baseline", "b.json"]);
+        assert!(matches!(with_file, Ok(Config::Check(_))));
+        let with_dir = check("[gate]\nbaselines = \"b\"\n", &["--input", "run.csv"]);
+        assert!(matches!(with_dir, Ok(Config::Suite(_))));
+    }
 }

@@ -3,12 +3,26 @@
 //! invocation is refused only when someone typed it, while a CI-wide
 //! variable stays harmless.
 
+use crate::cli::BuildArgs;
 use crate::error::{Error, Result};
+use crate::options::profile::OutDir;
+use crate::options::{AppOptions, ProfileOptions, SanitizerOptions};
 use std::path::PathBuf;
 
-/// The typed flags of the innermost subcommand: (clap id, as typed).
+/// One flag typed on the command line.
+#[derive(Debug)]
+struct Typed {
+    /// clap's id.
+    id: String,
+    /// As typed (`--leak-check`), or `the app after `--``.
+    shown: String,
+    /// The clap groups it belongs to: those of the option structs it is a field of.
+    groups: Vec<String>,
+}
+
+/// The typed flags of the innermost subcommand.
 #[derive(Debug, Default)]
-pub struct Given(Vec<(String, String)>);
+pub struct Given(Vec<Typed>);
 
 impl Given {
     /// The typed flags of the innermost subcommand of `matches`, named as
@@ -35,70 +49,115 @@ impl Given {
                         Some(long) => format!("--{long}"),
                         None => "the app after `--`".to_string(),
                     };
-                    (id.to_string(), shown)
+                    let groups = cmd
+                        .get_groups()
+                        .filter(|g| g.get_args().any(|a| a == id))
+                        .map(|g| g.get_id().to_string())
+                        .collect();
+                    Typed {
+                        id: id.to_string(),
+                        shown,
+                        groups,
+                    }
                 })
                 .collect(),
         )
     }
 
-    /// Exit 2 when one of `ids` was typed: it does nothing `because`.
-    pub(super) fn refuse(&self, ids: &[&str], because: &str, instead: &str) -> Result<()> {
-        if let Some((_, flag)) = self.0.iter().find(|(id, _)| ids.contains(&id.as_str())) {
-            return Err(Error::Usage {
-                message: format!("{flag} does not apply {because}"),
-                hint: format!("drop {flag}{instead}"),
-            });
+    /// Whether the flag with clap id `id` was typed.
+    pub(super) fn typed(&self, id: &str) -> bool {
+        self.0.iter().any(|t| t.id == id)
+    }
+
+    /// Exit 2 when a flag of `flags` was typed: it does nothing `because`.
+    pub(super) fn refuse(&self, flags: &Flags, because: &str, instead: &str) -> Result<()> {
+        if let Some(t) = self.0.iter().find(|t| flags.contains(&t.id, &t.groups)) {
+            let flag = &t.shown;
+            return Err(Error::from(crate::error::ConfigError::NotApplicable {
+                flag: flag.clone(),
+                because: because.to_string(),
+                instead: instead.to_string(),
+            }));
         }
         Ok(())
     }
 }
 
-/// The run and profiling flags (clap ids) that mean nothing when exports are gated.
-const PROFILE_ONLY: &[&str] = &[
-    "mode",
-    "graph_profiling",
-    "clock_control",
-    "cache_control",
-    "replay_mode",
-    "kernel_name",
-    "launch_skip",
-    "launch_count",
-    "extra_metrics",
-    "ncu",
-    "timeout",
-    "out_dir",
-    "workdir",
-    "build",
-    "no_build",
-    "env",
-];
+/// A set of flags: every field of some option structs (their clap groups,
+/// which clap's derive makes of each struct's fields), but a few, and a few
+/// more.
+#[derive(Debug, Clone)]
+pub(super) struct Flags {
+    groups: Vec<clap::Id>,
+    /// clap ids (the field names) taken out.
+    except: Vec<&'static str>,
+    /// clap ids added.
+    and: Vec<&'static str>,
+}
 
-/// The flags that mean nothing with these `--input` files: all of
-/// [`PROFILE_ONLY`], except `--ncu` when a `.ncu-rep` report needs it to convert.
-pub(super) fn profile_only(inputs: &[PathBuf]) -> Vec<&'static str> {
+impl Flags {
+    /// Every flag of the structs `T…`, as `Flags::of(&[T::group_id(), …])`.
+    fn of(groups: &[Option<clap::Id>]) -> Flags {
+        Flags {
+            groups: groups.iter().flatten().cloned().collect(),
+            except: Vec::new(),
+            and: Vec::new(),
+        }
+    }
+
+    /// The same flags and `id`.
+    pub(super) fn and(mut self, id: &'static str) -> Flags {
+        self.and.push(id);
+        self
+    }
+
+    /// The same flags but `id`.
+    pub(super) fn except(mut self, id: &'static str) -> Flags {
+        self.except.push(id);
+        self
+    }
+
+    fn contains(&self, id: &str, groups: &[String]) -> bool {
+        self.and.contains(&id)
+            || !self.except.contains(&id)
+                && groups.iter().any(|g| self.groups.iter().any(|r| r == g))
+    }
+}
+
+/// The flags that run the app: its settings (but the app itself, which
+/// `--input` refuses in its own words), the work dir and the build.
+fn run_flags() -> [Option<clap::Id>; 3] {
+    use clap::Args;
+    [
+        AppOptions::group_id(),
+        OutDir::group_id(),
+        BuildArgs::group_id(),
+    ]
+}
+
+/// The flags that mean nothing when exports are gated: how to run and
+/// profile the app, except `--ncu` when a `.ncu-rep` report needs it to
+/// convert.
+pub(super) fn profile_only(inputs: &[PathBuf]) -> Flags {
+    use clap::Args;
+    let flags = Flags::of(&[run_flags().as_slice(), &[ProfileOptions::group_id()]].concat())
+        .except("command")
+        .except("import_with_ncu");
     let reports = inputs
         .iter()
         .any(|p| p.extension().is_some_and(|e| e == "ncu-rep"));
-    PROFILE_ONLY
-        .iter()
-        .copied()
-        .filter(|id| !(reports && *id == "ncu"))
-        .collect()
+    if reports { flags.except("ncu") } else { flags }
 }
 
-/// The flags (clap ids) that mean nothing when `sanitize --xml` gates saved XML.
-pub(super) const SANITIZE_RUN_ONLY: &[&str] = &[
-    "timeout",
-    "out_dir",
-    "workdir",
-    "build",
-    "no_build",
-    "env",
-    "command",
-    "leak_check",
-    "print_limit",
-    "program",
-];
+/// The flags that mean nothing when `sanitize --xml` gates saved XML: how to
+/// run the app (the app too) and compute-sanitizer; the tools and the allow
+/// list still apply to the XML.
+pub(super) fn sanitize_run_only() -> Flags {
+    use clap::Args;
+    Flags::of(&[run_flags().as_slice(), &[SanitizerOptions::group_id()]].concat())
+        .except("tools")
+        .except("allow")
+}
 
 #[cfg(test)]
 mod tests {
@@ -113,6 +172,89 @@ mod tests {
         match Config::from_matches(&matches) {
             Err(e) => format!("{e} / {}", e.hint()),
             Ok(c) => panic!("{args:?} was accepted: {c:?}"),
+        }
+    }
+
+    /// Every flag of the option struct `T` but `except`, as typed with a value it takes.
+    fn typed_flags<T: clap::Args>(except: &[&str]) -> Vec<Vec<String>> {
+        T::augment_args(clap::Command::new("t"))
+            .get_arguments()
+            .filter(|a| !except.contains(&a.get_id().as_str()))
+            .filter_map(|a| {
+                let long = format!("--{}", a.get_long()?);
+                if !a.get_action().takes_values() {
+                    return Some(vec![long]);
+                }
+                let value = match a.get_possible_values().first() {
+                    Some(v) => v.get_name().to_string(),
+                    None if long == "--env" => "K=V".to_string(),
+                    None => "1".to_string(),
+                };
+                Some(if a.is_require_equals_set() {
+                    vec![format!("{long}={value}")]
+                } else {
+                    vec![long, value]
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_flag_of_the_run_and_profile_options_is_refused_with_exports() {
+        use crate::cli::BuildArgs;
+        use crate::options::profile::OutDir;
+        use crate::options::{AppOptions, ProfileOptions, SanitizerOptions};
+        // --import-with-ncu says how to read .ncu-rep exports.
+        let mut flags = typed_flags::<ProfileOptions>(&["import_with_ncu"]);
+        flags.extend(typed_flags::<AppOptions>(&["command"]));
+        flags.extend(typed_flags::<OutDir>(&[]));
+        flags.extend(typed_flags::<BuildArgs>(&[]));
+        assert!(flags.len() > 15, "{flags:?}");
+        for flag in &flags {
+            let args: Vec<&str> = flag.iter().map(String::as_str).collect();
+            let e = refused(&[&["check", "--input", "a.csv"], &args[..]].concat());
+            assert!(e.contains("does not apply with --input"), "{flag:?}: {e}");
+            if flag[0] != "--extra-metric" {
+                let e = refused(&[&["baseline", "record", "--input", "a.csv"], &args[..]].concat());
+                assert!(e.contains("does not apply with --input"), "{flag:?}: {e}");
+            }
+        }
+        let e = refused(&["baseline", "record", "--input", "a.csv", "--runs", "2"]);
+        assert!(e.starts_with("--runs does not apply"), "{e}");
+        let mut flags = typed_flags::<SanitizerOptions>(&["tools", "allow"]);
+        flags.extend(typed_flags::<AppOptions>(&["command"]));
+        flags.extend(typed_flags::<OutDir>(&[]));
+        flags.extend(typed_flags::<BuildArgs>(&[]));
+        for flag in &flags {
+            let args: Vec<&str> = flag.iter().map(String::as_str).collect();
+            let e = refused(&[&["sanitize", "--xml", "a.xml"], &args[..]].concat());
+            assert!(e.contains("does not apply with --xml"), "{flag:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_flags_left_out_by_name_exist() {
+        let cli = Cli::command();
+        let ids = |name: &[&str]| -> Vec<String> {
+            let mut cmd = &cli;
+            for n in name {
+                cmd = cmd.find_subcommand(n).expect(n);
+            }
+            cmd.get_arguments()
+                .map(|a| a.get_id().to_string())
+                .collect()
+        };
+        for id in ["command", "ncu", "extra_metrics", "import_with_ncu"] {
+            assert!(ids(&["check"]).contains(&id.to_string()), "{id}");
+        }
+        for id in ["runs", "extra_metrics"] {
+            assert!(
+                ids(&["baseline", "record"]).contains(&id.to_string()),
+                "{id}"
+            );
+        }
+        for id in ["tools", "allow", "command"] {
+            assert!(ids(&["sanitize"]).contains(&id.to_string()), "{id}");
         }
     }
 

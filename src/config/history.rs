@@ -7,32 +7,20 @@
 
 use super::file::FileConfig;
 use crate::cli::{HistoryArgs, HistoryCommand, HistoryRecordArgs, HistoryShowArgs};
-use crate::error::{Error, Result};
-use serde::Deserialize;
+use crate::error::{Error, HistoryError, Result};
 use std::path::PathBuf;
 
 /// The branches whose passing runs are baseline material when `[history] branches` is unset.
 pub const DEFAULT_BRANCHES: &[&str] = &["main"];
 
 /// The URL forms, for hints.
-pub const URL_FORMS: &str =
-    "sqlite:PATH (a file, e.g. sqlite:history.sqlite) or postgres://USER@HOST:PORT/DATABASE";
+pub use crate::error::HISTORY_URL_FORMS as URL_FORMS;
 
 /// The CI variables that name the commit, in the order they are read
 /// (GitHub Actions, then Jenkins).
 pub const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
 /// The CI variables that name the branch, in the order they are read.
 pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
-
-/// `[history]` in ncugate.toml.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistorySection {
-    /// The store: `sqlite:PATH` or `postgres://…`.
-    pub url: Option<String>,
-    /// The branches whose passing runs become baseline material.
-    pub branches: Option<Vec<String>>,
-}
 
 /// `ncugate history …`, validated.
 #[derive(Debug, Clone)]
@@ -90,13 +78,7 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
         (Some(url), _) => url.clone(),
         (None, Some(url)) => relative_to_file(url, &file),
         (None, None) => {
-            return Err(Error::Usage {
-                message: "no history store given".into(),
-                hint: format!(
-                    "pass --history URL, set NCUGATE_HISTORY, or add [history] url to ncugate.toml; the URL is {}",
-                    URL_FORMS
-                ),
-            });
+            return Err(HistoryError::NoStore.into());
         }
     };
     let action = match args.command {
@@ -152,10 +134,7 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
 
 fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
     if args.last == Some(0) {
-        return Err(Error::Usage {
-            message: "--last 0 shows nothing".into(),
-            hint: "give --last N with N ≥ 1, or leave it out for every run".into(),
-        });
+        return Err(HistoryError::LastZero.into());
     }
     Ok(ShowRuns {
         workload: args.workload,
@@ -167,16 +146,17 @@ fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
 }
 
 /// A commit or branch name: one printable line of at most 200 characters.
-pub fn checked(what: &str, value: String) -> Result<String> {
+pub fn checked(what: &'static str, value: String) -> Result<String> {
     let value = value.trim().to_string();
     if value.is_empty()
         || value.chars().count() > 200
         || value.chars().any(crate::kernel_key::unprintable)
     {
-        return Err(Error::Usage {
-            message: format!("{what} `{}` is not a {what} name", value.escape_debug()),
-            hint: format!("pass --{what} with a git {what} name (one printable line)"),
-        });
+        return Err(HistoryError::BadName {
+            what,
+            value: value.escape_debug().to_string(),
+        }
+        .into());
     }
     Ok(value)
 }
@@ -194,10 +174,11 @@ pub fn parse_time(text: &str) -> Result<i64> {
 }
 
 fn time_error(text: &str, e: impl std::fmt::Display) -> Error {
-    Error::Usage {
-        message: format!("--time {text}: {e}"),
-        hint: "give RFC 3339 with a zone (2026-12-02T01:00:00Z) or seconds since 1970".into(),
+    HistoryError::BadTime {
+        text: text.to_string(),
+        why: e.to_string(),
     }
+    .into()
 }
 
 #[cfg(test)]

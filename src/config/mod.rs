@@ -27,7 +27,7 @@ pub mod workload;
 pub use gate::{BaselinePlace, CheckConfig, RecordConfig, Source};
 pub use given::Given;
 pub use init::InitConfig;
-pub use leaks::LeaksConfig;
+pub use leaks::{LeaksConfig, audit_cache_dir};
 pub use run::{default_ncu, runner_from_file};
 pub use sanitize::SanitizeConfig;
 pub use shard::Shard;
@@ -85,9 +85,10 @@ impl Config {
     /// were typed but would do nothing.
     pub fn from_matches(matches: &clap::ArgMatches) -> Result<Config> {
         use clap::{CommandFactory, FromArgMatches};
-        let cli = Cli::from_arg_matches(matches).map_err(|e| Error::Usage {
-            message: e.to_string().trim().to_string(),
-            hint: "see `ncugate --help`".into(),
+        let cli = Cli::from_arg_matches(matches).map_err(|e| {
+            Error::from(crate::error::ConfigError::CommandLine {
+                message: e.to_string().trim().to_string(),
+            })
         })?;
         Config::build(cli, &Given::from_matches(&Cli::command(), matches))
     }
@@ -107,14 +108,24 @@ impl Config {
                         suite: &args.suite,
                         run: &args.run,
                         ncu: &args.ncu,
+                        thresholds: None,
                         one_workload_flag: ("", None),
                         inputs: Vec::new(),
-                        outputs: Outputs::default(),
-                        style: Default::default(),
                     };
-                    let config = suite::SuiteConfig::new(request, &file, |_, _| {
-                        Ok(suite::SuiteAction::Profile)
-                    })?;
+                    let selection = suite::Selection::new(request, &file)?;
+                    let runs = selection
+                        .workloads
+                        .iter()
+                        .map(|w| RunnerConfig {
+                            build: None,
+                            ..w.runner.clone()
+                        })
+                        .collect();
+                    let config = selection.into_config(
+                        suite::SuiteRuns::Profile(runs),
+                        Outputs::default(),
+                        Default::default(),
+                    );
                     return Ok(Config::Suite(Box::new(config)));
                 }
                 run::runner(&args.run, &args.ncu, &file).map(Config::Profile)
@@ -144,14 +155,9 @@ fn env_only<T: clap::Args + clap::FromArgMatches>() -> Result<T> {
     let invalid = |e: clap::Error| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or(&text);
-        Error::Usage {
-            message: format!(
-                "{} (set by its NCUGATE_* variable)",
-                first.trim_start_matches("error: ")
-            ),
-            hint: "fix or unset the variable; the --help of the command that has the flag names it"
-                .into(),
-        }
+        Error::from(crate::error::ConfigError::InvalidVariable {
+            message: first.trim_start_matches("error: ").to_string(),
+        })
     };
     let matches = command
         .try_get_matches_from(Vec::<String>::new())

@@ -1,10 +1,11 @@
 //! Where reports go and how the terminal one looks: the `Reports` flags
 //! (`--junit`, `--show`, `--color`, `--format`, …), with `-q`, `NO_COLOR`
-//! and `GITHUB_ACTIONS` taken into account once, here.
+//! and `GITHUB_ACTIONS`, `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` taken into
+//! account once, here.
 
 use crate::cli::{ColorArg, FormatArg, ReportArgs};
-use crate::report::Outputs;
 use crate::report::terminal::{Show, Style};
+use crate::report::{GitHubFiles, Outputs};
 use std::io::IsTerminal;
 
 /// The report files and modes of one command.
@@ -14,7 +15,16 @@ pub(super) fn outputs(args: &ReportArgs) -> Outputs {
         markdown: args.markdown.clone(),
         json: args.json.clone(),
         github: github_mode(args.format),
+        github_files: github_files(),
         html: args.html.clone(),
+    }
+}
+
+/// The step summary and step outputs files a GitHub Actions runner names.
+fn github_files() -> GitHubFiles {
+    GitHubFiles {
+        step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").map(Into::into),
+        output: std::env::var_os("GITHUB_OUTPUT").map(Into::into),
     }
 }
 

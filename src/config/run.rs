@@ -6,65 +6,33 @@
 use super::file::FileConfig;
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
-use crate::options::app::{DEFAULT_TIMEOUT_S, last_wins};
-use crate::options::profile::{
-    DEFAULT_CACHE_CONTROL, DEFAULT_CLOCK_CONTROL, DEFAULT_NCU, DEFAULT_OUT_DIR, DEFAULT_REPLAY_MODE,
-};
+use crate::options::profile::DEFAULT_NCU;
 use crate::options::{Layer, ProfileOptions};
 use crate::runner::RunnerConfig;
 use std::path::Path;
-use std::time::Duration;
 
 /// The runner's settings: flag (or its `NCUGATE_*` variable) over file over default.
 pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
     let app = args.app.clone().over(file.app.clone());
-    let p = ncu.clone().over(file.profile.clone());
-    let build = if args.no_build {
+    let build = if args.build.no_build {
         None
     } else {
-        match &args.build {
+        match &args.build.build {
             Some(cmd) => Some(split_build(cmd)?),
             None => file.build.command.clone(),
         }
     };
-    Ok(RunnerConfig {
-        build,
-        app: app.command,
-        env: last_wins(app.env),
-        workdir: app.workdir.unwrap_or_else(|| file.resolve(Path::new("."))),
-        timeout: Duration::from_secs(app.timeout.unwrap_or(DEFAULT_TIMEOUT_S)),
-        mode: p.mode.unwrap_or_default(),
-        graph_profiling: p.graph_profiling.unwrap_or_default(),
-        clock_control: p
-            .clock_control
-            .unwrap_or_else(|| DEFAULT_CLOCK_CONTROL.into()),
-        cache_control: p
-            .cache_control
-            .unwrap_or_else(|| DEFAULT_CACHE_CONTROL.into()),
-        replay_mode: p.replay_mode.unwrap_or_else(|| DEFAULT_REPLAY_MODE.into()),
-        kernel_name: p.kernel_name,
-        launch_skip: p.launch_skip,
-        launch_count: p.launch_count,
-        extra_metrics: p
-            .extra_metrics
-            .into_iter()
-            .filter(|m| !m.is_empty())
-            .collect(),
-        ncu: p.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
-        out_dir: args
-            .out_dir
-            .clone()
-            .over(p.out_dir)
-            .unwrap_or_else(|| file.resolve(Path::new(DEFAULT_OUT_DIR))),
-    })
+    let profile = ncu.clone().over(file.profile.clone());
+    Ok(profile.resolve(app, build, &args.out, &file.base_dir))
 }
 
 /// `--build COMMAND` split into words as a shell would (quotes and
 /// backslashes; no expansion).
 pub(super) fn split_build(cmd: &str) -> Result<Vec<String>> {
-    shlex::split(cmd).ok_or_else(|| Error::Usage {
-        message: format!("--build {cmd}: unbalanced quote"),
-        hint: "quote like a shell: --build \"sh -c 'make -j8 && echo done'\", or set [build] command = [\"sh\", \"-c\", \"…\"] in ncugate.toml".into(),
+    shlex::split(cmd).ok_or_else(|| {
+        Error::from(crate::error::ConfigError::UnbalancedBuild {
+            command: cmd.to_string(),
+        })
     })
 }
 
@@ -74,6 +42,15 @@ pub(super) fn ncu_program(ncu: &ProfileOptions, file: &FileConfig) -> String {
         .clone()
         .over(file.profile.ncu.clone())
         .unwrap_or_else(|| DEFAULT_NCU.into())
+}
+
+/// Whether `.ncu-rep` inputs go through `ncu --import` (`--import-with-ncu`,
+/// `NCUGATE_IMPORT_WITH_NCU`, `[profile] import_with_ncu`) rather than the
+/// native reader.
+pub(super) fn import_with_ncu(ncu: &ProfileOptions, file: &FileConfig) -> bool {
+    ncu.import_with_ncu
+        .over(file.profile.import_with_ncu)
+        .unwrap_or(false)
 }
 
 /// The ncu of commands that take no config flags (`doctor`, `init`):

@@ -3,16 +3,14 @@
 //! stage `check` runs when `ncugate.toml` has a `[sanitizer]` table.
 
 use super::file::FileConfig;
-use super::given::{Given, SANITIZE_RUN_ONLY};
+use super::given::{Given, sanitize_run_only};
 use super::output::{outputs, style};
 use super::run::runner;
 use crate::cli::SanitizeArgs;
-use crate::error::{Error, Result};
-use crate::options::sanitizer::{DEFAULT_LEAK_CHECK, DEFAULT_PRINT_LIMIT, DEFAULT_PROGRAM};
+use crate::error::Result;
 use crate::options::{Layer, ProfileOptions, SanitizerOptions};
 use crate::report::Outputs;
 use crate::runner::RunnerConfig;
-use crate::sanitizer::Allow;
 use crate::sanitizer::Tool;
 use crate::sanitizer::run::SanitizerConfig;
 use std::path::PathBuf;
@@ -33,7 +31,7 @@ pub struct SanitizeConfig {
 pub(super) fn sanitize(args: SanitizeArgs, given: &Given) -> Result<SanitizeConfig> {
     if !args.xml.is_empty() {
         given.refuse(
-            SANITIZE_RUN_ONLY,
+            &sanitize_run_only(),
             "with --xml: the saved XML is gated, nothing runs",
             ", or leave out --xml to run compute-sanitizer on the app",
         )?;
@@ -44,7 +42,7 @@ pub(super) fn sanitize(args: SanitizeArgs, given: &Given) -> Result<SanitizeConf
         .sanitizer
         .clone()
         .over(file.sanitizer.clone().unwrap_or_default());
-    let sanitizer = sanitizer_config(options, &runner)?;
+    let sanitizer = options.resolve(&runner)?;
     let xml = args
         .xml
         .iter()
@@ -73,44 +71,5 @@ pub(super) fn check_stage(
         return Ok(None);
     };
     let options = super::env_only::<SanitizerOptions>()?.over(section.clone());
-    sanitizer_config(options, runner).map(Some)
-}
-
-/// compute-sanitizer's settings from layered `options`, the defaults
-/// filled in, running the app as `runner` does.
-fn sanitizer_config(options: SanitizerOptions, runner: &RunnerConfig) -> Result<SanitizerConfig> {
-    let mut allow = Vec::with_capacity(options.allow.len());
-    for entry in options.allow {
-        let pattern = regex::Regex::new(&entry.pattern).map_err(|e| Error::Usage {
-            message: format!("sanitizer allow pattern `{}`: {e}", entry.pattern),
-            hint: "patterns are regular expressions".into(),
-        })?;
-        if entry.reason.trim().is_empty() {
-            return Err(Error::Usage {
-                message: format!("sanitizer allow pattern `{}` has no reason", entry.pattern),
-                hint: "every allowed finding needs a reason, shown in every report".into(),
-            });
-        }
-        allow.push(Allow {
-            pattern,
-            reason: entry.reason,
-        });
-    }
-    let mut tools = options.tools;
-    if tools.is_empty() {
-        tools.push(Tool::default());
-    }
-    tools.dedup();
-    Ok(SanitizerConfig {
-        tools,
-        leak_check: options.leak_check.unwrap_or(DEFAULT_LEAK_CHECK),
-        print_limit: options.print_limit.unwrap_or(DEFAULT_PRINT_LIMIT),
-        allow,
-        program: options.program.unwrap_or_else(|| DEFAULT_PROGRAM.into()),
-        app: runner.app.clone(),
-        env: runner.env.clone(),
-        workdir: runner.workdir.clone(),
-        timeout: runner.timeout,
-        out_dir: runner.out_dir.join("sanitizer"),
-    })
+    options.resolve(runner).map(Some)
 }

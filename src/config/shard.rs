@@ -22,10 +22,10 @@ impl std::str::FromStr for Shard {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Shard> {
-        let bad = || Error::Usage {
-            message: format!("--shard {s}: expected K/N with 1 ≤ K ≤ N (e.g. 2/4)"),
-            hint: "run shard 1/N … N/N on N runners, then `ncugate merge` their JSON reports"
-                .into(),
+        let bad = || {
+            Error::from(crate::error::ConfigError::InvalidShard {
+                given: s.to_string(),
+            })
         };
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = k.trim().parse().map_err(|_| bad())?;

@@ -1,39 +1,42 @@
 //! A suite's settings: `[[workload]]` tables (or `[app]` as the workload
 //! `default`) merged with `[app]`, `[profile]`, `[build]`, `[gate]` and the
 //! flags, selected with `--workload` / `--tag`, with the baselines folder
-//! and the shard.
+//! and the shard; each selected workload's run resolved here into a complete
+//! configuration, so a suite run only loops over them.
 
-use super::Source;
 use super::file::{FileConfig, WorkloadSection};
 use super::run::runner;
 use super::shard::Shard;
 use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
+use super::{BaselinePlace, Source};
 use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
-use crate::options::app::EnvVar;
-use crate::options::{AppOptions, Layer, ProfileOptions};
+use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
+use crate::runner::RunnerConfig;
 use std::path::PathBuf;
 
-/// The baselines folder of a suite when neither `--baselines` nor
-/// `[gate] baselines` names one, beside `ncugate.toml`.
-pub const DEFAULT_BASELINES_DIR: &str = "baselines";
-
-/// What a suite run does with each workload.
+/// `check`, `baseline record` or `profile` of every selected workload,
+/// each resolved into the complete configuration of that workload's run.
 #[derive(Debug, Clone)]
-pub enum SuiteAction {
-    Check(Box<super::CheckConfig>),
-    Record(Box<super::RecordConfig>),
-    Profile,
+pub enum SuiteRuns {
+    /// One check per workload of [`SuiteConfig::workloads`], in its order.
+    Check(Vec<super::CheckConfig>),
+    /// One recording per workload of [`SuiteConfig::workloads`], in its order.
+    Record(Vec<super::RecordConfig>),
+    /// One profiled run per workload of [`SuiteConfig::workloads`], in its
+    /// order, its build left to the suite (each distinct build runs once).
+    Profile(Vec<RunnerConfig>),
 }
 
 /// `check`, `baseline record` or `profile` over a suite's workloads.
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
-    /// The settings every workload shares; its `source`, `baseline`/`output`
-    /// and `thresholds` are replaced per workload.
-    pub action: SuiteAction,
-    /// The selected workloads, in config order (before sharding).
+    /// Each selected workload's run.
+    pub runs: SuiteRuns,
+    /// The selected workloads, in config order (before sharding), each with
+    /// its build: the suite runs each distinct build once, before the
+    /// workloads that share it.
     pub workloads: Vec<Workload>,
     /// Every workload of the config: the digests cover them all, so runs of
     /// different selections from one commit still merge.
@@ -43,12 +46,6 @@ pub struct SuiteConfig {
     pub baselines_dir: PathBuf,
     /// `--baseline FILE` / `--output FILE` for the one selected workload.
     pub baseline_file: Option<PathBuf>,
-    /// `--input` exports of the one selected workload.
-    pub inputs: Vec<PathBuf>,
-    /// Flags to repeat in a printed `ncugate baseline record …` command
-    /// (`--config`, `--baselines`), already quoted.
-    pub record_flags: String,
-    pub quiet: bool,
     pub outputs: Outputs,
     pub style: crate::report::terminal::Style,
 }
@@ -61,10 +58,12 @@ pub(super) fn is_suite(file: &FileConfig, suite: &SuiteArgs) -> bool {
 }
 
 /// Every workload of the config, merged with the shared sections and the flags.
-pub(super) fn all_workloads(
+/// `thresholds`, the flag, stands over each workload's thresholds.
+fn all_workloads(
     args: &RunArgs,
     ncu: &ProfileOptions,
     file: &FileConfig,
+    thresholds: Option<&PathBuf>,
 ) -> Result<Vec<Workload>> {
     if file.workloads.is_empty() {
         let runner = runner(args, ncu, file)?;
@@ -72,39 +71,36 @@ pub(super) fn all_workloads(
             name: DEFAULT_WORKLOAD.into(),
             tags: Vec::new(),
             runner,
-            thresholds: file.gate.thresholds.clone(),
+            thresholds: thresholds
+                .cloned()
+                .over(file.gate.thresholds.clone())
+                .into(),
         }]);
     }
     if !file.app.command.is_empty() {
-        return Err(Error::Usage {
-            message: "ncugate.toml has both [app] command and [[workload]] tables".into(),
-            hint: "move the app into a [[workload]] (e.g. name = \"default\"); [app] may keep env, workdir and timeout shared by every workload".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::AppAndWorkloads));
     }
     if file.gate.baseline.is_some() {
-        return Err(Error::Usage {
-            message: "ncugate.toml has both [gate] baseline and [[workload]] tables".into(),
-            hint: "a suite keeps one baseline per workload and GPU in [gate] baselines (default `baselines/`); remove [gate] baseline".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::BaselineAndWorkloads));
     }
     let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::with_capacity(file.workloads.len());
     for w in &file.workloads {
         workloads::check_name(&w.name)?;
         if seen.contains(&w.name.as_str()) {
-            return Err(Error::Usage {
-                message: format!("two [[workload]] tables are named `{}`", w.name),
-                hint: "workload names must be unique: they name the baseline folders".into(),
-            });
+            return Err(Error::from(crate::error::ConfigError::DuplicateWorkload {
+                name: w.name.clone(),
+            }));
         }
         seen.push(&w.name);
-        if w.command.is_empty() {
-            return Err(Error::Usage {
-                message: format!("[[workload]] `{}` has no command", w.name),
-                hint: "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
-            });
+        if w.app.command.is_empty() {
+            return Err(Error::from(
+                crate::error::ConfigError::WorkloadWithoutCommand {
+                    name: w.name.clone(),
+                },
+            ));
         }
-        out.push(one(args, ncu, file, w)?);
+        out.push(one(args, ncu, file, w, thresholds)?);
     }
     Ok(out)
 }
@@ -115,30 +111,11 @@ fn one(
     ncu: &ProfileOptions,
     file: &FileConfig,
     w: &WorkloadSection,
+    thresholds: Option<&PathBuf>,
 ) -> Result<Workload> {
     let mut merged = file.clone();
-    let own = AppOptions {
-        timeout: w.timeout,
-        workdir: w.workdir.as_deref().map(|p| file.resolve(p)),
-        env: w
-            .env
-            .iter()
-            .map(|(key, value)| EnvVar {
-                key: key.clone(),
-                value: value.clone(),
-            })
-            .collect(),
-        command: w.command.clone(),
-    };
-    merged.app = own.over(file.app.clone());
-    let own = ProfileOptions {
-        kernel_name: w.kernel_name.clone(),
-        launch_skip: w.launch_skip,
-        launch_count: w.launch_count,
-        extra_metrics: w.extra_metrics.clone(),
-        ..ProfileOptions::default()
-    };
-    merged.profile = own.over(file.profile.clone());
+    merged.app = w.app.clone().over(file.app.clone());
+    merged.profile = w.profile.clone().over(file.profile.clone());
     if let Some(build) = &w.build {
         merged.build.command = Some(build.clone());
     }
@@ -148,11 +125,11 @@ fn one(
         name: w.name.clone(),
         tags: w.tags.clone(),
         runner,
-        thresholds: w
-            .thresholds
-            .as_ref()
-            .map(|p| file.resolve(p))
-            .over(file.gate.thresholds.clone()),
+        thresholds: thresholds
+            .cloned()
+            .over(w.thresholds.clone())
+            .over(file.gate.thresholds.clone())
+            .into(),
     })
 }
 
@@ -161,35 +138,45 @@ pub(super) struct Request<'a> {
     pub suite: &'a SuiteArgs,
     pub run: &'a RunArgs,
     pub ncu: &'a ProfileOptions,
+    /// `--thresholds` (or `NCUGATE_THRESHOLDS`): stands over every workload's thresholds.
+    pub thresholds: Option<PathBuf>,
     /// The flag naming one baseline file (`--baseline`, `--output`) and its
     /// value: it belongs to one workload, like `--input` and `-- APP ARGS`.
     pub one_workload_flag: (&'static str, Option<PathBuf>),
     /// `--input` exports of the one selected workload.
     pub inputs: Vec<PathBuf>,
-    pub outputs: Outputs,
-    pub style: crate::report::terminal::Style,
 }
 
-impl SuiteConfig {
+/// The workloads a suite run selected, and where their data and baselines
+/// are: what each command's per-workload configuration is made from.
+pub(super) struct Selection {
+    pub workloads: Vec<Workload>,
+    pub all: Vec<Workload>,
+    pub shard: Option<Shard>,
+    pub baselines_dir: PathBuf,
+    pub baseline_file: Option<PathBuf>,
+    inputs: Vec<PathBuf>,
+    thresholds_flag: Option<PathBuf>,
+    quiet: bool,
+    /// Flags to repeat in a printed `ncugate baseline record …` command
+    /// (`--config`, `--baselines`), already quoted.
+    record_flags: String,
+}
+
+impl Selection {
     /// The suite run of `request` over the workloads of `file`: selects them,
     /// checks that flags meant for one workload name one, and takes the
-    /// shard and the baselines folder. `action` gets the selected workloads
-    /// and the inputs and makes the settings they share.
-    pub(super) fn new(
-        request: Request,
-        file: &FileConfig,
-        action: impl FnOnce(&[Workload], &[PathBuf]) -> Result<SuiteAction>,
-    ) -> Result<SuiteConfig> {
+    /// shard and the baselines folder.
+    pub(super) fn new(request: Request, file: &FileConfig) -> Result<Selection> {
         let Request {
             suite,
             run,
             ncu,
+            thresholds,
             one_workload_flag: (file_flag, baseline_file),
             inputs,
-            outputs,
-            style,
         } = request;
-        let all = all_workloads(run, ncu, file)?;
+        let all = all_workloads(run, ncu, file, thresholds.as_ref())?;
         let workloads = workloads::select(all.clone(), &suite.workloads, &suite.tags)?;
         let shard = suite.shard.as_deref().map(str::parse).transpose()?;
         let one_only = if baseline_file.is_some() {
@@ -204,29 +191,22 @@ impl SuiteConfig {
         if let Some(flag) = one_only {
             if workloads.len() != 1 {
                 let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-                return Err(Error::Usage {
-                    message: format!(
-                        "{flag} belongs to one workload, but {} are selected ({})",
-                        workloads.len(),
-                        names.join(", ")
-                    ),
-                    hint: "say which with --workload NAME".into(),
-                });
+                return Err(Error::from(crate::error::ConfigError::OneWorkloadFlag {
+                    flag: flag.to_string(),
+                    selected: names.iter().map(|n| n.to_string()).collect(),
+                }));
             }
             if shard.is_some() {
-                return Err(Error::Usage {
-                    message: format!("--shard splits a suite; it does not apply to {flag}"),
-                    hint: format!(
-                        "drop --shard, or drop {flag} and let each shard profile its workloads"
-                    ),
-                });
+                return Err(Error::from(
+                    crate::error::ConfigError::ShardWithOneWorkloadFlag {
+                        flag: flag.to_string(),
+                    },
+                ));
             }
         }
         let baselines_dir = suite
             .baselines
-            .clone()
-            .over(file.gate.baselines.clone())
-            .unwrap_or_else(|| file.resolve(std::path::Path::new(DEFAULT_BASELINES_DIR)));
+            .resolve(file.gate.baselines.clone(), &file.base_dir);
         let mut record_flags = String::new();
         if let Some(config) = &run.config {
             record_flags.push_str(&format!(
@@ -234,30 +214,99 @@ impl SuiteConfig {
                 quote(&config.display().to_string())
             ));
         }
-        if let Some(dir) = &suite.baselines {
+        if let Some(dir) = &suite.baselines.baselines {
             record_flags.push_str(&format!(
                 " --baselines {}",
                 quote(&dir.display().to_string())
             ));
         }
-        Ok(SuiteConfig {
-            action: action(&workloads, &inputs)?,
+        Ok(Selection {
             workloads,
             all,
             shard,
             baselines_dir,
             baseline_file,
             inputs,
-            record_flags,
+            thresholds_flag: thresholds,
             quiet: run.quiet,
+            record_flags,
+        })
+    }
+
+    /// The data of workload `w`: the exports, or its app profiled `runs`
+    /// times (its build left out: the suite runs each distinct build once).
+    pub(super) fn source(&self, w: &Workload, runs: u32) -> Source {
+        if self.inputs.is_empty() {
+            let mut runner = w.runner.clone();
+            runner.build = None;
+            Source::Profile {
+                runner: Box::new(runner),
+                runs,
+                quiet: self.quiet,
+            }
+        } else {
+            Source::Inputs(self.inputs.clone())
+        }
+    }
+
+    /// The baseline of workload `w`: the one file given, else its place in
+    /// the baselines folder; a check's names the command that records it.
+    pub(super) fn baseline(&self, w: &Workload, check: bool) -> BaselinePlace {
+        match &self.baseline_file {
+            Some(file) => BaselinePlace::File(file.clone()),
+            None => BaselinePlace::Dir {
+                dir: self.baselines_dir.clone(),
+                workload: w.name.clone(),
+                record: if check {
+                    self.record_command(w)
+                } else {
+                    String::new()
+                },
+            },
+        }
+    }
+
+    /// The command that records workload `w`'s missing baseline on this runner.
+    fn record_command(&self, w: &Workload) -> String {
+        let mut cmd = format!(
+            "ncugate baseline record --workload {}{}",
+            quote(&w.name),
+            self.record_flags
+        );
+        if let Some(t) = &self.thresholds_flag {
+            cmd.push_str(&format!(
+                " --thresholds {}",
+                quote(&t.display().to_string())
+            ));
+        }
+        for input in &self.inputs {
+            cmd.push_str(&format!(" --input {}", quote(&input.display().to_string())));
+        }
+        cmd
+    }
+
+    /// The suite's configuration, once each workload's run is made.
+    pub(super) fn into_config(
+        self,
+        runs: SuiteRuns,
+        outputs: Outputs,
+        style: crate::report::terminal::Style,
+    ) -> SuiteConfig {
+        SuiteConfig {
+            runs,
+            workloads: self.workloads,
+            all: self.all,
+            shard: self.shard,
+            baselines_dir: self.baselines_dir,
+            baseline_file: self.baseline_file,
             outputs,
             style,
-        })
+        }
     }
 }
 
 /// A word as a POSIX shell would need it quoted.
-pub fn quote(word: &str) -> String {
+fn quote(word: &str) -> String {
     if !word.is_empty()
         && word
             .chars()
@@ -266,18 +315,5 @@ pub fn quote(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
-/// The source of one workload: its exports, or its app profiled `runs` times.
-pub fn source_for(inputs: &[PathBuf], w: &Workload, runs: u32, quiet: bool) -> Source {
-    if inputs.is_empty() {
-        Source::Profile {
-            runner: Box::new(w.runner.clone()),
-            runs,
-            quiet,
-        }
-    } else {
-        Source::Inputs(inputs.to_vec())
     }
 }

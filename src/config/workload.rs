@@ -3,7 +3,6 @@
 
 use crate::error::{Error, Result};
 use crate::runner::RunnerConfig;
-use std::path::PathBuf;
 
 /// The name `[app]` takes when a config has no `[[workload]]` tables.
 pub const DEFAULT_WORKLOAD: &str = "default";
@@ -14,8 +13,8 @@ pub struct Workload {
     pub name: String,
     pub tags: Vec<String>,
     pub runner: RunnerConfig,
-    /// This workload's thresholds file (`None`: the built-in rules).
-    pub thresholds: Option<PathBuf>,
+    /// This workload's threshold rules.
+    pub thresholds: crate::rules::ThresholdsSource,
 }
 
 /// A workload name is a folder name under the baselines directory: ASCII
@@ -30,10 +29,9 @@ pub fn check_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage {
-            message: format!("workload name `{name}` is not safe as a file name"),
-            hint: "use ASCII letters, digits, `.`, `_` and `-` (e.g. `train-step`), not starting with `.` or `-`".into(),
-        })
+        Err(Error::from(crate::error::ConfigError::UnsafeWorkloadName {
+            name: name.to_string(),
+        }))
     }
 }
 
@@ -44,14 +42,11 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
     let known: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
     for name in names {
         if !known.contains(&name.as_str()) {
-            return Err(Error::Usage {
-                message: format!("no workload named `{name}`"),
-                hint: format!(
-                    "the config defines {}{}",
-                    known.join(", "),
-                    suggestion(name, &known)
-                ),
-            });
+            return Err(Error::from(crate::error::ConfigError::NoSuchWorkload {
+                name: name.clone(),
+                known: known.iter().map(|k| k.to_string()).collect(),
+                did_you_mean: suggestion(name, &known),
+            }));
         }
     }
     for tag in tags {
@@ -62,14 +57,11 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
                 .collect();
             tags.sort_unstable();
             tags.dedup();
-            return Err(Error::Usage {
-                message: format!("no workload is tagged `{tag}`"),
-                hint: if tags.is_empty() {
-                    "no workload has tags: add `tags = [\"…\"]` to a [[workload]]".into()
-                } else {
-                    format!("known tags: {}{}", tags.join(", "), suggestion(tag, &tags))
-                },
-            });
+            return Err(Error::from(crate::error::ConfigError::NoSuchTag {
+                tag: tag.clone(),
+                did_you_mean: suggestion(tag, &tags),
+                known: tags.iter().map(|t| t.to_string()).collect(),
+            }));
         }
     }
     if names.is_empty() && tags.is_empty() {
@@ -107,10 +99,10 @@ mod tests {
                 workdir: ".".into(),
                 timeout: std::time::Duration::from_secs(1),
                 mode: crate::runner::Mode::Fast,
-                graph_profiling: crate::runner::GraphProfiling::Node,
-                clock_control: "none".into(),
-                cache_control: "all".into(),
-                replay_mode: "kernel".into(),
+                graph_profiling: crate::model::GraphProfiling::Node,
+                clock_control: crate::runner::ClockControl::None,
+                cache_control: crate::runner::CacheControl::All,
+                replay_mode: crate::runner::ReplayMode::Kernel,
                 kernel_name: None,
                 launch_skip: None,
                 launch_count: None,
@@ -118,7 +110,7 @@ mod tests {
                 ncu: "ncu".into(),
                 out_dir: ".".into(),
             },
-            thresholds: None,
+            thresholds: crate::rules::ThresholdsSource::BuiltIn,
         }
     }
 

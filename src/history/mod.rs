@@ -15,7 +15,7 @@ pub mod store;
 
 pub use store::{Entry, Point, Provenance, Query, Recorded, Store};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, HistoryError, Result};
 use std::path::PathBuf;
 
 /// The two kinds of store a URL names.
@@ -55,10 +55,11 @@ impl Location {
 }
 
 fn usage(url: &str, why: &str) -> Error {
-    Error::Usage {
-        message: format!("history URL `{}`: {why}", redact(url)),
-        hint: format!("give --history, NCUGATE_HISTORY or [history] url as {URL_FORMS}"),
+    HistoryError::BadUrl {
+        url: redact(url),
+        why: why.into(),
     }
+    .into()
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
@@ -90,10 +91,12 @@ pub fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
 pub fn store_error(shown: &str, what: impl std::fmt::Display, hint: impl Into<String>) -> Error {
     let what = what.to_string();
     let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
-    Error::Tool {
-        message: format!("history store {shown}: {what}"),
-        hint: hint.into(),
+    HistoryError::Store {
+        store: shown.to_string(),
+        what,
+        fix: hint.into(),
     }
+    .into()
 }
 
 /// The hint for a store whose schema is newer than this ncugate's.

@@ -6,7 +6,7 @@
 //! and unprintable characters are refused, the schema version must be this
 //! ncugate's, and every written outcome is recomputed from its checks.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FileKind, HistoryError, Result};
 use crate::verdict::{REPORT_SCHEMA_VERSION, Report, StructureCheck, Subject};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -49,16 +49,12 @@ pub struct Value {
 /// compared nothing (no GPU fingerprint: the check stopped before it) are
 /// left out and said in `skipped`.
 pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Vec<RunRecord>> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let bad = |problem: String| Error::Malformed {
+        kind: FileKind::ShardReport,
         path: path.to_path_buf(),
-        source,
-    })?;
-    let bad = |message: String| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint:
-            "pass the files exactly as `ncugate check --json` or `ncugate merge --json` wrote them"
-                .into(),
+        problem,
     };
     crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| bad(format!("{e}")))?;
     let value: serde_json::Value =
@@ -76,10 +72,11 @@ pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Ve
     let mut runs = Vec::new();
     for (name, report) in reports {
         if !matches!(report.subject, Subject::Metrics) {
-            return Err(bad(format!(
-                "workload `{name}` is a {} report; history keeps the metric gate's runs",
-                gate_name(&report.subject)
-            )));
+            return Err(HistoryError::NotMetrics {
+                workload: name,
+                gate: gate_name(&report.subject),
+            }
+            .into());
         }
         match run_of(&name, &report) {
             Some(run) => runs.push(run),

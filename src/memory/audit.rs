@@ -52,9 +52,10 @@ impl Audit {
 
 /// Reads the library's JSON report.
 pub fn read(path: &Path) -> Result<Audit> {
-    let text = std::fs::read_to_string(path).map_err(|_| Error::Tool {
-        message: format!("the graph audit library wrote no report ({})", path.display()),
-        hint: "the app may not use the CUDA runtime/driver, or CUDA_INJECTION64_PATH was not honoured: check inject/build/libncugate_audit.so loads (`ncugate doctor`), and that the app exits normally".into(),
+    let text = std::fs::read_to_string(path).map_err(|_| {
+        Error::from(crate::error::ToolError::NoAuditReport {
+            report: path.to_path_buf(),
+        })
     })?;
     // The library writes one JSON object; tolerate a trailing newline or several (take the last).
     let line = text
@@ -62,9 +63,11 @@ pub fn read(path: &Path) -> Result<Audit> {
         .rev()
         .find(|l| l.trim_start().starts_with('{'))
         .unwrap_or(text.as_str());
-    serde_json::from_str(line).map_err(|e| Error::Input {
-        path: path.to_path_buf(),
-        message: format!("unreadable graph audit report: {e}"),
-        hint: "rebuild the audit library: `make -C inject`".into(),
+    serde_json::from_str(line).map_err(|e| {
+        Error::malformed(
+            crate::error::FileKind::AuditReport,
+            path,
+            format!("unreadable graph audit report: {e}"),
+        )
     })
 }

@@ -30,25 +30,14 @@ pub struct Entry {
 /// run's noise cannot trigger and a real one cannot hide from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    /// Runs in the rolling median baseline (7).
+    /// Runs in the rolling median baseline.
     pub window: usize,
-    /// The last runs that must all be over the line (3).
+    /// The last runs that must all be over the line.
     pub consecutive: usize,
-    /// Over `factor` × baseline (1.5).
+    /// Over `factor` × baseline.
     pub factor: f64,
-    /// And over this many bytes (384 MiB).
+    /// And over this many bytes.
     pub min_bytes: f64,
-}
-
-impl Default for Rule {
-    fn default() -> Self {
-        Rule {
-            window: 7,
-            consecutive: 3,
-            factor: 1.5,
-            min_bytes: 384.0 * 1024.0 * 1024.0,
-        }
-    }
 }
 
 /// Appends `entry` under an exclusive lock and returns every entry, the new one last.
@@ -76,10 +65,12 @@ pub fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
         if l.trim().is_empty() {
             continue;
         }
-        let e: Entry = serde_json::from_str(&l).map_err(|e| Error::Input {
-            path: path.to_path_buf(),
-            message: format!("line {}: not a history entry: {e}", n + 1),
-            hint: "the history file holds one JSON object per line written by ncugate; remove the broken line".into(),
+        let e: Entry = serde_json::from_str(&l).map_err(|e| {
+            Error::malformed(
+                crate::error::FileKind::MemoryHistory,
+                path,
+                format!("line {}: not a history entry: {e}", n + 1),
+            )
         })?;
         entries.push(e);
     }
@@ -101,10 +92,11 @@ fn median(values: &mut [f64]) -> f64 {
 /// leaked more than `factor` × baseline and more than `min_bytes`.
 pub fn judge(entries: &[Entry], rule: &Rule) -> MemoryResult {
     let need = rule.window + rule.consecutive;
-    let check = format!(
-        "leak trend (last {} runs vs the median of the {} before)",
-        rule.consecutive, rule.window
-    );
+    let check = super::MemoryCheck::LeakTrend {
+        consecutive: rule.consecutive,
+        window: rule.window,
+    }
+    .name();
     if entries.len() < need {
         return MemoryResult {
             check,
@@ -166,7 +158,7 @@ mod tests {
 
     #[test]
     fn the_articles_rule() {
-        let rule = Rule::default();
+        let rule = crate::options::MemoryOptions::default().rule();
         let steady: Vec<Entry> = [300.0, 310.0, 305.0, 290.0, 300.0, 295.0, 300.0]
             .into_iter()
             .map(entry)

@@ -47,22 +47,6 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
-/// The folder compiled libraries are cached in: `$NCUGATE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/ncugate`, else `~/.cache/ncugate`.
-pub fn cache_root() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(dir) = var("NCUGATE_CACHE_DIR") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("ncugate");
-    }
-    match var("HOME") {
-        Some(home) => PathBuf::from(home).join(".cache").join("ncugate"),
-        None => std::env::temp_dir().join("ncugate-cache"),
-    }
-}
-
 /// CUPTI's header and library folders, and the folders to find `libcuda.so` in at link time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Cupti {
@@ -85,13 +69,9 @@ fn find_cupti(home: &Path) -> Result<Cupti> {
         home.join("lib64/libcupti.so"),
     ]);
     let (Some(header), Some(library)) = (header, library) else {
-        return Err(Error::Tool {
-            message: format!(
-                "CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit at {}",
-                home.display()
-            ),
-            hint: "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
-        });
+        return Err(Error::from(crate::error::ToolError::NoCupti {
+            cuda_home: home.to_path_buf(),
+        }));
     };
     let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
     // libcuda.so at link time: the toolkit's stub (the driver's own library runs).
@@ -197,21 +177,15 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     crate::runner::write_lines(&log, &done.lines)?;
     if !done.exit.success() || !tmp.is_file() {
         let _ = std::fs::remove_dir_all(&work);
-        return Err(Error::Process {
-            message: format!(
-                "compiling the graph audit library failed ({}): {}",
-                done.exit,
-                spec.display()
-            ),
+        return Err(Error::from(crate::error::ProcessError::AuditLibrary {
+            command: spec.display(),
+            exit: done.exit.to_string(),
             output: crate::runner::process::last_lines(&done.lines, 5, "\n")
                 .lines()
                 .map(str::to_string)
                 .collect(),
-            hint: format!(
-                "it needs a C compiler ($CC, else cc) and CUPTI from the CUDA toolkit ($CUDA_HOME); log: {}",
-                log.display()
-            ),
-        });
+            log,
+        }));
     }
     std::fs::rename(&tmp, &lib).map_err(write_err(&lib))?;
     let _ = std::fs::remove_dir_all(&work);

@@ -14,7 +14,8 @@ use crate::format::format_value;
 use crate::status::Status;
 use serde::Serialize;
 
-/// `[memory]` limits (bytes; `None`: not checked).
+/// `[memory]` limits (bytes; `None`: not checked); their defaults are in
+/// `crate::options::memory`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryLimits {
     /// Graph executables still alive at exit (default 0).
@@ -26,14 +27,42 @@ pub struct MemoryLimits {
     pub max_peak: Option<f64>,
 }
 
-impl Default for MemoryLimits {
-    fn default() -> Self {
-        MemoryLimits {
-            max_live_execs: Some(0),
-            max_live_graphs: None,
-            max_growth_per_iteration: Some(65_536.0),
-            max_growth_per_second: None,
-            max_peak: None,
+/// What a memory check measures; [`MemoryCheck::name`] is how reports
+/// (and [`MemoryResult::check`]) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryCheck {
+    /// Graph executables created and never destroyed.
+    LiveExecs,
+    /// Graphs created and never destroyed.
+    LiveGraphs,
+    /// NVML's growth over the graph launches, per launch.
+    GrowthPerLaunch,
+    /// NVML's least-squares slope, per second.
+    GrowthPerSecond,
+    /// NVML's peak for the process.
+    Peak,
+    /// The growth checks, when NVML could not measure them.
+    Growth,
+    /// The history rule: the last `consecutive` runs against the median of
+    /// the `window` before them.
+    LeakTrend { consecutive: usize, window: usize },
+}
+
+impl MemoryCheck {
+    pub fn name(self) -> String {
+        match self {
+            MemoryCheck::LiveExecs => "live graph executables at exit".into(),
+            MemoryCheck::LiveGraphs => "live graphs at exit".into(),
+            MemoryCheck::GrowthPerLaunch => "GPU memory growth per graph launch".into(),
+            MemoryCheck::GrowthPerSecond => "GPU memory growth per second".into(),
+            MemoryCheck::Peak => "peak GPU memory".into(),
+            MemoryCheck::Growth => "GPU memory growth".into(),
+            MemoryCheck::LeakTrend {
+                consecutive,
+                window,
+            } => {
+                format!("leak trend (last {consecutive} runs vs the median of the {window} before)")
+            }
         }
     }
 }
@@ -82,7 +111,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
         leaked.join(", ")
     };
     out.push(count_check(
-        "live graph executables at exit",
+        MemoryCheck::LiveExecs,
         live_execs,
         limits.max_live_execs,
         &format!(
@@ -98,7 +127,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     ));
     if limits.max_live_graphs.is_some() {
         out.push(count_check(
-            "live graphs at exit",
+            MemoryCheck::LiveGraphs,
             a.graphs_created.saturating_sub(a.graphs_destroyed),
             limits.max_live_graphs,
             &format!(
@@ -111,12 +140,12 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
         Some(g) => {
             // The window runs from the first launch to the last: launches − 1 intervals.
             let per_iteration = (a.graph_launches > 1).then(|| g.growth_bytes / (a.graph_launches - 1) as f64);
-            out.push(bytes_check("GPU memory growth per graph launch", per_iteration, limits.max_growth_per_iteration, &format!("{} from the first to the last of {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
-            out.push(bytes_check("GPU memory growth per second", Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
-            out.push(bytes_check("peak GPU memory", Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
+            out.push(bytes_check(MemoryCheck::GrowthPerLaunch, per_iteration, limits.max_growth_per_iteration, &format!("{} from the first to the last of {} graph launches", format_value(g.growth_bytes, "byte"), a.graph_launches)));
+            out.push(bytes_check(MemoryCheck::GrowthPerSecond, Some(g.slope_bytes_per_s), limits.max_growth_per_second, &format!("least-squares slope over {} NVML samples in {:.2} s", g.samples, g.seconds)));
+            out.push(bytes_check(MemoryCheck::Peak, Some(g.peak_bytes), limits.max_peak, "NVML, this process"));
         }
         None => out.push(MemoryResult {
-            check: "GPU memory growth".into(),
+            check: MemoryCheck::Growth.name(),
             value: None,
             limit: limits.max_growth_per_iteration,
             unit: "byte".into(),
@@ -127,7 +156,7 @@ pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     out
 }
 
-fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> MemoryResult {
+fn count_check(check: MemoryCheck, value: u64, limit: Option<u64>, detail: &str) -> MemoryResult {
     let status = match limit {
         Some(l) if value > l => Status::Fail,
         Some(_) => Status::Pass,
@@ -138,7 +167,7 @@ fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> Mem
         None => format!("{value}: {detail}"),
     };
     MemoryResult {
-        check: check.into(),
+        check: check.name(),
         value: Some(value as f64),
         limit: limit.map(|l| l as f64),
         unit: String::new(),
@@ -147,7 +176,12 @@ fn count_check(check: &str, value: u64, limit: Option<u64>, detail: &str) -> Mem
     }
 }
 
-fn bytes_check(check: &str, value: Option<f64>, limit: Option<f64>, detail: &str) -> MemoryResult {
+fn bytes_check(
+    check: MemoryCheck,
+    value: Option<f64>,
+    limit: Option<f64>,
+    detail: &str,
+) -> MemoryResult {
     let status = match (value, limit) {
         (Some(v), Some(l)) if v > l => Status::Fail,
         (Some(_), Some(_)) => Status::Pass,
@@ -159,7 +193,7 @@ fn bytes_check(check: &str, value: Option<f64>, limit: Option<f64>, detail: &str
         None => format!("{shown} (no limit): {detail}"),
     };
     MemoryResult {
-        check: check.into(),
+        check: check.name(),
         value,
         limit,
         unit: "byte".into(),

@@ -36,10 +36,7 @@ pub struct Audited {
 pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     let r = &config.runner;
     if r.app.is_empty() {
-        return Err(Error::Usage {
-            message: "no app to audit".into(),
-            hint: "pass the app after `--`, or set [app] command in ncugate.toml".into(),
-        });
+        return Err(Error::from(crate::error::ConfigError::NoAppToAudit));
     }
     crate::runner::build(r, processes)?;
     let lib = library(config, processes)?;
@@ -50,10 +47,10 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     })?;
     let out = dir.join("audit.json");
     let _ = std::fs::remove_file(&out);
-    let (program, args) = r.app.split_first().ok_or_else(|| Error::Usage {
-        message: "no app".into(),
-        hint: "pass the app after `--`".into(),
-    })?;
+    let (program, args) = r
+        .app
+        .split_first()
+        .ok_or_else(|| Error::from(crate::error::ConfigError::NoAppToAudit))?;
     let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
     spec.env = r.env.clone();
     spec.env.push((
@@ -90,17 +87,17 @@ pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     match &done.exit {
         Exit::Code(0) => {}
         Exit::NotFound => {
-            return Err(Error::Tool {
-                message: format!("the app `{program}` does not exist"),
-                hint: "check [app] command / the app after `--`".into(),
-            });
+            return Err(Error::from(crate::error::ToolError::AppNotFound {
+                program: program.clone(),
+            }));
         }
         other => {
-            return Err(Error::Process {
-                message: format!("the app failed ({other}): {}", spec.display()),
+            return Err(Error::from(crate::error::ProcessError::App {
+                command: spec.display(),
+                exit: other.to_string(),
                 output: tail,
-                hint: format!("its output is in {}", log.display()),
-            });
+                log: log.clone(),
+            }));
         }
     }
     let audit = audit::read(&out)?;
@@ -190,13 +187,11 @@ fn library(config: &Audit, processes: &dyn ProcessRunner) -> Result<PathBuf> {
             super::library::ensure(config.cache_dir, &tools, processes)?.path
         }
     };
-    std::fs::canonicalize(&path).map_err(|source| Error::Tool {
-        message: format!(
-            "the graph audit library {} cannot be used: {source}",
-            path.display()
-        ),
-        hint: "leave out --audit-lib / [memory] audit_lib: ncugate compiles its own on first use"
-            .into(),
+    std::fs::canonicalize(&path).map_err(|source| {
+        Error::from(crate::error::ToolError::AuditLibrary {
+            library: path.clone(),
+            reason: source.to_string(),
+        })
     })
 }
 

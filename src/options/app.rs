@@ -6,7 +6,8 @@ use super::layered;
 use clap::Args;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// `[app]`, and the flags that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
@@ -33,6 +34,19 @@ layered!(AppOptions { timeout, workdir, command } adds { env });
 
 /// Seconds a whole run may take unless told otherwise.
 pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+impl AppOptions {
+    /// The folder the build and the app run in: given, else `base` (the
+    /// folder of ncugate.toml).
+    pub fn workdir_or(&self, base: &Path) -> PathBuf {
+        self.workdir.clone().unwrap_or_else(|| base.join("."))
+    }
+
+    /// How long the whole run may take: given, else [`DEFAULT_TIMEOUT_S`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_S))
+    }
+}
 
 /// One variable of the app's environment: `--env KEY=VALUE` or a key of `[app] env`.
 #[derive(Debug, Clone, PartialEq)]

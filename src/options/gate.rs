@@ -1,14 +1,15 @@
 //! What the metric gate compares with: `[gate]` in `ncugate.toml` and the
 //! flags of `check` and `baseline record` that override it. The baseline
 //! file's flag differs by command (`check --baseline`, `baseline record
-//! --output`) and the baselines folder's is a suite flag (`--baselines`), so
-//! those two keys are file-only here.
+//! --output`) and the baselines folder's is a suite flag ([`BaselinesDir`]'s
+//! `--baselines`), so those two keys are file-only in [`GateOptions`].
 
 use super::layered;
 use crate::model::KernelKeyMode;
+use crate::options::Layer;
 use clap::Args;
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `[gate]`, and the flags that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
@@ -34,3 +35,27 @@ layered!(GateOptions {
     baseline,
     baselines,
 });
+
+/// The baselines folder of a suite when neither `--baselines` nor
+/// `[gate] baselines` names one, beside `ncugate.toml`.
+pub const DEFAULT_BASELINES_DIR: &str = "baselines";
+
+/// `--baselines`, the flag of `[gate] baselines`, with the suite's flags.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct BaselinesDir {
+    /// The baselines folder, `DIR/<workload>/<gpu>.json` (default: [gate] baselines, else baselines/ beside ncugate.toml).
+    #[arg(long, env = "NCUGATE_BASELINES", value_name = "DIR")]
+    pub baselines: Option<PathBuf>,
+}
+
+impl BaselinesDir {
+    /// The baselines folder: `--baselines` (or `NCUGATE_BASELINES`) over
+    /// `[gate] baselines` over [`DEFAULT_BASELINES_DIR`] in `base`, the
+    /// folder of `ncugate.toml`.
+    pub fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
+        self.baselines
+            .clone()
+            .over(file)
+            .unwrap_or_else(|| base.join(DEFAULT_BASELINES_DIR))
+    }
+}

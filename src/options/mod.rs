@@ -4,9 +4,13 @@
 //! setting has one name, one type and one help text; a field only one side
 //! knows is `#[arg(skip)]` or `#[serde(skip)]`.
 //!
-//! [`Layer`] is the one precedence every setting follows; `crate::config`
-//! stacks the layers and applies the defaults when it builds the typed
-//! configuration.
+//! Beside each struct are its `DEFAULT_*` constants (which its `--help`
+//! text states; a test in `crate::cli` holds the two together) and the
+//! `resolve` that turns the layered settings into the typed values the gate
+//! uses (`ProfileOptions::resolve`, `SanitizerOptions::resolve`,
+//! `MemoryOptions::limits`, …). [`Layer`] is the one precedence every
+//! setting follows; `crate::config` stacks the layers for each command and
+//! calls those.
 //!
 //! The fields' `///` comments are `--help` text, written for a terminal: they
 //! name ncugate.toml tables (`[gate] thresholds`), which rustdoc would take for links.
@@ -104,8 +108,9 @@ mod tests {
 
     #[test]
     fn flags_and_ncugate_toml_spell_every_value_as_users_type_it() {
+        use crate::model::GraphProfiling;
         use crate::model::KernelKeyMode;
-        use crate::runner::{GraphProfiling, Mode};
+        use crate::runner::Mode;
         use crate::sanitizer::Tool;
         assert_eq!(names::<Mode>(), ["fast", "full"]);
         assert_eq!(names::<GraphProfiling>(), ["node", "graph"]);

@@ -2,10 +2,14 @@
 //! line, `NCUGATE_MODE`, … in the environment, `[profile]` in `ncugate.toml`.
 
 use super::layered;
-use crate::runner::{GraphProfiling, Mode};
+use crate::model::GraphProfiling;
+use crate::options::Layer;
+use crate::options::app::{AppOptions, last_wins};
+use crate::runner::RunnerConfig;
+use crate::runner::{CacheControl, ClockControl, Mode, ReplayMode};
 use clap::Args;
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `[profile]`, and the flags that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
@@ -19,14 +23,14 @@ pub struct ProfileOptions {
     #[arg(long, value_enum, env = "NCUGATE_GRAPH_PROFILING")]
     pub graph_profiling: Option<GraphProfiling>,
     /// ncu --clock-control (default none; recorded in the baseline).
-    #[arg(long, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
-    pub clock_control: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
+    pub clock_control: Option<ClockControl>,
     /// ncu --cache-control (default all).
-    #[arg(long, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
-    pub cache_control: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
+    pub cache_control: Option<CacheControl>,
     /// ncu --replay-mode (default kernel).
-    #[arg(long, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
-    pub replay_mode: Option<String>,
+    #[arg(long, value_enum, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
+    pub replay_mode: Option<ReplayMode>,
     /// ncu --kernel-name filter.
     #[arg(long, env = "NCUGATE_KERNEL_NAME", value_name = "FILTER")]
     pub kernel_name: Option<String>,
@@ -36,9 +40,10 @@ pub struct ProfileOptions {
     /// ncu --launch-count.
     #[arg(long, env = "NCUGATE_LAUNCH_COUNT", value_name = "N")]
     pub launch_count: Option<u64>,
-    /// Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics).
+    /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports.
     #[arg(
         long = "extra-metric",
+        alias = "metric",
         env = "NCUGATE_EXTRA_METRICS",
         value_delimiter = ',',
         value_name = "METRIC"
@@ -48,10 +53,76 @@ pub struct ProfileOptions {
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
     pub ncu: Option<String>,
-    /// `[profile] out_dir`: the work dir for artifacts. Its flag is `--out`,
-    /// with the app's flags, as sanitize and leaks take it too.
+    /// Read `.ncu-rep` inputs through `ncu --import` instead of natively.
+    #[arg(
+        long,
+        env = "NCUGATE_IMPORT_WITH_NCU",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub import_with_ncu: Option<bool>,
+    /// `[profile] out_dir`: the work dir for artifacts. Its flag is
+    /// [`OutDir`]'s `--out`, with the app's flags, as sanitize and leaks take
+    /// it too.
     #[arg(skip)]
     pub out_dir: Option<PathBuf>,
+}
+
+impl ProfileOptions {
+    /// How the app is built and runs under ncu: these settings and the
+    /// app's, each given or its default; `base` is the folder of
+    /// ncugate.toml, which the defaults of the work dir and the app's folder
+    /// are relative to.
+    pub fn resolve(
+        self,
+        app: AppOptions,
+        build: Option<Vec<String>>,
+        out: &OutDir,
+        base: &Path,
+    ) -> RunnerConfig {
+        RunnerConfig {
+            build,
+            workdir: app.workdir_or(base),
+            timeout: app.timeout(),
+            app: app.command,
+            env: last_wins(app.env),
+            mode: self.mode.unwrap_or_default(),
+            graph_profiling: self.graph_profiling.unwrap_or_default(),
+            clock_control: self.clock_control.unwrap_or(DEFAULT_CLOCK_CONTROL),
+            cache_control: self.cache_control.unwrap_or(DEFAULT_CACHE_CONTROL),
+            replay_mode: self.replay_mode.unwrap_or(DEFAULT_REPLAY_MODE),
+            kernel_name: self.kernel_name,
+            launch_skip: self.launch_skip,
+            launch_count: self.launch_count,
+            extra_metrics: self
+                .extra_metrics
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .collect(),
+            ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
+            out_dir: out.resolve(self.out_dir, base),
+        }
+    }
+}
+
+/// `--out`, the flag of `[profile] out_dir`.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct OutDir {
+    /// Work dir for artifacts (report, CSVs, logs; default: [profile] out_dir, else target/ncugate beside ncugate.toml).
+    #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+impl OutDir {
+    /// The work dir: `--out` (or `NCUGATE_OUT`) over `[profile] out_dir`
+    /// over [`DEFAULT_OUT_DIR`] in `base`, the folder of `ncugate.toml`.
+    pub fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
+        self.out_dir
+            .clone()
+            .over(file)
+            .unwrap_or_else(|| base.join(DEFAULT_OUT_DIR))
+    }
 }
 
 layered!(ProfileOptions {
@@ -64,16 +135,18 @@ layered!(ProfileOptions {
     launch_skip,
     launch_count,
     ncu,
+    import_with_ncu,
     out_dir,
 } adds { extra_metrics });
 
 /// The ncu ncugate runs when nothing names one.
 pub const DEFAULT_NCU: &str = "ncu";
-/// `--clock-control` unless told otherwise (ncu's own default is `base`).
-pub const DEFAULT_CLOCK_CONTROL: &str = "none";
+/// `--clock-control` unless told otherwise (ncu's own default is `base`):
+/// the clocks the app runs at outside the profiler.
+pub const DEFAULT_CLOCK_CONTROL: ClockControl = ClockControl::None;
 /// `--cache-control` unless told otherwise (ncu's own default).
-pub const DEFAULT_CACHE_CONTROL: &str = "all";
+pub const DEFAULT_CACHE_CONTROL: CacheControl = CacheControl::All;
 /// `--replay-mode` unless told otherwise (ncu's own default).
-pub const DEFAULT_REPLAY_MODE: &str = "kernel";
+pub const DEFAULT_REPLAY_MODE: ReplayMode = ReplayMode::Kernel;
 /// The work dir, relative to `ncugate.toml`'s folder.
 pub const DEFAULT_OUT_DIR: &str = "target/ncugate";

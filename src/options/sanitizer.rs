@@ -3,7 +3,10 @@
 //! also makes `ncugate check` run this stage).
 
 use super::layered;
-use crate::sanitizer::Tool;
+use crate::error::{Error, Result};
+use crate::runner::RunnerConfig;
+use crate::sanitizer::run::SanitizerConfig;
+use crate::sanitizer::{Allow, Tool};
 use clap::Args;
 use serde::Deserialize;
 
@@ -46,6 +49,49 @@ pub const DEFAULT_LEAK_CHECK: bool = true;
 pub const DEFAULT_PRINT_LIMIT: u64 = 10_000;
 /// The compute-sanitizer ncugate runs when nothing names one.
 pub const DEFAULT_PROGRAM: &str = "compute-sanitizer";
+
+impl SanitizerOptions {
+    /// compute-sanitizer's settings, the defaults filled in, running the app as
+    /// `runner` does; the allow list's patterns compiled and each with a reason.
+    pub fn resolve(self, runner: &RunnerConfig) -> Result<SanitizerConfig> {
+        let options = self;
+        let mut allow = Vec::with_capacity(options.allow.len());
+        for entry in options.allow {
+            let pattern = regex::Regex::new(&entry.pattern).map_err(|e| {
+                Error::from(crate::error::ConfigError::InvalidAllowPattern {
+                    pattern: entry.pattern.clone(),
+                    reason: e.to_string(),
+                })
+            })?;
+            if entry.reason.trim().is_empty() {
+                return Err(Error::from(crate::error::ConfigError::AllowWithoutReason {
+                    pattern: entry.pattern.clone(),
+                }));
+            }
+            allow.push(Allow {
+                pattern,
+                reason: entry.reason,
+            });
+        }
+        let mut tools = options.tools;
+        if tools.is_empty() {
+            tools.push(Tool::default());
+        }
+        tools.dedup();
+        Ok(SanitizerConfig {
+            tools,
+            leak_check: options.leak_check.unwrap_or(DEFAULT_LEAK_CHECK),
+            print_limit: options.print_limit.unwrap_or(DEFAULT_PRINT_LIMIT),
+            allow,
+            program: options.program.unwrap_or_else(|| DEFAULT_PROGRAM.into()),
+            app: runner.app.clone(),
+            env: runner.env.clone(),
+            workdir: runner.workdir.clone(),
+            timeout: runner.timeout,
+            out_dir: runner.out_dir.join("sanitizer"),
+        })
+    }
+}
 
 /// A known finding that only warns, with the reason it is allowed:
 /// `[[sanitizer.allow]]` or `--allow REGEX=REASON`.

@@ -8,18 +8,14 @@
 use super::number::{Cell, parse_cell};
 use crate::error::{Error, Result};
 use crate::kernel_key::kernel_key;
-use crate::model::{Finding, Findings, KernelKeyMode};
+use crate::model::{ExportPage, Finding, Findings, KernelKeyMode};
 use std::io::Read;
 use std::path::Path;
 
 /// Reads the rule results of a details export, grouped per kernel key and rule.
 /// Informational (`INF`) rule results are skipped: they never explain a regression.
 pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> Result<Findings> {
-    let bad = |message: String| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass `ncu --import R.ncu-rep --csv --page details` exports with --details".into(),
-    };
+    let bad = |problem: String| Error::malformed(crate::error::FileKind::Findings, path, problem);
     let mut csv = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -38,9 +34,9 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
             }
         }
     };
-    match super::raw::detect_page(&header) {
-        Some(super::raw::Page::Details) => {}
-        Some(super::raw::Page::Raw) => return Err(bad("this is a raw page, not a details page; pass it with --input".into())),
+    match super::page::detect_page(&header) {
+        Some(ExportPage::Details) => {}
+        Some(ExportPage::Raw) => return Err(bad("this is a raw page, not a details page; pass it with --input".into())),
         None => return Err(bad("not an ncu details-page CSV export (no \"Section Name\", \"Metric Name\", \"Metric Value\" columns)".into())),
     }
     let col = |name: &str| header.iter().position(|h| h == name);

@@ -4,6 +4,7 @@
 pub mod details;
 pub mod details_metrics;
 pub mod details_names;
+pub mod ncu_rep;
 pub mod number;
 pub mod nvtx;
 pub mod page;
@@ -11,8 +12,8 @@ pub mod raw;
 pub mod scan;
 
 use crate::error::{Error, Result};
-use crate::model::{Findings, KernelKeyMode, Run};
-use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
+use crate::model::{ExportPage, Findings, KernelKeyMode, Run};
+use crate::runner::process::ProcessRunner;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -28,30 +29,40 @@ pub fn read_run(
     import: NcuImport,
 ) -> Result<Run> {
     if path != Path::new("-") && is_report(path)? {
+        // Natively first; a report the native reader does not know goes to
+        // ncu, and if ncu cannot read it either, the native reader says why.
+        let native = match import
+            .native
+            .then(|| ncu_rep::read_run(path, metrics, key_mode))
+        {
+            Some(Ok(run)) => return Ok(run),
+            Some(Err(ncu_rep::Refusal::Corrupt(e))) => return Err(e),
+            Some(Err(ncu_rep::Refusal::Unsupported(e))) => Some(e),
+            None => None,
+        };
         let sha256 = sha256_file(path)?;
-        let mut run = with_ncu_import(import, path, "raw", |out| {
+        let mut run = crate::runner::ncu::import(import.ncu, import.runner, path, "raw", |out| {
             raw::read_raw(path, out, metrics, key_mode)
-        })?;
+        })
+        .map_err(|e| native.unwrap_or(e))?;
         run.sha256 = sha256;
         return Ok(run);
     }
     // A CSV: a raw page streams from the file; anything else (a details
     // page, a preamble, standard input) is read whole first.
     if path != Path::new("-") && starts_with_raw_header(path)? {
-        let file = File::open(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = File::open(path)
+            .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
         return raw::read_raw(path, file, metrics, key_mode);
     }
     let data = page::read_all(path)?;
     let located = page::locate(path, &data)?;
     match located.page {
-        raw::Page::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {
+        ExportPage::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {
             run.sha256 = sha256_bytes(&data);
             run
         }),
-        raw::Page::Details => {
+        ExportPage::Details => {
             page::check_complete(path, &data)?;
             details_metrics::read_details_run(
                 path,
@@ -67,18 +78,13 @@ pub fn read_run(
 /// True when the file's first line is a raw-page header (the common case, streamed).
 fn starts_with_raw_header(path: &Path) -> Result<bool> {
     use std::io::BufRead;
-    let file = File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = File::open(path)
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     let mut first = Vec::new();
     std::io::BufReader::new(file)
         .take(1 << 20)
         .read_until(b'\n', &mut first)
-        .map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     Ok(first.starts_with(b"\"ID\"")
         && first.windows(13).any(|w| w == b"\"Kernel Name\"")
         && !first.windows(13).any(|w| w == b"\"Metric Name\""))
@@ -96,7 +102,7 @@ pub fn sha256_bytes(data: &[u8]) -> String {
 /// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
 pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
     if path != Path::new("-") && is_report(path)? {
-        return with_ncu_import(import, path, "details", |out| {
+        return crate::runner::ncu::import(import.ncu, import.runner, path, "details", |out| {
             details::read_details(path, out, key_mode)
         });
     }
@@ -109,17 +115,14 @@ pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) ->
 /// SHA-256 of a whole file, hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file = File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut file = File::open(path)
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0; 1 << 16];
     loop {
-        let n = file.read(&mut buf).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let n = file
+            .read(&mut buf)
+            .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
         if n == 0 {
             break;
         }
@@ -136,59 +139,22 @@ fn is_report(path: &Path) -> Result<bool> {
     if path.extension().is_some_and(|e| e == "ncu-rep") {
         return Ok(true);
     }
-    let mut file = File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut file = File::open(path)
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     let mut magic = [0u8; 4];
-    let n = file.read(&mut magic).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let n = file
+        .read(&mut magic)
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
     Ok(n == 4 && magic == NCU_REP_MAGIC)
 }
 
-/// How `.ncu-rep` inputs become CSV: which ncu (`[profile] ncu`, `--ncu`,
-/// `NCUGATE_NCU`, else `ncu` from PATH) and what runs it.
+/// How `.ncu-rep` inputs become CSV through [`crate::runner::ncu::import`]:
+/// which ncu (`[profile] ncu`, `--ncu`, `NCUGATE_NCU`, else `ncu` from PATH)
+/// and what runs it.
 #[derive(Clone, Copy)]
 pub struct NcuImport<'a> {
     pub ncu: &'a str,
     pub runner: &'a dyn ProcessRunner,
-}
-
-/// Runs `ncu --import REPORT --csv --page PAGE --print-units base` and parses
-/// its standard output as it streams.
-fn with_ncu_import<T>(
-    import: NcuImport,
-    report: &Path,
-    page: &str,
-    parse: impl FnOnce(&mut dyn Read) -> Result<T>,
-) -> Result<T> {
-    let spec = CommandSpec::new(import.ncu, crate::runner::ncu::import_args(report, page));
-    let mut parse = Some(parse);
-    let mut parsed = None;
-    let done = import.runner.run_reading(&spec, &mut |out| {
-        parsed = parse.take().map(|p| p(out));
-    });
-    match &done.exit {
-        Exit::NotFound | Exit::SpawnFailed(_) => Err(Error::Tool {
-            message: format!(
-                "{}: a .ncu-rep report needs ncu to convert it, and `{}` could not be run: {}",
-                report.display(),
-                import.ncu,
-                done.exit
-            ),
-            hint: "install Nsight Compute or point [profile] ncu / NCUGATE_NCU at its ncu; or export on a machine with ncu: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
-        }),
-        exit if !exit.success() => Err(Error::Tool {
-            message: format!("`{}` failed ({exit}): {}", spec.display(), done.tail(5)),
-            hint: "check that the report opens with this ncu version: `ncu --import R.ncu-rep --page raw`".into(),
-        }),
-        _ => parsed.unwrap_or_else(|| {
-            Err(Error::Tool {
-                message: format!("`{}` printed nothing to read", spec.display()),
-                hint: "run `ncugate doctor`".into(),
-            })
-        }),
-    }
+    /// Read a version-7 report natively ([`ncu_rep`]); `false` with `--import-with-ncu`.
+    pub native: bool,
 }

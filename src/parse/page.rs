@@ -8,9 +8,9 @@
 //! stream through [`super::raw`] instead), skips everything before the first
 //! row that names ncu's columns, and says which page that row belongs to.
 
-use super::raw::{Page, detect_page};
 use super::scan::RowSource;
 use crate::error::{Error, Result};
+use crate::model::ExportPage;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
@@ -20,27 +20,36 @@ pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// exports run to a few hundred lines).
 const MAX_PREAMBLE_LINES: usize = 100_000;
 
+/// The raw page's kernel-name column, one of the two that identify it.
+pub(super) const KERNEL_NAME: &str = "Kernel Name";
+
+/// Recognizes the page from its header row.
+pub fn detect_page(header: &[String]) -> Option<ExportPage> {
+    let has = |name: &str| header.iter().any(|h| h == name);
+    if has("Section Name") && has("Metric Name") && has("Metric Value") {
+        Some(ExportPage::Details)
+    } else if has("ID") && has(KERNEL_NAME) {
+        Some(ExportPage::Raw)
+    } else {
+        None
+    }
+}
+
 /// A CSV export with its preamble removed.
 pub struct Located<'a> {
     /// The bytes from the header row on.
     pub csv: &'a [u8],
-    pub page: Page,
+    pub page: ExportPage,
     /// Lines skipped before the header.
     pub skipped: usize,
 }
 
 /// Finds the header row of an ncu CSV export in `data`.
 pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
-    let bad = |message: String| {
-        Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "pass an ncu CSV export: `ncu --import R.ncu-rep --csv --page raw` (or `--page details`), or what `ncu --csv ./app > out.csv` wrote".into(),
-    }
-    };
+    let bad = |problem: String| Error::malformed(crate::error::FileKind::Export, path, problem);
     let data = data.strip_prefix(BOM).unwrap_or(data);
     if data.is_empty() {
-        return Err(bad("the file is empty".into()));
+        return Err(Error::export(path, crate::error::ExportError::Empty));
     }
     let mut start = 0;
     let mut line_no = 0;
@@ -55,7 +64,7 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         let line = &data[start..end];
         let line = line.strip_prefix(BOM).unwrap_or(line);
         if line.contains(&0) {
-            return Err(bad("binary data, not a CSV export".into()));
+            return Err(Error::export(path, crate::error::ExportError::Binary));
         }
         if complaint.is_none()
             && (line.starts_with(b"==ERROR==")
@@ -82,31 +91,28 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         line_no += 1;
     }
     if let Some(said) = complaint {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!("no ncu CSV header in {line_no} lines; ncu said: {said}"),
-            hint: "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::NcuComplained {
+                lines: line_no,
+                said: said.to_string(),
+            },
+        ));
     }
     if let Some(rep) = report {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!(
-                "no ncu CSV header in {line_no} lines; ncu wrote its results to {rep}"
-            ),
-            hint: format!(
-                "pass that report (`--input {rep}`), or export it: `ncu --import {rep} --csv --page raw`"
-            ),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::ResultsInReport {
+                lines: line_no,
+                report: rep.to_string(),
+            },
+        ));
     }
     if text_report {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: format!(
-                "this is ncu's text report (`Section:` tables), not a CSV export (no CSV header in {line_no} lines)"
-            ),
-            hint: "profile with `ncu --csv …`, or export a saved report: `ncu --import R.ncu-rep --csv --page raw`".into(),
-        });
+        return Err(Error::export(
+            path,
+            crate::error::ExportError::TextReport { lines: line_no },
+        ));
     }
     Err(bad(format!(
         "no ncu CSV header in {line_no} lines (no row naming \"ID\" and \"Kernel Name\", or \"Section Name\", \"Metric Name\" and \"Metric Value\")"
@@ -131,28 +137,16 @@ fn header_fields(line: &[u8]) -> Vec<String> {
 /// Reads the first CSV row, skipping `==PROF==`-style lines that ncu prints
 /// before the CSV when `--csv` output was captured from a profiling run.
 pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result<Vec<String>> {
-    let io = |source: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source: std::io::Error| Error::read(crate::error::FileKind::Export, path, source);
     loop {
         let Some(row) = scanner.next_row().map_err(io)? else {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "the file is empty".into(),
-                hint: "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`"
-                    .into(),
-            });
+            return Err(Error::export(path, crate::error::ExportError::Empty));
         };
         if row.is_blank() || row.line.starts_with(b"==") {
             continue;
         }
         if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
-            return Err(Error::Input {
-                path: path.to_path_buf(),
-                message: "binary data, not a CSV export".into(),
-                hint: "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
-            });
+            return Err(Error::export(path, crate::error::ExportError::Binary));
         }
         return Ok(row.strings());
     }
@@ -183,18 +177,18 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
     let col = |name: &str| header.iter().position(|h| h == name.as_bytes());
     // Details page: the metric's rows; raw page: its column, after the units row.
     let (value, name) = match located.page {
-        Page::Details => match (col("Metric Value"), col("Metric Name")) {
+        ExportPage::Details => match (col("Metric Value"), col("Metric Name")) {
             (Some(v), Some(n)) => (v, Some(n)),
             _ => return false,
         },
-        Page::Raw => match col(metric) {
+        ExportPage::Raw => match col(metric) {
             Some(v) => (v, None),
             None => return false,
         },
     };
     let mut na = 0usize;
     for (i, record) in records.enumerate() {
-        if located.page == Page::Raw && i == 0 {
+        if located.page == ExportPage::Raw && i == 0 {
             continue; // the units row
         }
         if let Some(n) = name
@@ -221,10 +215,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
             std::fs::read(path)
         }
     };
-    read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    read(path).map_err(|source| Error::read(crate::error::FileKind::Export, path, source))
 }
 
 /// An export cut short ends without a line break (ncu ends every row with
@@ -240,11 +231,7 @@ pub fn check_complete(path: &Path, data: &[u8]) -> Result<()> {
         quotes += usize::from(b == b'"');
     }
     if quotes % 2 == 1 || !trimmed.ends_with(b"\"") && !trimmed.ends_with(b",") {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            message: "the export ends in the middle of a row: it is truncated".into(),
-            hint: "export it again (`ncu --import R.ncu-rep --csv --page …`) and check the disk was not full".into(),
-        });
+        return Err(Error::export(path, crate::error::ExportError::Truncated));
     }
     Ok(())
 }
@@ -257,7 +244,7 @@ mod tests {
     fn preambles_boms_and_crlf_are_skipped() {
         let data = "\u{feff}hello from the app\r\n\r\n==PROF== Connected to process 1\r\nTraceback (most recent call last):\r\n  ¿qué? 日本語\r\n\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\r\n\"0\",\"k\",\"s\",\"m\",\"ns\",\"1\"\r\n";
         let located = locate(Path::new("x"), data.as_bytes()).unwrap();
-        assert_eq!(located.page, Page::Details);
+        assert_eq!(located.page, ExportPage::Details);
         assert_eq!(located.skipped, 5);
         assert!(located.csv.starts_with(b"\"ID\""));
         assert!(locate(Path::new("x"), b"just text\n").is_err());

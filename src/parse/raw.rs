@@ -9,16 +9,18 @@
 
 use super::number::{Cell, parse_cell};
 use super::nvtx;
-use super::scan::{RowScanner, RowSource, Wanted};
-use crate::error::{Error, Result};
+use super::page::{KERNEL_NAME, detect_page};
+use super::scan::{Row, RowScanner, RowSource, Wanted};
+use crate::error::{Error, ExportError, Result};
 use crate::kernel_key::kernel_key;
-use crate::model::{Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run};
+use crate::model::{
+    ExportPage, Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run,
+};
 use crate::units::Unit;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-const KERNEL_NAME: &str = "Kernel Name";
 const DISPLAY_NAME: &str = "device__attribute_display_name";
 const CC_MAJOR: &str = "device__attribute_compute_capability_major";
 const CC_MINOR: &str = "device__attribute_compute_capability_minor";
@@ -32,26 +34,6 @@ const GRAPH_DEVICE_LAUNCH: &str = "launch__graph_contains_device_launch";
 /// A launch attribute every kernel or graph result has when ncu collected
 /// launch statistics (it always does, also for `--metrics` runs).
 const GRID_SIZE: &str = "launch__grid_size";
-
-/// Slots of the fixed columns in the scanner's `Wanted::Columns` list.
-const SLOT_KERNEL: usize = 0;
-const SLOT_NAME: usize = 1;
-const SLOT_MAJOR: usize = 2;
-const SLOT_MINOR: usize = 3;
-const SLOT_SMS: usize = 4;
-const SLOT_CC: usize = 5;
-const SLOT_PASSES: usize = 6;
-const SLOT_GRAPH1: usize = 7;
-const SLOT_GRAPH2: usize = 8;
-const SLOT_PUSH_POP: usize = 9;
-const SLOT_START_END: usize = 10;
-
-/// Which page of an ncu CSV export a header row belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Page {
-    Raw,
-    Details,
-}
 
 /// The position of `key` in `kernels` (through `positions`, so that an export
 /// of N distinct kernels costs N look-ups, not N²/2 comparisons), added
@@ -70,18 +52,6 @@ fn index_of(
     kernels.len() - 1
 }
 
-/// Recognizes the page from its header row.
-pub fn detect_page(header: &[String]) -> Option<Page> {
-    let has = |name: &str| header.iter().any(|h| h == name);
-    if has("Section Name") && has("Metric Name") && has("Metric Value") {
-        Some(Page::Details)
-    } else if has("ID") && has(KERNEL_NAME) {
-        Some(Page::Raw)
-    } else {
-        None
-    }
-}
-
 /// Reads a raw-page export and folds it per kernel key.
 ///
 /// `metrics` are the metric IDs to keep; a metric absent from the export is
@@ -96,292 +66,411 @@ pub fn read_raw(
 }
 
 /// [`read_raw`] on rows from any [`RowSource`] (`benches/record` measures
-/// [`RowScanner`] against another CSV reader through it).
+/// [`RowScanner`] against another CSV reader through it): the header and
+/// units rows give the layout (which scanner slot holds each column), then
+/// each launch row is folded in.
 pub fn read_raw_rows(
     path: &Path,
     mut scanner: impl RowSource,
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> Result<Run> {
-    let bad = |message: String, hint: &str| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: hint.to_string(),
-    };
-    let io = |source: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
     let header = super::page::first_csv_row(&mut scanner, path)?;
-    match detect_page(&header) {
-        Some(Page::Raw) => {}
-        Some(Page::Details) => {
-            return Err(bad(
-                "this is a details page, not a raw page".into(),
-                "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`",
-            ));
-        }
-        None => {
-            return Err(bad(
-                "not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)".into(),
-                "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`",
-            ));
-        }
-    }
-    let width = header.len();
-    let units: Vec<String> = match scanner.next_row().map_err(io)? {
-        Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => {
-            row.strings()
-        }
-        Some(_) => {
-            return Err(bad(
-                "the second row is not ncu's units row".into(),
-                "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`",
-            ));
-        }
-        None => {
-            return Err(bad(
-                "header only: no units row and no launches (truncated export?)".into(),
-                "re-export the report; the file ends after its first line",
-            ));
-        }
-    };
-
-    let column = |name: &str| header.iter().position(|h| h == name);
-    let Some(kernel_col) = column(KERNEL_NAME) else {
-        unreachable!("detect_page checked Kernel Name")
-    };
-    let optional_col = |name: &str| column(name).unwrap_or(usize::MAX);
-    let mut wanted = vec![
-        kernel_col,
-        optional_col(DISPLAY_NAME),
-        optional_col(CC_MAJOR),
-        optional_col(CC_MINOR),
-        optional_col(SM_COUNT),
-        optional_col(CC),
-        optional_col(PASSES),
-        optional_col(GRAPH_LAUNCHABLE),
-        optional_col(GRAPH_DEVICE_LAUNCH),
-        optional_col(nvtx::PUSH_POP),
-        optional_col(nvtx::START_END),
-    ];
-    let mut columns = Vec::with_capacity(metrics.len());
-    let mut exponents = Vec::with_capacity(metrics.len());
-    // The scanner keeps each column in one slot: a metric that is also a
-    // fixed column (`--metric device__attribute_multiprocessor_count`) reads
-    // the fixed column's slot rather than stealing it from the fingerprint.
-    let mut metric_slots = Vec::with_capacity(metrics.len());
-    for metric in metrics {
-        let col = column(metric);
-        let unit = col.map(|c| Unit::parse(&units[c]));
-        columns.push(MetricColumn {
-            name: metric.clone(),
-            unit: unit.as_ref().map(|u| u.base.clone()),
-        });
-        exponents.push(unit.map_or(0, |u| u.exp10));
-        match col.and_then(|c| wanted.iter().position(|&w| w == c)) {
-            Some(slot) => metric_slots.push(slot),
-            None => {
-                metric_slots.push(wanted.len());
-                wanted.push(col.unwrap_or(usize::MAX));
-            }
-        }
-    }
-    // Node mode or graph mode: graph results carry graph launch attributes;
-    // an export with launch statistics but no such column profiled nodes.
-    let mut graph_mode =
-        if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
-            None
-        } else if column(GRID_SIZE).is_some() {
-            Some(false)
-        } else {
-            None
-        };
-    let mut graph_results = 0u64;
-    // Columns the export lacks are requested at an index no row reaches.
-    let absent = |c: &usize| *c == usize::MAX;
-    let present: Vec<bool> = wanted.iter().map(|c| !absent(c)).collect();
-    scanner.want(Wanted::Columns(
-        wanted
-            .iter()
-            .map(|&c| if absent(&c) { width + 1 } else { c })
-            .collect(),
-    ));
-
-    let n_metrics = metrics.len();
-    let empty_kernel = || KernelRun {
-        launches: 0,
-        metrics: vec![MetricAcc::default(); n_metrics],
-        passes: MetricAcc::default(),
-    };
-    let mut kernels: Vec<(String, KernelRun)> = Vec::new();
-    let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut positions: HashMap<String, usize> = HashMap::new();
-    let mut total = empty_kernel();
-    let mut gpus: Vec<Gpu> = Vec::new();
-    let mut last_gpu_bytes: Vec<u8> = Vec::new();
+    check_raw_header(path, &header)?;
+    let units = units_row(path, &mut scanner, header.len())?;
+    let layout = Layout::new(&header, &units, metrics);
+    scanner.want(Wanted::Columns(layout.columns.clone()));
+    let mut fold = Fold::new(path, metrics, key_mode);
     let mut line = 2usize;
-
-    while let Some(row) = scanner.next_row().map_err(io)? {
+    while let Some(row) = scanner
+        .next_row()
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?
+    {
         line += 1;
-        if row.is_blank() {
-            continue;
+        if !row.is_blank() {
+            fold.row(&layout, &row, line)?;
         }
-        if row.fields != width {
+    }
+    fold.into_run(layout, scanner.sha256_hex())
+}
+
+/// An error in the export at `path`.
+fn bad(path: &Path, error: ExportError) -> Error {
+    Error::export(path, error)
+}
+
+/// Refuses a header that is not the raw page's.
+fn check_raw_header(path: &Path, header: &[String]) -> Result<()> {
+    match detect_page(header) {
+        Some(ExportPage::Raw) => Ok(()),
+        Some(ExportPage::Details) => Err(bad(path, ExportError::DetailsPageAsInput)),
+        None => Err(bad(path, ExportError::NotRawPage)),
+    }
+}
+
+/// The second row: each column's unit.
+fn units_row(path: &Path, scanner: &mut impl RowSource, width: usize) -> Result<Vec<String>> {
+    let row = scanner
+        .next_row()
+        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
+    match row {
+        Some(row) if row.fields == width && row.field(0).is_some_and(|f| f.is_empty()) => {
+            Ok(row.strings())
+        }
+        Some(_) => Err(bad(path, ExportError::NoUnitsRow)),
+        None => Err(bad(path, ExportError::HeaderOnly)),
+    }
+}
+
+/// Where the fold finds each column it reads: its slot among the fields the
+/// scanner keeps ([`Wanted::Columns`]), `None` where the export lacks it.
+struct Layout {
+    /// Fields in the header: every launch row has as many.
+    width: usize,
+    /// The column index of each slot.
+    columns: Vec<usize>,
+    kernel: usize,
+    /// The fingerprint: display name, compute capability major and minor,
+    /// SM count, `CC` (older exports).
+    gpu: [Option<usize>; 5],
+    passes: Option<usize>,
+    /// The launch attributes only a whole-graph result has.
+    graph: [Option<usize>; 2],
+    push_pop: Option<usize>,
+    start_end: Option<usize>,
+    /// Each requested metric's slot and its unit's power of ten.
+    metrics: Vec<(Option<usize>, i32)>,
+    /// Each requested metric with its base unit (`None`: not in the export).
+    metric_columns: Vec<MetricColumn>,
+    /// A requested metric the header names again: (metric, its first column,
+    /// the other column, the other's slot and unit's power of ten). Equal
+    /// values are one metric; different ones make the export ambiguous.
+    repeats: Vec<(usize, usize, usize, usize, i32)>,
+    /// Node mode or graph mode, as far as the header tells.
+    graph_mode: GraphColumns,
+}
+
+/// What the header says about `--graph-profiling`.
+#[derive(Clone, Copy, PartialEq)]
+enum GraphColumns {
+    /// Graph launch attribute columns: graph mode if a result fills them.
+    Attributes,
+    /// Launch statistics without those columns: nodes were profiled.
+    Nodes,
+    /// Neither: the export cannot tell.
+    Unknown,
+}
+
+impl Layout {
+    fn new(header: &[String], units: &[String], metrics: &[String]) -> Layout {
+        let column = |name: &str| header.iter().position(|h| h == name);
+        let mut columns = Vec::new();
+        // The scanner keeps each column in one slot: a metric that is also a
+        // fixed column (`--metric device__attribute_multiprocessor_count`)
+        // reads the fixed column's slot rather than stealing it from the
+        // fingerprint.
+        let mut slot = |col: Option<usize>| {
+            let col = col?;
+            Some(columns.iter().position(|&c| c == col).unwrap_or_else(|| {
+                columns.push(col);
+                columns.len() - 1
+            }))
+        };
+        let kernel = slot(column(KERNEL_NAME)).unwrap_or_default();
+        let gpu = [DISPLAY_NAME, CC_MAJOR, CC_MINOR, SM_COUNT, CC].map(|c| slot(column(c)));
+        let passes = slot(column(PASSES));
+        let graph = [GRAPH_LAUNCHABLE, GRAPH_DEVICE_LAUNCH].map(|c| slot(column(c)));
+        let push_pop = slot(column(nvtx::PUSH_POP));
+        let start_end = slot(column(nvtx::START_END));
+        let mut metric_slots = Vec::with_capacity(metrics.len());
+        let mut metric_columns = Vec::with_capacity(metrics.len());
+        let mut repeats = Vec::new();
+        for (m, metric) in metrics.iter().enumerate() {
+            let col = column(metric);
+            if let Some(first) = col {
+                for other in (first + 1..header.len()).filter(|&c| header[c] == *metric) {
+                    let exp10 = Unit::parse(&units[other]).exp10;
+                    if let Some(other_slot) = slot(Some(other)) {
+                        repeats.push((m, first, other, other_slot, exp10));
+                    }
+                }
+            }
+            let unit = col.map(|c| Unit::parse(&units[c]));
+            metric_columns.push(MetricColumn {
+                name: metric.clone(),
+                unit: unit.as_ref().map(|u| u.base.clone()),
+            });
+            metric_slots.push((slot(col), unit.map_or(0, |u| u.exp10)));
+        }
+        let graph_mode = if graph.iter().any(Option::is_some) {
+            GraphColumns::Attributes
+        } else if column(GRID_SIZE).is_some() {
+            GraphColumns::Nodes
+        } else {
+            GraphColumns::Unknown
+        };
+        Layout {
+            width: header.len(),
+            columns,
+            kernel,
+            gpu,
+            passes,
+            graph,
+            push_pop,
+            start_end,
+            metrics: metric_slots,
+            metric_columns,
+            repeats,
+            graph_mode,
+        }
+    }
+}
+
+/// The launches read so far, folded per kernel key.
+struct Fold<'a> {
+    path: &'a Path,
+    metrics: &'a [String],
+    key_mode: KernelKeyMode,
+    kernels: Vec<(String, KernelRun)>,
+    /// Kernel name as written → its index in `kernels`.
+    key_index: HashMap<Vec<u8>, usize>,
+    /// Kernel key → its index in `kernels`.
+    positions: HashMap<String, usize>,
+    total: KernelRun,
+    gpus: Vec<Gpu>,
+    /// The fingerprint fields of the last row, as written.
+    last_gpu_bytes: Vec<u8>,
+    /// Results that fill a graph launch attribute.
+    graph_results: u64,
+}
+
+impl<'a> Fold<'a> {
+    fn new(path: &'a Path, metrics: &'a [String], key_mode: KernelKeyMode) -> Fold<'a> {
+        Fold {
+            path,
+            metrics,
+            key_mode,
+            kernels: Vec::new(),
+            key_index: HashMap::new(),
+            positions: HashMap::new(),
+            total: empty_kernel(metrics.len()),
+            gpus: Vec::new(),
+            last_gpu_bytes: Vec::new(),
+            graph_results: 0,
+        }
+    }
+
+    /// Folds in the launch on `row` (line `line` of the file).
+    fn row(&mut self, layout: &Layout, row: &Row<'_>, line: usize) -> Result<()> {
+        if row.fields != layout.width {
             return Err(bad(
-                format!(
-                    "line {line} has {} fields, the header has {width}: the export is truncated or corrupt",
-                    row.fields
-                ),
-                "re-export the report with `ncu --import R.ncu-rep --csv --page raw`",
+                self.path,
+                ExportError::FieldCount {
+                    line,
+                    fields: row.fields,
+                    width: layout.width,
+                },
             ));
         }
-        let text = |slot: usize| -> String {
-            if present[slot] {
-                row.field(slot)
-                    .map(|f| String::from_utf8_lossy(&f).into_owned())
-                    .unwrap_or_default()
-            } else {
-                String::new()
+        self.fingerprint(layout, row, line)?;
+        if layout
+            .graph
+            .iter()
+            .flatten()
+            .any(|&s| row.field(s).is_some_and(|f| !f.trim_ascii().is_empty()))
+        {
+            self.graph_results += 1;
+        }
+        let index = self.kernel_index(layout, row);
+        self.kernels[index].1.launches += 1;
+        self.total.launches += 1;
+        if let Some(slot) = layout.passes
+            && let Cell::Value(p) = parse_cell(&row.field(slot).unwrap_or_default(), 0)
+        {
+            self.kernels[index].1.passes.push(p);
+            self.total.passes.push(p);
+        }
+        for (m, &(slot, exp10)) in layout.metrics.iter().enumerate() {
+            if let Some(slot) = slot {
+                self.metric(index, m, &row.field(slot).unwrap_or_default(), exp10, line)?;
             }
-        };
+        }
+        for &(m, first, other, other_slot, other_exp10) in &layout.repeats {
+            let Some((first_slot, exp10)) = layout.metrics[m].0.map(|s| (s, layout.metrics[m].1))
+            else {
+                continue;
+            };
+            let a = row.field(first_slot).unwrap_or_default();
+            let b = row.field(other_slot).unwrap_or_default();
+            if parse_cell(&a, exp10) != parse_cell(&b, other_exp10) {
+                return Err(bad(
+                    self.path,
+                    ExportError::ContradictoryColumns {
+                        line,
+                        metric: self.metrics[m].clone(),
+                        first: first + 1,
+                        first_value: String::from_utf8_lossy(&a).into_owned(),
+                        second: other + 1,
+                        second_value: String::from_utf8_lossy(&b).into_owned(),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
 
-        // The fingerprint: compare the raw bytes with the previous row's first.
+    /// Notes the GPU of `row` (compared as written with the previous row's
+    /// first, so a run on one GPU identifies it once).
+    fn fingerprint(&mut self, layout: &Layout, row: &Row<'_>, line: usize) -> Result<()> {
         let mut gpu_bytes = Vec::new();
-        for (slot, &here) in present.iter().enumerate().take(SLOT_CC + 1).skip(SLOT_NAME) {
-            if here && let Some(f) = row.field(slot) {
+        for slot in layout.gpu {
+            if let Some(f) = slot.and_then(|s| row.field(s)) {
                 gpu_bytes.extend_from_slice(&f);
             }
             gpu_bytes.push(0);
         }
-        if gpu_bytes != last_gpu_bytes {
-            // The SM count column is there but says nothing (`n/a`): an
-            // unknown SM count must not match every GPU.
-            let sms = text(SLOT_SMS);
-            if present[SLOT_SMS] && sms.replace(',', "").trim().parse::<u32>().is_err() {
-                return Err(bad(
-                    format!(
-                        "line {line}: `{SM_COUNT}` is {sms:?}, not a number: the GPU cannot be identified"
-                    ),
-                    "re-export the report; a raw page always has the GPU's SM count",
-                ));
-            }
-            let gpu = gpu_of(
-                &text(SLOT_NAME),
-                &text(SLOT_MAJOR),
-                &text(SLOT_MINOR),
-                &text(SLOT_SMS),
-                &text(SLOT_CC),
-            );
-            if !gpus.contains(&gpu) {
-                gpus.push(gpu);
-            }
-            last_gpu_bytes = gpu_bytes;
+        if gpu_bytes == self.last_gpu_bytes {
+            return Ok(());
         }
-
-        if [SLOT_GRAPH1, SLOT_GRAPH2]
-            .iter()
-            .any(|&s| present[s] && row.field(s).is_some_and(|f| !f.trim_ascii().is_empty()))
-        {
-            graph_results += 1;
+        let [name, major, minor, sms, cc] = layout.gpu.map(|slot| text(row, slot));
+        // The SM count column is there but says nothing (`n/a`): an unknown
+        // SM count must not match every GPU.
+        if layout.gpu[3].is_some() && sms.replace(',', "").trim().parse::<u32>().is_err() {
+            return Err(bad(
+                self.path,
+                ExportError::UnknownSmCount {
+                    line,
+                    column: SM_COUNT.to_string(),
+                    value: sms.to_string(),
+                },
+            ));
         }
+        let gpu = gpu_of(&name, &major, &minor, &sms, &cc);
+        if !self.gpus.contains(&gpu) {
+            self.gpus.push(gpu);
+        }
+        self.last_gpu_bytes = gpu_bytes;
+        Ok(())
+    }
 
-        let name = row.field(SLOT_KERNEL).unwrap_or_default();
-        let index = if *name == *b"range" {
+    /// The index in `kernels` of the kernel `row` launched, added if new.
+    fn kernel_index(&mut self, layout: &Layout, row: &Row<'_>) -> usize {
+        let name = row.field(layout.kernel).unwrap_or_default();
+        let empty = || empty_kernel(self.metrics.len());
+        if *name == *b"range" {
             // A range-replay result is named by its NVTX ranges (see `nvtx`).
             let key = nvtx::result_key(
                 "range",
-                &text(SLOT_PUSH_POP),
-                &text(SLOT_START_END),
-                key_mode,
+                &text(row, layout.push_pop),
+                &text(row, layout.start_end),
+                self.key_mode,
             );
-            index_of(&mut kernels, &mut positions, key, &empty_kernel)
-        } else {
-            match key_index.get(name.as_ref()) {
-                Some(&i) => i,
-                None => {
-                    let key = kernel_key(&String::from_utf8_lossy(&name), key_mode);
-                    let i = index_of(&mut kernels, &mut positions, key, &empty_kernel);
-                    key_index.insert(name.into_owned(), i);
-                    i
-                }
-            }
-        };
-        let kernel = &mut kernels[index].1;
-        kernel.launches += 1;
-        total.launches += 1;
-        if present[SLOT_PASSES]
-            && let Cell::Value(p) = parse_cell(&row.field(SLOT_PASSES).unwrap_or_default(), 0)
-        {
-            kernel.passes.push(p);
-            total.passes.push(p);
+            return index_of(&mut self.kernels, &mut self.positions, key, &empty);
         }
-        for m in 0..n_metrics {
-            let slot = metric_slots[m];
-            if !present[slot] {
-                continue;
-            }
-            let raw = row.field(slot).unwrap_or_default();
-            match parse_cell(&raw, exponents[m]) {
-                Cell::Value(v) => {
-                    if let Some(problem) = super::number::impossible(v) {
-                        return Err(bad(
-                            format!(
-                                "line {line}: metric `{}` is {:?}: {problem}",
-                                metrics[m],
-                                String::from_utf8_lossy(&raw)
-                            ),
-                            "ncu never writes such a value: re-export the report, or fix the tool that rewrote it",
-                        ));
-                    }
-                    kernel.metrics[m].push(v);
-                    total.metrics[m].push(v);
-                    if !total.metrics[m].sum.is_finite() {
-                        return Err(bad(
-                            format!("line {line}: the sum of metric `{}` overflows", metrics[m]),
-                            "ncu never writes such values: re-export the report",
-                        ));
-                    }
-                }
-                Cell::Missing => {
-                    kernel.metrics[m].missing += 1;
-                    total.metrics[m].missing += 1;
-                }
-                Cell::Text => {
+        if let Some(&i) = self.key_index.get(name.as_ref()) {
+            return i;
+        }
+        let key = kernel_key(&String::from_utf8_lossy(&name), self.key_mode);
+        let i = index_of(&mut self.kernels, &mut self.positions, key, &empty);
+        self.key_index.insert(name.into_owned(), i);
+        i
+    }
+
+    /// Folds metric `m`'s field `raw` into kernel `index` and the total.
+    fn metric(
+        &mut self,
+        index: usize,
+        m: usize,
+        raw: &[u8],
+        exp10: i32,
+        line: usize,
+    ) -> Result<()> {
+        let kernel = &mut self.kernels[index].1;
+        let metric = &self.metrics[m];
+        match parse_cell(raw, exp10) {
+            Cell::Value(v) => {
+                if let Some(problem) = super::number::impossible(v) {
                     return Err(bad(
-                        format!(
-                            "line {line}: metric `{}` has the non-numeric value {:?}",
-                            metrics[m],
-                            String::from_utf8_lossy(&raw)
-                        ),
-                        "gate numeric metrics only (counters, throughputs, durations)",
+                        self.path,
+                        ExportError::ImpossibleValue {
+                            line,
+                            metric: metric.to_string(),
+                            value: String::from_utf8_lossy(raw).into_owned(),
+                            problem: problem.to_string(),
+                        },
+                    ));
+                }
+                kernel.metrics[m].push(v);
+                self.total.metrics[m].push(v);
+                if !self.total.metrics[m].sum.is_finite() {
+                    return Err(bad(
+                        self.path,
+                        ExportError::SumOverflows {
+                            line,
+                            metric: metric.to_string(),
+                        },
                     ));
                 }
             }
+            Cell::Missing => {
+                kernel.metrics[m].missing += 1;
+                self.total.metrics[m].missing += 1;
+            }
+            Cell::Text => {
+                return Err(bad(
+                    self.path,
+                    ExportError::NotNumeric {
+                        line,
+                        metric: metric.to_string(),
+                        value: String::from_utf8_lossy(raw).into_owned(),
+                    },
+                ));
+            }
         }
+        Ok(())
     }
-    if total.launches == 0 {
-        return Err(Error::NoKernels {
-            path: path.to_path_buf(),
-        });
+
+    /// The run, once every row is folded in.
+    fn into_run(mut self, layout: Layout, sha256: String) -> Result<Run> {
+        if self.total.launches == 0 {
+            return Err(bad(self.path, ExportError::NoKernels));
+        }
+        self.gpus.sort();
+        let graph_mode = match layout.graph_mode {
+            _ if self.graph_results > 0 => Some(crate::model::GraphProfiling::Graph),
+            GraphColumns::Attributes | GraphColumns::Nodes => {
+                Some(crate::model::GraphProfiling::Node)
+            }
+            GraphColumns::Unknown => None,
+        };
+        Ok(Run {
+            graph_mode,
+            page: ExportPage::Raw,
+            source: self.path.to_path_buf(),
+            sha256,
+            fingerprint: Fingerprint { gpus: self.gpus },
+            key_mode: self.key_mode,
+            metrics: layout.metric_columns,
+            kernels: self.kernels.into_iter().collect(),
+            total: self.total,
+        })
     }
-    gpus.sort();
-    if graph_results > 0 {
-        graph_mode = Some(true);
-    } else if column(GRAPH_LAUNCHABLE).is_some() || column(GRAPH_DEVICE_LAUNCH).is_some() {
-        graph_mode = Some(false);
+}
+
+/// A kernel with no launch yet, for `n` metrics.
+fn empty_kernel(n: usize) -> KernelRun {
+    KernelRun {
+        launches: 0,
+        metrics: vec![MetricAcc::default(); n],
+        passes: MetricAcc::default(),
     }
-    Ok(Run {
-        graph_mode,
-        page: crate::model::ExportPage::Raw,
-        source: path.to_path_buf(),
-        sha256: scanner.sha256_hex(),
-        fingerprint: Fingerprint { gpus },
-        key_mode,
-        metrics: columns,
-        kernels: kernels.into_iter().collect(),
-        total,
-    })
+}
+
+/// The field in `slot` as text; empty where the export lacks the column.
+fn text(row: &Row<'_>, slot: Option<usize>) -> String {
+    slot.and_then(|s| row.field(s))
+        .map(|f| String::from_utf8_lossy(&f).into_owned())
+        .unwrap_or_default()
 }
 
 fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {

@@ -2,9 +2,12 @@
 //! new ncu findings that do not gate (notices; at most 10 per
 //! level, as GitHub shows), the Markdown report with a Mermaid chart of each
 //! check's change against its allowance appended to `$GITHUB_STEP_SUMMARY`,
-//! and `result` / `regressions` / `report` written to `$GITHUB_OUTPUT`.
+//! and `result` / `regressions` / `report` written to `$GITHUB_OUTPUT`. The
+//! two files are the ones the config resolved ([`super::GitHubFiles`]):
+//! nothing here reads the environment.
 
-use super::view::{View, scope_name};
+use super::document::Document;
+use super::view::{Check, View};
 use super::{Outputs, markdown};
 use crate::verdict::{Outcome, Status};
 use std::fmt::Write as _;
@@ -27,6 +30,26 @@ pub struct Streams {
     pub extra: Vec<(&'static str, String)>,
 }
 
+/// GitHub mode for a document: every workload's annotations (titled with
+/// its name in a suite), the document's Markdown (a single check's with its
+/// change chart), the outcome and failures, and a suite's `failed_workloads`.
+pub fn document(doc: &Document<'_>) -> Streams {
+    if let (None, [check]) = (&doc.suite, doc.workloads.as_slice()) {
+        return streams(&check.view);
+    }
+    let mut annotations_text = String::new();
+    for w in &doc.workloads {
+        annotations_text.push_str(&annotations(&w.view, &w.prefix()));
+    }
+    Streams {
+        annotations: annotations_text,
+        summary: markdown::document(doc),
+        outcome: doc.outcome(),
+        regressions: doc.regressions(),
+        extra: vec![("failed_workloads", doc.failed_workloads().join(","))],
+    }
+}
+
 /// GitHub mode for one check: its annotations, its Markdown with the change
 /// chart, its outcome and failures.
 pub fn streams(view: &View<'_>) -> Streams {
@@ -36,7 +59,7 @@ pub fn streams(view: &View<'_>) -> Streams {
         summary.push_str(&chart);
     }
     Streams {
-        annotations: annotations(view),
+        annotations: annotations(view, ""),
         summary,
         outcome: view.outcome,
         regressions: view.regressions(),
@@ -53,70 +76,31 @@ struct Annotation {
     message: String,
 }
 
-/// The workflow commands for a view, one per line.
-pub fn annotations(view: &View<'_>) -> String {
-    let thresholds_file = thresholds_file(&view.report.thresholds);
+/// The workflow commands for a view, one per line, each title starting
+/// with `prefix` (a suite's `<workload>: `): the errors, then section by
+/// section every check that needs attention and every new ncu finding (a
+/// notice when it does not gate).
+pub fn annotations(view: &View<'_>, prefix: &str) -> String {
+    let thresholds_file = thresholds_file(view.thresholds_file());
     let mut all: Vec<Annotation> = Vec::new();
     for e in view.errors {
         all.push(Annotation {
             level: "error",
-            title: "ncugate could not decide".into(),
+            title: format!("{prefix}ncugate could not decide"),
             file: None,
             line: None,
             message: e.clone(),
         });
     }
-    for c in view.checks.iter().filter(|c| c.needs_attention()) {
-        let why = c.why.map(|w| format!(" — {w}")).unwrap_or_default();
-        // A rule points at its line in the thresholds file; a structural check has none.
-        let file = c.line.and(thresholds_file.clone());
-        all.push(Annotation {
-            level: level(c.status),
-            title: format!("{}: {}", scope_name(c.kernel), c.name),
-            line: file.as_ref().and(c.line),
-            file,
-            message: format!("{}{why}", c.message),
-        });
-    }
-    for f in &view.findings {
-        let speedup = f
-            .speedup
-            .as_deref()
-            .map(|s| format!(", {s}"))
-            .unwrap_or_default();
-        all.push(Annotation {
-            level: level(f.status),
-            title: format!("{}: new ncu finding {}", f.kernel, f.rule),
-            file: None,
-            line: None,
-            message: format!("{}{speedup}", f.summary),
-        });
-    }
-    for f in view
-        .sanitizer
-        .iter()
-        .filter(|f| matches!(f.status, Status::Fail | Status::Warn))
-    {
-        all.push(Annotation {
-            level: level(f.status),
-            title: format!("compute-sanitizer {}", f.tool),
-            file: None,
-            line: None,
-            message: f.message.clone(),
-        });
-    }
-    for m in view
-        .memory
-        .iter()
-        .filter(|m| matches!(m.status, Status::Fail | Status::Warn))
-    {
-        all.push(Annotation {
-            level: level(m.status),
-            title: format!("GPU memory: {}", m.check),
-            file: None,
-            line: None,
-            message: m.message.clone(),
-        });
+    for section in &view.sections {
+        for c in &section.checks {
+            if let Some(a) = annotation(&section.title, c, thresholds_file.as_deref()) {
+                all.push(Annotation {
+                    title: format!("{prefix}{}", a.title),
+                    ..a
+                });
+            }
+        }
     }
     let mut out = String::new();
     for lvl in ["error", "warning", "notice"] {
@@ -146,6 +130,39 @@ pub fn annotations(view: &View<'_>) -> String {
     out
 }
 
+/// A check's annotation, if it gets one: a measured check or a listed row
+/// that needs attention (a rule points at its line in the thresholds file),
+/// every new ncu finding.
+fn annotation(section: &str, c: &Check<'_>, thresholds_file: Option<&str>) -> Option<Annotation> {
+    if let Some(f) = c.finding() {
+        let speedup = f
+            .speedup
+            .as_deref()
+            .map(|s| format!(", {s}"))
+            .unwrap_or_default();
+        return Some(Annotation {
+            level: level(c.status),
+            title: format!("{section}: new ncu finding {}", f.rule),
+            file: None,
+            line: None,
+            message: format!("{}{speedup}", f.summary),
+        });
+    }
+    if !c.needs_attention() {
+        return None;
+    }
+    let why = c.why.map(|w| format!(" — {w}")).unwrap_or_default();
+    let line = c.cells().and_then(|cells| cells.line);
+    let file = line.and(thresholds_file).map(str::to_string);
+    Some(Annotation {
+        level: level(c.status),
+        title: format!("{section}: {}", c.name),
+        line: file.as_ref().and(line),
+        file,
+        message: format!("{}{why}", c.message),
+    })
+}
+
 /// The annotation level of a status: a failure or an error is an `error`, a
 /// warning a `warning`, anything else (a new ncu finding that does not gate)
 /// a `notice`.
@@ -157,12 +174,10 @@ fn level(status: Status) -> &'static str {
     }
 }
 
-/// The thresholds file as a workspace path annotations can point into, if it is one.
-fn thresholds_file(source: &str) -> Option<String> {
-    let path = source.strip_suffix(" (built in)").unwrap_or(source);
-    std::path::Path::new(path)
-        .is_file()
-        .then(|| path.to_string())
+/// The thresholds file, when it is a file in the workspace annotations can point into.
+fn thresholds_file(path: Option<&str>) -> Option<String> {
+    path.filter(|p| std::path::Path::new(p).is_file())
+        .map(str::to_string)
 }
 
 /// Escapes a workflow-command message (`%`, CR, LF), as the runner requires.
@@ -182,9 +197,8 @@ pub fn property(s: &str) -> String {
 /// then the closest calls, at most 12 bars.
 pub fn chart(view: &View<'_>) -> Option<String> {
     let mut points: Vec<(String, f64, f64, bool)> = view
-        .checks
-        .iter()
-        .filter_map(|c| {
+        .measured()
+        .filter_map(|(_, c)| {
             let r = c.rule?;
             let (b, change, allowance) = (r.baseline?, r.change_pct?, r.allowance?);
             if b.mean == 0.0 {
@@ -269,12 +283,12 @@ pub fn chart(view: &View<'_>) -> Option<String> {
 
 /// Writes GitHub mode's streams: annotations to standard output, the
 /// summary appended to `$GITHUB_STEP_SUMMARY`, the step outputs to
-/// `$GITHUB_OUTPUT` (each file only when its variable is set).
+/// `$GITHUB_OUTPUT` (each file only when the runner named it).
 pub fn deliver(streams: &Streams, outputs: &Outputs) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(streams.annotations.as_bytes())?;
     stdout.flush()?;
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+    if let Some(path) = &outputs.github_files.step_summary {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -290,16 +304,16 @@ pub fn deliver(streams: &Streams, outputs: &Outputs) -> std::io::Result<()> {
     )
 }
 
-/// Appends the step outputs to `$GITHUB_OUTPUT` (when set): `result`, `regressions`, the `extra`
-/// pairs, and `report` (the `--json` path, else `--markdown`). One place for single reports and
-/// suites, so both spell the outputs alike.
-pub fn write_step_outputs(
+/// Appends the step outputs to `$GITHUB_OUTPUT` (when named): `result`, `regressions`, the
+/// `extra` pairs, and `report` (the `--json` path, else `--markdown`). One place for single
+/// reports and suites, so both spell the outputs alike.
+fn write_step_outputs(
     outcome: Outcome,
     regressions: usize,
     extra: &[(&str, String)],
     outputs: &Outputs,
 ) -> std::io::Result<()> {
-    let Some(path) = std::env::var_os("GITHUB_OUTPUT") else {
+    let Some(path) = &outputs.github_files.output else {
         return Ok(());
     };
     let report_path = outputs

@@ -6,7 +6,8 @@
 //! so a kernel name or a message cannot inject HTML.
 
 use super::Files;
-use super::view::{Check, Finding, Scope, View};
+use super::document::{Document, Suite};
+use super::view::{Section, SectionKind, View};
 use crate::verdict::Status;
 use maud::{DOCTYPE, Markup, html};
 use std::cell::RefCell;
@@ -17,6 +18,59 @@ use std::rc::Rc;
 /// The stylesheet every page links to.
 pub const CSS: &str = include_str!("html.css");
 
+/// The document's files: a check's report at the top of the folder; a
+/// suite's workloads each in `<workload>/`, then the suite's `style.css` and
+/// `index.html` listing them (last: the index links to the rest).
+pub fn document<'v>(doc: &'v Document<'_>) -> Files<'v> {
+    let workloads = doc.workloads.iter().flat_map(|w| {
+        files(&w.view).map(move |(name, bytes)| (PathBuf::from(w.name()).join(name), bytes))
+    });
+    match &doc.suite {
+        None => Box::new(workloads),
+        Some(suite) => {
+            Box::new(workloads.chain(std::iter::once_with(|| index(doc, suite)).flatten()))
+        }
+    }
+}
+
+/// A suite's `style.css` and `index.html`: the workloads with their verdicts and counts.
+fn index(doc: &Document<'_>, suite: &Suite<'_>) -> [(PathBuf, Vec<u8>); 2] {
+    let header = html! {
+        h1 { "ncugate suite" }
+        p.counts { (suite.headline) }
+    };
+    let main = html! {
+        section {
+            table {
+                thead { tr { th { "workload" } th { "verdict" } th { "failed" } th { "warnings" } th { "errors" } th { "passed" } } }
+                tbody {
+                    "\n"
+                    @for w in &doc.workloads {
+                        @let class = outcome_class(w.view.outcome);
+                        @let c = w.counts();
+                        tr class=(class) {
+                            td { a href={ (w.name()) "/index.html" } { code { (w.name()) } } }
+                            td { (badge(class, w.view.outcome_word())) }
+                            td { (c.fail) } td { (c.warn) } td { (c.error) } td { (c.pass) }
+                        }
+                        "\n"
+                    }
+                }
+            }
+        }
+    };
+    let page = document_page(
+        &format!("ncugate suite: {}", suite.outcome.as_str()),
+        header,
+        main,
+        suite.version,
+    );
+    [
+        (PathBuf::from("style.css"), CSS.as_bytes().to_vec()),
+        (PathBuf::from("index.html"), page.into_string().into_bytes()),
+    ]
+}
+
 /// The report's files, in the order to write them: `style.css`,
 /// `charts/rule-N.svg`, then `index.html` (which links to the others and
 /// shows the charts that were drawn). Each chart is drawn as it is written.
@@ -24,9 +78,8 @@ pub fn files<'v>(view: &'v View<'_>) -> Files<'v> {
     let drawn: Rc<RefCell<HashMap<usize, String>>> = Rc::default();
     let record = Rc::clone(&drawn);
     let charts = view
-        .checks
-        .iter()
-        .filter_map(|c| c.rule_index.zip(c.rule))
+        .measured()
+        .filter_map(|(_, c)| c.rule_index.zip(c.rule))
         .filter_map(move |(i, r)| {
             let svg = super::chart::chart(r)?;
             let name = format!("charts/rule-{i}.svg");
@@ -58,7 +111,7 @@ pub fn class(status: Status) -> &'static str {
 }
 
 /// The CSS class of an outcome (a regression is painted as a failure).
-pub fn outcome_class(outcome: crate::verdict::Outcome) -> &'static str {
+fn outcome_class(outcome: crate::verdict::Outcome) -> &'static str {
     match outcome {
         crate::verdict::Outcome::Pass => "pass",
         crate::verdict::Outcome::Regression => "fail",
@@ -67,7 +120,7 @@ pub fn outcome_class(outcome: crate::verdict::Outcome) -> &'static str {
 }
 
 /// A page with the stylesheet, a header and a footer around `main`.
-pub fn document(title: &str, header: Markup, main: Markup, version: &str) -> Markup {
+fn document_page(title: &str, header: Markup, main: Markup, version: &str) -> Markup {
     html! {
         (DOCTYPE) "\n"
         html lang="en" {
@@ -90,7 +143,7 @@ pub fn document(title: &str, header: Markup, main: Markup, version: &str) -> Mar
 }
 
 /// A status badge: `<span class="badge fail">FAIL</span>`.
-pub fn badge(class: &str, word: &str) -> Markup {
+fn badge(class: &str, word: &str) -> Markup {
     html! { span class={ "badge " (class) } { (word) } }
 }
 
@@ -108,68 +161,69 @@ fn page(view: &View<'_>, images: &HashMap<usize, String>) -> Markup {
         }
     };
     // Failing kernels first: the reader came for them.
-    let mut scopes: Vec<&Scope> = view.scopes.iter().collect();
-    scopes.sort_by_key(|s| std::cmp::Reverse(s.status));
+    let mut kernels: Vec<&Section<'_>> = view
+        .sections
+        .iter()
+        .filter(|s| s.kind != SectionKind::List)
+        .collect();
+    kernels.sort_by_key(|s| std::cmp::Reverse(s.status));
     let main = html! {
         @if !view.errors.is_empty() {
             section.errors { h2 { "Errors" } ul { @for e in view.errors { li { (e) } } } }
             "\n"
         }
-        @for scope in scopes {
-            (kernel(view, scope, images))
+        @for section in kernels {
+            (kernel(section, images))
         }
-        @if !view.sanitizer.is_empty() {
-            section { h2 { "compute-sanitizer" } ul {
-                @for f in view.sanitizer {
-                    li class=(class(f.status)) {
-                        (badge(class(f.status), f.status.as_str())) " " (f.tool) ": " (f.message)
-                        // The same first thread and host stack as the terminal shows.
-                        @if f.example_thread.is_some() || !f.example_stack.is_empty() {
-                            ul.stack {
-                                @if let Some(t) = &f.example_thread { li { "first at " (t) } }
-                                @for frame in f.example_stack.iter().take(6) {
-                                    li { "at " code { (frame) } }
-                                }
-                            }
-                        }
-                    }
-                }
-            } }
-            "\n"
-        }
-        @if !view.memory.is_empty() {
-            section { h2 { "GPU memory" } ul {
-                @for m in view.memory {
-                    li { (badge(class(m.status), m.status.as_str())) " " (m.check) ": " (m.message) }
-                }
-            } }
-            "\n"
+        @for section in view.lists() {
+            (list(section))
         }
         @if !view.notes.is_empty() {
             section { h2 { "Notes" } ul { @for n in view.notes { li { (n) } } } }
             "\n"
         }
     };
-    document(&format!("ncugate: {word}"), header, main, view.version)
+    document_page(&format!("ncugate: {word}"), header, main, view.version)
+}
+
+/// A list section (compute-sanitizer, graph memory): a line per row, with
+/// the first thread and host stack where there are some.
+fn list(section: &Section<'_>) -> Markup {
+    html! {
+        section { h2 { (section.title) } ul {
+            @for (c, listed) in section.checks.iter().filter_map(|c| c.listed().map(|l| (c, l))) {
+                li class=(class(c.status)) {
+                    (badge(class(c.status), c.status.as_str())) " " (listed.label) ": " (c.message)
+                    @if listed.thread.is_some() || !listed.stack.is_empty() {
+                        ul.stack {
+                            @if let Some(t) = listed.thread { li { "first at " (t) } }
+                            @for frame in listed.stack {
+                                li { "at " code { (frame) } }
+                            }
+                        }
+                    }
+                }
+            }
+        } }
+        "\n"
+    }
 }
 
 /// One kernel's (or the whole run's) section: its checks, their charts, its findings.
-fn kernel(view: &View<'_>, scope: &Scope, images: &HashMap<usize, String>) -> Markup {
-    let checks: Vec<&Check<'_>> = view.checks_of(scope).collect();
-    let findings: Vec<&Finding<'_>> = view.findings_of(scope).collect();
+fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
     html! {
         section.kernel {
-            h2 { (badge(class(scope.status), scope.status.as_str())) " " code { (scope.name()) } }
+            h2 { (badge(class(section.status), section.status.as_str())) " " code { (section.title) } }
             "\n"
             table {
                 thead { tr { th { "check" } th { "baseline μ±σ" } th { "current" } th { "change" } th { "verdict" } th { "why" } } }
                 tbody {
                     "\n"
-                    @for c in &checks {
+                    @for (c, cells) in section.measured() {
                         tr class=(class(c.status)) {
-                            td { @if c.rule.is_some() { code { (c.name) } } @else { (c.name) } }
-                            td { (c.baseline) } td { (c.current) } td { (c.change) } td { (c.verdict) }
-                            td { @if c.rule.is_none() || c.needs_attention() {
+                            td { @if cells.rule.is_some() { code { (c.name) } } @else { (c.name) } }
+                            td { (cells.baseline) } td { (cells.current) } td { (cells.change) } td { (c.verdict) }
+                            td { @if cells.rule.is_none() || c.needs_attention() {
                                 (c.message)
                                 @if let Some(why) = c.why { " — " (why) }
                             } }
@@ -180,20 +234,20 @@ fn kernel(view: &View<'_>, scope: &Scope, images: &HashMap<usize, String>) -> Ma
             }
             "\n"
             div.charts {
-                @for c in &checks {
-                    @if let Some(name) = c.rule_index.and_then(|i| images.get(&i)) {
+                @for (c, cells) in section.measured() {
+                    @if let Some(name) = cells.rule_index.and_then(|i| images.get(&i)) {
                         figure {
                             img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="130";
-                            figcaption { code { (c.name) } (c.allowed) }
+                            figcaption { code { (c.name) } (cells.allowed) }
                         }
                     }
                 }
             }
             "\n"
-            @if !findings.is_empty() {
+            @if section.findings().next().is_some() {
                 h3 { "New ncu findings" }
                 ul.findings {
-                    @for f in &findings {
+                    @for (_, f) in section.findings() {
                         li { strong { (f.rule) } " " (f.detail) ": " (f.description) }
                     }
                 }

@@ -1,21 +1,33 @@
-//! `--json`: the whole [`Report`](crate::verdict::Report) behind the view,
-//! versioned by its `schema_version` — the model itself, for machines, so
-//! nothing the view words for people is in it.
+//! `--json`: the whole model behind a document — a check's
+//! [`Report`], a suite's report — versioned by its `schema_version`: the
+//! model itself, for machines, so nothing the view words for people is in it.
 
+use super::document::{Document, Model};
 use super::view::View;
+use crate::verdict::Report;
+
+/// The document's model as pretty-printed JSON.
+pub fn document(doc: &Document<'_>) -> String {
+    doc.model.json()
+}
 
 /// The view's report as pretty-printed JSON.
 pub fn render(view: &View<'_>) -> String {
-    let report = view.report;
-    // Serializing plain data with string keys cannot fail; keep a valid
-    // document even if it somehow did.
-    let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|e| {
-        format!(
-            "{{\"schema_version\": {}, \"outcome\": \"error\", \"errors\": [{:?}]}}",
-            report.schema_version,
-            e.to_string()
-        )
-    });
-    text.push('\n');
-    text
+    view.report.json()
+}
+
+impl Model for Report {
+    fn json(&self) -> String {
+        // Serializing plain data with string keys cannot fail; keep a valid
+        // document even if it somehow did.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|e| {
+            format!(
+                "{{\"schema_version\": {}, \"outcome\": \"error\", \"errors\": [{:?}]}}",
+                self.schema_version,
+                e.to_string()
+            )
+        });
+        text.push('\n');
+        text
+    }
 }

@@ -4,21 +4,44 @@
 //! Jenkins' JUnit plugin drops a testsuite with no testcase, so an error
 //! before any comparison is an `ncugate` suite with one error testcase.
 
+use super::document::Document;
 use super::view::View;
 use crate::verdict::Status;
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
-/// The view as JUnit XML.
-pub fn render(view: &View<'_>) -> String {
+/// The document as JUnit XML: every workload's testsuites, in a suite
+/// named and classed `<workload>: …`.
+pub fn document(doc: &Document<'_>) -> String {
     let mut junit = JUnit::new("ncugate");
-    junit.add_test_suites(suites(view));
+    for w in &doc.workloads {
+        junit.add_test_suites(suites(&w.view, &w.prefix()));
+    }
+    if doc.workloads.is_empty() {
+        // Jenkins drops a report with no testcase: say that this shard had nothing to gate.
+        let mut suite = TestSuite::new("ncugate suite");
+        let mut case = TestCase::new("workloads", TestCaseStatus::success());
+        case.set_system_out("no workload in this run");
+        suite.add_test_case(case);
+        junit.add_test_suite(suite);
+    }
     xml(&junit)
 }
 
-/// The view's testsuites: the gate's own, the run total, each tool, each kernel key.
-pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
+/// The view as JUnit XML.
+pub fn render(view: &View<'_>) -> String {
+    let mut junit = JUnit::new("ncugate");
+    junit.add_test_suites(suites(view, ""));
+    xml(&junit)
+}
+
+/// The view's testsuites: the gate's own, then one per section (each
+/// kernel, the run total, each compute-sanitizer tool, the graph memory),
+/// each suite's name and each case's class starting with `prefix` (a
+/// suite's `<workload>: `).
+pub fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
     let mut junit: Vec<TestSuite> = Vec::new();
-    let mut gate = TestSuite::new("ncugate");
+    let gate_name = format!("{prefix}ncugate");
+    let mut gate = TestSuite::new(gate_name.as_str());
     for (label, value) in &view.header {
         if !matches!(*label, "GPU" | "input" | "details") {
             gate.add_property((*label, value.as_str()));
@@ -28,7 +51,7 @@ pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
     for (i, error) in view.errors.iter().enumerate() {
         gate.add_test_case(case(
             &format!("gate error {}", i + 1),
-            "ncugate",
+            &gate_name,
             Status::Error,
             error,
             None,
@@ -37,7 +60,7 @@ pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
     if let Some(device) = &view.device {
         gate.add_test_case(case(
             "device fingerprint",
-            "ncugate",
+            &gate_name,
             device.status,
             &device.message,
             None,
@@ -45,70 +68,19 @@ pub fn suites(view: &View<'_>) -> Vec<TestSuite> {
     }
     junit.push(gate);
 
-    if let Some(total) = view.total() {
-        let mut suite = TestSuite::new(total.name());
-        for c in view.checks_of(total) {
-            suite.add_test_case(case(c.name, total.name(), c.status, c.message, c.why));
-        }
-        junit.push(suite);
-    }
-    let mut tools: Vec<&str> = view.sanitizer.iter().map(|f| f.tool.as_str()).collect();
-    tools.dedup();
-    for tool in tools {
-        let name = format!("compute-sanitizer {tool}");
+    for section in &view.sections {
+        let name = format!("{prefix}{}", section.title);
         let mut suite = TestSuite::new(name.as_str());
-        for f in view.sanitizer.iter().filter(|f| f.tool == tool) {
-            let title = format!(
-                "{} {}",
-                f.kind,
-                f.api
-                    .as_deref()
-                    .or(f.kernel.as_deref())
-                    .unwrap_or(&f.summary)
-            );
-            let stack = f
-                .example_stack
-                .iter()
-                .take(8)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" <- ");
-            suite.add_test_case(case(
-                &title,
-                &name,
-                f.status,
-                &f.message,
-                (!stack.is_empty()).then_some(stack.as_str()),
-            ));
+        for c in &section.checks {
+            // A sanitizer finding's host stack is its failure's description.
+            let stack = c
+                .listed()
+                .map(|l| l.stack.join(" <- "))
+                .filter(|s| !s.is_empty());
+            let why = c.why.or(stack.as_deref());
+            suite.add_test_case(case(&c.name, &name, c.status, &c.message, why));
         }
         junit.push(suite);
-    }
-    if !view.memory.is_empty() {
-        let mut suite = TestSuite::new("GPU memory");
-        for m in view.memory {
-            suite.add_test_case(case(&m.check, "GPU memory", m.status, &m.message, None));
-        }
-        junit.push(suite);
-    }
-    for scope in view.scopes.iter().filter(|s| s.kernel.is_some()) {
-        let kernel = scope.name();
-        let mut suite = TestSuite::new(kernel);
-        for c in view.checks_of(scope) {
-            suite.add_test_case(case(c.name, kernel, c.status, c.message, c.why));
-        }
-        for f in view.findings_of(scope) {
-            let message = format!("new ncu finding {} {}: {}", f.rule, f.detail, f.description);
-            suite.add_test_case(case(
-                &format!("ncu finding {}", f.rule),
-                kernel,
-                f.status,
-                &message,
-                None,
-            ));
-        }
-        if !suite.test_cases.is_empty() {
-            junit.push(suite);
-        }
     }
     junit
 }

@@ -2,15 +2,88 @@
 //! Jenkins description). Kernel names go in code spans, so `*`, `_`, `<` and
 //! `>` in C++ names render literally; `|` is escaped for tables.
 
-use super::view::{Check, View, outcome_emoji, scope_name};
+use super::document::{Document, Suite};
+use super::view::{Check, Section, View, outcome_emoji, scope_name};
 use std::fmt::Write;
 
-/// The view as GitHub-flavoured Markdown.
-pub fn render(view: &View<'_>) -> String {
+/// The document as GitHub-flavoured Markdown: a check's report, or a
+/// suite's title and table of workloads with each workload's report one
+/// heading level down.
+pub fn document(doc: &Document<'_>) -> String {
+    let Some(suite) = &doc.suite else {
+        return doc.workloads.iter().map(|w| render(&w.view)).collect();
+    };
+    let mut out = suite_header(doc, suite);
+    for w in &doc.workloads {
+        let _ = writeln!(out, "\n## Workload `{}`\n", code(w.name()));
+        out.push_str(&render_at(&w.view, 3));
+    }
+    out
+}
+
+/// A suite's title, headline, shard and table of workloads.
+fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## {} ncugate: {}\n",
+        "## {} ncugate suite: {}\n",
+        outcome_emoji(suite.outcome),
+        suite.outcome.as_str()
+    );
+    let _ = writeln!(out, "{}\n", suite.headline);
+    if let Some((shard, all)) = &suite.shard {
+        let _ = writeln!(out, "Shard {shard} of the suite ({}).\n", all.join(", "));
+    }
+    if !suite.merged_from.is_empty() {
+        let _ = writeln!(
+            out,
+            "Merged from {} reports: {}.\n",
+            suite.merged_from.len(),
+            suite
+                .merged_from
+                .iter()
+                .map(|m| format!("`{}`", code(m)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| workload | verdict | failed | warnings | errors | passed | profiled |\n|---|---|---|---|---|---|---|"
+    );
+    for w in &doc.workloads {
+        let c = w.counts();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} {} | {} | {} | {} | {} | {} |",
+            code(w.name()),
+            outcome_emoji(w.view.outcome),
+            w.view.outcome_word(),
+            c.fail,
+            c.warn,
+            c.error,
+            c.pass,
+            w.seconds
+        );
+    }
+    out
+}
+
+/// The view as GitHub-flavoured Markdown, its title a level-2 heading.
+pub fn render(view: &View<'_>) -> String {
+    render_at(view, 2)
+}
+
+/// The view as GitHub-flavoured Markdown, its title a heading of `depth`
+/// (`##` for a check, `###` for a workload under a suite's title), its
+/// sections one level down.
+pub fn render_at(view: &View<'_>, depth: usize) -> String {
+    let title = "#".repeat(depth);
+    let h = "#".repeat(depth + 1);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{title} {} ncugate: {}\n",
         outcome_emoji(view.outcome),
         view.outcome_word()
     );
@@ -29,26 +102,55 @@ pub fn render(view: &View<'_>) -> String {
         let _ = writeln!(out, "- {label}: {value}");
     }
     if !view.errors.is_empty() {
-        let _ = writeln!(out, "\n### Errors\n");
+        let _ = writeln!(out, "\n{h} Errors\n");
         for e in view.errors {
             let _ = writeln!(out, "- {}", text(e));
         }
     }
+    why(&mut out, view, &h);
+    checks(&mut out, view);
+    let other = view.findings_elsewhere();
+    if !other.is_empty() {
+        let _ = writeln!(out, "\n{h} New ncu findings\n");
+        for (c, f) in other {
+            let _ = writeln!(
+                out,
+                "- `{}`: `{}` {}: {}",
+                code(scope_name(c.kernel)),
+                code(f.rule),
+                f.detail,
+                text(f.description)
+            );
+        }
+    }
+    for section in view.lists() {
+        list(&mut out, section, &h);
+    }
+    if !view.notes.is_empty() {
+        let _ = writeln!(out, "\n{h} Notes\n");
+        for n in view.notes {
+            let _ = writeln!(out, "- {}", text(n));
+        }
+    }
+    out
+}
 
+/// The failing kernels with what failed and why, then the whole run's failures.
+fn why(out: &mut String, view: &View<'_>, h: &str) {
     let mut failing = view.failing_kernels().peekable();
     if failing.peek().is_some() {
-        let _ = writeln!(out, "\n### Why\n");
-        for scope in failing {
+        let _ = writeln!(out, "\n{h} Why\n");
+        for section in failing {
             let _ = writeln!(
                 out,
                 "- **{}** `{}`",
-                scope.status.as_str(),
-                code(scope.name())
+                section.status.as_str(),
+                code(&section.title)
             );
-            for c in view.checks_of(scope).filter(|c| c.needs_attention()) {
+            for (c, _) in section.measured().filter(|(c, _)| c.needs_attention()) {
                 let _ = writeln!(out, "  - {}", why_line(c));
             }
-            for f in view.findings_of(scope) {
+            for (_, f) in section.findings() {
                 let _ = writeln!(
                     out,
                     "  - new ncu finding `{}` {}: {}",
@@ -61,108 +163,81 @@ pub fn render(view: &View<'_>) -> String {
     }
     let total = view.failing_total();
     if !total.is_empty() {
-        let _ = writeln!(out, "\n### Whole run\n");
+        let _ = writeln!(out, "\n{h} Whole run\n");
         for c in total {
             let _ = writeln!(out, "- {}", why_line(c));
         }
     }
+}
 
-    if !view.checks.is_empty() {
-        // Folded: the sections above already list what needs attention.
-        let n = view.checks.len();
-        let _ = writeln!(out, "\n<details><summary>All {n} checks</summary>\n");
+/// Every measured check, section by section, folded: the sections above
+/// already list what needs attention.
+fn checks(out: &mut String, view: &View<'_>) {
+    let n = view.measured().count();
+    if n == 0 {
+        return;
+    }
+    let _ = writeln!(out, "\n<details><summary>All {n} checks</summary>\n");
+    let _ = writeln!(
+        out,
+        "| kernel | check | baseline μ±σ | current | change | verdict |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
+    for (c, cells) in view.measured() {
+        // A rule's name is a metric: a code span; a structural check is words.
+        let name = if cells.rule.is_some() {
+            format!("`{}`", code(&c.name))
+        } else {
+            c.name.to_string()
+        };
         let _ = writeln!(
             out,
-            "| kernel | check | baseline μ±σ | current | change | verdict |"
+            "| `{}` | {name} | {} | {} | {} | {} |",
+            code(scope_name(c.kernel)),
+            cells.baseline,
+            cells.current,
+            cells.change,
+            c.verdict
         );
-        let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
-        for c in &view.checks {
-            // A rule's name is a metric: a code span; a structural check is words.
-            let name = if c.rule.is_some() {
-                format!("`{}`", code(c.name))
-            } else {
-                c.name.to_string()
-            };
-            let _ = writeln!(
-                out,
-                "| `{}` | {name} | {} | {} | {} | {} |",
-                code(scope_name(c.kernel)),
-                c.baseline,
-                c.current,
-                c.change,
-                c.verdict
-            );
-        }
-        let _ = writeln!(out, "\n</details>");
     }
-    let other = view.findings_elsewhere();
-    if !other.is_empty() {
-        let _ = writeln!(out, "\n### New ncu findings\n");
-        for f in other {
-            let _ = writeln!(
-                out,
-                "- `{}`: `{}` {}: {}",
-                code(f.kernel),
-                code(f.rule),
-                f.detail,
-                text(f.description)
-            );
+    let _ = writeln!(out, "\n</details>");
+}
+
+/// A list section: a line per row, with the host stack where there is one.
+fn list(out: &mut String, section: &Section<'_>, h: &str) {
+    let _ = writeln!(out, "\n{h} {}\n", text(&section.title));
+    for c in &section.checks {
+        let Some(listed) = c.listed() else { continue };
+        let _ = writeln!(
+            out,
+            "- **{}** {}: {}",
+            c.status.as_str(),
+            text(listed.label),
+            text(&c.message)
+        );
+        if !listed.stack.is_empty() {
+            let frames: Vec<String> = listed
+                .stack
+                .iter()
+                .map(|fr| format!("`{}`", code(fr)))
+                .collect();
+            let _ = writeln!(out, "  - host stack: {}", frames.join(" ← "));
         }
     }
-    if !view.sanitizer.is_empty() {
-        let _ = writeln!(out, "\n### compute-sanitizer\n");
-        for f in view.sanitizer {
-            let _ = writeln!(
-                out,
-                "- **{}** {}: {}",
-                f.status.as_str(),
-                f.tool,
-                text(&f.message)
-            );
-            if !f.example_stack.is_empty() {
-                let frames: Vec<String> = f
-                    .example_stack
-                    .iter()
-                    .take(6)
-                    .map(|fr| format!("`{}`", code(fr)))
-                    .collect();
-                let _ = writeln!(out, "  - host stack: {}", frames.join(" ← "));
-            }
-        }
-    }
-    if !view.memory.is_empty() {
-        let _ = writeln!(out, "\n### GPU memory\n");
-        for m in view.memory {
-            let _ = writeln!(
-                out,
-                "- **{}** {}: {}",
-                m.status.as_str(),
-                text(&m.check),
-                text(&m.message)
-            );
-        }
-    }
-    if !view.notes.is_empty() {
-        let _ = writeln!(out, "\n### Notes\n");
-        for n in view.notes {
-            let _ = writeln!(out, "- {}", text(n));
-        }
-    }
-    out
 }
 
 /// A check that needs attention as one Markdown line (without the list
 /// marker): a structural check's message, or a rule, its verdict, message and why.
 fn why_line(c: &Check<'_>) -> String {
-    if c.rule.is_none() {
-        return format!("{}: {}", c.name, text(c.message));
+    if c.rule().is_none() {
+        return format!("{}: {}", c.name, text(&c.message));
     }
     let why = c.why.map(|w| format!(" — {}", text(w))).unwrap_or_default();
     format!(
         "`{}` {}: {}{why}",
-        code(c.name),
+        code(&c.name),
         c.status.as_str(),
-        text(c.message)
+        text(&c.message)
     )
 }
 

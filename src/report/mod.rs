@@ -1,12 +1,15 @@
-//! Reporters: the [`Report`] rendered for a terminal, a CI summary page
-//! (Markdown), a test-report view (JUnit XML), GitHub Actions, a static HTML
-//! page and machines (JSON). Each reads the report through its one
-//! [`View`], which decides every word and number shown; each
-//! format is one [`Reporter`], and [`write_all`] is the one path by which any
-//! of them reaches a file or a stream (files atomically, in a fixed order).
-//! A suite's report goes through the same trait and path (`suite::render`).
+//! Reporters: a [`Document`] — one check's [`Report`], or a suite's
+//! workloads — rendered for a terminal, a CI summary page (Markdown), a
+//! test-report view (JUnit XML), GitHub Actions, a static HTML page and
+//! machines (JSON). Each workload is read through its one [`View`], whose
+//! sections decide every word, title and order shown; each format is one
+//! [`Reporter`] over the whole document, the same for a single check (a
+//! document of one workload, without the suite chrome) and a suite; and
+//! [`write_document`] is the one path by which any of them reaches a file or
+//! a stream (files atomically, in a fixed order).
 
 pub mod chart;
+pub mod document;
 /// Value formatting lives in [`crate::format`](mod@crate::format), a leaf every gate can use.
 pub use crate::format as fmt;
 pub mod github;
@@ -21,6 +24,7 @@ pub mod view;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use document::{Document, Model, Workload};
 pub use view::{View, scope_name};
 
 use crate::baseline::atomic::FileSet;
@@ -36,8 +40,21 @@ pub struct Outputs {
     pub json: Option<PathBuf>,
     /// GitHub Actions mode: annotations, step summary, step outputs.
     pub github: bool,
+    /// Where GitHub mode's summary and step outputs go, as the runner named them.
+    pub github_files: GitHubFiles,
     /// A static HTML report (index.html, style.css, charts/*.svg) in this folder.
     pub html: Option<PathBuf>,
+}
+
+/// The files a GitHub Actions runner names for a step, resolved once with
+/// the config (from `$GITHUB_STEP_SUMMARY` and `$GITHUB_OUTPUT`): reporters
+/// never read the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitHubFiles {
+    /// The step summary, to which the Markdown report is appended.
+    pub step_summary: Option<PathBuf>,
+    /// The step outputs file, to which `result`, `regressions`, … are appended.
+    pub output: Option<PathBuf>,
 }
 
 /// Files under a folder, by relative path, in the order to write them; made
@@ -63,16 +80,12 @@ pub enum Destination<'o> {
     GitHub,
 }
 
-/// One output format: where it goes, whatever the report.
-pub trait Format {
+/// One output format: where it goes, and what it makes of a document.
+pub trait Reporter {
     /// Where this format goes, or `None` when it was not asked for.
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>>;
-}
-
-/// One output format of a report view `V` (a check's [`View`], a suite's view).
-pub trait Reporter<V>: Format {
-    /// The view in this format.
-    fn render<'v>(&self, view: &'v V) -> Rendered<'v>;
+    /// The document in this format.
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v>;
 }
 
 /// `--junit`.
@@ -88,35 +101,19 @@ pub struct GitHub;
 
 /// The file formats in the order their files are written (the HTML folder's
 /// `index.html` and GitHub's outputs last: a step that waits for them finds the rest in place).
-pub fn reporters<'v, V: 'v>() -> [&'v dyn Reporter<V>; 5]
-where
-    JUnit: Reporter<V>,
-    Markdown: Reporter<V>,
-    Json: Reporter<V>,
-    Html: Reporter<V>,
-    GitHub: Reporter<V>,
-{
-    [&JUnit, &Markdown, &Json, &Html, &GitHub]
-}
+pub const REPORTERS: [&dyn Reporter; 5] = [&JUnit, &Markdown, &Json, &Html, &GitHub];
 
-/// Writes every requested report of `view`. The files are staged beside their
+/// Writes every requested report of `doc`. The files are staged beside their
 /// targets and renamed into place as one set ([`FileSet`]): a CI step that
 /// picks them up never reads half a file, nor a mix of this run's files and
 /// an earlier run's, even when the run is interrupted. GitHub mode's streams
 /// (appended, not replaced) go after the set is in place.
-pub fn write_view<V>(view: &V, outputs: &Outputs) -> Result<()>
-where
-    JUnit: Reporter<V>,
-    Markdown: Reporter<V>,
-    Json: Reporter<V>,
-    Html: Reporter<V>,
-    GitHub: Reporter<V>,
-{
+pub fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()> {
     let mut set = FileSet::default();
     let mut streams = Vec::new();
-    for reporter in reporters::<V>() {
+    for reporter in REPORTERS {
         if let Some(destination) = reporter.destination(outputs) {
-            streams.extend(stage(reporter.render(view), destination, &mut set)?);
+            streams.extend(stage(reporter.render(doc), destination, &mut set)?);
         }
     }
     set.commit()?;
@@ -131,7 +128,7 @@ where
 
 /// Writes every requested file report of one check.
 pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
-    write_view(&View::new(report), outputs)
+    write_document(&Document::check(report), outputs)
 }
 
 impl Outputs {
@@ -179,62 +176,47 @@ fn stage(
     Ok(None)
 }
 
-impl Format for JUnit {
+impl Reporter for JUnit {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
         outputs.junit.as_deref().map(Destination::Path)
     }
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
+        Rendered::File(junit::document(doc))
+    }
 }
 
-impl Format for Markdown {
+impl Reporter for Markdown {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
         outputs.markdown.as_deref().map(Destination::Path)
     }
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
+        Rendered::File(markdown::document(doc))
+    }
 }
 
-impl Format for Json {
+impl Reporter for Json {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
         outputs.json.as_deref().map(Destination::Path)
     }
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
+        Rendered::File(json::document(doc))
+    }
 }
 
-impl Format for Html {
+impl Reporter for Html {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
         outputs.html.as_deref().map(Destination::Path)
     }
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
+        Rendered::Folder(html::document(doc))
+    }
 }
 
-impl Format for GitHub {
+impl Reporter for GitHub {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>> {
         outputs.github.then_some(Destination::GitHub)
     }
-}
-
-impl Reporter<View<'_>> for JUnit {
-    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
-        Rendered::File(junit::render(view))
-    }
-}
-
-impl Reporter<View<'_>> for Markdown {
-    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
-        Rendered::File(markdown::render(view))
-    }
-}
-
-impl Reporter<View<'_>> for Json {
-    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
-        Rendered::File(json::render(view))
-    }
-}
-
-impl Reporter<View<'_>> for Html {
-    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
-        Rendered::Folder(html::files(view))
-    }
-}
-
-impl Reporter<View<'_>> for GitHub {
-    fn render<'v>(&self, view: &'v View<'_>) -> Rendered<'v> {
-        Rendered::GitHub(github::streams(view))
+    fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
+        Rendered::GitHub(github::document(doc))
     }
 }

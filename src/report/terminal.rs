@@ -6,8 +6,9 @@
 //! file reports keep them whole. `--show` picks the rows. Colour only when
 //! asked or writing to a terminal with `NO_COLOR` unset.
 
+use super::document::Document;
 use super::layout::{Column, shorten_middle, wrap};
-use super::view::{Check, Finding, View, scope_name};
+use super::view::{Cells, Check, Finding, Section, View, rank, scope_name};
 use crate::verdict::{Outcome, Report, Status};
 use std::fmt::Write;
 
@@ -78,6 +79,30 @@ pub fn render(report: &Report, style: &Style) -> String {
     render_view(&View::new(report), style)
 }
 
+/// The document as text: a check's report, or each workload's report under
+/// a rule with its name, then the suite's headline.
+pub fn document(doc: &Document<'_>, style: &Style) -> String {
+    let Some(suite) = &doc.suite else {
+        return doc
+            .workloads
+            .iter()
+            .map(|w| render_view(&w.view, style))
+            .collect();
+    };
+    let mut out = String::new();
+    for w in &doc.workloads {
+        let tags = if w.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", w.tags.join(", "))
+        };
+        let _ = writeln!(out, "\n── workload {}{tags} ──", w.name());
+        out.push_str(&render_view(&w.view, style));
+    }
+    let _ = writeln!(out, "\nncugate suite: {}", suite.headline);
+    out
+}
+
 /// The view as text.
 pub fn render_view(view: &View<'_>, style: &Style) -> String {
     let mut out = String::new();
@@ -92,6 +117,9 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
     why(&mut out, view, style.width);
     table(&mut out, view, style);
     findings(&mut out, view, style.width);
+    for section in view.lists() {
+        list(&mut out, section);
+    }
     for note in view.notes {
         let _ = writeln!(out, "\nnote: {note}");
     }
@@ -126,24 +154,26 @@ fn why(out: &mut String, view: &View<'_>, width: usize) {
         return;
     }
     let _ = writeln!(out, "\nwhy:");
-    for scope in &failing {
+    for section in &failing {
         let _ = writeln!(
             out,
             "  {} {}",
-            mark(scope.status),
-            shorten_middle(scope.name(), width.saturating_sub(4))
+            mark(section.status),
+            shorten_middle(&section.title, width.saturating_sub(4))
         );
-        for c in view.checks_of(scope).filter(|c| c.needs_attention()) {
-            explain(out, c, width);
+        for (c, cells) in section.measured().filter(|(c, _)| c.needs_attention()) {
+            explain(out, c, cells, width);
         }
-        for f in view.findings_of(scope) {
+        for (_, f) in section.findings() {
             finding_line(out, f, width);
         }
     }
     if let Some(worst) = total_failures.iter().map(|c| c.status).max() {
         let _ = writeln!(out, "  {} {}", mark(worst), super::view::TOTAL);
         for c in total_failures {
-            explain(out, c, width);
+            if let Some(cells) = c.cells() {
+                explain(out, c, cells, width);
+            }
         }
     }
 }
@@ -151,13 +181,14 @@ fn why(out: &mut String, view: &View<'_>, width: usize) {
 /// One row of the table before layout: the check's cells and its verdict.
 struct Row<'v> {
     check: &'v Check<'v>,
+    cells: &'v Cells<'v>,
 }
 
 impl Row<'_> {
     fn cell(&self, i: usize, sigma: bool) -> &str {
-        let c = self.check;
+        let c = self.cells;
         match i {
-            0 => c.name,
+            0 => &self.check.name,
             1 if sigma => &c.baseline,
             1 => &c.baseline_mean,
             2 => &c.current,
@@ -167,30 +198,24 @@ impl Row<'_> {
     }
 }
 
-/// The checks grouped by kernel, worst group first, each group's worst rows first.
+/// The measured checks by section, worst section first, each section's worst rows first.
 fn table(out: &mut String, view: &View<'_>, style: &Style) {
-    if view.checks.is_empty() {
+    if view.measured().next().is_none() {
         return;
     }
-    // Groups in the order kernels first appear; `None` is the whole run.
-    let mut groups: Vec<(Option<&str>, Vec<Row<'_>>)> = Vec::new();
-    // Group index by kernel: a report can have 10^4 kernels.
-    let mut index: std::collections::HashMap<Option<&str>, usize> =
-        std::collections::HashMap::new();
+    let mut groups: Vec<(&str, Vec<Row<'_>>)> = Vec::new();
     let mut total = 0;
-    // A structural check that passed is not worth a row, nor a count.
-    for check in view.checks.iter().filter(|c| !c.is_quiet()) {
-        total += 1;
-        if !style.show.keeps(check.status) {
-            continue;
-        }
-        let row = Row { check };
-        match index.get(&check.kernel) {
-            Some(&i) => groups[i].1.push(row),
-            None => {
-                index.insert(check.kernel, groups.len());
-                groups.push((check.kernel, vec![row]));
+    for section in &view.sections {
+        let mut rows = Vec::new();
+        // A structural check that passed is not worth a row, nor a count.
+        for (check, cells) in section.measured().filter(|(c, _)| !c.is_quiet()) {
+            total += 1;
+            if style.show.keeps(check.status) {
+                rows.push(Row { check, cells });
             }
+        }
+        if !rows.is_empty() {
+            groups.push((&section.title, rows));
         }
     }
     let shown: usize = groups.iter().map(|(_, rows)| rows.len()).sum();
@@ -226,7 +251,7 @@ fn table(out: &mut String, view: &View<'_>, style: &Style) {
     // A metric name needs about this much room to stay recognisable; below
     // it, the baseline column drops its ±σ (the "why" lines above keep it).
     const READABLE_METRIC: usize = 24;
-    let layout = |groups: &[(Option<&str>, Vec<Row<'_>>)], sigma: bool| {
+    let layout = |groups: &[(&str, Vec<Row<'_>>)], sigma: bool| {
         let header = [
             "metric",
             if sigma {
@@ -266,7 +291,7 @@ fn table(out: &mut String, view: &View<'_>, style: &Style) {
     let pad = " ".repeat(INDENT);
     let head: Vec<String> = columns.iter().map(|c| c.title.clone()).collect();
     let _ = writeln!(out, "{pad}{}", super::layout::line(&columns, &head));
-    for (kernel, rows) in &groups {
+    for (title, rows) in &groups {
         let worst = rows
             .iter()
             .map(|r| r.check.status)
@@ -276,7 +301,7 @@ fn table(out: &mut String, view: &View<'_>, style: &Style) {
             out,
             "  {} {}",
             mark(worst),
-            shorten_middle(scope_name(*kernel), style.width.saturating_sub(4))
+            shorten_middle(title, style.width.saturating_sub(4))
         );
         for row in rows {
             let mut cells: Vec<String> = (0..5).map(|i| row.cell(i, sigma).to_string()).collect();
@@ -292,68 +317,45 @@ fn table(out: &mut String, view: &View<'_>, style: &Style) {
     }
 }
 
-/// Findings, compute-sanitizer and GPU-memory sections.
+/// New findings of kernels that passed every check.
 fn findings(out: &mut String, view: &View<'_>, width: usize) {
     let other = view.findings_elsewhere();
     if !other.is_empty() {
         let _ = writeln!(out, "\nnew ncu findings:");
-        for f in other {
-            let _ = writeln!(
-                out,
-                "  {}",
-                shorten_middle(f.kernel, width.saturating_sub(2))
-            );
+        for (c, f) in other {
+            let kernel = scope_name(c.kernel);
+            let _ = writeln!(out, "  {}", shorten_middle(kernel, width.saturating_sub(2)));
             finding_line(out, f, width);
-        }
-    }
-    if !view.sanitizer.is_empty() {
-        let _ = writeln!(out, "\ncompute-sanitizer:");
-        let mut sanitizer: Vec<_> = view.sanitizer.iter().collect();
-        sanitizer.sort_by_key(|f| rank(f.status));
-        for f in sanitizer {
-            // One line each, unwrapped: a log search for the message finds it.
-            let _ = writeln!(out, "  {} [{}] {}", mark(f.status), f.tool, f.message);
-            if let Some(t) = &f.example_thread {
-                let _ = writeln!(out, "      first at {t}");
-            }
-            for frame in f.example_stack.iter().take(6) {
-                let _ = writeln!(out, "      at {frame}");
-            }
-        }
-    }
-    if !view.memory.is_empty() {
-        let _ = writeln!(out, "\nGPU memory:");
-        let mut memory: Vec<_> = view.memory.iter().collect();
-        memory.sort_by_key(|m| rank(m.status));
-        for m in memory {
-            let _ = writeln!(
-                out,
-                "  {} {} [{}]: {}",
-                mark(m.status),
-                m.check,
-                m.status.as_str(),
-                m.message
-            );
         }
     }
 }
 
-/// Sort key: what needs attention first.
-fn rank(status: Status) -> u8 {
-    match status {
-        Status::Error => 0,
-        Status::Fail => 1,
-        Status::Warn => 2,
-        Status::Improved => 3,
-        Status::Changed => 4,
-        Status::Pass => 5,
-        Status::Skipped => 6,
+/// A list section (compute-sanitizer, graph memory): one line per row,
+/// unwrapped so that a log search for the message finds it, with where it happened.
+fn list(out: &mut String, section: &Section<'_>) {
+    let _ = writeln!(out, "\n{}:", section.title);
+    for c in &section.checks {
+        let Some(listed) = c.listed() else { continue };
+        let _ = writeln!(
+            out,
+            "  {} {} [{}]: {}",
+            mark(c.status),
+            listed.label,
+            c.verdict,
+            c.message
+        );
+        if let Some(t) = listed.thread {
+            let _ = writeln!(out, "      first at {t}");
+        }
+        for frame in listed.stack {
+            let _ = writeln!(out, "      at {frame}");
+        }
     }
 }
 
 /// A check's why line: a structural check's message, or a rule with its verdict, thresholds line and reason.
-fn explain(out: &mut String, c: &Check<'_>, width: usize) {
-    let Some(line) = c.line else {
+fn explain(out: &mut String, c: &Check<'_>, cells: &Cells<'_>, width: usize) {
+    let Some(line) = cells.line else {
         let text = format!("{}: {}", c.name, c.message);
         let _ = writeln!(out, "{}", wrap(&text, width, "      ", "        "));
         return;

@@ -1,17 +1,24 @@
 //! The report view: everything a reporter shows, decided once from a
-//! [`Report`] — the outcome's words, the counts, what was gated, each check's
-//! cells (baseline, current, change, allowance, verdict), the checks grouped
-//! by kernel with each kernel's worst status, the new ncu findings with their
-//! estimated speedup, the device note. Every format (terminal, Markdown,
-//! JUnit, GitHub, HTML, JSON) renders a [`View`]; none of them derives a word
-//! or a number from the report on its own, so they cannot disagree.
+//! [`Report`] — the outcome's words, the counts, what was gated, and the
+//! results of every gate as [`Section`]s of [`Check`] rows: each kernel's
+//! rules, structural checks and new ncu findings, the whole run's rules,
+//! each compute-sanitizer tool's findings, the graph-memory checks. A
+//! section has its title, its worst status and its rows in the order to show
+//! them; a row has its words and cells already written. Every format
+//! (terminal, Markdown, JUnit, GitHub, HTML, JSON) renders a [`View`] by
+//! looping over its sections; none of them derives a word, a title or an
+//! order from the report on its own, so they cannot disagree. A new gate is
+//! a [`Subject`] variant and one function in `gates.rs` that makes its
+//! sections.
 
 mod cells;
+mod gates;
+mod section;
 
-use crate::memory::MemoryResult;
-use crate::sanitizer::SanitizerFinding;
-use crate::verdict::{Counts, Outcome, Report, RuleResult, Status};
-use cells::{finding, header, rule_check, structure_check};
+pub use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
+
+use crate::model::KernelKeyMode;
+use crate::verdict::{self, Counts, Devices, Outcome, Report, Status};
 
 /// The label of the whole run where a kernel name would go.
 pub const TOTAL: &str = "(total)";
@@ -26,6 +33,8 @@ pub fn scope_name(kernel: Option<&str>) -> &str {
 pub struct View<'r> {
     /// The model itself, for the JSON report (which serializes it whole).
     pub report: &'r Report,
+    /// What was gated, with what only that gate has (the metric gate's baseline and thresholds).
+    pub subject: Subject<'r>,
     pub outcome: Outcome,
     pub exit_code: i32,
     pub counts: Counts,
@@ -33,100 +42,61 @@ pub struct View<'r> {
     pub header: Vec<(&'static str, String)>,
     /// Errors that made the outcome `error`, each `message (hint: …)`.
     pub errors: &'r [String],
-    /// Every structural check, then every rule, in the report's order.
-    pub checks: Vec<Check<'r>>,
-    /// The new ncu findings, in the report's order.
-    pub findings: Vec<Finding<'r>>,
-    /// Every kernel by name, then the whole run when a rule gates it.
-    pub scopes: Vec<Scope>,
     /// The GPU fingerprint check: passed, or a mismatch that was allowed.
     pub device: Option<DeviceNote>,
-    pub sanitizer: &'r [SanitizerFinding],
-    pub memory: &'r [MemoryResult],
+    /// Every gate's results: each kernel by name, the whole run, each
+    /// compute-sanitizer tool, the graph memory — in the order to show them.
+    pub sections: Vec<Section<'r>>,
     /// Things a reader should know that are not checks.
     pub notes: &'r [String],
     /// The ncugate version that wrote the report.
     pub version: &'r str,
 }
 
-/// One structural check or rule, with its table cells already written.
+/// What a report gated, as the view shows it.
 #[derive(Debug, Clone)]
-pub struct Check<'r> {
-    /// The kernel key; `None` for a whole-run rule.
-    pub kernel: Option<&'r str>,
-    /// The rule (`dram__bytes.sum (sum)`) or the structural check (`launch count`).
-    pub name: &'r str,
-    /// The rule behind a rule row (for charts); `None` for a structural check.
-    pub rule: Option<&'r RuleResult>,
-    /// Index of the rule in the report's rules (names its chart file).
-    pub rule_index: Option<usize>,
-    pub status: Status,
-    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule.
-    pub verdict: &'static str,
-    /// The baseline, `mean ±stddev` (`—` when there is none).
-    pub baseline: String,
-    /// The baseline without its standard deviation, for narrow tables.
-    pub baseline_mean: String,
-    pub current: String,
-    /// `+20.0%`, `±0%`, `new` (from 0), or empty for a structural check.
-    pub change: String,
-    /// What the check allows on the worse side: `+16.9%`, `limit 60M inst`, `exact`.
-    pub allowance: String,
-    /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
-    pub allowed: String,
-    /// One line saying what happened.
-    pub message: &'r str,
-    /// The rule's reason, for failures.
-    pub why: Option<&'r str>,
-    /// Line of the `[[rule]]` in the thresholds file.
-    pub line: Option<usize>,
+pub enum Subject<'r> {
+    /// ncu metrics against a baseline under threshold rules.
+    Metrics {
+        /// The baseline file, when there was one.
+        baseline: Option<&'r str>,
+        thresholds: Thresholds<'r>,
+        kernel_key: KernelKeyMode,
+        devices: Option<&'r Devices>,
+    },
+    /// compute-sanitizer tools on an app, or saved XML.
+    Sanitizer {
+        tools: &'r [String],
+        app: Option<&'r str>,
+    },
+    /// The CUDA-graph memory audit of an app.
+    Memory { app: &'r str },
 }
 
-impl Check<'_> {
-    /// Failed, warned or could not be evaluated: the check has a "why" line.
-    pub fn needs_attention(&self) -> bool {
-        self.status.needs_attention()
+/// Where the metric gate's threshold rules came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thresholds<'r> {
+    /// ncugate's own rules (`thresholds/default.toml (built in)`).
+    BuiltIn(&'r str),
+    /// A file the user named: annotations can point into it.
+    File(&'r str),
+}
+
+impl<'r> Thresholds<'r> {
+    /// The source as the report records it: a path, or the built-in rules' name.
+    pub fn of(source: &'r str) -> Thresholds<'r> {
+        if source.ends_with(" (built in)") {
+            Thresholds::BuiltIn(source)
+        } else {
+            Thresholds::File(source)
+        }
     }
 
-    /// A structural check that passed: the terminal leaves these out of its count.
-    pub fn is_quiet(&self) -> bool {
-        self.rule.is_none() && self.status == Status::Pass
-    }
-}
-
-/// A new ncu finding as every reporter words it.
-#[derive(Debug, Clone)]
-pub struct Finding<'r> {
-    pub kernel: &'r str,
-    /// The ncu rule (`UncoalescedGlobalAccess`).
-    pub rule: &'r str,
-    pub status: Status,
-    /// The estimated speedup, `est. speedup 77%`, when ncu gives one.
-    pub speedup: Option<String>,
-    /// The rule type and speedup in parentheses: `(OPT, est. speedup 77%)`.
-    pub detail: String,
-    pub description: &'r str,
-    /// The description's first sentence (they run to a paragraph).
-    pub summary: &'r str,
-}
-
-/// One kernel (or the whole run) with its checks and findings and its worst status.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    /// The kernel key; `None` for the whole run.
-    pub kernel: Option<String>,
-    /// The worst status of its checks and findings.
-    pub status: Status,
-    /// Indices into [`View::checks`], in the report's order.
-    pub checks: Vec<usize>,
-    /// Indices into [`View::findings`], in the report's order.
-    pub findings: Vec<usize>,
-}
-
-impl Scope {
-    /// The kernel key, or `(total)`.
-    pub fn name(&self) -> &str {
-        scope_name(self.kernel.as_deref())
+    /// The words every reporter shows.
+    pub fn as_str(&self) -> &'r str {
+        match *self {
+            Thresholds::BuiltIn(s) | Thresholds::File(s) => s,
+        }
     }
 }
 
@@ -138,50 +108,22 @@ pub struct DeviceNote {
 }
 
 impl<'r> View<'r> {
-    /// The view of `report`: every cell and word, in one pass over its results.
+    /// The view of `report`: every section, cell and word, in one pass over its results.
     pub fn new(report: &'r Report) -> View<'r> {
-        let checks: Vec<Check<'r>> = report
-            .structure
-            .iter()
-            .map(structure_check)
-            .chain(
-                report
-                    .rules
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| rule_check(i, r)),
-            )
-            .collect();
-        let findings: Vec<Finding<'r>> = report.findings.iter().map(finding).collect();
-        let scopes = scopes(&checks, &findings);
+        let subject = subject(report);
+        let mut sections = gates::metrics(report);
+        sections.extend(gates::sanitizer(&report.sanitizer));
+        sections.extend(gates::memory(&report.memory));
         View {
             report,
+            header: cells::header(report, &subject),
+            device: device(&subject),
+            subject,
             outcome: report.outcome,
             exit_code: report.exit_code,
             counts: report.counts(),
-            header: header(report),
             errors: &report.errors,
-            checks,
-            findings,
-            scopes,
-            device: report.devices.as_ref().map(|d| {
-                if d.mismatch_allowed {
-                    DeviceNote {
-                        status: Status::Warn,
-                        message: format!(
-                            "device mismatch allowed: baseline {}, current {}",
-                            d.baseline, d.current
-                        ),
-                    }
-                } else {
-                    DeviceNote {
-                        status: Status::Pass,
-                        message: d.current.clone(),
-                    }
-                }
-            }),
-            sanitizer: &report.sanitizer,
-            memory: &report.memory,
+            sections,
             notes: &report.notes,
             version: &report.ncugate_version,
         }
@@ -202,42 +144,53 @@ impl<'r> View<'r> {
         self.counts.words().join(sep)
     }
 
-    /// The checks of one scope.
-    pub fn checks_of<'v>(&'v self, scope: &'v Scope) -> impl Iterator<Item = &'v Check<'r>> {
-        scope.checks.iter().map(|&i| &self.checks[i])
+    /// Every measured check (rules and structural checks), section by section.
+    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+        self.sections.iter().flat_map(Section::measured)
     }
 
-    /// The findings of one scope.
-    pub fn findings_of<'v>(&'v self, scope: &'v Scope) -> impl Iterator<Item = &'v Finding<'r>> {
-        scope.findings.iter().map(|&i| &self.findings[i])
-    }
-
-    /// The kernels (not the whole run) whose worst status needs attention, by name.
-    pub fn failing_kernels(&self) -> impl Iterator<Item = &Scope> {
-        self.scopes
+    /// The kernels whose worst status needs attention, by name.
+    pub fn failing_kernels(&self) -> impl Iterator<Item = &Section<'r>> {
+        self.sections
             .iter()
-            .filter(|s| s.kernel.is_some() && s.status.needs_attention())
+            .filter(|s| s.is_kernel() && s.status.needs_attention())
     }
 
-    /// The whole run's scope, when a rule gates it.
-    pub fn total(&self) -> Option<&Scope> {
-        self.scopes.iter().find(|s| s.kernel.is_none())
+    /// The whole run's section, when a rule gates it.
+    pub fn total(&self) -> Option<&Section<'r>> {
+        self.sections.iter().find(|s| s.kind == SectionKind::Total)
     }
 
     /// The whole-run rules that need attention.
     pub fn failing_total(&self) -> Vec<&Check<'r>> {
         self.total()
-            .map(|t| self.checks_of(t).filter(|c| c.needs_attention()).collect())
+            .map(|t| t.checks.iter().filter(|c| c.needs_attention()).collect())
             .unwrap_or_default()
     }
 
     /// New findings of kernels that passed every check, by kernel name: still worth a look.
-    pub fn findings_elsewhere(&self) -> Vec<&Finding<'r>> {
-        self.scopes
+    pub fn findings_elsewhere(&self) -> Vec<(&Check<'r>, &Finding<'r>)> {
+        self.sections
             .iter()
-            .filter(|s| s.kernel.is_some() && !s.status.needs_attention())
-            .flat_map(|s| self.findings_of(s))
+            .filter(|s| s.is_kernel() && !s.status.needs_attention())
+            .flat_map(Section::findings)
             .collect()
+    }
+
+    /// The list sections of other gates (compute-sanitizer, graph memory), in order.
+    pub fn lists(&self) -> impl Iterator<Item = &Section<'r>> {
+        self.sections.iter().filter(|s| s.kind == SectionKind::List)
+    }
+
+    /// The thresholds file annotations can point into, for the metric gate.
+    pub fn thresholds_file(&self) -> Option<&'r str> {
+        match self.subject {
+            Subject::Metrics {
+                thresholds: Thresholds::File(path),
+                ..
+            } => Some(path),
+            _ => None,
+        }
     }
 
     /// The number of failed checks: GitHub's `regressions` output.
@@ -255,30 +208,56 @@ pub fn outcome_emoji(outcome: Outcome) -> &'static str {
     }
 }
 
-/// Kernels by name with their checks and findings, then the whole run.
-fn scopes(checks: &[Check<'_>], findings: &[Finding<'_>]) -> Vec<Scope> {
-    let mut kernels: std::collections::BTreeMap<&str, Scope> = std::collections::BTreeMap::new();
-    let mut total: Option<Scope> = None;
-    let new = |kernel: Option<&str>| Scope {
-        kernel: kernel.map(str::to_string),
-        status: Status::Pass,
-        checks: Vec::new(),
-        findings: Vec::new(),
+/// Sort key: what needs attention first.
+pub fn rank(status: Status) -> u8 {
+    match status {
+        Status::Error => 0,
+        Status::Fail => 1,
+        Status::Warn => 2,
+        Status::Improved => 3,
+        Status::Changed => 4,
+        Status::Pass => 5,
+        Status::Skipped => 6,
+    }
+}
+
+/// The report's subject with the metric gate's own fields, which only the metric gate has.
+fn subject(report: &Report) -> Subject<'_> {
+    match &report.subject {
+        verdict::Subject::Metrics => Subject::Metrics {
+            baseline: (!report.baseline.is_empty()).then_some(report.baseline.as_str()),
+            thresholds: Thresholds::of(&report.thresholds),
+            kernel_key: report.kernel_key,
+            devices: report.devices.as_ref(),
+        },
+        verdict::Subject::Sanitizer { tools, app } => Subject::Sanitizer {
+            tools,
+            app: app.as_deref(),
+        },
+        verdict::Subject::Memory { app } => Subject::Memory { app },
+    }
+}
+
+/// The device fingerprint as a check: a pass, or a warning for an allowed mismatch.
+fn device(subject: &Subject<'_>) -> Option<DeviceNote> {
+    let Subject::Metrics {
+        devices: Some(d), ..
+    } = subject
+    else {
+        return None;
     };
-    for (i, c) in checks.iter().enumerate() {
-        let scope = match c.kernel {
-            Some(k) => kernels.entry(k).or_insert_with(|| new(Some(k))),
-            None => total.get_or_insert_with(|| new(None)),
-        };
-        scope.status = scope.status.max(c.status);
-        scope.checks.push(i);
-    }
-    for (i, f) in findings.iter().enumerate() {
-        let scope = kernels
-            .entry(f.kernel)
-            .or_insert_with(|| new(Some(f.kernel)));
-        scope.status = scope.status.max(f.status);
-        scope.findings.push(i);
-    }
-    kernels.into_values().chain(total).collect()
+    Some(if d.mismatch_allowed {
+        DeviceNote {
+            status: Status::Warn,
+            message: format!(
+                "device mismatch allowed: baseline {}, current {}",
+                d.baseline, d.current
+            ),
+        }
+    } else {
+        DeviceNote {
+            status: Status::Pass,
+            message: d.current.clone(),
+        }
+    })
 }

@@ -6,7 +6,7 @@
 //! fixtures/ncu-reference/logs).
 
 use super::process::{Exit, last_lines};
-pub use crate::error::NcuFailure;
+use crate::error::NcuFailure;
 
 /// Metric names of GH100 (`ncu --query-metrics --chip gh100`, ncu 2025.3.1), for suggestions.
 const GH100_METRICS: &str = include_str!("gh100-metrics.txt");

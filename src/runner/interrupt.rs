@@ -4,7 +4,7 @@
 //! (so a timeout can kill the app's whole family), which also means a
 //! terminal's SIGINT never reaches them: ncugate has to stop them itself.
 //!
-//! On the first SIGINT or SIGTERM a thread of its own (signal-hook) stops the
+//! On the first SIGINT or SIGTERM (or SIGHUP, SIGUSR1, SIGUSR2) a thread of its own (signal-hook) stops the
 //! processes the runner registered here (the tree kill of a timeout), removes
 //! the temp files registered here, and, unless this run's report set was
 //! already committed, the report files this run claimed (a report from an
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The first SIGINT or SIGTERM received; 0 while none was.
+/// The first of [`SIGNALS`] received; 0 while none was.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// What the cleanup stops and removes.
@@ -58,8 +58,16 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The signals that stop a run.
-const SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
+/// The signals that stop a run: Ctrl-C and CI cancellation, and those whose
+/// default action would end ncugate without stopping ncu and the app it
+/// started in their own process group (a closed terminal's SIGHUP, SIGUSR1/2).
+const SIGNALS: [i32; 5] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
 
 /// `SIGINT`, `SIGTERM`.
 pub fn name(signal: i32) -> &'static str {
@@ -82,13 +90,14 @@ pub fn error() -> crate::error::Error {
     }
 }
 
-/// Catches SIGINT and SIGTERM for the rest of the process (call once, first
+/// Catches SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 for the rest of the process (call once, first
 /// thing in `main`).
 pub fn install() -> std::io::Result<()> {
     for signal in SIGNALS {
         let second: &'static [u8] = match signal {
             libc::SIGINT => SECOND_SIGINT,
-            _ => SECOND_SIGTERM,
+            libc::SIGTERM => SECOND_SIGTERM,
+            _ => SECOND_SIGNAL,
         };
         let action = move || {
             if SIGNAL
@@ -119,24 +128,28 @@ pub fn install() -> std::io::Result<()> {
 }
 
 const SECOND_SIGINT: &[u8] = b"ncugate: error: a second SIGINT during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
+const SECOND_SIGNAL: &[u8] = b"ncugate: error: a second signal during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
 const SECOND_SIGTERM: &[u8] = b"ncugate: error: a second SIGTERM during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
 
 /// A running child, registered until dropped.
 pub struct Child(u32);
 
-impl Child {
-    /// Registers a child just spawned in its own process group; after an
-    /// interrupt it is killed at once instead.
-    pub fn track(pid: u32) -> Child {
-        let mut s = state();
-        if s.closed {
-            drop(s);
-            let _ = super::process::kill_group(pid);
-        } else {
-            s.children.push(pid);
-        }
-        Child(pid)
+/// Spawns `command` and registers it as one step under the state's lock, so
+/// the cleanup never runs between the two (under load a child could run for
+/// a while before it was registered, and the cleanup did not count it). After
+/// an interrupt nothing more is started.
+pub fn spawn(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, Child)> {
+    let mut s = state();
+    if s.closed {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "interrupted: no process is started after SIGINT/SIGTERM",
+        ));
     }
+    let child = command.spawn()?;
+    s.children.push(child.id());
+    let id = child.id();
+    Ok((child, Child(id)))
 }
 
 impl Drop for Child {
@@ -270,7 +283,7 @@ fn clean_up() -> ! {
         .collect();
     let stopped: usize = children
         .iter()
-        .map(|&pid| super::process::kill_group(pid))
+        .map(|&pid| super::kill::kill_group(pid))
         .sum();
     let mut done = Vec::new();
     if stopped > 0 {

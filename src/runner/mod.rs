@@ -7,12 +7,18 @@
 
 pub mod failure;
 pub mod interrupt;
+mod kill;
 pub mod ncu;
 pub mod passes;
 pub mod process;
 pub mod procfs;
 pub mod progress;
 pub mod replay;
+pub mod settings;
+
+pub use settings::{CacheControl, ClockControl, ReplayMode};
+
+use crate::model::GraphProfiling;
 pub mod workdir;
 
 use crate::error::{Error, Result};
@@ -42,37 +48,6 @@ pub enum Mode {
     Full,
 }
 
-/// `[profile] graph_profiling`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    Default,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum GraphProfiling {
-    /// Every kernel node of a CUDA graph is profiled as its own launch.
-    #[default]
-    Node,
-    /// A whole graph launch is one result named `graph`.
-    Graph,
-}
-
-impl GraphProfiling {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GraphProfiling::Node => "node",
-            GraphProfiling::Graph => "graph",
-        }
-    }
-}
-
 /// Everything the runner needs, validated (from `ncugate.toml`, `NCUGATE_*` and flags).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunnerConfig {
@@ -85,9 +60,9 @@ pub struct RunnerConfig {
     pub timeout: Duration,
     pub mode: Mode,
     pub graph_profiling: GraphProfiling,
-    pub clock_control: String,
-    pub cache_control: String,
-    pub replay_mode: String,
+    pub clock_control: ClockControl,
+    pub cache_control: CacheControl,
+    pub replay_mode: ReplayMode,
     pub kernel_name: Option<String>,
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,
@@ -130,17 +105,16 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     let log = config.out_dir.join("build.log");
     write_lines(&log, &done.lines)?;
     if !done.exit.success() {
-        let hint = if done.exit == Exit::NotFound {
-            format!("`{program}` is not installed or not on PATH")
-        } else {
-            format!("fix the build; its output is in {}", log.display())
-        };
         // The build's own output goes below the message, not glued to the command line.
-        return Err(Error::Process {
-            message: format!("the build failed ({}): {}", done.exit, spec.display()),
+        return Err(crate::error::ProcessError::Build {
+            program: program.clone(),
+            command: spec.display(),
+            exit: done.exit.to_string(),
+            not_found: done.exit == Exit::NotFound,
             output: tail(&done.lines, 5).lines().map(str::to_string).collect(),
-            hint,
-        });
+            log,
+        }
+        .into());
     }
     Ok(())
 }
@@ -154,7 +128,7 @@ pub fn profile_once(
     progress: &mut Progress,
 ) -> Result<Artifacts> {
     if config.app.is_empty() {
-        return Err(Error::Usage { message: "no app to profile: [app] command is empty".into(), hint: "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into() });
+        return Err(Error::from(crate::error::ConfigError::NoAppToProfile));
     }
     let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
@@ -210,10 +184,7 @@ pub fn profile_once(
         report.exists(),
         &app_tail,
     )
-    .map_err(|failure| Error::Ncu {
-        failure,
-        logs: Some(dir.clone()),
-    })?;
+    .map_err(|failure| Error::ncu(failure, Some(dir.clone())))?;
 
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
     let pages = (!streamed)
@@ -221,7 +192,7 @@ pub fn profile_once(
         .into_iter()
         .chain(details.as_ref().map(|d| ("details", d)));
     for (page, out) in pages {
-        import(config, &report, page, out, runner)?;
+        ncu::import(&config.ncu, runner, &report, page, |csv| copy_to(out, csv))?;
     }
     Ok(Artifacts {
         dir,
@@ -234,32 +205,15 @@ pub fn profile_once(
     })
 }
 
-/// `ncu --import REPORT --csv --page PAGE --print-units base > out`.
-fn import(
-    config: &RunnerConfig,
-    report: &Path,
-    page: &str,
-    out: &Path,
-    runner: &dyn ProcessRunner,
-) -> Result<()> {
-    let mut import = CommandSpec::new(config.ncu.clone(), ncu::import_args(report, page));
-    import.stdout_to = Some(out.to_path_buf());
-    let done = runner.run(&import, &mut |_| {});
-    if done.exit.success() {
-        return Ok(());
-    }
-    Err(Error::Tool {
-        message: format!(
-            "`{}` failed ({}){}",
-            import.display(),
-            done.exit,
-            tail(&done.lines, 3)
-        ),
-        hint: format!(
-            "the report is kept at {}; open it with `ncu --import`",
-            report.display()
-        ),
-    })
+/// Writes an imported page to its file.
+fn copy_to(out: &Path, csv: &mut dyn std::io::Read) -> Result<()> {
+    let write = |source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::create(out).map_err(write)?;
+    std::io::copy(csv, &mut file).map_err(write)?;
+    Ok(())
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

@@ -1,6 +1,9 @@
 //! The ncu command lines ncugate composes — never through a shell.
 
+use super::process::{CommandSpec, Exit, ProcessRunner};
 use super::{Mode, RunnerConfig};
+use crate::error::{Error, NcuFailure, Result};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Where a fast-mode run's ncu writes its own output (`--log-file`), in the run's directory.
@@ -40,9 +43,9 @@ pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) ->
     push(&["--metrics", &all.join(",")]);
     push(&["--target-processes", "all"]);
     push(&["--graph-profiling", config.graph_profiling.as_str()]);
-    push(&["--clock-control", &config.clock_control]);
-    push(&["--cache-control", &config.cache_control]);
-    push(&["--replay-mode", &config.replay_mode]);
+    push(&["--clock-control", config.clock_control.as_str()]);
+    push(&["--cache-control", config.cache_control.as_str()]);
+    push(&["--replay-mode", config.replay_mode.as_str()]);
     push(&["--config-file", "off"]);
     if config.mode == Mode::Fast {
         push(&["--csv", "--page", "raw", "--print-units", "base"]);
@@ -60,6 +63,44 @@ pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) ->
     push(&["-f", "--export", &export.to_string_lossy()]);
     args.extend(config.app.iter().cloned());
     args
+}
+
+/// Runs `ncu --import REPORT --csv --page PAGE --print-units base` and hands
+/// its standard output to `read` as it streams: the one way a report becomes
+/// CSV, for a `.ncu-rep` given as input and for the pages of a profiled run.
+/// An ncu that cannot be run or that fails is an [`Error::Ncu`], whatever
+/// `read` made of its output.
+pub fn import<T>(
+    ncu: &str,
+    runner: &dyn ProcessRunner,
+    report: &Path,
+    page: &str,
+    read: impl FnOnce(&mut dyn Read) -> Result<T>,
+) -> Result<T> {
+    let spec = CommandSpec::new(ncu, import_args(report, page));
+    let mut read = Some(read);
+    let mut parsed = None;
+    let done = runner.run_reading(&spec, &mut |out| {
+        parsed = read.take().map(|r| r(out));
+    });
+    let failed = |exit: String| NcuFailure::ImportFailed {
+        command: spec.display(),
+        report: report.to_path_buf(),
+        page: page.to_string(),
+        exit,
+        tail: done.tail(5),
+    };
+    let failure = match (&done.exit, parsed) {
+        (Exit::NotFound, _) => NcuFailure::NotFound { ncu: ncu.into() },
+        (Exit::SpawnFailed(reason), _) => NcuFailure::SpawnFailed {
+            ncu: ncu.into(),
+            reason: reason.clone(),
+        },
+        (exit, _) if !exit.success() => failed(exit.to_string()),
+        (_, Some(parsed)) => return parsed,
+        (_, None) => failed("no output to read".into()),
+    };
+    Err(Error::ncu(failure, None))
 }
 
 /// `ncu --import REPORT --csv --page PAGE --print-units base`.

@@ -1,13 +1,11 @@
 //! The outside world behind a trait: running the build, the app under ncu,
 //! and ncu's import. [`RealRunner`] spawns processes (in their own process
 //! group, so a timeout kills the app and everything it started);
-//! [`ReplayRunner`] plays back recorded output, exit codes and files, so the
-//! whole runner — progress, failure classification, reports — is tested
-//! without a GPU.
+//! [`ReplayRunner`](super::replay::ReplayRunner) plays back recorded output,
+//! exit codes and files, so the whole runner — progress, failure
+//! classification, reports — is tested without a GPU.
 
-use super::interrupt::Child;
-use super::procfs::{alive, descendants};
-pub use super::replay::{Recorded, ReplayRunner};
+use super::kill::kill_group;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -246,8 +244,8 @@ impl ProcessRunner for RealRunner {
             Some(f) => command.stdout(Stdio::from(f)),
             None => command.stdout(Stdio::piped()),
         };
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let (mut child, _tracked) = match super::interrupt::spawn(&mut command) {
+            Ok(spawned) => spawned,
             Err(e) => {
                 return Finished {
                     exit: spawn_error(&e),
@@ -256,7 +254,6 @@ impl ProcessRunner for RealRunner {
                 };
             }
         };
-        let _tracked = Child::track(child.id());
         on_spawn(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let mut readers = Vec::new();
@@ -336,11 +333,10 @@ impl ProcessRunner for RealRunner {
         let start = Instant::now();
         let mut command = command(spec);
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let (mut child, _tracked) = match super::interrupt::spawn(&mut command) {
+            Ok(spawned) => spawned,
             Err(e) => return not_started(spawn_error(&e)),
         };
-        let _tracked = Child::track(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let stderr = child
             .stderr
@@ -378,38 +374,4 @@ fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
         }
         buf.clear();
     }
-}
-
-/// Kills the child's process group and every process descended from the
-/// child (one that started a session of its own is not in the group), then
-/// waits until they are gone. Descendants are collected before anything is
-/// killed, so none is re-parented to init out of reach. Measured on the H200:
-/// a killed app holding a CUDA context takes 1–3 s to go away; returning
-/// before that would let the next CI step find the GPU still busy.
-/// Returns how many processes it signalled. Also the interrupt's cleanup
-/// ([`super::interrupt`]).
-pub(super) fn kill_group(pid: u32) -> usize {
-    // The child first, so a shell does not report its killed jobs; the pids
-    // of its descendants were taken before, so none escapes by re-parenting.
-    let mut doomed = vec![pid];
-    doomed.extend(descendants(pid));
-    for &p in &doomed {
-        if let Ok(p) = i32::try_from(p) {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(p, libc::SIGKILL);
-            }
-        }
-    }
-    if let Ok(pgid) = i32::try_from(pid) {
-        // SAFETY: as above; a negative pid signals the process group we created.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline && doomed.iter().any(|&p| p != pid && alive(p)) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    doomed.len()
 }

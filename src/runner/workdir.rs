@@ -46,13 +46,10 @@ pub fn claim(out_dir: &Path, name: &str) -> Result<PathBuf> {
             return Ok(dir);
         }
     }
-    Err(Error::Usage {
-        message: format!(
-            "{ATTEMPTS} ncugate processes hold the work folders of {} at once",
-            out_dir.join(name).display()
-        ),
-        hint: "wait for them to finish, or give this run its own folder with --out".into(),
-    })
+    Err(Error::from(crate::error::ConfigError::WorkFoldersBusy {
+        processes: ATTEMPTS,
+        folder: out_dir.join(name),
+    }))
 }
 
 /// Takes the folder's lock for this process; `false` when another holds it.

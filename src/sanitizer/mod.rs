@@ -8,6 +8,7 @@ pub mod tool;
 pub mod xml;
 
 pub use tool::Tool;
+pub use xml::RecordKind;
 
 use crate::error::{Error, Result};
 use crate::status::Status;
@@ -21,9 +22,11 @@ use xml::{Frame, Record};
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SanitizerFinding {
     /// memcheck, racecheck, initcheck, synccheck.
-    pub tool: String,
+    #[schemars(with = "String")]
+    pub tool: Tool,
     /// The record kind: `Api`, `Precise`, `Leak`, …
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: RecordKind,
     /// What happened, with addresses and sizes that vary per record left out.
     pub summary: String,
     /// The CUDA API call (`cuMemFreeAsync`) for API errors.
@@ -60,16 +63,16 @@ pub struct Allow {
 /// Groups records as they stream by; memory is bounded by the number of distinct findings.
 #[derive(Debug, Default)]
 pub struct Grouper {
-    tool: String,
+    tool: Tool,
     groups: HashMap<String, SanitizerFinding>,
     order: Vec<String>,
     pub records: u64,
 }
 
 impl Grouper {
-    pub fn new(tool: &str) -> Grouper {
+    pub fn new(tool: Tool) -> Grouper {
         Grouper {
-            tool: tool.to_string(),
+            tool,
             ..Grouper::default()
         }
     }
@@ -122,7 +125,7 @@ impl Grouper {
             return;
         }
         let finding = SanitizerFinding {
-            tool: self.tool.clone(),
+            tool: self.tool,
             kind: record.kind.clone(),
             summary,
             api: record.what("api").map(str::to_string),
@@ -177,9 +180,9 @@ impl Grouper {
 }
 
 /// Reads one saved XML file into findings.
-pub fn read_xml(path: &Path, tool: &str, allow: &[Allow]) -> Result<(Vec<SanitizerFinding>, u64)> {
+pub fn read_xml(path: &Path, tool: Tool, allow: &[Allow]) -> Result<(Vec<SanitizerFinding>, u64)> {
     let file = std::fs::File::open(path)
-        .map_err(|source| Error::read_file("sanitizer XML", path, source))?;
+        .map_err(|source| Error::read(crate::error::FileKind::SanitizerXml, path, source))?;
     let mut grouper = Grouper::new(tool);
     let n = xml::read_records(
         path,
@@ -190,7 +193,7 @@ pub fn read_xml(path: &Path, tool: &str, allow: &[Allow]) -> Result<(Vec<Sanitiz
 }
 
 fn describe(f: &SanitizerFinding) -> String {
-    if f.kind == "Leak" {
+    if f.kind == RecordKind::Leak {
         let bytes = f.bytes.unwrap_or(0);
         let mut s = format!(
             "{} allocation(s) never freed: {bytes} bytes ({})",
@@ -222,13 +225,13 @@ fn describe(f: &SanitizerFinding) -> String {
 }
 
 /// The text without per-record details: addresses, and for leaks the size.
-fn normalize(text: &str, kind: &str) -> String {
+fn normalize(text: &str, kind: &RecordKind) -> String {
     static HEX: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let hex = HEX.get_or_init(|| {
         Regex::new(r"0x[0-9a-fA-F]+").unwrap_or_else(|_| unreachable!("a valid literal regex"))
     });
     let text = hex.replace_all(text.trim(), "0x…").into_owned();
-    if kind == "Leak" {
+    if *kind == RecordKind::Leak {
         static NUM: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
         let num = NUM.get_or_init(|| {
             Regex::new(r"\b[0-9][0-9,]*\b")
@@ -255,7 +258,7 @@ fn side_place(record: &Record, side: &str) -> String {
 
 /// Leak records carry their size in `<what><size>`.
 fn leak_bytes(record: &Record) -> Option<u64> {
-    if record.kind != "Leak" {
+    if record.kind != RecordKind::Leak {
         return None;
     }
     record
@@ -336,7 +339,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/fixtures/ncu-reference/sanitizer/seed-program.memcheck.xml"
         ));
-        let (findings, n) = read_xml(path, "memcheck", &[]).unwrap();
+        let (findings, n) = read_xml(path, Tool::Memcheck, &[]).unwrap();
         assert_eq!(n, 10);
         assert_eq!(findings.len(), 2, "{findings:#?}");
         let api = &findings[0];
@@ -381,7 +384,7 @@ mod tests {
             pattern: Regex::new("cuMemFreeAsync").unwrap(),
             reason: "tracked in #42".into(),
         }];
-        let (findings, _) = read_xml(path, "memcheck", &allow).unwrap();
+        let (findings, _) = read_xml(path, Tool::Memcheck, &allow).unwrap();
         assert_eq!(findings[0].status, Status::Warn);
         assert!(findings[0].message.ends_with("allowed: tracked in #42"));
         assert_eq!(findings[1].status, Status::Fail);
@@ -393,7 +396,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/fixtures/ncu-reference/sanitizer/clean-program.memcheck-leakcheck.xml"
         ));
-        let (findings, n) = read_xml(path, "memcheck", &[]).unwrap();
+        let (findings, n) = read_xml(path, Tool::Memcheck, &[]).unwrap();
         assert_eq!((findings.len(), n), (0, 0));
     }
 
@@ -402,8 +405,8 @@ mod tests {
         // The real racecheck and leak records, each added twice with the largest count/size.
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/memory/");
         for (file, tool) in [
-            ("race_app.racecheck.xml", "racecheck"),
-            ("leaky_app.memcheck-leakcheck.xml", "memcheck"),
+            ("race_app.racecheck.xml", Tool::Racecheck),
+            ("leaky_app.memcheck-leakcheck.xml", Tool::Memcheck),
         ] {
             let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
             let huge = u64::MAX.to_string();
@@ -419,7 +422,7 @@ mod tests {
             assert!(!findings.is_empty(), "{file}");
             let f = &findings[0];
             assert!(f.count >= 2, "{file}: {f:#?}");
-            if tool == "racecheck" {
+            if tool == Tool::Racecheck {
                 assert_eq!(f.count, u64::MAX, "{file}");
             } else {
                 assert_eq!(f.bytes, Some(u64::MAX), "{file}: {f:#?}");

@@ -1,7 +1,7 @@
 //! Running compute-sanitizer on the app (behind the process runner, like ncu).
 
 use super::{Allow, SanitizerFinding, Tool};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SanitizerFailure};
 use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,7 +68,7 @@ pub fn run_tool(
     runner: &dyn ProcessRunner,
 ) -> Result<ToolRun> {
     if config.app.is_empty() {
-        return Err(Error::Usage { message: "no app to run under compute-sanitizer".into(), hint: "pass the app after `--`, set [app] command in ncugate.toml, or gate a saved file with --xml".into() });
+        return Err(Error::from(crate::error::ConfigError::NoAppToSanitize));
     }
     std::fs::create_dir_all(&config.out_dir).map_err(|source| Error::Write {
         path: config.out_dir.clone(),
@@ -85,46 +85,49 @@ pub fn run_tool(
     let log = config.out_dir.join(format!("sanitizer.{tool}.log"));
     crate::runner::write_lines(&log, &done.lines)?;
     let tail = done.tail(3);
-    let fail = |message: String, hint: &str| Error::Tool {
-        message,
-        hint: format!("{hint} (log: {})", log.display()),
+    let fail = |failure: SanitizerFailure| {
+        Error::from(crate::error::ToolError::Sanitizer {
+            failure,
+            log: log.clone(),
+        })
     };
     let app_code = match &done.exit {
-        Exit::NotFound => return Err(Error::Tool { message: format!("`{}` not found", config.program), hint: "install the CUDA toolkit (compute-sanitizer ships with it) or set [sanitizer] program / NCUGATE_SANITIZER".into() }),
-        Exit::SpawnFailed(e) => return Err(fail(format!("`{}` could not be started: {e}", config.program), "check the path")),
-        Exit::TimedOut(d) => return Err(fail(format!("compute-sanitizer timed out after {}s; it and the app were killed", d.as_secs()), "raise the timeout; the sanitizer slows apps down 10–100×")),
-        Exit::Signal(s) => return Err(fail(format!("compute-sanitizer was killed by signal {s}"), "look at the log")),
+        Exit::NotFound => {
+            return Err(crate::error::ToolError::SanitizerNotFound {
+                program: config.program.clone(),
+            }
+            .into());
+        }
+        Exit::SpawnFailed(e) => {
+            return Err(fail(SanitizerFailure::SpawnFailed {
+                program: config.program.clone(),
+                reason: e.clone(),
+            }));
+        }
+        Exit::TimedOut(d) => {
+            return Err(fail(SanitizerFailure::TimedOut {
+                seconds: d.as_secs(),
+            }));
+        }
+        Exit::Signal(s) => {
+            return Err(fail(SanitizerFailure::Killed {
+                signal: s.to_string(),
+            }));
+        }
         Exit::Code(c) => *c,
     };
     if !xml.exists() {
-        return Err(fail(
-            format!(
-                "compute-sanitizer wrote no XML (exit code {app_code}){}",
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {tail}")
-                }
-            ),
-            "check the app command (does the program exist?)",
-        ));
+        return Err(fail(SanitizerFailure::NoXml {
+            code: app_code,
+            tail,
+        }));
     }
-    let (findings, records) = super::read_xml(&xml, tool.as_str(), &config.allow)?;
+    let (findings, records) = super::read_xml(&xml, tool, &config.allow)?;
     let reported = done.lines.iter().find_map(|l| error_summary(l));
     let note = match app_code {
         0 | FOUND_ERRORS => None,
         code if findings.is_empty() => {
-            return Err(fail(
-                format!(
-                    "the app exited with code {code} under compute-sanitizer{}",
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                ),
-                "run the app without the sanitizer to see why",
-            ));
+            return Err(fail(SanitizerFailure::AppExit { code, tail }));
         }
         code => Some(format!(
             "the app itself exited with code {code} under {tool}"

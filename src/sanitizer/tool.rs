@@ -6,7 +6,17 @@ use std::fmt;
 use std::path::Path;
 
 /// A compute-sanitizer tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
     /// Out-of-bounds and misaligned accesses, API errors, and (with leak_check) memory never freed.

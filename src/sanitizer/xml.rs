@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use quick_xml::Reader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesRef, Event};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -24,10 +24,61 @@ pub struct Frame {
     pub line: Option<u64>,
 }
 
+/// A record's `<kind>`, as compute-sanitizer names it: `Leak` (memory never
+/// freed, with its size) is told apart; `Api`, `Precise`, hazards and the
+/// rest are kept as named.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RecordKind {
+    Leak,
+    Other(String),
+}
+
+impl RecordKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordKind::Leak => "Leak",
+            RecordKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl Default for RecordKind {
+    /// No `<kind>` read (yet).
+    fn default() -> Self {
+        RecordKind::Other(String::new())
+    }
+}
+
+impl From<String> for RecordKind {
+    fn from(kind: String) -> Self {
+        if kind == "Leak" {
+            RecordKind::Leak
+        } else {
+            RecordKind::Other(kind)
+        }
+    }
+}
+
+impl From<RecordKind> for String {
+    fn from(kind: RecordKind) -> String {
+        match kind {
+            RecordKind::Leak => "Leak".into(),
+            RecordKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl std::fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One `<record>`: its kind, the children of `<what>` and `<where>`, who, and the host stack.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
-    pub kind: String,
+    pub kind: RecordKind,
     pub level: Option<String>,
     /// `(element, text)` of `<what>`'s children: text, api, error, message, space, size, direction, …
     pub what: Vec<(String, String)>,
@@ -64,23 +115,13 @@ pub fn read_records(
     reader: impl BufRead,
     mut each: impl FnMut(Record),
 ) -> Result<u64> {
-    let bad = |message: String| {
-        Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: "re-run compute-sanitizer with `--xml --save FILE`; a truncated file means it was killed or the disk filled".into(),
-    }
-    };
+    let bad =
+        |problem: String| Error::malformed(crate::error::FileKind::SanitizerXml, path, problem);
     let mut xml = Reader::from_reader(reader);
     // Not trim_text: it would also trim around entity references (`due to &quot;…`).
     let mut buf = Vec::new();
-    let mut path_stack: Vec<String> = Vec::new();
-    let mut text = String::new();
-    let mut record: Option<Record> = None;
-    let mut frame: Option<Frame> = None;
-    let mut xyz = [String::new(), String::new(), String::new()];
+    let mut walk = Walk::default();
     let mut count = 0u64;
-    let mut saw_root = false;
     loop {
         let event = xml.read_event_into(&mut buf).map_err(|e| {
             bad(format!(
@@ -88,157 +129,201 @@ pub fn read_records(
                 xml.error_position()
             ))
         })?;
+        let at = xml.buffer_position();
         match event {
-            Event::Start(e) => {
-                let name = e.local_name().as_ref().to_string();
-                if path_stack.is_empty() {
-                    if name != "ComputeSanitizerOutput" {
-                        return Err(bad(format!(
-                            "not compute-sanitizer XML: the root element is <{name}>"
-                        )));
-                    }
-                    saw_root = true;
-                }
-                if path_stack.len() >= MAX_DEPTH {
-                    return Err(bad(format!(
-                        "nested deeper than {MAX_DEPTH} elements at byte {}: not compute-sanitizer output",
-                        xml.buffer_position()
-                    )));
-                }
-                if name == "record" && (path_stack.len() != 1 || record.is_some()) {
-                    // Records sit directly under the root; one anywhere else would be skipped,
-                    // and a skipped finding is a silent pass.
-                    return Err(bad(format!(
-                        "a <record> inside <{}>: compute-sanitizer writes records directly under \
-                         <ComputeSanitizerOutput>",
-                        path_stack.join("><")
-                    )));
-                }
-                match (path_stack.len(), name.as_str()) {
-                    (1, "record") => record = Some(Record::default()),
-                    (_, "frame") if path_stack.last().is_some_and(|p| p == "hostStack") => {
-                        frame = Some(Frame::default())
-                    }
-                    _ => {}
-                }
-                path_stack.push(name);
-                text.clear();
-            }
-            Event::Empty(e) if path_stack.is_empty() => {
-                let name = e.local_name().as_ref().to_string();
-                if name != "ComputeSanitizerOutput" {
-                    return Err(bad(format!(
-                        "not compute-sanitizer XML: the root element is <{name}>"
-                    )));
-                }
-                saw_root = true;
-            }
-            Event::Empty(e) if e.local_name().as_ref() == "record" => {
-                return Err(bad(format!(
-                    "an empty <record/> at byte {}: a finding with no kind or text cannot be gated",
-                    xml.buffer_position()
-                )));
-            }
-            Event::Text(t) => push_text(&mut text, t.as_ref()).map_err(bad)?,
-            Event::CData(t) => push_text(&mut text, t.as_ref()).map_err(bad)?,
-            Event::GeneralRef(r) => {
-                if let Ok(Some(c)) = r.resolve_char_ref() {
-                    text.push(c);
-                } else {
-                    let name: &str = r.as_ref();
-                    match name {
-                        "quot" => text.push('"'),
-                        "amp" => text.push('&'),
-                        "lt" => text.push('<'),
-                        "gt" => text.push('>'),
-                        "apos" => text.push('\''),
-                        other => return Err(bad(format!("unknown entity &{other};"))),
-                    }
-                }
-            }
-            Event::End(_) => {
-                let Some(name) = path_stack.pop() else {
-                    return Err(bad("an end tag without a start".into()));
-                };
-                let parent = path_stack.last().map(String::as_str);
-                // racecheck nests `<where>` and `<direction>` in `<what><source|destination>`.
-                let side = path_stack
-                    .iter()
-                    .rev()
-                    .find(|p| *p == "source" || *p == "destination")
-                    .cloned();
-                // No value may carry a line break or a control into a report (a `&#10;`
-                // in a function name injected GitHub workflow commands).
-                let value =
-                    crate::kernel_key::one_line(std::mem::take(&mut text).trim().to_string());
-                if let Some(r) = record.as_mut() {
-                    match (parent, name.as_str()) {
-                        (Some("record"), "kind") => r.kind = value,
-                        (Some("record"), "level") => r.level = Some(value),
-                        (Some("what"), _) => r.what.push((name.clone(), value)),
-                        (Some("where"), _) if side.is_some() => {
-                            let side = side.as_deref().unwrap_or_default();
-                            r.what.push((format!("{side}_{name}"), value.clone()));
-                            if side == "source" || !r.place.iter().any(|(k, _)| k == &name) {
-                                r.place.push((name.clone(), value));
-                            }
-                        }
-                        (Some("where"), _) => r.place.push((name.clone(), value)),
-                        (Some("source" | "destination"), _) => {
-                            let side = parent.unwrap_or_default();
-                            r.what.push((format!("{side}_{name}"), value));
-                        }
-                        (Some("threadIdx" | "blockIdx"), "x") => xyz[0] = value,
-                        (Some("threadIdx" | "blockIdx"), "y") => xyz[1] = value,
-                        (Some("threadIdx" | "blockIdx"), "z") => xyz[2] = value,
-                        (Some("who"), "threadIdx") => {
-                            r.thread = Some(format!("({},{},{})", xyz[0], xyz[1], xyz[2]))
-                        }
-                        (Some("who"), "blockIdx") => {
-                            r.block = Some(format!("({},{},{})", xyz[0], xyz[1], xyz[2]))
-                        }
-                        (Some("frame"), field) => {
-                            if let Some(f) = frame.as_mut() {
-                                match field {
-                                    "func" => f.func = Some(value),
-                                    "module" => f.module = Some(value),
-                                    "file" => f.file = Some(value),
-                                    "line" => f.line = value.parse().ok(),
-                                    _ => {}
-                                }
-                            }
-                        }
-                        (Some("hostStack"), "frame") => {
-                            if let Some(f) = frame.take() {
-                                r.frames.push(f);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                if name == "record"
-                    && path_stack.len() == 1
-                    && let Some(r) = record.take()
-                {
+            Event::Start(e) => walk.start(e.local_name().as_ref().to_string(), at),
+            Event::Empty(e) => walk.empty(e.local_name().as_ref(), at),
+            Event::Text(t) => push_text(&mut walk.text, t.as_ref()),
+            Event::CData(t) => push_text(&mut walk.text, t.as_ref()),
+            Event::GeneralRef(r) => walk.entity(&r),
+            Event::End(_) => walk.end().map(|done| {
+                if let Some(r) = done {
                     count += 1;
                     each(r);
                 }
+            }),
+            Event::Eof => return walk.finish(count).map(|()| count).map_err(bad),
+            _ => Ok(()),
+        }
+        .map_err(bad)?;
+        buf.clear();
+    }
+}
+
+/// Where the reader is in the document, and the record and frame being read.
+#[derive(Default)]
+struct Walk {
+    /// The open elements, the root first.
+    path_stack: Vec<String>,
+    /// The text of the innermost open element so far.
+    text: String,
+    record: Option<Record>,
+    frame: Option<Frame>,
+    /// `x`, `y`, `z` of the `threadIdx` or `blockIdx` being read.
+    xyz: [String; 3],
+    saw_root: bool,
+}
+
+impl Walk {
+    /// `<name>` at byte `at`.
+    fn start(&mut self, name: String, at: u64) -> std::result::Result<(), String> {
+        if self.path_stack.is_empty() {
+            if name != "ComputeSanitizerOutput" {
+                return Err(format!(
+                    "not compute-sanitizer XML: the root element is <{name}>"
+                ));
             }
-            Event::Eof => {
-                if !path_stack.is_empty() {
-                    return Err(bad(format!(
-                        "truncated: the file ends inside <{}> after {count} complete records",
-                        path_stack.join("><")
-                    )));
-                }
-                if !saw_root {
-                    return Err(bad("empty: no <ComputeSanitizerOutput> element".into()));
-                }
-                return Ok(count);
+            self.saw_root = true;
+        }
+        if self.path_stack.len() >= MAX_DEPTH {
+            return Err(format!(
+                "nested deeper than {MAX_DEPTH} elements at byte {at}: not compute-sanitizer output"
+            ));
+        }
+        if name == "record" && (self.path_stack.len() != 1 || self.record.is_some()) {
+            // Records sit directly under the root; one anywhere else would be skipped,
+            // and a skipped finding is a silent pass.
+            return Err(format!(
+                "a <record> inside <{}>: compute-sanitizer writes records directly under \
+                 <ComputeSanitizerOutput>",
+                self.path_stack.join("><")
+            ));
+        }
+        match (self.path_stack.len(), name.as_str()) {
+            (1, "record") => self.record = Some(Record::default()),
+            (_, "frame") if self.path_stack.last().is_some_and(|p| p == "hostStack") => {
+                self.frame = Some(Frame::default())
             }
             _ => {}
         }
-        buf.clear();
+        self.path_stack.push(name);
+        self.text.clear();
+        Ok(())
+    }
+
+    /// `<name/>` at byte `at`.
+    fn empty(&mut self, name: &str, at: u64) -> std::result::Result<(), String> {
+        if self.path_stack.is_empty() {
+            if name != "ComputeSanitizerOutput" {
+                return Err(format!(
+                    "not compute-sanitizer XML: the root element is <{name}>"
+                ));
+            }
+            self.saw_root = true;
+        } else if name == "record" {
+            return Err(format!(
+                "an empty <record/> at byte {at}: a finding with no kind or text cannot be gated"
+            ));
+        }
+        Ok(())
+    }
+
+    /// An entity or character reference in text.
+    fn entity(&mut self, r: &BytesRef<'_>) -> std::result::Result<(), String> {
+        if let Ok(Some(c)) = r.resolve_char_ref() {
+            self.text.push(c);
+            return Ok(());
+        }
+        let name: &str = r.as_ref();
+        self.text.push(match name {
+            "quot" => '"',
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "apos" => '\'',
+            other => return Err(format!("unknown entity &{other};")),
+        });
+        Ok(())
+    }
+
+    /// An end tag; the record it completes, if it ends one.
+    fn end(&mut self) -> std::result::Result<Option<Record>, String> {
+        let Some(name) = self.path_stack.pop() else {
+            return Err("an end tag without a start".into());
+        };
+        // No value may carry a line break or a control into a report (a `&#10;`
+        // in a function name injected GitHub workflow commands).
+        let value = crate::kernel_key::one_line(std::mem::take(&mut self.text).trim().to_string());
+        if self.record.is_some() {
+            self.field(&name, value);
+        }
+        if name == "record" && self.path_stack.len() == 1 {
+            return Ok(self.record.take());
+        }
+        Ok(None)
+    }
+
+    /// Puts the text `value` of the element `name` that just ended into the record.
+    fn field(&mut self, name: &str, value: String) {
+        let parent = self.path_stack.last().map(String::as_str);
+        // racecheck nests `<where>` and `<direction>` in `<what><source|destination>`.
+        let side = self
+            .path_stack
+            .iter()
+            .rev()
+            .find(|p| *p == "source" || *p == "destination")
+            .cloned();
+        let xyz = &mut self.xyz;
+        let Some(r) = self.record.as_mut() else {
+            return;
+        };
+        match (parent, name) {
+            (Some("record"), "kind") => r.kind = value.into(),
+            (Some("record"), "level") => r.level = Some(value),
+            (Some("what"), _) => r.what.push((name.to_string(), value)),
+            (Some("where"), _) if side.is_some() => {
+                let side = side.as_deref().unwrap_or_default();
+                r.what.push((format!("{side}_{name}"), value.clone()));
+                if side == "source" || !r.place.iter().any(|(k, _)| k == name) {
+                    r.place.push((name.to_string(), value));
+                }
+            }
+            (Some("where"), _) => r.place.push((name.to_string(), value)),
+            (Some("source" | "destination"), _) => {
+                let side = parent.unwrap_or_default();
+                r.what.push((format!("{side}_{name}"), value));
+            }
+            (Some("threadIdx" | "blockIdx"), "x") => xyz[0] = value,
+            (Some("threadIdx" | "blockIdx"), "y") => xyz[1] = value,
+            (Some("threadIdx" | "blockIdx"), "z") => xyz[2] = value,
+            (Some("who"), "threadIdx") => {
+                r.thread = Some(format!("({},{},{})", xyz[0], xyz[1], xyz[2]))
+            }
+            (Some("who"), "blockIdx") => {
+                r.block = Some(format!("({},{},{})", xyz[0], xyz[1], xyz[2]))
+            }
+            (Some("frame"), field) => {
+                if let Some(f) = self.frame.as_mut() {
+                    match field {
+                        "func" => f.func = Some(value),
+                        "module" => f.module = Some(value),
+                        "file" => f.file = Some(value),
+                        "line" => f.line = value.parse().ok(),
+                        _ => {}
+                    }
+                }
+            }
+            (Some("hostStack"), "frame") => {
+                if let Some(f) = self.frame.take() {
+                    r.frames.push(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The end of the input, after `count` records.
+    fn finish(&self, count: u64) -> std::result::Result<(), String> {
+        if !self.path_stack.is_empty() {
+            return Err(format!(
+                "truncated: the file ends inside <{}> after {count} complete records",
+                self.path_stack.join("><")
+            ));
+        }
+        if !self.saw_root {
+            return Err("empty: no <ComputeSanitizerOutput> element".into());
+        }
+        Ok(())
     }
 }
 

@@ -70,10 +70,11 @@ pub fn files(dir: &Path, workload: &str) -> Result<Vec<PathBuf>> {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(Error::Read {
-                path: folder,
+            return Err(Error::read(
+                crate::error::FileKind::BaselinesFolder,
+                &folder,
                 source,
-            });
+            ));
         }
     };
     let mut files: Vec<PathBuf> = entries

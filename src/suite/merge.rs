@@ -8,116 +8,101 @@
 
 use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
-use crate::error::{Error, Result};
+use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
 use std::path::{Path, PathBuf};
 
 /// Reads one suite report.
 pub fn read(path: &Path) -> Result<SuiteReport> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let bad = |error: ReportError| Error::Report {
         path: path.to_path_buf(),
-        source,
-    })?;
-    let bad = |message: String, hint: &str| Error::Input {
-        path: path.to_path_buf(),
-        message,
-        hint: hint.into(),
+        error,
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        bad(
-            format!("not a JSON report ({e})"),
-            "pass the files written by `ncugate check --json FILE`",
-        )
+        bad(ReportError::NotJson {
+            reason: e.to_string(),
+        })
     })?;
     // serde_json keeps the last of two equal keys: `"status":"fail","status":"pass"` would pass.
     crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| {
-        bad(
-            format!("{e}"),
-            "pass the files exactly as `ncugate check --json` wrote them",
-        )
+        bad(ReportError::DuplicateKey {
+            reason: e.to_string(),
+        })
     })?;
     if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
-        return Err(bad(
-            "not a suite report (it has no \"kind\": \"suite\")".into(),
-            "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
-        ));
+        return Err(bad(ReportError::NotSuite));
     }
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SUITE_SCHEMA_VERSION) => {}
-        other => {
-            return Err(bad(
-                format!(
-                    "suite report schema_version {} (this ncugate reads {SUITE_SCHEMA_VERSION})",
-                    other.map_or("missing".to_string(), |v| v.to_string())
-                ),
-                "merge with the ncugate version that wrote the shards",
-            ));
+        found => {
+            return Err(bad(ReportError::SchemaVersion {
+                found,
+                reads: SUITE_SCHEMA_VERSION,
+            }));
         }
     }
     let report: SuiteReport = serde_json::from_value(value).map_err(|e| {
-        bad(
-            format!("invalid suite report: {e}"),
-            "pass the files exactly as `ncugate check --json` wrote them",
-        )
+        bad(ReportError::Invalid {
+            reason: e.to_string(),
+        })
     })?;
-    recomputed(report).map_err(|message| {
-        bad(
-            message,
-            "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
-        )
-    })
+    recomputed(report).map_err(bad)
 }
 
 /// The report with every outcome recomputed from its checks by the code
 /// `check` uses, or why it cannot be trusted: a written outcome that its
 /// checks contradict, a workload report of another schema version, or a
 /// workload that gated nothing (no check that ran, no error).
-fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, String> {
+fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, ReportError> {
     // Names from a file are checked as names from ncugate.toml: one names a
     // folder of the HTML report (`../../x` wrote outside it).
     let names = report.suite.iter().chain(&report.planned);
     for name in names.chain(report.workloads.iter().map(|w| &w.name)) {
-        crate::config::workload::check_name(name).map_err(|e| e.to_string())?;
+        crate::config::workload::check_name(name)
+            .map_err(|_| ReportError::UnsafeName { name: name.clone() })?;
     }
     for w in &mut report.workloads {
         let name = &w.name;
         let inner = w.report.schema_version;
         if inner != crate::verdict::REPORT_SCHEMA_VERSION {
-            return Err(format!(
-                "workload `{name}`: report schema_version {inner} (this ncugate reads {})",
-                crate::verdict::REPORT_SCHEMA_VERSION
-            ));
+            return Err(ReportError::WorkloadSchemaVersion {
+                workload: name.clone(),
+                found: inner,
+                reads: crate::verdict::REPORT_SCHEMA_VERSION,
+            });
         }
         let written = (w.report.outcome, w.report.exit_code);
         w.report.finish();
         if written != (w.report.outcome, w.report.exit_code) {
-            return Err(format!(
-                "workload `{name}` says {} (exit {}) but its checks make it {} (exit {})",
-                written.0.as_str(),
-                written.1,
-                w.report.outcome.as_str(),
-                w.report.exit_code
-            ));
+            return Err(ReportError::Contradicted {
+                workload: Some(name.clone()),
+                says: written.0.as_str().to_string(),
+                says_exit: written.1,
+                makes: w.report.outcome.as_str().to_string(),
+                makes_exit: w.report.exit_code,
+            });
         }
         let gated = w
             .report
             .statuses()
             .any(|s| s != crate::status::Status::Skipped);
         if !gated && w.report.errors.is_empty() {
-            return Err(format!(
-                "workload `{name}` has no check that ran (every check skipped, or none)"
-            ));
+            return Err(ReportError::NothingGated {
+                workload: name.clone(),
+            });
         }
     }
     let written = (report.outcome, report.exit_code);
     report.finish();
     if written != (report.outcome, report.exit_code) {
-        return Err(format!(
-            "the report says {} (exit {}) but its workloads make it {} (exit {})",
-            written.0.as_str(),
-            written.1,
-            report.outcome.as_str(),
-            report.exit_code
-        ));
+        return Err(ReportError::Contradicted {
+            workload: None,
+            says: written.0.as_str().to_string(),
+            says_exit: written.1,
+            makes: report.outcome.as_str().to_string(),
+            makes_exit: report.exit_code,
+        });
     }
     Ok(report)
 }
@@ -131,27 +116,17 @@ pub fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<Suit
     merge(reports, expect_shards)
 }
 
-fn refuse(message: String, hint: &str) -> Error {
-    Error::Usage {
-        message: format!("cannot merge: {message}"),
-        hint: hint.into(),
-    }
-}
-
 /// Merges `(name, report)` pairs.
 pub fn merge(
     reports: Vec<(String, SuiteReport)>,
     expect_shards: Option<u32>,
 ) -> Result<SuiteReport> {
     let Some((first_name, first)) = reports.first() else {
-        return Err(refuse(
-            "no reports given".into(),
-            "pass the shards' JSON reports",
-        ));
+        return Err(MergeError::NoReports.into());
     };
     for (name, r) in &reports[1..] {
         // Compared whole; only the message shortens a digest.
-        let same = |what: &str, a: &str, b: &str, hint: &str| {
+        let same = |what: Made, a: &str, b: &str| {
             if a == b {
                 Ok(())
             } else {
@@ -160,57 +135,55 @@ pub fn merge(
                 } else {
                     (short(a), short(b))
                 };
-                Err(refuse(
-                    format!("{first_name} and {name} were made with different {what} ({a} vs {b})"),
-                    hint,
-                ))
+                Err(MergeError::Different {
+                    first: first_name.clone(),
+                    other: name.clone(),
+                    what,
+                    a,
+                    b,
+                })
             }
         };
         same(
-            "ncugate versions",
+            Made::NcugateVersions,
             &first.ncugate_version,
             &r.ncugate_version,
-            "run every shard with the same ncugate version",
         )?;
         same(
-            "thresholds",
+            Made::Thresholds,
             &first.thresholds_sha256,
             &r.thresholds_sha256,
-            "run every shard from the same commit (same thresholds files)",
         )?;
-        same(
-            "baselines",
-            &first.baselines_sha256,
-            &r.baselines_sha256,
-            "run every shard from the same commit (same baselines folder)",
-        )?;
+        // Shards of one run read one baselines folder; separate runs of single
+        // workloads each gated against their own baseline, which may have been
+        // re-recorded between them (the digest covers every workload's files).
+        if first.shard.is_some() && r.shard.is_some() {
+            same(
+                Made::Baselines,
+                &first.baselines_sha256,
+                &r.baselines_sha256,
+            )?;
+        }
     }
     let sharded = reports.iter().filter(|(_, r)| r.shard.is_some()).count();
     if sharded != 0 && sharded != reports.len() {
-        return Err(refuse(
-            "some reports are shards and some are not".into(),
-            "merge either the N shards of one run, or separate unsharded runs",
-        ));
+        return Err(MergeError::ShardsAndNot.into());
     }
     if sharded > 0 {
         check_shards(&reports, expect_shards)?;
     } else if let Some(n) = expect_shards {
-        return Err(refuse(
-            format!("--expect-shards {n}, but no report is a shard"),
-            "drop --expect-shards, or merge the reports of `check --shard K/N`",
-        ));
+        return Err(MergeError::ExpectedShards { expected: n }.into());
     }
     let mut seen: Vec<(String, String)> = Vec::new();
     for (name, r) in &reports {
         for w in &r.workloads {
             if let Some((_, other)) = seen.iter().find(|(n, _)| n == &w.name) {
-                return Err(refuse(
-                    format!(
-                        "workload `{}` is reported twice ({other} and {name})",
-                        w.name
-                    ),
-                    "each workload must be gated once: merge one report per shard",
-                ));
+                return Err(MergeError::Twice {
+                    workload: w.name.clone(),
+                    first: other.clone(),
+                    second: name.clone(),
+                }
+                .into());
             }
             seen.push((w.name.clone(), name.clone()));
         }
@@ -221,10 +194,10 @@ pub fn merge(
         seen.iter().map(|(n, _)| n.clone()).collect()
     };
     if let Some(missing) = suite.iter().find(|s| seen.iter().all(|(n, _)| &n != s)) {
-        return Err(refuse(
-            format!("workload `{missing}` of the suite is in no report"),
-            "a shard stopped before gating it: rerun that shard",
-        ));
+        return Err(MergeError::NotReported {
+            workload: missing.clone(),
+        }
+        .into());
     }
     let mut workloads: Vec<_> = reports
         .iter()
@@ -232,10 +205,7 @@ pub fn merge(
         .collect();
     workloads.sort_by_key(|w| suite.iter().position(|s| s == &w.name));
     if workloads.is_empty() {
-        return Err(refuse(
-            "the reports hold no workload: nothing was gated".into(),
-            "check that the shards selected workloads (--workload, --tag, [[workload]] tables)",
-        ));
+        return Err(MergeError::NoWorkloads.into());
     }
     let mut merged = SuiteReport::new(
         None,
@@ -258,44 +228,40 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
     if let Some(expected) = expect
         && expected != n
     {
-        return Err(refuse(
-            format!(
-                "--expect-shards {expected}, but {first_name} is shard {}",
-                shard(first)
-            ),
-            "run shards 1/N … N/N with the N you expect",
-        ));
+        return Err(MergeError::ShardCount {
+            expected,
+            report: first_name.clone(),
+            shard: shard(first).to_string(),
+        }
+        .into());
     }
     for (name, r) in reports {
         if shard(r).count != n {
-            return Err(refuse(
-                format!(
-                    "{first_name} is shard {} but {name} is shard {}",
-                    shard(first),
-                    shard(r)
-                ),
-                "every shard of one run uses the same N",
-            ));
+            return Err(MergeError::MixedCounts {
+                first: first_name.clone(),
+                first_shard: shard(first).to_string(),
+                other: name.clone(),
+                other_shard: shard(r).to_string(),
+            }
+            .into());
         }
         if r.suite != first.suite {
-            return Err(refuse(
-                format!(
-                    "{first_name} and {name} split different suites ({} vs {})",
-                    first.suite.join(","),
-                    r.suite.join(",")
-                ),
-                "run every shard with the same config, --workload and --tag",
-            ));
+            return Err(MergeError::DifferentSuites {
+                first: first_name.clone(),
+                other: name.clone(),
+                a: first.suite.join(","),
+                b: r.suite.join(","),
+            }
+            .into());
         }
         let gated: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
         if let Some(missing) = r.planned.iter().find(|p| !gated.contains(&p.as_str())) {
-            return Err(refuse(
-                format!(
-                    "{name} (shard {}) planned workload `{missing}` but has no result for it",
-                    shard(r)
-                ),
-                "the shard stopped early: rerun it",
-            ));
+            return Err(MergeError::Unfinished {
+                report: name.clone(),
+                shard: shard(r).to_string(),
+                workload: missing.clone(),
+            }
+            .into());
         }
     }
     for k in 1..=n {
@@ -306,17 +272,16 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
             .collect();
         match with_k.len() {
             0 => {
-                return Err(refuse(
-                    format!("shard {k}/{n} is missing"),
-                    "pass the JSON report of every shard 1/N … N/N (did one runner fail to upload its report?)",
-                ));
+                return Err(MergeError::MissingShard { index: k, count: n }.into());
             }
             1 => {}
             _ => {
-                return Err(refuse(
-                    format!("shard {k}/{n} is given twice ({})", with_k.join(", ")),
-                    "pass each shard's report once",
-                ));
+                return Err(MergeError::ShardTwice {
+                    index: k,
+                    count: n,
+                    reports: with_k.iter().map(|r| r.to_string()).collect(),
+                }
+                .into());
             }
         }
     }

@@ -13,6 +13,16 @@ pub const XSD: &str = concat!(
     "/tests/schemas/jenkins-xunit-junit-10.xsd"
 );
 
+/// `ncugate::commands::execute` in the test process: the exit code, with
+/// the reports it prints kept from the test's output (the harness captures
+/// `print!`, not ncugate's writes to the standard output handle).
+pub fn execute(
+    config: &ncugate::config::Config,
+    runner: &dyn ncugate::runner::process::ProcessRunner,
+) -> i32 {
+    ncugate::commands::capture_stdout(|| ncugate::commands::execute(config, runner)).0
+}
+
 /// A scratch directory for one test.
 pub struct Gate {
     pub dir: tempfile::TempDir,
@@ -340,10 +350,10 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         workdir: workdir.to_path_buf(),
         timeout: std::time::Duration::from_secs(600),
         mode: ncugate::runner::Mode::Fast,
-        graph_profiling: ncugate::runner::GraphProfiling::Node,
-        clock_control: "none".into(),
-        cache_control: "all".into(),
-        replay_mode: "kernel".into(),
+        graph_profiling: ncugate::model::GraphProfiling::Node,
+        clock_control: ncugate::runner::ClockControl::None,
+        cache_control: ncugate::runner::CacheControl::All,
+        replay_mode: ncugate::runner::ReplayMode::Kernel,
         kernel_name: None,
         launch_skip: None,
         launch_count: None,

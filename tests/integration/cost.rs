@@ -7,7 +7,8 @@ use crate::common;
 use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::report::Outputs;
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 
 const ONE_PASS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
@@ -62,7 +63,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
             quiet: true,
         },
         details: vec![],
-        thresholds: Some(seed.clone().into()),
+        thresholds: ncugate::rules::ThresholdsSource::File(seed.clone().into()),
         kernel_key: None,
         allow_device_mismatch: false,
         outputs: Outputs {
@@ -73,12 +74,10 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         style: Default::default(),
         sanitizer: None,
         ncu: "ncu".into(),
+        import_with_ncu: false,
     };
     // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(config), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(config), &replay), 1);
     assert_eq!(
         replay.seen.lock().expect("lock").len(),
         1,

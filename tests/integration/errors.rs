@@ -258,10 +258,11 @@ fn a_report_without_ncu_on_path() {
             "baseline.json",
             "--input",
             "run.ncu-rep",
+            "--import-with-ncu",
         ],
         &[("NCUGATE_NCU", "/nonexistent/ncu")],
     )
-    .one_clear_error("a .ncu-rep report needs ncu to convert it")
+    .one_clear_error("`/nonexistent/ncu` not found")
     .stderr_has("--print-units base");
 }
 
@@ -290,6 +291,7 @@ fn a_report_is_converted_by_ncu_with_base_units() {
         "baseline.json",
         "--input",
         "run.ncu-rep",
+        "--import-with-ncu",
     ];
     // The same ncu three ways: NCUGATE_NCU, `[profile] ncu`, and --ncu (which
     // a .ncu-rep input needs, unlike a CSV one).
@@ -342,6 +344,7 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
             "baseline.json",
             "--input",
             "run.ncu-rep",
+            "--import-with-ncu",
         ],
         &[("NCUGATE_NCU", fake)],
     )
@@ -369,4 +372,34 @@ fn check_without_input_and_without_an_app() {
     gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
         .one_clear_error("no app to profile")
         .stderr_has("--input");
+}
+
+#[test]
+fn a_missing_shard_report_hints_at_shard_reports() {
+    // Not at ncu exports: the hint fits what was read.
+    let gate = Gate::new();
+    let out = gate.run(&["merge", "nope.json"]);
+    out.one_clear_error("cannot read report nope.json")
+        .stderr_has("--shard K/N --json");
+    assert!(!out.stderr.contains("--page raw"), "{}", out.stderr);
+}
+
+#[test]
+fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
+    // A directory as standard input: every read fails (EISDIR).
+    let gate = recorded();
+    let stdin = std::fs::File::open(gate.dir.path()).expect("open the directory");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ncugate"))
+        .current_dir(gate.dir.path())
+        .args(["check", "--baseline", "baseline.json", "--input", "-"])
+        .stdin(stdin)
+        .output()
+        .expect("run ncugate");
+    let out = common::Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    out.one_clear_error("cannot read standard input")
+        .stderr_has("ncugate check --input -");
 }

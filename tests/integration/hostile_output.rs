@@ -1,7 +1,8 @@
 //! Kernel names and output streams found hostile by fuzzing: a name cannot
 //! inject GitHub workflow commands, break JUnit XML, a Markdown row or the
-//! step summary's Mermaid block; a closed or full stdout is no panic; file
-//! modes survive. Inputs are modified copies of the real H200 exports.
+//! step summary's Mermaid block; a closed or full stdout is no panic (for a
+//! gate, `doctor` and `init` alike); file modes survive. Inputs are modified
+//! copies of the real H200 exports.
 
 use crate::common;
 use common::{Gate, H200, assert_valid_junit};
@@ -130,6 +131,55 @@ fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
         "the file report is written first"
     );
     // `check … > /dev/full`.
+    if let Some(out) = gate.run_stdout_full(&args) {
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
+        assert!(
+            stderr.contains("ncugate: error: cannot write standard output"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn doctor_on_a_closed_stdout_keeps_its_verdict_and_on_a_full_one_is_an_error() {
+    let gate = Gate::new();
+    // Ready or not depends on this machine; the exit code says which.
+    let said = gate.run(&["doctor"]);
+    assert!(
+        said.stdout.starts_with("ncugate doctor\n"),
+        "{}",
+        said.stdout
+    );
+    // `doctor | head -0`.
+    let out = gate.run_stdout_closed(&["doctor"]);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, said.code, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // `doctor > /dev/full`.
+    if let Some(out) = gate.run_stdout_full(&["doctor"]) {
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 2, "{stderr}");
+        assert!(
+            stderr.contains("ncugate: error: cannot write standard output"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn init_on_a_closed_stdout_still_writes_and_on_a_full_one_is_an_error() {
+    let gate = Gate::new();
+    let args = ["init", "--no-profile", "--force", "--", "./app"];
+    // `init … | head -0`: the files are what it is for.
+    let out = gate.run_stdout_closed(&args);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 0, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(gate.read("ncugate.toml").contains("command = [\"./app\"]"));
+    // `init … > /dev/full`.
     if let Some(out) = gate.run_stdout_full(&args) {
         let stderr = &out.stderr;
         assert_eq!(out.code, 2, "{stderr}");

@@ -401,3 +401,111 @@ fn a_baseline_cannot_fake_its_noise_band() {
     .one_clear_error("overflow");
     assert!(!gate.path("huge.json").exists());
 }
+
+#[test]
+fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric() {
+    // The first copy won: a worse second copy passed (exit 0), a worse first failed.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
+        .expect("fixture");
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let col = {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(text.as_bytes());
+        let head = reader.records().next().expect("header").expect("row");
+        head.iter()
+            .position(|h| h == "sm__inst_executed.sum")
+            .expect("column")
+    };
+    // The column again at the end of each row: as written, then doubled on one row.
+    let with_copy = |lines: &[String], doubled_row: Option<usize>| -> String {
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes());
+            let row = reader.records().next().expect("row").expect("csv");
+            let mut cell = row[col].to_string();
+            if Some(i) == doubled_row {
+                let v: f64 = cell.replace(',', "").parse().expect("number");
+                cell = format!("{}", v * 2.0);
+            }
+            out.push(format!("{line},\"{cell}\""));
+        }
+        out.join("\n") + "\n"
+    };
+    gate.write("equal.csv", with_copy(&lines, None));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "equal.csv",
+    ])
+    .code(0);
+    gate.write("worse-copy.csv", with_copy(&lines, Some(3)));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "worse-copy.csv",
+    ])
+    .one_clear_error(&format!(
+        "line 4: metric `sm__inst_executed.sum` is in column {}",
+        col + 1
+    ));
+
+    // A details page with every instruction row twice in its section.
+    let details =
+        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
+            .expect("fixture");
+    let twice = |worse: bool| -> String {
+        let mut out = Vec::new();
+        for line in details.lines() {
+            out.push(line.to_string());
+            if line.contains("\"sm__inst_executed.sum\"") {
+                let copy = if worse {
+                    line.replacen("\"inst\",\"", "\"inst\",\"1", 1)
+                } else {
+                    line.to_string()
+                };
+                out.push(copy);
+            }
+        }
+        out.join("\n") + "\n"
+    };
+    for i in 1..=3 {
+        gate.h200(
+            &format!("graph_app.base.fast.run{i}.details.csv"),
+            &format!("d{i}.csv"),
+        );
+    }
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "d1.csv",
+        "--input",
+        "d2.csv",
+        "--input",
+        "d3.csv",
+        "--output",
+        "details.json",
+    ])
+    .code(0);
+    gate.write("dup.csv", twice(false));
+    gate.run(&["check", "--baseline", "details.json", "--input", "dup.csv"])
+        .code(0);
+    gate.write("dup-worse.csv", twice(true));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "details.json",
+        "--input",
+        "dup-worse.csv",
+    ])
+    .one_clear_error("metric `sm__inst_executed.sum` is");
+}

@@ -8,8 +8,9 @@ use clap::Parser;
 use common::{Gate, H200};
 use ncugate::cli::Cli;
 use ncugate::config::Config;
-use ncugate::init::{InitConfig, run};
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::init::{Answers, InitConfig, run};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 
 #[test]
@@ -93,15 +94,46 @@ fn on_a_terminal_it_asks_for_the_app_and_the_build() {
         profile: true,
         interactive: true,
     };
-    let mut answers = std::io::Cursor::new("./build/app --name 'a b'\nmake -j8\n");
+    let mut answers = Answers::new(["./build/app --name 'a b'", "make -j8"]);
     let replay = ReplayRunner::default();
-    run(&config, &mut answers, false, &replay).expect("init");
+    let done = run(&config, &mut answers, false, &replay).expect("init");
+    assert_eq!(answers.asked.len(), 2, "{:?}", answers.asked);
+    assert!(
+        answers.asked[0].starts_with("App command"),
+        "{:?}",
+        answers.asked
+    );
+    assert!(done.stdout.contains("ncugate: wrote "), "{}", done.stdout);
+    assert!(done.trial.is_none());
     let text = gate.read("ncugate.toml");
     assert!(
         text.contains(r#"command = ["./build/app", "--name", "a b"]"#),
         "{text}"
     );
     assert!(text.contains(r#"command = ["make", "-j8"]"#), "{text}");
+}
+
+#[test]
+fn a_failed_trial_run_still_says_which_files_were_written() {
+    let gate = Gate::new();
+    let config = InitConfig {
+        dir: gate.dir.path().to_path_buf(),
+        app: vec!["./app".into()],
+        build: None,
+        force: false,
+        profile: true,
+        interactive: false,
+    };
+    // ncu does not start: no recorded step.
+    let replay = ReplayRunner::default();
+    let done = run(&config, &mut Answers::default(), true, &replay).expect("init");
+    assert!(done.trial.is_some(), "{}", done.stdout);
+    assert!(
+        done.stdout.contains("ncugate: wrote ") && !done.stdout.contains("next, on the GPU runner"),
+        "{}",
+        done.stdout
+    );
+    assert!(gate.path("ncugate.toml").is_file());
 }
 
 /// A fast profiling run of the reference app as recorded on the H200.
@@ -144,7 +176,13 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("init"),
         vec![profiled("graph_app.base.fast.run1")],
     );
-    run(&config, &mut std::io::empty(), true, &replay).expect("init");
+    let done = run(&config, &mut Answers::default(), true, &replay).expect("init");
+    assert!(done.trial.is_none(), "{:?}", done.trial);
+    assert!(
+        done.stdout.contains("ncugate: profiled once in"),
+        "{}",
+        done.stdout
+    );
     let seen = replay.seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].args.iter().any(|a| a == "kernels/build/graph_app"));
@@ -165,33 +203,28 @@ fn init_record_and_check_work_as_the_readme_says() {
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run2")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Record(record), &replay),
-        0
-    );
+    assert_eq!(common::execute(&Config::Record(record), &replay), 0);
     assert!(dir.join("ncugate-baseline.json").is_file());
 
     let Config::Check(check) = config_of(&["ncugate", "check", "--config", toml]) else {
         panic!("check");
     };
     assert_eq!(
-        check.thresholds.as_deref(),
+        check.thresholds.file(),
         Some(dir.join("ncugate-thresholds.toml").as_path())
     );
     let replay = ReplayRunner::new(
         out_dir.join("run"),
         vec![profiled("graph_app.base.fast.run3")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
-        0
-    );
+    let (code, said) = ncugate::commands::capture_stdout(|| {
+        ncugate::commands::execute(&Config::Check(check.clone()), &replay)
+    });
+    assert_eq!(code, 0, "{said}");
+    assert!(said.starts_with("ncugate: PASS (exit 0)"), "{said}");
     let replay = ReplayRunner::new(
         out_dir.join("run"),
         vec![profiled("graph_app.redundant-node.fast")],
     );
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(check.clone()), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(check.clone()), &replay), 1);
 }

@@ -4,10 +4,10 @@
 use crate::common;
 use common::{Gate, H200};
 use ncugate::config::{Config, LeaksConfig};
-use ncugate::memory::MemoryLimits;
 use ncugate::report::Outputs;
 use ncugate::runner::RunnerConfig;
-use ncugate::runner::process::{Exit, Recorded, ReplayRunner};
+use ncugate::runner::process::Exit;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use std::path::Path;
 use std::time::Duration;
 
@@ -33,16 +33,17 @@ fn config(gate: &Gate, history: Option<&str>) -> LeaksConfig {
         },
         audit_lib: Some(gate.path("libncugate_audit.so")),
         cache_dir: gate.path("cache"),
-        limits: MemoryLimits::default(),
+        limits: ncugate::options::MemoryOptions::default().limits(),
         sample_every: Duration::from_millis(20),
         history: history.map(|h| gate.path(h)),
-        rule: ncugate::memory::history::Rule::default(),
+        rule: ncugate::options::MemoryOptions::default().rule(),
         outputs: Outputs {
             junit: Some(gate.path("junit.xml")),
             markdown: None,
             json: Some(gate.path("report.json")),
             github: false,
             html: None,
+            ..Outputs::default()
         },
         style: Default::default(),
     }
@@ -73,7 +74,7 @@ fn json(gate: &Gate) -> serde_json::Value {
 #[test]
 fn executables_instantiated_every_iteration_and_never_destroyed_fail() {
     let gate = Gate::new();
-    let code = ncugate::commands::execute(
+    let code = common::execute(
         &Config::Leaks(config(&gate, None)),
         &replay(&gate, "audit.graph_app.leak.iters5.json"),
     );
@@ -90,7 +91,7 @@ fn executables_instantiated_every_iteration_and_never_destroyed_fail() {
 #[test]
 fn the_reference_app_passes() {
     let gate = Gate::new();
-    let code = ncugate::commands::execute(
+    let code = common::execute(
         &Config::Leaks(config(&gate, None)),
         &replay(&gate, "audit.graph_app.base.json"),
     );
@@ -104,7 +105,7 @@ fn the_reference_app_passes() {
 #[test]
 fn two_hundred_leaked_executables_are_listed_briefly() {
     let gate = Gate::new();
-    let code = ncugate::commands::execute(
+    let code = common::execute(
         &Config::Leaks(config(&gate, None)),
         &replay(&gate, "audit.graph_app.leak.iters200.json"),
     );
@@ -128,7 +129,7 @@ fn a_missing_audit_report_is_an_error() {
         vec![Recorded::log("variant=leak", Exit::Code(0))],
     );
     assert_eq!(
-        ncugate::commands::execute(&Config::Leaks(config(&gate, None)), &runner),
+        common::execute(&Config::Leaks(config(&gate, None)), &runner),
         2
     );
     assert_eq!(json(&gate)["outcome"], "error");
@@ -146,7 +147,7 @@ fn a_failing_app_is_an_error() {
         )],
     );
     assert_eq!(
-        ncugate::commands::execute(&Config::Leaks(config(&gate, None)), &runner),
+        common::execute(&Config::Leaks(config(&gate, None)), &runner),
         2
     );
     let errors = json(&gate)["errors"][0]
@@ -173,8 +174,7 @@ fn the_history_is_appended_and_judged() {
     let runner = replay(&gate, "audit.graph_app.base.json");
     let sha = "3a295bf0c2d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7";
     runner.push(Recorded::log(sha, Exit::Code(0)));
-    let code =
-        ncugate::commands::execute(&Config::Leaks(config(&gate, Some("leaks.jsonl"))), &runner);
+    let code = common::execute(&Config::Leaks(config(&gate, Some("leaks.jsonl"))), &runner);
     assert_eq!(code, 0);
     let history = gate.read("leaks.jsonl");
     assert_eq!(history.lines().count(), 10);

@@ -287,7 +287,7 @@ fn github_annotations_are_capped_at_ten_per_level() {
         });
     }
     report.finish();
-    let text = ncugate::report::github::annotations(&ncugate::report::View::new(&report));
+    let text = ncugate::report::github::annotations(&ncugate::report::View::new(&report), "");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 10);
     assert!(

@@ -10,8 +10,9 @@ use common::{H200, REFERENCE};
 use ncugate::config::{CheckConfig, Config, Source};
 use ncugate::error::Error;
 use ncugate::report::Outputs;
-use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner, Recorded, ReplayRunner};
+use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use ncugate::runner::progress::Progress;
+use ncugate::runner::replay::{Recorded, ReplayRunner};
 use ncugate::runner::{self, Mode, RunnerConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -95,11 +96,7 @@ fn profile(
     (result, seen, dir)
 }
 
-/// The error of a run whose output ncu and the app shared (no --csv: full mode).
-fn error(steps: Vec<Recorded>) -> (String, String) {
-    error_in(Mode::Full, steps)
-}
-
+/// The message and hint of a run that must fail.
 fn error_in(mode: Mode, steps: Vec<Recorded>) -> (String, String) {
     let (result, _, _dir) = profile(mode, steps);
     let e = result.expect_err("the run must fail");
@@ -217,52 +214,6 @@ fn full_mode_imports_both_pages_after_a_run_with_progress_lines() {
 }
 
 #[test]
-fn fast_mode_failures_recorded_with_its_own_command_line() {
-    let one_pass = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
-    let fail = |name: &str, exit: Exit, report: bool| {
-        let pipes = format!(
-            "{}{}",
-            fixture(one_pass, &format!("fail-{name}.stdout")),
-            fixture(one_pass, &format!("fail-{name}.stderr"))
-        );
-        let mut step = profiled(&pipes, exit, report);
-        let log = fixture(one_pass, &format!("fail-{name}.ncu.log"));
-        step.files
-            .push((runner::ncu::OUTPUT_FILE.into(), log.into_bytes()));
-        error_in(Mode::Fast, vec![step])
-    };
-    // ncu refuses a missing app before it opens its log: the error is on stdout.
-    let (message, _) = fail("app-missing", Exit::Code(1), false);
-    assert!(
-        message.contains("the app could not be started: '/tmp/nonexistent_app' does not exist"),
-        "{message}"
-    );
-    let (message, _) = fail("app-bad-args", Exit::Code(1), false);
-    assert!(
-        message.contains("the app exited with code 1 under ncu")
-            && message.contains("for testing how a gate handles a failing app"),
-        "the app's stderr tail: {message}"
-    );
-    let (message, _) = fail("exit3", Exit::Code(3), true);
-    assert!(message.contains("exited with code 3"), "{message}");
-    let (message, _) = fail("unknown-metric", Exit::Code(9), false);
-    assert_eq!(
-        message,
-        "ncu does not know the metric `sys__memory_throughput`"
-    );
-    let (message, _) = fail("no-kernels", Exit::Code(0), false);
-    assert!(
-        message.contains("ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)"),
-        "{message}"
-    );
-    let (message, _) = fail("graph-rejected", Exit::Code(1), false);
-    assert!(
-        message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"),
-        "{message}"
-    );
-}
-
-#[test]
 fn a_fast_run_without_the_csv_in_its_output_falls_back_to_the_import() {
     // A report but no CSV (an ncu that printed none): import it, as full mode does.
     let (result, seen, _dir) = profile(
@@ -306,152 +257,255 @@ fn full_mode_adds_the_set_and_keeps_the_gated_metrics() {
     );
 }
 
-#[test]
-fn ncu_not_installed() {
-    let (message, hint) = error(vec![Recorded::log("", Exit::NotFound)]);
-    assert!(message.contains("`ncu` not found"), "{message}");
-    assert!(
-        hint.contains("NCUGATE_NCU") && hint.contains("ncugate doctor"),
-        "{hint}"
+/// One row of [`every_failure_class_has_its_message_and_hint`]: the steps
+/// replayed in `mode`, and what the message and the hint must say.
+struct Class {
+    name: &'static str,
+    mode: Mode,
+    steps: Vec<Recorded>,
+    message: &'static [&'static str],
+    hint: &'static [&'static str],
+}
+
+/// A fast-mode run that failed, as recorded with fast mode's own command
+/// line (`fixtures/h200/one-pass/fail-NAME.*`).
+fn failed_fast(name: &str, exit: Exit, report: bool) -> Recorded {
+    let one_pass = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
+    let pipes = format!(
+        "{}{}",
+        fixture(one_pass, &format!("fail-{name}.stdout")),
+        fixture(one_pass, &format!("fail-{name}.stderr"))
     );
+    let mut step = profiled(&pipes, exit, report);
+    let log = fixture(one_pass, &format!("fail-{name}.ncu.log"));
+    step.files
+        .push((runner::ncu::OUTPUT_FILE.into(), log.into_bytes()));
+    step
 }
 
 #[test]
-fn the_app_is_missing() {
-    let (message, hint) = error(vec![profiled(
-        &fixture(REFERENCE, "logs/ncu.app-missing.stdout.log"),
-        Exit::Code(1),
-        false,
-    )]);
-    assert!(message.contains("the app could not be started: '/tmp/nonexistent_app' does not exist or is not an executable"), "{message}");
-    assert!(hint.contains("[app] command"), "{hint}");
-}
-
-#[test]
-fn the_app_exits_non_zero_and_its_output_tail_is_shown() {
-    let (message, hint) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.fail-app-bad-args.ncu.log"),
-        Exit::Code(1),
-        false,
-    )]);
-    assert!(
-        message.contains("the app exited with code 1 under ncu"),
-        "{message}"
-    );
-    assert!(
-        message.contains("for testing how a gate handles a failing app"),
-        "the app's last output: {message}"
-    );
-    assert!(
-        hint.contains("app.log") && hint.contains("logs: "),
-        "{hint}"
-    );
-}
-
-#[test]
-fn the_app_fails_after_its_kernels_were_profiled() {
-    // ncu exits with the app's code (3) and still writes a complete report: not a pass.
-    let (message, _) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.fail-app-exit3-after-kernels.ncu.log"),
-        Exit::Code(3),
-        true,
-    )]);
-    assert!(
-        message.contains("ncu failed (exit code 3)") || message.contains("exited with code 3"),
-        "{message}"
-    );
-}
-
-#[test]
-fn an_unknown_metric_gets_the_real_names() {
-    let (message, hint) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.fail-unknown-metric.ncu.log"),
-        Exit::Code(9),
-        false,
-    )]);
-    assert_eq!(
-        message,
-        "ncu does not know the metric `sys__memory_throughput`"
-    );
-    assert!(
-        hint.contains("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-        "{hint}"
-    );
-    let typo = "==ERROR== Failed to find metric regex:^sm__inst_exectued\\.(sum|min|max|avg|pct|ratio|max_rate)$";
-    let (_, hint) = error(vec![profiled(typo, Exit::Code(9), false)]);
-    assert!(hint.contains("did you mean sm__inst_executed"), "{hint}");
-}
-
-#[test]
-fn no_kernels_profiled_although_ncu_exits_0() {
-    let (message, hint) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.fail-no-kernels.ncu.log"),
-        Exit::Code(0),
-        false,
-    )]);
-    assert!(message.contains("ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)"), "{message}");
-    assert!(hint.contains("kernel_name"), "{hint}");
-    let (message, _) = error(vec![profiled(
-        &fixture(REFERENCE, "logs/ncu.no-kernels.stdout.log"),
-        Exit::Code(0),
-        false,
-    )]);
-    assert!(message.contains("profiled no kernels"), "{message}");
-}
-
-#[test]
-fn performance_counters_not_permitted() {
+fn every_failure_class_has_its_message_and_hint() {
+    let full = |log: &str, exit: Exit, report: bool| vec![profiled(log, exit, report)];
+    let h200 = |name: &str| fixture(H200, name);
     // Not recordable on the H200 machine (counters open to all users): see fixtures/reported/README.md.
-    let log = fixture(
+    let nvgpuctrperm = fixture(
         concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reported"),
         "ncu.err-nvgpuctrperm.log",
     );
-    let (message, hint) = error(vec![profiled(&log, Exit::Code(1), false)]);
-    assert!(message.contains("ERR_NVGPUCTRPERM"), "{message}");
-    assert!(
-        hint.contains("NVreg_RestrictProfilingToAdminUsers=0") && hint.contains("root"),
-        "{hint}"
-    );
-}
-
-#[test]
-fn a_timeout() {
-    let (message, hint) = error(vec![Recorded::log(
-        "==PROF== Connected to process 1 (/app)",
-        Exit::TimedOut(Duration::from_secs(600)),
-    )]);
-    assert!(
-        message.contains("timed out after 600s; the app and ncu were killed (process group)"),
-        "{message}"
-    );
-    assert!(hint.contains("timeout"), "{hint}");
-}
-
-#[test]
-fn the_report_file_is_missing() {
-    let (message, _) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.fast.run1.ncu.log"),
-        Exit::Code(0),
-        false,
-    )]);
-    assert!(
-        message.contains("ncu exited 0 but wrote no report"),
-        "{message}"
-    );
-}
-
-#[test]
-fn metrics_graph_profiling_cannot_collect() {
-    let (message, hint) = error(vec![profiled(
-        &fixture(H200, "graph_app.base.graph-rejected.ncu.log"),
-        Exit::Code(1),
-        false,
-    )]);
-    assert!(
-        message.contains("ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"),
-        "{message}"
-    );
-    assert!(hint.contains("graph_profiling = \"node\""), "{hint}");
+    let typo = "==ERROR== Failed to find metric regex:^sm__inst_exectued\\.(sum|min|max|avg|pct|ratio|max_rate)$";
+    let profiled_then = |import: Recorded| {
+        vec![
+            profiled(&h200("graph_app.base.full.ncu.log"), Exit::Code(0), true),
+            import,
+        ]
+    };
+    let classes = vec![
+        Class {
+            name: "ncu not installed",
+            mode: Mode::Full,
+            steps: vec![Recorded::log("", Exit::NotFound)],
+            message: &["`ncu` not found"],
+            hint: &["NCUGATE_NCU", "ncugate doctor"],
+        },
+        Class {
+            name: "the app is missing",
+            mode: Mode::Full,
+            steps: full(
+                &fixture(REFERENCE, "logs/ncu.app-missing.stdout.log"),
+                Exit::Code(1),
+                false,
+            ),
+            message: &[
+                "the app could not be started: '/tmp/nonexistent_app' does not exist or is not an executable",
+            ],
+            hint: &["[app] command"],
+        },
+        Class {
+            name: "the app is missing (fast mode: ncu says so before it opens its log)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("app-missing", Exit::Code(1), false)],
+            message: &["the app could not be started: '/tmp/nonexistent_app' does not exist"],
+            hint: &["[app] command"],
+        },
+        Class {
+            name: "the app exits non-zero: its output's tail is shown",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.fail-app-bad-args.ncu.log"),
+                Exit::Code(1),
+                false,
+            ),
+            message: &[
+                "the app exited with code 1 under ncu",
+                "for testing how a gate handles a failing app",
+            ],
+            hint: &["app.log", "logs: "],
+        },
+        Class {
+            name: "the app exits non-zero (fast mode: its stderr's tail)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("app-bad-args", Exit::Code(1), false)],
+            message: &[
+                "the app exited with code 1 under ncu",
+                "for testing how a gate handles a failing app",
+            ],
+            hint: &["app.log"],
+        },
+        Class {
+            // ncu exits with the app's code (3) and still writes a complete report: not a pass.
+            name: "the app fails after its kernels were profiled",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.fail-app-exit3-after-kernels.ncu.log"),
+                Exit::Code(3),
+                true,
+            ),
+            message: &["exited with code 3"],
+            hint: &[],
+        },
+        Class {
+            name: "the app fails after its kernels were profiled (fast mode)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("exit3", Exit::Code(3), true)],
+            message: &["exited with code 3"],
+            hint: &[],
+        },
+        Class {
+            name: "an unknown metric gets the real names",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.fail-unknown-metric.ncu.log"),
+                Exit::Code(9),
+                false,
+            ),
+            message: &["ncu does not know the metric `sys__memory_throughput`"],
+            hint: &["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
+        },
+        Class {
+            name: "an unknown metric (fast mode)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("unknown-metric", Exit::Code(9), false)],
+            message: &["ncu does not know the metric `sys__memory_throughput`"],
+            hint: &["gpu__compute_memory_throughput"],
+        },
+        Class {
+            name: "a typo in a metric name",
+            mode: Mode::Full,
+            steps: full(typo, Exit::Code(9), false),
+            message: &["ncu does not know the metric `sm__inst_exectued"],
+            hint: &["did you mean sm__inst_executed"],
+        },
+        Class {
+            name: "no kernels profiled although ncu exits 0",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.fail-no-kernels.ncu.log"),
+                Exit::Code(0),
+                false,
+            ),
+            message: &[
+                "ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)",
+            ],
+            hint: &["kernel_name"],
+        },
+        Class {
+            name: "no kernels profiled (reference log)",
+            mode: Mode::Full,
+            steps: full(
+                &fixture(REFERENCE, "logs/ncu.no-kernels.stdout.log"),
+                Exit::Code(0),
+                false,
+            ),
+            message: &["profiled no kernels"],
+            hint: &["kernel_name"],
+        },
+        Class {
+            name: "no kernels profiled (fast mode)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("no-kernels", Exit::Code(0), false)],
+            message: &[
+                "ncu profiled no kernels, although it exited 0 (the app launched: 1. finish 2. produce 3. scale)",
+            ],
+            hint: &["kernel_name"],
+        },
+        Class {
+            name: "performance counters not permitted",
+            mode: Mode::Full,
+            steps: full(&nvgpuctrperm, Exit::Code(1), false),
+            message: &["ERR_NVGPUCTRPERM"],
+            hint: &["NVreg_RestrictProfilingToAdminUsers=0", "root"],
+        },
+        Class {
+            name: "a timeout",
+            mode: Mode::Full,
+            steps: vec![Recorded::log(
+                "==PROF== Connected to process 1 (/app)",
+                Exit::TimedOut(Duration::from_secs(600)),
+            )],
+            message: &["timed out after 600s; the app and ncu were killed (process group)"],
+            hint: &["timeout"],
+        },
+        Class {
+            name: "the report file is missing",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.fast.run1.ncu.log"),
+                Exit::Code(0),
+                false,
+            ),
+            message: &["ncu exited 0 but wrote no report"],
+            hint: &["ncu.log"],
+        },
+        Class {
+            name: "metrics graph profiling cannot collect",
+            mode: Mode::Full,
+            steps: full(
+                &h200("graph_app.base.graph-rejected.ncu.log"),
+                Exit::Code(1),
+                false,
+            ),
+            message: &["ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"],
+            hint: &["graph_profiling = \"node\""],
+        },
+        Class {
+            name: "metrics graph profiling cannot collect (fast mode)",
+            mode: Mode::Fast,
+            steps: vec![failed_fast("graph-rejected", Exit::Code(1), false)],
+            message: &["ncu cannot collect sm__sass_thread_inst_executed_op_dfma_pred_on.sum"],
+            hint: &["graph_profiling"],
+        },
+        Class {
+            name: "the import of the report fails",
+            mode: Mode::Full,
+            steps: profiled_then(Recorded::log(
+                "==ERROR== Failed to open the report",
+                Exit::Code(1),
+            )),
+            message: &[
+                "--import ",
+                "--page raw",
+                "failed (exit code 1)",
+                "Failed to open the report",
+            ],
+            hint: &["ncu --import ", "run.ncu-rep --page raw"],
+        },
+        Class {
+            name: "the ncu of the import is gone",
+            mode: Mode::Full,
+            steps: profiled_then(Recorded::log("", Exit::NotFound)),
+            message: &["`ncu` not found"],
+            hint: &["NCUGATE_NCU"],
+        },
+    ];
+    for class in classes {
+        let (message, hint) = error_in(class.mode, class.steps);
+        for needle in class.message {
+            assert!(message.contains(needle), "{}: {message}", class.name);
+        }
+        for needle in class.hint {
+            assert!(hint.contains(needle), "{}: {hint}", class.name);
+        }
+    }
 }
 
 #[test]
@@ -508,7 +562,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
                 quiet: true,
             },
             details: vec![],
-            thresholds: None,
+            thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
             kernel_key: None,
             allow_device_mismatch: false,
             outputs: Outputs {
@@ -518,8 +572,9 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             style: Default::default(),
             sanitizer: None,
             ncu: "ncu".into(),
+            import_with_ncu: false,
         };
-        ncugate::commands::execute(&Config::Check(config), &replay)
+        common::execute(&Config::Check(config), &replay)
     };
     assert_eq!(check("base.fast.run2"), 0);
     assert_eq!(check("strided.fast"), 1);
@@ -668,7 +723,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
             quiet: true,
         },
         details: vec![],
-        thresholds: None,
+        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
         kernel_key: None,
         allow_device_mismatch: false,
         outputs: Outputs {
@@ -678,12 +733,10 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         style: Default::default(),
         sanitizer: Some(sanitizer),
         ncu: "ncu".into(),
+        import_with_ncu: false,
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
-    assert_eq!(
-        ncugate::commands::execute(&Config::Check(config), &replay),
-        1
-    );
+    assert_eq!(common::execute(&Config::Check(config), &replay), 1);
     let seen = replay.seen.lock().expect("lock").clone();
     let args = seen[1].args.join(" ");
     assert!(

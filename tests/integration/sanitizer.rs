@@ -17,8 +17,8 @@ fn the_seed_program_fails_naming_both_bugs() {
     gate.reference("sanitizer/seed-program.memcheck.xml", "seed.xml");
     gate.run(&["sanitize", "--xml", "seed.xml", "--junit", "junit.xml", "--markdown", "report.md", "--json", "report.json"])
         .code(1)
-        .stdout_has("✗ [memcheck] 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from test in seed_bug")
-        .stdout_has("✗ [memcheck] 8× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2, from test in seed_bug")
+        .stdout_has("✗ memcheck [FAIL]: 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from test in seed_bug")
+        .stdout_has("✗ memcheck [FAIL]: 8× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2, from test in seed_bug")
         .stdout_has("first at thread (32,0,0) in block (8,0,0)");
     assert_valid_junit(&gate.path("junit.xml"));
     let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
@@ -42,7 +42,7 @@ fn an_allowed_finding_warns_with_its_reason() {
         "shortKernel_2=fixed in the next release",
     ])
     .code(0)
-    .stdout_has("⚠ [memcheck] 2× Program hit")
+    .stdout_has("⚠ memcheck [warn]: 2× Program hit")
     .stdout_has("allowed: known driver issue, tracked in #42");
     gate.run(&[
         "sanitize",
@@ -205,7 +205,7 @@ fn fifty_thousand_records_group_into_one_finding() {
     let (outcome, max_kb) = gate.run_measured(&["sanitize", "--xml", "big.xml"]);
     outcome
         .code(1)
-        .stdout_has("✗ [memcheck] 50000× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2")
+        .stdout_has("✗ memcheck [FAIL]: 50000× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2")
         .stdout_has("memcheck: 50000 records");
     assert!(size > 90_000_000, "the file must be ~100 MB: {size}");
     assert!(
@@ -239,9 +239,9 @@ fn leaks_racecheck_and_initcheck_records() {
         "2 allocation(s) never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
     );
     let race = h200_memory(&gate, "race_app.racecheck.xml");
-    gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("[racecheck] 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");
+    gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("racecheck [FAIL]: 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");
     let init = h200_memory(&gate, "init_app.initcheck.xml");
-    gate.run(&["sanitize", "--xml", &init]).code(1).stdout_has("[initcheck] 100× Uninitialized __global__ memory read of size 4 bytes in kernel sum_uninit (init_app.cu:21)");
+    gate.run(&["sanitize", "--xml", &init]).code(1).stdout_has("initcheck [FAIL]: 100× Uninitialized __global__ memory read of size 4 bytes in kernel sum_uninit (init_app.cu:21)");
     // Several files at once: one report.
     gate.run(&[
         "sanitize",

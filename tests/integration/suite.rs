@@ -174,7 +174,7 @@ fn run_suite(g: &Gate, args: &[&str]) -> i32 {
     let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
         panic!("not a suite run: {argv:?}");
     };
-    ncugate::commands::execute(&Config::Suite(config), &FixtureNcu)
+    common::execute(&Config::Suite(config), &FixtureNcu)
 }
 
 /// The JSON report without what may differ between an unsharded and a merged
@@ -760,4 +760,45 @@ fn workload<'v>(v: &'v mut serde_json::Value, name: &str) -> &'v mut serde_json:
     let list = v["workloads"].as_array_mut().expect("workloads");
     let w = list.iter_mut().find(|w| w["name"] == name).expect(name);
     &mut w["report"]
+}
+
+#[test]
+fn single_workloads_checked_one_at_a_time_merge_across_a_re_recorded_baseline() {
+    // Each report's digest covers every workload's baselines: re-recording fp64
+    // between the two checks made merge refuse "different baselines".
+    let g = suite();
+    g.run(&[
+        "check",
+        "--workload",
+        "base",
+        "--input",
+        "base1.csv",
+        "--json",
+        "one.json",
+    ])
+    .code(0);
+    g.run(&[
+        "baseline",
+        "record",
+        "--workload",
+        "fp64",
+        "--input",
+        "base2.csv",
+        "--input",
+        "base3.csv",
+    ])
+    .code(0);
+    g.run(&[
+        "check",
+        "--workload",
+        "fp64",
+        "--input",
+        "base2.csv",
+        "--json",
+        "two.json",
+    ])
+    .code(0);
+    g.run(&["merge", "one.json", "two.json"])
+        .code(0)
+        .stdout_has("2 passed");
 }

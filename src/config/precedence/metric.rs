@@ -9,7 +9,7 @@ fn app_and_profile_settings_flag_over_env_over_file_over_default() {
     layers(
         "config::precedence::metric::profile_layers",
         &[
-            ("NCUGATE_CLOCK_CONTROL", "env"),
+            ("NCUGATE_REPLAY_MODE", "range"),
             ("NCUGATE_NCU", "env-ncu"),
             ("NCUGATE_TIMEOUT", "2"),
             ("NCUGATE_OUT", "env-out"),
@@ -26,12 +26,12 @@ fn profile_layers() {
     let file = toml(
         &dir,
         "ncugate.toml",
-        "[app]\ntimeout = 3\nworkdir = \"file-wd\"\n[profile]\nclock_control = \"file\"\nncu = \"file-ncu\"\nout_dir = \"file-out\"\n",
+        "[app]\ntimeout = 3\nworkdir = \"file-wd\"\n[profile]\nreplay_mode = \"app-range\"\nncu = \"file-ncu\"\nout_dir = \"file-out\"\n",
     );
     let empty = toml(&dir, "empty.toml", "");
     let flags = [
-        "--clock-control",
-        "flag",
+        "--replay-mode",
+        "application",
         "--ncu",
         "flag-ncu",
         "--timeout",
@@ -43,12 +43,8 @@ fn profile_layers() {
     ];
     let r = profile(&file, &flags);
     assert_eq!(
-        (
-            r.clock_control.as_str(),
-            r.ncu.as_str(),
-            r.timeout.as_secs()
-        ),
-        ("flag", "flag-ncu", 1)
+        (r.replay_mode.as_str(), r.ncu.as_str(), r.timeout.as_secs()),
+        ("application", "flag-ncu", 1)
     );
     assert_eq!(
         (r.out_dir, r.workdir),
@@ -57,33 +53,21 @@ fn profile_layers() {
     let r = profile(&file, &[]);
     if with_env {
         assert_eq!(
-            (
-                r.clock_control.as_str(),
-                r.ncu.as_str(),
-                r.timeout.as_secs()
-            ),
-            ("env", "env-ncu", 2)
+            (r.replay_mode.as_str(), r.ncu.as_str(), r.timeout.as_secs()),
+            ("range", "env-ncu", 2)
         );
         assert_eq!((r.out_dir, r.workdir), ("env-out".into(), "env-wd".into()));
     } else {
         assert_eq!(
-            (
-                r.clock_control.as_str(),
-                r.ncu.as_str(),
-                r.timeout.as_secs()
-            ),
-            ("file", "file-ncu", 3)
+            (r.replay_mode.as_str(), r.ncu.as_str(), r.timeout.as_secs()),
+            ("app-range", "file-ncu", 3)
         );
         assert_eq!(r.out_dir, dir.path().join("file-out"));
         assert_eq!(r.workdir, dir.path().join("file-wd"));
         let r = profile(&empty, &[]);
         assert_eq!(
-            (
-                r.clock_control.as_str(),
-                r.ncu.as_str(),
-                r.timeout.as_secs()
-            ),
-            ("none", "ncu", 1800)
+            (r.replay_mode.as_str(), r.ncu.as_str(), r.timeout.as_secs()),
+            ("kernel", "ncu", 1800)
         );
         assert_eq!(r.out_dir, dir.path().join("target/ncugate"));
         assert_eq!(r.workdir, dir.path().join("."));
@@ -107,6 +91,7 @@ fn gate_settings_flag_over_env_over_file_over_default() {
 fn gate_layers() {
     use crate::config::BaselinePlace;
     use crate::model::KernelKeyMode::{Demangled, Function};
+    use crate::rules::ThresholdsSource::{BuiltIn, File};
     let Some(with_env) = layer() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let file = toml(
@@ -134,26 +119,26 @@ fn gate_layers() {
     let typed = ["--baseline", "flag.json", "--thresholds", "flag.toml"];
     let (baseline, thresholds, _) = check(&[&typed[..], &["--kernel-key", "function"]].concat());
     assert_eq!(baseline, BaselinePlace::File("flag.json".into()));
-    assert_eq!(thresholds, Some("flag.toml".into()));
+    assert_eq!(thresholds, File("flag.toml".into()));
     assert_eq!(record_key(&["--kernel-key", "function"]), Function);
     let (baseline, thresholds, key) = check(&[]);
     if with_env {
         assert_eq!(baseline, BaselinePlace::File("env.json".into()));
-        assert_eq!(thresholds, Some("env.toml".into()));
+        assert_eq!(thresholds, File("env.toml".into()));
         assert_eq!((key, record_key(&[])), (Some(Demangled), Demangled));
     } else {
         assert_eq!(baseline, BaselinePlace::File(dir.path().join("file.json")));
-        assert_eq!(thresholds, Some(dir.path().join("file.toml")));
+        assert_eq!(thresholds, File(dir.path().join("file.toml")));
         // check takes the key of its baseline; [gate] kernel_key says how to record.
         assert_eq!((key, record_key(&[])), (None, Function));
         let empty = toml(&dir, "empty.toml", "[gate]\nbaseline = \"b.json\"\n");
         let empty = empty.to_str().expect("utf-8 path");
         match config(&["check", "--config", empty, "--input", "x.csv"]) {
-            Config::Check(c) => assert_eq!((c.thresholds, c.kernel_key), (None, None)),
+            Config::Check(c) => assert_eq!((c.thresholds, c.kernel_key), (BuiltIn, None)),
             other => panic!("{other:?}"),
         }
         match config(&["baseline", "record", "--config", empty, "--input", "x.csv"]) {
-            Config::Record(c) => assert_eq!((c.thresholds, c.kernel_key), (None, Demangled)),
+            Config::Record(c) => assert_eq!((c.thresholds, c.kernel_key), (BuiltIn, Demangled)),
             other => panic!("{other:?}"),
         }
     }

@@ -279,8 +279,8 @@ fn sanitizer() -> Report {
         app: Some("./bad_app --n 4".into()),
     };
     r.sanitizer.push(SanitizerFinding {
-        tool: "memcheck".into(),
-        kind: "Precise".into(),
+        tool: crate::sanitizer::Tool::Memcheck,
+        kind: crate::sanitizer::RecordKind::Other("Precise".into()),
         summary: "Invalid __global__ write of size 4 bytes".into(),
         api: None,
         error: Some("out of bounds".into()),
@@ -299,8 +299,8 @@ fn sanitizer() -> Report {
         message: "32 × Invalid __global__ write of size 4 bytes in oob_write(int *, int) (out of bounds), from main in bad_app.cu:41".into(),
     });
     r.sanitizer.push(SanitizerFinding {
-        tool: "memcheck".into(),
-        kind: "Leak".into(),
+        tool: crate::sanitizer::Tool::Memcheck,
+        kind: crate::sanitizer::RecordKind::Leak,
         summary: "Leaked 1024 bytes".into(),
         api: Some("cudaMalloc".into()),
         error: None,

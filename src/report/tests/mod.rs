@@ -8,8 +8,17 @@
 pub(crate) mod cases;
 
 use super::terminal::{Show, Style};
-use super::{GitHub, Html, Rendered, Reporter, View};
+use super::{Document, GitHub, Html, Rendered, Reporter, View};
 use cases::{cases, findings, hostile};
+
+/// The HTML report's files of a check.
+fn html_files(report: &crate::verdict::Report) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let doc = Document::check(report);
+    let Rendered::Folder(files) = Html.render(&doc) else {
+        panic!("HTML renders a folder");
+    };
+    files.collect()
+}
 
 fn snapshot(name: String, text: String) {
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
@@ -64,7 +73,7 @@ fn json() {
 #[test]
 fn github() {
     for (case, report) in cases() {
-        let Rendered::GitHub(streams) = GitHub.render(&View::new(&report)) else {
+        let Rendered::GitHub(streams) = GitHub.render(&Document::check(&report)) else {
             panic!("GitHub mode renders its streams");
         };
         let text = format!(
@@ -81,11 +90,7 @@ fn github() {
 #[test]
 fn html() {
     for (case, report) in cases() {
-        let view = View::new(&report);
-        let Rendered::Folder(files) = Html.render(&view) else {
-            panic!("HTML renders a folder");
-        };
-        let files: Vec<_> = files.collect();
+        let files = html_files(&report);
         let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         let index = files
             .iter()
@@ -102,10 +107,7 @@ fn html() {
 fn hostile_names_stay_text_in_every_format() {
     let report = hostile();
     let view = View::new(&report);
-    let Rendered::Folder(files) = Html.render(&view) else {
-        panic!("HTML renders a folder");
-    };
-    let files: Vec<_> = files.collect();
+    let files = html_files(&report);
     let index = files
         .iter()
         .find(|(p, _)| p.as_os_str() == "index.html")
@@ -124,7 +126,7 @@ fn hostile_names_stay_text_in_every_format() {
     );
     let xml = super::junit::render(&view);
     assert!(!xml.contains("<script>"), "{xml}");
-    let annotations = super::github::annotations(&view);
+    let annotations = super::github::annotations(&view, "");
     assert!(
         annotations.lines().all(|l| l.starts_with("::")),
         "one workflow command per line: {annotations}"
@@ -139,10 +141,7 @@ fn every_format_reads_the_same_words_from_the_view() {
     assert!(super::terminal::render_view(&view, &Style::default()).contains(speedup));
     assert!(super::markdown::render(&view).contains(speedup));
     assert!(super::junit::render(&view).contains(speedup));
-    let Rendered::Folder(files) = Html.render(&view) else {
-        panic!("HTML renders a folder");
-    };
-    let files: Vec<_> = files.collect();
+    let files = html_files(&report);
     assert!(
         files
             .iter()
@@ -160,6 +159,7 @@ fn the_write_path_writes_what_each_reporter_rendered() {
         markdown: Some(dir.path().join("out/report.md")),
         json: Some(dir.path().join("out/report.json")),
         github: false,
+        github_files: super::GitHubFiles::default(),
         html: Some(dir.path().join("html")),
     };
     super::write_all(&report, &outputs).expect("written");
@@ -167,10 +167,7 @@ fn the_write_path_writes_what_each_reporter_rendered() {
     assert_eq!(read("out/junit.xml"), super::junit::render(&view));
     assert_eq!(read("out/report.md"), super::markdown::render(&view));
     assert_eq!(read("out/report.json"), super::json::render(&view));
-    let Rendered::Folder(files) = Html.render(&view) else {
-        panic!("HTML renders a folder");
-    };
-    for (name, bytes) in files {
+    for (name, bytes) in html_files(&report) {
         let path = dir.path().join("html").join(&name);
         assert_eq!(std::fs::read(&path).ok(), Some(bytes), "{}", name.display());
     }

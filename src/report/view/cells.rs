@@ -1,32 +1,43 @@
-//! The cells and words of the view, each written once: what was gated, a
+//! The words and cells of the view, each written once: what was gated, a
 //! structural check's and a rule's table cells, a chart's allowed bound, a
-//! finding's speedup.
+//! finding's speedup, a compute-sanitizer finding's and a memory check's row.
 
-use super::{Check, Finding};
+use super::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Subject};
 use crate::format::{first_sentence, format_mu_sigma, format_value};
+use crate::memory::MemoryResult;
 use crate::rules::Worse;
-use crate::verdict::{FindingResult, Report, RuleResult, StructureResult, Subject};
+use crate::sanitizer::SanitizerFinding;
+use crate::verdict::{FindingResult, Report, RuleResult, StructureResult};
+use std::borrow::Cow;
 
 /// The lines that say what was gated, in the order every reporter shows
 /// them: `(label, value)`, e.g. `("baseline", "baseline.json")` for the
 /// metric gate, `("tool", "compute-sanitizer memcheck")` and `("app", "./app")` for the sanitizer.
-pub(super) fn header(report: &Report) -> Vec<(&'static str, String)> {
+pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static str, String)> {
     let mut lines = Vec::new();
-    match &report.subject {
-        Subject::Metrics => {
-            if !report.baseline.is_empty() {
-                lines.push(("baseline", report.baseline.clone()));
+    match subject {
+        Subject::Metrics {
+            baseline,
+            thresholds,
+            devices,
+            ..
+        } => {
+            if let Some(baseline) = baseline {
+                lines.push(("baseline", baseline.to_string()));
             }
             lines.push(("input", report.inputs.join(", ")));
             if !report.details.is_empty() {
                 lines.push(("details", report.details.join(", ")));
             }
-            lines.push(("thresholds", report.thresholds.clone()));
+            lines.push(("thresholds", thresholds.as_str().to_string()));
+            if let Some(d) = devices {
+                lines.push(("GPU", d.current.clone()));
+            }
         }
         Subject::Sanitizer { tools, app } => {
             lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
             match app {
-                Some(app) => lines.push(("app", app.clone())),
+                Some(app) => lines.push(("app", app.to_string())),
                 None => lines.push(("input", report.inputs.join(", "))),
             }
         }
@@ -35,11 +46,8 @@ pub(super) fn header(report: &Report) -> Vec<(&'static str, String)> {
                 "gate",
                 "CUDA-graph memory audit (CUPTI) + NVML sampling".into(),
             ));
-            lines.push(("app", app.clone()));
+            lines.push(("app", app.to_string()));
         }
-    }
-    if let Some(d) = &report.devices {
-        lines.push(("GPU", d.current.clone()));
     }
     for p in &report.profiling {
         lines.push((
@@ -61,20 +69,22 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
     let runs: Vec<String> = s.current_launches.iter().map(u64::to_string).collect();
     Check {
         kernel: Some(&s.kernel),
-        name: s.check.as_str(),
-        rule: None,
-        rule_index: None,
+        name: Cow::Borrowed(s.check.as_str()),
         status: s.status,
         verdict: s.status.as_str(),
-        baseline: launches(s.baseline_launches),
-        baseline_mean: launches(s.baseline_launches),
-        current: format!("{} launches", runs.join("/")),
-        change: String::new(),
-        allowance: "exact".into(),
-        allowed: String::new(),
-        message: &s.message,
+        message: Cow::Borrowed(&s.message),
         why: None,
-        line: None,
+        kind: Kind::Measured(Cells {
+            rule: None,
+            rule_index: None,
+            baseline: launches(s.baseline_launches),
+            baseline_mean: launches(s.baseline_launches),
+            current: format!("{} launches", runs.join("/")),
+            change: String::new(),
+            allowance: "exact".into(),
+            allowed: String::new(),
+            line: None,
+        }),
     }
 }
 
@@ -104,24 +114,26 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
     };
     Check {
         kernel: r.kernel.as_deref(),
-        name: &r.rule,
-        rule: Some(r),
-        rule_index: Some(index),
+        name: Cow::Borrowed(&r.rule),
         status: r.status,
         verdict: r.verdict(),
-        baseline: r
-            .baseline
-            .map_or_else(dash, |b| format_mu_sigma(&b, &r.unit)),
-        baseline_mean: r
-            .baseline
-            .map_or_else(dash, |b| format_value(b.mean, &r.unit)),
-        current: r.current.map_or_else(dash, |x| format_value(x, &r.unit)),
-        change,
-        allowance,
-        allowed: allowed(r),
-        message: &r.message,
+        message: Cow::Borrowed(&r.message),
         why: r.why.as_deref(),
-        line: Some(r.line),
+        kind: Kind::Measured(Cells {
+            rule: Some(r),
+            rule_index: Some(index),
+            baseline: r
+                .baseline
+                .map_or_else(dash, |b| format_mu_sigma(&b, &r.unit)),
+            baseline_mean: r
+                .baseline
+                .map_or_else(dash, |b| format_value(b.mean, &r.unit)),
+            current: r.current.map_or_else(dash, |x| format_value(x, &r.unit)),
+            change,
+            allowance,
+            allowed: allowed(r),
+            line: Some(r.line),
+        }),
     }
 }
 
@@ -151,7 +163,7 @@ fn allowed(r: &RuleResult) -> String {
     }
 }
 
-pub(super) fn finding(f: &FindingResult) -> Finding<'_> {
+pub(super) fn finding(f: &FindingResult) -> Check<'_> {
     let speedup = f
         .finding
         .estimated_speedup_pct
@@ -160,13 +172,62 @@ pub(super) fn finding(f: &FindingResult) -> Finding<'_> {
         Some(s) => format!("({}, {s})", f.finding.rule_type),
         None => format!("({})", f.finding.rule_type),
     };
-    Finding {
-        kernel: &f.kernel,
-        rule: &f.finding.rule,
+    let rule = f.finding.rule.as_str();
+    Check {
+        kernel: Some(&f.kernel),
+        name: Cow::Owned(format!("ncu finding {rule}")),
         status: f.status,
-        speedup,
-        detail,
-        description: &f.finding.description,
-        summary: first_sentence(&f.finding.description),
+        verdict: f.status.as_str(),
+        message: Cow::Owned(format!(
+            "new ncu finding {rule} {detail}: {}",
+            f.finding.description
+        )),
+        why: None,
+        kind: Kind::Finding(Finding {
+            rule,
+            speedup,
+            detail,
+            description: &f.finding.description,
+            summary: first_sentence(&f.finding.description),
+        }),
+    }
+}
+
+/// A compute-sanitizer finding: named by its record kind and where it happened.
+pub(super) fn sanitizer(f: &SanitizerFinding) -> Check<'_> {
+    let place = f
+        .api
+        .as_deref()
+        .or(f.kernel.as_deref())
+        .unwrap_or(&f.summary);
+    Check {
+        kernel: None,
+        name: Cow::Owned(format!("{} {place}", f.kind)),
+        status: f.status,
+        verdict: f.status.as_str(),
+        message: Cow::Borrowed(&f.message),
+        why: None,
+        kind: Kind::Listed(Listed {
+            label: f.tool.as_str(),
+            thread: f.example_thread.as_deref(),
+            stack: &f.example_stack[..f.example_stack.len().min(STACK_FRAMES)],
+        }),
+    }
+}
+
+/// A graph-memory check.
+pub(super) fn memory(m: &MemoryResult) -> Check<'_> {
+    Check {
+        kernel: None,
+        name: Cow::Borrowed(&m.check),
+        status: m.status,
+        verdict: m.status.as_str(),
+        message: Cow::Borrowed(&m.message),
+        why: None,
+        kind: Kind::Listed(Listed {
+            label: &m.check,
+            thread: None,
+            stack: &[],
+        }),
     }
 }

@@ -1,0 +1,215 @@
+//! [`ExportError`]: an ncu export whose content cannot be gated, or runs
+//! that do not belong together. Shown as `PATH: message` (`Error::Export`).
+
+/// What is wrong with one export (or with it beside the others).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    #[error("the file is empty")]
+    Empty,
+    /// A well-formed export without a single kernel launch.
+    #[error("no kernel launches in this export")]
+    NoKernels,
+    #[error("binary data, not a CSV export")]
+    Binary,
+    /// No CSV header, and ncu's own lines say why.
+    #[error("no ncu CSV header in {lines} lines; ncu said: {said}")]
+    NcuComplained { lines: usize, said: String },
+    /// No CSV header: ncu wrote its results to a report file instead.
+    #[error("no ncu CSV header in {lines} lines; ncu wrote its results to {report}")]
+    ResultsInReport { lines: usize, report: String },
+    /// ncu's human-readable output (`Section:` tables), not `--csv`.
+    #[error(
+        "this is ncu's text report (`Section:` tables), not a CSV export (no CSV header in {lines} lines)"
+    )]
+    TextReport { lines: usize },
+    /// The last row has no line break.
+    #[error("the export ends in the middle of a row: it is truncated")]
+    Truncated,
+    /// A details page given where a raw page belongs (`--input`).
+    #[error("this is a details page, not a raw page")]
+    DetailsPageAsInput,
+    #[error("not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)")]
+    NotRawPage,
+    #[error("the second row is not ncu's units row")]
+    NoUnitsRow,
+    #[error("header only: no units row and no launches (truncated export?)")]
+    HeaderOnly,
+    /// A row with another number of fields than the header.
+    #[error(
+        "line {line} has {fields} fields, the header has {width}: the export is truncated or corrupt"
+    )]
+    FieldCount {
+        line: usize,
+        fields: usize,
+        width: usize,
+    },
+    /// The SM count column holds no number.
+    #[error("line {line}: `{column}` is {value:?}, not a number: the GPU cannot be identified")]
+    UnknownSmCount {
+        line: usize,
+        column: String,
+        value: String,
+    },
+    /// A value ncu never writes (`problem` says why: NaN, infinite, …).
+    #[error("line {line}: metric `{metric}` is {value:?}: {problem}")]
+    ImpossibleValue {
+        line: usize,
+        metric: String,
+        value: String,
+        problem: String,
+    },
+    #[error("line {line}: the sum of metric `{metric}` overflows")]
+    SumOverflows { line: usize, metric: String },
+    #[error("line {line}: metric `{metric}` has the non-numeric value {value:?}")]
+    NotNumeric {
+        line: usize,
+        metric: String,
+        value: String,
+    },
+    /// A metric name that matches two rows of one launch on a details page.
+    #[error("`{metric}` names two metrics of one launch (\"{first}\" and \"{second}\")")]
+    AmbiguousMetric {
+        metric: String,
+        /// The rows' places (`Section: label`), and the label.
+        first: String,
+        second: String,
+        label: String,
+    },
+    /// Runs of one check from different GPU models.
+    #[error("recorded on {gpu}, but {other} was recorded on {other_gpu}")]
+    DifferentGpus {
+        gpu: String,
+        other: String,
+        other_gpu: String,
+    },
+    /// Runs of one check in different graph-profiling modes.
+    #[error(
+        "profiled with --graph-profiling {mode}, but {other} with --graph-profiling {other_mode}"
+    )]
+    DifferentGraphModes {
+        mode: String,
+        other: String,
+        other_mode: String,
+    },
+    /// One metric in two units across the recorded runs.
+    #[error("metric `{metric}` is in {unit} here but in {other_unit} in {other}")]
+    DifferentUnits {
+        metric: String,
+        unit: String,
+        other_unit: String,
+        other: String,
+    },
+    /// A gated metric without a value in some launches of `scope`.
+    #[error("metric `{metric}` is n/a or empty for some launches of {scope}")]
+    MissingValues { metric: String, scope: String },
+    /// A gated metric that is not in the export; `near` is what it may have meant.
+    #[error("metric `{metric}` is not in this export")]
+    MissingMetric { metric: String, near: MetricNear },
+    /// A `.ncu-rep` the native reader does not read (another version or kind of result).
+    #[error("{reason}")]
+    ReportUnsupported { reason: String },
+    /// A `.ncu-rep` of a known version that is truncated or damaged.
+    #[error("not a readable report: {reason}")]
+    ReportCorrupt { reason: String },
+    /// A raw page that names one metric in two columns with different values.
+    #[error(
+        "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
+    )]
+    ContradictoryColumns {
+        line: usize,
+        metric: String,
+        first: usize,
+        first_value: String,
+        second: usize,
+        second_value: String,
+    },
+    /// A details page with one metric twice in one place, with different values.
+    #[error(
+        "row {line}: metric `{metric}` is {second_value:?} here but {first_value:?} in an earlier row of the same launch and place ({place})"
+    )]
+    ContradictoryRows {
+        line: usize,
+        metric: String,
+        place: String,
+        first_value: String,
+        second_value: String,
+    },
+    /// One export given twice to `baseline record`: a noise band of copies.
+    #[error("the same export as {first} (SHA-256 {digest}…): one run given twice")]
+    SameExportTwice { first: String, digest: String },
+    /// Recorded runs that launched different kernels.
+    #[error(
+        "kernel `{kernel}` is in {other} but not in this run: the runs launched different kernels"
+    )]
+    DifferentKernels { kernel: String, other: String },
+    /// Statistics over the recorded runs that overflow `f64`.
+    #[error(
+        "metric `{metric}` of {scope}: the statistics of its {aggregate} over the runs overflow a 64-bit float"
+    )]
+    StatisticsOverflow {
+        metric: String,
+        scope: String,
+        aggregate: String,
+    },
+    /// A gated metric whose every value is `n/a`.
+    #[error(
+        "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
+    )]
+    NotAvailable { metric: String },
+}
+
+/// What a metric missing from an export may have meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetricNear {
+    /// `sys__memory_throughput`: a name often quoted that ncu never had.
+    NotAnNcuMetric,
+    /// A column of this export close to it.
+    InExport(String),
+    /// A metric ncu knows close to it.
+    KnownToNcu(String),
+    /// Nothing close.
+    Nothing,
+}
+
+impl ExportError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        use ExportError as E;
+        match self {
+            E::Empty => "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+            E::NoKernels => "ncu profiled nothing: check the app ran kernels and ncu's --kernel-name/--launch-skip filters".into(),
+            E::Binary => "pass a CSV export, or a .ncu-rep report (converted with ncu when it is on PATH)".into(),
+            E::NcuComplained { .. } => "fix what ncu complained about (`ncu --list-sections`, `ncu --query-metrics`, the kernel filter) and profile again".into(),
+            E::ResultsInReport { report, .. } => format!("pass that report (`--input {report}`), or export it: `ncu --import {report} --csv --page raw`"),
+            E::TextReport { .. } => "profile with `ncu --csv …`, or export a saved report: `ncu --import R.ncu-rep --csv --page raw`".into(),
+            E::Truncated => "export it again (`ncu --import R.ncu-rep --csv --page …`) and check the disk was not full".into(),
+            E::DetailsPageAsInput => "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`".into(),
+            E::NotRawPage => "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+            E::NoUnitsRow => "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`".into(),
+            E::HeaderOnly => "re-export the report; the file ends after its first line".into(),
+            E::FieldCount { .. } => "re-export the report with `ncu --import R.ncu-rep --csv --page raw`".into(),
+            E::UnknownSmCount { .. } => "re-export the report; a raw page always has the GPU's SM count".into(),
+            E::ImpossibleValue { .. } => "ncu never writes such a value: re-export the report, or fix the tool that rewrote it".into(),
+            E::SumOverflows { .. } => "ncu never writes such values: re-export the report".into(),
+            E::NotNumeric { .. } => "gate numeric metrics only (counters, throughputs, durations)".into(),
+            E::AmbiguousMetric { first, second, label, .. } => format!("say which in the rule: metric = \"{first}: {label}\" or metric = \"{second}: {label}\""),
+            E::DifferentGpus { .. } => "pass runs from one GPU model to one check".into(),
+            E::DifferentGraphModes { .. } => "pass runs profiled in one graph-profiling mode".into(),
+            E::DifferentUnits { .. } => "record runs exported the same way (e.g. all with `--print-units base`)".into(),
+            E::ReportUnsupported { .. } => "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
+            E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
+            E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
+            E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
+            E::DifferentKernels { .. } => "record runs of one build with the same arguments; if one run is odd, profile it again".into(),
+            E::StatisticsOverflow { .. } => "no ncu counter reaches 1e308: check the exports for a corrupted value".into(),
+            E::MissingValues { .. } => "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),
+            E::MissingMetric { metric, near } => match near {
+                MetricNear::NotAnNcuMetric => "`sys__memory_throughput` is not an ncu metric; use gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (Memory Throughput) or dram__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+                MetricNear::InExport(m) => format!("did you mean `{m}`? This export has that column; fix the rule's metric name"),
+                MetricNear::KnownToNcu(m) => format!("did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"),
+                MetricNear::Nothing => format!("profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"),
+            },
+            E::NotAvailable { .. } => "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
+        }
+    }
+}

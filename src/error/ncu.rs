@@ -1,0 +1,119 @@
+//! [`NcuFailure`]: every way a profiled ncu run, or its `--import`, is known to fail.
+
+use std::path::PathBuf;
+
+/// Every way a profiled ncu run, or `ncu --import`, is known to fail. The
+/// message (`Display`) says what failed; [`NcuFailure::hint`] says how to fix
+/// it. Both end up as `Error::Ncu`, exit code 2;
+/// `crate::runner::failure::classify` finds the class of a profiled run,
+/// `crate::runner::ncu::import` that of an import.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NcuFailure {
+    /// The ncu executable does not exist.
+    #[error("`{ncu}` not found: Nsight Compute is not installed or not on PATH")]
+    NotFound { ncu: String },
+    /// The ncu executable exists but could not be started.
+    #[error("`{ncu}` could not be started: {reason}")]
+    SpawnFailed { ncu: String, reason: String },
+    /// The run outlived `[app] timeout`; the process group was killed.
+    #[error(
+        "the profiled run timed out after {seconds}s; the app and ncu were killed (process group){}",
+        tail_suffix(.app_tail)
+    )]
+    TimedOut { seconds: u64, app_tail: String },
+    /// `ERR_NVGPUCTRPERM`: the driver keeps the performance counters to admins.
+    #[error("ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)")]
+    CounterPermission,
+    /// `==ERROR== Failed to find metric …`: a metric name ncu does not know.
+    #[error("ncu does not know the metric `{metric}`")]
+    UnknownMetric {
+        metric: String,
+        /// Known metric names close to it, best first.
+        suggestions: Vec<String>,
+    },
+    /// `==ERROR== Metric … is not supported`: graph-profiling mode (range
+    /// replay) refuses SASS-level metrics.
+    #[error("ncu cannot collect {} in this profiling mode", .metrics.join(", "))]
+    UnsupportedInGraphMode { metrics: Vec<String> },
+    /// ncu could not start the app (`… does not exist or is not an executable`).
+    #[error("the app could not be started: {detail}")]
+    AppMissing { detail: String },
+    /// The app itself exited non-zero under ncu.
+    #[error("the app exited with code {code} under ncu{}", tail_suffix(.app_tail))]
+    AppExit { code: i32, app_tail: String },
+    /// ncu exited 0 and profiled nothing; `launched` is ncu's list of the
+    /// kernels the app did launch.
+    #[error("ncu profiled no kernels, although it exited 0{}", launched_suffix(.launched))]
+    NoKernels { launched: Vec<String> },
+    /// ncu exited 0 and left no report.
+    #[error("ncu exited 0 but wrote no report")]
+    NoReport,
+    /// `ncu --import` could not turn a report into CSV: the command, its
+    /// exit and its last lines.
+    #[error("`{command}` failed ({exit}){}", tail_suffix(.tail))]
+    ImportFailed {
+        command: String,
+        report: PathBuf,
+        page: String,
+        exit: String,
+        tail: String,
+    },
+    /// ncu failed in a way none of the above explains: its exit and last lines.
+    #[error("ncu failed ({exit}){}", tail_suffix(.log_tail))]
+    Other { exit: String, log_tail: String },
+}
+
+impl NcuFailure {
+    /// The `hint:` line: the fix for this class.
+    pub fn hint(&self) -> String {
+        match self {
+            NcuFailure::NotFound { .. } => "install Nsight Compute (it ships with the CUDA toolkit) or set [profile] ncu / NCUGATE_NCU to its path (`ncugate doctor` checks the setup); or gate CSV exports made where ncu is: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
+            NcuFailure::SpawnFailed { .. } => "check that ncu is executable; `ncugate doctor` checks the setup".into(),
+            NcuFailure::TimedOut { .. } => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
+            NcuFailure::CounterPermission => "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN".into(),
+            NcuFailure::UnknownMetric {
+                metric,
+                suggestions,
+            } => unknown_metric_hint(metric, suggestions),
+            NcuFailure::UnsupportedInGraphMode { .. } => "graph-profiling mode (range replay) rejects SASS-level metrics: use graph_profiling = \"node\", or drop these metrics from the thresholds".into(),
+            NcuFailure::AppMissing { .. } => "check [app] command (the first element is the program; relative paths are from [app] workdir) and that `make -C kernels` / [build] built it".into(),
+            NcuFailure::AppExit { .. } => "run the app without ncu to see why; its full output is in app.log in the work dir".into(),
+            NcuFailure::NoKernels { .. } => "check [profile] kernel_name / launch_skip / launch_count, and that the app launches kernels on the GPU".into(),
+            NcuFailure::NoReport => "look at ncu.log in the work dir; check that the work dir is writable".into(),
+            NcuFailure::ImportFailed { report, page, .. } => format!(
+                "open the report with this ncu version to see why: `ncu --import {} --page {page}`",
+                report.display()
+            ),
+            NcuFailure::Other { .. } => "look at ncu.log in the work dir".into(),
+        }
+    }
+}
+
+fn unknown_metric_hint(metric: &str, near: &[String]) -> String {
+    if metric.starts_with("sys__memory_throughput") {
+        return "`sys__memory_throughput` does not exist: \"Memory Throughput\" is gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed, DRAM is dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string();
+    }
+    if near.is_empty() {
+        "check the name with `ncu --query-metrics`".to_string()
+    } else {
+        format!(
+            "did you mean {}? (`ncu --query-metrics` lists them all)",
+            near.join(", ")
+        )
+    }
+}
+
+fn tail_suffix(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; its last output: {}", tail.trim().replace('\n', " | "))
+    }
+}
+fn launched_suffix(launched: &[String]) -> String {
+    if launched.is_empty() {
+        String::new()
+    } else {
+        format!(" (the app launched: {})", launched.join(" "))
+    }
+}

@@ -1,0 +1,68 @@
+//! [`ProcessError`]: a command ncugate ran for the gate (the build, the audit
+//! library's compilation, the app under the audit) that failed; its output's
+//! tail is shown apart from the message.
+
+use std::path::PathBuf;
+
+/// A command that failed: `command` as a shell would show it, `exit` its exit
+/// status or signal, `output` the last lines it printed, `log` where all of them are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProcessError {
+    /// `[build] command` / `--build` failed; `program` is its first word.
+    #[error("the build failed ({exit}): {command}")]
+    Build {
+        program: String,
+        command: String,
+        exit: String,
+        /// The program does not exist.
+        not_found: bool,
+        output: Vec<String>,
+        log: PathBuf,
+    },
+    /// Compiling the graph audit library failed.
+    #[error("compiling the graph audit library failed ({exit}): {command}")]
+    AuditLibrary {
+        command: String,
+        exit: String,
+        output: Vec<String>,
+        log: PathBuf,
+    },
+    /// The app, run under the graph audit, failed.
+    #[error("the app failed ({exit}): {command}")]
+    App {
+        command: String,
+        exit: String,
+        output: Vec<String>,
+        log: PathBuf,
+    },
+}
+
+impl ProcessError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        match self {
+            ProcessError::Build {
+                program,
+                not_found: true,
+                ..
+            } => format!("`{program}` is not installed or not on PATH"),
+            ProcessError::Build { log, .. } => {
+                format!("fix the build; its output is in {}", log.display())
+            }
+            ProcessError::AuditLibrary { log, .. } => format!(
+                "it needs a C compiler ($CC, else cc) and CUPTI from the CUDA toolkit ($CUDA_HOME); log: {}",
+                log.display()
+            ),
+            ProcessError::App { log, .. } => format!("its output is in {}", log.display()),
+        }
+    }
+
+    /// The last lines the command printed, shown below the message.
+    pub fn output(&self) -> &[String] {
+        match self {
+            ProcessError::Build { output, .. }
+            | ProcessError::AuditLibrary { output, .. }
+            | ProcessError::App { output, .. } => output,
+        }
+    }
+}

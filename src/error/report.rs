@@ -1,0 +1,171 @@
+//! [`ReportError`] and [`MergeError`]: the JSON reports `ncugate merge`
+//! reads, and the sets of them it refuses to join.
+
+/// What is wrong with one report given to `ncugate merge` (shown as `PATH: message`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    #[error("not a JSON report ({reason})")]
+    NotJson { reason: String },
+    #[error("not a suite report (it has no \"kind\": \"suite\")")]
+    NotSuite,
+    /// `found` is the version it has, `None` when it has none.
+    #[error(
+        "suite report schema_version {} (this ncugate reads {reads})",
+        .found.map_or("missing".to_string(), |v| v.to_string())
+    )]
+    SchemaVersion { found: Option<u64>, reads: u32 },
+    #[error("invalid suite report: {reason}")]
+    Invalid { reason: String },
+    /// Two entries for one key: serde would keep the last (`"status"` twice).
+    #[error("{reason}")]
+    DuplicateKey { reason: String },
+    /// A workload name that is not safe as a file name (it names a folder of the HTML report).
+    #[error("workload name `{name}` is not safe as a file name")]
+    UnsafeName { name: String },
+    #[error("workload `{workload}`: report schema_version {found} (this ncugate reads {reads})")]
+    WorkloadSchemaVersion {
+        workload: String,
+        found: u32,
+        reads: u32,
+    },
+    /// A written outcome that the checks (of `workload`, or of the whole
+    /// report's workloads) recomputed contradict.
+    #[error(
+        "{} says {says} (exit {says_exit}) but its {} make it {makes} (exit {makes_exit})",
+        .workload.as_ref().map_or("the report".to_string(), |w| format!("workload `{w}`")),
+        if .workload.is_some() { "checks" } else { "workloads" }
+    )]
+    Contradicted {
+        workload: Option<String>,
+        says: String,
+        says_exit: i32,
+        makes: String,
+        makes_exit: i32,
+    },
+    #[error("workload `{workload}` has no check that ran (every check skipped, or none)")]
+    NothingGated { workload: String },
+}
+
+impl ReportError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        match self {
+            ReportError::NotJson { .. } => "pass the files written by `ncugate check --json FILE`",
+            ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
+            ReportError::SchemaVersion { .. } => "merge with the ncugate version that wrote the shards",
+            ReportError::Invalid { .. } | ReportError::DuplicateKey { .. } => "pass the files exactly as `ncugate check --json` wrote them",
+            ReportError::UnsafeName { .. }
+            | ReportError::WorkloadSchemaVersion { .. }
+            | ReportError::Contradicted { .. }
+            | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
+        }
+        .into()
+    }
+}
+
+/// Reports that cannot be merged into one verdict (shown as `cannot merge: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("no reports given")]
+    NoReports,
+    #[error("the reports hold no workload: nothing was gated")]
+    NoWorkloads,
+    /// Two reports made with different `what` (ncugate versions, thresholds, baselines).
+    #[error("{first} and {other} were made with different {what} ({a} vs {b})")]
+    Different {
+        first: String,
+        other: String,
+        what: Made,
+        a: String,
+        b: String,
+    },
+    #[error("some reports are shards and some are not")]
+    ShardsAndNot,
+    #[error("--expect-shards {expected}, but no report is a shard")]
+    ExpectedShards { expected: u32 },
+    #[error("workload `{workload}` is reported twice ({first} and {second})")]
+    Twice {
+        workload: String,
+        first: String,
+        second: String,
+    },
+    #[error("workload `{workload}` of the suite is in no report")]
+    NotReported { workload: String },
+    #[error("--expect-shards {expected}, but {report} is shard {shard}")]
+    ShardCount {
+        expected: u32,
+        report: String,
+        shard: String,
+    },
+    #[error("{first} is shard {first_shard} but {other} is shard {other_shard}")]
+    MixedCounts {
+        first: String,
+        first_shard: String,
+        other: String,
+        other_shard: String,
+    },
+    #[error("{first} and {other} split different suites ({a} vs {b})")]
+    DifferentSuites {
+        first: String,
+        other: String,
+        a: String,
+        b: String,
+    },
+    #[error("{report} (shard {shard}) planned workload `{workload}` but has no result for it")]
+    Unfinished {
+        report: String,
+        shard: String,
+        workload: String,
+    },
+    #[error("shard {index}/{count} is missing")]
+    MissingShard { index: u32, count: u32 },
+    #[error("shard {index}/{count} is given twice ({})", .reports.join(", "))]
+    ShardTwice {
+        index: u32,
+        count: u32,
+        reports: Vec<String>,
+    },
+}
+
+/// What two shards must have been made with alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Made {
+    NcugateVersions,
+    Thresholds,
+    Baselines,
+}
+
+impl std::fmt::Display for Made {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Made::NcugateVersions => "ncugate versions",
+            Made::Thresholds => "thresholds",
+            Made::Baselines => "baselines",
+        })
+    }
+}
+
+impl MergeError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        use MergeError as E;
+        match self {
+            E::NoReports => "pass the shards' JSON reports",
+            E::NoWorkloads => "check that the shards selected workloads (--workload, --tag, [[workload]] tables)",
+            E::Different { what: Made::NcugateVersions, .. } => "run every shard with the same ncugate version",
+            E::Different { what: Made::Thresholds, .. } => "run every shard from the same commit (same thresholds files)",
+            E::Different { what: Made::Baselines, .. } => "run every shard from the same commit (same baselines folder)",
+            E::ShardsAndNot => "merge either the N shards of one run, or separate unsharded runs",
+            E::ExpectedShards { .. } => "drop --expect-shards, or merge the reports of `check --shard K/N`",
+            E::Twice { .. } => "each workload must be gated once: merge one report per shard",
+            E::NotReported { .. } => "a shard stopped before gating it: rerun that shard",
+            E::ShardCount { .. } => "run shards 1/N … N/N with the N you expect",
+            E::MixedCounts { .. } => "every shard of one run uses the same N",
+            E::DifferentSuites { .. } => "run every shard with the same config, --workload and --tag",
+            E::Unfinished { .. } => "the shard stopped early: rerun it",
+            E::MissingShard { .. } => "pass the JSON report of every shard 1/N … N/N (did one runner fail to upload its report?)",
+            E::ShardTwice { .. } => "pass each shard's report once",
+        }
+        .into()
+    }
+}

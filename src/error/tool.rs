@@ -1,0 +1,81 @@
+//! [`ToolError`]: the tools around ncu (compute-sanitizer, the graph audit
+//! library, a suite's shared build) that failed.
+
+use std::path::PathBuf;
+
+/// A tool other than ncu that is missing or failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("`{program}` not found")]
+    SanitizerNotFound { program: String },
+    /// compute-sanitizer failed; `log` keeps its output.
+    #[error("{failure}")]
+    Sanitizer {
+        failure: SanitizerFailure,
+        log: PathBuf,
+    },
+    /// The app (run without ncu) does not exist.
+    #[error("the app `{program}` does not exist")]
+    AppNotFound { program: String },
+    /// The graph audit library ran but left no report at `report`.
+    #[error("the graph audit library wrote no report ({})", .report.display())]
+    NoAuditReport { report: PathBuf },
+    /// CUPTI, needed to compile the audit library, is not in the toolkit.
+    #[error("CUPTI (cupti.h and libcupti.so) is not in the CUDA toolkit at {}", .cuda_home.display())]
+    NoCupti { cuda_home: PathBuf },
+    /// The audit library named by `--audit-lib` cannot be used.
+    #[error("the graph audit library {} cannot be used: {reason}", .library.display())]
+    AuditLibrary { library: PathBuf, reason: String },
+    /// A suite's build failed for an earlier workload; `reason` is its error.
+    #[error("the build failed (see above): {reason}")]
+    BuildFailedBefore { reason: String },
+}
+
+/// How a compute-sanitizer run failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SanitizerFailure {
+    #[error("`{program}` could not be started: {reason}")]
+    SpawnFailed { program: String, reason: String },
+    #[error("compute-sanitizer timed out after {seconds}s; it and the app were killed")]
+    TimedOut { seconds: u64 },
+    #[error("compute-sanitizer was killed by signal {signal}")]
+    Killed { signal: String },
+    /// It exited `code` and wrote no XML; `tail` is its last output.
+    #[error("compute-sanitizer wrote no XML (exit code {code}){}", colon(.tail))]
+    NoXml { code: i32, tail: String },
+    /// The app exited `code` with no finding to explain it.
+    #[error("the app exited with code {code} under compute-sanitizer{}", colon(.tail))]
+    AppExit { code: i32, tail: String },
+}
+
+impl ToolError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        match self {
+            ToolError::SanitizerNotFound { .. } => "install the CUDA toolkit (compute-sanitizer ships with it) or set [sanitizer] program / NCUGATE_SANITIZER".into(),
+            ToolError::Sanitizer { failure, log } => {
+                let fix = match failure {
+                    SanitizerFailure::SpawnFailed { .. } => "check the path",
+                    SanitizerFailure::TimedOut { .. } => "raise the timeout; the sanitizer slows apps down 10–100×",
+                    SanitizerFailure::Killed { .. } => "look at the log",
+                    SanitizerFailure::NoXml { .. } => "check the app command (does the program exist?)",
+                    SanitizerFailure::AppExit { .. } => "run the app without the sanitizer to see why",
+                };
+                format!("{fix} (log: {})", log.display())
+            }
+            ToolError::AppNotFound { .. } => "check [app] command / the app after `--`".into(),
+            ToolError::NoAuditReport { .. } => "the app may not use the CUDA runtime/driver, or CUDA_INJECTION64_PATH was not honoured: check inject/build/libncugate_audit.so loads (`ncugate doctor`), and that the app exits normally".into(),
+            ToolError::NoCupti { .. } => "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
+            ToolError::AuditLibrary { .. } => "leave out --audit-lib / [memory] audit_lib: ncugate compiles its own on first use".into(),
+            ToolError::BuildFailedBefore { .. } => "fix the build; every workload that uses it is skipped".into(),
+        }
+    }
+}
+
+fn colon(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(": {tail}")
+    }
+}

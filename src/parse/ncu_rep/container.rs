@@ -1,0 +1,315 @@
+//! The container around the messages: magic, file header, blocks, payloads.
+//!
+//! A version-7 report is `NVR\0`, a little-endian `u32` size and a
+//! `FileHeader` of that size, then blocks to the end of the file. A block is a
+//! `u32` size and a `BlockHeader`, then a payload of `PayloadSize` bytes: the
+//! header's counts of length-prefixed messages (`u32` size, then the message),
+//! in the order sources, kernel results, range results, command-list results,
+//! graph results. The string table grows block by block: a block's
+//! `StringTable` appends to the strings of the blocks before it, and metric
+//! names are indices into that table.
+//!
+//! Every size is checked against the bytes that are there before anything is
+//! read, so a truncated or corrupt file is an error, never a panic or a huge
+//! allocation. The format has no total length or checksum: a file cut exactly
+//! between two blocks reads as a shorter report, and a flipped byte inside a
+//! value reads as another value.
+
+use super::schema::{
+    BlockHeader, FileHeader, GraphResult, MetricResult, MetricValue, ProfileResult, Uint64x3,
+};
+use prost::Message;
+
+/// The first bytes of every Nsight Compute report.
+pub const MAGIC: &[u8; 4] = b"NVR\0";
+/// The one report format version this reader knows.
+pub const VERSION: u32 = 7;
+
+/// Why a report could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A report this reader does not know (another version or format); `ncu`
+    /// may still read it.
+    Unsupported(String),
+    /// A report of a known version whose bytes do not hold together.
+    Corrupt(String),
+}
+
+impl Failure {
+    /// What went wrong, whichever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Unsupported(m) | Failure::Corrupt(m) => m,
+        }
+    }
+}
+
+/// One profiled result, with its strings resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub kind: LaunchKind,
+    pub process_id: Option<u32>,
+    pub process_name: String,
+    pub host_name: String,
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    pub context: Option<u32>,
+    pub stream: Option<u32>,
+    pub metrics: Vec<Metric>,
+}
+
+/// What a result profiled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaunchKind {
+    /// A kernel launch, with its three names.
+    Kernel {
+        mangled: String,
+        function: String,
+        demangled: String,
+    },
+    /// A whole CUDA graph (`--graph-profiling graph`).
+    Graph,
+}
+
+/// One metric of one result: its name (from the string table), its value and
+/// its instance values (per SM, per unit, …) where it has some.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub value: Option<MetricValue>,
+    pub instances: Vec<MetricValue>,
+}
+
+/// Every result of a report, in file order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    pub launches: Vec<Launch>,
+}
+
+/// A bounds-checked reader over the file's bytes.
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn at_end(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
+        let left = self.data.len() - self.pos;
+        if n > left {
+            return Err(Failure::Corrupt(format!(
+                "{what} at byte {} needs {n} bytes, the file has {left} more (truncated?)",
+                self.pos
+            )));
+        }
+        let out = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, Failure> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A `u32` size, then that many bytes.
+    fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
+        let start = self.pos;
+        let n = self.u32(&format!("the size of {what}"))?;
+        self.take(n as usize, what).map_err(|e| match e {
+            Failure::Corrupt(_) => Failure::Corrupt(format!(
+                "{what} at byte {start} says it has {n} bytes, the file has {} more (truncated?)",
+                self.data.len() - self.pos
+            )),
+            other => other,
+        })
+    }
+}
+
+fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M, Failure> {
+    M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
+}
+
+/// Reads the format version: `Unsupported` for anything but an NVR report of
+/// a version this reader knows.
+pub fn version(data: &[u8]) -> Result<u32, Failure> {
+    if data.len() < MAGIC.len() {
+        if MAGIC.starts_with(data) {
+            return Err(Failure::Corrupt(format!(
+                "the file ends after {} bytes, inside the `NVR` magic (truncated?)",
+                data.len()
+            )));
+        }
+        return Err(Failure::Unsupported(
+            "not an Nsight Compute report: it does not start with `NVR`".into(),
+        ));
+    }
+    if &data[..4] != MAGIC {
+        return Err(Failure::Unsupported(
+            "not a version-7 Nsight Compute report: it does not start with `NVR`".into(),
+        ));
+    }
+    let mut cursor = Cursor { data, pos: 4 };
+    let header: FileHeader = decode(cursor.sized("the file header")?, "the file header", 8)?;
+    match header.version {
+        Some(VERSION) => Ok(VERSION),
+        Some(v) => Err(Failure::Unsupported(format!(
+            "report format version {v}; this ncugate reads version {VERSION}"
+        ))),
+        None => Err(Failure::Corrupt("the file header has no version".into())),
+    }
+}
+
+/// Reads every result of a version-7 report.
+pub fn read(data: &[u8]) -> Result<Report, Failure> {
+    version(data)?;
+    let mut cursor = Cursor { data, pos: 4 };
+    cursor.sized("the file header")?;
+    let mut strings: Vec<String> = Vec::new();
+    let mut default_pid = None;
+    let mut report = Report::default();
+    let mut index = 0usize;
+    while !cursor.at_end() {
+        let at = cursor.pos;
+        let what = format!("block {index}'s header");
+        let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
+        if let Some(table) = header.string_table.take() {
+            strings.extend(table.strings);
+        }
+        if let Some(pid) = header.session_details.as_ref().and_then(|s| s.process_id) {
+            default_pid = Some(pid);
+        }
+        let size = header.payload_size.unwrap_or(0) as usize;
+        let payload_at = cursor.pos;
+        let payload = cursor.take(size, &format!("block {index}'s payload"))?;
+        read_payload(
+            &header,
+            payload,
+            payload_at,
+            &strings,
+            default_pid,
+            &mut report,
+        )
+        .map_err(|e| match e {
+            Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
+            other => other,
+        })?;
+        index += 1;
+    }
+    Ok(report)
+}
+
+fn count(n: Option<u32>) -> usize {
+    n.unwrap_or(0) as usize
+}
+
+fn read_payload(
+    header: &BlockHeader,
+    payload: &[u8],
+    offset: usize,
+    strings: &[String],
+    default_pid: Option<u32>,
+    report: &mut Report,
+) -> Result<(), Failure> {
+    let (ranges, cmdlists) = (
+        count(header.num_range_results),
+        count(header.num_cmdlist_results),
+    );
+    if ranges > 0 || cmdlists > 0 {
+        return Err(Failure::Unsupported(format!(
+            "the report holds {} (range or command-list replay), which this reader does not read yet",
+            if ranges > 0 {
+                "range results"
+            } else {
+                "command-list results"
+            }
+        )));
+    }
+    let process = header.process.clone().unwrap_or_default();
+    let stamp = |kind, grid, block, context, stream, metrics| Launch {
+        kind,
+        process_id: process.process_id.or(default_pid),
+        process_name: process.process_name.clone().unwrap_or_default(),
+        host_name: process.hostname.clone().unwrap_or_default(),
+        grid,
+        block,
+        context,
+        stream,
+        metrics,
+    };
+    let mut cursor = Cursor {
+        data: payload,
+        pos: 0,
+    };
+    for _ in 0..count(header.num_sources) {
+        cursor.sized("a source message")?;
+    }
+    for _ in 0..count(header.num_results) {
+        let at = offset + cursor.pos;
+        let result: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
+        let metrics = resolve(result.metric_results, strings)?;
+        let kind = LaunchKind::Kernel {
+            mangled: result.mangled_name.unwrap_or_default(),
+            function: result.function_name.unwrap_or_default(),
+            demangled: result.demangled_name.unwrap_or_default(),
+        };
+        report.launches.push(stamp(
+            kind,
+            result.grid_size.map(xyz),
+            result.block_size.map(xyz),
+            result.context_id,
+            result.stream_id,
+            metrics,
+        ));
+    }
+    for _ in 0..count(header.num_graph_results) {
+        let at = offset + cursor.pos;
+        let result: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
+        let metrics = resolve(result.metric_results, strings)?;
+        report.launches.push(stamp(
+            LaunchKind::Graph,
+            None,
+            None,
+            result.context_id,
+            result.stream_id,
+            metrics,
+        ));
+    }
+    if !cursor.at_end() {
+        return Err(Failure::Corrupt(format!(
+            "the payload has {} bytes after the messages its header counts",
+            payload.len() - cursor.pos
+        )));
+    }
+    Ok(())
+}
+
+fn xyz(v: Uint64x3) -> [u64; 3] {
+    [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
+}
+
+/// Metric names through the string table.
+fn resolve(results: Vec<MetricResult>, strings: &[String]) -> Result<Vec<Metric>, Failure> {
+    results
+        .into_iter()
+        .map(|m| {
+            let id = m
+                .name_id
+                .ok_or_else(|| Failure::Corrupt("a metric result has no name".into()))?;
+            let name = strings.get(id as usize).ok_or_else(|| {
+                Failure::Corrupt(format!(
+                    "a metric names string {id}, the string table has {}",
+                    strings.len()
+                ))
+            })?;
+            Ok(Metric {
+                name: name.clone(),
+                value: m.value,
+                instances: m.instances.into_iter().filter_map(|i| i.value).collect(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,156 @@
+//! The subset of the `.ncu-rep` messages ncugate reads, as `prost` structs.
+//!
+//! Nsight Compute describes its report format in Protocol Buffers version 2
+//! definitions that ship with it (`extras/FileFormat/`; see the Nsight Compute
+//! Customization Guide, "Report File Format"). Only the messages and fields
+//! below are declared: field numbers and wire types are facts of the format,
+//! and `prost` skips every field not declared here. Every field is optional on
+//! purpose — a `required` field the writer left out is reported by the reader
+//! that needs it, not by the decoder.
+//!
+//! | message (ncu's name) | fields read (number: meaning) |
+//! |---|---|
+//! | `FileHeader` | 1: format version |
+//! | `BlockHeader` | 1: sources, 2: kernel results, 3: session details, 4: string table, 5: payload size, 6: process, 7: range results, 8: command-list results, 9: graph results |
+//! | `ReportSessionDetails` | 1: process ID |
+//! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
+//! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
+//! | `ProfileResult` (one kernel launch) | 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 22: context, 23: stream |
+//! | `GraphResult` (one CUDA graph launch) | 4: metric results, 11: context, 12: stream |
+//! | `Uint64x3` | 1, 2, 3: x, y, z |
+//! | `ProfileMetricResult` | 1: name (string-table index), 2: value, 3: instance values |
+//! | `ProfileMetricListElement` | 1: correlation ID, 2: value |
+//! | `ProfileMetricValue` | 1: string, 2: float, 3: double, 4: uint32, 5: uint64 |
+
+/// `FileHeader`: what follows the magic and its 4-byte size.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FileHeader {
+    #[prost(uint32, optional, tag = "1")]
+    pub version: Option<u32>,
+}
+
+/// `BlockHeader`: how many messages of each kind the block's payload holds.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BlockHeader {
+    #[prost(uint32, optional, tag = "1")]
+    pub num_sources: Option<u32>,
+    #[prost(uint32, optional, tag = "2")]
+    pub num_results: Option<u32>,
+    #[prost(message, optional, tag = "3")]
+    pub session_details: Option<SessionDetails>,
+    #[prost(message, optional, tag = "4")]
+    pub string_table: Option<StringTable>,
+    #[prost(uint32, optional, tag = "5")]
+    pub payload_size: Option<u32>,
+    #[prost(message, optional, tag = "6")]
+    pub process: Option<ProcessInfo>,
+    #[prost(uint32, optional, tag = "7")]
+    pub num_range_results: Option<u32>,
+    #[prost(uint32, optional, tag = "8")]
+    pub num_cmdlist_results: Option<u32>,
+    #[prost(uint32, optional, tag = "9")]
+    pub num_graph_results: Option<u32>,
+}
+
+/// `ReportSessionDetails`: only the profiled process's ID.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SessionDetails {
+    #[prost(uint32, optional, tag = "1")]
+    pub process_id: Option<u32>,
+}
+
+/// `ProfilerStringTable`: strings that later blocks refer to by index.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StringTable {
+    #[prost(string, repeated, tag = "1")]
+    pub strings: Vec<String>,
+}
+
+/// `ProcessInfo`: the process a block's results belong to.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessInfo {
+    #[prost(uint32, optional, tag = "1")]
+    pub process_id: Option<u32>,
+    #[prost(string, optional, tag = "2")]
+    pub hostname: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    pub process_name: Option<String>,
+}
+
+/// `ProfileResult`: one profiled kernel launch.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProfileResult {
+    #[prost(string, optional, tag = "5")]
+    pub mangled_name: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub function_name: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub demangled_name: Option<String>,
+    #[prost(message, optional, tag = "10")]
+    pub grid_size: Option<Uint64x3>,
+    #[prost(message, optional, tag = "11")]
+    pub block_size: Option<Uint64x3>,
+    #[prost(message, repeated, tag = "13")]
+    pub metric_results: Vec<MetricResult>,
+    #[prost(uint32, optional, tag = "22")]
+    pub context_id: Option<u32>,
+    #[prost(uint32, optional, tag = "23")]
+    pub stream_id: Option<u32>,
+}
+
+/// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling graph`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GraphResult {
+    #[prost(message, repeated, tag = "4")]
+    pub metric_results: Vec<MetricResult>,
+    #[prost(uint32, optional, tag = "11")]
+    pub context_id: Option<u32>,
+    #[prost(uint32, optional, tag = "12")]
+    pub stream_id: Option<u32>,
+}
+
+/// `Uint64x3`: grid or block dimensions.
+#[derive(Clone, Copy, PartialEq, prost::Message)]
+pub struct Uint64x3 {
+    #[prost(uint64, optional, tag = "1")]
+    pub x: Option<u64>,
+    #[prost(uint64, optional, tag = "2")]
+    pub y: Option<u64>,
+    #[prost(uint64, optional, tag = "3")]
+    pub z: Option<u64>,
+}
+
+/// `ProfileMetricResult`: one metric of one result.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MetricResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub name_id: Option<u32>,
+    #[prost(message, optional, tag = "2")]
+    pub value: Option<MetricValue>,
+    #[prost(message, repeated, tag = "3")]
+    pub instances: Vec<ListElement>,
+}
+
+/// `ProfileMetricListElement`: one instance of an instanced metric.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListElement {
+    #[prost(message, optional, tag = "1")]
+    pub correlation_id: Option<MetricValue>,
+    #[prost(message, optional, tag = "2")]
+    pub value: Option<MetricValue>,
+}
+
+/// `ProfileMetricValue`: one of five variants (the writer sets one).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MetricValue {
+    #[prost(string, optional, tag = "1")]
+    pub string: Option<String>,
+    #[prost(float, optional, tag = "2")]
+    pub float: Option<f32>,
+    #[prost(double, optional, tag = "3")]
+    pub double: Option<f64>,
+    #[prost(uint32, optional, tag = "4")]
+    pub uint32: Option<u32>,
+    #[prost(uint64, optional, tag = "5")]
+    pub uint64: Option<u64>,
+}

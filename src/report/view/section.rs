@@ -1,0 +1,187 @@
+//! A section of the view and its rows: what every gate's results become,
+//! and all a format needs to show them — the title, the worst status, and
+//! each row's words, its table cells (a rule, a structural check), its
+//! finding (new ncu findings) or where it happened (a list row).
+
+use crate::verdict::{RuleResult, Status};
+use std::borrow::Cow;
+
+/// How a section's rows are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionKind {
+    /// One kernel's measured checks (a table) and its new ncu findings.
+    Kernel,
+    /// The whole run's measured checks.
+    Total,
+    /// A gate's findings or checks, one line each (compute-sanitizer, graph memory).
+    List,
+}
+
+/// One section of a report: a titled group of checks with its worst status.
+#[derive(Debug, Clone)]
+pub struct Section<'r> {
+    /// The kernel key, `(total)`, `compute-sanitizer memcheck`, `GPU memory`.
+    pub title: String,
+    pub kind: SectionKind,
+    /// The worst status of its checks.
+    pub status: Status,
+    /// Its rows, in the order to show them.
+    pub checks: Vec<Check<'r>>,
+}
+
+impl<'r> Section<'r> {
+    /// A section of `checks`, its status the worst of theirs.
+    pub fn new(title: String, kind: SectionKind, checks: Vec<Check<'r>>) -> Section<'r> {
+        let status = checks
+            .iter()
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(Status::Pass);
+        Section {
+            title,
+            kind,
+            status,
+            checks,
+        }
+    }
+
+    /// A section of kernel checks (not the whole run, not another gate's list).
+    pub fn is_kernel(&self) -> bool {
+        self.kind == SectionKind::Kernel
+    }
+
+    /// Its measured checks (rules and structural checks), in order.
+    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+        self.checks.iter().filter_map(|c| c.cells().map(|m| (c, m)))
+    }
+
+    /// Its new ncu findings, in order.
+    pub fn findings(&self) -> impl Iterator<Item = (&Check<'r>, &Finding<'r>)> {
+        self.checks
+            .iter()
+            .filter_map(|c| c.finding().map(|f| (c, f)))
+    }
+}
+
+/// One row of a section — a rule, a structural check, a new ncu finding, a
+/// compute-sanitizer finding, a graph-memory check — with its words written.
+#[derive(Debug, Clone)]
+pub struct Check<'r> {
+    /// The kernel key of a metric row; `None` for a whole-run rule and other gates' rows.
+    pub kernel: Option<&'r str>,
+    /// What is checked: the rule (`dram__bytes.sum (sum)`), the structural
+    /// check (`launch count`), `ncu finding <rule>`, the sanitizer record
+    /// (`Precise oob_write(int *, int)`), the memory check.
+    pub name: Cow<'r, str>,
+    pub status: Status,
+    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule.
+    pub verdict: &'static str,
+    /// One line saying what happened.
+    pub message: Cow<'r, str>,
+    /// Why it matters: a rule's reason, for failures.
+    pub why: Option<&'r str>,
+    /// What kind of row, with what only that kind has.
+    pub kind: Kind<'r>,
+}
+
+/// What kind of row a [`Check`] is.
+#[derive(Debug, Clone)]
+pub enum Kind<'r> {
+    /// A rule or a structural check: a table row.
+    Measured(Cells<'r>),
+    /// A new ncu finding.
+    Finding(Finding<'r>),
+    /// A row of a list section (compute-sanitizer, graph memory).
+    Listed(Listed<'r>),
+}
+
+impl<'r> Check<'r> {
+    /// Failed, warned or could not be evaluated: the check has a "why" line.
+    pub fn needs_attention(&self) -> bool {
+        self.status.needs_attention()
+    }
+
+    /// A structural check that passed: the terminal leaves these out of its count.
+    pub fn is_quiet(&self) -> bool {
+        self.cells().is_some_and(|c| c.rule.is_none()) && self.status == Status::Pass
+    }
+
+    /// A measured row's cells.
+    pub fn cells(&self) -> Option<&Cells<'r>> {
+        match &self.kind {
+            Kind::Measured(cells) => Some(cells),
+            _ => None,
+        }
+    }
+
+    /// A new ncu finding's words.
+    pub fn finding(&self) -> Option<&Finding<'r>> {
+        match &self.kind {
+            Kind::Finding(finding) => Some(finding),
+            _ => None,
+        }
+    }
+
+    /// A list row's label and where it happened.
+    pub fn listed(&self) -> Option<&Listed<'r>> {
+        match &self.kind {
+            Kind::Listed(listed) => Some(listed),
+            _ => None,
+        }
+    }
+
+    /// The rule behind a rule row (for charts).
+    pub fn rule(&self) -> Option<&'r RuleResult> {
+        self.cells().and_then(|c| c.rule)
+    }
+}
+
+/// A rule's or a structural check's table cells.
+#[derive(Debug, Clone)]
+pub struct Cells<'r> {
+    /// The rule behind a rule row (for charts); `None` for a structural check.
+    pub rule: Option<&'r RuleResult>,
+    /// Index of the rule in the report's rules (names its chart file).
+    pub rule_index: Option<usize>,
+    /// The baseline, `mean ±stddev` (`—` when there is none).
+    pub baseline: String,
+    /// The baseline without its standard deviation, for narrow tables.
+    pub baseline_mean: String,
+    pub current: String,
+    /// `+20.0%`, `±0%`, `new` (from 0), or empty for a structural check.
+    pub change: String,
+    /// What the check allows on the worse side: `+16.9%`, `limit 60M inst`, `exact`.
+    pub allowance: String,
+    /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
+    pub allowed: String,
+    /// Line of the `[[rule]]` in the thresholds file.
+    pub line: Option<usize>,
+}
+
+/// A new ncu finding as every reporter words it.
+#[derive(Debug, Clone)]
+pub struct Finding<'r> {
+    /// The ncu rule (`UncoalescedGlobalAccess`).
+    pub rule: &'r str,
+    /// The estimated speedup, `est. speedup 77%`, when ncu gives one.
+    pub speedup: Option<String>,
+    /// The rule type and speedup in parentheses: `(OPT, est. speedup 77%)`.
+    pub detail: String,
+    pub description: &'r str,
+    /// The description's first sentence (they run to a paragraph).
+    pub summary: &'r str,
+}
+
+/// A row of a list section: its label and, for a sanitizer finding, where it happened.
+#[derive(Debug, Clone)]
+pub struct Listed<'r> {
+    /// What a line starts with: the sanitizer tool, the memory check.
+    pub label: &'r str,
+    /// The first record's thread and block, for device errors.
+    pub thread: Option<&'r str>,
+    /// The first record's host stack, innermost first, at most [`STACK_FRAMES`] frames.
+    pub stack: &'r [String],
+}
+
+/// Host stack frames a report shows per sanitizer finding.
+pub const STACK_FRAMES: usize = 6;

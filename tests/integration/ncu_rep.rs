@@ -1,0 +1,365 @@
+//! The native `.ncu-rep` reader against ncu's own export of the same report:
+//! the same raw page cell for cell, the same run model, the same verdict; and
+//! damaged reports refused with exit 2, never a panic or a partial run.
+
+use crate::common::{Gate, H200};
+use ncugate::model::KernelKeyMode;
+use ncugate::parse::ncu_rep::{self, Refusal, container};
+use std::path::Path;
+
+/// Each committed report and the raw page ncu printed for it in base units.
+const CORPUS: [(&str, &str); 4] = [
+    (
+        "graph_app.base.fast.run1.ncu-rep",
+        "graph_app.base.fast.run1.raw.base-units.csv",
+    ),
+    (
+        "graph_app.fp64.fast.ncu-rep",
+        "graph_app.fp64.fast.raw.base-units.csv",
+    ),
+    (
+        "graph_app.strided.fast.ncu-rep",
+        "graph_app.strided.fast.raw.base-units.csv",
+    ),
+    (
+        "graph_app.base.graph.ncu-rep",
+        "ncu-rep/graph_app.base.graph.raw.base-units.csv",
+    ),
+];
+
+fn bytes(file: &str) -> Vec<u8> {
+    std::fs::read(Path::new(H200).join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
+}
+
+fn csv_rows(file: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&bytes(file)[..])
+        .records()
+        .map(|r| r.expect("csv row").iter().map(String::from).collect())
+        .collect()
+}
+
+/// The gate's metrics in the reference fixtures.
+fn metrics() -> Vec<String> {
+    crate::common::h200_text("metrics.txt")
+        .trim()
+        .split(',')
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_cell_matches_ncus_base_unit_raw_page() {
+    for (report, csv) in CORPUS {
+        let read = container::read(&bytes(report)).unwrap_or_else(|e| panic!("{report}: {e:?}"));
+        let page = ncu_rep::raw_page(&read);
+        let want = csv_rows(csv);
+        assert_eq!(page.header, want[0], "{report}: columns");
+        assert_eq!(page.units, want[1], "{report}: units");
+        assert_eq!(page.rows.len(), want.len() - 2, "{report}: launches");
+        let mut cells = 0;
+        for (i, (got, want)) in page.rows.iter().zip(&want[2..]).enumerate() {
+            for (c, (g, w)) in got.iter().zip(want).enumerate() {
+                assert_eq!(g, w, "{report}: launch {i}, column {}", page.header[c]);
+                cells += 1;
+            }
+        }
+        assert!(cells > 9 * 280, "{report}: only {cells} cells compared");
+        // Byte for byte, quoting and line ends included.
+        assert_eq!(page.to_csv(), bytes(csv), "{report}: the CSV bytes");
+    }
+}
+
+#[test]
+fn kernel_names_come_in_three_forms() {
+    let read = container::read(&bytes(CORPUS[0].0)).expect("read");
+    let container::LaunchKind::Kernel {
+        mangled,
+        function,
+        demangled,
+    } = &read.launches[1].kind
+    else {
+        panic!("launch 1 is a kernel")
+    };
+    assert_eq!(mangled, "_Z5scaleIL9ScaleImpl0EEvPKfPfli");
+    assert_eq!(function, "scale");
+    assert_eq!(
+        demangled,
+        "void scale<(ScaleImpl)0>(const float *, float *, long, int)"
+    );
+    // Instanced metrics keep their instances (the raw page shows only the value).
+    let occupancy = read.launches[0]
+        .metrics
+        .iter()
+        .find(|m| m.name == "launch__occupancy_per_register_count")
+        .expect("instanced metric");
+    assert_eq!(occupancy.instances.len(), 257);
+}
+
+#[test]
+fn the_run_model_equals_the_csv_paths() {
+    for key_mode in [KernelKeyMode::Demangled, KernelKeyMode::Function] {
+        for (report, csv) in CORPUS {
+            let path = Path::new(H200).join(report);
+            let native = ncu_rep::read_run(&path, &metrics(), key_mode)
+                .unwrap_or_else(|e| panic!("{report}: {:?}", e.into_error()));
+            let mut from_csv =
+                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics(), key_mode)
+                    .expect("csv");
+            from_csv.sha256 = ncugate::parse::sha256_bytes(&bytes(report));
+            assert_eq!(native, from_csv, "{report} ({key_mode})");
+        }
+    }
+}
+
+/// Runs ncugate with no ncu anywhere.
+fn without_ncu(gate: &Gate, args: &[&str]) -> crate::common::Outcome {
+    gate.run_with(args, &[("NCUGATE_NCU", "/nonexistent/ncu")])
+}
+
+#[test]
+fn check_gives_the_csvs_verdict_without_ncu() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "base.ncu-rep")
+        .h200("graph_app.base.fast.run1.raw.base-units.csv", "base.csv")
+        .h200("graph_app.strided.fast.ncu-rep", "strided.ncu-rep")
+        .h200("graph_app.strided.fast.raw.base-units.csv", "strided.csv");
+    let record = |input: &str, output: &str| {
+        let out = without_ncu(
+            &gate,
+            &["baseline", "record", "--input", input, "--output", output],
+        );
+        assert_eq!(out.code, 0, "record {input}: {}", out.stderr);
+    };
+    record("base.ncu-rep", "from-report.json");
+    record("base.csv", "from-csv.json");
+    let strip = |name: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(&gate.read(name)).expect("json");
+        // Where it came from and when differ by construction.
+        for key in [
+            "recorded_at",
+            "inputs",
+            "created",
+            "sources",
+            "wall_seconds",
+        ] {
+            if let Some(o) = v.as_object_mut() {
+                o.remove(key);
+            }
+        }
+        v
+    };
+    assert_eq!(strip("from-report.json"), strip("from-csv.json"));
+    for (input, code) in [
+        ("base.ncu-rep", 0),
+        ("base.csv", 0),
+        ("strided.ncu-rep", 1),
+        ("strided.csv", 1),
+    ] {
+        let out = without_ncu(
+            &gate,
+            &["check", "--baseline", "from-report.json", "--input", input],
+        );
+        assert_eq!(
+            out.code, code,
+            "check {input}: {}{}",
+            out.stdout, out.stderr
+        );
+    }
+}
+
+/// Every way a read can end, for the mutation tests: never a panic.
+fn outcome(data: &[u8]) -> Result<usize, container::Failure> {
+    container::read(data).map(|r| r.launches.len())
+}
+
+/// The byte offsets where blocks start: a cut exactly there is a shorter,
+/// well-formed report (the format has no total length).
+fn block_starts(data: &[u8]) -> Vec<usize> {
+    let le = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")) as usize;
+    let mut starts = Vec::new();
+    let mut at = 8 + le(4);
+    while at < data.len() {
+        starts.push(at);
+        let header = &data[at + 4..at + 4 + le(at)];
+        let size = prost_payload_size(header);
+        at += 4 + le(at) + size;
+    }
+    starts.push(data.len());
+    starts
+}
+
+fn prost_payload_size(header: &[u8]) -> usize {
+    use prost::Message;
+    ncu_rep::schema::BlockHeader::decode(header)
+        .expect("header")
+        .payload_size
+        .unwrap_or(0) as usize
+}
+
+#[test]
+fn a_truncated_report_is_refused_wherever_it_is_cut() {
+    let data = bytes(CORPUS[0].0);
+    let starts = block_starts(&data);
+    let whole = outcome(&data).expect("whole report");
+    let mut refused = 0;
+    // Every byte of the framing (magic, sizes, the first bytes of each block)
+    // and a cut every 389 bytes in between.
+    let mut cuts: Vec<usize> = (0..16).chain((0..data.len()).step_by(389)).collect();
+    for &s in &starts {
+        cuts.extend(s.saturating_sub(2)..(s + 12).min(data.len()));
+    }
+    cuts.push(data.len() - 1);
+    for cut in cuts {
+        match outcome(&data[..cut]) {
+            Ok(n) => {
+                assert!(
+                    starts.contains(&cut),
+                    "cut at {cut} of {} read {n} launches",
+                    data.len()
+                );
+                assert!(n <= whole);
+            }
+            Err(container::Failure::Corrupt(m)) => {
+                assert!(m.contains("truncated"), "cut at {cut}: {m}");
+                refused += 1;
+            }
+            Err(container::Failure::Unsupported(m)) => {
+                assert!(cut < 4, "cut at {cut} read as unsupported: {m}")
+            }
+        }
+    }
+    assert!(refused > 400, "only {refused} cuts refused");
+}
+
+#[test]
+fn flipped_bytes_never_panic() {
+    let data = bytes(CORPUS[3].0);
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut errors = 0;
+    for _ in 0..1000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut bad = data.clone();
+        let at = (seed % data.len() as u64) as usize;
+        bad[at] ^= 1 << ((seed >> 32) % 8);
+        if outcome(&bad).is_err() {
+            errors += 1;
+        }
+    }
+    assert!(errors > 0, "no flip was noticed");
+}
+
+#[test]
+fn damaged_and_unknown_reports_exit_2_with_a_hint() {
+    let gate = Gate::new();
+    let data = bytes(CORPUS[0].0);
+    let mut v8 = data.clone();
+    v8[9] = 8; // the file header's version field
+    let mut huge = data.clone();
+    let first_block = 8 + 2;
+    huge[first_block..first_block + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    gate.write("cut.ncu-rep", &data[..data.len() / 2])
+        .write("v8.ncu-rep", &v8)
+        .write("huge.ncu-rep", &huge)
+        .write("old.ncu-rep", b"NVC\x01 an older format");
+    for (file, needle) in [
+        ("cut.ncu-rep", "truncated"),
+        ("v8.ncu-rep", "version 8"),
+        ("huge.ncu-rep", "truncated"),
+        ("old.ncu-rep", "does not start with `NVR`"),
+    ] {
+        let out = without_ncu(
+            &gate,
+            &["baseline", "record", "--input", file, "--output", "b.json"],
+        );
+        out.code(2).stderr_has(needle).stderr_has("hint:");
+        assert!(
+            !gate.path("b.json").exists(),
+            "{file}: a baseline was written"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_version_is_unsupported_not_corrupt() {
+    let mut data = bytes(CORPUS[0].0);
+    data[9] = 6;
+    let path = std::env::temp_dir().join(format!("ncugate-v6-{}.ncu-rep", std::process::id()));
+    std::fs::write(&path, &data).expect("write");
+    let got = ncu_rep::read_run(&path, &metrics(), KernelKeyMode::Demangled);
+    let _ = std::fs::remove_file(&path);
+    assert!(matches!(got, Err(Refusal::Unsupported(_))), "{got:?}");
+}
+
+#[test]
+fn the_unit_table_agrees_with_every_committed_raw_page() {
+    // The full-set exports are in ncu's auto units: their base unit must be
+    // the table's.
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for csv in [
+        "graph_app.base.full.raw.csv",
+        "graph_app.strided.full.raw.csv",
+        "graph_app.base.graph.raw.csv",
+        "graph_app.base.fast.run1.raw.csv",
+    ] {
+        let rows = csv_rows(csv);
+        for (name, printed) in rows[0].iter().zip(&rows[1]).skip(11) {
+            let base = ncugate::units::Unit::parse(printed).base;
+            let Some(table) = ncu_rep::units::unit(name) else {
+                missing.push(format!("{name}\t{base}"));
+                continue;
+            };
+            assert_eq!(table, base, "{csv}: `{name}` printed in {printed:?}");
+            checked += 1;
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "not in the table:\n{}",
+        missing.join("\n")
+    );
+    assert!(checked > 4000, "only {checked} columns checked");
+}
+
+#[test]
+fn a_gated_metric_of_unknown_unit_is_refused_not_guessed() {
+    // The same report with one metric renamed in its string table (same
+    // length, so every size still holds).
+    let data = bytes(CORPUS[0].0);
+    let (from, to) = (&b"dram__bytes.sum"[..], &b"dram__bytez.sum"[..]);
+    let at = data
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("metric name in the string table");
+    let mut renamed = data.clone();
+    renamed[at..at + from.len()].copy_from_slice(to);
+    let gate = Gate::new();
+    gate.write("renamed.ncu-rep", &renamed);
+    let got = ncu_rep::read_run(
+        &gate.path("renamed.ncu-rep"),
+        &["dram__bytez.sum".to_string()],
+        KernelKeyMode::Demangled,
+    );
+    let Err(Refusal::Unsupported(e)) = got else {
+        panic!("read as {got:?}")
+    };
+    assert!(
+        e.to_string().contains("unit of metric `dram__bytez.sum`"),
+        "{e}"
+    );
+    // Without that metric the report reads, and its other values stay.
+    let run = ncu_rep::read_run(
+        &gate.path("renamed.ncu-rep"),
+        &["gpu__time_duration.sum".to_string()],
+        KernelKeyMode::Demangled,
+    )
+    .map_err(Refusal::into_error)
+    .expect("read");
+    assert_eq!(run.total.launches, 9);
+}
