@@ -46,6 +46,8 @@ pub enum CliCommand {
     /// Join the JSON reports of a suite's shards into one verdict and every report format (no GPU needed); exit 0, 1 or 2.
     #[command(after_help = crate::exit::TABLE)]
     Merge(Box<MergeArgs>),
+    /// Keep every run in a history store (SQLite or PostgreSQL) and show each kernel's trend.
+    History(HistoryArgs),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
     /// Print a shell completion script: `ncugate completions bash > /etc/bash_completion.d/ncugate`.
@@ -310,6 +312,81 @@ pub struct DiffArgs {
     pub file_diff: bool,
 }
 
+/// `ncugate history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history store: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (default: [history] url).
+    #[arg(
+        long = "history",
+        env = "NCUGATE_HISTORY",
+        value_name = "URL",
+        global = true
+    )]
+    pub history: Option<String>,
+    /// Config file (default: ./ncugate.toml if present).
+    #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Add the runs of `check` / `merge` JSON reports (a run: workload × GPU × commit); the same report twice is one run.
+    Record(HistoryRecordArgs),
+    /// Make every run of COMMIT baseline material (an intended change).
+    Accept(HistoryAcceptArgs),
+    /// Print the series: a sparkline per workload × kernel × metric, oldest first.
+    Show(HistoryShowArgs),
+    /// List the commits where a series changed: the exact commit for counts, two runs in a row beyond ±5% for the rest.
+    Changes(HistoryShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryRecordArgs {
+    /// `--json` reports of `ncugate check` or `ncugate merge`.
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// The commit the reports are of (default: GITHUB_SHA, GIT_COMMIT, else `git rev-parse HEAD`).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// The branch (default: GITHUB_REF_NAME, BRANCH_NAME, else `git rev-parse --abbrev-ref HEAD`).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// When the runs were made: RFC 3339 (2026-12-02T01:00:00Z) or seconds since 1970 (default: now).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    /// The workload a single check's report is recorded under (suite reports name their own; `default` is [app]'s).
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub workload: String,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryAcceptArgs {
+    /// The commit whose runs become baseline material (as recorded).
+    #[arg(value_name = "COMMIT")]
+    pub commit: String,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryShowArgs {
+    /// Only this workload.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only kernels whose key contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub kernel: Option<String>,
+    /// Only metrics whose name contains this text (or the rule of this name).
+    #[arg(long, value_name = "TEXT")]
+    pub metric: Option<String>,
+    /// Only the last N runs of each series.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Print JSON instead of the sparklines.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
 /// ncugate states every usage error: what was wrong with which flag, and a
 /// hint with the values it takes; `None` for every other kind of clap error.
@@ -546,6 +623,11 @@ mod tests {
             ),
             ("baseline", None),
             ("output", None),
+            // `ncugate history`: a file key, the CI's variables, the clock.
+            ("history", None),
+            ("commit", None),
+            ("branch", None),
+            ("time", None),
             // `(default)` marks one of the values listed.
             ("show", None),
         ];

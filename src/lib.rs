@@ -52,6 +52,12 @@
 //!   [`suite::SuiteReport`], and `merge` joins shards' reports into one; its
 //!   [`suite::render::document`] goes through the same reporters as a check.
 //!
+//! - **History, `history record | accept | show | changes`**
+//!   ([`commands::history`]): the JSON reports of `check` and `merge` become
+//!   runs (workload × GPU × commit) in a [`history::Store`] — a SQLite file
+//!   or a PostgreSQL server — whose series [`history::show`] draws and
+//!   [`history::changes`] scans for the commits where they moved.
+//!
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
 //! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],
@@ -70,6 +76,7 @@ pub mod doctor;
 pub mod error;
 pub mod exit;
 pub mod format;
+pub mod history;
 pub mod init;
 pub mod kernel_key;
 pub mod memory;

@@ -94,6 +94,7 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
             Ok(report) => suite_report(&report, &[], &c.outputs, &c.style),
             Err(error) => failed(error.into(), &report::Outputs::default()),
         },
+        Config::History(c) => text(history(c, processes)),
         Config::Doctor => {
             let (said, outcome) = crate::doctor::run(&crate::config::default_ncu(), processes);
             text(Ok(Text {

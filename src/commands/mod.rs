@@ -11,12 +11,14 @@
 
 mod check;
 mod execute;
+mod history;
 mod memory;
 mod record;
 mod suites;
 
 pub use check::check;
 pub use execute::{Failed, Gated, Text, capture_stdout, execute, print_error};
+pub use history::history;
 pub use memory::{leaks, sanitize};
 pub use record::record;
 pub use suites::{SuiteRun, merge, suite};

@@ -30,6 +30,9 @@ pub struct FileConfig {
     /// `[[workload]]`: a suite of apps gated together (none: `[app]` is the one workload `default`).
     #[serde(default, rename = "workload")]
     pub workloads: Vec<WorkloadSection>,
+    /// `[history]`: the store of every run and the accepted branches.
+    #[serde(default)]
+    pub history: HistorySection,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -140,6 +143,16 @@ impl TryFrom<toml::Table> for WorkloadSection {
             tags: own.tags,
         })
     }
+}
+
+/// `[history]`: where every run is kept (`ncugate history`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySection {
+    /// The store: `sqlite:PATH` or `postgres://…`.
+    pub url: Option<String>,
+    /// The branches whose passing runs become baseline material.
+    pub branches: Option<Vec<String>>,
 }
 
 impl FileConfig {

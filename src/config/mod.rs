@@ -12,6 +12,7 @@
 pub mod file;
 pub mod gate;
 mod given;
+pub mod history;
 pub mod init;
 pub mod leaks;
 pub mod output;
@@ -56,6 +57,7 @@ pub enum Config {
     /// `check`, `baseline record` or `profile` of a suite.
     Suite(Box<suite::SuiteConfig>),
     Merge(MergeConfig),
+    History(history::HistoryConfig),
     Doctor,
     Completions(clap_complete::Shell),
     Man(Option<PathBuf>),
@@ -138,6 +140,7 @@ impl Config {
                 outputs: output::outputs(&args.report),
                 style: output::style(&args.report, args.quiet),
             })),
+            CliCommand::History(args) => history::history(args).map(Config::History),
             CliCommand::Leaks(args) => leaks::leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
             CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),

@@ -7,6 +7,7 @@
 //! exports), [`BaselineError`], [`ReportError`] and [`MergeError`] (`ncugate
 //! merge`), [`ToolError`] (compute-sanitizer, the audit library),
 //! [`ProcessError`] (the build and other commands, with their output),
+//! [`HistoryError`] (the history store and its commands),
 //! [`NcuFailure`] (ncu itself: a profiled run or an import); [`FileKind`]
 //! names what a file is for, so that reading it fails with the fitting hint.
 //! `tests/integration/error_catalogue.rs` snapshots every variant as printed.
@@ -17,6 +18,7 @@ mod baseline;
 mod config;
 mod export;
 mod file;
+mod history;
 mod ncu;
 mod process;
 mod report;
@@ -25,6 +27,7 @@ pub use baseline::BaselineError;
 pub use config::ConfigError;
 pub use export::{ExportError, MetricNear};
 pub use file::FileKind;
+pub use history::{HISTORY_URL_FORMS, HistoryError};
 pub use ncu::NcuFailure;
 pub use process::ProcessError;
 pub use report::{Made, MergeError, ReportError};
@@ -95,6 +98,9 @@ pub enum Error {
     #[error(transparent)]
     Tool(Box<ToolError>),
 
+    #[error(transparent)]
+    History(Box<HistoryError>),
+
     /// A thresholds file that parses but says something invalid; `keys` are
     /// the keys a `[[rule]]` may hold.
     #[error("{path}: invalid thresholds: {message}")]
@@ -130,6 +136,7 @@ impl Error {
             Error::Config(error) => error.hint(),
             Error::Baseline(error) => error.hint(),
             Error::Tool(error) => error.hint(),
+            Error::History(error) => error.hint(),
             Error::Process(error) => error.hint(),
             Error::Toml { kind, keys, .. } => kind.format_hint(keys),
             Error::Thresholds { keys, .. } => FileKind::Thresholds.format_hint(keys),
@@ -233,7 +240,7 @@ macro_rules! boxed_from {
         }
     )*};
 }
-boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool, ProcessError => Process);
+boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool, ProcessError => Process, HistoryError => History);
 
 /// Result type of the gate's fallible steps.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

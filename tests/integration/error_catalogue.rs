@@ -2,6 +2,7 @@
 //! detail, `hint: …`), in one snapshot. The `name` functions match without a
 //! wildcard, so a new variant does not compile until it has a sample here.
 
+use ncugate::error::HistoryError;
 use ncugate::error::{
     BaselineError, ConfigError, Error, ExportError, FileKind, Made, MergeError, MetricNear,
     NcuFailure, ProcessError, ReportError, SanitizerFailure, ToolError,
@@ -870,8 +871,64 @@ fn every_error() -> Vec<(String, Error)> {
             );
         }
     }
+    for e in history_errors() {
+        add(format!("History/{}", history_name(&e)), e.into());
+    }
     add(s("Interrupted"), Error::Interrupted { signal: "SIGTERM" });
     all
+}
+
+fn history_errors() -> Vec<HistoryError> {
+    use HistoryError as E;
+    vec![
+        E::NoStore,
+        E::BadUrl {
+            url: s("mysql://ci:***@db/x"),
+            why: s("not a history URL"),
+        },
+        E::Store {
+            store: s("sqlite:history.sqlite"),
+            what: s("file is not a database"),
+            fix: s(
+                "history.sqlite is not a SQLite history (or it is damaged): move it away to start a new history, or point --history at the right file",
+            ),
+        },
+        E::NoSuchCommit {
+            commit: s("3f2c9e1"),
+        },
+        E::BadName {
+            what: "branch",
+            value: s("a\\nb"),
+        },
+        E::BadTime {
+            text: s("yesterday"),
+            why: s("failed to parse"),
+        },
+        E::LastZero,
+        E::NoGit {
+            what: "commit",
+            command: s("git rev-parse HEAD"),
+            tail: s("fatal: not a git repository"),
+        },
+        E::NotMetrics {
+            workload: s("default"),
+            gate: "sanitizer",
+        },
+    ]
+}
+
+fn history_name(e: &HistoryError) -> &'static str {
+    match e {
+        HistoryError::NoStore => "NoStore",
+        HistoryError::BadUrl { .. } => "BadUrl",
+        HistoryError::Store { .. } => "Store",
+        HistoryError::NoSuchCommit { .. } => "NoSuchCommit",
+        HistoryError::BadName { .. } => "BadName",
+        HistoryError::BadTime { .. } => "BadTime",
+        HistoryError::LastZero => "LastZero",
+        HistoryError::NoGit { .. } => "NoGit",
+        HistoryError::NotMetrics { .. } => "NotMetrics",
+    }
 }
 
 /// The catch-all of [`Error`]: a new top-level variant does not compile
@@ -889,6 +946,7 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Config(_) => "Config",
         Error::Baseline(_) => "Baseline",
         Error::Tool(_) => "Tool",
+        Error::History(_) => "History",
         Error::Thresholds { .. } => "Thresholds",
         Error::Ncu { .. } => "Ncu",
         Error::Interrupted { .. } => "Interrupted",

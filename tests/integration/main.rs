@@ -13,6 +13,7 @@ mod error_catalogue;
 mod errors;
 mod exports;
 mod function_length;
+mod history;
 mod hostile_output;
 mod impossible_inputs;
 mod impossible_xml;

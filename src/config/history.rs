@@ -1,0 +1,203 @@
+//! `ncugate history …`: the store's URL (`--history` over `NCUGATE_HISTORY`
+//! over `[history] url`; a relative `sqlite:` path in the file is relative to
+//! the file's folder), the accepted branches (`[history] branches`), and
+//! each subcommand's validated arguments. The commit and branch of a
+//! recorded run come from the flags, else the CI's variables; what neither
+//! gives, the command asks `git`.
+
+use super::file::FileConfig;
+use crate::cli::{HistoryArgs, HistoryCommand, HistoryRecordArgs, HistoryShowArgs};
+use crate::error::{Error, HistoryError, Result};
+use std::path::PathBuf;
+
+/// The branches whose passing runs are baseline material when `[history] branches` is unset.
+pub const DEFAULT_BRANCHES: &[&str] = &["main"];
+
+/// The URL forms, for hints.
+pub use crate::error::HISTORY_URL_FORMS as URL_FORMS;
+
+/// The CI variables that name the commit, in the order they are read
+/// (GitHub Actions, then Jenkins).
+pub const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
+/// The CI variables that name the branch, in the order they are read.
+pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
+
+/// `ncugate history …`, validated.
+#[derive(Debug, Clone)]
+pub struct HistoryConfig {
+    /// The store's URL, as given.
+    pub url: String,
+    pub action: HistoryAction,
+}
+
+/// What to do with the store.
+#[derive(Debug, Clone)]
+pub enum HistoryAction {
+    Record(RecordRuns),
+    Accept {
+        commit: String,
+    },
+    Show(ShowRuns),
+    /// `history changes`: the same selection.
+    Changes(ShowRuns),
+}
+
+/// `ncugate history show`.
+#[derive(Debug, Clone)]
+pub struct ShowRuns {
+    pub workload: Option<String>,
+    /// Text the kernel key contains.
+    pub kernel: Option<String>,
+    /// Text the metric name contains, or a rule's name.
+    pub metric: Option<String>,
+    /// The last N runs of each series.
+    pub last: Option<usize>,
+    pub json: bool,
+}
+
+/// `ncugate history record`.
+#[derive(Debug, Clone)]
+pub struct RecordRuns {
+    pub reports: Vec<PathBuf>,
+    /// From `--commit` or the CI; `None`: ask git.
+    pub commit: Option<String>,
+    /// From `--branch` or the CI; `None`: ask git.
+    pub branch: Option<String>,
+    /// Seconds since the Unix epoch (`--time`, else now).
+    pub time: i64,
+    /// The name a single check's report is recorded under.
+    pub workload: String,
+    /// Branches whose passing runs are baseline material.
+    pub branches: Vec<String>,
+}
+
+/// The validated `history` command.
+pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
+    let file = FileConfig::load(args.config.as_deref())?;
+    let url = match (&args.history, &file.history.url) {
+        (Some(url), _) => url.clone(),
+        (None, Some(url)) => relative_to_file(url, &file),
+        (None, None) => {
+            return Err(HistoryError::NoStore.into());
+        }
+    };
+    let action = match args.command {
+        HistoryCommand::Record(r) => HistoryAction::Record(record(r, &file)?),
+        HistoryCommand::Accept(a) => HistoryAction::Accept {
+            commit: checked("commit", a.commit)?,
+        },
+        HistoryCommand::Show(s) => HistoryAction::Show(show(s)?),
+        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s)?),
+    };
+    Ok(HistoryConfig { url, action })
+}
+
+/// A `sqlite:` path from the file, relative to the file's folder.
+fn relative_to_file(url: &str, file: &FileConfig) -> String {
+    match url.strip_prefix("sqlite:") {
+        Some(path) if !path.starts_with('/') && !path.is_empty() => {
+            format!(
+                "sqlite:{}",
+                file.resolve(std::path::Path::new(path)).display()
+            )
+        }
+        _ => url.to_string(),
+    }
+}
+
+fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
+    let from_ci = |vars: &[&str]| {
+        vars.iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|v| !v.is_empty())
+    };
+    let commit = args.commit.or_else(|| from_ci(COMMIT_VARIABLES));
+    let branch = args.branch.or_else(|| from_ci(BRANCH_VARIABLES));
+    let time = match &args.time {
+        Some(t) => parse_time(t)?,
+        None => jiff::Timestamp::now().as_second(),
+    };
+    crate::config::workload::check_name(&args.workload)?;
+    Ok(RecordRuns {
+        reports: args.reports,
+        commit: commit.map(|c| checked("commit", c)).transpose()?,
+        branch: branch.map(|b| checked("branch", b)).transpose()?,
+        time,
+        workload: args.workload,
+        branches: file
+            .history
+            .branches
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect()),
+    })
+}
+
+fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
+    if args.last == Some(0) {
+        return Err(HistoryError::LastZero.into());
+    }
+    Ok(ShowRuns {
+        workload: args.workload,
+        kernel: args.kernel,
+        metric: args.metric,
+        last: args.last,
+        json: args.json,
+    })
+}
+
+/// A commit or branch name: one printable line of at most 200 characters.
+pub fn checked(what: &'static str, value: String) -> Result<String> {
+    let value = value.trim().to_string();
+    if value.is_empty()
+        || value.chars().count() > 200
+        || value.chars().any(crate::kernel_key::unprintable)
+    {
+        return Err(HistoryError::BadName {
+            what,
+            value: value.escape_debug().to_string(),
+        }
+        .into());
+    }
+    Ok(value)
+}
+
+/// `--time`: RFC 3339 (`2026-12-02T01:00:00Z`) or seconds since the Unix epoch.
+pub fn parse_time(text: &str) -> Result<i64> {
+    if let Ok(seconds) = text.parse::<i64>() {
+        return jiff::Timestamp::from_second(seconds)
+            .map(|t| t.as_second())
+            .map_err(|e| time_error(text, e));
+    }
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_second())
+        .map_err(|e| time_error(text, e))
+}
+
+fn time_error(text: &str, e: impl std::fmt::Display) -> Error {
+    HistoryError::BadTime {
+        text: text.to_string(),
+        why: e.to_string(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_rfc3339_or_epoch_seconds() {
+        assert_eq!(parse_time("1970-01-01T00:01:00Z").unwrap(), 60);
+        assert_eq!(parse_time("60").unwrap(), 60);
+        assert!(parse_time("yesterday").is_err());
+        assert!(parse_time("2026-12-02T01:00:00").is_err(), "no zone");
+    }
+
+    #[test]
+    fn commit_and_branch_names_are_one_printable_line() {
+        assert_eq!(checked("commit", " abc \n".into()).unwrap(), "abc");
+        assert!(checked("branch", "a\nb".into()).is_err());
+        assert!(checked("branch", String::new()).is_err());
+        assert!(checked("commit", "x".repeat(201)).is_err());
+    }
+}

@@ -1,0 +1,75 @@
+//! [`HistoryError`]: the history store and the `history` commands' arguments.
+
+/// The URL forms of a history store, for hints.
+pub const HISTORY_URL_FORMS: &str =
+    "sqlite:PATH (a file, e.g. sqlite:history.sqlite) or postgres://USER@HOST:PORT/DATABASE";
+
+/// A history command that cannot do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// No `--history`, `NCUGATE_HISTORY` or `[history] url`.
+    #[error("no history store given")]
+    NoStore,
+    /// A URL that names no store (`url` is shown without its password).
+    #[error("history URL `{url}`: {why}")]
+    BadUrl { url: String, why: String },
+    /// The store cannot be opened, read or written; `fix` fits the cause
+    /// (damaged file, busy, refused connection, newer schema).
+    #[error("history store {store}: {what}")]
+    Store {
+        store: String,
+        what: String,
+        fix: String,
+    },
+    /// `history accept` of a commit with no run.
+    #[error("no run of commit `{commit}` in the history")]
+    NoSuchCommit { commit: String },
+    /// A commit or branch that is not one printable line.
+    #[error("{what} `{value}` is not a {what} name")]
+    BadName { what: &'static str, value: String },
+    /// `--time` that is neither RFC 3339 nor Unix seconds.
+    #[error("--time {text}: {why}")]
+    BadTime { text: String, why: String },
+    /// `--last 0`.
+    #[error("--last 0 shows nothing")]
+    LastZero,
+    /// No commit or branch from a flag or the CI, and `git` could not say.
+    #[error("no {what} for the runs: no --{what}, no CI variable, and `{command}` failed{}", colon(.tail))]
+    NoGit {
+        what: &'static str,
+        command: String,
+        tail: String,
+    },
+    /// A report of another gate than the metric gate.
+    #[error("workload `{workload}` is a {gate} report; history keeps the metric gate's runs")]
+    NotMetrics {
+        workload: String,
+        gate: &'static str,
+    },
+}
+
+fn colon(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(": {tail}")
+    }
+}
+
+impl HistoryError {
+    /// The `hint:` line: the fix.
+    pub fn hint(&self) -> String {
+        const FORMS: &str = HISTORY_URL_FORMS;
+        match self {
+            HistoryError::NoStore => format!("pass --history URL, set NCUGATE_HISTORY, or add [history] url to ncugate.toml; the URL is {FORMS}"),
+            HistoryError::BadUrl { .. } => format!("give --history, NCUGATE_HISTORY or [history] url as {FORMS}"),
+            HistoryError::Store { fix, .. } => fix.clone(),
+            HistoryError::NoSuchCommit { .. } => "give the commit as it was recorded (the whole SHA); `ncugate history show` lists the commits".into(),
+            HistoryError::BadName { what, .. } => format!("pass --{what} with a git {what} name (one printable line)"),
+            HistoryError::BadTime { .. } => "give RFC 3339 with a zone (2026-12-02T01:00:00Z) or seconds since 1970".into(),
+            HistoryError::LastZero => "give --last N with N ≥ 1, or leave it out for every run".into(),
+            HistoryError::NoGit { what, .. } => format!("pass --{what}, or run inside the repository's checkout"),
+            HistoryError::NotMetrics { .. } => "record the reports of `ncugate check` and `ncugate merge` of the metric gate".into(),
+        }
+    }
+}

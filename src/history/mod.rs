@@ -1,0 +1,112 @@
+//! The history of runs: every `check` or `merge` report recorded with its
+//! commit, branch and time, in a SQLite file (`sqlite:PATH`) or a
+//! PostgreSQL server shared by a fleet of runners (`postgres://…`), behind
+//! the one [`Store`] trait and one schema with migrations
+//! ([`store::MIGRATIONS`]). [`record`] turns reports into runs, [`show`]
+//! draws their series. A store that cannot be opened, read or written is an
+//! error (exit 2) with a hint; it never changes a verdict.
+
+pub mod changes;
+pub mod postgres;
+pub mod record;
+pub mod show;
+pub mod sqlite;
+pub mod store;
+
+pub use store::{Entry, Point, Provenance, Query, Recorded, Store};
+
+use crate::error::{Error, HistoryError, Result};
+use std::path::PathBuf;
+
+/// The two kinds of store a URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// `sqlite:PATH`: a file, created on first record.
+    Sqlite(PathBuf),
+    /// `postgres://…` or `postgresql://…`: libpq-style URL, passed as is.
+    Postgres(String),
+}
+
+pub use crate::config::history::URL_FORMS;
+
+impl Location {
+    /// Reads a history URL.
+    pub fn parse(url: &str) -> Result<Location> {
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err(usage(url, "the SQLite URL names no file"));
+            }
+            return Ok(Location::Sqlite(PathBuf::from(path)));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Location::Postgres(url.to_string()));
+        }
+        Err(usage(url, "not a history URL"))
+    }
+
+    /// The URL as messages show it: a PostgreSQL password is left out.
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Location::Postgres(url) => redact(url),
+        }
+    }
+}
+
+fn usage(url: &str, why: &str) -> Error {
+    HistoryError::BadUrl {
+        url: redact(url),
+        why: why.into(),
+    }
+    .into()
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Opens the store `url` names and brings its schema up to date. `create`:
+/// a missing SQLite file is made (recording); else it is an error (reading).
+pub fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
+    match Location::parse(url)? {
+        Location::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::open(&path, create)?)),
+        Location::Postgres(url) => Ok(Box::new(postgres::Postgres::open(&url)?)),
+    }
+}
+
+/// A store error: what failed on which store, and the fix.
+pub fn store_error(shown: &str, what: impl std::fmt::Display, hint: impl Into<String>) -> Error {
+    let what = what.to_string();
+    let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
+    HistoryError::Store {
+        store: shown.to_string(),
+        what,
+        fix: hint.into(),
+    }
+    .into()
+}
+
+/// The hint for a store whose schema is newer than this ncugate's.
+fn newer_schema(shown: &str, found: i64) -> Error {
+    store_error(
+        shown,
+        format!(
+            "schema version {found} is newer than this ncugate's ({})",
+            store::SCHEMA_VERSION
+        ),
+        "use the ncugate version that wrote the store (or a newer one)",
+    )
+}

@@ -1,0 +1,186 @@
+//! What a run is, read from the `--json` reports of `check` and `merge`:
+//! one [`RunRecord`] per workload (a single check is the workload named on
+//! the command line, `default` unless said) with the GPU fingerprint, the
+//! verdict, and every kernel × rule's value with its per-run samples. The
+//! files are read as hostile input, as `merge` reads shards: duplicate keys
+//! and unprintable characters are refused, the schema version must be this
+//! ncugate's, and every written outcome is recomputed from its checks.
+
+use crate::error::{Error, FileKind, HistoryError, Result};
+use crate::verdict::{REPORT_SCHEMA_VERSION, Report, StructureCheck, Subject};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// One workload's run on one GPU, before the commit is attached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    pub workload: String,
+    /// The GPU fingerprint the report compared (`devices.current`).
+    pub gpu: String,
+    /// `pass`, `regression` or `error`.
+    pub outcome: String,
+    /// SHA-256 of the workload's report as read: the same report twice is one run.
+    pub digest: String,
+    pub values: Vec<Value>,
+}
+
+/// One kernel × rule of a run (or a kernel's launch count).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    /// The kernel key; empty for a `per = "total"` rule.
+    pub kernel: String,
+    /// The rule's name; `launches` for the launch count.
+    pub rule: String,
+    pub metric: String,
+    /// How the rule combined the kernel's launches in a run (`sum`, `mean`,
+    /// `max`, `min`); empty for the launch count.
+    pub aggregate: String,
+    pub unit: String,
+    /// The mean over the report's runs (`None` when it was not measured).
+    pub mean: Option<f64>,
+    /// One value per profiled run.
+    pub samples: Vec<f64>,
+    /// The check's status as the JSON report writes it (`pass`, `fail`, …).
+    pub status: String,
+}
+
+/// The runs of one report file: every workload of a suite report, or the one
+/// run of a single check's report (recorded as `workload`). Reports that
+/// compared nothing (no GPU fingerprint: the check stopped before it) are
+/// left out and said in `skipped`.
+pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Vec<RunRecord>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let bad = |problem: String| Error::Malformed {
+        kind: FileKind::ShardReport,
+        path: path.to_path_buf(),
+        problem,
+    };
+    crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| bad(format!("{e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON report ({e})")))?;
+    let reports: Vec<(String, Report)> = if value.get("kind").is_some() {
+        let suite = crate::suite::merge::read(path)?;
+        suite
+            .workloads
+            .into_iter()
+            .map(|w| (w.name, w.report))
+            .collect()
+    } else {
+        vec![(workload.to_string(), single(value).map_err(bad)?)]
+    };
+    let mut runs = Vec::new();
+    for (name, report) in reports {
+        if !matches!(report.subject, Subject::Metrics) {
+            return Err(HistoryError::NotMetrics {
+                workload: name,
+                gate: gate_name(&report.subject),
+            }
+            .into());
+        }
+        match run_of(&name, &report) {
+            Some(run) => runs.push(run),
+            None => skipped.push(format!(
+                "{}: workload `{name}` compared nothing (no GPU fingerprint): not recorded",
+                path.display()
+            )),
+        }
+    }
+    Ok(runs)
+}
+
+/// A single check's report, its outcome recomputed from its checks.
+fn single(value: serde_json::Value) -> std::result::Result<Report, String> {
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(REPORT_SCHEMA_VERSION) => {}
+        other => {
+            return Err(format!(
+                "report schema_version {} (this ncugate reads {REPORT_SCHEMA_VERSION})",
+                other.map_or("missing".to_string(), |v| v.to_string())
+            ));
+        }
+    }
+    let mut report: Report =
+        serde_json::from_value(value).map_err(|e| format!("invalid report: {e}"))?;
+    let written = (report.outcome, report.exit_code);
+    report.finish();
+    if written != (report.outcome, report.exit_code) {
+        return Err(format!(
+            "the report says {} (exit {}) but its checks make it {} (exit {})",
+            written.0.as_str(),
+            written.1,
+            report.outcome.as_str(),
+            report.exit_code
+        ));
+    }
+    Ok(report)
+}
+
+fn gate_name(subject: &Subject) -> &'static str {
+    match subject {
+        Subject::Metrics => "metrics",
+        Subject::Sanitizer { .. } => "sanitizer",
+        Subject::Memory { .. } => "memory",
+    }
+}
+
+/// The run of one workload's report; `None` when it compared nothing.
+pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
+    let gpu = report.devices.as_ref()?.current.clone();
+    let mut values: Vec<Value> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &report.rules {
+        let kernel = r.kernel.clone().unwrap_or_default();
+        if !seen.insert((kernel.clone(), r.rule.clone())) {
+            continue;
+        }
+        values.push(Value {
+            kernel,
+            rule: r.rule.clone(),
+            metric: r.metric.clone(),
+            aggregate: serde_json::to_value(r.aggregate)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            unit: r.unit.clone(),
+            mean: r.current.filter(|v| v.is_finite()),
+            samples: r
+                .current_runs
+                .iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .collect(),
+            status: r.status.as_str().to_lowercase(),
+        });
+    }
+    for s in &report.structure {
+        if s.check != StructureCheck::Launches || s.current_launches.is_empty() {
+            continue;
+        }
+        if !seen.insert((s.kernel.clone(), LAUNCHES.to_string())) {
+            continue;
+        }
+        let samples: Vec<f64> = s.current_launches.iter().map(|&n| n as f64).collect();
+        values.push(Value {
+            kernel: s.kernel.clone(),
+            rule: LAUNCHES.into(),
+            metric: LAUNCHES.into(),
+            aggregate: String::new(),
+            unit: LAUNCHES.into(),
+            mean: Some(samples.iter().sum::<f64>() / samples.len() as f64),
+            samples,
+            status: s.status.as_str().to_lowercase(),
+        });
+    }
+    let canonical = serde_json::to_string(report).unwrap_or_default();
+    Some(RunRecord {
+        workload: workload.to_string(),
+        gpu,
+        outcome: report.outcome.as_str().to_string(),
+        digest: crate::suite::baselines::hex(&Sha256::digest(canonical.as_bytes())),
+        values,
+    })
+}
+
+/// The rule and metric name of a kernel's launch count.
+pub const LAUNCHES: &str = "launches";

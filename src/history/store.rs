@@ -1,0 +1,222 @@
+//! The history store: one [`Store`] trait, one schema for both databases
+//! with its migrations, and the rows a store returns. A run is a workload ×
+//! GPU × commit; its values are stored per series (workload × GPU × kernel ×
+//! rule × metric × aggregate × unit, interned once, so a run costs a row per value and
+//! no repeated names).
+
+use super::record::RunRecord;
+use crate::error::Result;
+
+/// Where and when a run was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    pub commit: String,
+    pub branch: String,
+    /// Seconds since the Unix epoch.
+    pub time: i64,
+}
+
+/// A run to add, and whether it is baseline material.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub run: &'a RunRecord,
+    pub accepted: bool,
+}
+
+/// What recording a run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// A run the store did not have.
+    Added,
+    /// The same report for the same commit: nothing changed.
+    Unchanged,
+    /// Another report of the same workload, GPU and commit: it replaced the one kept.
+    Replaced,
+}
+
+/// Which series `history show` reads.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub workload: Option<String>,
+    pub kernel: Option<String>,
+    pub metric: Option<String>,
+}
+
+/// One value of one series at one run, oldest first in a series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub workload: String,
+    pub gpu: String,
+    pub kernel: String,
+    pub rule: String,
+    pub metric: String,
+    pub aggregate: String,
+    pub unit: String,
+    pub commit: String,
+    pub branch: String,
+    pub time: i64,
+    pub accepted: bool,
+    pub outcome: String,
+    pub mean: Option<f64>,
+    pub status: String,
+}
+
+/// A history database.
+pub trait Store {
+    /// Adds the runs made at `at` in one transaction; the same report for
+    /// the same workload, GPU and commit is one run.
+    fn record(&mut self, at: &Provenance, runs: &[Entry<'_>]) -> Result<Vec<Recorded>>;
+    /// Makes every run of `commit` baseline material; the number of runs.
+    fn accept(&mut self, commit: &str) -> Result<u64>;
+    /// The values of the series `query` selects, by series, oldest first.
+    fn series(&mut self, query: &Query) -> Result<Vec<Point>>;
+    /// How many runs the store holds.
+    fn runs(&mut self) -> Result<u64>;
+}
+
+/// A series as the stores look it up: workload, GPU, kernel, rule, metric, aggregate, unit.
+pub type SeriesKey = (String, String, String, String, String, String, String);
+
+/// The series of value `v` of `run`.
+pub fn series_key(run: &RunRecord, v: &super::record::Value) -> SeriesKey {
+    (
+        run.workload.clone(),
+        run.gpu.clone(),
+        v.kernel.clone(),
+        v.rule.clone(),
+        v.metric.clone(),
+        v.aggregate.clone(),
+        v.unit.clone(),
+    )
+}
+
+/// The schema version this ncugate writes and reads.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Each migration, in order: migration `i` takes the schema from version `i`
+/// to `i + 1`. `{id}` is the dialect's auto-numbered key, `{ref}` its
+/// integer type that refers to one, `{compact}` what a table without a row
+/// id of its own says.
+pub const MIGRATIONS: &[&str] = &["
+CREATE TABLE series (
+    id {id},
+    workload TEXT NOT NULL,
+    gpu TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    aggregate TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    UNIQUE (workload, gpu, kernel, rule, metric, aggregate, unit)
+);
+CREATE TABLE runs (
+    id {id},
+    workload TEXT NOT NULL,
+    gpu TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    outcome TEXT NOT NULL,
+    report_sha256 TEXT NOT NULL,
+    accepted INTEGER NOT NULL,
+    UNIQUE (workload, gpu, commit_sha)
+);
+CREATE INDEX runs_by_time ON runs (workload, gpu, accepted, at);
+CREATE INDEX runs_by_commit ON runs (commit_sha);
+CREATE TABLE run_values (
+    run_id {ref} NOT NULL,
+    series_id {ref} NOT NULL,
+    mean DOUBLE PRECISION,
+    samples TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (run_id, series_id)
+){compact};
+CREATE INDEX run_values_by_series ON run_values (series_id);
+"];
+
+/// The SQL dialects of the two stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// Migration `template` in `dialect`.
+pub fn migration_sql(template: &str, dialect: Dialect) -> String {
+    let (id, reference, compact) = match dialect {
+        Dialect::Sqlite => ("INTEGER PRIMARY KEY", "INTEGER", " WITHOUT ROWID"),
+        Dialect::Postgres => ("BIGSERIAL PRIMARY KEY", "BIGINT", ""),
+    };
+    template
+        .replace("{id}", id)
+        .replace("{ref}", reference)
+        .replace("{compact}", compact)
+}
+
+/// The samples of a value as stored: a JSON array of numbers, or empty
+/// text for the common case of one run whose value is the mean (a fifth of
+/// a run's bytes when every check profiles once).
+pub fn samples_text(samples: &[f64], mean: Option<f64>) -> String {
+    if let [one] = samples
+        && Some(*one) == mean
+    {
+        return String::new();
+    }
+    serde_json::to_string(samples).unwrap_or_else(|_| "[]".into())
+}
+
+/// The samples of a value from their stored text and the mean.
+pub fn samples_of(text: &str, mean: Option<f64>) -> Vec<f64> {
+    if text.is_empty() {
+        return mean.into_iter().collect();
+    }
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// Keeps the last `n` points of each series (the points come oldest first).
+pub fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
+    use std::collections::HashMap;
+    let key = |p: &Point| {
+        (
+            p.workload.clone(),
+            p.gpu.clone(),
+            p.kernel.clone(),
+            p.rule.clone(),
+            p.metric.clone(),
+            p.aggregate.clone(),
+        )
+    };
+    let mut total: HashMap<_, usize> = HashMap::new();
+    for p in &points {
+        *total.entry(key(p)).or_default() += 1;
+    }
+    let mut seen: HashMap<_, usize> = HashMap::new();
+    points
+        .into_iter()
+        .filter(|p| {
+            let k = key(p);
+            let i = seen.entry(k.clone()).or_default();
+            *i += 1;
+            *i + n > total[&k]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_sample_equal_to_the_mean_is_stored_as_nothing_and_read_back() {
+        for (samples, mean) in [
+            (vec![3.5], Some(3.5)),
+            (vec![1.0, 2.0], Some(1.5)),
+            (vec![2.0], Some(1.0)),
+            (vec![], None),
+        ] {
+            let text = samples_text(&samples, mean);
+            assert_eq!(samples_of(&text, mean), samples, "{text:?}");
+        }
+        assert_eq!(samples_text(&[3.5], Some(3.5)), "");
+    }
+}

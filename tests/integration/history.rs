@@ -1,0 +1,557 @@
+//! The history store, driven through the real binary against SQLite and a
+//! throwaway PostgreSQL cluster alike: migration from an empty database,
+//! record and re-record (one run), what becomes baseline material and
+//! `accept`, 20 concurrent writers with no run lost, a damaged store and an
+//! unreachable one (exit 2 with a hint, never a pass). The PostgreSQL tests
+//! start their own cluster (`initdb` + `pg_ctl`, Unix socket only, in a temp
+//! folder; as `nobody` when run as root, which PostgreSQL refuses); a machine
+//! without the server fails them with what to install.
+
+use crate::common::Gate;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A gate folder with `pass.json` (a passing check of the reference app's
+/// base run) and `regression.json` (its unfolded-loop variant, a regression).
+fn reports() -> Gate {
+    let g = Gate::new();
+    g.base_baseline(&[]);
+    let pass = g.check(
+        "baseline.json",
+        &["--input", "base1.csv", "--json", "pass.json"],
+    );
+    assert_eq!(pass.code, 0, "{}", pass.stderr);
+    g.h200("graph_app.unfolded-loop.fast.raw.csv", "unfolded.csv");
+    let regression = g.check(
+        "baseline.json",
+        &["--input", "unfolded.csv", "--json", "regression.json"],
+    );
+    assert_eq!(regression.code, 1, "{}", regression.stderr);
+    g
+}
+
+/// `ncugate history record REPORT --commit C --branch B --history URL`.
+fn record(g: &Gate, url: &str, report: &str, commit: &str, branch: &str) -> crate::common::Outcome {
+    g.run(&[
+        "history",
+        "record",
+        report,
+        "--commit",
+        commit,
+        "--branch",
+        branch,
+        "--time",
+        "2026-12-01T00:00:00Z",
+        "--history",
+        url,
+    ])
+}
+
+/// The series as `history show --json` prints them.
+fn series(g: &Gate, url: &str, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["history", "show", "--json", "--history", url];
+    args.extend_from_slice(extra);
+    let out = g.run(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    doc["series"].as_array().expect("series").clone()
+}
+
+/// (commit, accepted, outcome) of each run in the first series.
+fn runs(g: &Gate, url: &str) -> Vec<(String, bool, String)> {
+    let all = series(g, url, &[]);
+    assert!(!all.is_empty(), "no series");
+    all[0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                p["commit"].as_str().expect("commit").to_string(),
+                p["accepted"].as_bool().expect("accepted"),
+                p["outcome"].as_str().expect("outcome").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The scenarios every store passes; `fresh(name)` is the URL of a new, empty database.
+fn scenarios(fresh: &dyn Fn(&str) -> String) {
+    let g = reports();
+
+    // From an empty database to the current schema, then one run, then the same one again.
+    let url = fresh("record");
+    let out = record(&g, &url, "pass.json", "c1", "main");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("1 added, 0 already recorded"),
+        "{}",
+        out.stdout
+    );
+    let again = record(&g, &url, "pass.json", "c1", "main");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("0 added, 1 already recorded"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(
+        runs(&g, &url),
+        [("c1".to_string(), true, "pass".to_string())]
+    );
+    let shown = g.run(&["history", "show", "--history", &url]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.contains("default on "), "{}", shown.stdout);
+    assert!(
+        shown
+            .stdout
+            .contains("[1 runs, 1 accepted, last c1 on main]"),
+        "{}",
+        shown.stdout
+    );
+
+    // A regression on main and a pass on a branch are kept, but are no baseline
+    // material until accepted.
+    assert_eq!(record(&g, &url, "regression.json", "c2", "main").code, 0);
+    let branch = record(&g, &url, "pass.json", "c3", "feature");
+    assert!(
+        branch.stdout.contains("no baseline material"),
+        "{}",
+        branch.stdout
+    );
+    assert_eq!(
+        runs(&g, &url),
+        [
+            ("c1".to_string(), true, "pass".to_string()),
+            ("c2".into(), false, "regression".into()),
+            ("c3".into(), false, "pass".into()),
+        ]
+    );
+    let accepted = g.run(&["history", "accept", "c2", "--history", &url]);
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    assert!(runs(&g, &url)[1].1, "c2 accepted");
+    let unknown = g.run(&["history", "accept", "nope", "--history", &url]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no run of commit `nope`"),
+        "{}",
+        unknown.stderr
+    );
+    // Another report of the same workload, GPU and commit (a re-run job) replaces the run.
+    let rerun = record(&g, &url, "regression.json", "c3", "feature");
+    assert_eq!(rerun.code, 0, "{}", rerun.stderr);
+    assert!(
+        rerun
+            .stdout
+            .contains("0 added, 0 already recorded, 1 replaced"),
+        "{}",
+        rerun.stdout
+    );
+    assert_eq!(
+        runs(&g, &url)[2],
+        ("c3".to_string(), false, "regression".to_string())
+    );
+    let last = series(&g, &url, &["--last", "2"]);
+    assert_eq!(last[0]["points"].as_array().expect("points").len(), 2);
+
+    // 20 writers at once, each its own commit: 20 runs.
+    let url = fresh("concurrent");
+    let children: Vec<_> = (0..20)
+        .map(|i| {
+            let commit = format!("k{i:02}");
+            g.command(
+                &[
+                    "history",
+                    "record",
+                    "pass.json",
+                    "--commit",
+                    &commit,
+                    "--branch",
+                    "main",
+                    "--history",
+                    &url,
+                ],
+                &[],
+            )
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn ncugate")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "a writer failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        runs(&g, &url).len(),
+        20,
+        "runs lost among concurrent writers"
+    );
+}
+
+/// One error line and a hint, exit 2.
+fn assert_store_error(out: &crate::common::Outcome, says: &str) {
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("ncugate: error: history store "),
+        "{}",
+        out.stderr
+    );
+    assert!(lines[0].contains(says), "{}", out.stderr);
+    assert!(lines[1].starts_with("hint: "), "{}", out.stderr);
+}
+
+#[test]
+fn the_sqlite_store_keeps_every_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_path_buf();
+    scenarios(&|name| {
+        let path = root.join(format!("{name}.sqlite"));
+        if name == "record" {
+            // An empty file is an empty SQLite database: migrated, not refused.
+            std::fs::write(&path, "").expect("write");
+        }
+        format!("sqlite:{}", path.display())
+    });
+    let schema = rusqlite::Connection::open(root.join("record.sqlite")).expect("open");
+    let version: i64 = schema
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .expect("schema_version");
+    assert_eq!(version, 1);
+}
+
+#[test]
+fn a_damaged_or_missing_sqlite_store_is_an_error() {
+    let g = reports();
+    g.write(
+        "junk.sqlite",
+        "this is not a database, just text that is long enough to have a header page\n".repeat(64),
+    );
+    let out = record(&g, "sqlite:junk.sqlite", "pass.json", "c1", "main");
+    assert_store_error(&out, "sqlite:junk.sqlite");
+    assert!(out.stderr.contains("move it away"), "{}", out.stderr);
+    let out = record(
+        &g,
+        "sqlite:no/such/folder/h.sqlite",
+        "pass.json",
+        "c1",
+        "main",
+    );
+    assert_store_error(&out, "unable to open");
+    let out = g.run(&["history", "show", "--history", "sqlite:missing.sqlite"]);
+    assert_store_error(&out, "no such file");
+    assert!(!g.path("missing.sqlite").exists(), "show creates nothing");
+}
+
+#[test]
+fn an_edited_report_records_nothing() {
+    let g = reports();
+    let edited = g
+        .read("regression.json")
+        .replacen("\"outcome\": \"regression\"", "\"outcome\": \"pass\"", 1)
+        .replacen("\"exit_code\": 1", "\"exit_code\": 0", 1);
+    assert_ne!(edited, g.read("regression.json"));
+    g.write("edited.json", edited);
+    let out = record(&g, "sqlite:h.sqlite", "edited.json", "c1", "main");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("its checks make it regression"),
+        "{}",
+        out.stderr
+    );
+    assert!(!g.path("h.sqlite").exists(), "nothing written");
+}
+
+#[test]
+fn the_url_comes_from_the_flag_the_variable_or_the_file() {
+    let g = reports();
+    g.write(
+        "ncugate.toml",
+        "[history]\nurl = \"sqlite:from-file.sqlite\"\nbranches = [\"release\"]\n",
+    );
+    let out = g.run(&[
+        "history",
+        "record",
+        "pass.json",
+        "--commit",
+        "c1",
+        "--branch",
+        "release",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("1 baseline material"), "{}", out.stdout);
+    assert!(g.path("from-file.sqlite").exists());
+    let env = g.run_with(
+        &[
+            "history",
+            "record",
+            "pass.json",
+            "--commit",
+            "c1",
+            "--branch",
+            "main",
+        ],
+        &[("NCUGATE_HISTORY", "sqlite:from-env.sqlite")],
+    );
+    assert_eq!(env.code, 0, "{}", env.stderr);
+    assert!(
+        env.stdout.contains("0 baseline material"),
+        "main is not [history] branches: {}",
+        env.stdout
+    );
+    assert!(g.path("from-env.sqlite").exists());
+    let bad = g.run(&["history", "show", "--history", "mysql://x"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("not a history URL"), "{}", bad.stderr);
+}
+
+/// A throwaway PostgreSQL cluster listening on a Unix socket in a temp folder.
+struct Cluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let bin = pg_bin();
+        let dir = tempfile::tempdir().expect("temp dir");
+        // The server may run as `nobody`: it must reach and write the folder.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        let cluster = Cluster { dir, bin };
+        let data = cluster.data();
+        cluster.pg(
+            "initdb",
+            &[
+                "-D",
+                &data,
+                "-U",
+                "ncugate",
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        let options = format!(
+            "-k {} -c listen_addresses='' -c fsync=off -p 5432",
+            cluster.dir.path().display()
+        );
+        let log = cluster.dir.path().join("server.log").display().to_string();
+        cluster.pg(
+            "pg_ctl",
+            &["-D", &data, "-l", &log, "-w", "-o", &options, "start"],
+        );
+        cluster
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    /// Runs a server program, as `nobody` when this process is root.
+    fn pg(&self, program: &str, args: &[&str]) {
+        let exe = self.bin.join(program);
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut cmd = if root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+        assert!(
+            out.status.success(),
+            "{program} {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The URL of database `name` (`postgres` is always there).
+    fn url(&self, name: &str) -> String {
+        let socket = self.dir.path().display().to_string().replace('/', "%2F");
+        format!("postgresql://ncugate@{socket}:5432/{name}")
+    }
+
+    /// A new, empty database.
+    fn fresh(&self, name: &str) -> String {
+        let mut admin = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+            .expect("connect to the test cluster");
+        admin
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .expect("create database");
+        self.url(name)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.data();
+        self.pg("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+    }
+}
+
+/// The folder of the server's programs: the newest /usr/lib/postgresql/*/bin,
+/// else `initdb` on PATH. None is a failure that says what to install.
+fn pg_bin() -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|bin| bin.join("initdb").is_file() && bin.join("pg_ctl").is_file())
+        .collect();
+    found.sort_by_key(|p| {
+        p.parent()
+            .and_then(Path::file_name)
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    if let Some(bin) = found.pop() {
+        return bin;
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|d| d.join("initdb").is_file() && d.join("pg_ctl").is_file());
+    on_path.unwrap_or_else(|| {
+        panic!(
+            "the PostgreSQL server (initdb, pg_ctl) is not installed: the history tests start a throwaway cluster; install it (Debian/Ubuntu: `apt-get install postgresql`, Fedora: `dnf install postgresql-server`) and run the tests again"
+        )
+    })
+}
+
+#[test]
+fn the_postgres_store_keeps_every_run() {
+    let cluster = Cluster::start();
+    scenarios(&|name| cluster.fresh(name));
+    let mut client =
+        postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
+    let version: i64 = client
+        .query_one("SELECT MAX(version) FROM schema_version", &[])
+        .expect("schema_version")
+        .get(0);
+    assert_eq!(version, 1);
+
+    // A database whose tables are not the history's, and a newer schema: exit 2.
+    let g = reports();
+    let url = cluster.fresh("foreign");
+    let mut foreign = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    foreign
+        .batch_execute("CREATE TABLE schema_version (version BIGINT NOT NULL); INSERT INTO schema_version VALUES (1); CREATE TABLE runs (x INTEGER);")
+        .expect("foreign tables");
+    assert_store_error(
+        &record(&g, &url, "pass.json", "c1", "main"),
+        "does not exist",
+    );
+    foreign
+        .batch_execute("INSERT INTO schema_version VALUES (7)")
+        .expect("newer");
+    assert_store_error(
+        &record(&g, &url, "pass.json", "c1", "main"),
+        "schema version 7 is newer",
+    );
+
+    // Nothing listens there: refused, exit 2.
+    let nowhere = tempfile::tempdir().expect("temp dir");
+    let url = format!(
+        "postgresql://ncugate@{}:5432/postgres",
+        nowhere.path().display().to_string().replace('/', "%2F")
+    );
+    let out = record(&g, &url, "pass.json", "c1", "main");
+    assert_store_error(&out, "cannot connect");
+    let out = g.run(&[
+        "history",
+        "show",
+        "--history",
+        "postgresql://ncugate:secret@127.0.0.1:1/x",
+    ]);
+    assert_store_error(&out, "cannot connect");
+    assert!(
+        !out.stderr.contains("secret"),
+        "the password is not shown: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn changes_name_the_commit_where_a_count_moved() {
+    let g = reports();
+    let url = "sqlite:h.sqlite";
+    for (report, commit) in [
+        ("pass.json", "c1"),
+        ("pass.json", "c2"),
+        ("regression.json", "c3"),
+        ("pass.json", "c4"),
+    ] {
+        assert_eq!(record(&g, url, report, commit, "main").code, 0);
+    }
+    let out = g.run(&[
+        "history",
+        "changes",
+        "--metric",
+        "sm__inst_executed.sum",
+        "--json",
+        "--history",
+        url,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let changes: Vec<(&str, &str)> = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["commit"].as_str().expect("commit"),
+                c["test"].as_str().expect("test"),
+            )
+        })
+        .collect();
+    // The total's instruction count moved at c3 and back at c4; no kernel
+    // that ran in both moved, and the regressed one runs under another key.
+    assert_eq!(
+        changes,
+        [("c3", "exact"), ("c4", "exact")],
+        "{}",
+        out.stdout
+    );
+    let text = g.run(&[
+        "history",
+        "changes",
+        "--metric",
+        "sm__inst_executed.sum",
+        "--history",
+        url,
+    ]);
+    assert!(
+        text.stdout.contains(
+            "c3 (main) · (total) · sm__inst_executed.sum: 132.12M inst → 228.07M inst (+72.6%)"
+        ),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("[a count: differs from the run before]"),
+        "{}",
+        text.stdout
+    );
+}
