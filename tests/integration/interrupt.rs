@@ -155,8 +155,17 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         signal(child.id(), sig);
         let out = finish(child, Duration::from_secs(30));
         out.one_clear_error(&format!("interrupted by {name}"))
-            .stderr_has("stopped 2 process(es)")
             .stderr_has("no report of this run was written");
+        // ncu and the app, and at times a short-lived helper of the stand-in's
+        // shell (its `mv`) that had not exited yet: 2 or 3.
+        let stopped: usize = out
+            .stderr
+            .split("stopped ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!((2..=3).contains(&stopped), "{name}: {}", out.stderr);
         assert!(
             out.stderr
                 .lines()
