@@ -59,8 +59,8 @@ fn a_100_column_log_shows_every_check_within_100_columns_failures_first() {
         out.stdout
     );
     let rows = table_rows(&out.stdout);
-    // 6 metrics × 3 kernels + 2 whole-run rules + the failed launch count.
-    assert_eq!(rows.len(), 21, "every check: {rows:#?}");
+    // 6 metrics × 3 kernels + 2 whole-run rules + 3 launch counts (one failed).
+    assert_eq!(rows.len(), 23, "every check: {rows:#?}");
     // Failing kernels first, and in each kernel its failures first.
     let table = &out.stdout[out.stdout.find("\nchecks").unwrap()..];
     let kernels: Vec<&str> = table
@@ -93,7 +93,7 @@ fn the_default_lists_what_changed_and_says_how_many_are_hidden() {
     assert_eq!(rows.len(), 6, "{rows:#?}");
     assert!(rows.iter().all(|r| r.ends_with("FAIL")), "{rows:#?}");
     assert!(
-        out.stdout.contains("15 others not shown: --show all"),
+        out.stdout.contains("17 others not shown: --show all"),
         "{}",
         out.stdout
     );
@@ -116,9 +116,9 @@ fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
         }
         assert!(
             out.stdout
-                .contains("checks: nothing failed; 20 passed (--show all lists them)")
+                .contains("checks: nothing failed; 23 passed (--show all lists them)")
                 || out.stdout.contains(
-                    "checks: nothing failed, warned or improved; 20 passed (--show all lists them)"
+                    "checks: nothing failed, warned or improved; 23 passed (--show all lists them)"
                 ),
             "{extra:?}: {}",
             out.stdout
@@ -126,8 +126,8 @@ fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
         assert!(out.stdout.lines().count() < 12, "{extra:?}: {}", out.stdout);
     }
     let all = gate.run(&check(&["--show", "all"]));
-    // 6 metrics × 3 kernels + 2 whole-run rules; passing launch counts are not rows.
-    assert_eq!(table_rows(&all.stdout).len(), 20, "{}", all.stdout);
+    // 6 metrics × 3 kernels + 2 whole-run rules + 3 launch counts: the headline's 23.
+    assert_eq!(table_rows(&all.stdout).len(), 23, "{}", all.stdout);
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn long_kernel_names_are_shortened_in_the_middle_in_the_terminal_only() {
     // name gets a line of its own, whole.
     let metric = "dram__throughput.avg.pct_of_peak_sustained_elapsed (mean)";
     assert!(table.contains(&format!("\n    {metric}\n")), "{table}");
-    assert_eq!(table_rows(&out.stdout).len(), 21, "{table}");
+    assert_eq!(table_rows(&out.stdout).len(), 23, "{table}");
 
     // 60 columns: the kernel names no longer fit either.
     let out = gate.run_with(&check(&["--show", "all"]), &[("COLUMNS", "60")]);

@@ -77,8 +77,9 @@ pub(super) fn table(out: &mut String, view: &View<'_>, style: &Style) {
     let mut total = 0;
     for section in &view.sections {
         let mut rows = Vec::new();
-        // A structural check that passed is not worth a row, nor a count.
-        for (check, cells) in section.measured().filter(|(c, _)| !c.is_quiet()) {
+        // Every check counts, as in the headline and every other format; a
+        // structural check that passed gets a row only with `--show all`.
+        for (check, cells) in section.measured() {
             total += 1;
             if style.show.keeps(check.status) {
                 let name = match (cells.rule.is_some(), check.kernel) {

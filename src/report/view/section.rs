@@ -101,11 +101,6 @@ impl<'r> Check<'r> {
         self.status.needs_attention()
     }
 
-    /// A structural check that passed: the terminal leaves these out of its count.
-    pub fn is_quiet(&self) -> bool {
-        self.cells().is_some_and(|c| c.rule.is_none()) && self.status == Status::Pass
-    }
-
     /// A measured row's cells.
     pub fn cells(&self) -> Option<&Cells<'r>> {
         match &self.kind {
