@@ -1,7 +1,6 @@
 //! Human formatting of values in base units, shared by every reporter and
 //! by the gates that word their own messages (compute-sanitizer, graph
-//! memory, baseline diffs), and a command line as a shell shows it. A leaf:
-//! `report::fmt` is this module.
+//! memory, baseline diffs), and a command line as a shell shows it. A leaf.
 
 /// A value in its base unit, scaled for reading: `48.54 us`, `67.11 MB`, `12.06M inst`, `49.41%`.
 pub fn format_value(v: f64, unit: &str) -> String {

@@ -21,7 +21,7 @@ pub const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
 /// Where `ncugate baseline record` will write, as set in `[gate] baseline`.
 pub const BASELINE_FILE: &str = "ncugate-baseline.json";
 
-pub use crate::config::InitConfig;
+use crate::config::InitConfig;
 
 /// Where `init` asks for what it was not told.
 pub trait Prompt {

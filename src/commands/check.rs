@@ -256,7 +256,7 @@ fn usable(
                 metric: rule.metric.clone(),
                 line: rule.line,
                 thresholds: thresholds.source.to_string(),
-                near: closest(&rule.metric, known).map(str::to_string),
+                near: crate::suggest::closest(&rule.metric, known).map(str::to_string),
             }));
         }
     }

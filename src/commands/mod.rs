@@ -33,8 +33,9 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
 use crate::sanitizer::run::SanitizerConfig;
+use crate::status::Outcome;
 use crate::suite;
-use crate::verdict::{Outcome, Report, Subject};
+use crate::verdict::{Report, Subject};
 use std::path::{Path, PathBuf};
 
 /// The exports a check or a recording works on, and how they were made.
@@ -98,7 +99,6 @@ fn acquire(
 }
 
 use crate::format::shell_words;
-pub use crate::suggest::closest;
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
 /// kernel: which metrics are responsible and what they cost. Full mode takes

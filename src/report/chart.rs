@@ -2,7 +2,8 @@
 //! mean with its ±σ whisker and the allowed band on the worse side, the
 //! current value in the verdict's colour, and the limit (plotters).
 
-use crate::verdict::{RuleResult, Status};
+use crate::status::Status;
+use crate::verdict::RuleResult;
 use plotters::prelude::*;
 
 /// A divisor and label that make `max` readable in `unit` (ns → us, byte → MB, …).

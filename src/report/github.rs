@@ -9,7 +9,7 @@
 use super::document::Document;
 use super::view::{Check, View};
 use super::{Outputs, markdown};
-use crate::verdict::{Outcome, Status};
+use crate::status::{Outcome, Status};
 use std::fmt::Write as _;
 use std::io::Write as _;
 

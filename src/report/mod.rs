@@ -10,8 +10,6 @@
 
 pub mod chart;
 pub mod document;
-/// Value formatting lives in [`crate::format`](mod@crate::format), a leaf every gate can use.
-pub use crate::format as fmt;
 pub mod github;
 pub mod html;
 pub mod json;

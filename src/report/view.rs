@@ -18,7 +18,8 @@ mod section;
 pub use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
 
 use crate::model::KernelKeyMode;
-use crate::verdict::{self, Counts, Devices, Outcome, Report, Status};
+use crate::status::{Outcome, Status};
+use crate::verdict::{self, Counts, Devices, Report};
 
 /// The label of the whole run where a kernel name would go.
 pub const TOTAL: &str = "(total)";

@@ -10,7 +10,7 @@
 use super::super::layout::{Column, fit, line, shorten_middle};
 use super::super::view::{Cells, Check, View, rank};
 use super::{Show, Style, mark, paint_verdict};
-use crate::verdict::Status;
+use crate::status::Status;
 use std::fmt::Write;
 
 const INDENT: usize = 4;
