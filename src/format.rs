@@ -104,9 +104,27 @@ pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     format!("{n} {word}")
 }
 
-/// A command line as a shell would show it: words with spaces or quotes quoted.
-pub fn shell_words(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+/// A command line as a shell would show it: each word through [`shell_quote`].
+pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A word as a POSIX shell needs it: as it is when every character is one
+/// a shell leaves alone, else in single quotes (a `'` inside as `'\''`).
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
@@ -124,5 +142,17 @@ mod tests {
         assert_eq!(format_change(10.0, 12.0), "+20.0%");
         assert_eq!(format_change(0.0, 0.0), "±0%");
         assert_eq!(format_change(0.0, 2627.85), "new (0 → 2627.85)");
+    }
+
+    #[test]
+    fn words_are_quoted_only_where_a_shell_needs_it() {
+        assert_eq!(shell_quote("--size=4"), "--size=4");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(
+            shell_words(&["./app", "--n", "two words"]),
+            "./app --n 'two words'"
+        );
     }
 }
