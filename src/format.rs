@@ -104,6 +104,11 @@ pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     format!("{n} {word}")
 }
 
+/// Lowercase hex of bytes (a digest): `[0xab, 0x01]` is `ab01`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A command line as a shell would show it: each word through [`shell_quote`].
 pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
     words
@@ -142,6 +147,12 @@ mod tests {
         assert_eq!(format_change(10.0, 12.0), "+20.0%");
         assert_eq!(format_change(0.0, 0.0), "±0%");
         assert_eq!(format_change(0.0, 2627.85), "new (0 → 2627.85)");
+    }
+
+    #[test]
+    fn bytes_in_hex() {
+        assert_eq!(hex(&[0xab, 0x01, 0x00]), "ab0100");
+        assert_eq!(hex(&[]), "");
     }
 
     #[test]

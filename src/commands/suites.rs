@@ -156,7 +156,7 @@ pub fn thresholds_digest(config: &SuiteConfig) -> String {
         hasher.update(text.as_bytes());
         hasher.update([0]);
     }
-    baselines::hex(&hasher.finalize())
+    crate::format::hex(&hasher.finalize())
 }
 
 /// Builds `w` unless its data are exports (`--input`) or its build already ran.
