@@ -208,7 +208,7 @@ fn trial_run(
     );
     let width = crate::report::terminal::width();
     for (kernel, k) in &run.kernels {
-        let name = crate::report::layout::shorten_middle(kernel, width.saturating_sub(16));
+        let name = crate::report::columns::shorten_middle(kernel, width.saturating_sub(16));
         let _ = writeln!(out, "  {:>5} × {name}", k.launches);
     }
     Ok(out)

@@ -91,7 +91,7 @@ pub fn chart(r: &RuleResult) -> Option<String> {
         let root = SVGBackend::with_string(&mut svg, (520, 150)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         // The kernel is the section's heading; the figure caption below holds the full name.
-        let caption = super::layout::shorten_middle(&r.rule, CAPTION_CHARS);
+        let caption = super::columns::shorten_middle(&r.rule, CAPTION_CHARS);
         let mut c = ChartBuilder::on(&root)
             .caption(caption, ("sans-serif", TEXT_PX + 1))
             .margin(6)

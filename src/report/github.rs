@@ -257,8 +257,8 @@ fn chart_label(r: &crate::verdict::RuleResult) -> String {
     };
     format!(
         "{}: {}",
-        super::layout::shorten_middle(kernel, 16),
-        super::layout::shorten_middle(what, 30)
+        super::columns::shorten_middle(kernel, 16),
+        super::columns::shorten_middle(what, 30)
     )
 }
 

@@ -9,12 +9,12 @@
 //! a stream (files atomically, in a fixed order).
 
 pub mod chart;
+pub mod columns;
 pub mod document;
 pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
-pub mod layout;
 pub mod markdown;
 pub mod terminal;
 pub mod view;

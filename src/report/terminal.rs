@@ -8,8 +8,8 @@
 
 mod table;
 
+use super::columns::{shorten_middle, wrap};
 use super::document::{Document, Workload};
-use super::layout::{shorten_middle, wrap};
 use super::view::{Cells, Check, Finding, Section, View, scope_name};
 use crate::status::{Outcome, Status};
 use crate::verdict::Report;

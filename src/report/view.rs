@@ -11,8 +11,8 @@
 //! a [`Subject`] variant and one function in `gates.rs` that makes its
 //! sections.
 
-mod cells;
 mod gates;
+mod rows;
 mod section;
 
 pub use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
@@ -117,7 +117,7 @@ impl<'r> View<'r> {
         sections.extend(gates::memory(&report.memory));
         View {
             report,
-            header: cells::header(report, &subject),
+            header: rows::header(report, &subject),
             device: device(&subject),
             subject,
             outcome: report.outcome,
