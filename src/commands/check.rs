@@ -2,7 +2,7 @@
 //! threshold rules, into a [`Report`]; an error comes with an error report.
 //! A suite checks each workload with this same function.
 
-use super::memory::sanitizer_stage;
+use super::sanitize::sanitizer_stage;
 use super::*;
 
 /// `ncugate check`: the report, or the error with its error report (which
