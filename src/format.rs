@@ -3,7 +3,7 @@
 //! memory, baseline diffs), and a command line as a shell shows it. A leaf.
 
 /// A value in its base unit, scaled for reading: `48.54 us`, `67.11 MB`, `12.06M inst`, `49.41%`.
-pub fn format_value(v: f64, unit: &str) -> String {
+pub(crate) fn format_value(v: f64, unit: &str) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
@@ -66,7 +66,7 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
 }
 
 /// A baseline as `mean ±stddev` (just the mean when the runs agree exactly).
-pub fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
+pub(crate) fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
     if stats.stddev == 0.0 {
         format_value(stats.mean, unit)
     } else {
@@ -79,7 +79,7 @@ pub fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
 }
 
 /// The first sentence of an ncu rule description (they run to a paragraph).
-pub fn first_sentence(text: &str) -> &str {
+pub(crate) fn first_sentence(text: &str) -> &str {
     match text.find(". ") {
         Some(i) => &text[..=i],
         None => text,
@@ -87,7 +87,7 @@ pub fn first_sentence(text: &str) -> &str {
 }
 
 /// The change from `from` to `to`: `+100.0%`, `-3.2%`, `±0`, or `0 → 2.6K` when `from` is 0.
-pub fn format_change(from: f64, to: f64) -> String {
+pub(crate) fn format_change(from: f64, to: f64) -> String {
     if from == to {
         "±0%".into()
     } else if from == 0.0 {
@@ -99,18 +99,18 @@ pub fn format_change(from: f64, to: f64) -> String {
 
 /// `n` and the word for it: `1 finding`, `3 findings` (`one` and `many`
 /// are the word's two forms: `launch`, `launches`).
-pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+pub(crate) fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let word = if n.to_string() == "1" { one } else { many };
     format!("{n} {word}")
 }
 
 /// Lowercase hex of bytes (a digest): `[0xab, 0x01]` is `ab01`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A command line as a shell would show it: each word through [`shell_quote`].
-pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
+pub(crate) fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
     words
         .iter()
         .map(|w| shell_quote(w.as_ref()))
@@ -120,7 +120,7 @@ pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
 
 /// A word as a POSIX shell needs it: as it is when every character is one
 /// a shell leaves alone, else in single quotes (a `'` inside as `'\''`).
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     if !word.is_empty()
         && word
             .bytes()

@@ -5,11 +5,11 @@
 
 /// How alike (Jaro-Winkler, 0 to 1) a known name must be to a typed one to
 /// be offered as what was meant.
-pub const THRESHOLD: f64 = 0.9;
+pub(crate) const THRESHOLD: f64 = 0.9;
 
 /// The names among `known` close enough to `name` to be what was meant,
 /// closest first (`name` itself first when it is known).
-pub fn ranked<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+pub(crate) fn ranked<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut scored: Vec<(f64, &str)> = known
         .map(|k| (strsim::jaro_winkler(name, k), k))
         .filter(|(score, _)| *score > THRESHOLD)
@@ -20,7 +20,7 @@ pub fn ranked<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<&'a s
 
 /// The name among `known` closest to `name` (other than `name` itself), if
 /// one is close enough to be a typo.
-pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     ranked(name, known.filter(|k| *k != name))
         .into_iter()
         .next()
