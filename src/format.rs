@@ -1,10 +1,9 @@
 //! Human formatting of values in base units, shared by every reporter and
 //! by the gates that word their own messages (compute-sanitizer, graph
-//! memory, baseline diffs), and a command line as a shell shows it. A leaf:
-//! `report::fmt` is this module.
+//! memory, baseline diffs), and a command line as a shell shows it. A leaf.
 
 /// A value in its base unit, scaled for reading: `48.54 us`, `67.11 MB`, `12.06M inst`, `49.41%`.
-pub fn format_value(v: f64, unit: &str) -> String {
+pub(crate) fn format_value(v: f64, unit: &str) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
@@ -67,7 +66,7 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
 }
 
 /// A baseline as `mean ±stddev` (just the mean when the runs agree exactly).
-pub fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
+pub(crate) fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
     if stats.stddev == 0.0 {
         format_value(stats.mean, unit)
     } else {
@@ -80,7 +79,7 @@ pub fn format_mu_sigma(stats: &crate::aggregate::Stats, unit: &str) -> String {
 }
 
 /// The first sentence of an ncu rule description (they run to a paragraph).
-pub fn first_sentence(text: &str) -> &str {
+pub(crate) fn first_sentence(text: &str) -> &str {
     match text.find(". ") {
         Some(i) => &text[..=i],
         None => text,
@@ -88,7 +87,7 @@ pub fn first_sentence(text: &str) -> &str {
 }
 
 /// The change from `from` to `to`: `+100.0%`, `-3.2%`, `±0`, or `0 → 2.6K` when `from` is 0.
-pub fn format_change(from: f64, to: f64) -> String {
+pub(crate) fn format_change(from: f64, to: f64) -> String {
     if from == to {
         "±0%".into()
     } else if from == 0.0 {
@@ -100,14 +99,37 @@ pub fn format_change(from: f64, to: f64) -> String {
 
 /// `n` and the word for it: `1 finding`, `3 findings` (`one` and `many`
 /// are the word's two forms: `launch`, `launches`).
-pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+pub(crate) fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let word = if n.to_string() == "1" { one } else { many };
     format!("{n} {word}")
 }
 
-/// A command line as a shell would show it: words with spaces or quotes quoted.
-pub fn shell_words(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+/// Lowercase hex of bytes (a digest): `[0xab, 0x01]` is `ab01`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A command line as a shell would show it: each word through [`shell_quote`].
+pub(crate) fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A word as a POSIX shell needs it: as it is when every character is one
+/// a shell leaves alone, else in single quotes (a `'` inside as `'\''`).
+pub(crate) fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
@@ -125,5 +147,23 @@ mod tests {
         assert_eq!(format_change(10.0, 12.0), "+20.0%");
         assert_eq!(format_change(0.0, 0.0), "±0%");
         assert_eq!(format_change(0.0, 2627.85), "new (0 → 2627.85)");
+    }
+
+    #[test]
+    fn bytes_in_hex() {
+        assert_eq!(hex(&[0xab, 0x01, 0x00]), "ab0100");
+        assert_eq!(hex(&[]), "");
+    }
+
+    #[test]
+    fn words_are_quoted_only_where_a_shell_needs_it() {
+        assert_eq!(shell_quote("--size=4"), "--size=4");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(
+            shell_words(&["./app", "--n", "two words"]),
+            "./app --n 'two words'"
+        );
     }
 }

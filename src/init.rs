@@ -21,7 +21,7 @@ pub const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
 /// Where `ncugate baseline record` will write, as set in `[gate] baseline`.
 pub const BASELINE_FILE: &str = "ncugate-baseline.json";
 
-pub use crate::config::InitConfig;
+use crate::config::InitConfig;
 
 /// Where `init` asks for what it was not told.
 pub trait Prompt {
@@ -208,7 +208,7 @@ fn trial_run(
     );
     let width = crate::report::terminal::width();
     for (kernel, k) in &run.kernels {
-        let name = crate::report::layout::shorten_middle(kernel, width.saturating_sub(16));
+        let name = crate::report::columns::shorten_middle(kernel, width.saturating_sub(16));
         let _ = writeln!(out, "  {:>5} × {name}", k.launches);
     }
     Ok(out)

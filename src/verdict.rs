@@ -6,7 +6,7 @@
 use crate::aggregate::Stats;
 use crate::exit;
 use crate::rules::{Per, Severity, Worse};
-pub use crate::status::{Outcome, Status};
+use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report schema.

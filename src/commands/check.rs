@@ -2,7 +2,7 @@
 //! threshold rules, into a [`Report`]; an error comes with an error report.
 //! A suite checks each workload with this same function.
 
-use super::memory::sanitizer_stage;
+use super::sanitize::sanitizer_stage;
 use super::*;
 
 /// `ncugate check`: the report, or the error with its error report (which
@@ -256,7 +256,7 @@ fn usable(
                 metric: rule.metric.clone(),
                 line: rule.line,
                 thresholds: thresholds.source.to_string(),
-                near: closest(&rule.metric, known).map(str::to_string),
+                near: crate::suggest::closest(&rule.metric, known).map(str::to_string),
             }));
         }
     }

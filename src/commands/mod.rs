@@ -4,7 +4,7 @@
 //! report, a suite run, a [`Text`]) or a [`Failed`]; [`execute`]
 //! (`execute.rs`) shows that value and takes the exit code from it, in one
 //! place. `check.rs` and `record.rs` hold the metric gate's two commands,
-//! `memory.rs` the sanitizer and leak gates, `suites.rs` the same commands
+//! `sanitize.rs` and `leaks.rs` the sanitizer and leak gates, `suites.rs` the same commands
 //! over a suite's workloads and `merge`; this file what they share (getting
 //! the data, parsing it, the notes about it, the baseline file for a GPU),
 //! `profile` and `baseline diff`.
@@ -12,15 +12,17 @@
 mod check;
 mod execute;
 mod history;
-mod memory;
+mod leaks;
 mod record;
+mod sanitize;
 mod suites;
 
 pub use check::check;
 pub use execute::{Failed, Gated, Text, capture_stdout, execute, print_error};
 pub use history::history;
-pub use memory::{leaks, sanitize};
+pub use leaks::leaks;
 pub use record::record;
+pub use sanitize::sanitize;
 pub use suites::{SuiteRun, merge, suite};
 
 use crate::baseline::{self, Baseline, InputFile, ProfileSettings};
@@ -35,8 +37,9 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
 use crate::sanitizer::run::SanitizerConfig;
+use crate::status::Outcome;
 use crate::suite;
-use crate::verdict::{Outcome, Report, Subject};
+use crate::verdict::{Report, Subject};
 use std::path::{Path, PathBuf};
 
 /// The exports a check or a recording works on, and how they were made.
@@ -100,7 +103,6 @@ fn acquire(
 }
 
 use crate::format::shell_words;
-pub use crate::suggest::closest;
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
 /// kernel: which metrics are responsible and what they cost. Full mode takes
@@ -281,4 +283,21 @@ pub fn diff(old: &Path, new: &Path, file_diff: bool) -> Result<Text> {
             file_diff,
         ))
     })
+}
+
+/// The end of `sanitize` and `leaks`: the finished report, or the error
+/// with an error report about the same subject.
+fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
+    match result {
+        Ok(mut report) => {
+            report.finish();
+            Ok(report)
+        }
+        Err(error) => {
+            let mut report = Report::about(subject, inputs);
+            report.errors.push(error.report_line());
+            report.finish();
+            Err(Failed::with_report(error, report))
+        }
+    }
 }

@@ -6,13 +6,14 @@
 //! and the others still run.
 
 use super::{Failed, Text};
+use crate::config::Workload;
 use crate::config::suite::{SuiteConfig, SuiteRuns};
 use crate::config::{CheckConfig, MergeConfig, RecordConfig, Source};
 use crate::error::{Error, Result};
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
 use crate::status::Outcome;
 use crate::suite::report::{SuiteReport, WorkloadReport};
-use crate::suite::{Workload, baselines, merge, shard};
+use crate::suite::{baselines, merge, shard};
 use sha2::{Digest, Sha256};
 
 /// Each workload that could not be gated, by name, with why.
@@ -155,7 +156,7 @@ pub fn thresholds_digest(config: &SuiteConfig) -> String {
         hasher.update(text.as_bytes());
         hasher.update([0]);
     }
-    baselines::hex(&hasher.finalize())
+    crate::format::hex(&hasher.finalize())
 }
 
 /// Builds `w` unless its data are exports (`--input`) or its build already ran.

@@ -3,7 +3,8 @@
 use crate::baseline::Baseline;
 use crate::model::Findings;
 use crate::rules::Policy;
-use crate::verdict::{FindingResult, Report, Status};
+use crate::status::Status;
+use crate::verdict::{FindingResult, Report};
 
 pub(super) fn check(
     report: &mut Report,

@@ -13,7 +13,8 @@ use crate::baseline::Baseline;
 use crate::error::{Error, Result};
 use crate::model::{Findings, Fingerprint, Run};
 use crate::rules::Thresholds;
-use crate::verdict::{Devices, Outcome, REPORT_SCHEMA_VERSION, Report};
+use crate::status::Outcome;
+use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
 
 /// Everything a comparison looks at.
 pub struct Inputs<'a> {

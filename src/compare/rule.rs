@@ -10,7 +10,8 @@ use crate::baseline::{Baseline, KernelEntry};
 use crate::format::{format_change, format_mu_sigma, format_value};
 use crate::model::Run;
 use crate::rules::{KernelFilter, Per, Rule, Thresholds, Worse};
-use crate::verdict::{RuleResult, Status};
+use crate::status::Status;
+use crate::verdict::RuleResult;
 
 pub(super) fn check_all(
     baseline: &Baseline,

@@ -4,7 +4,8 @@ use crate::aggregate::{self, Scope};
 use crate::baseline::Baseline;
 use crate::model::Run;
 use crate::rules::{LaunchPolicy, Policy, Structure};
-use crate::verdict::{Status, StructureCheck, StructureResult};
+use crate::status::Status;
+use crate::verdict::{StructureCheck, StructureResult};
 
 pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Vec<StructureResult> {
     let mut out = Vec::new();

@@ -5,10 +5,10 @@
 //! baseline`.
 
 use super::file::FileConfig;
-use super::given::{Given, profile_only};
 use super::output::{outputs, style};
 use super::run::{import_with_ncu, ncu_program, runner};
 use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
+use super::typed_flags::{Given, profile_only};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};

@@ -11,7 +11,6 @@
 
 pub mod file;
 pub mod gate;
-mod given;
 pub mod history;
 pub mod init;
 pub mod leaks;
@@ -22,15 +21,16 @@ pub mod run;
 pub mod sanitize;
 pub mod shard;
 pub mod suite;
+mod typed_flags;
 pub mod workload;
 
 pub use gate::{BaselinePlace, CheckConfig, RecordConfig, Source};
-pub use given::Given;
 pub use init::InitConfig;
 pub use leaks::{LeaksConfig, audit_cache_dir};
 pub use run::{default_ncu, runner_from_file};
 pub use sanitize::SanitizeConfig;
 pub use shard::Shard;
+pub use typed_flags::Given;
 pub use workload::Workload;
 
 use crate::cli::{BaselineCommand, Cli, CliCommand};

@@ -3,9 +3,9 @@
 //! stage `check` runs when `ncugate.toml` has a `[sanitizer]` table.
 
 use super::file::FileConfig;
-use super::given::{Given, sanitize_run_only};
 use super::output::{outputs, style};
 use super::run::runner;
+use super::typed_flags::{Given, sanitize_run_only};
 use crate::cli::SanitizeArgs;
 use crate::error::Result;
 use crate::options::{Layer, ProfileOptions, SanitizerOptions};

@@ -11,6 +11,7 @@ use super::workload::{self as workloads, DEFAULT_WORKLOAD, Workload};
 use super::{BaselinePlace, Source};
 use crate::cli::{RunArgs, SuiteArgs};
 use crate::error::{Error, Result};
+use crate::format::shell_quote;
 use crate::options::{Layer, ProfileOptions};
 use crate::report::Outputs;
 use crate::runner::RunnerConfig;
@@ -211,13 +212,13 @@ impl Selection {
         if let Some(config) = &run.config {
             record_flags.push_str(&format!(
                 " --config {}",
-                quote(&config.display().to_string())
+                shell_quote(&config.display().to_string())
             ));
         }
         if let Some(dir) = &suite.baselines.baselines {
             record_flags.push_str(&format!(
                 " --baselines {}",
-                quote(&dir.display().to_string())
+                shell_quote(&dir.display().to_string())
             ));
         }
         Ok(Selection {
@@ -270,17 +271,20 @@ impl Selection {
     fn record_command(&self, w: &Workload) -> String {
         let mut cmd = format!(
             "ncugate baseline record --workload {}{}",
-            quote(&w.name),
+            shell_quote(&w.name),
             self.record_flags
         );
         if let Some(t) = &self.thresholds_flag {
             cmd.push_str(&format!(
                 " --thresholds {}",
-                quote(&t.display().to_string())
+                shell_quote(&t.display().to_string())
             ));
         }
         for input in &self.inputs {
-            cmd.push_str(&format!(" --input {}", quote(&input.display().to_string())));
+            cmd.push_str(&format!(
+                " --input {}",
+                shell_quote(&input.display().to_string())
+            ));
         }
         cmd
     }
@@ -302,18 +306,5 @@ impl Selection {
             outputs,
             style,
         }
-    }
-}
-
-/// A word as a POSIX shell would need it quoted.
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }

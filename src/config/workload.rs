@@ -45,7 +45,7 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
             return Err(Error::from(crate::error::ConfigError::NoSuchWorkload {
                 name: name.clone(),
                 known: known.iter().map(|k| k.to_string()).collect(),
-                did_you_mean: suggestion(name, &known),
+                suggested: crate::suggest::closest(name, known.iter().copied()).map(str::to_string),
             }));
         }
     }
@@ -59,7 +59,7 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
             tags.dedup();
             return Err(Error::from(crate::error::ConfigError::NoSuchTag {
                 tag: tag.clone(),
-                did_you_mean: suggestion(tag, &tags),
+                suggested: crate::suggest::closest(tag, tags.iter().copied()).map(str::to_string),
                 known: tags.iter().map(|t| t.to_string()).collect(),
             }));
         }
@@ -71,17 +71,6 @@ pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<V
         .into_iter()
         .filter(|w| names.contains(&w.name) || w.tags.iter().any(|t| tags.contains(t)))
         .collect())
-}
-
-/// " (did you mean `x`?)" when a known word is close to `typed`.
-fn suggestion(typed: &str, known: &[&str]) -> String {
-    known
-        .iter()
-        .map(|k| (strsim::jaro_winkler(typed, k), k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -71,20 +71,20 @@ pub enum ConfigError {
     WorkloadWithoutCommand { name: String },
     #[error("workload name `{name}` is not safe as a file name")]
     UnsafeWorkloadName { name: String },
-    /// `--workload NAME` names no workload; `did_you_mean` is empty or
-    /// ` (did you mean `x`?)`.
+    /// `--workload NAME` names no workload; `suggested` is the known name
+    /// close to it, if any.
     #[error("no workload named `{name}`")]
     NoSuchWorkload {
         name: String,
         known: Vec<String>,
-        did_you_mean: String,
+        suggested: Option<String>,
     },
-    /// `--tag TAG` matches no workload; `did_you_mean` as for a name.
+    /// `--tag TAG` matches no workload; `suggested` as for a name.
     #[error("no workload is tagged `{tag}`")]
     NoSuchTag {
         tag: String,
         known: Vec<String>,
-        did_you_mean: String,
+        suggested: Option<String>,
     },
     /// A flag of one workload (`--baseline`, the app after `--`) with a suite selected.
     #[error(
@@ -135,9 +135,9 @@ impl ConfigError {
             E::DuplicateWorkload { .. } => "workload names must be unique: they name the baseline folders".into(),
             E::WorkloadWithoutCommand { .. } => "add command = [\"path/to/app\", \"arg\"] (argv, no shell)".into(),
             E::UnsafeWorkloadName { .. } => "use ASCII letters, digits, `.`, `_` and `-` (e.g. `train-step`), not starting with `.` or `-`".into(),
-            E::NoSuchWorkload { known, did_you_mean, .. } => format!("the config defines {}{did_you_mean}", known.join(", ")),
+            E::NoSuchWorkload { known, suggested, .. } => format!("the config defines {}{}", known.join(", "), did_you_mean(suggested)),
             E::NoSuchTag { known, .. } if known.is_empty() => "no workload has tags: add `tags = [\"…\"]` to a [[workload]]".into(),
-            E::NoSuchTag { known, did_you_mean, .. } => format!("known tags: {}{did_you_mean}", known.join(", ")),
+            E::NoSuchTag { known, suggested, .. } => format!("known tags: {}{}", known.join(", "), did_you_mean(suggested)),
             E::OneWorkloadFlag { .. } => "say which with --workload NAME".into(),
             E::ShardWithOneWorkloadFlag { flag } => format!("drop --shard, or drop {flag} and let each shard profile its workloads"),
             E::InvalidAllowPattern { .. } => "patterns are regular expressions".into(),
@@ -147,6 +147,7 @@ impl ConfigError {
     }
 }
 
+/// " (did you mean `x`?)" for a [`crate::suggest`]ion, else nothing.
 fn did_you_mean(suggested: &Option<String>) -> String {
     match suggested {
         Some(s) => format!(" (did you mean `{s}`?)"),

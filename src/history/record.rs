@@ -177,7 +177,7 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
         workload: workload.to_string(),
         gpu,
         outcome: report.outcome.as_str().to_string(),
-        digest: crate::suite::baselines::hex(&Sha256::digest(canonical.as_bytes())),
+        digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())),
         values,
     })
 }

@@ -126,11 +126,7 @@ fn key(tools: &Toolchain, cupti: &Cupti) -> String {
         h.update([0]);
         h.update(part.as_bytes());
     }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::format::hex(&h.finalize()[..8])
 }
 
 /// The library and whether this call compiled it.

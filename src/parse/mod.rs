@@ -93,10 +93,7 @@ fn starts_with_raw_header(path: &Path) -> Result<bool> {
 /// SHA-256 of bytes in memory, hex.
 pub fn sha256_bytes(data: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::format::hex(&Sha256::digest(data))
 }
 
 /// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
@@ -128,11 +125,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::format::hex(&hasher.finalize()))
 }
 
 fn is_report(path: &Path) -> Result<bool> {

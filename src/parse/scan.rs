@@ -154,7 +154,7 @@ impl<R: Read> RowScanner<R> {
     /// The SHA-256 of every byte read so far (the whole input once `next_row` returned `None`).
     pub fn sha256_hex(&self) -> String {
         let digest = self.hasher.clone().finalize();
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        crate::format::hex(&digest)
     }
 
     /// Bytes read from the input so far.
@@ -533,10 +533,7 @@ plain,,\"\"\n\
         }
         assert_eq!(n, 50);
         assert_eq!(scanner.bytes_read(), data.len() as u64);
-        let expected: String = Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let expected = crate::format::hex(&Sha256::digest(&data));
         assert_eq!(scanner.sha256_hex(), expected);
     }
 

@@ -2,7 +2,8 @@
 //! mean with its ±σ whisker and the allowed band on the worse side, the
 //! current value in the verdict's colour, and the limit (plotters).
 
-use crate::verdict::{RuleResult, Status};
+use crate::status::Status;
+use crate::verdict::RuleResult;
 use plotters::prelude::*;
 
 /// A divisor and label that make `max` readable in `unit` (ns → us, byte → MB, …).
@@ -90,7 +91,7 @@ pub fn chart(r: &RuleResult) -> Option<String> {
         let root = SVGBackend::with_string(&mut svg, (520, 150)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         // The kernel is the section's heading; the figure caption below holds the full name.
-        let caption = super::layout::shorten_middle(&r.rule, CAPTION_CHARS);
+        let caption = super::columns::shorten_middle(&r.rule, CAPTION_CHARS);
         let mut c = ChartBuilder::on(&root)
             .caption(caption, ("sans-serif", TEXT_PX + 1))
             .margin(6)

@@ -6,7 +6,8 @@
 //! — no format rewrites another's text.
 
 use super::view::View;
-use crate::verdict::{Counts, Outcome, Report};
+use crate::status::Outcome;
+use crate::verdict::{Counts, Report};
 
 /// The model behind a document, for the JSON report (which serializes it whole).
 pub trait Model {

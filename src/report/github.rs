@@ -9,7 +9,7 @@
 use super::document::Document;
 use super::view::{Check, View};
 use super::{Outputs, markdown};
-use crate::verdict::{Outcome, Status};
+use crate::status::{Outcome, Status};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
@@ -257,8 +257,8 @@ fn chart_label(r: &crate::verdict::RuleResult) -> String {
     };
     format!(
         "{}: {}",
-        super::layout::shorten_middle(kernel, 16),
-        super::layout::shorten_middle(what, 30)
+        super::columns::shorten_middle(kernel, 16),
+        super::columns::shorten_middle(what, 30)
     )
 }
 

@@ -8,7 +8,7 @@
 use super::Files;
 use super::document::{Document, Suite};
 use super::view::{Section, SectionKind, View};
-use crate::verdict::Status;
+use crate::status::Status;
 use maud::{DOCTYPE, Markup, html};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -138,11 +138,11 @@ pub fn class(status: Status) -> &'static str {
 }
 
 /// The CSS class of an outcome (a regression is painted as a failure).
-fn outcome_class(outcome: crate::verdict::Outcome) -> &'static str {
+fn outcome_class(outcome: crate::status::Outcome) -> &'static str {
     match outcome {
-        crate::verdict::Outcome::Pass => "pass",
-        crate::verdict::Outcome::Regression => "fail",
-        crate::verdict::Outcome::Error => "error",
+        crate::status::Outcome::Pass => "pass",
+        crate::status::Outcome::Regression => "fail",
+        crate::status::Outcome::Error => "error",
     }
 }
 

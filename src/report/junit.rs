@@ -6,7 +6,7 @@
 
 use super::document::Document;
 use super::view::View;
-use crate::verdict::Status;
+use crate::status::Status;
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
 /// The document as JUnit XML: every workload's testsuites, in a suite

@@ -9,14 +9,12 @@
 //! a stream (files atomically, in a fixed order).
 
 pub mod chart;
+pub mod columns;
 pub mod document;
-/// Value formatting lives in [`crate::format`](mod@crate::format), a leaf every gate can use.
-pub use crate::format as fmt;
 pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
-pub mod layout;
 pub mod markdown;
 pub mod terminal;
 pub mod view;

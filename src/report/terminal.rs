@@ -8,10 +8,11 @@
 
 mod table;
 
+use super::columns::{shorten_middle, wrap};
 use super::document::{Document, Workload};
-use super::layout::{shorten_middle, wrap};
 use super::view::{Cells, Check, Finding, Section, View, scope_name};
-use crate::verdict::{Outcome, Report, Status};
+use crate::status::{Outcome, Status};
+use crate::verdict::Report;
 use std::fmt::Write;
 
 /// Width of a log that is not a terminal (and the fallback everywhere).

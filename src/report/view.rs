@@ -11,14 +11,15 @@
 //! a [`Subject`] variant and one function in `gates.rs` that makes its
 //! sections.
 
-mod cells;
 mod gates;
+mod rows;
 mod section;
 
 pub use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
 
 use crate::model::KernelKeyMode;
-use crate::verdict::{self, Counts, Devices, Outcome, Report, Status};
+use crate::status::{Outcome, Status};
+use crate::verdict::{self, Counts, Devices, Report};
 
 /// The label of the whole run where a kernel name would go.
 pub const TOTAL: &str = "(total)";
@@ -116,7 +117,7 @@ impl<'r> View<'r> {
         sections.extend(gates::memory(&report.memory));
         View {
             report,
-            header: cells::header(report, &subject),
+            header: rows::header(report, &subject),
             device: device(&subject),
             subject,
             outcome: report.outcome,

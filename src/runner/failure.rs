@@ -133,16 +133,10 @@ pub fn suggestions(name: &str) -> Vec<String> {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),
     };
-    let mut scored: Vec<(f64, &str)> = GH100_METRICS
-        .lines()
-        .map(|m| (strsim::jaro_winkler(base, m), m))
-        .filter(|(s, _)| *s > 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored
+    crate::suggest::ranked(base, GH100_METRICS.lines())
         .into_iter()
         .take(3)
-        .map(|(_, m)| format!("{m}{suffix}"))
+        .map(|m| format!("{m}{suffix}"))
         .collect()
 }
 

@@ -41,23 +41,11 @@ impl CommandSpec {
 
     /// The command line for messages and logs (shell-quoted where needed).
     pub fn display(&self) -> String {
-        std::iter::once(&self.program)
+        let words: Vec<&str> = std::iter::once(&self.program)
             .chain(&self.args)
-            .map(|a| quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-fn quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
+            .map(String::as_str)
+            .collect();
+        crate::format::shell_words(&words)
     }
 }
 

@@ -119,12 +119,9 @@ pub fn digest(dir: &Path, workloads: &[String]) -> Result<String> {
         }
     }
     lines.sort();
-    Ok(hex(&Sha256::digest(lines.join("\n").as_bytes())))
-}
-
-/// Lowercase hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(crate::format::hex(&Sha256::digest(
+        lines.join("\n").as_bytes(),
+    )))
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 //! a written outcome that its checks contradict (every outcome is recomputed
 //! by the code `check` uses), and a merge that gates nothing.
 
-use super::Shard;
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
+use crate::config::Shard;
 use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
 use std::path::{Path, PathBuf};
 

@@ -15,5 +15,4 @@ pub mod render;
 pub mod report;
 pub mod shard;
 
-pub use crate::config::{Shard, Workload};
 pub use report::SuiteReport;

@@ -3,10 +3,11 @@
 //! the workload lists, digests of the thresholds and baselines, the version).
 //! Serialized as the `--json` report of a suite (`kind: "suite"`).
 
-use crate::verdict::{Outcome, Report};
+use crate::status::Outcome;
+use crate::verdict::Report;
 use serde::{Deserialize, Serialize};
 
-use super::Shard;
+use crate::config::Shard;
 
 /// Version of the suite JSON report.
 pub const SUITE_SCHEMA_VERSION: u32 = 1;

@@ -79,17 +79,17 @@ fn config_errors() -> Vec<ConfigError> {
         E::NoSuchWorkload {
             name: s("trian"),
             known: vec![s("train"), s("infer")],
-            did_you_mean: s(" (did you mean `train`?)"),
+            suggested: Some(s("train")),
         },
         E::NoSuchTag {
             tag: s("nighty"),
             known: vec![s("nightly")],
-            did_you_mean: s(" (did you mean `nightly`?)"),
+            suggested: Some(s("nightly")),
         },
         E::NoSuchTag {
             tag: s("nightly"),
             known: vec![],
-            did_you_mean: s(""),
+            suggested: None,
         },
         E::OneWorkloadFlag {
             flag: s("--baseline"),

@@ -159,7 +159,8 @@ fn passing_and_finding_reports_are_valid_junit() {
 fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
     use ncugate::aggregate::Stats;
     use ncugate::rules::{Per, Severity, Worse};
-    use ncugate::verdict::{Report, RuleResult, Status};
+    use ncugate::status::Status;
+    use ncugate::verdict::{Report, RuleResult};
     let name = "void at::vectorized_elementwise_kernel<4, at::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3) & \"q\" | x";
     let mut report = Report::error(
         "b.json",
@@ -274,7 +275,8 @@ fn github_mode_annotates_summarizes_and_sets_outputs() {
 
 #[test]
 fn github_annotations_are_capped_at_ten_per_level() {
-    use ncugate::verdict::{Report, Status, StructureCheck, StructureResult};
+    use ncugate::status::Status;
+    use ncugate::verdict::{Report, StructureCheck, StructureResult};
     let mut report = Report::empty("b.json", vec![], vec![], "t.toml");
     for i in 0..13 {
         report.structure.push(StructureResult {

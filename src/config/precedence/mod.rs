@@ -14,8 +14,8 @@ use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod health;
 mod metric;
+mod sanitizer_memory_suite;
 
 /// Set in a child: `env` (the concern's variables are set) or `none`.
 const LAYER: &str = "NCUGATE_TEST_LAYER";

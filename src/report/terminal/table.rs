@@ -7,10 +7,10 @@
 //! lines keep both), and when the names still do not fit, each name gets a
 //! line of its own above its values.
 
-use super::super::layout::{Column, fit, line, shorten_middle};
+use super::super::columns::{Column, fit, line, shorten_middle};
 use super::super::view::{Cells, Check, View, rank};
 use super::{Show, Style, mark, paint_verdict};
-use crate::verdict::Status;
+use crate::status::Status;
 use std::fmt::Write;
 
 const INDENT: usize = 4;

@@ -6,8 +6,9 @@ use crate::memory::MemoryResult;
 use crate::model::{Aggregate, Finding};
 use crate::rules::{Per, Severity, Worse};
 use crate::sanitizer::SanitizerFinding;
+use crate::status::Status;
 use crate::verdict::{
-    Devices, FindingResult, Report, RuleResult, Status, StructureCheck, StructureResult, Subject,
+    Devices, FindingResult, Report, RuleResult, StructureCheck, StructureResult, Subject,
 };
 
 const SCALE: &str = "void scale<0>(const float *, float *, long, int)";

@@ -3,7 +3,7 @@
 //! memory. The titles, the grouping and the order of every section are
 //! decided here, once, for every format.
 
-use super::{Check, Section, SectionKind, TOTAL, cells, rank};
+use super::{Check, Section, SectionKind, TOTAL, rank, rows};
 use crate::memory::MemoryResult;
 use crate::sanitizer::SanitizerFinding;
 use crate::verdict::Report;
@@ -15,14 +15,14 @@ use std::collections::BTreeMap;
 pub(super) fn metrics(report: &Report) -> Vec<Section<'_>> {
     let mut kernels: BTreeMap<&str, Vec<Check<'_>>> = BTreeMap::new();
     let mut total: Vec<Check<'_>> = Vec::new();
-    let measured = report.structure.iter().map(cells::structure_check).chain(
+    let measured = report.structure.iter().map(rows::structure_check).chain(
         report
             .rules
             .iter()
             .enumerate()
-            .map(|(i, r)| cells::rule_check(i, r)),
+            .map(|(i, r)| rows::rule_check(i, r)),
     );
-    for check in measured.chain(report.findings.iter().map(cells::finding)) {
+    for check in measured.chain(report.findings.iter().map(rows::finding)) {
         match check.kernel {
             Some(k) => kernels.entry(k).or_default().push(check),
             None => total.push(check),
@@ -53,7 +53,7 @@ pub(super) fn sanitizer(findings: &[SanitizerFinding]) -> Vec<Section<'_>> {
             let checks = findings
                 .iter()
                 .filter(|f| f.tool.as_str() == tool)
-                .map(cells::sanitizer)
+                .map(rows::sanitizer)
                 .collect();
             list(format!("compute-sanitizer {tool}"), checks)
         })
@@ -67,7 +67,7 @@ pub(super) fn memory(results: &[MemoryResult]) -> Vec<Section<'_>> {
     }
     vec![list(
         "GPU memory".into(),
-        results.iter().map(cells::memory).collect(),
+        results.iter().map(rows::memory).collect(),
     )]
 }
 

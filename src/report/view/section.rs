@@ -3,7 +3,8 @@
 //! each row's words, its table cells (a rule, a structural check), its
 //! finding (new ncu findings) or where it happened (a list row).
 
-use crate::verdict::{RuleResult, Status};
+use crate::status::Status;
+use crate::verdict::RuleResult;
 use std::borrow::Cow;
 
 /// How a section's rows are shown.

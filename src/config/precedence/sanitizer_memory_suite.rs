@@ -8,7 +8,7 @@ use std::path::Path;
 #[test]
 fn sanitizer_settings_flag_over_env_over_file_over_default() {
     layers(
-        "config::precedence::health::sanitizer_layers",
+        "config::precedence::sanitizer_memory_suite::sanitizer_layers",
         &[
             ("NCUGATE_SANITIZER", "env-sanitizer"),
             ("NCUGATE_LEAK_CHECK", "false"),
@@ -98,7 +98,10 @@ fn sanitizer_layers() {
 /// with or without a `[sanitizer]` table, and the stage `check` runs for one.
 #[test]
 fn leak_check_is_on_by_default_on_the_command_line_and_in_the_file() {
-    layers("config::precedence::health::leak_check_default", &[]);
+    layers(
+        "config::precedence::sanitizer_memory_suite::leak_check_default",
+        &[],
+    );
 }
 
 #[test]
@@ -135,7 +138,7 @@ fn leak_check_default() {
 #[test]
 fn memory_settings_flag_over_env_over_file_over_default() {
     layers(
-        "config::precedence::health::memory_layers",
+        "config::precedence::sanitizer_memory_suite::memory_layers",
         &[
             ("NCUGATE_HISTORY", "env.jsonl"),
             ("NCUGATE_AUDIT_LIB", "env.so"),
@@ -212,7 +215,7 @@ fn memory_layers() {
 #[test]
 fn suite_and_report_settings_flag_over_env_over_file_over_default() {
     layers(
-        "config::precedence::health::suite_layers",
+        "config::precedence::sanitizer_memory_suite::suite_layers",
         &[
             ("NCUGATE_BASELINES", "env-baselines"),
             ("NCUGATE_SHOW", "fail"),

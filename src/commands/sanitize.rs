@@ -1,5 +1,5 @@
-//! `ncugate sanitize` and `ncugate leaks`, and the sanitizer stage that
-//! `check` runs when `ncugate.toml` has a `[sanitizer]` section.
+//! `ncugate sanitize`, and the sanitizer stage that `check` runs when
+//! `ncugate.toml` has a `[sanitizer]` section.
 
 use super::*;
 
@@ -78,35 +78,4 @@ pub(super) fn sanitizer_stage(
         report.sanitizer.extend(run.findings);
     }
     Ok(())
-}
-
-/// `ncugate leaks`: the graph-memory gate.
-pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
-    let subject = Subject::Memory {
-        app: shell_words(&config.runner.app),
-    };
-    let mut report = Report::about(subject.clone(), Vec::new());
-    let result = crate::memory::run::run(&config.audit(), processes).map(|found| {
-        report.memory = found.memory;
-        report.notes.extend(found.notes);
-        report
-    });
-    conclude(result, Vec::new(), subject)
-}
-
-/// The end of `sanitize` and `leaks`: the finished report, or the error
-/// with an error report about the same subject.
-fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
-    match result {
-        Ok(mut report) => {
-            report.finish();
-            Ok(report)
-        }
-        Err(error) => {
-            let mut report = Report::about(subject, inputs);
-            report.errors.push(error.report_line());
-            report.finish();
-            Err(Failed::with_report(error, report))
-        }
-    }
 }
