@@ -20,7 +20,7 @@ use std::fmt;
 /// key that appears twice in one object, or "a string in PLACE holds U+000A,
 /// …" for the first key or string with an [`unprintable`] character; `Err`
 /// with serde_json's message for text that is not JSON; `Ok` otherwise.
-pub fn no_duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+pub fn no_duplicate_keys_or_unprintable(text: &str) -> Result<(), serde_json::Error> {
     let mut path = Vec::new();
     let mut de = serde_json::Deserializer::from_str(text);
     Walk { path: &mut path }.deserialize(&mut de)?;
@@ -151,7 +151,7 @@ mod tests {
     use super::*;
 
     fn message(text: &str) -> String {
-        no_duplicate_keys(text)
+        no_duplicate_keys_or_unprintable(text)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn names_the_repeated_key_and_where_it_is() {
-        assert!(no_duplicate_keys(r#"{"a": [1, {"b": 2}], "c": {"b": 3}}"#).is_ok());
+        assert!(no_duplicate_keys_or_unprintable(r#"{"a": [1, {"b": 2}], "c": {"b": 3}}"#).is_ok());
         assert_eq!(
             message("{\"runs\": 1,\n\"runs\": 2}"),
             "duplicate key `runs` in the top-level object at line 2 column 6"

@@ -211,7 +211,7 @@ impl Baseline {
             }
         }
         // A typed map (and a `Value`) keeps the last of two equal keys silently.
-        keys::no_duplicate_keys(&text).map_err(|e| BaselineError::DuplicateKey {
+        keys::no_duplicate_keys_or_unprintable(&text).map_err(|e| BaselineError::DuplicateKey {
             path: path.clone(),
             reason: e.to_string(),
         })?;

@@ -56,7 +56,7 @@ pub fn build(
         }
     }
     // Mixed graph-profiling modes explain differing kernels: say that first.
-    crate::model::common_graph_mode(runs)?;
+    let graph_mode = crate::model::common_graph_mode(runs)?;
     same_kernels(runs)?;
     let mut kernels = BTreeMap::new();
     for key in aggregate::kernel_keys(runs) {
@@ -69,7 +69,6 @@ pub fn build(
         kernels.insert(key, entry);
     }
     let details = findings.map(|(_, files)| files).unwrap_or_default();
-    let graph_mode = crate::model::common_graph_mode(runs)?;
     Ok(Baseline {
         schema_version: SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),

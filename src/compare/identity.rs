@@ -54,7 +54,12 @@ pub fn pairs(baseline: &Baseline, runs: &[Run]) -> Vec<Pair> {
     if new.is_empty() || missing.is_empty() {
         return Vec::new();
     }
-    let per_run = |key: &str| aggregate::launches(runs, Scope::Kernel(key));
+    // Each new kernel's launches per run, counted once.
+    let launches: BTreeMap<&str, Vec<u64>> = new
+        .iter()
+        .map(|&n| (n, aggregate::launches(runs, Scope::Kernel(n))))
+        .collect();
+    let per_run = |key: &str| launches.get(key).map_or(&[][..], Vec::as_slice);
     let as_baseline = |key: &str, launches: &[u64]| {
         baseline.kernels.get(key).is_some_and(|e| {
             launches
@@ -84,13 +89,10 @@ pub fn pairs(baseline: &Baseline, runs: &[Run]) -> Vec<Pair> {
                         let fits: Vec<&str> = news
                             .iter()
                             .copied()
-                            .filter(|n| as_baseline(o, &per_run(n)))
+                            .filter(|n| as_baseline(o, per_run(n)))
                             .collect();
                         let [n] = fits[..] else { return None };
-                        let rivals = olds
-                            .iter()
-                            .filter(|o2| as_baseline(o2, &per_run(n)))
-                            .count();
+                        let rivals = olds.iter().filter(|o2| as_baseline(o2, per_run(n))).count();
                         (rivals == 1).then_some((o, n))
                     })
                     .collect()

@@ -56,7 +56,8 @@ pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Ve
         path: path.to_path_buf(),
         problem,
     };
-    crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| bad(format!("{e}")))?;
+    crate::baseline::keys::no_duplicate_keys_or_unprintable(&text)
+        .map_err(|e| bad(format!("{e}")))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON report ({e})")))?;
     let reports: Vec<(String, Report)> = if value.get("kind").is_some() {

@@ -25,7 +25,7 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
         })
     })?;
     // serde_json keeps the last of two equal keys: `"status":"fail","status":"pass"` would pass.
-    crate::baseline::keys::no_duplicate_keys(&text).map_err(|e| {
+    crate::baseline::keys::no_duplicate_keys_or_unprintable(&text).map_err(|e| {
         bad(ReportError::DuplicateKey {
             reason: e.to_string(),
         })
