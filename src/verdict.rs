@@ -10,7 +10,15 @@ use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report schema.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+/// The oldest report `schema_version` still read (`merge`, `history record`):
+/// version 2 only added optional fields.
+pub const OLDEST_REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Whether a report of `version` can be read.
+pub fn reads_report_version(version: u64) -> bool {
+    (u64::from(OLDEST_REPORT_SCHEMA_VERSION)..=u64::from(REPORT_SCHEMA_VERSION)).contains(&version)
+}
 
 /// One rule applied to one kernel key (or to the run total).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

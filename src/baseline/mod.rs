@@ -20,7 +20,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The baseline schema this version reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest baseline `schema_version` still read: version 2 only added
+/// optional fields, so a version-1 file reads as a version-2 one without them.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// A recorded baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -197,7 +200,8 @@ impl Baseline {
             .as_ref()
             .and_then(serde_json::Value::as_u64)
         {
-            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v)
+                if (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
             Some(v) => {
                 return Err(BaselineError::SchemaVersion {
                     path,

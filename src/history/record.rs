@@ -93,7 +93,7 @@ pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Ve
 /// A single check's report, its outcome recomputed from its checks.
 fn single(value: serde_json::Value) -> std::result::Result<Report, String> {
     match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(REPORT_SCHEMA_VERSION) => {}
+        Some(v) if crate::verdict::reads_report_version(v) => {}
         other => {
             return Err(format!(
                 "report schema_version {} (this ncugate reads {REPORT_SCHEMA_VERSION})",

@@ -34,7 +34,10 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
         return Err(bad(ReportError::NotSuite));
     }
     match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SUITE_SCHEMA_VERSION) => {}
+        Some(v)
+            if (u64::from(super::report::OLDEST_SUITE_SCHEMA_VERSION)
+                ..=u64::from(SUITE_SCHEMA_VERSION))
+                .contains(&v) => {}
         found => {
             return Err(bad(ReportError::SchemaVersion {
                 found,
@@ -65,13 +68,15 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
     for w in &mut report.workloads {
         let name = &w.name;
         let inner = w.report.schema_version;
-        if inner != crate::verdict::REPORT_SCHEMA_VERSION {
+        if !crate::verdict::reads_report_version(u64::from(inner)) {
             return Err(ReportError::WorkloadSchemaVersion {
                 workload: name.clone(),
                 found: inner,
                 reads: crate::verdict::REPORT_SCHEMA_VERSION,
             });
         }
+        // A version-1 report reads as a version-2 one; it is written back as such.
+        w.report.schema_version = crate::verdict::REPORT_SCHEMA_VERSION;
         let written = (w.report.outcome, w.report.exit_code);
         w.report.finish();
         if written != (w.report.outcome, w.report.exit_code) {

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::Shard;
 
 /// Version of the suite JSON report.
-pub const SUITE_SCHEMA_VERSION: u32 = 1;
+pub const SUITE_SCHEMA_VERSION: u32 = 2;
+/// The oldest suite report `schema_version` still read by `merge`.
+pub const OLDEST_SUITE_SCHEMA_VERSION: u32 = 1;
 /// The `kind` of a suite report (a single check's report has none).
 pub const KIND: &str = "suite";
 

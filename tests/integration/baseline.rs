@@ -106,7 +106,7 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
     gate.base_baseline(&[]);
     let text = gate.read("baseline.json");
     let value: Value = serde_json::from_str(&text).expect("JSON");
-    assert_eq!(value["schema_version"], 1);
+    assert_eq!(value["schema_version"], 2);
     assert_eq!(value["kernel_key"], "demangled");
     assert_eq!(value["runs"], 3);
     assert_eq!(value["fingerprint"]["gpus"][0]["name"], "NVIDIA H200");
@@ -124,7 +124,7 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
         scale["metrics"]["sm__inst_executed.sum"]["sum"]["stddev"],
         0.0
     );
-    assert!(text.starts_with("{\n  \"schema_version\": 1,\n"));
+    assert!(text.starts_with("{\n  \"schema_version\": 2,\n"));
     // The sha256 is of the file's bytes.
     let digest = std::process::Command::new("sha256sum")
         .arg(gate.path("base1.csv"))

@@ -154,11 +154,27 @@ fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
 }
 
 #[test]
+fn a_version_1_baseline_is_still_read() {
+    // Version 2 only added optional fields: a baseline ncugate 0.1 wrote gates as before.
+    let gate = recorded();
+    let text = gate
+        .read("baseline.json")
+        .replace("\"schema_version\": 2", "\"schema_version\": 1");
+    assert!(text.contains("\"schema_version\": 1"));
+    gate.write("v1.json", text);
+    gate.run(&["check", "--baseline", "v1.json", "--input", "base1.csv"])
+        .code(0);
+    gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
+    gate.run(&["check", "--baseline", "v1.json", "--input", "strided.csv"])
+        .code(1);
+}
+
+#[test]
 fn an_unknown_baseline_schema() {
     let gate = recorded();
     let text = gate
         .read("baseline.json")
-        .replace("\"schema_version\": 1", "\"schema_version\": 99");
+        .replace("\"schema_version\": 2", "\"schema_version\": 99");
     gate.write("future.json", text);
     gate.run(&["check", "--baseline", "future.json", "--input", "base1.csv"])
         .one_clear_error("unknown baseline schema_version 99");

@@ -41,7 +41,7 @@ fn the_committed_schemas_are_the_types() {
 fn baselines_and_reports_of_one_gate_validate() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    assert_valid_json("baseline.v1.json", &read_json(&gate.path("baseline.json")));
+    assert_valid_json("baseline.v2.json", &read_json(&gate.path("baseline.json")));
     gate.h200("graph_app.strided.fast.raw.base-units.csv", "strided.csv")
         .h200("graph_app.strided.fast.details.csv", "strided.details.csv");
     // A pass, a regression with findings, an error before any comparison.
@@ -59,7 +59,7 @@ fn baselines_and_reports_of_one_gate_validate() {
         gate.run(&all).code(code);
         let report = read_json(&gate.path("r.json"));
         assert_eq!(report["exit_code"], code);
-        assert_valid_json("report.v1.json", &report);
+        assert_valid_json("report.v2.json", &report);
     }
     std::fs::copy(
         Path::new(REFERENCE).join("sanitizer/seed-program.memcheck.xml"),
@@ -74,7 +74,7 @@ fn baselines_and_reports_of_one_gate_validate() {
             .as_array()
             .is_some_and(|f| !f.is_empty())
     );
-    assert_valid_json("report.v1.json", &report);
+    assert_valid_json("report.v2.json", &report);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn the_committed_examples_and_their_merge_validate() {
     let mut seen = 0;
     for workload in std::fs::read_dir(&baselines).expect("examples/suite/baselines") {
         for file in std::fs::read_dir(workload.expect("entry").path()).expect("workload dir") {
-            assert_valid_json("baseline.v1.json", &read_json(&file.expect("entry").path()));
+            assert_valid_json("baseline.v2.json", &read_json(&file.expect("entry").path()));
             seen += 1;
         }
     }
@@ -93,7 +93,7 @@ fn the_committed_examples_and_their_merge_validate() {
     for k in 1..=2 {
         let name = format!("regressed.shard-{k}-of-2.json");
         let shard = repo(&format!("examples/suite/h200/{name}"));
-        assert_valid_json("suite-report.v1.json", &read_json(&shard));
+        assert_valid_json("suite-report.v2.json", &read_json(&shard));
         gate.copy(&shard, &name);
         merge.push(name);
     }
@@ -101,7 +101,7 @@ fn the_committed_examples_and_their_merge_validate() {
     let args: Vec<&str> = merge.iter().map(String::as_str).collect();
     gate.run(&args).code(1);
     assert_valid_json(
-        "suite-report.v1.json",
+        "suite-report.v2.json",
         &read_json(&gate.path("merged.json")),
     );
 }
@@ -114,13 +114,13 @@ fn what_ncugate_would_refuse_does_not_validate() {
     // Baselines refuse unknown keys (a typo must not pass for a setting).
     let mut extra = baseline.clone();
     extra["thresholds_file"] = "t.toml".into();
-    assert!(!json_schema_errors("baseline.v1.json", &extra).is_empty());
+    assert!(!json_schema_errors("baseline.v2.json", &extra).is_empty());
     let mut missing = baseline;
     missing
         .as_object_mut()
         .expect("object")
         .remove("fingerprint");
-    assert!(!json_schema_errors("baseline.v1.json", &missing).is_empty());
+    assert!(!json_schema_errors("baseline.v2.json", &missing).is_empty());
     gate.run(&[
         "check",
         "--baseline",
@@ -133,7 +133,7 @@ fn what_ncugate_would_refuse_does_not_validate() {
     .code(0);
     let mut report = read_json(&gate.path("r.json"));
     report["outcome"] = "maybe".into();
-    let errors = json_schema_errors("report.v1.json", &report);
+    let errors = json_schema_errors("report.v2.json", &report);
     assert!(
         errors.iter().any(|e| e.starts_with("/outcome")),
         "{errors:?}"

@@ -67,7 +67,7 @@ fn replay(gate: &Gate, audit: &str) -> ReplayRunner {
 /// The JSON report, checked against its schema.
 fn json(gate: &Gate) -> serde_json::Value {
     let report = serde_json::from_str(&gate.read("report.json")).expect("JSON");
-    common::assert_valid_json("report.v1.json", &report);
+    common::assert_valid_json("report.v2.json", &report);
     report
 }
 

@@ -44,7 +44,7 @@ fn json_report() {
     let (gate, _) = redundant();
     let text = gate.read("report.json");
     let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(value["schema_version"], 1);
+    assert_eq!(value["schema_version"], 2);
     assert_eq!(value["outcome"], "regression");
     assert_eq!(value["exit_code"], 1);
     insta::assert_snapshot!(
