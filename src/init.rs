@@ -279,7 +279,12 @@ clock_control = \"none\"
 # Recorded by `ncugate baseline record` on the GPU runner; commit it.
 baseline = \"{BASELINE_FILE}\"
 # The rules: which metrics, how much worse is a regression. Start from the built-in ones.
-thresholds = \"{THRESHOLDS_FILE}\""
+thresholds = \"{THRESHOLDS_FILE}\"
+# How `baseline record` names kernels (the baseline records it; `check` uses the baseline's):
+# \"demangled\" is the name exactly as ncu prints it, \"function\" the function name alone, so
+# `scale<0>(float *)` and `scale<2>(float *)` are one kernel. With either, a kernel renamed by a
+# change (template arguments, a generated kernel's number) is paired with its old name.
+kernel_key = \"demangled\""
     );
     t
 }
@@ -333,6 +338,9 @@ mod tests {
             parsed["build"]["command"][2].as_str(),
             Some("make -j8 && echo ok")
         );
+        // Written with its comment, so a user sees the choice before the first baseline.
+        assert_eq!(parsed["gate"]["kernel_key"].as_str(), Some("demangled"));
+        assert!(text.contains("\"function\" the function name alone"));
         let rules =
             crate::rules::Thresholds::parse(&thresholds_text(&app), "t.toml").expect("rules");
         assert_eq!(

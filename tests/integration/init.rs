@@ -55,6 +55,13 @@ fn on_ci_it_asks_nothing_and_writes_both_files() {
         config["gate"]["thresholds"].as_str(),
         Some("ncugate-thresholds.toml")
     );
+    // The kernel key is written, with what it means, not left to a default nobody sees.
+    assert_eq!(config["gate"]["kernel_key"].as_str(), Some("demangled"));
+    assert!(
+        gate.read("ncugate.toml").contains("# How `baseline record` names kernels"),
+        "{}",
+        gate.read("ncugate.toml")
+    );
     let thresholds = gate.read("ncugate-thresholds.toml");
     assert!(thresholds.starts_with("# Thresholds for `./app --iters 3`"));
     assert!(thresholds.contains("[[rule]]"));
