@@ -70,6 +70,9 @@ pub struct InitArgs {
     /// Ask nothing, even on a terminal (CI runners never get questions).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Print the built-in thresholds, each `[[rule]]` numbered as reports name it ("built-in rule 3"), and write nothing.
+    #[arg(long, conflicts_with_all = ["build", "force", "no_profile", "app"])]
+    pub print_thresholds: bool,
     /// The app and its arguments, as ncu should run it.
     #[arg(last = true, value_name = "APP ARGS")]
     pub app: Vec<String>,

@@ -20,6 +20,35 @@ pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
 /// The file of ncugate's repository the built-in rules are.
 const BUILT_IN_PATH: &str = "thresholds/default.toml";
 
+/// Whether a line of a thresholds file opens a rule (`[[rule]]`).
+fn opens_rule(line: &str) -> bool {
+    line.trim_start().starts_with("[[rule]]")
+}
+
+/// The number of the built-in rule whose `[[rule]]` is on `line` (1-based,
+/// in file order): reports say "built-in rule 3", as the user has no file.
+pub fn builtin_rule_number(line: usize) -> Option<usize> {
+    let lines: Vec<&str> = DEFAULT_THRESHOLDS.lines().take(line).collect();
+    (lines.len() == line && lines.last().is_some_and(|l| opens_rule(l)))
+        .then(|| lines.iter().filter(|l| opens_rule(l)).count())
+}
+
+/// The built-in rules as `ncugate init --print-thresholds` prints them: the
+/// file, each `[[rule]]` preceded by `# built-in rule N`.
+pub fn numbered_builtin() -> String {
+    let mut out = String::with_capacity(DEFAULT_THRESHOLDS.len() + 1024);
+    let mut n = 0;
+    for line in DEFAULT_THRESHOLDS.lines() {
+        if opens_rule(line) {
+            n += 1;
+            out.push_str(&format!("# built-in rule {n}\n"));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Where a gate's threshold rules come from: a file, or the rules built into
 /// the binary. Reports (and the JSON report's `thresholds`) name it as
 /// [`Display`](std::fmt::Display) writes it: the path, or [`DEFAULT_SOURCE`].
@@ -432,6 +461,20 @@ fn parse_percent(text: &str) -> std::result::Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn built_in_rules_are_numbered_as_printed() {
+        let rules = Thresholds::builtin().expect("built in").rules;
+        for (i, r) in rules.iter().enumerate() {
+            assert_eq!(builtin_rule_number(r.line), Some(i + 1), "{}", r.metric);
+        }
+        assert_eq!(builtin_rule_number(rules[0].line + 1), None);
+        let printed = numbered_builtin();
+        let third = printed.find("# built-in rule 3\n").expect("numbered");
+        assert!(printed[third..].lines().nth(1).is_some_and(opens_rule));
+        let again = Thresholds::parse(&printed, "p.toml").expect("still the rules");
+        assert_eq!(again.metrics(), Thresholds::builtin().expect("b").metrics());
+    }
 
     #[test]
     fn each_rule_names_the_line_of_its_table_header() {

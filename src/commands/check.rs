@@ -76,9 +76,16 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     )?;
     known.inputs.clone_from(&acquired.inputs);
     known.details.clone_from(&acquired.details);
-    let read = |key| read_runs(&acquired.inputs, &metrics, key, &thresholds, import);
+    let read = |key| {
+        let later = Metrics::Later;
+        read_runs(&acquired.inputs, &metrics, key, &thresholds, import, later)
+    };
     let runs = read(candidates.kernel_key())?;
     let (baseline_path, baseline, runs) = candidates.choose(config, &thresholds, runs, read)?;
+    // Another GPU before a missing metric: that GPU's export lacks it because it is another GPU.
+    let current = crate::model::common_fingerprint(&runs)?;
+    compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
+    has_metrics(&runs, &thresholds)?;
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
     let mut report = compare::compare(&Inputs {

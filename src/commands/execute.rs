@@ -85,10 +85,11 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
         Config::Sanitize(c) => gate(sanitize(c, processes), &c.outputs, &c.style),
         Config::Leaks(c) => gate(leaks(c, processes), &c.outputs, &c.style),
         Config::Suite(c) => match suite(c, processes) {
-            SuiteRun::Checked(report, failed) => {
+            Ok(SuiteRun::Checked(report, failed)) => {
                 suite_report(&report, &failed, &c.outputs, &c.style)
             }
-            SuiteRun::Done(said, failed) => workloads(said, &failed),
+            Ok(SuiteRun::Done(said, failed)) => workloads(said, &failed),
+            Err(error) => failed(error.into(), &report::Outputs::default()),
         },
         Config::Merge(c) => match merge(c) {
             Ok(report) => suite_report(&report, &[], &c.outputs, &c.style),
@@ -102,6 +103,7 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
                 ..Text::pass(said)
             }))
         }
+        Config::PrintThresholds => text(Ok(Text::pass(crate::rules::numbered_builtin()))),
         Config::Completions(shell) => text(Ok(Text::pass(crate::docs::completions(*shell)))),
         Config::Man(dir) => text(crate::docs::man(dir.as_deref()).map(Text::pass)),
         Config::Init(c) => {

@@ -179,21 +179,42 @@ fn read_runs(
     key_mode: KernelKeyMode,
     thresholds: &Thresholds,
     import: parse::NcuImport,
+    check_metrics: Metrics,
 ) -> Result<Vec<Run>> {
     let mut runs = Vec::with_capacity(inputs.len());
     for path in inputs {
         let run = parse::read_run(path, metrics, key_mode, import)?;
+        if check_metrics == Metrics::Now {
+            has_metrics(std::slice::from_ref(&run), thresholds)?;
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// When [`read_runs`] checks that every run has each non-optional rule's
+/// metric: at once, or later by the caller (`check` first makes sure the data
+/// is from the baseline's GPU: an A100 export lacks an H200 metric because it
+/// is another GPU, which is the error to show).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Metrics {
+    Now,
+    Later,
+}
+
+/// Every run has each non-optional rule's metric, or the error naming the first missing one.
+fn has_metrics(runs: &[Run], thresholds: &Thresholds) -> Result<()> {
+    for run in runs {
         for rule in thresholds.rules.iter().filter(|r| !r.optional) {
             if run
                 .metric_index(&rule.metric)
                 .is_some_and(|m| run.metrics[m].unit.is_none())
             {
-                return Err(baseline::record::missing_metric(&run, &rule.metric));
+                return Err(baseline::record::missing_metric(run, &rule.metric));
             }
         }
-        runs.push(run);
     }
-    Ok(runs)
+    Ok(())
 }
 
 /// Findings of all `--details` files together, with the files' digests.

@@ -28,6 +28,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         config.kernel_key,
         &thresholds,
         import,
+        Metrics::Now,
     )?;
     if matches!(config.source, Source::Inputs(_)) {
         baseline::record::distinct_inputs(&runs)?;

@@ -30,7 +30,7 @@ pub enum SuiteRun {
 }
 
 /// Runs the suite: every planned workload, in config order.
-pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
+pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> Result<SuiteRun> {
     let planned = planned(config);
     if let Some(shard) = config.shard {
         eprintln!(
@@ -56,13 +56,17 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
             &mut builds,
             processes,
         ),
-        SuiteRuns::Record(runs) => record(
+        SuiteRuns::Record(runs) => Ok(record(
             config,
             &mine(config, runs, &planned),
             &mut builds,
             processes,
-        ),
-        SuiteRuns::Profile(runs) => profile(&mine(config, runs, &planned), &mut builds, processes),
+        )),
+        SuiteRuns::Profile(runs) => Ok(profile(
+            &mine(config, runs, &planned),
+            &mut builds,
+            processes,
+        )),
     }
 }
 
@@ -177,12 +181,22 @@ fn check(
     planned: &[(&Workload, &CheckConfig)],
     builds: &mut Builds,
     processes: &dyn ProcessRunner,
-) -> SuiteRun {
+) -> Result<SuiteRun> {
     let suite: Vec<String> = config.workloads.iter().map(|w| w.name.clone()).collect();
     let every: Vec<String> = config.all.iter().map(|w| w.name.clone()).collect();
-    let baselines_sha256 = match &config.baseline_file {
-        Some(file) => crate::parse::sha256_file(file).unwrap_or_default(),
-        None => baselines::digest(&config.baselines_dir, &every).unwrap_or_default(),
+    // What the report says it was gated against: a folder that cannot be read
+    // is an error here, not an empty digest that merges with any other.
+    let (baselines_sha256, baseline_files) = match &config.baseline_file {
+        // A missing file is each workload's error, said by its check.
+        Some(file) if !file.exists() => (String::new(), Default::default()),
+        Some(file) => (
+            crate::parse::sha256_of(crate::error::FileKind::Baseline, file)?,
+            Default::default(),
+        ),
+        None => {
+            let files = baselines::file_digests(&config.baselines_dir, &every)?;
+            (baselines::digest(&files), files)
+        }
     };
     let mut reports = Vec::new();
     let mut failed = Failures::new();
@@ -221,7 +235,7 @@ fn check(
             report,
         });
     }
-    let report = SuiteReport::new(
+    let mut report = SuiteReport::new(
         config.shard,
         suite,
         planned.iter().map(|(w, _)| w.name.clone()).collect(),
@@ -229,7 +243,8 @@ fn check(
         baselines_sha256,
         reports,
     );
-    SuiteRun::Checked(Box::new(report), failed)
+    report.baseline_files = baseline_files;
+    Ok(SuiteRun::Checked(Box::new(report), failed))
 }
 
 fn record(

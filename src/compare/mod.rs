@@ -68,20 +68,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     };
 
     comparable_mode(baseline, runs)?;
-    let identified = crate::model::shares_identity(&baseline.fingerprint, &current);
-    let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, &current);
-    if !same_device && !inputs.allow_device_mismatch {
-        return Err(Error::from(crate::error::BaselineError::Device {
-            recorded: baseline.fingerprint.to_string(),
-            current: if identified {
-                current.to_string()
-            } else {
-                format!(
-                    "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
-                )
-            },
-        }));
-    }
+    let same_device = same_device(baseline, &current, inputs.allow_device_mismatch)?;
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),
         current: current.to_string(),
@@ -124,6 +111,28 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     );
     report.finish();
     Ok(report)
+}
+
+/// Whether the runs' GPU is the baseline's; `Err` when it is not (or the two
+/// share no fingerprint field) and the mismatch is not allowed. Checked before
+/// anything else about the data: an A100 export missing an H200 metric is a
+/// device mismatch first.
+pub fn same_device(baseline: &Baseline, current: &Fingerprint, allow_mismatch: bool) -> Result<bool> {
+    let identified = crate::model::shares_identity(&baseline.fingerprint, current);
+    let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, current);
+    if !same_device && !allow_mismatch {
+        return Err(Error::from(crate::error::BaselineError::Device {
+            recorded: baseline.fingerprint.to_string(),
+            current: if identified {
+                current.to_string()
+            } else {
+                format!(
+                    "{current}, which shares no GPU name, compute capability or SM count with the baseline to compare"
+                )
+            },
+        }));
+    }
+    Ok(same_device)
 }
 
 /// A whole-graph result and per-node kernel results measure different

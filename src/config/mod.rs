@@ -62,6 +62,8 @@ pub enum Config {
     Completions(clap_complete::Shell),
     Man(Option<PathBuf>),
     Init(InitConfig),
+    /// `ncugate init --print-thresholds`: the built-in rules, numbered as reports name them.
+    PrintThresholds,
 }
 
 /// `ncugate merge`.
@@ -144,6 +146,7 @@ impl Config {
             CliCommand::Leaks(args) => leaks::leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
             CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),
+            CliCommand::Init(args) if args.print_thresholds => Ok(Config::PrintThresholds),
             CliCommand::Init(args) => init::init(args).map(Config::Init),
             CliCommand::Man(args) => Ok(Config::Man(args.dir)),
         }

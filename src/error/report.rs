@@ -79,6 +79,13 @@ pub enum MergeError {
         a: String,
         b: String,
     },
+    /// Two shards that read a baseline file with different content (or only one of them had it).
+    #[error("{first} and {other} were made with different baselines: {files}")]
+    DifferentBaselineFiles {
+        first: String,
+        other: String,
+        files: String,
+    },
     #[error("some reports are shards and some are not")]
     ShardsAndNot,
     #[error("--expect-shards {expected}, but no report is a shard")]
@@ -154,7 +161,7 @@ impl MergeError {
             E::NoWorkloads => "check that the shards selected workloads (--workload, --tag, [[workload]] tables)",
             E::Different { what: Made::NcugateVersions, .. } => "run every shard with the same ncugate version",
             E::Different { what: Made::Thresholds, .. } => "run every shard from the same commit (same thresholds files)",
-            E::Different { what: Made::Baselines, .. } => "run every shard from the same commit (same baselines folder)",
+            E::Different { what: Made::Baselines, .. } | E::DifferentBaselineFiles { .. } => "run every shard from the same commit (same baselines folder)",
             E::ShardsAndNot => "merge either the N shards of one run, or separate unsharded runs",
             E::ExpectedShards { .. } => "drop --expect-shards, or merge the reports of `check --shard K/N`",
             E::Twice { .. } => "each workload must be gated once: merge one report per shard",

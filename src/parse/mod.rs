@@ -109,17 +109,21 @@ pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) ->
     details::read_details(path, located.csv, key_mode)
 }
 
-/// SHA-256 of a whole file, hex.
+/// SHA-256 of a whole export, hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
+    sha256_of(crate::error::FileKind::Export, path)
+}
+
+/// SHA-256 of a whole file of `kind`, hex (a read error names the kind).
+pub fn sha256_of(kind: crate::error::FileKind, path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file = File::open(path)
-        .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
+    let mut file = File::open(path).map_err(|source| Error::read(kind, path, source))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0; 1 << 16];
     loop {
         let n = file
             .read(&mut buf)
-            .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
+            .map_err(|source| Error::read(kind, path, source))?;
         if n == 0 {
             break;
         }

@@ -1,5 +1,5 @@
 //! `--junit`: one testsuite per kernel key, one testcase per rule and per
-//! structural check, a one-line failure message each. Valid against the
+//! structural check (as many as the headline counts), a one-line failure message each. Valid against the
 //! schema of Jenkins' xUnit plugin (tests/schemas/jenkins-xunit-junit-10.xsd).
 //! Jenkins' JUnit plugin drops a testsuite with no testcase, so an error
 //! before any comparison is an `ncugate` suite with one error testcase.
@@ -57,14 +57,10 @@ pub fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
             None,
         ));
     }
+    // The GPU is what makes the checks comparable, not a check: a property,
+    // so that JUnit counts the testcases the headline and Markdown count.
     if let Some(device) = &view.device {
-        gate.add_test_case(case(
-            "device fingerprint",
-            &gate_name,
-            device.status,
-            &device.message,
-            None,
-        ));
+        gate.add_property(("device", clean(&device.message).as_str()));
     }
     junit.push(gate);
 

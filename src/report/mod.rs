@@ -16,6 +16,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod printable;
 pub mod terminal;
 pub mod view;
 
@@ -126,7 +127,7 @@ pub fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()> {
 
 /// Writes every requested file report of one check.
 pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
-    write_document(&Document::check(report), outputs)
+    write_document(&Document::check(&printable::escaped(report)), outputs)
 }
 
 impl Outputs {

@@ -83,7 +83,7 @@ pub fn width() -> usize {
 
 /// The report as text.
 pub fn render(report: &Report, style: &Style) -> String {
-    render_view(&View::new(report), style)
+    render_view(&View::new(&super::printable::escaped(report)), style)
 }
 
 /// The document as text: a check's report; for a suite, as nextest does
@@ -257,7 +257,7 @@ fn why(out: &mut String, view: &View<'_>, style: &Style) {
             shorten_middle(&section.title, width.saturating_sub(4))
         );
         for (c, cells) in section.measured().filter(|(c, _)| c.needs_attention()) {
-            explain(out, c, cells, style);
+            explain(out, view, c, cells, style);
         }
         for (_, f) in section.findings() {
             finding_line(out, f, width);
@@ -267,7 +267,7 @@ fn why(out: &mut String, view: &View<'_>, style: &Style) {
         let _ = writeln!(out, "  {} {}", mark(worst, color), super::view::TOTAL);
         for c in total_failures {
             if let Some(cells) = c.cells() {
-                explain(out, c, cells, style);
+                explain(out, view, c, cells, style);
             }
         }
     }
@@ -307,7 +307,7 @@ fn list(out: &mut String, section: &Section<'_>, style: &Style) {
 }
 
 /// A check's why line: a structural check's message, or a rule with its verdict, thresholds line and reason.
-fn explain(out: &mut String, c: &Check<'_>, cells: &Cells<'_>, style: &Style) {
+fn explain(out: &mut String, view: &View<'_>, c: &Check<'_>, cells: &Cells<'_>, style: &Style) {
     let width = style.width;
     let Some(line) = cells.line else {
         let text = format!("{}: {}", c.name, c.message);
@@ -315,10 +315,7 @@ fn explain(out: &mut String, c: &Check<'_>, cells: &Cells<'_>, style: &Style) {
         return;
     };
     let verdict = format!("[{}]", c.status.as_str());
-    let text = format!(
-        "{} {verdict}: {} (thresholds line {line})",
-        c.name, c.message,
-    );
+    let text = format!("{} {verdict}: {} ({})", c.name, c.message, view.rule_place(line));
     let text = wrap(&text, width, "      ", "          ");
     // Painted after wrapping: the escape codes take no columns.
     let text = match (style.color, status_paint(c.status)) {

@@ -101,7 +101,7 @@ impl<'r> Thresholds<'r> {
     }
 }
 
-/// The device fingerprint as a check: what the JUnit report lists.
+/// The device fingerprint: what the JUnit report names in a property.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceNote {
     pub status: Status,
@@ -187,6 +187,22 @@ impl<'r> View<'r> {
     /// The list sections of other gates (compute-sanitizer, graph memory), in order.
     pub fn lists(&self) -> impl Iterator<Item = &Section<'r>> {
         self.sections.iter().filter(|s| s.kind == SectionKind::List)
+    }
+
+    /// Where a rule is written, for the why line: `thresholds line 42`, or for
+    /// the rules built into ncugate (the user has no such file)
+    /// `built-in rule 3`, which `ncugate init --print-thresholds` numbers.
+    pub fn rule_place(&self, line: usize) -> String {
+        match self.subject {
+            Subject::Metrics {
+                thresholds: Thresholds::BuiltIn(_),
+                ..
+            } => crate::rules::builtin_rule_number(line).map_or_else(
+                || format!("built-in thresholds line {line}"),
+                |n| format!("built-in rule {n}"),
+            ),
+            _ => format!("thresholds line {line}"),
+        }
     }
 
     /// The thresholds file annotations can point into, for the metric gate.
@@ -322,7 +338,7 @@ fn subject(report: &Report) -> Subject<'_> {
     }
 }
 
-/// The device fingerprint as a check: a pass, or a warning for an allowed mismatch.
+/// The device fingerprint: the GPU, or the allowed mismatch (a warning).
 fn device(subject: &Subject<'_>) -> Option<DeviceNote> {
     let Subject::Metrics {
         devices: Some(d), ..

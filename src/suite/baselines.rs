@@ -7,6 +7,7 @@ use crate::baseline::Baseline;
 use crate::error::{Error, Result};
 use crate::model::Fingerprint;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A file-name slug of a fingerprint: `nvidia-h200-cc90-132sm`; several GPUs
@@ -105,23 +106,30 @@ pub fn cost(dir: &Path, workload: &str) -> Option<f64> {
         .reduce(f64::max)
 }
 
-/// SHA-256 over every baseline file of `workloads` (relative path and content
-/// digest, sorted): shards made from different baselines do not merge.
-pub fn digest(dir: &Path, workloads: &[String]) -> Result<String> {
-    let mut lines = Vec::new();
+/// The SHA-256 of every baseline file of `workloads`, by its path in the
+/// folder (`fp64/nvidia-h200-cc90-132sm.json`): merge names the files two
+/// shards saw differently. A folder that exists but cannot be read is an error.
+pub fn file_digests(dir: &Path, workloads: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut digests = BTreeMap::new();
     for w in workloads {
         for file in files(dir, w)? {
             let name = file
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            lines.push(format!("{w}/{name} {}", crate::parse::sha256_file(&file)?));
+            let sha = crate::parse::sha256_of(crate::error::FileKind::Baseline, &file)?;
+            digests.insert(format!("{w}/{name}"), sha);
         }
     }
+    Ok(digests)
+}
+
+/// SHA-256 over every file of [`file_digests`] (relative path and content
+/// digest, sorted): one value that says two runs saw the same baselines.
+pub fn digest(files: &BTreeMap<String, String>) -> String {
+    let mut lines: Vec<String> = files.iter().map(|(f, sha)| format!("{f} {sha}")).collect();
     lines.sort();
-    Ok(crate::format::hex(&Sha256::digest(
-        lines.join("\n").as_bytes(),
-    )))
+    crate::format::hex(&Sha256::digest(lines.join("\n").as_bytes()))
 }
 
 #[cfg(test)]

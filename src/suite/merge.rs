@@ -163,6 +163,15 @@ pub fn merge(
         // workloads each gated against their own baseline, which may have been
         // re-recorded between them (the digest covers every workload's files).
         if first.shard.is_some() && r.shard.is_some() {
+            // Name the files that differ when both reports list them (version 2).
+            if let Some(files) = different_files(first, r) {
+                return Err(MergeError::DifferentBaselineFiles {
+                    first: first_name.clone(),
+                    other: name.clone(),
+                    files,
+                }
+                .into());
+            }
             same(
                 Made::Baselines,
                 &first.baselines_sha256,
@@ -221,6 +230,7 @@ pub fn merge(
         workloads,
     );
     merged.ncugate_version = first.ncugate_version.clone();
+    merged.baseline_files = first.baseline_files.clone();
     merged.merged_from = reports.into_iter().map(|(name, _)| name).collect();
     Ok(merged)
 }
@@ -291,6 +301,36 @@ fn check_shards(reports: &[(String, SuiteReport)], expect: Option<u32>) -> Resul
         }
     }
     Ok(())
+}
+
+/// The baseline files two shards saw differently (or only one saw), named
+/// with both short digests: `fp64/nvidia-h200-cc90-132sm.json (87f30d5f14e8 vs
+/// 48e232947859)`; `None` when they saw the same files.
+fn different_files(a: &SuiteReport, b: &SuiteReport) -> Option<String> {
+    let (a, b) = (&a.baseline_files, &b.baseline_files);
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = Vec::new();
+    for file in a.keys().chain(b.keys().filter(|f| !a.contains_key(*f))) {
+        let digest = |m: &std::collections::BTreeMap<String, String>| {
+            m.get(file).map_or_else(|| "none".to_string(), |d| short(d))
+        };
+        if a.get(file) != b.get(file) {
+            named.push(format!("{file} ({} vs {})", digest(a), digest(b)));
+        }
+    }
+    const SHOWN: usize = 5;
+    let more = named.len().saturating_sub(SHOWN);
+    named.truncate(SHOWN);
+    (!named.is_empty()).then(|| {
+        let list = named.join(", ");
+        if more > 0 {
+            format!("{list} and {more} more")
+        } else {
+            list
+        }
+    })
 }
 
 /// The first 12 hex digits, to name a digest in a message (two digests that

@@ -4,6 +4,7 @@
 //! single check (a document of one workload without the suite chrome), and
 //! it reaches the disk by the same write path.
 
+use crate::report::printable;
 use super::report::SuiteReport;
 use crate::error::Result;
 use crate::report::document::{Document, Model, Suite, Workload};
@@ -37,12 +38,12 @@ pub fn document(report: &SuiteReport) -> Document<'_> {
 
 /// The terminal report: each workload's report under a rule with its name, then the headline.
 pub fn terminal(report: &SuiteReport, style: &terminal::Style) -> String {
-    terminal::document(&document(report), style)
+    terminal::document(&document(&printable::escaped(report)), style)
 }
 
 /// Writes every requested report file (atomically) and GitHub mode's outputs.
 pub fn write_all(report: &SuiteReport, outputs: &Outputs) -> Result<()> {
-    crate::report::write_document(&document(report), outputs)
+    crate::report::write_document(&document(&printable::escaped(report)), outputs)
 }
 
 impl Model for SuiteReport {

@@ -6,6 +6,7 @@
 use crate::status::Outcome;
 use crate::verdict::Report;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::config::Shard;
 
@@ -53,6 +54,10 @@ pub struct SuiteReport {
     pub thresholds_sha256: String,
     /// SHA-256 over the baseline files of the suite's workloads.
     pub baselines_sha256: String,
+    /// The SHA-256 of each of those files, by its path in the baselines folder
+    /// (`fp64/nvidia-h200-cc90-132sm.json`); merge names the files shards saw differently.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_files: BTreeMap<String, String>,
     pub workloads: Vec<WorkloadReport>,
 }
 
@@ -78,6 +83,7 @@ impl SuiteReport {
             planned,
             thresholds_sha256,
             baselines_sha256,
+            baseline_files: BTreeMap::new(),
             workloads,
         };
         report.finish();

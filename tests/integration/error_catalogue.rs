@@ -479,6 +479,11 @@ fn merge_errors() -> Vec<MergeError> {
         different(Made::NcugateVersions),
         different(Made::Thresholds),
         different(Made::Baselines),
+        E::DifferentBaselineFiles {
+            first: s("shard1.json"),
+            other: s("shard2.json"),
+            files: s("fp64/nvidia-h200-cc90-132sm.json (87f30d5f14e8 vs 48e232947859)"),
+        },
         E::ShardsAndNot,
         E::ExpectedShards { expected: 4 },
         E::Twice {
@@ -526,6 +531,7 @@ fn merge_name(e: &MergeError) -> &'static str {
         E::NoReports => "NoReports",
         E::NoWorkloads => "NoWorkloads",
         E::Different { .. } => "Different",
+        E::DifferentBaselineFiles { .. } => "DifferentBaselineFiles",
         E::ShardsAndNot => "ShardsAndNot",
         E::ExpectedShards { .. } => "ExpectedShards",
         E::Twice { .. } => "Twice",

@@ -386,3 +386,75 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
         out.stdout
     );
 }
+
+#[test]
+fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
+    // Sources the readers do not refuse: a thresholds file's `why` (TOML
+    // `\n` escapes; a PR can change the file) and an input's file name. Each
+    // reached every format as it was: `::error::forged` on a line of its own
+    // in GitHub mode, U+FFFE in JUnit (ill-formed), U+202E everywhere.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let input = "run\n::error::path";
+    gate.h200("graph_app.redundant-node.fast.raw.csv", input);
+    gate.write(
+        "t.toml",
+        common::rules_with(
+            "default.toml",
+            "why = \"more instructions: redundant work",
+            "why = \"more\\n::error::forged\\u202E\\uFFFE\\r\\nresult=pass redundant work",
+        ),
+    );
+    gate.write("summary.md", "").write("output.txt", "");
+    let summary = gate.path("summary.md").display().to_string();
+    let output = gate.path("output.txt").display().to_string();
+    let out = gate.run_with(
+        &[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            input,
+            "--thresholds",
+            "t.toml",
+            "--format",
+            "github",
+            "--junit",
+            "junit.xml",
+            "--markdown",
+            "r.md",
+            "--html",
+            "html",
+            "--json",
+            "r.json",
+        ],
+        &[
+            ("GITHUB_STEP_SUMMARY", &summary),
+            ("GITHUB_OUTPUT", &output),
+        ],
+    );
+    out.code(1);
+    let lines = |what: &str, text: &str| {
+        for line in text.split('\n') {
+            let line = line.trim_start();
+            assert!(
+                !line.starts_with("::error::forged")
+                    && !line.starts_with("::error::path")
+                    && !line.starts_with("result=pass")
+                    && !line.contains(['\r', '\u{202E}', '\u{FFFE}']),
+                "{what}: {line:?}\n{text}"
+            );
+        }
+    };
+    lines("stdout", &out.stdout);
+    assert!(out.stdout.contains("more\\u{000a}::error::forged"), "{}", out.stdout);
+    lines("$GITHUB_OUTPUT", &gate.read("output.txt"));
+    lines("step summary", &gate.read("summary.md"));
+    lines("Markdown", &gate.read("r.md"));
+    lines("HTML", &gate.read("html/index.html"));
+    lines("JUnit", &gate.read("junit.xml"));
+    assert_valid_junit(&gate.path("junit.xml"));
+    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("JSON");
+    let text = json.to_string();
+    assert!(!text.contains("\\n::error") && !text.contains('\u{202E}'), "{text}");
+}

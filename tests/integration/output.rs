@@ -125,9 +125,23 @@ fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
         );
         assert!(out.stdout.lines().count() < 12, "{extra:?}: {}", out.stdout);
     }
-    let all = gate.run(&check(&["--show", "all"]));
+    let all = gate.run(&check(&[
+        "--show",
+        "all",
+        "--junit",
+        "r.xml",
+        "--markdown",
+        "r.md",
+    ]));
     // 6 metrics × 3 kernels + 2 whole-run rules + 3 launch counts: the headline's 23.
     assert_eq!(table_rows(&all.stdout).len(), 23, "{}", all.stdout);
+    // The same count in every format: JUnit had a 24th testcase, the device,
+    // which is what makes the checks comparable, not a check (now a property).
+    let junit = gate.read("r.xml");
+    assert_eq!(junit.matches("<testcase ").count(), 23, "{junit}");
+    assert!(junit.contains("<property name=\"device\" value=\"NVIDIA H200"), "{junit}");
+    let markdown = gate.read("r.md");
+    assert!(markdown.contains("23 passed"), "{markdown}");
 }
 
 #[test]
@@ -295,4 +309,38 @@ fn the_sanitizer_html_shows_the_host_stack_and_what_was_gated() {
     assert_eq!(json["subject"]["gate"], "sanitizer");
     assert_eq!(json["subject"]["tools"][0], "memcheck");
     assert!(json.get("baseline").is_none() && json.get("thresholds").is_none());
+}
+
+#[test]
+fn a_built_in_rule_is_named_by_its_number_which_init_prints() {
+    // The user has no thresholds file: "thresholds line 42" pointed into one.
+    let gate = redundant();
+    let out = gate.run(&check(&[]));
+    out.code(1);
+    assert!(!out.stdout.contains("thresholds line"), "{}", out.stdout);
+    let joined = out.stdout.replace("\n          ", " ");
+    let at = joined.find("(built-in rule ").unwrap_or_else(|| panic!("{joined}"));
+    let n: String = joined[at + 15..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    // `init --print-thresholds` numbers the rules the same way and writes nothing.
+    let printed = gate.run(&["init", "--print-thresholds"]);
+    printed.code(0);
+    assert!(!gate.path("ncugate.toml").exists());
+    let rule = printed
+        .stdout
+        .split(&format!("# built-in rule {n}\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("rule {n} in:\n{}", printed.stdout));
+    let table = rule.split("[[rule]]").nth(1).expect("its table");
+    // The why line's metric: the last metric name before the rule's number.
+    let metric = joined[..at]
+        .rsplit(|c: char| c.is_whitespace())
+        .find(|w| w.contains("__"))
+        .expect("a metric before the rule's number");
+    assert!(
+        table.contains(&format!("metric = \"{metric}")),
+        "rule {n} is not {metric}:\n{table}"
+    );
 }

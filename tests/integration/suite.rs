@@ -373,8 +373,17 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     ])
     .code(0);
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
+    // The file that differs is named, not only a digest of the whole folder.
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
-        .one_clear_error("were made with different baselines");
+        .one_clear_error(
+            "were made with different baselines: base/nvidia-h200-cc90-132sm.json (",
+        );
+    // Reports without the per-file digests (version 1, or edited) compare the whole digest.
+    let mut old: serde_json::Value = serde_json::from_str(&g.read("b3.json")).expect("JSON");
+    old.as_object_mut().expect("object").remove("baseline_files");
+    g.write("o3.json", old.to_string());
+    g.run(&["merge", "s1.json", "s2.json", "o3.json"])
+        .one_clear_error("were made with different baselines (");
     // Digests that differ only after the 12 hex digits a message shows still differ.
     for field in ["thresholds_sha256", "baselines_sha256"] {
         let text = g.read("s3.json");
@@ -452,6 +461,19 @@ fn a_missing_baseline_names_the_command_that_records_it_and_the_others_still_run
     g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
         .one_clear_error("workload `fp64`: ")
         .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
+}
+
+#[test]
+fn an_unreadable_baselines_folder_is_an_error_not_an_empty_digest() {
+    // A workload's folder that is a file cannot be listed: before, the suite
+    // report's baselines digest silently became "" and merged with any other.
+    let g = suite();
+    std::fs::remove_dir_all(g.path("baselines/fp64")).expect("rm");
+    g.write("baselines/fp64", "not a folder");
+    g.run(&["check", "--json", "r.json"])
+        .one_clear_error("baselines folder")
+        .stderr_has("baselines/fp64");
+    assert!(!g.path("r.json").exists(), "no report with an empty digest");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and of the reference pipeline (fixtures/ncu-reference): each regression
 //! class turns the gate red for the right kernel and the right reason.
 
+use std::path::Path;
 use crate::common;
 use common::Gate;
 
@@ -268,6 +269,30 @@ fn a_device_mismatch_is_an_error_unless_allowed() {
     )
     .code(0)
     .stdout_has("note: device mismatch allowed by --allow-device-mismatch");
+}
+
+#[test]
+fn another_gpu_is_said_before_a_metric_its_export_lacks() {
+    // A real A100 details export (fixtures/public, from a public repository)
+    // against an H200 baseline: it lacks the H200 baseline's metrics because
+    // it is another GPU. That was "metric … is not in this export" with a
+    // hint at --metrics, which sends the user to profile again on the A100.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/public/cuda-roofline.output_A100.details.csv"),
+        "a100.details.csv",
+    );
+    gate.check("baseline.json", &["--input", "a100.details.csv"])
+        .one_clear_error("device mismatch: baseline was recorded on NVIDIA H200 (CC 9.0, 132 SMs), this input comes from")
+        .stderr_has("CC 8.0")
+        .stderr_has("--allow-device-mismatch");
+    // Allowed, the missing metric is the next thing to say.
+    gate.check(
+        "baseline.json",
+        &["--input", "a100.details.csv", "--allow-device-mismatch"],
+    )
+    .one_clear_error("is not in this export");
 }
 
 #[test]
