@@ -117,7 +117,11 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
 /// share no fingerprint field) and the mismatch is not allowed. Checked before
 /// anything else about the data: an A100 export missing an H200 metric is a
 /// device mismatch first.
-pub fn same_device(baseline: &Baseline, current: &Fingerprint, allow_mismatch: bool) -> Result<bool> {
+pub fn same_device(
+    baseline: &Baseline,
+    current: &Fingerprint,
+    allow_mismatch: bool,
+) -> Result<bool> {
     let identified = crate::model::shares_identity(&baseline.fingerprint, current);
     let same_device = identified && crate::model::same_hardware(&baseline.fingerprint, current);
     if !same_device && !allow_mismatch {

@@ -156,6 +156,23 @@ pub struct HistorySection {
 }
 
 impl FileConfig {
+    /// A copy of every section but `[[workload]]` (empty): what each workload
+    /// is merged over, copied once however many workloads there are.
+    pub fn clone_without_workloads(&self) -> FileConfig {
+        FileConfig {
+            build: self.build.clone(),
+            app: self.app.clone(),
+            profile: self.profile.clone(),
+            gate: self.gate.clone(),
+            sanitizer: self.sanitizer.clone(),
+            memory: self.memory.clone(),
+            workloads: Vec::new(),
+            history: self.history.clone(),
+            base_dir: self.base_dir.clone(),
+            source: self.source.clone(),
+        }
+    }
+
     /// Reads `path` if given (it must exist), else `./ncugate.toml` if it exists, else defaults.
     pub fn load(path: Option<&Path>) -> Result<FileConfig> {
         let (path, required) = match path {

@@ -48,14 +48,26 @@ pub fn read_run(
         run.sha256 = sha256;
         return Ok(run);
     }
-    // A CSV: a raw page streams from the file; anything else (a details
-    // page, a preamble, standard input) is read whole first.
+    // A CSV: a raw page streams from the file or standard input (after any
+    // preamble); anything else (a details page, a preamble in a file) is read whole first.
     if path != Path::new("-") && starts_with_raw_header(path)? {
         let file = File::open(path)
             .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
         return raw::read_raw(path, file, metrics, key_mode);
     }
-    let data = page::read_all(path)?;
+    let data = if path == Path::new("-") {
+        match page::stdin_raw_or_whole(path)? {
+            page::Stdin::Whole(data) => data,
+            page::Stdin::Raw(mut stream) => {
+                // Streamed like a file: a pipe of any length is read in constant memory.
+                let mut run = raw::read_raw(path, &mut stream, metrics, key_mode)?;
+                run.sha256 = stream.sha256_hex();
+                return Ok(run);
+            }
+        }
+    } else {
+        page::read_all(path)?
+    };
     let located = page::locate(path, &data)?;
     match located.page {
         ExportPage::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {

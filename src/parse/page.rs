@@ -205,6 +205,84 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
     na > 0
 }
 
+/// Standard input as [`read_run`](super::read_run) reads it.
+pub enum Stdin {
+    /// A raw page: the header line on, streamed.
+    Raw(HashedStdin),
+    /// Anything else, read whole (a details page is matched across its rows).
+    Whole(Vec<u8>),
+}
+
+/// Standard input from a raw page's header line on, hashing every byte of
+/// the stream (the preamble too) as it is read, like a file's SHA-256.
+pub struct HashedStdin {
+    header: std::io::Cursor<Vec<u8>>,
+    rest: std::io::BufReader<std::io::Stdin>,
+    hasher: sha2::Sha256,
+}
+
+impl HashedStdin {
+    /// SHA-256 of everything read so far, hex.
+    pub fn sha256_hex(&self) -> String {
+        use sha2::Digest;
+        crate::format::hex(&self.hasher.clone().finalize())
+    }
+}
+
+impl std::io::Read for HashedStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = match self.header.read(buf)? {
+            0 => {
+                let n = self.rest.read(buf)?;
+                self.hasher.update(&buf[..n]);
+                n
+            }
+            n => n,
+        };
+        Ok(n)
+    }
+}
+
+/// Reads standard input up to the first CSV header line (at most the
+/// preamble lines [`locate`] looks through): a raw page's header streams on
+/// from there, anything else is read whole.
+pub fn stdin_raw_or_whole(path: &Path) -> Result<Stdin> {
+    use sha2::Digest;
+    use std::io::{BufRead, Read};
+    let err = |source| Error::read(crate::error::FileKind::Export, path, source);
+    let mut rest = std::io::BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut head = Vec::new();
+    let mut lines = 0;
+    loop {
+        let start = head.len();
+        let n = rest.read_until(b'\n', &mut head).map_err(err)?;
+        lines += 1;
+        let line = head[start..].strip_prefix(BOM).unwrap_or(&head[start..]);
+        let raw = line.starts_with(b"\"")
+            && detect_page(&header_fields(line.trim_ascii_end())) == Some(ExportPage::Raw);
+        if raw && line.ends_with(b"\n") {
+            // What `locate` would say of the preamble (ncu's errors) it says here too.
+            let located = locate(path, &head)?;
+            if located.page == ExportPage::Raw {
+                let mut hasher = sha2::Sha256::new();
+                hasher.update(&head);
+                let header = head[head.len() - located.csv.len()..].to_vec();
+                return Ok(Stdin::Raw(HashedStdin {
+                    header: std::io::Cursor::new(header),
+                    rest,
+                    hasher,
+                }));
+            }
+        }
+        if n == 0 || lines >= MAX_PREAMBLE_LINES || line.starts_with(b"\"") {
+            break;
+        }
+    }
+    rest.read_to_end(&mut head).map_err(err)?;
+    Ok(Stdin::Whole(head))
+}
+
 /// Reads a file, or standard input for `-`, whole.
 pub fn read_all(path: &Path) -> Result<Vec<u8>> {
     let read = |path: &Path| {

@@ -315,7 +315,12 @@ fn explain(out: &mut String, view: &View<'_>, c: &Check<'_>, cells: &Cells<'_>, 
         return;
     };
     let verdict = format!("[{}]", c.status.as_str());
-    let text = format!("{} {verdict}: {} ({})", c.name, c.message, view.rule_place(line));
+    let text = format!(
+        "{} {verdict}: {} ({})",
+        c.name,
+        c.message,
+        view.rule_place(line)
+    );
     let text = wrap(&text, width, "      ", "          ");
     // Painted after wrapping: the escape codes take no columns.
     let text = match (style.color, status_paint(c.status)) {

@@ -4,10 +4,10 @@
 //! single check (a document of one workload without the suite chrome), and
 //! it reaches the disk by the same write path.
 
-use crate::report::printable;
 use super::report::SuiteReport;
 use crate::error::Result;
 use crate::report::document::{Document, Model, Suite, Workload};
+use crate::report::printable;
 use crate::report::{Outputs, View, terminal};
 
 /// The document of a suite report and of each workload's report.

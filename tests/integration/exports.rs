@@ -228,3 +228,58 @@ fn a_truncated_details_page_is_refused() {
     gate.check("b.json", &["--input", "base.csv", "--details", "cut.csv"])
         .one_clear_error("ends in the middle of a row");
 }
+
+#[test]
+fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
+    // `ncu --csv --page raw … | ncugate check --input -`: the stream is read
+    // like a file, a row at a time (a 1 GiB pipe took 1 GB of memory), so a
+    // bad row is refused while the writer is still writing; reading the
+    // whole stream first waited here for an end that never came.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let raw = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
+        .expect("fixture");
+    let mut lines = raw.lines();
+    let head = format!(
+        "==PROF== Connected to process 3089 (/app)\n{}\n{}\n{}\n\"9\",\"cut\"\n{}\n",
+        lines.next().expect("header"),
+        lines.next().expect("units"),
+        lines.next().expect("a row"),
+        // The reader scans 64-byte blocks: more bytes after the bad row complete its block.
+        "=".repeat(200),
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ncugate"))
+        .current_dir(gate.dir.path())
+        .args(["check", "--baseline", "baseline.json", "--input", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ncugate");
+    let mut stdin = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut stdin, head.as_bytes()).expect("write");
+    // The pipe stays open: only a reader that goes row by row can decide.
+    let mut waited = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if waited >= 600 {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    };
+    drop(stdin);
+    let Some(status) = status else {
+        let _ = child.kill();
+        panic!("ncugate waited for the end of the stream before reading its rows");
+    };
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -447,7 +447,11 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
         }
     };
     lines("stdout", &out.stdout);
-    assert!(out.stdout.contains("more\\u{000a}::error::forged"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("more\\u{000a}::error::forged"),
+        "{}",
+        out.stdout
+    );
     lines("$GITHUB_OUTPUT", &gate.read("output.txt"));
     lines("step summary", &gate.read("summary.md"));
     lines("Markdown", &gate.read("r.md"));
@@ -456,5 +460,8 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
     assert_valid_junit(&gate.path("junit.xml"));
     let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("JSON");
     let text = json.to_string();
-    assert!(!text.contains("\\n::error") && !text.contains('\u{202E}'), "{text}");
+    assert!(
+        !text.contains("\\n::error") && !text.contains('\u{202E}'),
+        "{text}"
+    );
 }

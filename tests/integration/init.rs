@@ -58,7 +58,8 @@ fn on_ci_it_asks_nothing_and_writes_both_files() {
     // The kernel key is written, with what it means, not left to a default nobody sees.
     assert_eq!(config["gate"]["kernel_key"].as_str(), Some("demangled"));
     assert!(
-        gate.read("ncugate.toml").contains("# How `baseline record` names kernels"),
+        gate.read("ncugate.toml")
+            .contains("# How `baseline record` names kernels"),
         "{}",
         gate.read("ncugate.toml")
     );

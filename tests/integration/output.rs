@@ -139,7 +139,10 @@ fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
     // which is what makes the checks comparable, not a check (now a property).
     let junit = gate.read("r.xml");
     assert_eq!(junit.matches("<testcase ").count(), 23, "{junit}");
-    assert!(junit.contains("<property name=\"device\" value=\"NVIDIA H200"), "{junit}");
+    assert!(
+        junit.contains("<property name=\"device\" value=\"NVIDIA H200"),
+        "{junit}"
+    );
     let markdown = gate.read("r.md");
     assert!(markdown.contains("23 passed"), "{markdown}");
 }
@@ -319,7 +322,9 @@ fn a_built_in_rule_is_named_by_its_number_which_init_prints() {
     out.code(1);
     assert!(!out.stdout.contains("thresholds line"), "{}", out.stdout);
     let joined = out.stdout.replace("\n          ", " ");
-    let at = joined.find("(built-in rule ").unwrap_or_else(|| panic!("{joined}"));
+    let at = joined
+        .find("(built-in rule ")
+        .unwrap_or_else(|| panic!("{joined}"));
     let n: String = joined[at + 15..]
         .chars()
         .take_while(char::is_ascii_digit)

@@ -375,12 +375,12 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
     // The file that differs is named, not only a digest of the whole folder.
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
-        .one_clear_error(
-            "were made with different baselines: base/nvidia-h200-cc90-132sm.json (",
-        );
+        .one_clear_error("were made with different baselines: base/nvidia-h200-cc90-132sm.json (");
     // Reports without the per-file digests (version 1, or edited) compare the whole digest.
     let mut old: serde_json::Value = serde_json::from_str(&g.read("b3.json")).expect("JSON");
-    old.as_object_mut().expect("object").remove("baseline_files");
+    old.as_object_mut()
+        .expect("object")
+        .remove("baseline_files");
     g.write("o3.json", old.to_string());
     g.run(&["merge", "s1.json", "s2.json", "o3.json"])
         .one_clear_error("were made with different baselines (");

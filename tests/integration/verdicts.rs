@@ -2,9 +2,9 @@
 //! and of the reference pipeline (fixtures/ncu-reference): each regression
 //! class turns the gate red for the right kernel and the right reason.
 
-use std::path::Path;
 use crate::common;
 use common::Gate;
+use std::path::Path;
 
 #[test]
 fn an_unchanged_run_passes_against_its_three_run_baseline() {
@@ -280,7 +280,8 @@ fn another_gpu_is_said_before_a_metric_its_export_lacks() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
     gate.copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/public/cuda-roofline.output_A100.details.csv"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/public/cuda-roofline.output_A100.details.csv"),
         "a100.details.csv",
     );
     gate.check("baseline.json", &["--input", "a100.details.csv"])
