@@ -30,6 +30,11 @@ pub enum ExportError {
     DetailsPageAsInput,
     #[error("not an ncu raw-page CSV export (no \"ID\" and \"Kernel Name\" columns)")]
     NotRawPage,
+    /// A table saved from the Summary page of the Nsight Compute GUI.
+    #[error(
+        "this is the Summary page of the Nsight Compute GUI (one row per result, values rounded for reading), not an ncu CSV export"
+    )]
+    GuiSummaryPage,
     #[error("the second row is not ncu's units row")]
     NoUnitsRow,
     #[error("header only: no units row and no launches (truncated export?)")]
@@ -185,6 +190,7 @@ impl ExportError {
             E::Truncated => "export it again (`ncu --import R.ncu-rep --csv --page …`) and check the disk was not full".into(),
             E::DetailsPageAsInput => "pass details exports with --details; --input takes `ncu --import R.ncu-rep --csv --page raw`".into(),
             E::NotRawPage => "export with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
+            E::GuiSummaryPage => "save the report (.ncu-rep) and pass it, or export it: `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),
             E::NoUnitsRow => "export the raw page without --print-units none-like options: `ncu --import R.ncu-rep --csv --page raw`".into(),
             E::HeaderOnly => "re-export the report; the file ends after its first line".into(),
             E::FieldCount { .. } => "re-export the report with `ncu --import R.ncu-rep --csv --page raw`".into(),

@@ -10,6 +10,7 @@ pub mod nvtx;
 pub mod page;
 pub mod raw;
 pub mod scan;
+pub mod summary;
 
 use crate::error::{Error, Result};
 use crate::model::{ExportPage, Findings, KernelKeyMode, Run};
@@ -68,6 +69,16 @@ pub fn read_run(
     } else {
         page::read_all(path)?
     };
+    if let Some(at) = page::summary_start(&data) {
+        let csv = summary::as_details(path, &data[at..])?;
+        return details_metrics::read_details_run(
+            path,
+            &csv,
+            sha256_bytes(&data),
+            metrics,
+            key_mode,
+        );
+    }
     let located = page::locate(path, &data)?;
     match located.page {
         ExportPage::Raw => raw::read_raw(path, located.csv, metrics, key_mode).map(|mut run| {

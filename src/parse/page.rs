@@ -35,6 +35,35 @@ pub fn detect_page(header: &[String]) -> Option<ExportPage> {
     }
 }
 
+/// Where the header row of a per-kernel summary (`ncu --csv --print-summary
+/// per-kernel`) starts in `data`, when the first CSV row is one.
+pub fn summary_start(data: &[u8]) -> Option<usize> {
+    let mut start = 0;
+    for _ in 0..MAX_PREAMBLE_LINES {
+        if start >= data.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let line = &data[start..end];
+        let line = line.strip_prefix(BOM).unwrap_or(line);
+        if line.starts_with(b"\"") {
+            let fields = header_fields(line);
+            return super::summary::is_summary(&fields)
+                .then(|| line.as_ptr() as usize - data.as_ptr() as usize);
+        }
+        start = end + 1;
+    }
+    None
+}
+
+/// Whether `header` is a table copied from the Nsight Compute GUI's Summary
+/// page (one row per result, names in `Function Name`/`Demangled Name`, values
+/// rounded for reading), not a command-line export.
+fn is_gui_summary(header: &[String]) -> bool {
+    let has = |name: &str| header.iter().any(|h| h == name);
+    has("ID") && (has("Demangled Name") || has("Function Name")) && !has(KERNEL_NAME)
+}
+
 /// A CSV export with its preamble removed.
 pub struct Located<'a> {
     /// The bytes from the header row on.
@@ -78,6 +107,12 @@ pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
         text_report |= line.trim_ascii_start().starts_with(b"Section: ");
         if line.starts_with(b"\"") {
             let fields = header_fields(line);
+            if is_gui_summary(&fields) {
+                return Err(Error::export(
+                    path,
+                    crate::error::ExportError::GuiSummaryPage,
+                ));
+            }
             if let Some(page) = detect_page(&fields) {
                 let offset = line.as_ptr() as usize - data.as_ptr() as usize;
                 return Ok(Located {

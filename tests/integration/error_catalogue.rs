@@ -162,6 +162,7 @@ fn export_errors() -> Vec<ExportError> {
         E::Truncated,
         E::DetailsPageAsInput,
         E::NotRawPage,
+        E::GuiSummaryPage,
         E::NoUnitsRow,
         E::HeaderOnly,
         E::FieldCount {
@@ -283,6 +284,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::Truncated => "Truncated",
         E::DetailsPageAsInput => "DetailsPageAsInput",
         E::NotRawPage => "NotRawPage",
+        E::GuiSummaryPage => "GuiSummaryPage",
         E::NoUnitsRow => "NoUnitsRow",
         E::HeaderOnly => "HeaderOnly",
         E::FieldCount { .. } => "FieldCount",

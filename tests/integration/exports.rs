@@ -283,3 +283,96 @@ fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The raw page at `file` as `ncu --csv --print-summary per-kernel` prints
+/// it (the column layout of ncu 2025's per-kernel summary): one row per
+/// kernel, launch shape and metric, with the launches' count, minimum,
+/// maximum and average; `scale` times the average of `doubled`'s rows.
+fn per_kernel_summary(file: &str, doubled: Option<(&str, &str)>) -> String {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(Path::new(H200).join(file))
+        .expect("fixture");
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let (header, units, launches) = (&rows[0], &rows[1], &rows[2..]);
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let identity = [
+        "Process ID",
+        "Process Name",
+        "Host Name",
+        "Kernel Name",
+        "Block Size",
+        "Grid Size",
+        "Device",
+        "CC",
+    ]
+    .map(col);
+    let mut out = String::from(
+        "==PROF== Connected to process 3089 (/app)\n\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Invocations\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Minimum\",\"Maximum\",\"Average\"\n",
+    );
+    let mut shapes: Vec<Vec<String>> = Vec::new();
+    for l in launches {
+        let id: Vec<String> = identity.iter().map(|&c| l[c].to_string()).collect();
+        if !shapes.contains(&id) {
+            shapes.push(id);
+        }
+    }
+    for shape in &shapes {
+        let mine: Vec<&csv::StringRecord> = launches
+            .iter()
+            .filter(|l| identity.iter().zip(shape).all(|(&c, v)| &l[c] == v))
+            .collect();
+        for (m, metric) in header.iter().enumerate().filter(|(_, h)| h.contains("__")) {
+            let values: Vec<f64> = mine
+                .iter()
+                .filter_map(|l| l[m].replace(',', "").parse::<f64>().ok())
+                .collect();
+            if values.len() != mine.len() {
+                continue;
+            }
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mut avg = values.iter().sum::<f64>() / values.len() as f64;
+            if doubled.is_some_and(|(k, d)| shape[3].starts_with(k) && metric == d) {
+                avg *= 2.0;
+            }
+            let quoted: Vec<String> = shape.iter().map(|v| format!("\"{v}\"")).collect();
+            out.push_str(&format!(
+                "{},\"{}\",\"Command line profiler metrics\",\"{metric}\",\"{}\",\"{min}\",\"{max}\",\"{avg}\"\n",
+                quoted.join(","),
+                mine.len(),
+                &units[m],
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_per_kernel_summary_is_gated_as_the_launches_it_summarizes() {
+    // `ncu --csv --print-summary per-kernel`: no launch IDs, one row per
+    // kernel, launch shape and metric with `Invocations` and the average.
+    // It was "no ncu CSV header" (no `ID` column).
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let run = "graph_app.base.fast.run1.raw.csv";
+    gate.write("summary.csv", per_kernel_summary(run, None));
+    gate.check("baseline.json", &["--input", "summary.csv"])
+        .code(0)
+        .stdout_has("0 failed");
+    gate.write(
+        "worse.csv",
+        per_kernel_summary(run, Some(("produce", "sm__inst_executed.sum"))),
+    );
+    gate.check("baseline.json", &["--input", "worse.csv"])
+        .code(1)
+        .stdout_has("+100.0%");
+    // A table saved from the GUI's Summary page is named as such.
+    gate.write(
+        "gui.csv",
+        "\"ID\",\"Estimated Speedup\",\"Function Name\",\"Demangled Name\",\"Duration\",\"Compute Throughput\",\"Memory Throughput\"\n\"0\",\"12.5\",\"produce\",\"produce(float *, long)\",\"19.9\",\"40.1\",\"80.2\"\n",
+    );
+    gate.check("baseline.json", &["--input", "gui.csv"])
+        .one_clear_error("this is the Summary page of the Nsight Compute GUI")
+        .stderr_has("--page raw");
+}
