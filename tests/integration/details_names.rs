@@ -166,3 +166,36 @@ fn a_label_in_two_sections_is_named_by_its_section() {
         assert_eq!(out.code, code, "{metric}: {}{}", out.stdout, out.stderr);
     }
 }
+
+#[test]
+fn one_metric_id_in_two_sections_with_one_value_is_one_metric() {
+    // An export with a metric ID in two sections (a `--section` run plus
+    // `--metrics`, or an NVTX range export): the same value twice is one
+    // metric; different values name both places.
+    let gate = Gate::new();
+    let real = std::fs::read_to_string(
+        Path::new(crate::common::H200).join("graph_app.base.fast.run1.details.csv"),
+    )
+    .expect("fixture");
+    let row = real
+        .lines()
+        .find(|l| l.starts_with("\"0\",") && l.contains("\"sm__inst_executed.sum\""))
+        .expect("the instructions row of launch 0");
+    let elsewhere = row.replace("Command line profiler metrics", "Instruction Statistics");
+    let twice = real.replacen(row, &format!("{row}\n{elsewhere}"), 1);
+    gate.write("twice.csv", &twice);
+    gate.write("rules.toml", rule("sm__inst_executed.sum"));
+    record(&gate, "rules.toml", "twice.csv", "b.json").code(0);
+    check(&gate, "rules.toml", "b.json", "twice.csv").code(0);
+    let differ = real.replacen(
+        row,
+        &format!(
+            "{row}\n{}",
+            elsewhere.replace("\"9,961,472\"", "\"9,961,473\"")
+        ),
+        1,
+    );
+    gate.write("differ.csv", differ);
+    check(&gate, "rules.toml", "b.json", "differ.csv")
+        .one_clear_error("`sm__inst_executed.sum` names two metrics of one launch");
+}
