@@ -28,9 +28,10 @@ pub fn escaped<T: Serialize + DeserializeOwned + Clone>(model: &T) -> Cow<'_, T>
         escape(&mut json);
         serde_json::from_value(json).ok()
     });
-    // A model that does not survive the round trip keeps its text, with
-    // every unprintable character dropped by the JSON view of it instead.
-    Cow::Owned(escaped.unwrap_or_else(|| model.clone()))
+    // Only a number JSON cannot hold (NaN, infinity) would fail the round
+    // trip, and reports hold finite numbers (the readers refuse the others);
+    // such a model would keep its text as it is.
+    escaped.map_or(Cow::Borrowed(model), Cow::Owned)
 }
 
 /// Every string and key of `value`, escaped.
