@@ -77,11 +77,13 @@ fn mine<'a, T>(
     runs: &'a [T],
     planned: &[&Workload],
 ) -> Vec<(&'a Workload, &'a T)> {
+    let planned: std::collections::HashSet<&str> =
+        planned.iter().map(|p| p.name.as_str()).collect();
     config
         .workloads
         .iter()
         .zip(runs)
-        .filter(|(w, _)| planned.iter().any(|p| p.name == w.name))
+        .filter(|(w, _)| planned.contains(w.name.as_str()))
         .collect()
 }
 

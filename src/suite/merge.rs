@@ -9,6 +9,7 @@
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
 use crate::config::Shard;
 use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Reads one suite report.
@@ -188,36 +189,44 @@ pub fn merge(
     } else if let Some(n) = expect_shards {
         return Err(MergeError::ExpectedShards { expected: n }.into());
     }
-    let mut seen: Vec<(String, String)> = Vec::new();
+    // Each workload once, in the order first seen; looked up by name (a
+    // list search made 8,000 workloads quadratic).
+    let mut seen: Vec<&str> = Vec::new();
+    let mut reported_in: HashMap<&str, &str> = HashMap::new();
     for (name, r) in &reports {
         for w in &r.workloads {
-            if let Some((_, other)) = seen.iter().find(|(n, _)| n == &w.name) {
+            if let Some(other) = reported_in.insert(&w.name, name) {
                 return Err(MergeError::Twice {
                     workload: w.name.clone(),
-                    first: other.clone(),
+                    first: other.to_string(),
                     second: name.clone(),
                 }
                 .into());
             }
-            seen.push((w.name.clone(), name.clone()));
+            seen.push(&w.name);
         }
     }
     let suite: Vec<String> = if sharded > 0 {
         first.suite.clone()
     } else {
-        seen.iter().map(|(n, _)| n.clone()).collect()
+        seen.iter().map(|n| n.to_string()).collect()
     };
-    if let Some(missing) = suite.iter().find(|s| seen.iter().all(|(n, _)| &n != s)) {
+    if let Some(missing) = suite.iter().find(|s| !reported_in.contains_key(s.as_str())) {
         return Err(MergeError::NotReported {
             workload: missing.clone(),
         }
         .into());
     }
+    let position: HashMap<&str, usize> = suite
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
     let mut workloads: Vec<_> = reports
         .iter()
         .flat_map(|(_, r)| r.workloads.iter().cloned())
         .collect();
-    workloads.sort_by_key(|w| suite.iter().position(|s| s == &w.name));
+    workloads.sort_by_key(|w| position.get(w.name.as_str()).copied());
     if workloads.is_empty() {
         return Err(MergeError::NoWorkloads.into());
     }
