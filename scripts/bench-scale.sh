@@ -7,9 +7,9 @@
 #           ncugate.toml of N [[workload]] tables (NCUGATE_SCALE_WORKLOADS,
 #           default "1000 8000"): reading the config must be linear in N.
 #   stdin   `baseline record --input -` of a raw page of about
-#           NCUGATE_SCALE_MIB MiB (default 1024; its launch rows repeated, with
-#           a `==PROF==` preamble as a pipe from ncu has) against the same
-#           file given by name: a pipe must stream like a file.
+#           NCUGATE_SCALE_MIB MiB (default 1024; its launch rows repeated, after
+#           a `==PROF==` line as ncu prints before the CSV) against the same
+#           file given by name: both must stream.
 #   kernels `check` of a raw page of NCUGATE_SCALE_KERNELS distinct kernels
 #           (default 100000; one launch each, the fixture's rows renamed)
 #           against the baseline recorded from it, alone and with --json,
@@ -52,7 +52,6 @@ if not os.path.exists(big) or os.path.getsize(big) < mib << 20:
                 f.write(line)
                 size += len(line)
                 i += 1
-        f.write("==PROF== Disconnected from process 1\n")
 # Distinct kernels: each row a kernel of its own (`produce_k17(float *, long)`).
 import csv
 many = os.path.join(data, f"kernels-{kernels}.csv")

@@ -50,24 +50,22 @@ pub fn read_run(
         return Ok(run);
     }
     // A CSV: a raw page streams from the file or standard input (after any
-    // preamble); anything else (a details page, a preamble in a file) is read whole first.
+    // preamble); anything else (a details page, a summary) is read whole first.
     if path != Path::new("-") && starts_with_raw_header(path)? {
         let file = File::open(path)
             .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
         return raw::read_raw(path, file, metrics, key_mode);
     }
     let data = if path == Path::new("-") {
-        match page::stdin_raw_or_whole(path)? {
-            page::Stdin::Whole(data) => data,
-            page::Stdin::Raw(mut stream) => {
-                // Streamed like a file: a pipe of any length is read in constant memory.
-                let mut run = raw::read_raw(path, &mut stream, metrics, key_mode)?;
-                run.sha256 = stream.sha256_hex();
-                return Ok(run);
-            }
-        }
+        streamed(path, std::io::stdin(), metrics, key_mode)?
     } else {
-        page::read_all(path)?
+        let file = File::open(path)
+            .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
+        streamed(path, file, metrics, key_mode)?
+    };
+    let data = match data {
+        Ok(run) => return Ok(run),
+        Err(data) => data,
     };
     if let Some(at) = page::summary_start(&data) {
         let csv = summary::as_details(path, &data[at..])?;
@@ -94,6 +92,24 @@ pub fn read_run(
                 metrics,
                 key_mode,
             )
+        }
+    }
+}
+
+/// A raw page after a preamble, read a row at a time (`Ok(run)`), or the
+/// whole input when it is not one (`Err(data)`, for the other readers).
+fn streamed(
+    path: &Path,
+    input: impl Read,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+) -> Result<std::result::Result<Run, Vec<u8>>> {
+    match page::raw_or_whole(path, input)? {
+        page::Stream::Whole(data) => Ok(Err(data)),
+        page::Stream::Raw(mut stream) => {
+            let mut run = raw::read_raw(path, &mut stream, metrics, key_mode)?;
+            run.sha256 = stream.sha256_hex();
+            Ok(Ok(run))
         }
     }
 }

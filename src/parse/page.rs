@@ -240,23 +240,24 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
     na > 0
 }
 
-/// Standard input as [`read_run`](super::read_run) reads it.
-pub enum Stdin {
+/// An export as [`read_run`](super::read_run) reads it when it does not
+/// start with a raw page's header: a preamble, then maybe a raw page.
+pub enum Stream<R> {
     /// A raw page: the header line on, streamed.
-    Raw(HashedStdin),
+    Raw(Hashed<R>),
     /// Anything else, read whole (a details page is matched across its rows).
     Whole(Vec<u8>),
 }
 
-/// Standard input from a raw page's header line on, hashing every byte of
-/// the stream (the preamble too) as it is read, like a file's SHA-256.
-pub struct HashedStdin {
+/// An export from a raw page's header line on, hashing every byte of the
+/// input (the preamble too) as it is read: the SHA-256 of the whole file or stream.
+pub struct Hashed<R> {
     header: std::io::Cursor<Vec<u8>>,
-    rest: std::io::BufReader<std::io::Stdin>,
+    rest: std::io::BufReader<R>,
     hasher: sha2::Sha256,
 }
 
-impl HashedStdin {
+impl<R> Hashed<R> {
     /// SHA-256 of everything read so far, hex.
     pub fn sha256_hex(&self) -> String {
         use sha2::Digest;
@@ -264,7 +265,7 @@ impl HashedStdin {
     }
 }
 
-impl std::io::Read for HashedStdin {
+impl<R: std::io::Read> std::io::Read for Hashed<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         use sha2::Digest;
         let n = match self.header.read(buf)? {
@@ -279,14 +280,15 @@ impl std::io::Read for HashedStdin {
     }
 }
 
-/// Reads standard input up to the first CSV header line (at most the
-/// preamble lines [`locate`] looks through): a raw page's header streams on
-/// from there, anything else is read whole.
-pub fn stdin_raw_or_whole(path: &Path) -> Result<Stdin> {
+/// Reads `input` up to the first CSV header line (at most the preamble
+/// lines [`locate`] looks through): a raw page's header streams on from
+/// there, anything else is read whole. A pipe of any length, or a file with
+/// `==PROF==` lines before the CSV, is read in constant memory.
+pub fn raw_or_whole<R: std::io::Read>(path: &Path, input: R) -> Result<Stream<R>> {
     use sha2::Digest;
     use std::io::{BufRead, Read};
     let err = |source| Error::read(crate::error::FileKind::Export, path, source);
-    let mut rest = std::io::BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut rest = std::io::BufReader::with_capacity(1 << 16, input);
     let mut head = Vec::new();
     let mut lines = 0;
     loop {
@@ -303,7 +305,7 @@ pub fn stdin_raw_or_whole(path: &Path) -> Result<Stdin> {
                 let mut hasher = sha2::Sha256::new();
                 hasher.update(&head);
                 let header = head[head.len() - located.csv.len()..].to_vec();
-                return Ok(Stdin::Raw(HashedStdin {
+                return Ok(Stream::Raw(Hashed {
                     header: std::io::Cursor::new(header),
                     rest,
                     hasher,
@@ -315,7 +317,7 @@ pub fn stdin_raw_or_whole(path: &Path) -> Result<Stdin> {
         }
     }
     rest.read_to_end(&mut head).map_err(err)?;
-    Ok(Stdin::Whole(head))
+    Ok(Stream::Whole(head))
 }
 
 /// Reads a file, or standard input for `-`, whole.
