@@ -15,8 +15,9 @@
 #           against the baseline recorded from it, alone and with --json,
 #           --junit and --markdown.
 #
-# Each line: what, seconds, peak RSS in MB (the child's ru_maxrss, measured
-# by scripts/time-rss.py). Data goes to target/bench-scale/.
+# Each line: what, exit code, wall and CPU seconds (user + system), peak RSS
+# in MB (the child's rusage, read with wait4: for `sh -c`, the shell's and
+# ncugate's together, the largest RSS of the two). Data goes to target/bench-scale/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -74,10 +75,20 @@ EOF
 measure() { # label, then the command; stdout to /dev/null
   local label=$1
   shift
-  local line
-  line=$(python3 "$root/scripts/time-rss.py" /dev/null "$@")
-  IFS=$'\t' read -r _ rc secs kib <<<"$line"
-  printf '%-44s rc %s  %8.2f s  %8.1f MB\n' "$label" "$rc" "$secs" "$(echo "$kib / 1024" | bc -l)"
+  python3 - "$label" "$@" <<'PY'
+import os, sys, time
+label, cmd = sys.argv[1], sys.argv[2:]
+start = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.execvp(cmd[0], cmd)
+_, status, ru = os.wait4(pid, 0)
+wall = time.monotonic() - start
+cpu = ru.ru_utime + ru.ru_stime
+print(f"{label:<44} rc {os.waitstatus_to_exitcode(status)}  {wall:8.2f} s wall  {cpu:8.2f} s CPU  {ru.ru_maxrss / 1024:8.1f} MB")
+PY
 }
 
 for bin in "${bins[@]}"; do
