@@ -129,11 +129,14 @@ fn gate(result: Gated<Report>, outputs: &report::Outputs, style: &terminal::Styl
         Ok(report) => report,
         Err(f) => return failed(f, outputs),
     };
-    if let Err(error) = report::write_all(&report, outputs) {
+    // Escaped once, one document for the files and the terminal.
+    let printable = report::printable::escaped(&report);
+    let doc = report::Document::check(&printable);
+    if let Err(error) = report::write_document(&doc, outputs) {
         print_error(&error);
         return Outcome::Error;
     }
-    if !print_stdout(&terminal::render(&report, style)) {
+    if !print_stdout(&terminal::document(&doc, style)) {
         return Outcome::Error;
     }
     explain_error_rows(&report);
@@ -147,11 +150,13 @@ fn suite_report(
     outputs: &report::Outputs,
     style: &terminal::Style,
 ) -> Outcome {
-    if let Err(error) = render::write_all(report, outputs) {
+    let printable = report::printable::escaped(report);
+    let doc = render::document(&printable);
+    if let Err(error) = report::write_document(&doc, outputs) {
         print_error(&error);
         return Outcome::Error;
     }
-    if !print_stdout(&render::terminal(report, style)) {
+    if !print_stdout(&terminal::document(&doc, style)) {
         return Outcome::Error;
     }
     for w in &report.workloads {
