@@ -560,6 +560,10 @@ mod tests {
                 "kernel-key",
                 name(&|| crate::model::KernelKeyMode::default().to_possible_value()),
             ),
+            (
+                "shared-gpu",
+                name(&|| crate::shared_gpu::Policy::default().to_possible_value()),
+            ),
             ("audit-lib", None),
             ("cache-dir", None),
             (

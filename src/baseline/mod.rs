@@ -59,6 +59,12 @@ pub struct Baseline {
     )]
     #[schemars(with = "Option<bool>")]
     pub graph_mode: Option<GraphProfiling>,
+    /// What ncugate saw of the GPU while the runs were profiled: each
+    /// kernel's SM clock and elapsed cycles (from the exports), and, when
+    /// ncugate profiled them, any other process on the GPU (`shared`
+    /// says so). A check compares its own clock with this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::shared_gpu::GpuEnvironment>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.

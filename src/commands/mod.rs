@@ -33,6 +33,7 @@ use crate::model::{Findings, Fingerprint, KernelKeyMode, Run};
 use crate::parse;
 use crate::report::{self, terminal};
 use crate::rules::Thresholds;
+use crate::shared_gpu::GpuEnvironment;
 use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
@@ -49,6 +50,8 @@ struct Acquired {
     profile: Option<ProfileSettings>,
     /// Wall seconds of each profiled run (empty for `--input` files).
     seconds: Vec<f64>,
+    /// What the GPU probe saw during the profiled runs (empty for `--input` files).
+    gpu: Vec<crate::shared_gpu::Sample>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -66,6 +69,7 @@ fn acquire(
             details: details.to_vec(),
             profile: None,
             seconds: Vec::new(),
+            gpu: Vec::new(),
         }),
         Source::Profile {
             runner: config,
@@ -78,6 +82,7 @@ fn acquire(
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config)),
                 seconds: Vec::new(),
+                gpu: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -96,6 +101,7 @@ fn acquire(
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
                 acquired.seconds.push(artifacts.seconds);
+                acquired.gpu.extend(artifacts.gpu);
             }
             Ok(acquired)
         }
@@ -173,6 +179,17 @@ fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
 }
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
+/// `metrics` and the clock metrics every profiled run collects too (the SM
+/// clock and elapsed cycles of each kernel, in the same replay pass).
+fn with_clock_metrics(mut metrics: Vec<String>) -> Vec<String> {
+    for m in crate::shared_gpu::clock::METRICS {
+        if !metrics.iter().any(|have| have == m) {
+            metrics.push(m.to_string());
+        }
+    }
+    metrics
+}
+
 fn read_runs(
     inputs: &[PathBuf],
     metrics: &[String],

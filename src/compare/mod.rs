@@ -6,6 +6,7 @@
 
 mod findings;
 pub mod identity;
+pub mod not_gated;
 mod rule;
 mod structure;
 
@@ -28,6 +29,10 @@ pub struct Inputs<'a> {
     pub allow_device_mismatch: bool,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
     pub notes: Vec<String>,
+    /// What ncugate saw of the GPU during the current runs.
+    pub gpu: &'a crate::shared_gpu::GpuEnvironment,
+    /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
+    pub shared_gpu: crate::shared_gpu::Policy,
 }
 
 /// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
@@ -65,6 +70,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
         notes: inputs.notes.clone(),
+        shared_gpu: None,
     };
 
     comparable_mode(baseline, runs)?;
@@ -122,6 +128,10 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         inputs.findings,
         thresholds.findings.new,
     );
+    not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
+    report.notes.extend(not_gated::baseline_note(baseline.gpu.as_ref()));
+    let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
+    not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();
     Ok(report)
 }

@@ -61,6 +61,7 @@ fn rule(
         status,
         message: message.into(),
         why: why.map(str::to_string),
+        not_gated: None,
     }
 }
 
