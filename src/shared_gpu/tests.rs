@@ -38,7 +38,7 @@ fn a_clock_a_tenth_under_the_baselines_is_a_shared_gpu_and_jitter_is_not() {
     assert_eq!(assess(&quiet, Some(&baseline)), None);
     let shared = clocked(&[("finish", 1.479e9), ("gemm", 1.256e9)]);
     let s = assess(&shared, Some(&baseline)).expect("a 25% drop");
-    assert!(s.evidence.starts_with("SM clock 1368 MHz vs 1836 MHz in the baseline (-25%"), "{}", s.evidence);
+    assert!(s.evidence.starts_with("SM clock 1368 MHz vs 1836 MHz in the baseline (-26%"), "{}", s.evidence);
     assert!(s.evidence.contains("power or a thermal limit"), "{}", s.evidence);
     // No baseline clock (an old baseline): no clock evidence.
     assert_eq!(assess(&shared, None), None);
