@@ -94,7 +94,7 @@ pub fn cycles(
             String::new()
         };
         r.message.push_str(&format!(
-            "; elapsed cycles {} → {}{change}",
+            "; elapsed {} → {}{change}",
             crate::format::format_value(b, "cycle"),
             crate::format::format_value(c, "cycle")
         ));

@@ -360,7 +360,7 @@ pub fn shared() -> Report {
         183_050.0,
         23_600.0,
         Status::Fail,
-        "+18.8% (183.05 us vs baseline 154.07 us ±170.00 ns), allowed +15.3%; elapsed cycles 304.53k → 265.70k (-12.8%)",
+        "+18.8% (183.05 us vs baseline 154.07 us ±170.00 ns), allowed +15.3%; elapsed 304.53K cycle → 265.70K cycle (-12.8%)",
         Some("the kernel takes longer"),
     ));
     r.rules.push(rule(
