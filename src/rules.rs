@@ -170,7 +170,8 @@ impl Environment {
             "launch__",
         ];
         let rate = ["per_second", "pct_", "throughput", "per_cycle"];
-        if own_work.iter().any(|p| metric.starts_with(p)) && !rate.iter().any(|r| metric.contains(r))
+        if own_work.iter().any(|p| metric.starts_with(p))
+            && !rate.iter().any(|r| metric.contains(r))
         {
             Environment::Deterministic
         } else {
@@ -600,12 +601,25 @@ mod tests {
             assert_eq!(text.matches("\nenvironment = ").count(), rules, "{name}");
             for r in &t.rules {
                 // The file says what the name-based default would say too.
-                assert_eq!(r.environment, Environment::of_metric(&r.metric), "{name}: {}", r.metric);
+                assert_eq!(
+                    r.environment,
+                    Environment::of_metric(&r.metric),
+                    "{name}: {}",
+                    r.metric
+                );
             }
         }
         let t = Thresholds::builtin().unwrap();
-        let of = |m: &str| t.rules.iter().find(|r| r.metric == m).map(|r| r.environment);
-        assert_eq!(of("sm__inst_executed.sum"), Some(Environment::Deterministic));
+        let of = |m: &str| {
+            t.rules
+                .iter()
+                .find(|r| r.metric == m)
+                .map(|r| r.environment)
+        };
+        assert_eq!(
+            of("sm__inst_executed.sum"),
+            Some(Environment::Deterministic)
+        );
         assert_eq!(of("gpu__time_duration.sum"), Some(Environment::Sensitive));
         assert_eq!(of("dram__bytes.sum"), Some(Environment::Sensitive));
         assert_eq!(

@@ -129,7 +129,9 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         thresholds.findings.new,
     );
     not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
-    report.notes.extend(not_gated::baseline_note(baseline.gpu.as_ref()));
+    report
+        .notes
+        .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
     let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
     not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();

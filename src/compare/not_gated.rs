@@ -33,8 +33,12 @@ pub fn apply(
             .rules
             .iter()
             .find(|rule| rule.line == r.line && rule.metric == r.metric)
-            .map_or_else(|| Environment::of_metric(&r.metric), |rule| rule.environment);
-        environment == Environment::Sensitive && !matches!(r.status, Status::Skipped | Status::Error)
+            .map_or_else(
+                || Environment::of_metric(&r.metric),
+                |rule| rule.environment,
+            );
+        environment == Environment::Sensitive
+            && !matches!(r.status, Status::Skipped | Status::Error)
     };
     match policy {
         Policy::Gate => {}
@@ -78,7 +82,10 @@ pub fn cycles(
     current: &GpuEnvironment,
 ) {
     let Some(baseline) = baseline else { return };
-    for r in rules.iter_mut().filter(|r| r.metric.starts_with("gpu__time_duration")) {
+    for r in rules
+        .iter_mut()
+        .filter(|r| r.metric.starts_with("gpu__time_duration"))
+    {
         let Some(kernel) = r.kernel.as_deref() else {
             continue;
         };

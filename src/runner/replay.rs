@@ -70,7 +70,9 @@ impl ReplayRunner {
 
 impl ProcessRunner for ReplayRunner {
     fn gpu_probe(&self) -> Option<&dyn crate::shared_gpu::GpuProbe> {
-        self.gpu.as_ref().map(|g| g as &dyn crate::shared_gpu::GpuProbe)
+        self.gpu
+            .as_ref()
+            .map(|g| g as &dyn crate::shared_gpu::GpuProbe)
     }
 
     fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {

@@ -36,7 +36,13 @@ pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
         .filter_map(|key| {
             let sm_clock_hz = mean(&key, SM_CLOCK, Aggregate::Mean).filter(|hz| *hz > 0.0)?;
             let cycles = mean(&key, CYCLES, Aggregate::Sum);
-            Some((key, KernelClock { sm_clock_hz, cycles }))
+            Some((
+                key,
+                KernelClock {
+                    sm_clock_hz,
+                    cycles,
+                },
+            ))
         })
         .collect()
 }

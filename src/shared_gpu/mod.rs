@@ -127,7 +127,8 @@ impl GpuEnvironment {
     /// When these runs stand alone (a baseline being recorded): what shows
     /// they shared the GPU — a neighbour seen by NVML.
     pub fn shared_alone(&self) -> Option<String> {
-        (!self.neighbours.is_empty()).then(|| format!("GPU shared with {}", neighbours(&self.neighbours)))
+        (!self.neighbours.is_empty())
+            .then(|| format!("GPU shared with {}", neighbours(&self.neighbours)))
     }
 }
 
@@ -183,7 +184,10 @@ pub fn assess(current: &GpuEnvironment, baseline: Option<&GpuEnvironment>) -> Op
     let baseline_hz = base.and_then(|b| clock::mean_hz(&b.kernels));
     let mut parts = Vec::new();
     if !current.neighbours.is_empty() {
-        parts.push(format!("GPU shared with {}", neighbours(&current.neighbours)));
+        parts.push(format!(
+            "GPU shared with {}",
+            neighbours(&current.neighbours)
+        ));
         if let Some(u) = current.max_utilization_pct {
             parts.push(format!("utilization up to {u}%"));
         }

@@ -38,8 +38,17 @@ fn a_clock_a_tenth_under_the_baselines_is_a_shared_gpu_and_jitter_is_not() {
     assert_eq!(assess(&quiet, Some(&baseline)), None);
     let shared = clocked(&[("finish", 1.479e9), ("gemm", 1.256e9)]);
     let s = assess(&shared, Some(&baseline)).expect("a 25% drop");
-    assert!(s.evidence.starts_with("SM clock 1368 MHz vs 1836 MHz in the baseline (-26%"), "{}", s.evidence);
-    assert!(s.evidence.contains("power or a thermal limit"), "{}", s.evidence);
+    assert!(
+        s.evidence
+            .starts_with("SM clock 1368 MHz vs 1836 MHz in the baseline (-26%"),
+        "{}",
+        s.evidence
+    );
+    assert!(
+        s.evidence.contains("power or a thermal limit"),
+        "{}",
+        s.evidence
+    );
     // No baseline clock (an old baseline): no clock evidence.
     assert_eq!(assess(&shared, None), None);
 }
@@ -48,14 +57,23 @@ fn a_clock_a_tenth_under_the_baselines_is_a_shared_gpu_and_jitter_is_not() {
 fn a_neighbour_is_named_with_its_memory_and_our_own_processes_are_not() {
     let sample = Sample {
         utilization_pct: Some(100),
-        processes: vec![process(1866, "graph_app", true), process(1791, "python3", false)],
+        processes: vec![
+            process(1866, "graph_app", true),
+            process(1791, "python3", false),
+        ],
     };
     let env = GpuEnvironment::observe(&[], &[sample.clone(), sample]);
     assert_eq!(env.neighbours, [process(1791, "python3", false)]);
     assert!(!env.unattributed);
     let s = assess(&env, None).expect("a neighbour");
-    assert_eq!(s.evidence, "GPU shared with pid 1791 python3, 1.2 GB; utilization up to 100%");
-    assert_eq!(env.shared_alone().as_deref(), Some("GPU shared with pid 1791 python3, 1.2 GB"));
+    assert_eq!(
+        s.evidence,
+        "GPU shared with pid 1791 python3, 1.2 GB; utilization up to 100%"
+    );
+    assert_eq!(
+        env.shared_alone().as_deref(),
+        Some("GPU shared with pid 1791 python3, 1.2 GB")
+    );
 }
 
 #[test]

@@ -374,7 +374,9 @@ fn baseline_errors() -> Vec<BaselineError> {
             current: s("graph"),
         },
         E::SharedGpu {
-            evidence: s("GPU shared with pid 1791 python3, 1.2 GB; SM clock 1470 MHz vs 1966 MHz in the baseline"),
+            evidence: s(
+                "GPU shared with pid 1791 python3, 1.2 GB; SM clock 1470 MHz vs 1966 MHz in the baseline",
+            ),
             sensitive: 9,
             recording: false,
         },

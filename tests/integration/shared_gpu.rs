@@ -59,7 +59,11 @@ fn the_baseline_keeps_each_kernels_clock_and_cycles() {
     assert!((3.4e5..3.6e5).contains(&cycles), "{finish}");
     assert!(gpu.get("shared").is_none(), "{gpu}");
     // The clock metrics are the GPU's record, not gated metrics of the baseline.
-    assert!(baseline["total"]["metrics"].get("gpc__cycles_elapsed.max").is_none());
+    assert!(
+        baseline["total"]["metrics"]
+            .get("gpc__cycles_elapsed.max")
+            .is_none()
+    );
 }
 
 #[test]
@@ -106,17 +110,29 @@ fn regressions_beside_a_neighbour_still_fail_on_the_counters_it_cannot_move() {
 fn refuse_exits_2_with_the_evidence_and_the_setting_comes_from_any_layer() {
     let gate = Gate::new();
     quiet_baseline(&gate, "graph_app");
-    check(&gate, "graph_app.base.shared.2", &["--shared-gpu", "refuse"])
-        .one_clear_error("the GPU was shared during this check (SM clock")
-        .stderr_has("hint: run on a GPU no other process uses");
+    check(
+        &gate,
+        "graph_app.base.shared.2",
+        &["--shared-gpu", "refuse"],
+    )
+    .one_clear_error("the GPU was shared during this check (SM clock")
+    .stderr_has("hint: run on a GPU no other process uses");
     gate.h200(&shared("graph_app.base.shared.2.raw.csv"), "run.csv");
     let args = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
-    gate.run_with(&args, &[("NCUGATE_SHARED_GPU", "refuse")]).code(2);
+    gate.run_with(&args, &[("NCUGATE_SHARED_GPU", "refuse")])
+        .code(2);
     gate.write("ncugate.toml", "[gate]\nshared_gpu = \"refuse\"\n");
-    gate.run(&[&args[..], &["--config", "ncugate.toml"]].concat()).code(2);
+    gate.run(&[&args[..], &["--config", "ncugate.toml"]].concat())
+        .code(2);
     // The flag over the file.
-    gate.run(&[&args[..], &["--config", "ncugate.toml", "--shared-gpu", "warn"]].concat())
-        .code(0);
+    gate.run(
+        &[
+            &args[..],
+            &["--config", "ncugate.toml", "--shared-gpu", "warn"],
+        ]
+        .concat(),
+    )
+    .code(0);
     // A quiet run is not refused.
     check(&gate, "graph_app.base.after", &["--shared-gpu", "refuse"]).code(0);
 }
@@ -128,10 +144,26 @@ fn every_report_format_says_the_gpu_was_shared() {
     gate.h200(&shared("graph_app.base.shared.3.raw.csv"), "run.csv");
     let out = gate.run_with(
         &[
-            "check", "--baseline", "baseline.json", "--input", "run.csv", "--format", "github",
-            "--json", "r.json", "--junit", "junit.xml", "--markdown", "r.md", "--html", "html",
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "run.csv",
+            "--format",
+            "github",
+            "--json",
+            "r.json",
+            "--junit",
+            "junit.xml",
+            "--markdown",
+            "r.md",
+            "--html",
+            "html",
         ],
-        &[("GITHUB_STEP_SUMMARY", "summary.md"), ("GITHUB_OUTPUT", "output.txt")],
+        &[
+            ("GITHUB_STEP_SUMMARY", "summary.md"),
+            ("GITHUB_OUTPUT", "output.txt"),
+        ],
     );
     out.code(0)
         .stdout_has("::warning")
@@ -155,7 +187,9 @@ fn every_report_format_says_the_gpu_was_shared() {
     }));
     // The instruction rules were gated.
     assert!(json["rules"].as_array().unwrap().iter().any(|r| {
-        r["metric"] == "sm__inst_executed.sum" && r.get("not_gated").is_none() && r["status"] == "pass"
+        r["metric"] == "sm__inst_executed.sum"
+            && r.get("not_gated").is_none()
+            && r["status"] == "pass"
     }));
     for file in ["junit.xml", "r.md", "html/index.html", "summary.md"] {
         let text = gate.read(file);
@@ -208,7 +242,8 @@ fn replayed(recording: &str) -> Vec<Recorded> {
     let dir = Path::new(H200).join("shared");
     let log = std::fs::read_to_string(dir.join(format!("{recording}.log"))).unwrap();
     let mut run = Recorded::log(&log, Exit::Code(0));
-    run.files.push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
+    run.files
+        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
     let csv = std::fs::read(dir.join(format!("{recording}.raw.csv"))).unwrap();
     let import = Recorded {
         lines: vec![],
@@ -265,8 +300,15 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
     assert_eq!(s.neighbours.len(), 1);
     // Every profiled run asks ncu for the SM clock and the elapsed cycles too.
     let seen = replay.seen.lock().unwrap();
-    let metrics = seen[0].args.iter().find(|a| a.contains("sm__inst_executed.sum")).unwrap();
-    assert!(metrics.contains("sm__cycles_elapsed.avg.per_second"), "{metrics}");
+    let metrics = seen[0]
+        .args
+        .iter()
+        .find(|a| a.contains("sm__inst_executed.sum"))
+        .unwrap();
+    assert!(
+        metrics.contains("sm__cycles_elapsed.avg.per_second"),
+        "{metrics}"
+    );
     assert!(metrics.contains("gpc__cycles_elapsed.max"), "{metrics}");
 }
 
@@ -291,20 +333,83 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
         ncugate::commands::record(&config, &replay)
     };
     let refused = record(Policy::Refuse).expect_err("refused");
-    assert!(refused.to_string().contains("while the baseline was recorded"), "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("while the baseline was recorded"),
+        "{refused}"
+    );
     assert!(!gate.path("shared.json").exists());
     let said = record(Policy::Warn).expect("recorded");
     assert!(
-        said.notes.iter().any(|n| n.contains("GPU shared with pid 1791 python3")),
+        said.notes
+            .iter()
+            .any(|n| n.contains("GPU shared with pid 1791 python3")),
         "{:?}",
         said.notes
     );
     let baseline: serde_json::Value = serde_json::from_str(&gate.read("shared.json")).unwrap();
-    assert_eq!(baseline["gpu"]["shared"], "GPU shared with pid 1791 python3, 1.2 GB");
+    assert_eq!(
+        baseline["gpu"]["shared"],
+        "GPU shared with pid 1791 python3, 1.2 GB"
+    );
     assert_eq!(baseline["gpu"]["neighbours"][0]["pid"], 1791);
     // A check against it says so.
     gate.h200(&shared("graph_app.base.shared.2.raw.csv"), "run.csv");
     gate.check("shared.json", &["--input", "run.csv"])
         .code(0)
         .stdout_has("the baseline was recorded on a shared GPU (GPU shared with pid 1791 python3");
+}
+
+#[test]
+fn a_cycles_rule_gates_compute_bound_kernels_through_a_neighbour() {
+    let gate = Gate::new();
+    let rule = "\n[[rule]]\nmetric = \"gpc__cycles_elapsed.max\"\nkernels = \"regex:nvjet\"\nworse = \"higher\"\nmax_change = \"15%\"\nenvironment = \"deterministic\"\nwhy = \"the GEMMs take more cycles\"\n";
+    let text = std::fs::read_to_string(Path::new(common::THRESHOLDS).join("default.toml")).unwrap();
+    gate.write("rules.toml", format!("{text}{rule}"));
+    let mut args = vec![
+        "baseline",
+        "record",
+        "--thresholds",
+        "rules.toml",
+        "--output",
+        "baseline.json",
+    ];
+    for i in 1..=2 {
+        gate.h200(
+            &shared(&format!("torch_mlp.base.quiet.{i}.raw.csv")),
+            &format!("quiet{i}.csv"),
+        );
+    }
+    args.extend(["--input", "quiet1.csv", "--input", "quiet2.csv"]);
+    gate.run(&args).code(0);
+    // Beside the neighbour: the GEMMs' cycles within 3%, gated and passing.
+    check(
+        &gate,
+        "torch_mlp.base.shared.1",
+        &["--thresholds", "rules.toml", "--json", "r.json"],
+    )
+    .code(0);
+    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
+    let gated: Vec<&serde_json::Value> = json["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "gpc__cycles_elapsed.max")
+        .collect();
+    assert_eq!(gated.len(), 2, "{gated:?}");
+    assert!(
+        gated
+            .iter()
+            .all(|r| r["status"] == "pass" && r.get("not_gated").is_none()),
+        "{gated:?}"
+    );
+    // Twice the hidden width: the GEMMs take more cycles, beside the neighbour too.
+    check(
+        &gate,
+        "torch_mlp.wider.shared",
+        &["--thresholds", "rules.toml"],
+    )
+    .code(1)
+    .stdout_has("the GEMMs take more cycles");
 }
