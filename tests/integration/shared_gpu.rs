@@ -240,11 +240,11 @@ fn neighbour_samples() -> Vec<Sample> {
 /// One profiled run of a shared recording: ncu's output, then the import of its raw page.
 fn replayed(recording: &str) -> Vec<Recorded> {
     let dir = Path::new(H200).join("shared");
-    let log = std::fs::read_to_string(dir.join(format!("{recording}.log"))).unwrap();
+    let log = std::fs::read_to_string(dir.join(format!("{recording}.log"))).expect("the ncu log");
     let mut run = Recorded::log(&log, Exit::Code(0));
     run.files
         .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    let csv = std::fs::read(dir.join(format!("{recording}.raw.csv"))).unwrap();
+    let csv = std::fs::read(dir.join(format!("{recording}.raw.csv"))).expect("the raw page");
     let import = Recorded {
         lines: vec![],
         exit: Exit::Code(0),
