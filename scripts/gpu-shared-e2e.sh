@@ -91,7 +91,7 @@ smi after
 
 # ---- summary ------------------------------------------------------------------------------
 {
-  echo "ncugate shared-GPU e2e, $(date -u +%Y-%m-%d), $(head -c 200 "$R/env.txt" | sed -n 4p), neighbour pid $(cat "$R/neighbour.pid")"
+  echo "ncugate shared-GPU e2e, $(date -u +%Y-%m-%d), $(tail -1 "$R/env.txt"), neighbour pid $(cat "$R/neighbour.pid")"
   echo
   echo "| checks | GPU | runs | exit codes | expected | wrong (false alarms / missed) |"
   echo "|---|---|---:|---|---:|---:|"
@@ -99,7 +99,7 @@ smi after
   echo
   echo "reports naming the neighbour (pid $(cat "$R/neighbour.pid")): $(grep -l "pid $(cat "$R/neighbour.pid") " "$R"/*.shared.*.json "$R"/*.redundant-node.*.json "$R"/*.fp64.*.json 2>/dev/null | wc -l)"
   echo "evidence of graph_app.shared.1: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r.get("shared_gpu") or {}; print(s.get("evidence"), "| not gated:", s.get("not_gated"), "| beyond allowance:", s.get("over_allowance"))' "$R/graph_app.shared.1.json" 2>&1)"
-  echo "passes per kernel (graph_app.quiet.1): $(grep -o '[0-9]* passes\? per kernel' "$R/graph_app.quiet.1.log" | head -1)"
+  echo "passes per kernel (graph_app.quiet.1): $(grep -oE '[0-9]+ pass(es)? per kernel' "$R/graph_app.quiet.1.log" | head -1)"
   echo "device seconds: $(elapsed)"
   cat "$R/progress.txt"
 } > "$R/summary.txt"
