@@ -71,7 +71,8 @@ impl Policy {
 #[serde(deny_unknown_fields)]
 pub struct GpuEnvironment {
     /// Other processes with a compute context on the GPU during the runs
-    /// (ncugate, ncu and the app excluded), with the most memory each held.
+    /// (ncugate, ncu and the app excluded; on another GPU of the machine
+    /// they are no neighbours), with the most memory each held.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub neighbours: Vec<GpuProcess>,
     /// NVML listed processes, but none of ncugate's own (another PID
@@ -97,11 +98,15 @@ impl GpuEnvironment {
     /// The environment of `runs`, with the NVML `samples` taken while they were profiled.
     pub fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
         let kernels = clock::of(runs);
+        let processes = || samples.iter().flat_map(|s| &s.processes);
+        // The GPUs the app used: a process on another GPU of the machine is no neighbour.
+        let ours: Vec<u32> = processes().filter(|p| p.ours).map(|p| p.device).collect();
+        let saw_ours = !ours.is_empty();
+        let mut others = 0;
         let mut neighbours: Vec<GpuProcess> = Vec::new();
-        let mut saw_ours = false;
-        for p in samples.iter().flat_map(|s| &s.processes) {
-            if p.ours {
-                saw_ours = true;
+        for p in processes().filter(|p| !p.ours) {
+            others += 1;
+            if saw_ours && !ours.contains(&p.device) {
                 continue;
             }
             match neighbours.iter_mut().find(|n| n.pid == p.pid) {
@@ -109,7 +114,7 @@ impl GpuEnvironment {
                 None => neighbours.push(p.clone()),
             }
         }
-        let unattributed = !saw_ours && !neighbours.is_empty();
+        let unattributed = !saw_ours && others > 0;
         if unattributed {
             neighbours.clear();
         }

@@ -13,6 +13,9 @@ pub const EVERY: Duration = Duration::from_millis(250);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GpuProcess {
     pub pid: u32,
+    /// The NVML index of the GPU it has its context on.
+    #[serde(default)]
+    pub device: u32,
     /// The process name NVML (or `/proc`) gives; empty when unknown.
     #[serde(default)]
     pub name: String,
@@ -88,7 +91,7 @@ impl GpuProbe for Nvml {
             let mut ours = (self.family)(me);
             ours.push(me);
             let mut sample = Sample::default();
-            for d in &devices {
+            for (index, d) in (0u32..).zip(&devices) {
                 if let Ok(u) = d.utilization_rates() {
                     sample.utilization_pct = Some(sample.utilization_pct.unwrap_or(0).max(u.gpu));
                 }
@@ -104,6 +107,7 @@ impl GpuProbe for Nvml {
                         .unwrap_or_default();
                     sample.processes.push(GpuProcess {
                         pid: p.pid,
+                        device: index,
                         name: short_name(&name),
                         memory_bytes,
                         ours: ours.contains(&p.pid),
@@ -137,6 +141,7 @@ mod tests {
             utilization_pct: Some(100),
             processes: vec![GpuProcess {
                 pid: 1791,
+                device: 0,
                 name: "python3".into(),
                 memory_bytes: Some(1130 << 20),
                 ours: false,

@@ -23,6 +23,7 @@ fn clocked(hz: &[(&str, f64)]) -> GpuEnvironment {
 fn process(pid: u32, name: &str, ours: bool) -> GpuProcess {
     GpuProcess {
         pid,
+        device: 0,
         name: name.into(),
         memory_bytes: Some(1_184_890_880),
         ours,
@@ -86,6 +87,20 @@ fn processes_that_cannot_be_told_from_ours_are_no_evidence() {
     let env = GpuEnvironment::observe(&[], &[sample]);
     assert!(env.unattributed);
     assert!(env.neighbours.is_empty());
+    assert_eq!(assess(&env, None), None);
+}
+
+#[test]
+fn a_process_on_another_gpu_of_the_machine_is_no_neighbour() {
+    let mut elsewhere = process(5150, "train", false);
+    elsewhere.device = 3;
+    let sample = Sample {
+        utilization_pct: Some(90),
+        processes: vec![process(1866, "graph_app", true), elsewhere],
+    };
+    let env = GpuEnvironment::observe(&[], &[sample]);
+    assert!(env.neighbours.is_empty());
+    assert!(!env.unattributed);
     assert_eq!(assess(&env, None), None);
 }
 

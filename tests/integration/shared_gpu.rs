@@ -223,12 +223,14 @@ fn neighbour_samples() -> Vec<Sample> {
         processes: vec![
             GpuProcess {
                 pid: 1791,
+                device: 0,
                 name: "python3".into(),
                 memory_bytes: Some(1130 << 20),
                 ours: false,
             },
             GpuProcess {
                 pid: 1866,
+                device: 0,
                 name: "graph_app".into(),
                 memory_bytes: None,
                 ours: true,

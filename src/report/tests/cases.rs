@@ -388,6 +388,7 @@ pub fn shared() -> Report {
     let current = crate::shared_gpu::GpuEnvironment {
         neighbours: vec![crate::shared_gpu::GpuProcess {
             pid: 1791,
+            device: 0,
             name: "python3".into(),
             memory_bytes: Some(1_184_890_880),
             ours: false,
