@@ -64,7 +64,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         native: !config.import_with_ncu,
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
-    let metrics = with_clock_metrics(thresholds.metrics());
+    let metrics = with_clock_metrics(thresholds.metrics(), &config.source);
     let candidates = Candidates::of(config, &thresholds)?;
     let acquired = acquire(
         &config.source,

@@ -180,8 +180,15 @@ fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
 /// `metrics` and the clock metrics every profiled run collects too (the SM
-/// clock and elapsed cycles of each kernel, in the same replay pass).
-fn with_clock_metrics(mut metrics: Vec<String>) -> Vec<String> {
+/// clock and elapsed cycles of each kernel, in the same replay pass), read
+/// from exports where they have them. Not when ncu profiles whole graphs:
+/// that mode refuses some metrics, and a graph has no one kernel's clock.
+fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> Vec<String> {
+    if let Source::Profile { runner, .. } = source
+        && runner.graph_profiling == crate::model::GraphProfiling::Graph
+    {
+        return metrics;
+    }
     for m in crate::shared_gpu::clock::METRICS {
         if !metrics.iter().any(|have| have == m) {
             metrics.push(m.to_string());
@@ -316,5 +323,50 @@ fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Ga
             report.finish();
             Err(Failed::with_report(error, report))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiled_runs_collect_the_clock_metrics_but_whole_graph_profiles_do_not() {
+        let runner = |graph_profiling| Source::Profile {
+            runner: Box::new(RunnerConfig {
+                build: None,
+                app: vec!["app".into()],
+                env: vec![],
+                workdir: ".".into(),
+                timeout: std::time::Duration::from_secs(1),
+                mode: runner::Mode::Fast,
+                graph_profiling,
+                clock_control: Default::default(),
+                cache_control: Default::default(),
+                replay_mode: Default::default(),
+                kernel_name: None,
+                launch_skip: None,
+                launch_count: None,
+                extra_metrics: vec![],
+                ncu: "ncu".into(),
+                out_dir: ".".into(),
+            }),
+            runs: 1,
+            quiet: true,
+        };
+        let rules = vec!["sm__inst_executed.sum".to_string()];
+        let node = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Node));
+        assert_eq!(
+            node,
+            [
+                "sm__inst_executed.sum",
+                "sm__cycles_elapsed.avg.per_second",
+                "gpc__cycles_elapsed.max"
+            ]
+        );
+        let graph = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Graph));
+        assert_eq!(graph, rules);
+        let exports = with_clock_metrics(rules, &Source::Inputs(vec![]));
+        assert_eq!(exports.len(), 3);
     }
 }

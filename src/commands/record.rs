@@ -14,7 +14,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
-    let collected = with_clock_metrics(metrics.clone());
+    let collected = with_clock_metrics(metrics.clone(), &config.source);
     let acquired = acquire(
         &config.source,
         &config.details,
