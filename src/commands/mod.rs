@@ -178,7 +178,6 @@ fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
     }
 }
 
-/// Parses every input; a metric that a non-optional rule needs must be in each.
 /// `metrics` and the clock metrics every profiled run collects too (the SM
 /// clock and elapsed cycles of each kernel, in the same replay pass), read
 /// from exports where they have them. Not when ncu profiles whole graphs:
@@ -197,6 +196,7 @@ fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> Vec<String> 
     metrics
 }
 
+/// Parses every input; a metric that a non-optional rule needs must be in each.
 fn read_runs(
     inputs: &[PathBuf],
     metrics: &[String],

@@ -90,7 +90,6 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     })
 }
 
-/// The metrics to collect: the rules' metrics, then `--extra-metric`s.
 /// What the baseline keeps of the GPU the runs were profiled on (`None`
 /// when the exports have no SM clock and nothing was seen); an error when
 /// another process used the GPU and `policy` refuses that.
@@ -111,6 +110,7 @@ fn recorded_gpu(
     Ok((gpu != GpuEnvironment::default()).then_some(gpu))
 }
 
+/// The metrics to collect: the rules' metrics, then `--extra-metric`s.
 fn collected_metrics(thresholds: &Thresholds, extra: &[String]) -> Vec<String> {
     let mut metrics = thresholds.metrics();
     for m in extra {

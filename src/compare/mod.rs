@@ -35,7 +35,8 @@ pub struct Inputs<'a> {
     pub shared_gpu: crate::shared_gpu::Policy,
 }
 
-/// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
+/// Compares; `Err` only for what makes the comparison meaningless (device
+/// mismatch, another graph-profiling mode, a shared GPU under `shared_gpu = "refuse"`).
 pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let Inputs {
         baseline,
