@@ -133,6 +133,9 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     report
         .notes
         .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
+    report
+        .notes
+        .extend(not_gated::unattributed_note(inputs.gpu));
     let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
     not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();

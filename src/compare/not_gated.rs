@@ -9,7 +9,8 @@
 //!   gates everything. The report's `shared_gpu` says which and how many.
 //! - [`cycles`]: a duration rule's message also gives the kernel's elapsed
 //!   cycles on both sides.
-//! - [`baseline_note`]: a baseline recorded on a shared GPU says so.
+//! - [`baseline_note`]: a baseline recorded on a shared GPU says so;
+//!   [`unattributed_note`]: a probe that could not tell the app's processes apart.
 
 use crate::error::{BaselineError, Error, Result};
 use crate::rules::{Environment, Thresholds};
@@ -106,6 +107,13 @@ pub fn cycles(
             crate::format::format_value(c, "cycle")
         ));
     }
+}
+
+/// A note when NVML listed processes that could not be told from the app.
+pub fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
+    current.unattributed.then(|| {
+        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they could not be told from the app, so only the SM clock could show a shared GPU".to_string()
+    })
 }
 
 /// A note when the baseline itself was recorded on a shared GPU.

@@ -300,6 +300,26 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         s.evidence
     );
     assert_eq!(s.neighbours.len(), 1);
+    // In another PID namespace none of NVML's pids is ncugate's: no neighbour, a note.
+    let foreign: Vec<Sample> = neighbour_samples()
+        .into_iter()
+        .map(|mut s| {
+            s.processes.iter_mut().for_each(|p| p.ours = false);
+            s
+        })
+        .collect();
+    let replay_foreign =
+        ReplayRunner::new(out.join("run"), replayed("graph_app.base.after")).with_gpu(foreign);
+    let quiet = ncugate::commands::check(&config, &replay_foreign).expect("a report");
+    assert_eq!(quiet.shared_gpu, None);
+    assert!(
+        quiet
+            .notes
+            .iter()
+            .any(|n| n.contains("could not be told from the app")),
+        "{:?}",
+        quiet.notes
+    );
     // Every profiled run asks ncu for the SM clock and the elapsed cycles too.
     let seen = replay.seen.lock().unwrap();
     let metrics = seen[0]
