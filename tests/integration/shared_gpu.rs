@@ -435,3 +435,57 @@ fn a_cycles_rule_gates_compute_bound_kernels_through_a_neighbour() {
     .code(1)
     .stdout_has("the GEMMs take more cycles");
 }
+
+#[test]
+fn without_the_sm_clock_the_clock_is_the_cycles_over_the_time() {
+    // The raw pages without the `sm__cycles_elapsed.avg.per_second` column.
+    let gate = Gate::new();
+    let drop_clock = |from: &str, to: &str| {
+        let text = common::h200_text(&shared(from));
+        let mut rows = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(text.as_bytes());
+        let records: Vec<csv::StringRecord> = rows.records().map(|r| r.expect("csv")).collect();
+        let at = records[0]
+            .iter()
+            .position(|h| h == "sm__cycles_elapsed.avg.per_second")
+            .expect("the column");
+        let mut out = csv::WriterBuilder::new()
+            .quote_style(csv::QuoteStyle::Always)
+            .from_writer(Vec::new());
+        for r in &records {
+            let kept: Vec<&str> = r
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != at)
+                .map(|(_, v)| v)
+                .collect();
+            out.write_record(&kept).expect("write");
+        }
+        gate.write(to, out.into_inner().expect("csv"));
+    };
+    for i in 1..=3 {
+        drop_clock(
+            &format!("graph_app.base.quiet.{i}.raw.csv"),
+            &format!("q{i}.csv"),
+        );
+    }
+    drop_clock("graph_app.base.shared.1.raw.csv", "run.csv");
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "q1.csv",
+        "--input",
+        "q2.csv",
+        "--input",
+        "q3.csv",
+        "--output",
+        "baseline.json",
+    ])
+    .code(0);
+    gate.check("baseline.json", &["--input", "run.csv"])
+        .code(0)
+        .stdout_has("shared GPU: SM clock 14")
+        .stdout_has("vs 19");
+}
