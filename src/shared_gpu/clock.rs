@@ -24,13 +24,7 @@ pub struct KernelClock {
     pub cycles: Option<f64>,
 }
 
-/// The kernel's duration, to derive the clock from its cycles where the
-/// export lacks the SM clock (cycles ÷ time: 1.975 GHz for `finish` on the H200,
-/// as `sm__cycles_elapsed.avg.per_second` says).
-const DURATION: &str = "gpu__time_duration.sum";
-
-/// The clock of every kernel of `runs` whose export has the SM clock, or
-/// its elapsed cycles and duration.
+/// The clock of every kernel of `runs` whose export has the SM clock.
 pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
     let mean = |key: &str, metric: &str, how: Aggregate| {
         let values = aggregate::samples(runs, Scope::Kernel(key), metric, how).values;
@@ -40,14 +34,8 @@ pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
     aggregate::kernel_keys(runs)
         .into_iter()
         .filter_map(|key| {
+            let sm_clock_hz = mean(&key, SM_CLOCK, Aggregate::Mean).filter(|hz| *hz > 0.0)?;
             let cycles = mean(&key, CYCLES, Aggregate::Sum);
-            let derived = || {
-                let ns = mean(&key, DURATION, Aggregate::Sum)?;
-                cycles.map(|c| c / (ns * 1e-9))
-            };
-            let sm_clock_hz = mean(&key, SM_CLOCK, Aggregate::Mean)
-                .or_else(derived)
-                .filter(|hz| hz.is_finite() && *hz > 0.0)?;
             Some((
                 key,
                 KernelClock {
