@@ -58,8 +58,13 @@ pub struct RuleResult {
 
 impl RuleResult {
     /// The verdict word for tables: the status, except that a `changed`
-    /// result says which way it moved (`higher`, `lower`).
+    /// result says which way it moved (`higher`, `lower`) and a result a
+    /// shared GPU left ungated says `not gated` (its status, `warn` beyond
+    /// the allowance, still counts).
     pub fn verdict(&self) -> &'static str {
+        if self.not_gated.is_some() {
+            return "not gated";
+        }
         match (self.status, self.current, self.baseline) {
             (Status::Changed, Some(x), Some(b)) if x > b.mean => "higher",
             (Status::Changed, Some(_), Some(_)) => "lower",
