@@ -49,8 +49,12 @@ pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
 
 /// The mean SM clock over `kernels`.
 pub fn mean_hz(kernels: &BTreeMap<String, KernelClock>) -> Option<f64> {
-    (!kernels.is_empty())
-        .then(|| kernels.values().map(|k| k.sm_clock_hz).sum::<f64>() / kernels.len() as f64)
+    let hz: Vec<f64> = kernels
+        .values()
+        .map(|k| k.sm_clock_hz)
+        .filter(|hz| hz.is_finite() && *hz > 0.0)
+        .collect();
+    (!hz.is_empty()).then(|| hz.iter().sum::<f64>() / hz.len() as f64)
 }
 
 /// The current SM clock relative to the baseline's, over the kernels both
@@ -62,7 +66,10 @@ pub fn ratio(
 ) -> Option<f64> {
     let ratios: Vec<f64> = current
         .iter()
-        .filter_map(|(k, c)| baseline.get(k).map(|b| c.sm_clock_hz / b.sm_clock_hz))
+        .filter_map(|(k, c)| baseline.get(k).map(|b| (c.sm_clock_hz, b.sm_clock_hz)))
+        // A baseline is read back: a clock of 0, below or not a number compares with nothing.
+        .filter(|(c, b)| *c > 0.0 && *b > 0.0)
+        .map(|(c, b)| c / b)
         .filter(|r| r.is_finite())
         .collect();
     (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64)

@@ -105,6 +105,13 @@ fn a_process_on_another_gpu_of_the_machine_is_no_neighbour() {
 }
 
 #[test]
+fn a_baseline_clock_of_zero_or_below_is_no_evidence() {
+    let baseline = clocked(&[("finish", 0.0), ("scale", -1.0e9)]);
+    let now = clocked(&[("finish", 1.47e9), ("scale", 1.47e9)]);
+    assert_eq!(assess(&now, Some(&baseline)), None);
+}
+
+#[test]
 fn hostile_process_names_stay_on_one_line() {
     let env = GpuEnvironment {
         neighbours: vec![process(7, "evil\n::error::x", false)],
