@@ -136,7 +136,7 @@ pub enum Severity {
 /// Measured on an H200 beside a bf16 GEMM loop in another process
 /// (fixtures/h200/shared/): instruction counts, launch counts and the
 /// kernel's own L1 load sectors and requests did not move (±0.0%); durations
-/// (+18% to +35%), DRAM bytes (+14% to +65,000%) and throughputs did, as
+/// (+5% to +35%), DRAM bytes (+14% to +65,000%) and throughputs did, as
 /// did elapsed cycles (−1% to −23%: the SM clock fell from 1.97 to
 /// 1.26–1.48 GHz). When a run was shared, sensitive rules are not gated
 /// (`[gate] shared_gpu`).
