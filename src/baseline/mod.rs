@@ -1,7 +1,7 @@
 //! The baseline file: per kernel, launches per run and per-metric statistics
 //! over the recorded runs, with the GPU fingerprint and the inputs' SHA-256.
 //!
-//! JSON, `schema_version: 1`, pretty-printed with a stable key order (struct
+//! JSON, `schema_version: 2` (version 1 is still read), pretty-printed with a stable key order (struct
 //! fields in declaration order, maps sorted) so that a diff of two baselines
 //! is reviewable. Writes are atomic ([`atomic`]): a temp file in the same
 //! directory, then a rename.
