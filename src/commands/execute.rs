@@ -175,6 +175,9 @@ fn workloads(said: Text, failed: &[(String, Error)]) -> Outcome {
 fn workload_errors(failed: &[(String, Error)]) {
     for (name, error) in failed {
         eprintln!("ncugate: error: workload `{name}`: {error}");
+        for line in error.detail() {
+            eprintln!("  | {line}");
+        }
         eprintln!("hint: {}", error.hint());
     }
 }
@@ -204,10 +207,25 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 fn explain_error_rows(report: &Report) {
     if report.outcome == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
-        eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
         eprintln!(
-            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+            "ncugate: error: {} could not be evaluated (ERROR rows above)",
+            crate::format::count(n, "check", "checks")
         );
+        // A `kernels` filter that matches nothing is a typo to fix: `optional`
+        // would hide it and leave the rule gating nothing.
+        let filter_typo = report.rules.iter().any(|r| {
+            r.status == crate::status::Status::Error
+                && r.message.starts_with(crate::compare::NO_KERNEL_MATCHES)
+        });
+        if filter_typo {
+            eprintln!(
+                "hint: fix the rule's `kernels` filter in the thresholds file: an exact kernel key from the list above, or `regex:…`"
+            );
+        } else {
+            eprintln!(
+                "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+            );
+        }
     }
 }
 

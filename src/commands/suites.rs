@@ -111,10 +111,11 @@ pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
         .collect()
 }
 
-/// Builds already run in this invocation, and whether each worked.
+/// Builds already run in this invocation, and whether each worked (when
+/// not: the workload it failed for, and how).
 #[derive(Default)]
 struct Builds {
-    done: Vec<(RunnerConfig, std::result::Result<(), String>)>,
+    done: Vec<(RunnerConfig, std::result::Result<(), (String, String)>)>,
 }
 
 impl Builds {
@@ -129,14 +130,26 @@ impl Builds {
         let same =
             |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
         if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
-            return result.clone().map_err(|message| {
-                Error::from(crate::error::ToolError::BuildFailedBefore { reason: message })
+            return result.clone().map_err(|(workload, reason)| {
+                Error::from(crate::error::ToolError::BuildFailedBefore { workload, reason })
             });
         }
         let result = runner::build(&w.runner, processes);
+        let how = |error: &Error| match error {
+            Error::Process(p) => match p.as_ref() {
+                crate::error::ProcessError::Build { exit, command, .. } => {
+                    format!("{exit}: {command}")
+                }
+                other => other.to_string(),
+            },
+            other => other.to_string(),
+        };
         self.done.push((
             key,
-            result.as_ref().map(|_| ()).map_err(ToString::to_string),
+            result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| (w.name.clone(), how(e))),
         ));
         result
     }
@@ -202,7 +215,7 @@ fn check(
                             Vec::new(),
                             Vec::new(),
                             &super::check::thresholds_name(c),
-                            format!("{error} (hint: {})", error.hint()),
+                            error.report_line(),
                         )
                     },
                     |report| *report,

@@ -76,7 +76,7 @@ pub enum Error {
     },
 
     /// An ncu export that cannot be gated.
-    #[error("{}: {error}", .path.display())]
+    #[error("{}: {error}", FileKind::Export.named(.path))]
     Export {
         path: PathBuf,
         error: Box<ExportError>,

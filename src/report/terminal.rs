@@ -221,7 +221,11 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
         list(&mut out, section, style);
     }
     for note in view.notes {
-        let _ = writeln!(out, "\nnote: {note}");
+        let _ = writeln!(
+            out,
+            "\n{}",
+            wrap(&format!("note: {note}"), style.width, "", "  ")
+        );
     }
     out
 }
@@ -292,8 +296,14 @@ fn list(out: &mut String, section: &Section<'_>, style: &Style) {
     let _ = writeln!(out, "\n{}:", section.title);
     for c in &section.checks {
         let Some(listed) = c.listed() else { continue };
-        let text = format!("{} [{}]: {}", listed.label, c.verdict, c.message);
+        let verdict = format!("[{}]", c.verdict);
+        let text = format!("{} {verdict}: {}", listed.label, c.message);
         let text = wrap(&text, style.width, "    ", "      ");
+        // Painted after wrapping, like the mark: the escape codes take no columns.
+        let text = match (style.color, status_paint(c.status)) {
+            (true, Some(code)) => text.replacen(&verdict, &paint(&verdict, code), 1),
+            _ => text,
+        };
         // The mark after wrapping: painted, it takes no more columns.
         let _ = writeln!(out, "  {}{}", mark(c.status, style.color), &text[3..]);
         let room = style.width.saturating_sub(9);

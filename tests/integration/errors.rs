@@ -419,3 +419,23 @@ fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
     out.one_clear_error("cannot read standard input")
         .stderr_has("ncugate check --input -");
 }
+
+#[test]
+fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
+    let gate = Gate::new();
+    for args in [
+        &["check"][..],
+        &["baseline", "record"][..],
+        &["profile"][..],
+    ] {
+        let out = gate.run(args);
+        out.one_clear_error("no ncugate.toml in this folder");
+        assert!(
+            out.stderr
+                .contains("hint: `ncugate init -- ./your_app ARGS` writes ncugate.toml"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("workload default"), "{}", out.stdout);
+    }
+}

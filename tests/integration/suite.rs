@@ -923,3 +923,38 @@ fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
     let all = g.run(&["merge", "--show", "all", "s1.json", "s2.json"]);
     assert_eq!(all.stdout.matches("── workload ").count(), 30);
 }
+
+#[test]
+fn a_failed_suite_build_shows_its_output_once_and_names_what_it_skipped() {
+    let gate = Gate::new();
+    gate.write(
+        "ncugate.toml",
+        r#"
+[build]
+command = ["sh", "-c", "echo compiling train.cu; echo 'train.cu:12: error: expected ;' >&2; exit 2"]
+
+[[workload]]
+name = "train-step"
+command = ["./train"]
+
+[[workload]]
+name = "infer"
+command = ["./infer"]
+"#,
+    );
+    let out = gate.run(&["check", "--color", "never"]);
+    out.code(2)
+        .stdout_has("the build failed (exit code 2)")
+        .stdout_has("output: compiling train.cu ⏎ train.cu:12: error: expected ;")
+        .stdout_has("not run: its build failed for workload `train-step` (exit code 2: sh -c")
+        .stdout_has("baseline:   ./baselines/train-step/\n")
+        .stderr_has("  | train.cu:12: error: expected ;");
+    for wrong in [
+        "see above",
+        "<gpu>",
+        "input:      \n",
+        "the build failed (exit code 2): the build failed",
+    ] {
+        assert!(!out.stdout.contains(wrong), "{wrong:?} in\n{}", out.stdout);
+    }
+}

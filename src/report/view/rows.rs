@@ -25,7 +25,9 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             if let Some(baseline) = baseline {
                 lines.push(("baseline", baseline.to_string()));
             }
-            lines.push(("input", report.inputs.join(", ")));
+            if !report.inputs.is_empty() {
+                lines.push(("input", inputs(&report.inputs)));
+            }
             if !report.details.is_empty() {
                 lines.push(("details", report.details.join(", ")));
             }
@@ -38,7 +40,7 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
             match app {
                 Some(app) => lines.push(("app", app.to_string())),
-                None => lines.push(("input", report.inputs.join(", "))),
+                None => lines.push(("input", inputs(&report.inputs))),
             }
         }
         Subject::Memory { app } => {
@@ -59,6 +61,21 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
         ));
     }
     lines
+}
+
+/// The inputs as a reader names them: `-` is standard input.
+fn inputs(inputs: &[String]) -> String {
+    let named: Vec<&str> = inputs
+        .iter()
+        .map(|i| {
+            if i == "-" {
+                "standard input"
+            } else {
+                i.as_str()
+            }
+        })
+        .collect();
+    named.join(", ")
 }
 
 fn launches(n: Option<f64>) -> String {
