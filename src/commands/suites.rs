@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
 use crate::status::Outcome;
 use crate::suite::report::{SuiteReport, WorkloadReport};
-use crate::suite::{baselines, merge, shard};
+use crate::suite::{baselines, merge, render, shard};
 use sha2::{Digest, Sha256};
 
 /// Each workload that could not be gated, by name, with why.
@@ -34,9 +34,9 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
     let planned = planned(config);
     if let Some(shard) = config.shard {
         eprintln!(
-            "ncugate: shard {shard}: {} of {} workload(s): {}",
+            "ncugate: shard {shard}: {} of {}: {}",
             planned.len(),
-            config.workloads.len(),
+            crate::format::count(config.workloads.len(), "workload", "workloads"),
             if planned.is_empty() {
                 "none".to_string()
             } else {
@@ -197,8 +197,13 @@ fn check(
         Some(file) => crate::parse::sha256_file(file).unwrap_or_default(),
         None => baselines::digest(&config.baselines_dir, &every).unwrap_or_default(),
     };
-    let mut reports = Vec::new();
+    let mut reports: Vec<WorkloadReport> = Vec::new();
     let mut failed = Failures::new();
+    let names = planned
+        .iter()
+        .map(|(w, _)| w.name.chars().count())
+        .max()
+        .unwrap_or(0);
     for &(w, c) in planned {
         eprintln!("ncugate: workload {}", w.name);
         let checked = build_for(w, &c.source, builds, processes)
@@ -233,6 +238,14 @@ fn check(
             seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
             report,
         });
+        // As nextest does: a line the moment the workload finishes; the
+        // failures in full and the summary follow when all have run.
+        let done = reports
+            .last()
+            .and_then(|w| render::status_line(w, names, &config.style));
+        if let Some(line) = done {
+            Text::pass(line).show();
+        }
     }
     let report = SuiteReport::new(
         config.shard,
@@ -266,8 +279,9 @@ fn record(
     }
     let n = planned.len();
     let summary = format!(
-        "ncugate: recorded {} of {n} workload(s){}\n",
+        "ncugate: recorded {} of {}{}\n",
         n - failed.len(),
+        crate::format::count(n, "workload", "workloads"),
         match config.shard {
             Some(s) => format!(" (shard {s})"),
             None => String::new(),

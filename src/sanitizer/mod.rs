@@ -196,8 +196,8 @@ fn describe(f: &SanitizerFinding) -> String {
     if f.kind == RecordKind::Leak {
         let bytes = f.bytes.unwrap_or(0);
         let mut s = format!(
-            "{} allocation(s) never freed: {bytes} bytes ({})",
-            f.count,
+            "{} never freed: {bytes} bytes ({})",
+            crate::format::count(f.count, "allocation", "allocations"),
             crate::format::format_value(bytes as f64, "byte")
         );
         if let Some(u) = &f.user_frame {

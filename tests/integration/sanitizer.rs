@@ -261,7 +261,7 @@ fn leaks_racecheck_and_initcheck_records() {
     let gate = Gate::new();
     let leak = h200_memory(&gate, "leaky_app.memcheck-leakcheck.xml");
     gate.run(&["sanitize", "--xml", &leak]).code(1).stdout_has(
-        "2 allocation(s) never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
+        "2 allocations never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
     );
     let race = h200_memory(&gate, "race_app.racecheck.xml");
     gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("racecheck [FAIL]: 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");

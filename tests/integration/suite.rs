@@ -957,4 +957,24 @@ command = ["./infer"]
     ] {
         assert!(!out.stdout.contains(wrong), "{wrong:?} in\n{}", out.stdout);
     }
+    // Each status line is printed as its workload finishes, before the next
+    // one starts (standard error and output in one stream, as a CI log has them).
+    let bin = assert_cmd::cargo::cargo_bin!("ncugate");
+    let merged = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{}' check --color never 2>&1", bin.display()))
+        .current_dir(gate.path(""))
+        .output()
+        .expect("run ncugate");
+    let log = String::from_utf8_lossy(&merged.stdout);
+    let at = |needle: &str| {
+        log.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in\n{log}"))
+    };
+    assert!(
+        at("ERROR train-step") < at("ncugate: workload infer"),
+        "{log}"
+    );
+    assert!(at("ERROR infer") < at("── workload train-step ──"), "{log}");
+    assert_eq!(log.matches("ERROR train-step").count(), 1, "{log}");
 }
