@@ -526,7 +526,7 @@ mod tests {
             format!("{e}\n{}", e.detail().join("\n"))
         };
         let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
-        assert!(bad(&format!("{rule}max_change = 20\n")).contains("invalid type"));
+        assert!(bad(&format!("{rule}max_change = 20\n")).contains("write `max_change = \"20%\"`"));
         assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));
         assert!(bad(&format!("{rule}max_chnage = \"20%\"\n")).contains("unknown field"));
         assert!(bad(rule).contains("line 1"));

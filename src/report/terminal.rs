@@ -224,10 +224,15 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
     for (label, value) in &view.header {
         let label = format!("{label}:");
         let first = format!("  {label:<11} ");
+        // One word (a path) cannot wrap: cut in the middle, it keeps both ends.
+        let value = match value.contains(' ') {
+            true => value.clone(),
+            false => shorten_middle(value, style.width.saturating_sub(first.len())),
+        };
         let _ = writeln!(
             out,
             "{}",
-            wrap(value, style.width, &first, "              ")
+            wrap(&value, style.width, &first, "              ")
         );
     }
     for error in view.errors {

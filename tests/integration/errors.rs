@@ -385,6 +385,13 @@ fn usage_errors_exit_2() {
 #[test]
 fn check_without_input_and_without_an_app() {
     let gate = recorded();
+    // No ncugate.toml either: the error names it and `ncugate init`.
+    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+        .one_clear_error("no ncugate.toml in this folder")
+        .stderr_has("ncugate init")
+        .stderr_has("--input");
+    // A config without an app.
+    gate.write("ncugate.toml", "[profile]\nmode = \"fast\"\n");
     gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
         .one_clear_error("no app to profile")
         .stderr_has("--input");

@@ -167,6 +167,12 @@ fn long_kernel_names_are_shortened_in_the_middle_in_the_terminal_only() {
     );
     assert!(gate.read("report.md").contains(full));
     assert!(gate.read("r.json").contains(full));
+    // Every line at 60 columns, the header's paths and the table's title too.
+    for show in ["changed", "all"] {
+        let args = check(&["--show", show]);
+        let out = gate.run_with(&args, &[("COLUMNS", "60")]);
+        assert!(widest(&out.stdout) <= 60, "{}", out.stdout);
+    }
 }
 
 #[test]

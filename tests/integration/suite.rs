@@ -922,6 +922,32 @@ fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
     // --show all: every workload in full.
     let all = g.run(&["merge", "--show", "all", "s1.json", "s2.json"]);
     assert_eq!(all.stdout.matches("── workload ").count(), 30);
+
+    // The Markdown report lists the failures first too: its table (with why) and its sections.
+    g.run(&["merge", "s1.json", "s2.json", "--markdown", "m.md"]);
+    let md = g.read("m.md");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `w")).collect();
+    assert!(
+        rows[0].starts_with("| `w07` | ❌ regression | `scale"),
+        "{md}"
+    );
+    assert!(
+        rows[1].starts_with("| `w22` | ❌ regression | `scale"),
+        "{md}"
+    );
+    assert!(rows[2].starts_with("| `w01` | ✅ pass |  |"), "{md}");
+    let sections: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("## Workload"))
+        .collect();
+    assert_eq!(
+        sections[..3],
+        [
+            "## Workload `w07`",
+            "## Workload `w22`",
+            "## Workload `w01`"
+        ]
+    );
 }
 
 #[test]
