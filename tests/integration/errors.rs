@@ -446,3 +446,26 @@ fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
         assert!(!out.stdout.contains("workload default"), "{}", out.stdout);
     }
 }
+
+#[test]
+fn standard_input_is_named_as_such() {
+    let gate = recorded();
+    check(&gate, "-").one_clear_error("ncugate: error: standard input: the file is empty");
+    // Piped in: the header says where the run came from.
+    let export = std::fs::File::open(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
+        .expect("fixture");
+    let out = gate
+        .command(
+            &["check", "--baseline", "baseline.json", "--input", "-"],
+            &[],
+        )
+        .stdin(export)
+        .output()
+        .expect("run ncugate");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("  input:      standard input\n"),
+        "{stdout}"
+    );
+}

@@ -29,6 +29,7 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
         .stdout_has("ncugate: ERROR (exit 2)")
         .stdout_has("`kernels = \"scal\"` matches no kernel, so this rule gates nothing")
         .stdout_has("`finish`, `produce`, `scale`")
+        .stdout_has("! (no kernel matched the rule's `kernels` filter)")
         .stderr_has("ncugate: error: 1 check could not be evaluated")
         .stderr_has("hint: fix the rule's `kernels` filter");
     // `optional = true` would silence the typo and leave the rule gating nothing.

@@ -5,7 +5,7 @@
 use super::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Subject};
 use crate::format::{first_sentence, format_mu_sigma, format_value};
 use crate::memory::MemoryResult;
-use crate::rules::Worse;
+use crate::rules::{Per, Worse};
 use crate::sanitizer::SanitizerFinding;
 use crate::verdict::{FindingResult, Report, RuleResult, StructureResult};
 use std::borrow::Cow;
@@ -110,6 +110,9 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
     }
 }
 
+/// Where a per-kernel rule whose `kernels` filter matched no kernel is listed.
+pub(super) const NO_KERNEL_MATCHED: &str = "(no kernel matched the rule's `kernels` filter)";
+
 pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
     let dash = || "—".to_string();
     let change = match (r.change_pct, r.current, r.baseline) {
@@ -134,8 +137,14 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
         (None, _, Some(l)) => format!("limit {}", format_value(l, &r.unit)),
         _ => String::new(),
     };
+    // A per-kernel rule without a kernel is one whose `kernels` filter
+    // matched none: not the whole run's row.
+    let kernel = match (r.kernel.as_deref(), r.per) {
+        (None, Per::Kernel) => Some(NO_KERNEL_MATCHED),
+        (kernel, _) => kernel,
+    };
     Check {
-        kernel: r.kernel.as_deref(),
+        kernel,
         name: Cow::Borrowed(&r.rule),
         status: r.status,
         verdict: r.verdict(),
