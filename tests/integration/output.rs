@@ -232,6 +232,11 @@ fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
         // (plotters writes a text's content on its own line.)
         assert!(!svg.contains("\n— "), "{name}: {svg}");
         assert!(!svg.contains("pct_of_peak_sustained_elaps\n"), "{name}");
+        // Legible: no text under 12 px (titles, ticks, the unit).
+        for size in svg.split("font-size=\"").skip(1) {
+            let px: f64 = size.split('"').next().unwrap().parse().unwrap();
+            assert!(px >= 12.0, "{name}: {px} px text");
+        }
     }
     let total = charts
         .iter()

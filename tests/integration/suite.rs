@@ -948,6 +948,32 @@ fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
             "## Workload `w01`"
         ]
     );
+
+    // The HTML index: failures first, each with its reason and a link; each
+    // page titled with its workload and verdict, linking back.
+    g.run(&["merge", "s1.json", "s2.json", "--html", "html"]);
+    let index = g.read("html/index.html");
+    let at = |needle: &str| {
+        index
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {index}"))
+    };
+    assert!(at("href=\"w07/index.html\"") < at("href=\"w22/index.html\""));
+    assert!(at("href=\"w22/index.html\"") < at("href=\"w01/index.html\""));
+    assert!(
+        index.contains("<td class=\"why\">scale&lt;2&gt;:"),
+        "{index}"
+    );
+    let page = g.read("html/w07/index.html");
+    assert!(
+        page.contains("<title>w07: REGRESSION — ncugate</title>"),
+        "{page}"
+    );
+    assert!(page.contains("<a href=\"../index.html\">"), "{page}");
+    assert!(
+        g.read("html/w01/index.html")
+            .contains("<title>w01: PASS — ncugate</title>")
+    );
 }
 
 #[test]
