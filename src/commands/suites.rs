@@ -111,11 +111,13 @@ pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
         .collect()
 }
 
-/// Builds already run in this invocation, and whether each worked (when
-/// not: the workload it failed for, and how).
+/// A build that failed: the workload it failed for, and how (`exit code 2: make train`).
+type BuildFailure = (String, String);
+
+/// Builds already run in this invocation, and whether each worked.
 #[derive(Default)]
 struct Builds {
-    done: Vec<(RunnerConfig, std::result::Result<(), (String, String)>)>,
+    done: Vec<(RunnerConfig, std::result::Result<(), BuildFailure>)>,
 }
 
 impl Builds {
