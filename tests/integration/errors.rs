@@ -450,7 +450,9 @@ fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
 #[test]
 fn standard_input_is_named_as_such() {
     let gate = recorded();
-    check(&gate, "-").one_clear_error("ncugate: error: standard input: the file is empty");
+    check(&gate, "-")
+        .one_clear_error("ncugate: error: standard input: the file is empty")
+        .stderr_has("hint: pipe an export into it");
     // Piped in: the header says where the run came from.
     let export = std::fs::File::open(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
         .expect("fixture");
