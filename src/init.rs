@@ -200,10 +200,10 @@ fn trial_run(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
+        "ncugate: profiled once in {:.1}s: {}, {} (artifacts: {})",
         artifacts.seconds,
-        run.kernels.len(),
-        run.total.launches,
+        crate::format::count(run.kernels.len(), "kernel", "kernels"),
+        crate::format::count(run.total.launches, "launch", "launches"),
         artifacts.dir.display()
     );
     let width = crate::report::terminal::width();
@@ -284,7 +284,10 @@ thresholds = \"{THRESHOLDS_FILE}\"
 # \"demangled\" is the name exactly as ncu prints it, \"function\" the function name alone, so
 # `scale<0>(float *)` and `scale<2>(float *)` are one kernel. With either, a kernel renamed by a
 # change (template arguments, a generated kernel's number) is paired with its old name.
-kernel_key = \"demangled\""
+kernel_key = \"demangled\"
+# Another process on the GPU moves durations and DRAM traffic: \"warn\" shows those rules as
+# warnings naming it and gates the rest; \"refuse\" exits 2; \"gate\" gates everything.
+# shared_gpu = \"warn\""
     );
     t
 }
