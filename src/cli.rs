@@ -267,6 +267,15 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
+    /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it. Needs code fingerprints on both sides (.ncu-rep data).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        env = "NCUGATE_ENVIRONMENTAL",
+        value_name = "VERDICT"
+    )]
+    pub environmental: crate::compare::environmental::Environmental,
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]

@@ -68,6 +68,7 @@
 pub mod aggregate;
 pub mod baseline;
 pub mod cli;
+pub mod code;
 pub mod commands;
 pub mod compare;
 pub mod config;

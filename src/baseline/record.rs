@@ -231,6 +231,7 @@ fn entry(
         launches,
         metrics: out,
         findings: BTreeMap::new(),
+        code: None,
     })
 }
 

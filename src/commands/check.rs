@@ -81,6 +81,12 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let (baseline_path, baseline, runs) = candidates.choose(config, &thresholds, runs, read)?;
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
+    let (code, code_note) = read_code(
+        &acquired.reports,
+        baseline.kernel_key,
+        Opcodes::IfChangedFrom(&baseline),
+        import,
+    );
     let mut report = compare::compare(&Inputs {
         baseline: &baseline,
         baseline_path: baseline_path.display().to_string(),
@@ -94,7 +100,10 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
         notes: notes.details_page,
+        code: code.as_ref(),
+        environmental: config.environmental,
     })?;
+    report.notes.extend(code_note);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }

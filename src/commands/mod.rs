@@ -49,6 +49,9 @@ struct Acquired {
     profile: Option<ProfileSettings>,
     /// Wall seconds of each profiled run (empty for `--input` files).
     seconds: Vec<f64>,
+    /// The `.ncu-rep` reports of the runs, whose cubins hold the kernels'
+    /// code (the `--input` files: those that are not reports have none).
+    reports: Vec<PathBuf>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -66,6 +69,7 @@ fn acquire(
             details: details.to_vec(),
             profile: None,
             seconds: Vec::new(),
+            reports: inputs.clone(),
         }),
         Source::Profile {
             runner: config,
@@ -78,6 +82,7 @@ fn acquire(
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config)),
                 seconds: Vec::new(),
+                reports: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -96,6 +101,7 @@ fn acquire(
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
                 acquired.seconds.push(artifacts.seconds);
+                acquired.reports.push(artifacts.report);
             }
             Ok(acquired)
         }
@@ -103,6 +109,54 @@ fn acquire(
 }
 
 use crate::format::shell_words;
+
+/// When the kernels' opcode histograms are read (one `ncu --import` of the
+/// SASS page): always (`baseline record`), or only when some kernel's code
+/// differs from this baseline's (`check`).
+enum Opcodes<'a> {
+    Always,
+    IfChangedFrom(&'a Baseline),
+}
+
+/// The kernels' code, from the first of the reports that embeds it (runs of
+/// one build share it), with a note when the opcodes could not be read.
+fn read_code(
+    reports: &[PathBuf],
+    key_mode: KernelKeyMode,
+    opcodes: Opcodes,
+    import: parse::NcuImport,
+) -> (Option<crate::code::CodeMap>, Option<String>) {
+    let Some((report, mut codes)) = reports
+        .iter()
+        .filter(|p| p.as_path() != Path::new("-"))
+        .find_map(|p| crate::code::of_report(p, key_mode).map(|c| (p, c)))
+    else {
+        return (None, None);
+    };
+    let wanted = match opcodes {
+        Opcodes::Always => true,
+        // A kernel new to the baseline may be one renamed: its opcodes are
+        // wanted too.
+        Opcodes::IfChangedFrom(baseline) => {
+            baseline.kernels.values().any(|e| e.code.is_some())
+                && codes.iter().any(|(k, c)| {
+                    baseline
+                        .kernels
+                        .get(k)
+                        .and_then(|e| e.code.as_ref())
+                        .is_none_or(|b| b.fingerprint != c.fingerprint)
+                })
+        }
+    };
+    let note = if wanted && !codes.is_empty() {
+        crate::code::add_opcodes(&mut codes, report, key_mode, import.ncu, import.runner)
+            .err()
+            .map(|e| format!("the kernels' opcodes were not read ({e}); code fingerprints are compared without them"))
+    } else {
+        None
+    };
+    (Some(codes), note)
+}
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
 /// kernel: which metrics are responsible and what they cost. Full mode takes

@@ -58,6 +58,18 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
+    let (code, code_note) = read_code(
+        &acquired.reports,
+        config.kernel_key,
+        Opcodes::Always,
+        import,
+    );
+    for (kernel, code) in code.into_iter().flatten() {
+        if let Some(entry) = baseline.kernels.get_mut(&kernel) {
+            entry.code = Some(code);
+        }
+    }
+    notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
     baseline.profile = acquired.profile;
     if !acquired.seconds.is_empty() {
         baseline.cost_seconds =

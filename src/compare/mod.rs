@@ -4,6 +4,8 @@
 //! redundant graph node shows up exactly here), then the threshold rules,
 //! then the ncu findings that explain them.
 
+mod code;
+pub mod environmental;
 mod findings;
 pub mod identity;
 mod rule;
@@ -28,6 +30,10 @@ pub struct Inputs<'a> {
     pub allow_device_mismatch: bool,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
     pub notes: Vec<String>,
+    /// The current kernels' code, when the inputs embed it.
+    pub code: Option<&'a crate::code::CodeMap>,
+    /// What a timing-only failure with unchanged code becomes.
+    pub environmental: environmental::Environmental,
 }
 
 /// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
@@ -58,6 +64,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         structure: Vec::new(),
         rules: Vec::new(),
         findings: Vec::new(),
+        code: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
         profiling: runs
@@ -105,7 +112,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     }
     // A kernel whose key changed with the code (template arguments, a
     // generated kernel's number) is compared under its current key.
-    let pairs = identity::pairs(baseline, runs);
+    let pairs = identity::pairs(baseline, runs, inputs.code);
     let renamed;
     let baseline: &Baseline = if pairs.is_empty() {
         baseline
@@ -123,6 +130,9 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         thresholds.findings.new,
     );
     report.finish();
+    if let Some(current) = inputs.code {
+        code::check(&mut report, baseline, current, inputs.environmental);
+    }
     Ok(report)
 }
 

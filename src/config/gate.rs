@@ -80,6 +80,8 @@ pub struct CheckConfig {
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
     pub import_with_ncu: bool,
+    /// What a timing-only failure of a kernel whose code is unchanged becomes.
+    pub environmental: crate::compare::environmental::Environmental,
 }
 
 /// `ncugate baseline record`.
@@ -140,6 +142,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
+        environmental: args.environmental,
     }))
 }
 
@@ -226,6 +229,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             sanitizer,
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
+            environmental: args.environmental,
         });
     }
     Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
