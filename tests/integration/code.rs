@@ -1,0 +1,226 @@
+//! Code fingerprints on the H200 recordings of `fixtures/h200/explain/`: the
+//! kernels' code read from the cubins the reports embed, the opcodes from the
+//! recorded SASS pages (a stand-in ncu prints them), and what `check` says.
+
+use crate::common::{Gate, H200};
+use ncugate::code::of_report;
+use ncugate::model::KernelKeyMode;
+use std::path::Path;
+
+fn explain(file: &str) -> std::path::PathBuf {
+    Path::new(H200).join("explain").join(file)
+}
+
+/// A scratch dir with the base and fp64 reports, their SASS pages, and a
+/// stand-in ncu that logs its arguments and prints the page of the report
+/// it imports.
+fn gate() -> Gate {
+    let gate = Gate::new();
+    for variant in ["base", "fp64"] {
+        gate.copy(
+            explain(&format!("graph_app.{variant}.fast.ncu-rep")),
+            &format!("{variant}.ncu-rep"),
+        )
+        .copy(
+            explain(&format!("graph_app.{variant}.sass.csv")),
+            &format!("{variant}.sass.csv"),
+        );
+    }
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" >> {dir}/ncu.args\nr=\"$2\"\ncat \"${{r%.ncu-rep}}.sass.csv\"\n",
+        dir = gate.dir.path().display()
+    );
+    gate.write("fake-ncu", script);
+    std::fs::set_permissions(
+        gate.path("fake-ncu"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    gate
+}
+
+fn record(gate: &Gate) {
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.ncu-rep",
+        "-o",
+        "b.json",
+        "--ncu",
+        "./fake-ncu",
+    ])
+    .code(0);
+    let _ = std::fs::remove_file(gate.path("ncu.args"));
+}
+
+fn edit_baseline(gate: &Gate, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    edit(&mut b);
+    gate.write("b.json", serde_json::to_string_pretty(&b).expect("json"));
+}
+
+const SCALE: &str = "void scale<0>(const float *, float *, long, int)";
+
+#[test]
+fn two_runs_of_one_binary_share_fingerprints_and_fp64_does_not() {
+    let base = of_report(
+        &explain("graph_app.base.fast.ncu-rep"),
+        KernelKeyMode::Demangled,
+    )
+    .expect("base code");
+    // Another process of the same binary (other arguments, other load addresses).
+    let other = of_report(
+        &explain("graph_app.multi-process.ncu-rep"),
+        KernelKeyMode::Demangled,
+    )
+    .expect("other code");
+    assert_eq!(base.len(), 3);
+    for (kernel, code) in &base {
+        assert_eq!(other[kernel].fingerprint, code.fingerprint, "{kernel}");
+        assert!(code.instructions > 10, "{kernel}: {}", code.instructions);
+        assert_eq!(code.launch, ["grid (65536, 1, 1) block (256, 1, 1)"]);
+    }
+    let fp64 = of_report(
+        &explain("graph_app.fp64.fast.ncu-rep"),
+        KernelKeyMode::Demangled,
+    )
+    .expect("fp64 code");
+    let float = &base["void finish<float>(const float *, const float *, float *, long)"];
+    let double = &fp64["void finish<double>(const float *, const float *, float *, long)"];
+    assert_ne!(float.fingerprint, double.fingerprint);
+    assert_eq!((float.instructions, double.instructions), (31, 34));
+    assert_eq!(fp64[SCALE], base[SCALE]);
+    // A CSV export has no code.
+    assert!(
+        of_report(
+            &explain("graph_app.base.sass.csv"),
+            KernelKeyMode::Demangled
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn sass_pages_of_two_runs_give_one_histogram_and_a_variant_another() {
+    let read = |f: &str| {
+        let data = std::fs::read(explain(f)).expect("read");
+        ncugate::parse::sass::read_sass(&data, KernelKeyMode::Demangled).expect("sass page")
+    };
+    let (one, two) = (
+        read("graph_app.base.sass.csv"),
+        read("graph_app.base.run2.sass.csv"),
+    );
+    assert_eq!(one, two);
+    assert_eq!(one.len(), 3);
+    assert_eq!(one[SCALE].values().sum::<u64>(), 36);
+    let strided = read("graph_app.strided.sass.csv");
+    let strided_scale = "void scale<2>(const float *, float *, long, int)";
+    assert_eq!(strided[strided_scale]["IMAD"], 42);
+    assert_ne!(strided[strided_scale], one[SCALE]);
+    assert!(
+        ncugate::parse::sass::read_sass(b"\"ID\",\"x\"\n1,2\n", KernelKeyMode::Demangled).is_err()
+    );
+}
+
+#[test]
+fn baseline_record_stores_code_and_check_names_the_opcodes_that_changed() {
+    let gate = gate();
+    record(&gate);
+    let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let code = &b["kernels"][SCALE]["code"];
+    assert_eq!(code["instructions"], 36);
+    assert_eq!(code["opcodes"]["FFMA"], 8);
+    assert_eq!(code["fingerprint"].as_str().map(str::len), Some(16));
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "fp64.ncu-rep",
+        "--ncu",
+        "./fake-ncu",
+    ]);
+    out.code(1)
+        .stdout_has("code changed (+3 instructions: 4 DFMA new, 4 FFMA gone, 3 F2F new)");
+    out.stdout_has("note: code: 2 kernels unchanged;");
+    // The opcodes of the changed code came from one import of the SASS page.
+    assert_eq!(
+        gate.read("ncu.args").trim(),
+        "--import fp64.ncu-rep --csv --page source --print-source sass"
+    );
+}
+
+#[test]
+fn unchanged_code_costs_no_ncu_call() {
+    let gate = gate();
+    record(&gate);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "base.ncu-rep",
+        "--ncu",
+        "./fake-ncu",
+    ])
+    .code(0)
+    .stdout_has("note: code: 3 kernels unchanged");
+    assert!(!gate.path("ncu.args").exists());
+}
+
+/// The baseline's durations of `scale` halved: the same run is now 2× slower
+/// on time only, with the same code, instructions and launches.
+fn halve_scale_durations(b: &mut serde_json::Value) {
+    let metric = &mut b["kernels"][SCALE]["metrics"]["gpu__time_duration.sum"];
+    for aggregate in ["sum", "mean", "max", "min"] {
+        for stat in ["mean", "min", "max"] {
+            let v = metric[aggregate][stat].as_f64().expect("number");
+            metric[aggregate][stat] = serde_json::json!(v / 2.0);
+        }
+    }
+}
+
+#[test]
+fn a_timing_only_failure_with_unchanged_code_is_environmental() {
+    let gate = gate();
+    record(&gate);
+    edit_baseline(&gate, halve_scale_durations);
+    let check = ["check", "--baseline", "b.json", "--input", "base.ncu-rep"];
+    gate.run(&check)
+        .code(0)
+        .stdout_has("environmental: timing-only change with unchanged code")
+        .stdout_has("not gated (--environmental warn)");
+    let gated: Vec<&str> = check
+        .iter()
+        .copied()
+        .chain(["--environmental", "fail"])
+        .collect();
+    gate.run(&gated)
+        .code(1)
+        .stdout_has("gated (--environmental fail)");
+    // Without the code on one side, nothing is said and the failure stands.
+    edit_baseline(&gate, |b| {
+        b["kernels"][SCALE]
+            .as_object_mut()
+            .expect("object")
+            .remove("code");
+    });
+    let out = gate.run(&check);
+    out.code(1);
+    assert!(!out.stdout.contains("environmental"), "{}", out.stdout);
+}
+
+#[test]
+fn a_renamed_kernel_with_identical_code_is_paired() {
+    let gate = gate();
+    record(&gate);
+    edit_baseline(&gate, |b| {
+        let kernels = b["kernels"].as_object_mut().expect("object");
+        let entry = kernels.remove("produce(float *, long)").expect("produce");
+        kernels.insert("generate(float *, long)".into(), entry);
+    });
+    gate.run(&["check", "--baseline", "b.json", "--input", "base.ncu-rep"])
+        .code(0)
+        .stdout_has("kernel renamed (same code): generate(float *, long) → produce(float *, long)");
+}
