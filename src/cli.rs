@@ -276,6 +276,21 @@ pub struct CheckArgs {
         value_name = "VERDICT"
     )]
     pub environmental: crate::compare::environmental::Environmental,
+    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        env = "NCUGATE_EXPLAIN",
+        value_name = "WHEN"
+    )]
+    pub explain: crate::compare::explain::ExplainMode,
+    /// At most this many kernels explained, the worst first.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub explain_kernels: usize,
+    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
+    #[arg(long = "source-page", value_name = "SOURCE.csv")]
+    pub source_pages: Vec<PathBuf>,
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]
@@ -302,6 +317,9 @@ pub struct RecordArgs {
     /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels.
+    #[arg(long = "source-page", value_name = "SOURCE.csv")]
+    pub source_pages: Vec<PathBuf>,
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]

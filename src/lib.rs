@@ -76,6 +76,7 @@ pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod exit;
+pub mod explain;
 pub mod format;
 pub mod history;
 pub mod init;

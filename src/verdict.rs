@@ -168,6 +168,10 @@ pub struct Report {
     /// both sides came from reports that embed it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub code: Vec<CodeResult>,
+    /// Per explained kernel, the source lines (or opcodes) whose counters
+    /// changed most since the baseline's source profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explain: Vec<crate::explain::Explained>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
@@ -232,6 +236,7 @@ impl Report {
             rules: Vec::new(),
             findings: Vec::new(),
             code: Vec::new(),
+            explain: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
             profiling: Vec::new(),

@@ -143,6 +143,10 @@ pub struct KernelEntry {
     /// launch configurations), when the baseline was recorded from reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<crate::code::KernelCode>,
+    /// The kernel's source-counter profile (per source line, per opcode),
+    /// when `baseline record` was given one (`--source-page`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::explain::SourceProfile>,
 }
 
 /// One metric of one kernel: statistics over runs of each way of combining

@@ -232,6 +232,7 @@ fn entry(
         metrics: out,
         findings: BTreeMap::new(),
         code: None,
+        source: None,
     })
 }
 

@@ -104,6 +104,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         environmental: config.environmental,
     })?;
     report.notes.extend(code_note);
+    explain_stage(&mut report, &baseline, &config.explain);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
@@ -117,6 +118,31 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         acquired.profile.as_ref(),
     ));
     Ok(report)
+}
+
+/// The explain stage: the chosen kernels' source lines, from the source
+/// pages given; what it cannot do is a note, never another verdict.
+fn explain_stage(report: &mut Report, baseline: &Baseline, explain: &crate::config::Explain) {
+    use crate::compare::explain::{attach, chosen};
+    let kernels = chosen(report, explain.mode, explain.kernels);
+    if kernels.is_empty() {
+        return;
+    }
+    if explain.pages.is_empty() {
+        // Nothing to explain with: said only when explaining was asked for
+        // every kernel.
+        if explain.mode != crate::compare::explain::ExplainMode::Always {
+            return;
+        }
+        report.notes.push(format!(
+            "explain: no source pages given (--source-page) for {}",
+            crate::format::count(kernels.len(), "kernel", "kernels")
+        ));
+        return;
+    }
+    let (profiles, mut notes) = read_source_pages(&explain.pages, baseline.kernel_key);
+    notes.extend(attach(report, baseline, &profiles, &kernels));
+    report.notes.extend(notes);
 }
 
 /// The baseline a check compares with, as far as it is known before the

@@ -110,6 +110,30 @@ fn acquire(
 
 use crate::format::shell_words;
 
+/// The source pages given, read as source profiles; a page that does not
+/// read is a note (the profiles only add words to a report).
+fn read_source_pages(
+    pages: &[PathBuf],
+    key_mode: KernelKeyMode,
+) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
+    let mut profiles = Vec::new();
+    let mut notes = Vec::new();
+    for path in pages {
+        let read = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|data| crate::explain::page::read_source_page(&data, key_mode));
+        match read {
+            Ok(p) if p.kernel.is_empty() => notes.push(format!(
+                "{}: no line information and no instructions (build with -lineinfo to see source lines)",
+                path.display()
+            )),
+            Ok(p) => profiles.push(p),
+            Err(e) => notes.push(format!("{}: not read: {e}", path.display())),
+        }
+    }
+    (profiles, notes)
+}
+
 /// When the kernels' opcode histograms are read (one `ncu --import` of the
 /// SASS page): always (`baseline record`), or only when some kernel's code
 /// differs from this baseline's (`check`).

@@ -70,6 +70,21 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         }
     }
     notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
+    let (profiles, page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
+    notes.extend(
+        page_notes
+            .into_iter()
+            .map(|n| format!("ncugate: note: {n}")),
+    );
+    for profile in profiles {
+        match baseline.kernels.get_mut(&profile.kernel) {
+            Some(entry) => entry.source = Some(profile),
+            None => notes.push(format!(
+                "ncugate: note: the source page of {} names no kernel of the runs: not recorded",
+                profile.kernel
+            )),
+        }
+    }
     baseline.profile = acquired.profile;
     if !acquired.seconds.is_empty() {
         baseline.cost_seconds =

@@ -6,6 +6,7 @@
 
 mod code;
 pub mod environmental;
+pub mod explain;
 mod findings;
 pub mod identity;
 mod rule;
@@ -65,6 +66,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         rules: Vec::new(),
         findings: Vec::new(),
         code: Vec::new(),
+        explain: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
         profiling: runs

@@ -82,6 +82,17 @@ pub struct CheckConfig {
     pub import_with_ncu: bool,
     /// What a timing-only failure of a kernel whose code is unchanged becomes.
     pub environmental: crate::compare::environmental::Environmental,
+    /// The explain stage: which kernels, at most how many, from which source pages.
+    pub explain: Explain,
+}
+
+/// `check --explain`, `--explain-kernels`, `--source-page`.
+#[derive(Debug, Clone, Default)]
+pub struct Explain {
+    pub mode: crate::compare::explain::ExplainMode,
+    pub kernels: usize,
+    /// Source pages of the current run (`--source-page`).
+    pub pages: Vec<PathBuf>,
 }
 
 /// `ncugate baseline record`.
@@ -97,6 +108,8 @@ pub struct RecordConfig {
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
     pub import_with_ncu: bool,
+    /// Source pages to store as the kernels' source profiles (`--source-page`).
+    pub source_pages: Vec<PathBuf>,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -143,6 +156,11 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         environmental: args.environmental,
+        explain: Explain {
+            mode: args.explain,
+            kernels: args.explain_kernels,
+            pages: args.source_pages,
+        },
     }))
 }
 
@@ -192,6 +210,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         output: BaselinePlace::File(output),
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
+        source_pages: args.source_pages,
     }))
 }
 
@@ -230,6 +249,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
             environmental: args.environmental,
+            explain: Explain {
+                mode: args.explain,
+                kernels: args.explain_kernels,
+                pages: Vec::new(),
+            },
         });
     }
     Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
@@ -272,6 +296,7 @@ fn suite_record(
                 output: selection.baseline(w, false),
                 ncu: ncu_program(&args.ncu, file),
                 import_with_ncu: import_with_ncu(&args.ncu, file),
+                source_pages: Vec::new(),
             }
         })
         .collect();
