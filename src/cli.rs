@@ -288,6 +288,9 @@ pub struct CheckArgs {
     /// At most this many kernels explained, the worst first.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub explain_kernels: usize,
+    /// Seconds the explain runs may take together when ncugate profiles (one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub explain_budget: f64,
     /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     pub source_pages: Vec<PathBuf>,
@@ -320,6 +323,9 @@ pub struct RecordArgs {
     /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels.
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     pub source_pages: Vec<PathBuf>,
+    /// After the runs, profile each kernel's first launch once more with ncu's SourceCounters section and store its per-line counters (one extra ncu run per kernel, about 4.6 s each on the reference app), so that a failing check can name source lines.
+    #[arg(long)]
+    pub source: bool,
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]

@@ -104,7 +104,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         environmental: config.environmental,
     })?;
     report.notes.extend(code_note);
-    explain_stage(&mut report, &baseline, &config.explain);
+    explain_stage(&mut report, &baseline, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
@@ -121,26 +121,37 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
 }
 
 /// The explain stage: the chosen kernels' source lines, from the source
-/// pages given; what it cannot do is a note, never another verdict.
-fn explain_stage(report: &mut Report, baseline: &Baseline, explain: &crate::config::Explain) {
-    use crate::compare::explain::{attach, chosen};
+/// pages given or, when ncugate profiles, from one extra ncu run per kernel
+/// (within the time budget); what it cannot do is a note, never another
+/// verdict.
+fn explain_stage(
+    report: &mut Report,
+    baseline: &Baseline,
+    config: &CheckConfig,
+    processes: &dyn ProcessRunner,
+) {
+    use crate::compare::explain::{ExplainMode, attach, chosen};
+    let explain = &config.explain;
     let kernels = chosen(report, explain.mode, explain.kernels);
     if kernels.is_empty() {
         return;
     }
-    if explain.pages.is_empty() {
-        // Nothing to explain with: said only when explaining was asked for
-        // every kernel.
-        if explain.mode != crate::compare::explain::ExplainMode::Always {
+    let (profiles, mut notes) = match (&config.source, explain.pages.is_empty()) {
+        (Source::Profile { runner, .. }, true) => {
+            profile_sources(&kernels, baseline, runner, explain.budget, processes)
+        }
+        (_, true) => {
+            // Nothing to explain with: said only when every kernel was asked for.
+            if explain.mode == ExplainMode::Always {
+                report.notes.push(format!(
+                    "explain: no source pages given (--source-page) for {}",
+                    crate::format::count(kernels.len(), "kernel", "kernels")
+                ));
+            }
             return;
         }
-        report.notes.push(format!(
-            "explain: no source pages given (--source-page) for {}",
-            crate::format::count(kernels.len(), "kernel", "kernels")
-        ));
-        return;
-    }
-    let (profiles, mut notes) = read_source_pages(&explain.pages, baseline.kernel_key);
+        (_, false) => read_source_pages(&explain.pages, baseline.kernel_key),
+    };
     notes.extend(attach(report, baseline, &profiles, &kernels));
     report.notes.extend(notes);
 }

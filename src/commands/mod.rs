@@ -134,6 +134,54 @@ fn read_source_pages(
     (profiles, notes)
 }
 
+/// One explain run per kernel, the worst first, until `budget` seconds are
+/// spent; the cost is a note.
+fn profile_sources(
+    kernels: &[String],
+    baseline: &Baseline,
+    runner: &RunnerConfig,
+    budget: f64,
+    processes: &dyn ProcessRunner,
+) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
+    let start = std::time::Instant::now();
+    let mut profiles = Vec::new();
+    let mut notes = Vec::new();
+    let mut runs = 0;
+    for (i, kernel) in kernels.iter().enumerate() {
+        if start.elapsed().as_secs_f64() >= budget {
+            notes.push(format!(
+                "explain: the time budget ({budget:.0} s, --explain-budget) was spent: {} not explained",
+                crate::format::count(kernels.len() - i, "kernel", "kernels")
+            ));
+            break;
+        }
+        let function = crate::kernel_key::kernel_key(kernel, KernelKeyMode::Function);
+        runs += 1;
+        let page = runner::explain::source_page(
+            runner,
+            &function,
+            &format!("explain-{}", i + 1),
+            processes,
+        )
+        .and_then(|data| crate::explain::page::read_source_page(&data, baseline.kernel_key));
+        match page {
+            Ok(mut p) => {
+                // The page names the kernel as ncu does; it was asked for this one.
+                p.kernel.clone_from(kernel);
+                profiles.push(p);
+            }
+            Err(e) => notes.push(format!("explain: {kernel}: {e}")),
+        }
+    }
+    notes.push(format!(
+        "explained {} in {:.1} s, {}",
+        crate::format::count(profiles.len(), "kernel", "kernels"),
+        start.elapsed().as_secs_f64(),
+        crate::format::count(runs, "extra ncu run", "extra ncu runs")
+    ));
+    (profiles, notes)
+}
+
 /// When the kernels' opcode histograms are read (one `ncu --import` of the
 /// SASS page): always (`baseline record`), or only when some kernel's code
 /// differs from this baseline's (`check`).

@@ -91,6 +91,8 @@ pub struct CheckConfig {
 pub struct Explain {
     pub mode: crate::compare::explain::ExplainMode,
     pub kernels: usize,
+    /// Seconds the explain runs may take together (`--explain-budget`).
+    pub budget: f64,
     /// Source pages of the current run (`--source-page`).
     pub pages: Vec<PathBuf>,
 }
@@ -110,6 +112,8 @@ pub struct RecordConfig {
     pub import_with_ncu: bool,
     /// Source pages to store as the kernels' source profiles (`--source-page`).
     pub source_pages: Vec<PathBuf>,
+    /// Profile every kernel's source counters once after the runs (`--source`).
+    pub profile_sources: bool,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -159,6 +163,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         explain: Explain {
             mode: args.explain,
             kernels: args.explain_kernels,
+            budget: args.explain_budget,
             pages: args.source_pages,
         },
     }))
@@ -211,6 +216,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         source_pages: args.source_pages,
+        profile_sources: args.source,
     }))
 }
 
@@ -252,6 +258,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             explain: Explain {
                 mode: args.explain,
                 kernels: args.explain_kernels,
+                budget: args.explain_budget,
                 pages: Vec::new(),
             },
         });
@@ -297,6 +304,7 @@ fn suite_record(
                 ncu: ncu_program(&args.ncu, file),
                 import_with_ncu: import_with_ncu(&args.ncu, file),
                 source_pages: Vec::new(),
+                profile_sources: args.source,
             }
         })
         .collect();

@@ -224,3 +224,175 @@ fn a_renamed_kernel_with_identical_code_is_paired() {
         .code(0)
         .stdout_has("kernel renamed (same code): generate(float *, long) → produce(float *, long)");
 }
+
+/// A baseline from the base run's raw page, with the base source pages of
+/// `scale` and `finish`.
+fn explain_gate() -> Gate {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "base.csv")
+        .h200("graph_app.strided.fast.raw.csv", "strided.csv")
+        .h200("graph_app.unfolded-loop.fast.raw.csv", "unfolded.csv");
+    for page in [
+        "graph_app.base.scale",
+        "graph_app.base.finish",
+        "graph_app.strided.scale",
+        "graph_app.unfolded-loop.scale",
+        "torch_mlp.gemm",
+    ] {
+        gate.copy(
+            explain(&format!("{page}.sourcecounters.csv")),
+            &format!("{page}.csv"),
+        );
+    }
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "base.csv",
+        "-o",
+        "b.json",
+        "--source-page",
+        "graph_app.base.scale.csv",
+        "--source-page",
+        "graph_app.base.finish.csv",
+    ])
+    .code(0);
+    gate
+}
+
+/// Every rule's why, one per line.
+fn whys(report: &serde_json::Value) -> String {
+    report["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["why"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_strided_variant_is_explained_by_its_gather_line() {
+    let gate = explain_gate();
+    let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let lines = b["kernels"][SCALE]["source"]["lines"]
+        .as_array()
+        .expect("lines");
+    assert_eq!(lines.len(), 7);
+    assert_eq!(lines[4]["line"], 126);
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "strided.csv",
+        "--source-page",
+        "graph_app.strided.scale.csv",
+        "--json",
+        "r.json",
+    ]);
+    out.code(1);
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert!(
+        whys(&r).contains("lines: graph_app.cu:123  const float x = (Impl == ScaleImpl::Strided) ? in[gather_index(i, n)] : in[i];  L2 sectors 2.10M → 16.78M (+700%)"),
+        "{}",
+        whys(&r)
+    );
+    let explained = &r["explain"][0];
+    assert_eq!(
+        explained["kernel"],
+        "void scale<2>(const float *, float *, long, int)"
+    );
+    assert_eq!(explained["by_line"], true);
+    assert_eq!(explained["changes"][0]["place"], "graph_app.cu:123");
+    // Never: the same check without lines; the verdict is the same.
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "strided.csv",
+        "--source-page",
+        "graph_app.strided.scale.csv",
+        "--explain",
+        "never",
+    ]);
+    out.code(1);
+    assert!(!out.stdout.contains("lines:"), "{}", out.stdout);
+}
+
+#[test]
+fn the_unfolded_loop_names_the_loop_lines_and_a_bad_page_is_a_note() {
+    let gate = explain_gate();
+    gate.write("broken.csv", "\"File Path\",\"x\"\n");
+    let out = gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "unfolded.csv",
+        "--source-page",
+        "graph_app.unfolded-loop.scale.csv",
+        "--source-page",
+        "broken.csv",
+        "--source-page",
+        "torch_mlp.gemm.csv",
+        "--json",
+        "r.json",
+    ]);
+    out.code(1);
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert!(
+        whys(&r).contains("lines: graph_app.cu:117  for (int k = degree - 1; k >= 0; --k) {  instructions 0 → 13.63M (new)"),
+        "{}",
+        whys(&r)
+    );
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("broken.csv: not read: the source page has no `Function Name` row"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(
+            "torch_mlp.gemm.csv: no line information and no instructions (build with -lineinfo"
+        ),
+        "{notes}"
+    );
+}
+
+#[test]
+fn without_line_information_opcodes_are_compared() {
+    use ncugate::explain::{compare, page::read_source_page};
+    let read = |f: &str| {
+        let data = std::fs::read(explain(f)).expect("read");
+        read_source_page(&data, KernelKeyMode::Demangled).expect("page")
+    };
+    let (mut base, mut fp64) = (
+        read("graph_app.base.finish.sourcecounters.csv"),
+        read("graph_app.fp64.finish.sourcecounters.csv"),
+    );
+    assert!(base.opcodes.contains_key("FFMA"));
+    base.lines.clear();
+    fp64.lines.clear();
+    let explained = compare(&base, &fp64, "instructions");
+    assert!(!explained.by_line);
+    let places: Vec<&str> = explained.changes.iter().map(|c| c.place.as_str()).collect();
+    assert!(places.contains(&"DFMA"), "{places:?}");
+    assert!(
+        explained
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("-lineinfo"))
+    );
+    // Triton kernels carry line information: the doubled softmax's lines.
+    let (one, two) = (
+        read("triton.base.softmax.sourcecounters.csv"),
+        read("triton.twice.softmax.sourcecounters.csv"),
+    );
+    assert_eq!(one.kernel, "softmax_kernel");
+    let explained = compare(&one, &two, "instructions");
+    assert!(explained.by_line);
+    // The one line the doubled variant adds, and nothing else moved.
+    assert_eq!(explained.changes.len(), 1);
+    assert_eq!(explained.changes[0].place, "triton_softmax.py:28");
+}
