@@ -80,8 +80,15 @@ pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
                     .clone(),
                 None => None,
             };
+            // ncu shows the function name of a kernel without a demangled one.
+            let demangled = result.demangled_name.unwrap_or_default();
+            let name = if demangled.is_empty() {
+                result.function_name.unwrap_or_default()
+            } else {
+                super::display_name(&demangled)
+            };
             out.push(LaunchCode {
-                name: super::display_name(&result.demangled_name.unwrap_or_default()),
+                name,
                 mangled,
                 grid: result.grid_size.map(xyz),
                 block: result.block_size.map(xyz),

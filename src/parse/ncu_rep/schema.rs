@@ -116,6 +116,8 @@ pub struct SourceData {
 pub struct ResultCode {
     #[prost(string, optional, tag = "5")]
     pub mangled_name: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub function_name: Option<String>,
     #[prost(string, optional, tag = "7")]
     pub demangled_name: Option<String>,
     #[prost(message, optional, tag = "10")]
