@@ -290,8 +290,27 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
         "graph_app.strided.scale.csv",
         "--json",
         "r.json",
+        "--markdown",
+        "s.md",
+        "--html",
+        "html",
+        "--junit",
+        "j.xml",
     ]);
     out.code(1);
+    // The lines in every format: a small table in Markdown, highlighted
+    // counters in HTML, the failure text in JUnit.
+    let md = gate.read("s.md");
+    assert!(
+        md.contains("| `void scale<2>(const float *, float *, long, int)` | `graph_app.cu:123` | `const float x = (Impl == ScaleImpl::Strided) ? in[gather_index(i, n)] : in[i];` | L2 sectors 2.10M → 16.78M"),
+        "{md}"
+    );
+    let html = gate.read("html/index.html");
+    assert!(
+        html.contains("<mark>L2 sectors 2.10M → 16.78M</mark>"),
+        "{html}"
+    );
+    assert!(gate.read("j.xml").contains("graph_app.cu:123"));
     let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
     assert!(
         whys(&r).contains("lines: graph_app.cu:123  const float x = (Impl == ScaleImpl::Strided) ? in[gather_index(i, n)] : in[i];  L2 sectors 2.10M → 16.78M (+700%)"),
