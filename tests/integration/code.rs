@@ -415,3 +415,118 @@ fn without_line_information_opcodes_are_compared() {
     assert_eq!(explained.changes.len(), 1);
     assert_eq!(explained.changes[0].place, "triton_softmax.py:28");
 }
+
+/// Plays ncu for a profiled check of the strided variant: the fast run
+/// writes the variant's recorded `--log-file` (messages, then the raw page)
+/// and a report naming the variant; the explain run's report is imported as
+/// the variant's recorded source page. Every command is kept.
+struct ExplainNcu {
+    seen: std::sync::Mutex<Vec<Vec<String>>>,
+}
+
+impl ncugate::runner::process::ProcessRunner for ExplainNcu {
+    fn run(
+        &self,
+        spec: &ncugate::runner::process::CommandSpec,
+        _on_line: &mut dyn FnMut(&str),
+    ) -> ncugate::runner::process::Finished {
+        use ncugate::runner::process::{Exit, Finished};
+        self.seen.lock().expect("lock").push(spec.args.clone());
+        let arg = |flag: &str| {
+            let i = spec.args.iter().position(|a| a == flag)?;
+            spec.args.get(i + 1).cloned()
+        };
+        let fixture = |name: &str| std::fs::read(Path::new(H200).join(name)).expect("fixture");
+        if let Some(report) = arg("--import") {
+            let variant = std::fs::read_to_string(report).expect("report");
+            let page = fixture(&format!(
+                "explain/graph_app.{variant}.scale.sourcecounters.csv"
+            ));
+            if let Some(out) = &spec.stdout_to {
+                std::fs::write(out, page).expect("write page");
+            }
+        } else {
+            let variant = arg("--inject").expect("--inject");
+            let export = arg("--export").expect("--export");
+            std::fs::write(format!("{export}.ncu-rep"), &variant).expect("report");
+            if let Some(log) = arg("--log-file") {
+                std::fs::write(log, fixture(&format!("graph_app.{variant}.fast.ncu.log")))
+                    .expect("log");
+            }
+        }
+        Finished {
+            exit: Exit::Code(0),
+            lines: vec![],
+            elapsed: std::time::Duration::from_millis(1),
+        }
+    }
+}
+
+#[test]
+fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
+    use ncugate::config::{CheckConfig, Config, Explain, Source};
+    let gate = explain_gate();
+    let out = gate.path("out");
+    let runner = crate::common::runner_config(
+        &[
+            "kernels/build/graph_app",
+            "--inject",
+            "strided",
+            "--iters",
+            "3",
+        ],
+        gate.dir.path(),
+        &out,
+    );
+    let config = CheckConfig {
+        baseline: ncugate::config::BaselinePlace::File(gate.path("b.json")),
+        source: Source::Profile {
+            runner: Box::new(runner),
+            runs: 1,
+            quiet: true,
+        },
+        details: vec![],
+        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
+        kernel_key: None,
+        allow_device_mismatch: false,
+        outputs: ncugate::report::Outputs {
+            json: Some(gate.path("r.json")),
+            ..Default::default()
+        },
+        style: Default::default(),
+        sanitizer: None,
+        ncu: "ncu".into(),
+        import_with_ncu: false,
+        environmental: Default::default(),
+        explain: Explain {
+            mode: Default::default(),
+            kernels: 3,
+            budget: 60.0,
+            pages: vec![],
+        },
+    };
+    let ncu = ExplainNcu {
+        seen: std::sync::Mutex::new(Vec::new()),
+    };
+    assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
+    let seen = ncu.seen.lock().expect("lock").clone();
+    // The check's run, then one explain run of `scale` (the one failing
+    // kernel) and its import.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let explain = seen[1].join(" ");
+    assert!(
+        explain.contains("--clock-control none")
+            && explain.contains("-k regex:^scale$ --launch-skip 0 --launch-count 1 --section SourceCounters --import-source yes"),
+        "{explain}"
+    );
+    assert!(
+        seen[2]
+            .join(" ")
+            .ends_with("--csv --page source --print-source cuda,sass")
+    );
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert!(whys(&r).contains("lines: graph_app.cu:123"), "{}", whys(&r));
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("explained 1 kernel in "), "{notes}");
+    assert!(notes.contains("s, 1 extra ncu run"), "{notes}");
+}
