@@ -88,8 +88,14 @@ pub fn attach(
         let unit = worst.map_or("inst", |i| report.rules[i].unit.as_str());
         let explained = explain::compare(before, now, explain::ranking_counter(unit));
         let lines = explained.lines();
-        if let (Some(i), false) = (worst, lines.is_empty()) {
-            let text = format!("lines: {}", lines.join(" · "));
+        if let Some(i) = worst {
+            // Unchanged lines say the launch itself is as before: the cause
+            // is elsewhere (more launches, another kernel's work).
+            let text = if lines.is_empty() {
+                "source lines unchanged (one launch compared)".to_string()
+            } else {
+                format!("lines: {}", lines.join(" · "))
+            };
             let rule = &mut report.rules[i];
             rule.why = Some(match rule.why.take() {
                 Some(why) => format!("{why}; {text}"),

@@ -172,7 +172,11 @@ fn unchanged_code_costs_no_ncu_call() {
 /// The baseline's durations of `scale` halved: the same run is now 2× slower
 /// on time only, with the same code, instructions and launches.
 fn halve_scale_durations(b: &mut serde_json::Value) {
-    let metric = &mut b["kernels"][SCALE]["metrics"]["gpu__time_duration.sum"];
+    halve(b, SCALE, "gpu__time_duration.sum");
+}
+
+fn halve(b: &mut serde_json::Value, kernel: &str, metric: &str) {
+    let metric = &mut b["kernels"][kernel]["metrics"][metric];
     for aggregate in ["sum", "mean", "max", "min"] {
         for stat in ["mean", "min", "max"] {
             let v = metric[aggregate][stat].as_f64().expect("number");
@@ -529,4 +533,30 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
     let notes = r["notes"].to_string();
     assert!(notes.contains("explained 1 kernel in "), "{notes}");
     assert!(notes.contains("s, 1 extra ncu run"), "{notes}");
+}
+
+#[test]
+fn a_launch_as_before_says_its_lines_are_unchanged() {
+    // The baseline's instructions halved: `scale` fails on them, but its one
+    // launch executes every line as the baseline's did.
+    let gate = explain_gate();
+    edit_baseline(&gate, |b| halve(b, SCALE, "sm__inst_executed.sum"));
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "base.csv",
+        "--source-page",
+        "graph_app.base.scale.csv",
+        "--json",
+        "r.json",
+    ])
+    .code(1);
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert!(
+        whys(&r).contains("source lines unchanged (one launch compared)"),
+        "{}",
+        whys(&r)
+    );
 }

@@ -110,9 +110,12 @@ fn corrupt(what: &str, e: prost::DecodeError) -> Failure {
 /// A `u32` size at `pos`, then that many bytes; `pos` moves past them.
 fn sized<'a>(data: &'a [u8], pos: &mut usize, what: &str) -> Result<&'a [u8], Failure> {
     let cut = || Failure::Corrupt(format!("{what} at byte {pos} is cut short (truncated?)"));
-    let size = data.get(*pos..*pos + 4).ok_or_else(cut)?;
+    let start = pos.checked_add(4).ok_or_else(cut)?;
+    let size = data.get(*pos..start).ok_or_else(cut)?;
     let n = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-    let body = data.get(*pos + 4..*pos + 4 + n).ok_or_else(cut)?;
+    let body = data
+        .get(start..start.checked_add(n).ok_or_else(cut)?)
+        .ok_or_else(cut)?;
     *pos += 4 + n;
     Ok(body)
 }
@@ -124,7 +127,7 @@ pub fn function(elf: &[u8], mangled: &str) -> Option<Code> {
     let text = section(elf, &format!(".text.{mangled}"))?;
     let instructions = text
         .chunks_exact(16)
-        .filter(|i| u64::from_le_bytes(i[..8].try_into().unwrap_or([0; 8])) & 0xfff != NOP)
+        .filter(|i| bytes_at::<8>(i, 0, 0).is_some_and(|w| u64::from_le_bytes(w) & 0xfff != NOP))
         .count() as u64;
     let digest = crate::parse::sha256_bytes(text);
     Some(Code {
@@ -133,16 +136,23 @@ pub fn function(elf: &[u8], mangled: &str) -> Option<Code> {
     })
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<usize> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?) as usize)
+/// `n` bytes at `base + off`, every offset checked: a hostile ELF's
+/// offsets may point anywhere, or past `usize::MAX`.
+fn bytes_at<const N: usize>(b: &[u8], base: usize, off: usize) -> Option<[u8; N]> {
+    let at = base.checked_add(off)?;
+    b.get(at..at.checked_add(N)?)?.try_into().ok()
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<usize> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
+fn u16_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    Some(u16::from_le_bytes(bytes_at(b, base, off)?) as usize)
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<usize> {
-    usize::try_from(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?)).ok()
+fn u32_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    Some(u32::from_le_bytes(bytes_at(b, base, off)?) as usize)
+}
+
+fn u64_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    usize::try_from(u64::from_le_bytes(bytes_at(b, base, off)?)).ok()
 }
 
 /// The bytes of the section called `name`.
@@ -151,26 +161,30 @@ fn section<'a>(elf: &'a [u8], name: &str) -> Option<&'a [u8]> {
     if elf.get(..6)? != b"\x7fELF\x02\x01" {
         return None;
     }
-    let shoff = u64_at(elf, 0x28)?;
-    let (entsize, count, names) = (u16_at(elf, 0x3a)?, u16_at(elf, 0x3c)?, u16_at(elf, 0x3e)?);
+    let shoff = u64_at(elf, 0, 0x28)?;
+    let (entsize, count, names) = (
+        u16_at(elf, 0, 0x3a)?,
+        u16_at(elf, 0, 0x3c)?,
+        u16_at(elf, 0, 0x3e)?,
+    );
     if entsize < 0x40 {
         return None;
     }
     let header = |i: usize| shoff.checked_add(i.checked_mul(entsize)?);
-    let strtab = u64_at(elf, header(names)? + 0x18)?;
+    let strtab = u64_at(elf, header(names)?, 0x18)?;
     for i in 0..count {
         let h = header(i)?;
-        let name_at = strtab.checked_add(u32_at(elf, h)?)?;
+        let name_at = strtab.checked_add(u32_at(elf, h, 0)?)?;
         let rest = elf.get(name_at..)?;
         let end = rest.iter().position(|&b| b == 0)?;
         if &rest[..end] != name.as_bytes() {
             continue;
         }
         // SHT_NOBITS holds no bytes in the file.
-        if u32_at(elf, h + 4)? == 8 {
+        if u32_at(elf, h, 4)? == 8 {
             return None;
         }
-        let (offset, size) = (u64_at(elf, h + 0x18)?, u64_at(elf, h + 0x20)?);
+        let (offset, size) = (u64_at(elf, h, 0x18)?, u64_at(elf, h, 0x20)?);
         return elf.get(offset..offset.checked_add(size)?);
     }
     None
@@ -190,5 +204,23 @@ mod tests {
         elf[0x3a] = 0x40;
         elf[0x3c] = 3;
         assert_eq!(function(&elf, "k"), None);
+    }
+
+    #[test]
+    fn cut_or_damaged_reports_never_panic() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/h200/explain/graph_app.base.fast.ncu-rep"
+        );
+        let data = std::fs::read(path).expect("fixture");
+        assert_eq!(read(&data).expect("report").len(), 9);
+        for cut in (0..data.len()).step_by(997) {
+            let _ = read(&data[..cut]);
+        }
+        let mut damaged = data.clone();
+        for at in (0..data.len()).step_by(331) {
+            damaged[at] ^= 0xff;
+            let _ = read(&damaged);
+        }
     }
 }
