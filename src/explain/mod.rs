@@ -5,9 +5,10 @@
 //! counters ncu's `SourceCounters` section collects — instructions executed,
 //! warp-stall samples, long-scoreboard stalls, L1 requests and L2 sectors of
 //! global accesses — summed over the line's instructions; and the same counters
-//! per opcode. Lines are matched by file name and line number (code that moved
-//! to other addresses still matches); a kernel without line information is
-//! compared per opcode, with a hint to build with `-lineinfo`.
+//! per opcode. Lines are matched by file name, line number and text, then by
+//! text where the code moved, then by line number (see `matched_lines`); a
+//! kernel without line information is compared per opcode, with a hint to
+//! build with `-lineinfo`.
 
 pub mod page;
 
@@ -94,16 +95,19 @@ pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) ->
     let mut rows: Vec<(String, String, &Counters, &Counters)> = Vec::new();
     let empty = Counters::new();
     if by_line {
-        let key = |l: &Line| (l.file.clone(), l.line);
-        let before: BTreeMap<_, &Line> = baseline.lines.iter().map(|l| (key(l), l)).collect();
-        let after: BTreeMap<_, &Line> = current.lines.iter().map(|l| (key(l), l)).collect();
-        let keys: BTreeSet<_> = before.keys().chain(after.keys()).cloned().collect();
-        for k in keys {
-            let (b, a) = (before.get(&k), after.get(&k));
-            let text = a.or(b).map(|l| l.text.clone()).unwrap_or_default();
+        for (b, a) in matched_lines(&baseline.lines, &current.lines) {
+            let line = a.or(b);
+            let place = match (b, a) {
+                (Some(b), Some(a)) if b.line != a.line => {
+                    format!("{}:{} (was {})", a.file, a.line, b.line)
+                }
+                _ => line
+                    .map(|l| format!("{}:{}", l.file, l.line))
+                    .unwrap_or_default(),
+            };
             rows.push((
-                format!("{}:{}", k.0, k.1),
-                text,
+                place,
+                line.map(|l| l.text.clone()).unwrap_or_default(),
                 b.map_or(&empty, |l| &l.counters),
                 a.map_or(&empty, |l| &l.counters),
             ));
@@ -146,6 +150,44 @@ pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) ->
         by_line,
         changes,
     }
+}
+
+/// A line of the baseline paired with a line of this run, in three passes:
+/// the same file, line number and text; then, for code that moved (an edit
+/// above it shifted it), the same file and text where that text is on one
+/// unpaired line only of each side; then the same file and line number (the
+/// line's text changed). The rest are alone (gone, or new).
+type Paired<'a> = (Option<&'a Line>, Option<&'a Line>);
+
+fn matched_lines<'a>(before: &'a [Line], after: &'a [Line]) -> Vec<Paired<'a>> {
+    let mut b_left: Vec<&Line> = before.iter().collect();
+    let mut a_left: Vec<&Line> = after.iter().collect();
+    let mut out: Vec<Paired<'a>> = Vec::new();
+    let same_place = |x: &Line, y: &Line| x.file == y.file && x.line == y.line;
+    let same_text = |x: &Line, y: &Line| x.file == y.file && x.text == y.text && !x.text.is_empty();
+    let passes: [(&dyn Fn(&Line, &Line) -> bool, bool); 3] = [
+        (&|x, y| same_place(x, y) && x.text == y.text, false),
+        (&same_text, true),
+        (&same_place, false),
+    ];
+    for (same, unique) in passes {
+        let mut i = 0;
+        while i < b_left.len() {
+            let b = b_left[i];
+            let fits: Vec<usize> = (0..a_left.len()).filter(|&j| same(b, a_left[j])).collect();
+            let rivals = b_left.iter().filter(|o| same(o, b)).count();
+            match fits[..] {
+                [j] if !unique || rivals == 1 => {
+                    out.push((Some(b), Some(a_left.remove(j))));
+                    b_left.remove(i);
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    out.extend(b_left.into_iter().map(|b| (Some(b), None)));
+    out.extend(a_left.into_iter().map(|a| (None, Some(a))));
+    out
 }
 
 /// The ranking counter, then every other that moved by 10% or more.
@@ -199,7 +241,11 @@ impl Explained {
     pub fn lines(&self) -> Vec<String> {
         let mut out: Vec<String> = self.changes.iter().map(ChangedLine::summary).collect();
         if !self.by_line {
-            out.push("no line information: per opcode; build with -lineinfo (nvcc) to see the source lines".into());
+            out.push(if self.changes.is_empty() {
+                "no line information and no instruction counters: build with -lineinfo (nvcc) to see the source lines".into()
+            } else {
+                "no line information: per opcode; build with -lineinfo (nvcc) to see the source lines".into()
+            });
         }
         out
     }

@@ -560,3 +560,24 @@ fn a_launch_as_before_says_its_lines_are_unchanged() {
         whys(&r)
     );
 }
+
+#[test]
+fn lines_that_moved_are_matched_by_their_text() {
+    use ncugate::explain::{compare, page::read_source_page};
+    let data = std::fs::read(explain("graph_app.base.scale.sourcecounters.csv")).expect("read");
+    let base = read_source_page(&data, KernelKeyMode::Demangled).expect("page");
+    // Three lines inserted above the kernel: every line moves down by 3, and
+    // the store executes twice as often.
+    let mut moved = base.clone();
+    for l in &mut moved.lines {
+        l.line += 3;
+        if l.text == "out[i] = acc;" {
+            for v in l.counters.values_mut() {
+                *v *= 2.0;
+            }
+        }
+    }
+    let explained = compare(&base, &moved, "instructions");
+    assert_eq!(explained.changes.len(), 1, "{:?}", explained.changes);
+    assert_eq!(explained.changes[0].place, "graph_app.cu:130 (was 127)");
+}
