@@ -203,6 +203,13 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
     gate.run(&gated)
         .code(1)
         .stdout_has("gated (--environmental fail)");
+    // Instructions that changed too explain the time: nothing environmental.
+    let kept = gate.read("b.json");
+    edit_baseline(&gate, |b| halve(b, SCALE, "sm__inst_executed.sum"));
+    let out = gate.run(&check);
+    out.code(1);
+    assert!(!out.stdout.contains("environmental"), "{}", out.stdout);
+    gate.write("b.json", kept);
     // Without the code on one side, nothing is said and the failure stands.
     edit_baseline(&gate, |b| {
         b["kernels"][SCALE]
