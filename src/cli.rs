@@ -212,7 +212,7 @@ pub struct ReportArgs {
     /// Write a Markdown report (for a CI summary page).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Write a JSON report (schema_version 1).
+    /// Write a JSON report (schema_version 2).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
@@ -592,6 +592,10 @@ mod tests {
             (
                 "kernel-key",
                 name(&|| crate::model::KernelKeyMode::default().to_possible_value()),
+            ),
+            (
+                "shared-gpu",
+                name(&|| crate::shared_gpu::Policy::default().to_possible_value()),
             ),
             ("audit-lib", None),
             ("cache-dir", None),

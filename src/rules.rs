@@ -131,6 +131,62 @@ pub enum Severity {
     Warn,
 }
 
+/// `environment = "sensitive" | "deterministic"`: whether another process
+/// on the same GPU can move the metric without any change to the code.
+/// Measured on an H200 beside a bf16 GEMM loop in another process
+/// (fixtures/h200/shared/): instruction counts, launch counts and the
+/// kernel's own L1 load sectors and requests did not move (±0.0%); durations
+/// (+5% to +35%), DRAM bytes (+14% to +65,000%) and throughputs did, as
+/// did elapsed cycles (−1% to −23%: the SM clock fell from 1.97 to
+/// 1.26–1.48 GHz). When a run was shared, sensitive rules are not gated
+/// (`[gate] shared_gpu`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    /// Another context on the GPU can move it: times, cycles, DRAM and L2
+    /// traffic, throughputs, anything device-wide.
+    Sensitive,
+    /// Counts of the kernel's own work: instructions, SASS counts, the
+    /// sectors and requests of its own loads and stores.
+    Deterministic,
+}
+
+impl Environment {
+    /// The class of a metric whose rule does not say: deterministic for the
+    /// kernel's own instruction, SASS and L1 load/store counts, sensitive
+    /// for everything else (a metric ncugate does not know is assumed to be
+    /// movable by a neighbour).
+    pub fn of_metric(metric: &str) -> Environment {
+        let own_work = [
+            "sm__inst_executed",
+            "smsp__inst_executed",
+            "sm__sass_",
+            "smsp__sass_",
+            "derived__smsp__sass_",
+            "l1tex__t_sectors_pipe_lsu_mem_",
+            "l1tex__t_requests_pipe_lsu_mem_",
+            "launch__",
+        ];
+        let rate = ["per_second", "pct_", "throughput", "per_cycle"];
+        if own_work.iter().any(|p| metric.starts_with(p))
+            && !rate.iter().any(|r| metric.contains(r))
+        {
+            Environment::Deterministic
+        } else {
+            Environment::Sensitive
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Sensitive => "sensitive",
+            Environment::Deterministic => "deterministic",
+        }
+    }
+}
+
 /// `per = "kernel" | "total"`.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, schemars::JsonSchema,
@@ -193,6 +249,7 @@ struct RuleSpec {
     optional: bool,
     name: Option<String>,
     why: Option<String>,
+    environment: Option<Environment>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -249,6 +306,9 @@ pub struct Rule {
     pub optional: bool,
     pub name: Option<String>,
     pub why: Option<String>,
+    /// Whether another process on the GPU can move the metric: the rule's
+    /// `environment`, else [`Environment::of_metric`].
+    pub environment: Environment,
     /// 1-based line of the rule's `[[rule]]` table in its file.
     pub line: usize,
 }
@@ -365,7 +425,11 @@ impl Thresholds {
                     None => KernelFilter::Exact(k.to_string()),
                 },
             };
+            let environment = r
+                .environment
+                .unwrap_or_else(|| Environment::of_metric(&r.metric));
             rules.push(Rule {
+                environment,
                 metric: r.metric,
                 per: r.per,
                 aggregate: r.aggregate,
@@ -523,6 +587,55 @@ mod tests {
             let hint = Thresholds::parse(&text, "t.toml").unwrap_err().hint();
             assert!(hint.ends_with(&keys.join(", ")), "{hint}");
         }
+    }
+
+    #[test]
+    fn every_builtin_rule_is_classified_in_its_file_as_measured() {
+        for (name, text) in [
+            ("default.toml", DEFAULT_THRESHOLDS),
+            ("seed-4.4.toml", include_str!("../thresholds/seed-4.4.toml")),
+            ("set-full.toml", include_str!("../thresholds/set-full.toml")),
+        ] {
+            let t = Thresholds::parse(text, name).unwrap();
+            let rules = text.matches("[[rule]]").count();
+            assert_eq!(text.matches("\nenvironment = ").count(), rules, "{name}");
+            for r in &t.rules {
+                // The file says what the name-based default would say too.
+                assert_eq!(
+                    r.environment,
+                    Environment::of_metric(&r.metric),
+                    "{name}: {}",
+                    r.metric
+                );
+            }
+        }
+        let t = Thresholds::builtin().unwrap();
+        let of = |m: &str| {
+            t.rules
+                .iter()
+                .find(|r| r.metric == m)
+                .map(|r| r.environment)
+        };
+        assert_eq!(
+            of("sm__inst_executed.sum"),
+            Some(Environment::Deterministic)
+        );
+        assert_eq!(of("gpu__time_duration.sum"), Some(Environment::Sensitive));
+        assert_eq!(of("dram__bytes.sum"), Some(Environment::Sensitive));
+        assert_eq!(
+            of("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+            Some(Environment::Deterministic)
+        );
+        assert_eq!(
+            Environment::of_metric("sm__inst_executed.avg.per_cycle_active"),
+            Environment::Sensitive
+        );
+        let own = Thresholds::parse(
+            "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"1%\"\nenvironment = \"deterministic\"\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(own.rules[0].environment, Environment::Deterministic);
     }
 
     #[test]

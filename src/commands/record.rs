@@ -14,21 +14,23 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
+    let collected = with_clock_metrics(metrics.clone(), &config.source);
     let acquired = acquire(
         &config.source,
         &config.details,
-        &metrics,
+        &collected,
         None,
         false,
         processes,
     )?;
     let runs = read_runs(
         &acquired.inputs,
-        &metrics,
+        &collected,
         config.kernel_key,
         &thresholds,
         import,
     )?;
+    let gpu = recorded_gpu(&runs, &acquired.gpu, config.shared_gpu)?;
     if matches!(config.source, Source::Inputs(_)) {
         baseline::record::distinct_inputs(&runs)?;
     }
@@ -92,6 +94,12 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         }
     }
     baseline.profile = acquired.profile;
+    if let Some(gpu) = gpu {
+        if let Some(why) = &gpu.shared {
+            notes.push(format!("ncugate: warning: {why} while recording: the baseline is marked as recorded on a shared GPU (a check says so); record it on a quiet GPU, or with --shared-gpu refuse to refuse"));
+        }
+        baseline.gpu = Some(gpu);
+    }
     if !acquired.seconds.is_empty() {
         baseline.cost_seconds =
             Some(acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64);
@@ -113,6 +121,26 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         notes,
         ..Text::pass(line)
     })
+}
+
+/// What the baseline keeps of the GPU the runs were profiled on (`None`
+/// when the exports have no SM clock and nothing was seen); an error when
+/// another process used the GPU and `policy` refuses that.
+fn recorded_gpu(
+    runs: &[Run],
+    samples: &[crate::shared_gpu::Sample],
+    policy: crate::shared_gpu::Policy,
+) -> Result<Option<GpuEnvironment>> {
+    let mut gpu = GpuEnvironment::observe(runs, samples);
+    gpu.shared = gpu.shared_alone();
+    if let (Some(why), crate::shared_gpu::Policy::Refuse) = (&gpu.shared, policy) {
+        return Err(Error::from(crate::error::BaselineError::SharedGpu {
+            evidence: why.clone(),
+            sensitive: 0,
+            recording: true,
+        }));
+    }
+    Ok((gpu != GpuEnvironment::default()).then_some(gpu))
 }
 
 /// The metrics to collect: the rules' metrics, then `--extra-metric`s.

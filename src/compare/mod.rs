@@ -9,6 +9,7 @@ pub mod environmental;
 pub mod explain;
 mod findings;
 pub mod identity;
+pub mod not_gated;
 mod rule;
 mod structure;
 
@@ -35,9 +36,14 @@ pub struct Inputs<'a> {
     pub code: Option<&'a crate::code::CodeMap>,
     /// What a timing-only failure with unchanged code becomes.
     pub environmental: environmental::Environmental,
+    /// What ncugate saw of the GPU during the current runs.
+    pub gpu: &'a crate::shared_gpu::GpuEnvironment,
+    /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
+    pub shared_gpu: crate::shared_gpu::Policy,
 }
 
-/// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
+/// Compares; `Err` only for what makes the comparison meaningless (device
+/// mismatch, another graph-profiling mode, a shared GPU under `shared_gpu = "refuse"`).
 pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let Inputs {
         baseline,
@@ -74,6 +80,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
         notes: inputs.notes.clone(),
+        shared_gpu: None,
     };
 
     comparable_mode(baseline, runs)?;
@@ -131,6 +138,15 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         inputs.findings,
         thresholds.findings.new,
     );
+    not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
+    report
+        .notes
+        .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
+    report
+        .notes
+        .extend(not_gated::unattributed_note(inputs.gpu));
+    let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
+    not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();
     if let Some(current) = inputs.code {
         code::check(&mut report, baseline, current, inputs.environmental);

@@ -111,6 +111,7 @@ fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
         status: Status::Pass,
         message: String::new(),
         why: None,
+        not_gated: None,
     }
 }
 

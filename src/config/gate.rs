@@ -71,6 +71,8 @@ pub struct CheckConfig {
     /// record, and check groups launches as its baseline was recorded.
     pub kernel_key: Option<KernelKeyMode>,
     pub allow_device_mismatch: bool,
+    /// `[gate] shared_gpu`: what to do with sensitive rules when the GPU was shared.
+    pub shared_gpu: crate::shared_gpu::Policy,
     pub outputs: Outputs,
     /// How the terminal report looks: colour, width, which rows.
     pub style: crate::report::terminal::Style,
@@ -106,6 +108,8 @@ pub struct RecordConfig {
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
     pub output: BaselinePlace,
+    /// `[gate] shared_gpu`: `refuse` refuses a baseline recorded beside another process.
+    pub shared_gpu: crate::shared_gpu::Policy,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
@@ -154,6 +158,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         thresholds: gate.thresholds.into(),
         kernel_key: args.gate.kernel_key,
         allow_device_mismatch: args.allow_device_mismatch,
+        shared_gpu: gate.shared_gpu.unwrap_or_default(),
         outputs: outputs(&args.report),
         style: style(&args.report, args.run.quiet),
         sanitizer,
@@ -213,6 +218,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         thresholds: gate.thresholds.into(),
         kernel_key: gate.kernel_key.unwrap_or_default(),
         output: BaselinePlace::File(output),
+        shared_gpu: gate.shared_gpu.unwrap_or_default(),
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         source_pages: args.source_pages,
@@ -249,6 +255,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             thresholds: w.thresholds.clone(),
             kernel_key: args.gate.kernel_key,
             allow_device_mismatch: args.allow_device_mismatch,
+            shared_gpu: args
+                .gate
+                .shared_gpu
+                .over(file.gate.shared_gpu)
+                .unwrap_or_default(),
             outputs: Outputs::default(),
             style,
             sanitizer,
@@ -289,6 +300,11 @@ fn suite_record(
         .kernel_key
         .over(file.gate.kernel_key)
         .unwrap_or_default();
+    let shared_gpu = args
+        .gate
+        .shared_gpu
+        .over(file.gate.shared_gpu)
+        .unwrap_or_default();
     let records = selection
         .workloads
         .iter()
@@ -301,6 +317,7 @@ fn suite_record(
                 thresholds: w.thresholds.clone(),
                 kernel_key,
                 output: selection.baseline(w, false),
+                shared_gpu,
                 ncu: ncu_program(&args.ncu, file),
                 import_with_ncu: import_with_ncu(&args.ncu, file),
                 source_pages: Vec::new(),

@@ -500,6 +500,7 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
         thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
         kernel_key: None,
         allow_device_mismatch: false,
+        shared_gpu: Default::default(),
         outputs: ncugate::report::Outputs {
             json: Some(gate.path("r.json")),
             ..Default::default()

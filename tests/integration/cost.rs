@@ -66,6 +66,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         thresholds: ncugate::rules::ThresholdsSource::File(seed.clone().into()),
         kernel_key: None,
         allow_device_mismatch: false,
+        shared_gpu: Default::default(),
         outputs: Outputs {
             json: Some(gate.path("report.json")),
             markdown: Some(gate.path("report.md")),

@@ -373,6 +373,18 @@ fn baseline_errors() -> Vec<BaselineError> {
             recorded: s("node"),
             current: s("graph"),
         },
+        E::SharedGpu {
+            evidence: s(
+                "GPU shared with pid 1791 python3, 1.2 GB; SM clock 1470 MHz vs 1966 MHz in the baseline",
+            ),
+            sensitive: 9,
+            recording: false,
+        },
+        E::SharedGpu {
+            evidence: s("GPU shared with pid 1791 python3, 1.2 GB"),
+            sensitive: 0,
+            recording: true,
+        },
         E::ExportGraphProfiling {
             export: s("run.csv"),
             mode: s("graph"),
@@ -400,6 +412,7 @@ fn baseline_name(e: &BaselineError) -> &'static str {
         E::KernelKey { .. } => "KernelKey",
         E::ClockControl { .. } => "ClockControl",
         E::GraphProfiling { .. } => "GraphProfiling",
+        E::SharedGpu { .. } => "SharedGpu",
         E::ExportGraphProfiling { .. } => "ExportGraphProfiling",
     }
 }

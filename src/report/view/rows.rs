@@ -33,6 +33,9 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             if let Some(d) = devices {
                 lines.push(("GPU", d.current.clone()));
             }
+            if let Some(shared) = &report.shared_gpu {
+                lines.push(("shared GPU", shared.headline()));
+            }
         }
         Subject::Sanitizer { tools, app } => {
             lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
