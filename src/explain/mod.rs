@@ -159,13 +159,17 @@ pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) ->
 /// line's text changed). The rest are alone (gone, or new).
 type Paired<'a> = (Option<&'a Line>, Option<&'a Line>);
 
+/// One pass of [`matched_lines`]: when two lines are the same line, and
+/// whether the match must be unique on the baseline's side too.
+type Pass<'f> = (&'f dyn Fn(&Line, &Line) -> bool, bool);
+
 fn matched_lines<'a>(before: &'a [Line], after: &'a [Line]) -> Vec<Paired<'a>> {
     let mut b_left: Vec<&Line> = before.iter().collect();
     let mut a_left: Vec<&Line> = after.iter().collect();
     let mut out: Vec<Paired<'a>> = Vec::new();
     let same_place = |x: &Line, y: &Line| x.file == y.file && x.line == y.line;
     let same_text = |x: &Line, y: &Line| x.file == y.file && x.text == y.text && !x.text.is_empty();
-    let passes: [(&dyn Fn(&Line, &Line) -> bool, bool); 3] = [
+    let passes: [Pass; 3] = [
         (&|x, y| same_place(x, y) && x.text == y.text, false),
         (&same_text, true),
         (&same_place, false),
