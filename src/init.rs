@@ -200,10 +200,10 @@ fn trial_run(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
+        "ncugate: profiled once in {:.1}s: {}, {} (artifacts: {})",
         artifacts.seconds,
-        run.kernels.len(),
-        run.total.launches,
+        crate::format::count(run.kernels.len(), "kernel", "kernels"),
+        crate::format::count(run.total.launches, "launch", "launches"),
         artifacts.dir.display()
     );
     let width = crate::report::terminal::width();

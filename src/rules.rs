@@ -238,7 +238,7 @@ struct RuleSpec {
     aggregate: Aggregate,
     worse: Worse,
     better: Option<Worse>,
-    max_change: Option<String>,
+    max_change: Option<MaxChange>,
     noise: Option<f64>,
     noise_floor: Option<f64>,
     limit: Option<f64>,
@@ -250,6 +250,15 @@ struct RuleSpec {
     name: Option<String>,
     why: Option<String>,
     environment: Option<Environment>,
+}
+
+/// `max_change` as written: a quoted percentage, or a bare number that the
+/// parser refuses with the text to write instead.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum MaxChange {
+    Text(String),
+    Number(f64),
 }
 
 #[derive(Debug, Deserialize)]
@@ -379,12 +388,15 @@ impl Thresholds {
             if r.metric.trim().is_empty() {
                 return Err(at("`metric` is empty"));
             }
-            let max_change = r
-                .max_change
-                .as_deref()
-                .map(parse_percent)
-                .transpose()
-                .map_err(|m| at(&m))?;
+            let max_change = match &r.max_change {
+                None => None,
+                Some(MaxChange::Text(text)) => Some(parse_percent(text).map_err(|m| at(&m))?),
+                Some(MaxChange::Number(n)) => {
+                    return Err(at(&format!(
+                        "`max_change = {n}` is a bare number: write `max_change = \"{n}%\"` (a quoted percentage)"
+                    )));
+                }
+            };
             if max_change.is_none() && r.limit.is_none() {
                 return Err(at("needs `max_change` (e.g. \"20%\"), `limit`, or both"));
             }
@@ -507,6 +519,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bare_max_change_number_says_what_to_write() {
+        for (value, write) in [("20", "\"20%\""), ("0.2", "\"0.2%\"")] {
+            let text =
+                format!("[[rule]]\nmetric = \"a\"\nworse = \"higher\"\nmax_change = {value}\n");
+            let message = Thresholds::parse(&text, "t.toml")
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                message.contains(&format!("`max_change = {value}` is a bare number"))
+                    && message.contains(&format!("write `max_change = {write}`")),
+                "{message}"
+            );
+        }
+        assert!(
+            Thresholds::parse(
+                "[[rule]]\nmetric = \"a\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
+                "t.toml"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
     fn a_thresholds_source_is_named_as_reports_name_it_and_read_back() {
         assert!(DEFAULT_SOURCE.starts_with(BUILT_IN_PATH));
         for source in [
@@ -537,9 +573,9 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_gate_parses() {
-        let text = include_str!("../thresholds/seed-4.4.toml");
-        let t = Thresholds::parse(text, "seed-4.4.toml").unwrap();
+    fn the_fixed_ratio_gate_parses() {
+        let text = include_str!("../thresholds/fixed-ratio.toml");
+        let t = Thresholds::parse(text, "fixed-ratio.toml").unwrap();
         assert!(
             t.rules
                 .iter()
@@ -554,7 +590,7 @@ mod tests {
             format!("{e}\n{}", e.detail().join("\n"))
         };
         let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
-        assert!(bad(&format!("{rule}max_change = 20\n")).contains("invalid type"));
+        assert!(bad(&format!("{rule}max_change = 20\n")).contains("write `max_change = \"20%\"`"));
         assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));
         assert!(bad(&format!("{rule}max_chnage = \"20%\"\n")).contains("unknown field"));
         assert!(bad(rule).contains("line 1"));

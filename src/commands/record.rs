@@ -108,12 +108,12 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     baseline.save(&output)?;
     notes.extend(one_run_warning(&baseline, &thresholds));
     let line = format!(
-        "ncugate: recorded {}: {}, {} per run{passes}, {}, {} run(s), {}, kernel key {}\n",
+        "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
         crate::format::count(baseline.kernels.len(), "kernel", "kernels"),
         crate::format::count(baseline.total.launches.mean, "launch", "launches"),
         crate::format::count(recorded.required.len(), "metric", "metrics"),
-        baseline.runs,
+        crate::format::count(baseline.runs, "run", "runs"),
         baseline.fingerprint,
         baseline.kernel_key
     );
@@ -190,7 +190,7 @@ impl Recorded {
 }
 
 /// A baseline of one run has no spread: which `noise` allowances that
-/// zeroes, and how to record a better one.
+/// zeroes, and how to record a better one. Nothing when no rule uses `noise`.
 fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
     if baseline.runs >= 2 {
         return Vec::new();
@@ -202,11 +202,10 @@ fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> 
         .map(|r| r.metric.as_str())
         .collect();
     noisy.dedup();
-    let which = if noisy.is_empty() {
-        "the rules".to_string()
-    } else {
-        noisy.join(", ")
-    };
+    if noisy.is_empty() {
+        return Vec::new();
+    }
+    let which = noisy.join(", ");
     vec![
         format!(
             "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {which} is 0 and only `max_change` applies",

@@ -20,6 +20,10 @@ use crate::rules::Thresholds;
 use crate::status::Outcome;
 use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
 
+/// How the message of a rule whose `kernels` filter matches no kernel starts
+/// (a typo to fix, never a rule to make optional).
+pub const NO_KERNEL_MATCHES: &str = "`kernels = ";
+
 /// Everything a comparison looks at.
 pub struct Inputs<'a> {
     pub baseline: &'a Baseline,

@@ -71,7 +71,8 @@ fn matches_nothing(
     };
     let filter = rule.kernels_text.as_deref().unwrap_or_default();
     let message = format!(
-        "`kernels = \"{filter}\"` matches no kernel, so this rule gates nothing; the kernel keys ({} keys) are {}{more}",
+        "{}\"{filter}\"` matches no kernel, so this rule gates nothing; the kernel keys ({} keys) are {}{more}",
+        super::NO_KERNEL_MATCHES,
         baseline.kernel_key,
         shown.join(", ")
     );

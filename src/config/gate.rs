@@ -35,12 +35,13 @@ pub enum BaselinePlace {
 }
 
 impl BaselinePlace {
-    /// For messages and reports: the file, or `dir/workload/<gpu>.json`.
+    /// For messages and reports: the file, or the workload's folder
+    /// `dir/workload/` (one file per GPU, chosen by the run's GPU).
     pub fn display(&self) -> String {
         match self {
             BaselinePlace::File(p) => p.display().to_string(),
             BaselinePlace::Dir { dir, workload, .. } => {
-                dir.join(workload).join("<gpu>.json").display().to_string()
+                format!("{}/", dir.join(workload).display())
             }
         }
     }
@@ -129,6 +130,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
+    suite::something_to_gate(&file, &args.run, &args.inputs)?;
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let baseline = args.baseline.clone().over(gate.baseline);
@@ -186,6 +188,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
+    suite::something_to_gate(&file, &args.run, &args.inputs)?;
     if args.runs == 0 {
         return Err(Error::from(crate::error::ConfigError::ZeroRuns));
     }

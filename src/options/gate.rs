@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateOptions {
-    /// Threshold rules (TOML) to gate with; baseline record records their metrics (default: [gate] thresholds, else the built-in thresholds/default.toml).
+    /// Threshold rules (TOML) (default: [gate] thresholds, else the built-in thresholds/default.toml).
     #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
     /// How launches are grouped into kernels, recorded in the baseline; check groups them as its baseline says and only checks a key given here against it (baseline record's default: [gate] kernel_key, else demangled).

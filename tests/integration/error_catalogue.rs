@@ -62,6 +62,7 @@ fn config_errors() -> Vec<ConfigError> {
         E::NoBaselineForInputs,
         E::NoInput,
         E::NoAppToProfile,
+        E::NoConfigFile,
         E::NoAppToSanitize,
         E::NoAppToAudit,
         E::NoAppToInit,
@@ -125,6 +126,7 @@ fn config_name(e: &ConfigError) -> &'static str {
         E::NoBaselineForInputs => "NoBaselineForInputs",
         E::NoInput => "NoInput",
         E::NoAppToProfile => "NoAppToProfile",
+        E::NoConfigFile => "NoConfigFile",
         E::NoAppToSanitize => "NoAppToSanitize",
         E::NoAppToAudit => "NoAppToAudit",
         E::NoAppToInit => "NoAppToInit",
@@ -593,7 +595,8 @@ fn tool_errors() -> Vec<ToolError> {
             reason: s("No such file or directory (os error 2)"),
         },
         ToolError::BuildFailedBefore {
-            reason: s("the build failed (exit code 2): make -C kernels"),
+            workload: s("train"),
+            reason: s("exit code 2: make -C kernels"),
         },
     ]
 }
