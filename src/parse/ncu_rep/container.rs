@@ -15,8 +15,10 @@
 //! between two blocks reads as a shorter report, and a flipped byte inside a
 //! value reads as another value.
 
+use super::nvtx::{NvtxCells, cells};
 use super::schema::{
-    BlockHeader, FileHeader, GraphResult, MetricResult, MetricValue, ProfileResult, Uint64x3,
+    BlockHeader, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState, ProfileResult,
+    RangeResult, Uint64x3,
 };
 use prost::Message;
 
@@ -56,6 +58,8 @@ pub struct Launch {
     pub context: Option<u32>,
     pub stream: Option<u32>,
     pub metrics: Vec<Metric>,
+    /// The NVTX cells, for a report made with `--nvtx`.
+    pub nvtx: Option<NvtxCells>,
 }
 
 /// What a result profiled.
@@ -69,6 +73,10 @@ pub enum LaunchKind {
     },
     /// A whole CUDA graph (`--graph-profiling graph`).
     Graph,
+    /// A replayed range (`--replay-mode range` or `app-range`).
+    Range,
+    /// A replayed command list, with its display name.
+    CommandList { name: String },
 }
 
 /// One metric of one result: its name (from the string table), its value and
@@ -80,7 +88,8 @@ pub struct Metric {
     pub instances: Vec<MetricValue>,
 }
 
-/// Every result of a report, in file order.
+/// Every result of a report, in the order ncu lists them: grouped by
+/// process, processes by ID, each process's results in file order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     pub launches: Vec<Launch>,
@@ -199,6 +208,9 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         })?;
         index += 1;
     }
+    // The blocks of concurrent processes interleave; ncu lists each
+    // process's results together, lowest process ID first.
+    report.launches.sort_by_key(|l| l.process_id);
     Ok(report)
 }
 
@@ -214,32 +226,7 @@ fn read_payload(
     default_pid: Option<u32>,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    let (ranges, cmdlists) = (
-        count(header.num_range_results),
-        count(header.num_cmdlist_results),
-    );
-    if ranges > 0 || cmdlists > 0 {
-        return Err(Failure::Unsupported(format!(
-            "the report holds {} (range or command-list replay), which this reader does not read yet",
-            if ranges > 0 {
-                "range results"
-            } else {
-                "command-list results"
-            }
-        )));
-    }
     let process = header.process.clone().unwrap_or_default();
-    let stamp = |kind, grid, block, context, stream, metrics| Launch {
-        kind,
-        process_id: process.process_id.or(default_pid),
-        process_name: process.process_name.clone().unwrap_or_default(),
-        host_name: process.hostname.clone().unwrap_or_default(),
-        grid,
-        block,
-        context,
-        stream,
-        metrics,
-    };
     let mut cursor = Cursor {
         data: payload,
         pos: 0,
@@ -247,36 +234,78 @@ fn read_payload(
     for _ in 0..count(header.num_sources) {
         cursor.sized("a source message")?;
     }
+    let mut push = |common: Common, kind, grid, block| -> Result<(), Failure> {
+        let nvtx = match &common.nvtx {
+            Some(state) => Some(cells(state, common.thread)?),
+            None => None,
+        };
+        report.launches.push(Launch {
+            kind,
+            process_id: process.process_id.or(default_pid),
+            process_name: process.process_name.clone().unwrap_or_default(),
+            host_name: process.hostname.clone().unwrap_or_default(),
+            grid,
+            block,
+            context: common.context,
+            stream: common.stream,
+            metrics: resolve(common.metrics, strings)?,
+            nvtx,
+        });
+        Ok(())
+    };
     for _ in 0..count(header.num_results) {
         let at = offset + cursor.pos;
-        let result: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
-        let metrics = resolve(result.metric_results, strings)?;
+        let r: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
         let kind = LaunchKind::Kernel {
-            mangled: result.mangled_name.unwrap_or_default(),
-            function: result.function_name.unwrap_or_default(),
-            demangled: result.demangled_name.unwrap_or_default(),
+            mangled: r.mangled_name.unwrap_or_default(),
+            function: r.function_name.unwrap_or_default(),
+            demangled: r.demangled_name.unwrap_or_default(),
         };
-        report.launches.push(stamp(
-            kind,
-            result.grid_size.map(xyz),
-            result.block_size.map(xyz),
-            result.context_id,
-            result.stream_id,
-            metrics,
-        ));
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+        };
+        push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
     }
-    for _ in 0..count(header.num_graph_results) {
+    for _ in 0..count(header.num_range_results) {
         let at = offset + cursor.pos;
-        let result: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
-        let metrics = resolve(result.metric_results, strings)?;
-        report.launches.push(stamp(
-            LaunchKind::Graph,
-            None,
-            None,
-            result.context_id,
-            result.stream_id,
-            metrics,
-        ));
+        let r: RangeResult = decode(cursor.sized("a range result")?, "a range result", at)?;
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: None,
+        };
+        push(common, LaunchKind::Range, None, None)?;
+    }
+    // A command-list result and a graph result share their field numbers.
+    for (n, what) in [
+        (header.num_cmdlist_results, "a command-list result"),
+        (header.num_graph_results, "a graph result"),
+    ] {
+        for _ in 0..count(n) {
+            let at = offset + cursor.pos;
+            let r: GraphResult = decode(cursor.sized(what)?, what, at)?;
+            let kind = if what == "a graph result" {
+                LaunchKind::Graph
+            } else {
+                LaunchKind::CommandList {
+                    name: r.display_name.unwrap_or_default(),
+                }
+            };
+            let common = Common {
+                thread: r.thread_id,
+                metrics: r.metric_results,
+                nvtx: r.nvtx,
+                context: r.context_id,
+                stream: r.stream_id,
+            };
+            push(common, kind, None, None)?;
+        }
     }
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
@@ -285,6 +314,15 @@ fn read_payload(
         )));
     }
     Ok(())
+}
+
+/// What every kind of result has.
+struct Common {
+    thread: Option<u32>,
+    metrics: Vec<MetricResult>,
+    nvtx: Option<NvtxState>,
+    context: Option<u32>,
+    stream: Option<u32>,
 }
 
 fn xyz(v: Uint64x3) -> [u64; 3] {

@@ -15,8 +15,17 @@
 //! | `ReportSessionDetails` | 1: process ID |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
-//! | `ProfileResult` (one kernel launch) | 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 22: context, 23: stream |
-//! | `GraphResult` (one CUDA graph launch) | 4: metric results, 11: context, 12: stream |
+//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 21: NVTX state, 22: context, 23: stream |
+//! | `RangeResult` (one replayed range) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context |
+//! | `CmdlistResult` (one replayed command list) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 18: display name |
+//! | `GraphResult` (one CUDA graph launch) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream |
+//! | `NvtxState` | 1: domains, 2: threads, 3: start/end domains |
+//! | `NvtxDomainInfo` | 1: ID, 2: name |
+//! | `NvtxThread` | 1: thread ID, 2: push/pop domains |
+//! | `NvtxPushPopDomain` | 1: domain ID, 3: the stack of ranges |
+//! | `NvtxPushPopRange` | 1: name, 2: attributes |
+//! | `NvtxStartEndDomain` | 1: domain ID, 3: open ranges |
+//! | `NvtxStartEndRange` | 1: ID, 2: name, 3: attributes |
 //! | `Uint64x3` | 1, 2, 3: x, y, z |
 //! | `ProfileMetricResult` | 1: name (string-table index), 2: value, 3: instance values |
 //! | `ProfileMetricListElement` | 1: correlation ID, 2: value |
@@ -80,6 +89,8 @@ pub struct ProcessInfo {
 /// `ProfileResult`: one profiled kernel launch.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ProfileResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
     #[prost(string, optional, tag = "5")]
     pub mangled_name: Option<String>,
     #[prost(string, optional, tag = "6")]
@@ -92,21 +103,112 @@ pub struct ProfileResult {
     pub block_size: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
     pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "21")]
+    pub nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "22")]
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
     pub stream_id: Option<u32>,
 }
 
-/// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling graph`).
+/// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling
+/// graph`); `CmdlistResult` (one command list of `--replay-mode app-range`)
+/// has the same fields under the same numbers, and a display name.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct GraphResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
     #[prost(message, repeated, tag = "4")]
     pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "10")]
+    pub nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "11")]
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "12")]
     pub stream_id: Option<u32>,
+    /// `CmdlistResult` only.
+    #[prost(string, optional, tag = "18")]
+    pub display_name: Option<String>,
+}
+
+/// `RangeResult`: one range of `--replay-mode range` or `app-range`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RangeResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
+    #[prost(message, repeated, tag = "4")]
+    pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "10")]
+    pub nvtx: Option<NvtxState>,
+    #[prost(uint32, optional, tag = "11")]
+    pub context_id: Option<u32>,
+}
+
+/// `NvtxState`: the NVTX ranges open when a result was profiled (`--nvtx`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxState {
+    #[prost(message, repeated, tag = "1")]
+    pub domains: Vec<NvtxDomain>,
+    #[prost(message, repeated, tag = "2")]
+    pub threads: Vec<NvtxThread>,
+    #[prost(message, repeated, tag = "3")]
+    pub start_end_domains: Vec<NvtxStartEndDomain>,
+}
+
+/// `NvtxDomainInfo`: a domain's ID and name.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
+
+/// `NvtxThread`: one thread's push/pop stacks, one per domain.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxThread {
+    #[prost(uint32, optional, tag = "1")]
+    pub tid: Option<u32>,
+    #[prost(message, repeated, tag = "2")]
+    pub push_pop_domains: Vec<NvtxPushPopDomain>,
+}
+
+/// `NvtxPushPopDomain`: the pushed ranges of one domain, outermost first.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxPushPopDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(message, repeated, tag = "3")]
+    pub stack: Vec<NvtxPushPopRange>,
+}
+
+/// `NvtxPushPopRange`: one pushed range.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxPushPopRange {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub attributes: Option<Vec<u8>>,
+}
+
+/// `NvtxStartEndDomain`: the open start/end ranges of one domain.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxStartEndDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(message, repeated, tag = "3")]
+    pub ranges: Vec<NvtxStartEndRange>,
+}
+
+/// `NvtxStartEndRange`: one open start/end range.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxStartEndRange {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    pub attributes: Option<Vec<u8>>,
 }
 
 /// `Uint64x3`: grid or block dimensions.
