@@ -8,7 +8,7 @@ use ncugate::parse::ncu_rep::{self, Refusal, container};
 use std::path::Path;
 
 /// Each committed report and the raw page ncu printed for it in base units.
-const CORPUS: [(&str, &str); 4] = [
+const CORPUS: [(&str, &str); 8] = [
     (
         "graph_app.base.fast.run1.ncu-rep",
         "graph_app.base.fast.run1.raw.base-units.csv",
@@ -25,7 +25,37 @@ const CORPUS: [(&str, &str); 4] = [
         "graph_app.base.graph.ncu-rep",
         "ncu-rep/graph_app.base.graph.raw.base-units.csv",
     ),
+    // The same app with `lts__t_bytes.sum` among the metrics.
+    (
+        "ncu-rep/graph_app.base.fast.ncu-rep",
+        "ncu-rep/graph_app.base.fast.raw.base-units.csv",
+    ),
+    // Two processes (`--target-processes all` on a shell running the app
+    // twice): ncu lists each process's launches together.
+    (
+        "ncu-rep/graph_app.multi-process.ncu-rep",
+        "ncu-rep/graph_app.multi-process.raw.base-units.csv",
+    ),
+    // `--nvtx`: the two NVTX columns.
+    (
+        "ncu-rep/nvtx_app.nvtx.ncu-rep",
+        "ncu-rep/nvtx_app.nvtx.raw.base-units.csv",
+    ),
+    // `--replay-mode range`: range results, no launch dimensions.
+    (
+        "ncu-rep/nvtx_app.range-step.ncu-rep",
+        "ncu-rep/nvtx_app.range-step.raw.base-units.csv",
+    ),
 ];
+
+/// The gate's metrics that a report has (the NVTX reports hold two).
+fn metrics_of(report: &str) -> Vec<String> {
+    if report.contains("nvtx_app") {
+        vec!["gpu__time_duration.sum".into(), "dram__bytes.sum".into()]
+    } else {
+        metrics()
+    }
+}
 
 fn bytes(file: &str) -> Vec<u8> {
     std::fs::read(Path::new(H200).join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
@@ -60,12 +90,13 @@ fn every_cell_matches_ncus_base_unit_raw_page() {
         assert_eq!(page.rows.len(), want.len() - 2, "{report}: launches");
         let mut cells = 0;
         for (i, (got, want)) in page.rows.iter().zip(&want[2..]).enumerate() {
+            assert_eq!(got.len(), want.len(), "{report}: launch {i}'s cells");
             for (c, (g, w)) in got.iter().zip(want).enumerate() {
                 assert_eq!(g, w, "{report}: launch {i}, column {}", page.header[c]);
                 cells += 1;
             }
         }
-        assert!(cells > 9 * 280, "{report}: only {cells} cells compared");
+        assert!(cells >= 2 * 200, "{report}: only {cells} cells compared");
         // Byte for byte, quoting and line ends included.
         assert_eq!(page.to_csv(), bytes(csv), "{report}: the CSV bytes");
     }
@@ -102,10 +133,11 @@ fn the_run_model_equals_the_csv_paths() {
     for key_mode in [KernelKeyMode::Demangled, KernelKeyMode::Function] {
         for (report, csv) in CORPUS {
             let path = Path::new(H200).join(report);
-            let native = ncu_rep::read_run(&path, &metrics(), key_mode)
+            let metrics = metrics_of(report);
+            let native = ncu_rep::read_run(&path, &metrics, key_mode)
                 .unwrap_or_else(|e| panic!("{report}: {:?}", e.into_error()));
             let mut from_csv =
-                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics(), key_mode)
+                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics, key_mode)
                     .expect("csv");
             from_csv.sha256 = ncugate::parse::sha256_bytes(&bytes(report));
             assert_eq!(native, from_csv, "{report} ({key_mode})");
@@ -200,7 +232,14 @@ fn prost_payload_size(header: &[u8]) -> usize {
 
 #[test]
 fn a_truncated_report_is_refused_wherever_it_is_cut() {
-    let data = bytes(CORPUS[0].0);
+    // A kernel report, and a range-replay report with NVTX states.
+    for report in [CORPUS[0].0, CORPUS[7].0] {
+        truncated_everywhere(report);
+    }
+}
+
+fn truncated_everywhere(report: &str) {
+    let data = bytes(report);
     let starts = block_starts(&data);
     let whole = outcome(&data).expect("whole report");
     let mut refused = 0;
@@ -230,12 +269,21 @@ fn a_truncated_report_is_refused_wherever_it_is_cut() {
             }
         }
     }
-    assert!(refused > 400, "only {refused} cuts refused");
+    assert!(refused > 100, "{report}: only {refused} cuts refused");
 }
 
 #[test]
 fn flipped_bytes_never_panic() {
-    let data = bytes(CORPUS[3].0);
+    // Graph results, several processes, NVTX states, range results.
+    for report in [CORPUS[3].0, CORPUS[5].0, CORPUS[6].0, CORPUS[7].0] {
+        flip_bits(report);
+    }
+}
+
+/// Flips one bit at a time at 1000 places: every read ends in a report or an
+/// error, never a panic, and the page of what reads is still a page.
+fn flip_bits(report: &str) {
+    let data = bytes(report);
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut errors = 0;
     for _ in 0..1000 {
@@ -245,11 +293,15 @@ fn flipped_bytes_never_panic() {
         let mut bad = data.clone();
         let at = (seed % data.len() as u64) as usize;
         bad[at] ^= 1 << ((seed >> 32) % 8);
-        if outcome(&bad).is_err() {
-            errors += 1;
+        match container::read(&bad) {
+            Ok(read) => {
+                let page = ncu_rep::raw_page(&read);
+                assert!(page.rows.iter().all(|r| r.len() == page.header.len()));
+            }
+            Err(_) => errors += 1,
         }
     }
-    assert!(errors > 0, "no flip was noticed");
+    assert!(errors > 0, "{report}: no flip was noticed");
 }
 
 #[test]
@@ -362,4 +414,34 @@ fn a_gated_metric_of_unknown_unit_is_refused_not_guessed() {
     .map_err(Refusal::into_error)
     .expect("read");
     assert_eq!(run.total.launches, 9);
+}
+
+/// The 41 MB PyTorch CUDA-graph report (`torch_mlp.fast.ncu-rep`, see
+/// `fixtures/h200/ncu-rep/README.md`) is too big to commit; its raw page is
+/// committed. With `NCUGATE_TORCH_REPORT` set to the report's path, the native
+/// page must match ncu's byte for byte (kernel names of PyTorch and cuBLAS
+/// included); without it the test has nothing to read and says so.
+#[test]
+fn the_pytorch_report_matches_when_present() {
+    let Some(path) = std::env::var_os("NCUGATE_TORCH_REPORT") else {
+        eprintln!("NCUGATE_TORCH_REPORT not set: the PyTorch report is not compared");
+        return;
+    };
+    let data = std::fs::read(&path).expect("read the PyTorch report");
+    let read = container::read(&data).expect("the PyTorch report reads");
+    assert_eq!(
+        ncu_rep::raw_page(&read).to_csv(),
+        bytes("ncu-rep/torch_mlp.fast.raw.base-units.csv")
+    );
+}
+
+#[test]
+fn range_results_are_keyed_by_their_nvtx_ranges() {
+    let path = Path::new(H200).join(CORPUS[7].0);
+    let run = ncu_rep::read_run(&path, &metrics_of(CORPUS[7].0), KernelKeyMode::Demangled)
+        .map_err(Refusal::into_error)
+        .expect("read");
+    let keys: Vec<&str> = run.kernels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["range [train/step/] [epoch]"]);
+    assert_eq!(run.total.launches, 2);
 }

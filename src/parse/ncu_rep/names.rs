@@ -15,10 +15,11 @@
 //!   `at::native::templates::cuda::normal_kernel` is `templates::normal_kernel`,
 //!   `at::native::<unnamed>::pow_kernel` is `at::<unnamed>::pow_kernel`.
 //!
-//! The second rule is fitted to the names of the recorded PyTorch reports
-//! (`fixtures/h200/ncu-rep/`), not taken from documentation; a name it gets
-//! wrong changes only the `demangled` kernel key of a native read (the
-//! function and mangled keys do not depend on it).
+//! The second rule is fitted to the names of the recorded PyTorch report
+//! (`fixtures/h200/ncu-rep/`: every name of its 40 launches), not taken from
+//! documentation; a name it gets wrong gives a native read another kernel key
+//! than the CSV of the same report, and `--import-with-ncu` reads the report
+//! through ncu instead.
 
 /// Namespaces ncu leaves out of a displayed name.
 const HIDDEN: [&str; 3] = ["native", "cuda", "cub"];
