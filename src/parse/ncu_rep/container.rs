@@ -17,8 +17,8 @@
 
 use super::nvtx::{NvtxCells, cells};
 use super::schema::{
-    BlockHeader, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState, ProfileResult,
-    RangeResult, Uint64x3,
+    BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
+    ProfileResult, RangeResult, RuleResult, Uint64x3,
 };
 use prost::Message;
 
@@ -60,6 +60,8 @@ pub struct Launch {
     pub metrics: Vec<Metric>,
     /// The NVTX cells, for a report made with `--nvtx`.
     pub nvtx: Option<NvtxCells>,
+    /// What ncu's rules found (sections of `--set`/`--section` runs).
+    pub rules: Vec<RuleResult>,
 }
 
 /// What a result profiled.
@@ -250,6 +252,7 @@ fn read_payload(
             stream: common.stream,
             metrics: resolve(common.metrics, strings)?,
             nvtx,
+            rules: common.rules,
         });
         Ok(())
     };
@@ -267,6 +270,7 @@ fn read_payload(
             nvtx: r.nvtx,
             context: r.context_id,
             stream: r.stream_id,
+            rules: r.rule_results,
         };
         push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
     }
@@ -279,33 +283,39 @@ fn read_payload(
             nvtx: r.nvtx,
             context: r.context_id,
             stream: None,
+            rules: r.rule_results,
         };
         push(common, LaunchKind::Range, None, None)?;
     }
-    // A command-list result and a graph result share their field numbers.
-    for (n, what) in [
-        (header.num_cmdlist_results, "a command-list result"),
-        (header.num_graph_results, "a graph result"),
-    ] {
-        for _ in 0..count(n) {
-            let at = offset + cursor.pos;
-            let r: GraphResult = decode(cursor.sized(what)?, what, at)?;
-            let kind = if what == "a graph result" {
-                LaunchKind::Graph
-            } else {
-                LaunchKind::CommandList {
-                    name: r.display_name.unwrap_or_default(),
-                }
-            };
-            let common = Common {
-                thread: r.thread_id,
-                metrics: r.metric_results,
-                nvtx: r.nvtx,
-                context: r.context_id,
-                stream: r.stream_id,
-            };
-            push(common, kind, None, None)?;
-        }
+    for _ in 0..count(header.num_cmdlist_results) {
+        let at = offset + cursor.pos;
+        let what = "a command-list result";
+        let r: CmdlistResult = decode(cursor.sized(what)?, what, at)?;
+        let kind = LaunchKind::CommandList {
+            name: r.display_name.unwrap_or_default(),
+        };
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+            rules: r.rule_results,
+        };
+        push(common, kind, None, None)?;
+    }
+    for _ in 0..count(header.num_graph_results) {
+        let at = offset + cursor.pos;
+        let r: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+            rules: r.rule_results,
+        };
+        push(common, LaunchKind::Graph, None, None)?;
     }
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
@@ -323,6 +333,7 @@ struct Common {
     nvtx: Option<NvtxState>,
     context: Option<u32>,
     stream: Option<u32>,
+    rules: Vec<RuleResult>,
 }
 
 fn xyz(v: Uint64x3) -> [u64; 3] {

@@ -16,6 +16,7 @@ pub mod container;
 pub mod names;
 pub mod nvtx;
 pub mod print;
+pub mod rules;
 pub mod schema;
 pub mod units;
 
@@ -98,7 +99,7 @@ impl Fixed {
     }
 }
 
-/// A raw page: header, units and one row per result, as ncu prints them.
+/// A page: header, units (none on a details page) and its rows, as ncu prints them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RawPage {
     pub header: Vec<String>,
@@ -110,7 +111,8 @@ impl RawPage {
     /// The page as ncu's CSV: every field quoted, one line per row.
     pub fn to_csv(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        for row in [&self.header, &self.units].into_iter().chain(&self.rows) {
+        let units = (!self.units.is_empty()).then_some(&self.units);
+        for row in std::iter::once(&self.header).chain(units).chain(&self.rows) {
             let fields: Vec<String> = row
                 .iter()
                 .map(|f| format!("\"{}\"", f.replace('"', "\"\"")))
@@ -155,7 +157,10 @@ pub fn raw_page(report: &container::Report) -> RawPage {
         let mut row = vec![String::new(); header.len()];
         for m in &launch.metrics {
             if let Some(&col) = columns.get(m.name.as_str()) {
-                row[col] = m.value.as_ref().map_or_else(|| print::NO_DATA.into(), print::value);
+                row[col] = m
+                    .value
+                    .as_ref()
+                    .map_or_else(|| print::NO_DATA.into(), print::value);
             }
         }
         if let Some(g) = launch.grid {
@@ -217,6 +222,64 @@ fn fixed_cell(f: Fixed, id: usize, launch: &Launch, grid: &str, block: &str) -> 
             (Some(major), Some(minor)) => format!("{major}.{minor}"),
             _ => String::new(),
         },
+    }
+}
+
+/// The rule rows of ncu's details page of `report` (`--page details`, the
+/// rule columns; section metric rows are left out: findings read only the
+/// rules), as a CSV page for [`super::details`].
+pub fn details_page(report: &container::Report) -> RawPage {
+    let fixed = Fixed::columns(report);
+    let mut header: Vec<String> = fixed.iter().map(|f| f.title().to_string()).collect();
+    header.extend(
+        [
+            "Section Name",
+            "Metric Name",
+            "Metric Unit",
+            "Metric Value",
+            "Rule Name",
+            "Rule Type",
+            "Rule Description",
+            "Estimated Speedup Type",
+            "Estimated Speedup",
+        ]
+        .map(String::from),
+    );
+    let mut rows = Vec::new();
+    let (mut grid, mut block) = (String::new(), String::new());
+    for (id, launch) in report.launches.iter().enumerate() {
+        if let Some(g) = launch.grid {
+            grid = dims(g);
+        }
+        if let Some(b) = launch.block {
+            block = dims(b);
+        }
+        let cells: Vec<String> = fixed
+            .iter()
+            .map(|f| fixed_cell(*f, id, launch, &grid, &block))
+            .collect();
+        for rule in &launch.rules {
+            for r in rules::rows(rule) {
+                let mut row = cells.clone();
+                row.extend([
+                    r.section,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    r.name,
+                    r.kind,
+                    r.description,
+                    r.speedup_type,
+                    r.speedup,
+                ]);
+                rows.push(row);
+            }
+        }
+    }
+    RawPage {
+        header,
+        units: Vec::new(),
+        rows,
     }
 }
 
@@ -288,6 +351,22 @@ pub fn read_run(
     // The run's digest is the report's, as when ncu converts it.
     run.sha256 = super::sha256_bytes(&data);
     Ok(run)
+}
+
+/// Reads the findings (rule results) of a report, folded by the
+/// details-page parser.
+pub fn read_findings(
+    path: &Path,
+    key_mode: KernelKeyMode,
+) -> std::result::Result<crate::model::Findings, Refusal> {
+    let data = std::fs::read(path).map_err(|source| {
+        Refusal::Corrupt(Error::read(crate::error::FileKind::Findings, path, source))
+    })?;
+    container::version(&data)
+        .map_err(|f| refusal(path, Failure::Unsupported(f.message().to_string())))?;
+    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    let csv = details_page(&report).to_csv();
+    super::details::read_details(path, &csv[..], key_mode).map_err(Refusal::Corrupt)
 }
 
 fn refusal(path: &Path, failure: Failure) -> Refusal {

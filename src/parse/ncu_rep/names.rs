@@ -83,7 +83,10 @@ fn shorten_namespaces(name: &str) -> String {
     while i < name.len() {
         let rest = &name[i..];
         let starts_path = (rest.starts_with(UNNAMED)
-            || rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
+            || rest
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
             && !out.ends_with("::")
             && !out.chars().next_back().is_some_and(is_ident);
         if !starts_path {
@@ -117,7 +120,10 @@ fn path(text: &str) -> (Vec<&str>, usize) {
         at += len;
         let next = &text[at..];
         let continues = next.strip_prefix("::").is_some_and(|n| {
-            n.starts_with(UNNAMED) || n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            n.starts_with(UNNAMED)
+                || n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         });
         if !continues {
             break;
@@ -160,7 +166,10 @@ mod tests {
             shown("void scale<(ScaleImpl)0>(const float *, float *, long, int)"),
             "void scale<0>(const float *, float *, long, int)"
         );
-        assert_eq!(shown("void k<(ns::E)-1, (F)2>(float *)"), "void k<-1, 2>(float *)");
+        assert_eq!(
+            shown("void k<(ns::E)-1, (F)2>(float *)"),
+            "void k<-1, 2>(float *)"
+        );
         assert_eq!(
             shown("void k<std::array<char *, (unsigned long)2>>(int)"),
             "void k<std::array<char *, 2>>(int)"
@@ -172,15 +181,21 @@ mod tests {
     fn namespaces_as_ncu_shows_them() {
         // Names of the recorded PyTorch report, as ncu 2025.3.1 printed them.
         assert_eq!(
-            shown("void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, (int)4, (int)4>>(T3)"),
+            shown(
+                "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, (int)4, (int)4>>(T3)"
+            ),
             "void at::reduce_kernel<512, 1, at::ReduceOp<float, at::MeanOps<float, float, float, float>, unsigned int, float, 4, 4>>(T3)"
         );
         assert_eq!(
-            shown("void at::native::vectorized_elementwise_kernel<(int)8, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float>>, std::array<char *, (unsigned long)2>>(int, T2, T3)"),
+            shown(
+                "void at::native::vectorized_elementwise_kernel<(int)8, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float>>, std::array<char *, (unsigned long)2>>(int, T2, T3)"
+            ),
             "void at::vectorized_elementwise_kernel<8, at::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"
         );
         assert_eq!(
-            shown("void at::native::<unnamed>::k<void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl *>(const at::TensorBase &)::[lambda() (instance 1)]::operator ()() const>(int)"),
+            shown(
+                "void at::native::<unnamed>::k<void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl *>(const at::TensorBase &)::[lambda() (instance 1)]::operator ()() const>(int)"
+            ),
             "void at::<unnamed>::k<void templates::normal_kernel<at::CUDAGeneratorImpl *>(const at::TensorBase &)::[lambda() (instance 1)]::operator ()() const>(int)"
         );
     }

@@ -37,22 +37,25 @@ pub fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, Failur
                 ))
             })
     };
-    let plain = |attributes: &Option<Vec<u8>>| match attributes {
+    let plain = |attributes: &Option<Vec<u8>>| {
+        match attributes {
         Some(_) => Err(Failure::Unsupported(
             "an NVTX range has attributes (payload, color or message), which this reader does not print yet".into(),
         )),
         None => Ok(()),
+    }
     };
     let mut push_pop = String::new();
-    if let Some(t) = state.threads.iter().find(|t| t.tid.is_some() && t.tid == thread) {
+    if let Some(t) = state
+        .threads
+        .iter()
+        .find(|t| t.tid.is_some() && t.tid == thread)
+    {
         for d in &t.push_pop_domains {
             for range in &d.stack {
                 plain(&range.attributes)?;
                 let name = range.name.as_deref().unwrap_or_default();
-                push_pop.push_str(&format!(
-                    " \"{}:{name}:{NO_ATTRIBUTES}\" ",
-                    domain(d.id)?
-                ));
+                push_pop.push_str(&format!(" \"{}:{name}:{NO_ATTRIBUTES}\" ", domain(d.id)?));
             }
         }
         if !push_pop.is_empty() {
