@@ -445,3 +445,103 @@ fn range_results_are_keyed_by_their_nvtx_ranges() {
     assert_eq!(keys, ["range [train/step/] [epoch]"]);
     assert_eq!(run.total.launches, 2);
 }
+
+/// Reports from a public repository (`fixtures/public-ncu-rep/`): written by
+/// Nsight Compute 2022.2 on a V100, before and after an optimization.
+const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public-ncu-rep");
+
+#[test]
+fn public_2022_reports_gate_without_ncu() {
+    let gate = Gate::new();
+    for (file, name) in [
+        ("ncar-gpu-workshop.MW_Baseline.ncu-rep", "before.ncu-rep"),
+        ("ncar-gpu-workshop.MW_DivToMult.ncu-rep", "after.ncu-rep"),
+    ] {
+        gate.copy(Path::new(PUBLIC).join(file), name);
+        let read = container::read(&std::fs::read(gate.path(name)).expect("read")).expect(file);
+        assert_eq!(read.launches.len(), 5, "{file}");
+        let page = ncu_rep::raw_page(&read);
+        assert_eq!(page.rows[2][4], "compute_tendencies_x_279_gpu");
+        assert_eq!(page.rows[2][10], "7.0");
+        assert!(
+            read.launches.iter().all(|l| !l.rules.is_empty()),
+            "{file}: rules"
+        );
+    }
+    let thresholds = concat!(env!("CARGO_MANIFEST_DIR"), "/thresholds/set-full.toml");
+    for (baseline, input) in [("before", "after"), ("after", "before")] {
+        let (b_rep, b_json, i_rep) = (
+            format!("{baseline}.ncu-rep"),
+            format!("{baseline}.json"),
+            format!("{input}.ncu-rep"),
+        );
+        let out = without_ncu(
+            &gate,
+            &[
+                "baseline",
+                "record",
+                "--thresholds",
+                thresholds,
+                "--input",
+                &b_rep,
+                "--details",
+                &b_rep,
+                "--output",
+                &b_json,
+            ],
+        );
+        assert_eq!(out.code, 0, "record {baseline}: {}", out.stderr);
+        let out = without_ncu(
+            &gate,
+            &[
+                "check",
+                "--thresholds",
+                thresholds,
+                "--baseline",
+                &b_json,
+                "--input",
+                &i_rep,
+                "--details",
+                &i_rep,
+            ],
+        );
+        if baseline == "before" {
+            // The optimization: 6.19 ms -> 3.48 ms, and a finding the
+            // baseline did not have, read from the report's rule results.
+            out.code(0)
+                .stdout_has("-43.8%")
+                .stdout_has("new ncu finding CPIStall (WRN)");
+        } else {
+            out.code(1)
+                .stdout_has("gpu__time_duration.sum (sum) [FAIL]: +77.8%");
+        }
+    }
+}
+
+#[test]
+fn rule_results_are_the_details_pages_rule_rows() {
+    let data = std::fs::read(Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"))
+        .expect("read");
+    let page = ncu_rep::details_page(&container::read(&data).expect("read"));
+    let col = |name: &str| page.header.iter().position(|h| h == name).expect(name);
+    let first = &page.rows[0];
+    assert_eq!(first[col("Rule Name")], "HighPipeUtilization");
+    assert_eq!(first[col("Rule Type")], "WRN");
+    assert_eq!(first[col("Section Name")], "ComputeWorkloadAnalysis");
+    // Links print as their text, as on ncu's pages.
+    assert!(
+        first[col("Rule Description")].ends_with(
+            "Check the Launch Statistics and Scheduler Statistics sections for further details."
+        ),
+        "{}",
+        first[col("Rule Description")]
+    );
+    assert_eq!(page.rows.len(), 59);
+    let findings = ncu_rep::read_findings(
+        &Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"),
+        KernelKeyMode::Demangled,
+    )
+    .map_err(Refusal::into_error)
+    .expect("findings");
+    assert!(findings["compute_tendencies_x_279_gpu"].contains_key("UncoalescedGlobalAccess"));
+}
