@@ -141,7 +141,10 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 }
 
 fn is_report(path: &Path) -> Result<bool> {
-    if path.extension().is_some_and(|e| e == "ncu-rep") {
+    if path
+        .extension()
+        .is_some_and(|e| ncu_rep::REPORT_EXTENSIONS.iter().any(|x| e == *x))
+    {
         return Ok(true);
     }
     let mut file = File::open(path)

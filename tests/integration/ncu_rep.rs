@@ -316,8 +316,18 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
     gate.write("cut.ncu-rep", &data[..data.len() / 2])
         .write("v8.ncu-rep", &v8)
         .write("huge.ncu-rep", &huge)
-        .write("old.ncu-rep", b"NVC\x01 an older format");
+        .write("old.ncu-rep", b"NVC\x01 an older format")
+        .write("old.nsight-cuprof-report", b"\x01\x02 a 2019 report")
+        .write("z.ncu-repz", b"\x28\xb5\x2f\xfd compressed");
     for (file, needle) in [
+        (
+            "old.nsight-cuprof-report",
+            "a `.nsight-cuprof-report` file is not the `.ncu-rep` format",
+        ),
+        (
+            "z.ncu-repz",
+            "a `.ncu-repz` file is not the `.ncu-rep` format",
+        ),
         ("cut.ncu-rep", "truncated"),
         ("v8.ncu-rep", "version 8"),
         ("huge.ncu-rep", "truncated"),

@@ -302,6 +302,11 @@ fn kernel_name(launch: &Launch) -> String {
     }
 }
 
+/// File names of Nsight Compute reports: `.ncu-rep`, and two this reader
+/// refuses as unsupported (ncu may read them): the compressed `.ncu-repz`
+/// and the `.nsight-cuprof-report` of Nsight Compute 2019.
+pub const REPORT_EXTENSIONS: [&str; 3] = ["ncu-rep", "ncu-repz", "nsight-cuprof-report"];
+
 /// Why [`read_run`] gave up: a report it does not know (`ncu` may read it)
 /// or one that is broken.
 #[derive(Debug)]
@@ -325,14 +330,7 @@ pub fn read_run(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> std::result::Result<Run, Refusal> {
-    let data = std::fs::read(path).map_err(|source| {
-        Refusal::Corrupt(Error::read(crate::error::FileKind::Export, path, source))
-    })?;
-    // Until the version is known, the file may be another format ncu reads
-    // (or a stand-in for a report): unsupported, not corrupt.
-    container::version(&data)
-        .map_err(|f| refusal(path, Failure::Unsupported(f.message().to_string())))?;
-    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    let (data, report) = read_report(path, crate::error::FileKind::Export)?;
     let page = raw_page(&report);
     if let Some(unknown) = metrics
         .iter()
@@ -359,14 +357,34 @@ pub fn read_findings(
     path: &Path,
     key_mode: KernelKeyMode,
 ) -> std::result::Result<crate::model::Findings, Refusal> {
-    let data = std::fs::read(path).map_err(|source| {
-        Refusal::Corrupt(Error::read(crate::error::FileKind::Findings, path, source))
-    })?;
-    container::version(&data)
-        .map_err(|f| refusal(path, Failure::Unsupported(f.message().to_string())))?;
-    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    let (_, report) = read_report(path, crate::error::FileKind::Findings)?;
     let csv = details_page(&report).to_csv();
     super::details::read_details(path, &csv[..], key_mode).map_err(Refusal::Corrupt)
+}
+
+/// The file's bytes and its results.
+fn read_report(
+    path: &Path,
+    kind: crate::error::FileKind,
+) -> std::result::Result<(Vec<u8>, container::Report), Refusal> {
+    let data =
+        std::fs::read(path).map_err(|source| Refusal::Corrupt(Error::read(kind, path, source)))?;
+    // Until the version is known, the file may be another format ncu reads
+    // (or a stand-in for a report): unsupported, not corrupt.
+    container::version(&data).map_err(|f| {
+        let mut reason = f.message().to_string();
+        if let Some(ext) = path
+            .extension()
+            .map(|e| e.to_string_lossy())
+            .filter(|e| *e != "ncu-rep")
+        {
+            reason =
+                format!("a `.{ext}` file is not the `.ncu-rep` format ncugate reads ({reason})");
+        }
+        refusal(path, Failure::Unsupported(reason))
+    })?;
+    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    Ok((data, report))
 }
 
 fn refusal(path: &Path, failure: Failure) -> Refusal {
