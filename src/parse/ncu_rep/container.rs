@@ -15,7 +15,7 @@
 //! between two blocks reads as a shorter report, and a flipped byte inside a
 //! value reads as another value.
 
-use super::nvtx::{NvtxCells, cells};
+use super::nvtx::{NvtxCells, NvtxError, cells};
 use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
     ProfileResult, RangeResult, RuleResult, Uint64x3,
@@ -238,7 +238,10 @@ fn read_payload(
     }
     let mut push = |common: Common, kind, grid, block| -> Result<(), Failure> {
         let nvtx = match &common.nvtx {
-            Some(state) => Some(cells(state, common.thread)?),
+            Some(state) => Some(cells(state, common.thread).map_err(|e| match e {
+                NvtxError::Attributes => Failure::Unsupported(e.message()),
+                NvtxError::UnknownDomain(_) => Failure::Corrupt(e.message()),
+            })?),
             None => None,
         };
         report.launches.push(Launch {

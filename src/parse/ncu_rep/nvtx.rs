@@ -10,8 +10,28 @@
 //! (payload, color or message) is refused as unsupported: no recording shows
 //! how ncu spells them, and `ncu --import` can still read such a report.
 
-use super::container::Failure;
 use super::schema::NvtxState;
+
+/// Why a result's NVTX state cannot be printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NvtxError {
+    /// A range has attributes (payload, color or message): unsupported.
+    Attributes,
+    /// A range names a domain the state does not list: corrupt.
+    UnknownDomain(u64),
+}
+
+impl NvtxError {
+    /// What went wrong, in words.
+    pub fn message(&self) -> String {
+        match self {
+            NvtxError::Attributes => "an NVTX range has attributes (payload, color or message), which this reader does not print yet".into(),
+            NvtxError::UnknownDomain(id) => {
+                format!("an NVTX range names domain {id}, which the report does not list")
+            }
+        }
+    }
+}
 
 /// The push/pop and start/end cells of one result.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -23,27 +43,18 @@ pub struct NvtxCells {
 const NO_ATTRIBUTES: &str = "none:none:none:none:none:none";
 
 /// The cells of `state` for a result launched by thread `thread`.
-pub fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, Failure> {
-    let domain = |id: Option<u64>| -> Result<&str, Failure> {
+pub fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, NvtxError> {
+    let domain = |id: Option<u64>| -> Result<&str, NvtxError> {
         state
             .domains
             .iter()
             .find(|d| d.id == id)
             .and_then(|d| d.name.as_deref())
-            .ok_or_else(|| {
-                Failure::Corrupt(format!(
-                    "an NVTX range names domain {}, which the report does not list",
-                    id.unwrap_or_default()
-                ))
-            })
+            .ok_or(NvtxError::UnknownDomain(id.unwrap_or_default()))
     };
-    let plain = |attributes: &Option<Vec<u8>>| {
-        match attributes {
-        Some(_) => Err(Failure::Unsupported(
-            "an NVTX range has attributes (payload, color or message), which this reader does not print yet".into(),
-        )),
+    let plain = |attributes: &Option<Vec<u8>>| match attributes {
+        Some(_) => Err(NvtxError::Attributes),
         None => Ok(()),
-    }
     };
     let mut push_pop = String::new();
     if let Some(t) = state
@@ -78,4 +89,56 @@ pub fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, Failur
         push_pop,
         start_end,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ncu_rep::schema::{
+        NvtxDomain, NvtxPushPopDomain, NvtxPushPopRange, NvtxThread,
+    };
+
+    fn state(attributes: Option<Vec<u8>>, domain: u64) -> NvtxState {
+        NvtxState {
+            domains: vec![NvtxDomain {
+                id: Some(0),
+                name: Some("<default domain>".into()),
+            }],
+            threads: vec![NvtxThread {
+                tid: Some(7),
+                push_pop_domains: vec![NvtxPushPopDomain {
+                    id: Some(domain),
+                    stack: vec![NvtxPushPopRange {
+                        name: Some("train".into()),
+                        attributes,
+                    }],
+                }],
+            }],
+            start_end_domains: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cells_as_ncu_prints_them() {
+        let got = cells(&state(None, 0), Some(7)).expect("cells");
+        assert_eq!(
+            got.push_pop,
+            "7  \"<default domain>:train:none:none:none:none:none:none\" "
+        );
+        assert_eq!(got.start_end, "");
+        // Another thread's stack is not this launch's.
+        assert_eq!(cells(&state(None, 0), Some(8)).expect("cells").push_pop, "");
+    }
+
+    #[test]
+    fn attributes_are_unsupported_and_unknown_domains_corrupt() {
+        assert_eq!(
+            cells(&state(Some(vec![8, 1]), 0), Some(7)),
+            Err(NvtxError::Attributes)
+        );
+        assert_eq!(
+            cells(&state(None, 3), Some(7)),
+            Err(NvtxError::UnknownDomain(3))
+        );
+    }
 }
