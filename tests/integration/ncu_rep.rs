@@ -297,6 +297,8 @@ fn flip_bits(report: &str) {
             Ok(read) => {
                 let page = ncu_rep::raw_page(&read);
                 assert!(page.rows.iter().all(|r| r.len() == page.header.len()));
+                let rules = ncu_rep::details_page(&read);
+                assert!(rules.rows.iter().all(|r| r.len() == rules.header.len()));
             }
             Err(_) => errors += 1,
         }
@@ -341,6 +343,28 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
         assert!(
             !gate.path("b.json").exists(),
             "{file}: a baseline was written"
+        );
+    }
+    // The same reports given for their rule results.
+    gate.write("good.ncu-rep", &data);
+    for (file, needle) in [("cut.ncu-rep", "truncated"), ("v8.ncu-rep", "version 8")] {
+        let out = without_ncu(
+            &gate,
+            &[
+                "baseline",
+                "record",
+                "--input",
+                "good.ncu-rep",
+                "--details",
+                file,
+                "--output",
+                "b.json",
+            ],
+        );
+        out.code(2).stderr_has(needle).stderr_has("hint:");
+        assert!(
+            !gate.path("b.json").exists(),
+            "--details {file}: a baseline was written"
         );
     }
 }
