@@ -7,7 +7,8 @@
 //! in the order sources, kernel results, range results, command-list results,
 //! graph results. The string table grows block by block: a block's
 //! `StringTable` appends to the strings of the blocks before it, and metric
-//! names are indices into that table.
+//! names are indices into the table of the whole file (a result may name a
+//! string that a later block adds).
 //!
 //! Every size is checked against the bytes that are there before anything is
 //! read, so a truncated or corrupt file is an error, never a panic or a huge
@@ -179,13 +180,15 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     version(data)?;
     let mut cursor = Cursor { data, pos: 4 };
     cursor.sized("the file header")?;
+    // A result may name a string that a later block adds (Nsight Compute
+    // 2023.3 writes some metric names after the results that use them): the
+    // whole table is gathered first, then the payloads are read.
     let mut strings: Vec<String> = Vec::new();
     let mut default_pid = None;
-    let mut report = Report::default();
-    let mut index = 0usize;
+    let mut blocks = Vec::new();
     while !cursor.at_end() {
         let at = cursor.pos;
-        let what = format!("block {index}'s header");
+        let what = format!("block {}'s header", blocks.len());
         let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
@@ -195,20 +198,23 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         }
         let size = header.payload_size.unwrap_or(0) as usize;
         let payload_at = cursor.pos;
-        let payload = cursor.take(size, &format!("block {index}'s payload"))?;
+        let payload = cursor.take(size, &format!("block {}'s payload", blocks.len()))?;
+        blocks.push((header, payload, payload_at, default_pid));
+    }
+    let mut report = Report::default();
+    for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
         read_payload(
-            &header,
+            header,
             payload,
-            payload_at,
+            *payload_at,
             &strings,
-            default_pid,
+            *default_pid,
             &mut report,
         )
         .map_err(|e| match e {
             Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
             other => other,
         })?;
-        index += 1;
     }
     // The blocks of concurrent processes interleave; ncu lists each
     // process's results together, lowest process ID first.
@@ -364,4 +370,65 @@ fn resolve(results: Vec<MetricResult>, strings: &[String]) -> Result<Vec<Metric>
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ncu_rep::schema::StringTable;
+
+    fn framed(out: &mut Vec<u8>, message: &impl Message) {
+        let bytes = message.encode_to_vec();
+        out.extend_from_slice(&u32::try_from(bytes.len()).expect("small").to_le_bytes());
+        out.extend_from_slice(&bytes);
+    }
+
+    /// A report whose one result names a string the next block adds, as
+    /// Nsight Compute 2023.3 writes them.
+    #[test]
+    fn a_string_added_after_the_result_that_names_it_resolves() {
+        let result = ProfileResult {
+            demangled_name: Some("k()".into()),
+            metric_results: vec![MetricResult {
+                name_id: Some(1),
+                value: Some(MetricValue {
+                    uint64: Some(7),
+                    ..Default::default()
+                }),
+                instances: Vec::new(),
+            }],
+            ..Default::default()
+        };
+        let mut payload = Vec::new();
+        framed(&mut payload, &result);
+        let mut data = MAGIC.to_vec();
+        framed(
+            &mut data,
+            &FileHeader {
+                version: Some(VERSION),
+            },
+        );
+        let first = BlockHeader {
+            num_results: Some(1),
+            payload_size: Some(u32::try_from(payload.len()).expect("small")),
+            string_table: Some(StringTable {
+                strings: vec!["a__first.sum".into()],
+            }),
+            ..Default::default()
+        };
+        framed(&mut data, &first);
+        data.extend_from_slice(&payload);
+        let second = BlockHeader {
+            string_table: Some(StringTable {
+                strings: vec!["b__later.sum".into()],
+            }),
+            ..Default::default()
+        };
+        framed(&mut data, &second);
+        let report = read(&data).expect("reads");
+        assert_eq!(report.launches[0].metrics[0].name, "b__later.sum");
+        // Without the second block the name is missing: corrupt, not a guess.
+        let cut = data.len() - (4 + second.encode_to_vec().len());
+        assert!(matches!(read(&data[..cut]), Err(Failure::Corrupt(m)) if m.contains("string 1")));
+    }
 }
