@@ -15,6 +15,10 @@
 //!   `at::native::templates::cuda::normal_kernel` is `templates::normal_kernel`,
 //!   `at::native::<unnamed>::pow_kernel` is `at::<unnamed>::pow_kernel`.
 //!
+//! Older ncu versions printed such names in full (public CSVs of 2021–2022
+//! show `at::native::templates::cuda::uniform_kernel`); the native reader
+//! shows them as the current ncu does.
+//!
 //! The second rule is fitted to the names of the recorded PyTorch report
 //! (`fixtures/h200/ncu-rep/`: every name of its 40 launches), not taken from
 //! documentation; a name it gets wrong gives a native read another kernel key
