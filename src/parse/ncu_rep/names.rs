@@ -15,7 +15,7 @@
 //!   `at::native::templates::cuda::normal_kernel` is `templates::normal_kernel`,
 //!   `at::native::<unnamed>::pow_kernel` is `at::<unnamed>::pow_kernel`.
 //!
-//! Older ncu versions printed such names in full (public CSVs of 2021–2022
+//! Older ncu versions printed such names in full (public CSVs of the 2022–2023 versions
 //! show `at::native::templates::cuda::uniform_kernel`); the native reader
 //! shows them as the current ncu does.
 //!
