@@ -4,13 +4,16 @@
 //! Guide, "Report File Format"): `NVR\0`, a length-prefixed file header with
 //! the format version, then blocks of Protocol Buffers version 2 messages
 //! (see [`container`] for the framing and [`schema`] for the subset of
-//! messages read). Only version 7 (what Nsight Compute 2025.3.1 writes) is read;
-//! anything else is refused as unsupported, so that `ncu --import` can read it.
+//! messages read). Only version 7 (what Nsight Compute 2021.2 to 2025.3.1
+//! write) is read; anything else is refused as unsupported, so that
+//! `ncu --import` can read it.
 //!
 //! The reader rebuilds the raw page `ncu --import R --csv --page raw
-//! --print-units base` would print — the same columns, units and digits (see
-//! [`print`](mod@print) and [`units`]) — and folds it with the CSV parser
-//! ([`super::raw`]), so a report and its CSV give the same run model.
+//! --print-units base` would print — the same columns, units, digits, row
+//! order and kernel names (see [`print`](mod@print), [`units`], [`names`] and
+//! [`nvtx`]) — and folds it with the CSV parser ([`super::raw`]), so a report
+//! and its CSV give the same run model; and the rule rows of `--page details`
+//! ([`rules`]), folded by [`super::details`] into findings.
 
 pub mod container;
 pub mod names;
