@@ -574,6 +574,8 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             sanitizer: None,
             ncu: "ncu".into(),
             import_with_ncu: false,
+            environmental: Default::default(),
+            explain: Default::default(),
         };
         common::execute(&Config::Check(config), &replay)
     };
@@ -736,6 +738,8 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         sanitizer: Some(sanitizer),
         ncu: "ncu".into(),
         import_with_ncu: false,
+        environmental: Default::default(),
+        explain: Default::default(),
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);

@@ -15,6 +15,7 @@
 //! and its CSV give the same run model; and the rule rows of `--page details`
 //! ([`rules`]), folded by [`super::details`] into findings.
 
+pub mod code;
 pub mod container;
 pub mod names;
 pub mod nvtx;
