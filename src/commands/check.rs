@@ -78,7 +78,8 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     known.details.clone_from(&acquired.details);
     let read = |key| read_runs(&acquired.inputs, &metrics, key, &thresholds, import);
     let runs = read(candidates.kernel_key())?;
-    let (baseline_path, baseline, runs) = candidates.choose(config, &thresholds, runs, read)?;
+    let chosen = candidates.choose(config, &thresholds, runs, read)?;
+    let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
     let mut report = compare::compare(&Inputs {
@@ -98,6 +99,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
+    report.notes.extend(chosen.note);
     report.notes.extend(notes.cost);
     if let Some(sanitizer) = &config.sanitizer {
         sanitizer_stage(&mut report, sanitizer, processes)?;
@@ -107,7 +109,19 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         baseline.profile.as_ref(),
         acquired.profile.as_ref(),
     ));
+    if let Some(history) = &config.history {
+        super::history::after_check(history, &mut report, &thresholds, processes)?;
+    }
     Ok(report)
+}
+
+/// The baseline a check compares with, the runs read for it, and where it came from.
+struct Chosen {
+    path: PathBuf,
+    baseline: Baseline,
+    runs: Vec<Run>,
+    /// Which history runs a rolling baseline was made of.
+    note: Option<String>,
 }
 
 /// The baseline a check compares with, as far as it is known before the
@@ -123,6 +137,11 @@ enum Candidates<'a> {
         record: &'a str,
         files: Vec<PathBuf>,
         /// The first candidate's key mode, which reads the data once in the usual case.
+        kernel_key: KernelKeyMode,
+    },
+    /// The last accepted runs in the history, for the data's GPU.
+    History {
+        history: &'a crate::config::history::CheckHistory,
         kernel_key: KernelKeyMode,
     },
 }
@@ -158,6 +177,13 @@ impl<'a> Candidates<'a> {
                     kernel_key,
                 })
             }
+            BaselinePlace::History => match &config.history {
+                Some(history) => Ok(Candidates::History {
+                    history,
+                    kernel_key: config.kernel_key.unwrap_or_default(),
+                }),
+                None => Err(crate::error::HistoryError::NoStore.into()),
+            },
         }
     }
 
@@ -165,7 +191,9 @@ impl<'a> Candidates<'a> {
     fn kernel_key(&self) -> KernelKeyMode {
         match self {
             Candidates::File { baseline, .. } => baseline.kernel_key,
-            Candidates::PerGpu { kernel_key, .. } => *kernel_key,
+            Candidates::PerGpu { kernel_key, .. } | Candidates::History { kernel_key, .. } => {
+                *kernel_key
+            }
         }
     }
 
@@ -173,7 +201,7 @@ impl<'a> Candidates<'a> {
     fn expected_launches(&self) -> Option<u64> {
         match self {
             Candidates::File { baseline, .. } => Some(baseline.total.launches.mean.round() as u64),
-            Candidates::PerGpu { .. } => None,
+            Candidates::PerGpu { .. } | Candidates::History { .. } => None,
         }
     }
 
@@ -186,9 +214,19 @@ impl<'a> Candidates<'a> {
         thresholds: &Thresholds,
         runs: Vec<Run>,
         read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
-    ) -> Result<(PathBuf, Baseline, Vec<Run>)> {
+    ) -> Result<Chosen> {
+        let chosen = |path, baseline, runs| Chosen {
+            path,
+            baseline,
+            runs,
+            note: None,
+        };
         let (dir, workload, record, files, kernel_key) = match self {
-            Candidates::File { path, baseline } => return Ok((path, *baseline, runs)),
+            Candidates::File { path, baseline } => return Ok(chosen(path, *baseline, runs)),
+            Candidates::History {
+                history,
+                kernel_key,
+            } => return from_history(history, kernel_key, thresholds, runs),
             Candidates::PerGpu {
                 dir,
                 workload,
@@ -214,8 +252,35 @@ impl<'a> Candidates<'a> {
         } else {
             read(baseline.kernel_key)?
         };
-        Ok((path, baseline, runs))
+        Ok(chosen(path, baseline, runs))
     }
+}
+
+/// The rolling baseline for the data's GPU: the last accepted runs of this
+/// workload in the history.
+fn from_history(
+    history: &crate::config::history::CheckHistory,
+    kernel_key: KernelKeyMode,
+    thresholds: &Thresholds,
+    runs: Vec<Run>,
+) -> Result<Chosen> {
+    use crate::history::{self, rolling};
+    let fingerprint = crate::model::common_fingerprint(&runs)?;
+    let shown = history::Location::parse(&history.url)?.shown();
+    let mut store = history::open(&history.url, false)?;
+    let window = rolling::Window {
+        shown: &shown,
+        workload: &history.workload,
+        runs: history.window,
+        kernel_key,
+    };
+    let made = rolling::rolling(store.as_mut(), window, &fingerprint, thresholds)?;
+    Ok(Chosen {
+        path: PathBuf::from(format!("history {shown}")),
+        baseline: made.baseline,
+        runs,
+        note: Some(rolling::note(&shown, &history.workload, &made.commits)),
+    })
 }
 
 /// When the two sides' ncu settings differ or one is unknown: what the

@@ -3,9 +3,12 @@
 //! error (exit 2), never a pass.
 
 use super::Text;
-use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
+use crate::cli::HistoryRecord;
+use crate::config::history::{CheckHistory, HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{HistoryError, Result};
-use crate::history::{self, Entry, Provenance, Recorded, changes, record, show};
+use crate::history::{self, Entry, Provenance, Recorded, changes, drift, record, show};
+use crate::rules::Thresholds;
+use crate::verdict::Report;
 use crate::runner::process::{CommandSpec, ProcessRunner};
 
 /// Runs the history subcommand `config` names.
@@ -139,4 +142,83 @@ fn git(processes: &dyn ProcessRunner, args: &[&str], what: &'static str) -> Resu
         }
         .into()),
     }
+}
+
+/// After a check's comparison, with a history: creep measured from the
+/// anchor (rules with `max_drift`), then the run recorded — on an accepted
+/// branch, or on any when asked. A store that fails is the check's error.
+pub(super) fn after_check(
+    h: &CheckHistory,
+    report: &mut Report,
+    thresholds: &Thresholds,
+    processes: &dyn ProcessRunner,
+) -> Result<()> {
+    let Some(gpu) = report.devices.as_ref().map(|d| d.current.clone()) else {
+        return Ok(());
+    };
+    let shown = history::Location::parse(&h.url)?.shown();
+    let mut store = None;
+    if let Some(commit) = &h.anchor {
+        let anchor = drift::Anchor {
+            shown: &shown,
+            workload: &h.workload,
+            commit,
+        };
+        let opened = store.insert(history::open(&h.url, false)?);
+        drift::check(opened.as_mut(), anchor, &gpu, report, thresholds)?;
+    }
+    let Some(at) = to_record(h, processes)? else {
+        report.notes.push(format!(
+            "history {shown}: this run is not recorded (read only: --history-record {})",
+            match h.record {
+                HistoryRecord::Never => "never",
+                _ => "auto, and the branch is not one of [history] branches",
+            }
+        ));
+        return Ok(());
+    };
+    let Some(run) = record::run_of(&h.workload, report) else {
+        return Ok(());
+    };
+    let accepted = h.branches.contains(&at.branch) && run.outcome == "pass";
+    let store = match store {
+        Some(s) => s,
+        None => history::open(&h.url, true)?,
+    };
+    let mut store = store;
+    store.record(&at, &[Entry { run: &run, accepted }])?;
+    report.notes.push(format!(
+        "history {shown}: this run is recorded as commit {} on {}{}",
+        show::short(&at.commit),
+        show::escaped(&at.branch),
+        if accepted {
+            " (baseline material)"
+        } else {
+            " (not baseline material)"
+        }
+    ));
+    Ok(())
+}
+
+/// Where and when the check's run is recorded; `None`: it is not.
+fn to_record(h: &CheckHistory, processes: &dyn ProcessRunner) -> Result<Option<Provenance>> {
+    if h.record == HistoryRecord::Never {
+        return Ok(None);
+    }
+    let branch = match &h.branch {
+        Some(b) => b.clone(),
+        None => git(processes, &["rev-parse", "--abbrev-ref", "HEAD"], "branch")?,
+    };
+    if h.record == HistoryRecord::Auto && !h.branches.contains(&branch) {
+        return Ok(None);
+    }
+    let commit = match &h.commit {
+        Some(c) => c.clone(),
+        None => git(processes, &["rev-parse", "HEAD"], "commit")?,
+    };
+    Ok(Some(Provenance {
+        commit,
+        branch,
+        time: jiff::Timestamp::now().as_second(),
+    }))
 }

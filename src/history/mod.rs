@@ -7,8 +7,10 @@
 //! error (exit 2) with a hint; it never changes a verdict.
 
 pub mod changes;
+pub mod drift;
 pub mod postgres;
 pub mod record;
+pub mod rolling;
 pub mod show;
 pub mod sqlite;
 pub mod store;

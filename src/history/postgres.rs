@@ -5,7 +5,9 @@
 //! advisory lock, so concurrent writers — and concurrent first migrations —
 //! queue one after the other and none loses a run.
 
-use super::store::{self, Dialect, Entry, Point, Provenance, Query, Recorded, Store};
+use super::store::{
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use postgres::{Client, NoTls, Transaction};
 use std::collections::HashMap;
@@ -216,6 +218,54 @@ impl Store for Postgres {
         rows.iter()
             .map(point)
             .collect::<std::result::Result<_, _>>()
+            .map_err(|e| fail(&self.shown, &e))
+    }
+
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
+        let sql = store::pick_sql(Dialect::Postgres, pick);
+        let rows = match pick {
+            Pick::LastAccepted(n) => {
+                let n = n.min(i64::MAX as usize) as i64;
+                self.client.query(&sql, &[&workload, &gpu, &n])
+            }
+            Pick::Commit(c) => self.client.query(&sql, &[&workload, &gpu, &c]),
+        }
+        .map_err(|e| fail(&self.shown, &e))?;
+        let row = |r: &postgres::Row| -> std::result::Result<_, postgres::Error> {
+            let mean: Option<f64> = r.try_get(8)?;
+            let samples: String = r.try_get(9)?;
+            Ok((
+                r.try_get::<_, i64>(0)?,
+                r.try_get::<_, String>(1)?,
+                r.try_get::<_, i64>(2)?,
+                super::record::Value {
+                    kernel: r.try_get(3)?,
+                    rule: r.try_get(4)?,
+                    metric: r.try_get(5)?,
+                    aggregate: r.try_get(6)?,
+                    unit: r.try_get(7)?,
+                    mean,
+                    samples: store::samples_of(&samples, mean),
+                    status: r.try_get(10)?,
+                },
+            ))
+        };
+        let rows = rows
+            .iter()
+            .map(row)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| fail(&self.shown, &e))?;
+        Ok(store::group_runs(rows))
+    }
+
+    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64> {
+        self.client
+            .query_one(
+                "SELECT COUNT(*) FROM runs WHERE workload = $1 AND gpu = $2 AND accepted = 1 AND at > $3",
+                &[&workload, &gpu, &time],
+            )
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map(|n| n as u64)
             .map_err(|e| fail(&self.shown, &e))
     }
 

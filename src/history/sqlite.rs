@@ -7,7 +7,9 @@
 //! to [`BUSY_TIMEOUT`] for it.
 
 use super::record::RunRecord;
-use super::store::{self, Dialect, Entry, Point, Provenance, Query, Recorded, Store};
+use super::store::{
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::collections::HashMap;
@@ -235,6 +237,49 @@ impl Store for Sqlite {
             rows.collect()
         };
         read().map_err(|e| fail(&self.path, e))
+    }
+
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
+        let sql = store::pick_sql(Dialect::Sqlite, pick);
+        let read = || -> rusqlite::Result<Vec<StoredRun>> {
+            let mut statement = self.conn.prepare_cached(&sql)?;
+            let third: rusqlite::types::Value = match pick {
+                Pick::LastAccepted(n) => (n.min(i64::MAX as usize) as i64).into(),
+                Pick::Commit(c) => c.to_string().into(),
+            };
+            let rows = statement.query_map(params![workload, gpu, third], |r| {
+                let mean: Option<f64> = r.get(8)?;
+                let samples: String = r.get(9)?;
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    super::record::Value {
+                        kernel: r.get(3)?,
+                        rule: r.get(4)?,
+                        metric: r.get(5)?,
+                        aggregate: r.get(6)?,
+                        unit: r.get(7)?,
+                        mean,
+                        samples: store::samples_of(&samples, mean),
+                        status: r.get(10)?,
+                    },
+                ))
+            })?;
+            Ok(store::group_runs(rows.collect::<rusqlite::Result<_>>()?))
+        };
+        read().map_err(|e| fail(&self.path, e))
+    }
+
+    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE workload = ?1 AND gpu = ?2 AND accepted = 1 AND at > ?3",
+                params![workload, gpu, time],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| fail(&self.path, e))
     }
 
     fn runs(&mut self) -> Result<u64> {

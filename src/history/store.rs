@@ -72,6 +72,78 @@ pub trait Store {
     fn series(&mut self, query: &Query) -> Result<Vec<Point>>;
     /// How many runs the store holds.
     fn runs(&mut self) -> Result<u64>;
+    /// The runs of `workload` on `gpu` that `pick` names, oldest first, with their values.
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>>;
+    /// How many accepted runs of `workload` on `gpu` were made after `time`.
+    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64>;
+}
+
+/// Which runs of one workload on one GPU a check reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick<'a> {
+    /// The last N accepted runs: a rolling baseline.
+    LastAccepted(usize),
+    /// The run of one commit: the anchor creep is measured from.
+    Commit(&'a str),
+}
+
+/// A run read back with its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    pub commit: String,
+    pub time: i64,
+    pub values: Vec<super::record::Value>,
+}
+
+/// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,
+/// then the window's length or the commit; one row per value, the run's id
+/// first, then commit, time, kernel, rule, metric, aggregate, unit, mean,
+/// samples, status; oldest run first.
+pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
+    let p = |i: usize| match dialect {
+        Dialect::Sqlite => format!("?{i}"),
+        Dialect::Postgres => format!("${i}"),
+    };
+    let chosen = match pick {
+        Pick::LastAccepted(_) => format!(
+            "SELECT id, commit_sha, at FROM runs WHERE workload = {} AND gpu = {} AND accepted = 1 ORDER BY at DESC, id DESC LIMIT {}",
+            p(1),
+            p(2),
+            p(3)
+        ),
+        Pick::Commit(_) => format!(
+            "SELECT id, commit_sha, at FROM runs WHERE workload = {} AND gpu = {} AND commit_sha = {}",
+            p(1),
+            p(2),
+            p(3)
+        ),
+    };
+    format!(
+        "WITH chosen AS ({chosen})
+        SELECT c.id, c.commit_sha, c.at, s.kernel, s.rule, s.metric, s.aggregate, s.unit, v.mean, v.samples, v.status
+        FROM chosen c JOIN run_values v ON v.run_id = c.id JOIN series s ON s.id = v.series_id
+        ORDER BY c.at, c.id"
+    )
+}
+
+/// Rows of [`pick_sql`] (run id, commit, time, value) grouped into runs.
+pub fn group_runs(rows: Vec<(i64, String, i64, super::record::Value)>) -> Vec<StoredRun> {
+    let mut out: Vec<StoredRun> = Vec::new();
+    let mut last_id = None;
+    for (id, commit, time, value) in rows {
+        if last_id != Some(id) {
+            last_id = Some(id);
+            out.push(StoredRun {
+                commit,
+                time,
+                values: Vec::new(),
+            });
+        }
+        if let Some(run) = out.last_mut() {
+            run.values.push(value);
+        }
+    }
+    out
 }
 
 /// A series as the stores look it up: workload, GPU, kernel, rule, metric, aggregate, unit.

@@ -75,6 +75,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         sanitizer: None,
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
     };
     // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);

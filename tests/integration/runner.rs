@@ -573,6 +573,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             sanitizer: None,
             ncu: "ncu".into(),
             import_with_ncu: false,
+            history: None,
         };
         common::execute(&Config::Check(config), &replay)
     };
@@ -734,6 +735,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         sanitizer: Some(sanitizer),
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
