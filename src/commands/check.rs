@@ -82,7 +82,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
-    let mut report = compare::compare(&Inputs {
+    let inputs = Inputs {
         baseline: &baseline,
         baseline_path: baseline_path.display().to_string(),
         runs: &runs,
@@ -95,7 +95,8 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
         notes: notes.details_page,
-    })?;
+    };
+    let mut report = compare::compare(&inputs)?;
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
@@ -110,7 +111,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         acquired.profile.as_ref(),
     ));
     if let Some(history) = &config.history {
-        super::history::after_check(history, &mut report, &thresholds, processes)?;
+        super::history::after_check(history, &mut report, &inputs, processes)?;
     }
     Ok(report)
 }

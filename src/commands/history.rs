@@ -4,12 +4,12 @@
 
 use super::Text;
 use crate::cli::HistoryRecord;
+use crate::compare::Inputs;
 use crate::config::history::{CheckHistory, HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{HistoryError, Result};
 use crate::history::{self, Entry, Provenance, Recorded, changes, drift, record, show};
-use crate::rules::Thresholds;
-use crate::verdict::Report;
 use crate::runner::process::{CommandSpec, ProcessRunner};
+use crate::verdict::Report;
 
 /// Runs the history subcommand `config` names.
 pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<Text> {
@@ -145,27 +145,52 @@ fn git(processes: &dyn ProcessRunner, args: &[&str], what: &'static str) -> Resu
 }
 
 /// After a check's comparison, with a history: creep measured from the
-/// anchor (rules with `max_drift`), then the run recorded — on an accepted
-/// branch, or on any when asked. A store that fails is the check's error.
+/// anchor (rules with `max_drift`: the runs compared with the anchor's run
+/// too), then the run recorded — on an accepted branch, or on any when
+/// asked. A store that fails is the check's error.
 pub(super) fn after_check(
     h: &CheckHistory,
     report: &mut Report,
-    thresholds: &Thresholds,
+    inputs: &Inputs<'_>,
     processes: &dyn ProcessRunner,
 ) -> Result<()> {
-    let Some(gpu) = report.devices.as_ref().map(|d| d.current.clone()) else {
+    if report.devices.is_none() {
         return Ok(());
-    };
+    }
     let shown = history::Location::parse(&h.url)?.shown();
     let mut store = None;
-    if let Some(commit) = &h.anchor {
+    if let Some(commit) = &h.anchor
+        && inputs
+            .thresholds
+            .rules
+            .iter()
+            .any(|r| r.max_drift.is_some())
+    {
         let anchor = drift::Anchor {
             shown: &shown,
             workload: &h.workload,
             commit,
         };
         let opened = store.insert(history::open(&h.url, false)?);
-        drift::check(opened.as_mut(), anchor, &gpu, report, thresholds)?;
+        let fingerprint = crate::model::common_fingerprint(inputs.runs)?;
+        let (baseline, since) = drift::anchor_baseline(
+            opened.as_mut(),
+            anchor,
+            &fingerprint,
+            inputs.baseline.kernel_key,
+            inputs.thresholds,
+        )?;
+        let at_anchor = crate::compare::compare(&Inputs {
+            baseline: &baseline,
+            baseline_path: String::new(),
+            runs: inputs.runs,
+            findings: None,
+            details_paths: Vec::new(),
+            thresholds: inputs.thresholds,
+            allow_device_mismatch: true,
+            notes: Vec::new(),
+        })?;
+        drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
     }
     let Some(at) = to_record(h, processes)? else {
         report.notes.push(format!(
@@ -181,12 +206,17 @@ pub(super) fn after_check(
         return Ok(());
     };
     let accepted = h.branches.contains(&at.branch) && run.outcome == "pass";
-    let store = match store {
+    let mut store = match store {
         Some(s) => s,
         None => history::open(&h.url, true)?,
     };
-    let mut store = store;
-    store.record(&at, &[Entry { run: &run, accepted }])?;
+    store.record(
+        &at,
+        &[Entry {
+            run: &run,
+            accepted,
+        }],
+    )?;
     report.notes.push(format!(
         "history {shown}: this run is recorded as commit {} on {}{}",
         show::short(&at.commit),

@@ -62,7 +62,9 @@ pub enum HistoryError {
         anchor: String,
     },
     /// A rule whose metric and aggregate the history's runs do not hold.
-    #[error("history {store} does not hold `{metric}` ({aggregate}) for workload `{workload}`, which a rule (line {line}) gates")]
+    #[error(
+        "history {store} does not hold `{metric}` ({aggregate}) for workload `{workload}`, which a rule (line {line}) gates"
+    )]
     RuleNotRecorded {
         store: String,
         workload: String,

@@ -4,9 +4,10 @@
 //! `max_drift`, even when this step was within `max_change` — five steps of
 //! +9% pass one by one and add up to +54%.
 
-use super::record::LAUNCHES;
 use super::store::{Pick, Store};
+use crate::baseline::Baseline;
 use crate::error::{HistoryError, Result};
+use crate::model::{Fingerprint, KernelKeyMode};
 use crate::rules::{Rule, Thresholds, Worse};
 use crate::status::Status;
 use crate::verdict::{Report, RuleResult};
@@ -20,32 +21,51 @@ pub struct Anchor<'a> {
     pub commit: &'a str,
 }
 
-/// Judges every rule with `max_drift` against the anchor's run of this
-/// workload on `gpu`; a rule that drifted too far fails (or warns, as its
-/// severity says). A missing anchor run is an error: creep is never
+/// The anchor's run of this workload on the GPU `fingerprint` names, as a
+/// baseline (so the check's own comparison, kernel renames included, gives
+/// the value at the anchor of every rule), with the number of accepted runs
+/// made since. A missing anchor run is an error: creep is never left
 /// unchecked silently.
-pub fn check(
+pub fn anchor_baseline(
     store: &mut dyn Store,
     anchor: Anchor<'_>,
-    gpu: &str,
-    report: &mut Report,
+    fingerprint: &Fingerprint,
+    kernel_key: KernelKeyMode,
     thresholds: &Thresholds,
-) -> Result<()> {
-    if thresholds.rules.iter().all(|r| r.max_drift.is_none()) {
-        return Ok(());
-    }
-    let runs = store.pick(anchor.workload, gpu, Pick::Commit(anchor.commit))?;
+) -> Result<(Baseline, u64)> {
+    let gpu = fingerprint.to_string();
+    let runs = store.pick(anchor.workload, &gpu, Pick::Commit(anchor.commit))?;
     let Some(run) = runs.last() else {
         return Err(HistoryError::NoAnchorRun {
             store: anchor.shown.to_string(),
             workload: anchor.workload.to_string(),
-            gpu: gpu.to_string(),
+            gpu,
             anchor: anchor.commit.to_string(),
         }
         .into());
     };
-    let steps = store.accepted_after(anchor.workload, gpu, run.time)? + 1;
-    let name = super::show::short(anchor.commit);
+    let since = store.accepted_after(anchor.workload, &gpu, run.time)?;
+    let baseline = super::rolling::baseline_of(
+        std::slice::from_ref(run),
+        kernel_key,
+        fingerprint,
+        thresholds,
+    );
+    Ok((baseline, since))
+}
+
+/// Judges every rule with `max_drift` of `report` against the same rule of
+/// `at_anchor` (the current runs compared with the anchor's run): a rule that
+/// drifted too far fails, or warns, as its severity says. `steps`: the
+/// commits since the anchor, this one included.
+pub fn apply(
+    report: &mut Report,
+    at_anchor: &Report,
+    thresholds: &Thresholds,
+    anchor: &str,
+    steps: u64,
+) {
+    let name = super::show::short(anchor);
     for result in &mut report.rules {
         let Some(rule) = thresholds.rules.iter().find(|r| r.line == result.line) else {
             continue;
@@ -53,28 +73,21 @@ pub fn check(
         let (Some(max_drift), Some(x)) = (rule.max_drift, result.current) else {
             continue;
         };
-        let kernel = result.kernel.clone().unwrap_or_default();
-        let aggregate = rule.aggregate.to_string();
-        let at_anchor = run
-            .values
+        let a = at_anchor
+            .rules
             .iter()
-            .find(|v| {
-                v.kernel == kernel
-                    && v.metric == rule.metric
-                    && v.aggregate == aggregate
-                    && v.rule != LAUNCHES
-            })
-            .and_then(|v| v.mean);
-        if let Some(a) = at_anchor.filter(|a| *a != 0.0 && a.is_finite()) {
+            .find(|r| r.line == result.line && r.kernel == result.kernel)
+            .and_then(|r| r.baseline)
+            .map(|s| s.mean);
+        if let Some(a) = a.filter(|a| *a != 0.0 && a.is_finite()) {
             judge(rule, result, Drift { a, x, max_drift }, &name, steps);
         }
     }
     report.notes.push(format!(
-        "creep measured from anchor {name} ({} run(s) since, accepted)",
-        steps - 1
+        "creep measured from anchor {name} ({} accepted run(s) since)",
+        steps.saturating_sub(1)
     ));
     report.finish();
-    Ok(())
 }
 
 /// The anchor's value, the current one, and the drift allowed (a fraction).

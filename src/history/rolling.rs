@@ -82,7 +82,8 @@ fn recorded_rules(runs: &[StoredRun], window: Window<'_>, thresholds: &Threshold
 /// Samples per kernel (`""`: the whole run) and metric, by aggregate, with the unit.
 type Gathered = BTreeMap<String, BTreeMap<String, (String, BTreeMap<String, Vec<f64>>)>>;
 
-fn baseline_of(
+/// The baseline a `baseline record` of `runs` writes (each stored sample one run).
+pub fn baseline_of(
     runs: &[StoredRun],
     kernel_key: KernelKeyMode,
     fingerprint: &Fingerprint,

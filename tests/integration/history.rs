@@ -195,6 +195,183 @@ fn scenarios(fresh: &dyn Fn(&str) -> String) {
 }
 
 /// One error line and a hint, exit 2.
+/// Thresholds that let one step of the unfolded-loop variant (+45% kernel
+/// time) pass (`max_change = "50%"`) and hold the drift since the anchor to 25%.
+const CREEP: &str = "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"50%\"\nmax_drift = \"25%\"\n";
+
+/// `check --history URL ARGS` (the data and the rest in `args`).
+fn check_with_history(g: &Gate, url: &str, args: &[&str]) -> crate::common::Outcome {
+    let mut all = vec!["check", "--history", url];
+    all.extend_from_slice(args);
+    g.run(&all)
+}
+
+/// The rolling baseline (`--baseline history --window N`), the check's own
+/// run recorded on an accepted branch only, and creep since an anchor.
+fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
+    let g = reports();
+    g.write("creep.toml", CREEP);
+    let url = fresh("rolling");
+
+    // No accepted run yet: exit 2 with what to do, never a pass.
+    let empty = record(&g, &url, "regression.json", "c0", "main");
+    assert_eq!(empty.code, 0, "{}", empty.stderr);
+    let none = check_with_history(&g, &url, &["--baseline", "history", "--input", "base2.csv"]);
+    none.one_clear_error("has no accepted run of workload `default`");
+
+    // Two accepted runs of the base build: the baseline is theirs, and says so.
+    for (commit, time) in [
+        ("c1", "2026-11-01T00:00:00Z"),
+        ("c2", "2026-11-02T00:00:00Z"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            "pass.json",
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            time,
+            "--history",
+            &url,
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let pass = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--commit",
+            "c3",
+            "--branch",
+            "main",
+        ],
+    );
+    pass.code(0)
+        .stdout_has("baseline:   history ")
+        .stdout_has("the last 2 accepted run(s) of workload `default` on this GPU, commits c1, c2")
+        .stdout_has("this run is recorded as commit c3 on main (baseline material)");
+
+    // The same rules as a recorded baseline: the unfolded loop fails as it does against a file.
+    let regression = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--window",
+            "2",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c4",
+            "--branch",
+            "main",
+        ],
+    );
+    regression
+        .code(1)
+        .stdout_has("commits c2, c3")
+        .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
+        .stdout_has("this run is recorded as commit c4 on main (not baseline material)");
+
+    // A pull request's build reads the history and writes nothing, unless asked.
+    let before = runs(&g, &url).len();
+    let pr = g.run_with(
+        &[
+            "check",
+            "--history",
+            &url,
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+        ],
+        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
+    );
+    pr.code(0).stdout_has("this run is not recorded");
+    assert_eq!(runs(&g, &url).len(), before, "a PR build wrote the history");
+    let asked = g.run_with(
+        &[
+            "check",
+            "--history",
+            &url,
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--history-record",
+            "always",
+        ],
+        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
+    );
+    asked
+        .code(0)
+        .stdout_has("recorded as commit c5 on 12/merge (not baseline material)");
+
+    // Creep: one step of +45% is within max_change = 50%, but the kernel
+    // drifted +45% since the anchor c1, past max_drift = 25%.
+    let creep = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--thresholds",
+            "creep.toml",
+            "--anchor",
+            "c1",
+            "--history-record",
+            "never",
+        ],
+    );
+    creep
+        .code(1)
+        .stdout_has("drift since c1: +45% over 3 commits (each within +50%), allowed +25%");
+    // Without the anchor the same step passes: the drift is what failed it.
+    let step = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--thresholds",
+            "creep.toml",
+            "--history-record",
+            "never",
+        ],
+    );
+    step.code(0);
+    // An anchor the history does not have is an error, not an unchecked creep.
+    check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--thresholds",
+            "creep.toml",
+            "--anchor",
+            "v0.9",
+            "--history-record",
+            "never",
+        ],
+    )
+    .one_clear_error("at anchor `v0.9`");
+}
+
 fn assert_store_error(out: &crate::common::Outcome, says: &str) {
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stderr.lines().collect();
@@ -219,6 +396,9 @@ fn the_sqlite_store_keeps_every_run() {
             std::fs::write(&path, "").expect("write");
         }
         format!("sqlite:{}", path.display())
+    });
+    rolling_baseline_and_creep(&|name| {
+        format!("sqlite:{}", root.join(format!("{name}.sqlite")).display())
     });
     let schema = rusqlite::Connection::open(root.join("record.sqlite")).expect("open");
     let version: i64 = schema
@@ -442,6 +622,7 @@ fn pg_bin() -> PathBuf {
 fn the_postgres_store_keeps_every_run() {
     let cluster = Cluster::start();
     scenarios(&|name| cluster.fresh(name));
+    rolling_baseline_and_creep(&|name| cluster.fresh(name));
     let mut client =
         postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
     let version: i64 = client
