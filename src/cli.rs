@@ -425,6 +425,15 @@ pub struct HistoryShowArgs {
     /// Print JSON instead of the sparklines.
     #[arg(long)]
     pub json: bool,
+    /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// `show --html`: the rules whose max_change draws the band (default: [gate] thresholds, else the built-in rules).
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window` (default: [history] window, else 5).
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as

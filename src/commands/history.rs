@@ -18,11 +18,18 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
         HistoryAction::Accept { commit } => accept(&config.url, commit),
         HistoryAction::Show(s) => {
             let series = selected(&config.url, s)?;
-            Ok(Text::pass(if s.json {
+            let mut text = if s.json {
                 show::json(&series)
             } else {
                 show::render(&series)
-            }))
+            };
+            if let Some(dir) = &s.html {
+                let written = trends(dir, &series, s)?;
+                if !s.json {
+                    text.push_str(&written);
+                }
+            }
+            Ok(Text::pass(text))
         }
         HistoryAction::Changes(s) => {
             let found = changes::find(&selected(&config.url, s)?);
@@ -33,6 +40,23 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
             }))
         }
     }
+}
+
+/// `show --html DIR`: the trend page; what it says it wrote.
+fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Result<String> {
+    let thresholds = crate::rules::Thresholds::load(s.thresholds.file())?;
+    let page = history::trend::page(series, &thresholds, s.window);
+    let path = dir.join("index.html");
+    std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    crate::baseline::write_atomic(&path, page.as_bytes())?;
+    Ok(format!(
+        "ncugate: trends of {} series written to {}\n",
+        series.len(),
+        path.display()
+    ))
 }
 
 /// The series `s` selects, each cut to its last runs when asked.
@@ -192,6 +216,7 @@ pub(super) fn after_check(
         })?;
         drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
     }
+    report.notes.extend(trend_notes(h, &shown, report));
     let Some(at) = to_record(h, processes)? else {
         report.notes.push(format!(
             "history {shown}: this run is not recorded (read only: --history-record {})",
@@ -228,6 +253,48 @@ pub(super) fn after_check(
         }
     ));
     Ok(())
+}
+
+/// The command that draws the trend of each failing metric (the first 5).
+fn trend_notes(h: &CheckHistory, shown: &str, report: &Report) -> Vec<String> {
+    use crate::format::shell_quote;
+    let failing: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                crate::status::Status::Fail | crate::status::Status::Warn
+            )
+        })
+        .collect();
+    let mut notes: Vec<String> = failing
+        .iter()
+        .take(5)
+        .map(|r| {
+            let kernel = r
+                .kernel
+                .as_deref()
+                .map(|k| format!(" --kernel {}", shell_quote(k)))
+                .unwrap_or_default();
+            format!(
+                "trend of {} on {}: ncugate history show --history {} --workload {}{kernel} --metric {} --html trends",
+                r.metric,
+                r.kernel.as_deref().unwrap_or("the whole run"),
+                shell_quote(shown),
+                shell_quote(&h.workload),
+                shell_quote(&r.metric)
+            )
+        })
+        .collect();
+    if failing.len() > 5 {
+        notes.push(format!(
+            "{} more failing metrics: ncugate history show --html trends --workload {} draws every trend",
+            failing.len() - 5,
+            shell_quote(&h.workload)
+        ));
+    }
+    notes
 }
 
 /// Where and when the check's run is recorded; `None`: it is not.

@@ -140,6 +140,12 @@ pub struct ShowRuns {
     /// The last N runs of each series.
     pub last: Option<usize>,
     pub json: bool,
+    /// `--html DIR`: the trend page's folder.
+    pub html: Option<PathBuf>,
+    /// The rules that draw the allowance band.
+    pub thresholds: crate::rules::ThresholdsSource,
+    /// Accepted runs behind each band.
+    pub window: usize,
 }
 
 /// `ncugate history record`.
@@ -173,8 +179,8 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
         HistoryCommand::Accept(a) => HistoryAction::Accept {
             commit: checked("commit", a.commit)?,
         },
-        HistoryCommand::Show(s) => HistoryAction::Show(show(s)?),
-        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s)?),
+        HistoryCommand::Show(s) => HistoryAction::Show(show(s, &file)?),
+        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s, &file)?),
     };
     Ok(HistoryConfig { url, action })
 }
@@ -210,9 +216,16 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
     })
 }
 
-fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
+fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
     if args.last == Some(0) {
         return Err(HistoryError::LastZero.into());
+    }
+    let window = args
+        .window
+        .or(file.history.window)
+        .unwrap_or(DEFAULT_WINDOW);
+    if window == 0 {
+        return Err(HistoryError::WindowZero.into());
     }
     Ok(ShowRuns {
         workload: args.workload,
@@ -220,6 +233,12 @@ fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
         metric: args.metric,
         last: args.last,
         json: args.json,
+        html: args.html,
+        thresholds: args
+            .thresholds
+            .or_else(|| file.gate.thresholds.clone())
+            .into(),
+        window,
     })
 }
 

@@ -14,6 +14,7 @@ pub mod rolling;
 pub mod show;
 pub mod sqlite;
 pub mod store;
+pub mod trend;
 
 pub use store::{Entry, Point, Provenance, Query, Recorded, Store};
 

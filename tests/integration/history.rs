@@ -279,6 +279,7 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
         .code(1)
         .stdout_has("commits c2, c3")
         .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
+        .stdout_has("trend of sm__inst_executed.sum on void scale<1>")
         .stdout_has("this run is recorded as commit c4 on main (not baseline material)");
 
     // A pull request's build reads the history and writes nothing, unless asked.
@@ -370,6 +371,29 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
         ],
     )
     .one_clear_error("at anchor `v0.9`");
+
+    // The trend page: a chart per series, the allowance band where a rule has max_change.
+    let page = g.run(&[
+        "history",
+        "show",
+        "--history",
+        &url,
+        "--kernel",
+        "finish",
+        "--metric",
+        "gpu__time",
+        "--html",
+        "trends",
+    ]);
+    page.code(0)
+        .stdout_has("trends of 1 series written to trends/index.html");
+    let html = g.read("trends/index.html");
+    assert_eq!(html.matches("<svg").count(), 1, "{html}");
+    assert!(html.contains("fill=\"#CFD8DC\""), "no band: {html}");
+    assert!(
+        html.contains("void finish&lt;float&gt;"),
+        "names are escaped"
+    );
 }
 
 fn assert_store_error(out: &crate::common::Outcome, says: &str) {
