@@ -259,7 +259,7 @@ List<String> historyArgs(Map cfg, boolean check, List<String> command) {
         out.addAll(['--history', cfg.history.toString()])
     }
     if (cfg.historyRecord != null) {
-        String when = cfg.historyRecord.toString()
+        String when = cfg.historyRecord
         if (!(when in ['auto', 'always', 'never'])) {
             error("ncuGate: historyRecord must be 'auto', 'always' or 'never', not '${when}'")
         }
