@@ -143,7 +143,10 @@ enum Candidates<'a> {
     /// The last accepted runs in the history, for the data's GPU.
     History {
         history: &'a crate::config::history::CheckHistory,
+        /// The mode the data is read with first.
         kernel_key: KernelKeyMode,
+        /// `--kernel-key`, which must agree with the history's runs.
+        asked: Option<KernelKeyMode>,
     },
 }
 
@@ -182,6 +185,7 @@ impl<'a> Candidates<'a> {
                 Some(history) => Ok(Candidates::History {
                     history,
                     kernel_key: config.kernel_key.unwrap_or_default(),
+                    asked: config.kernel_key,
                 }),
                 None => Err(crate::error::HistoryError::NoStore.into()),
             },
@@ -227,7 +231,8 @@ impl<'a> Candidates<'a> {
             Candidates::History {
                 history,
                 kernel_key,
-            } => return from_history(history, kernel_key, thresholds, runs),
+                asked,
+            } => return from_history(history, (kernel_key, asked), thresholds, runs, read),
             Candidates::PerGpu {
                 dir,
                 workload,
@@ -261,9 +266,10 @@ impl<'a> Candidates<'a> {
 /// workload in the history.
 fn from_history(
     history: &crate::config::history::CheckHistory,
-    kernel_key: KernelKeyMode,
+    (kernel_key, asked): (KernelKeyMode, Option<KernelKeyMode>),
     thresholds: &Thresholds,
     runs: Vec<Run>,
+    read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
 ) -> Result<Chosen> {
     use crate::history::{self, rolling};
     let fingerprint = crate::model::common_fingerprint(&runs)?;
@@ -273,9 +279,16 @@ fn from_history(
         shown: &shown,
         workload: &history.workload,
         runs: history.window,
-        kernel_key,
+        kernel_key: asked,
     };
     let made = rolling::rolling(store.as_mut(), window, &fingerprint, thresholds)?;
+    // The data was read with the asked mode, else the default: read it again
+    // when the history's runs grouped launches otherwise.
+    let runs = if made.baseline.kernel_key == kernel_key {
+        runs
+    } else {
+        read(made.baseline.kernel_key)?
+    };
     Ok(Chosen {
         path: PathBuf::from(format!("history {shown}")),
         baseline: made.baseline,

@@ -107,15 +107,15 @@ impl Postgres {
                 Some((id, _)) => {
                     tx.execute("DELETE FROM run_values WHERE run_id = $1", &[&id])?;
                     tx.execute(
-                        "UPDATE runs SET branch = $2, at = $3, outcome = $4, report_sha256 = $5, accepted = $6 WHERE id = $1",
-                        &[&id, &at.branch, &at.time, &run.outcome, &run.digest, &accepted],
+                        "UPDATE runs SET branch = $2, at = $3, outcome = $4, report_sha256 = $5, accepted = $6, kernel_key = $7 WHERE id = $1",
+                        &[&id, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
                     )?;
                     (id, Recorded::Replaced)
                 }
                 None => {
                     let row = tx.query_one(
-                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                        &[&run.workload, &run.gpu, &at.commit, &at.branch, &at.time, &run.outcome, &run.digest, &accepted],
+                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted, kernel_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                        &[&run.workload, &run.gpu, &at.commit, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
                     )?;
                     (row.get::<_, i64>(0), Recorded::Added)
                 }
@@ -164,7 +164,7 @@ fn insert_values(
                 &series_id,
                 &v.mean,
                 &store::samples_text(&v.samples, v.mean),
-                &v.status,
+                &store::status_code(&v.status),
             ],
         )?;
     }
@@ -212,7 +212,7 @@ impl Store for Postgres {
                 accepted: r.try_get::<_, i32>(10)? != 0,
                 outcome: r.try_get(11)?,
                 mean: r.try_get(12)?,
-                status: r.try_get(13)?,
+                status: store::status_name(r.try_get::<_, i32>(13)?.into()),
             })
         };
         rows.iter()
@@ -238,6 +238,7 @@ impl Store for Postgres {
                 r.try_get::<_, i64>(0)?,
                 r.try_get::<_, String>(1)?,
                 r.try_get::<_, i64>(2)?,
+                r.try_get::<_, String>(11)?,
                 super::record::Value {
                     kernel: r.try_get(3)?,
                     rule: r.try_get(4)?,
@@ -246,7 +247,7 @@ impl Store for Postgres {
                     unit: r.try_get(7)?,
                     mean,
                     samples: store::samples_of(&samples, mean),
-                    status: r.try_get(10)?,
+                    status: store::status_name(r.try_get::<_, i32>(10)?.into()),
                 },
             ))
         };

@@ -21,6 +21,8 @@ pub struct RunRecord {
     pub outcome: String,
     /// SHA-256 of the workload's report as read: the same report twice is one run.
     pub digest: String,
+    /// How the report grouped launches into kernels (`demangled`, `function`, …).
+    pub kernel_key: String,
     pub values: Vec<Value>,
 }
 
@@ -179,6 +181,7 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
         gpu,
         outcome: report.outcome.as_str().to_string(),
         digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())),
+        kernel_key: report.kernel_key.to_string(),
         values,
     })
 }

@@ -29,7 +29,8 @@ pub struct Window<'a> {
     pub shown: &'a str,
     pub workload: &'a str,
     pub runs: usize,
-    pub kernel_key: KernelKeyMode,
+    /// The kernel key mode asked for (`--kernel-key`); else the runs' own.
+    pub kernel_key: Option<KernelKeyMode>,
 }
 
 /// The rolling baseline of `window.workload` on the GPU `fingerprint` names.
@@ -50,8 +51,21 @@ pub fn rolling(
         .into());
     }
     recorded_rules(&runs, window, thresholds)?;
+    let recorded = runs
+        .last()
+        .and_then(|r| serde_json::from_value(serde_json::Value::String(r.kernel_key.clone())).ok());
+    let kernel_key = match (window.kernel_key, recorded) {
+        (Some(asked), Some(recorded)) if asked != recorded => {
+            return Err(crate::error::BaselineError::KernelKey {
+                asked: asked.to_string(),
+                recorded: recorded.to_string(),
+            }
+            .into());
+        }
+        (asked, recorded) => asked.or(recorded).unwrap_or_default(),
+    };
     Ok(Rolling {
-        baseline: baseline_of(&runs, window.kernel_key, fingerprint, thresholds),
+        baseline: baseline_of(&runs, kernel_key, fingerprint, thresholds),
         commits: runs.iter().map(|r| r.commit.clone()).collect(),
     })
 }

@@ -129,15 +129,15 @@ impl Sqlite {
                 Some((id, _)) => {
                     tx.execute("DELETE FROM run_values WHERE run_id = ?1", [id])?;
                     tx.execute(
-                        "UPDATE runs SET branch = ?2, at = ?3, outcome = ?4, report_sha256 = ?5, accepted = ?6 WHERE id = ?1",
-                        params![id, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64],
+                        "UPDATE runs SET branch = ?2, at = ?3, outcome = ?4, report_sha256 = ?5, accepted = ?6, kernel_key = ?7 WHERE id = ?1",
+                        params![id, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64, run.kernel_key],
                     )?;
                     (id, Recorded::Replaced)
                 }
                 None => {
                     tx.execute(
-                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        params![run.workload, run.gpu, at.commit, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64],
+                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted, kernel_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        params![run.workload, run.gpu, at.commit, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64, run.kernel_key],
                     )?;
                     (tx.last_insert_rowid(), Recorded::Added)
                 }
@@ -183,7 +183,7 @@ fn insert_values(
             series_id,
             v.mean,
             store::samples_text(&v.samples, v.mean),
-            v.status
+            store::status_code(&v.status)
         ])?;
     }
     Ok(())
@@ -231,7 +231,7 @@ impl Store for Sqlite {
                         accepted: r.get::<_, i64>(10)? != 0,
                         outcome: r.get(11)?,
                         mean: r.get(12)?,
-                        status: r.get(13)?,
+                        status: store::status_name(r.get(13)?),
                     })
                 })?;
             rows.collect()
@@ -254,6 +254,7 @@ impl Store for Sqlite {
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
+                    r.get::<_, String>(11)?,
                     super::record::Value {
                         kernel: r.get(3)?,
                         rule: r.get(4)?,
@@ -262,7 +263,7 @@ impl Store for Sqlite {
                         unit: r.get(7)?,
                         mean,
                         samples: store::samples_of(&samples, mean),
-                        status: r.get(10)?,
+                        status: store::status_name(r.get(10)?),
                     },
                 ))
             })?;

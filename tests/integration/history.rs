@@ -428,7 +428,7 @@ fn the_sqlite_store_keeps_every_run() {
     let version: i64 = schema
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .expect("schema_version");
-    assert_eq!(version, 1);
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 }
 
 #[test]
@@ -653,7 +653,7 @@ fn the_postgres_store_keeps_every_run() {
         .query_one("SELECT MAX(version) FROM schema_version", &[])
         .expect("schema_version")
         .get(0);
-    assert_eq!(version, 1);
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 
     // A database whose tables are not the history's, and a newer schema: exit 2.
     let g = reports();
@@ -759,4 +759,34 @@ fn changes_name_the_commit_where_a_count_moved() {
         "{}",
         text.stdout
     );
+}
+
+#[test]
+fn a_version_1_store_is_migrated_with_its_runs() {
+    use ncugate::history::store::{Dialect, MIGRATIONS, migration_sql};
+    let g = reports();
+    let path = g.path("v1.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).expect("open");
+        db.execute_batch(&migration_sql(MIGRATIONS[0], Dialect::Sqlite))
+            .expect("version 1 schema");
+        db.execute_batch(
+            "CREATE TABLE schema_version (version BIGINT NOT NULL); INSERT INTO schema_version VALUES (1);
+             INSERT INTO series VALUES (1, 'default', 'NVIDIA H200 (CC 9.0, 132 SMs)', 'k', 'r', 'm', 'sum', 'inst');
+             INSERT INTO runs VALUES (1, 'default', 'NVIDIA H200 (CC 9.0, 132 SMs)', 'c0', 'main', 0, 'regression', 'x', 0);
+             INSERT INTO run_values VALUES (1, 1, 2.0, '', 'fail');",
+        )
+        .expect("a version 1 run");
+    }
+    let url = format!("sqlite:{}", path.display());
+    assert_eq!(record(&g, &url, "pass.json", "c1", "main").code, 0);
+    let all = series(&g, &url, &["--kernel", "k"]);
+    let points = all[0]["points"].as_array().expect("points");
+    assert_eq!(points[0]["status"], "fail", "{points:?}");
+    assert_eq!(points[0]["commit"], "c0");
+    let db = rusqlite::Connection::open(&path).expect("open");
+    let version: i64 = db
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 }
