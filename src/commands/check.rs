@@ -106,10 +106,13 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         sanitizer_stage(&mut report, sanitizer, processes)?;
         report.finish();
     }
-    report.notes.extend(settings_note(
-        baseline.profile.as_ref(),
-        acquired.profile.as_ref(),
-    ));
+    // A rolling baseline keeps no ncu settings: its runs were checks like this one.
+    if !matches!(config.baseline, BaselinePlace::History) {
+        report.notes.extend(settings_note(
+            baseline.profile.as_ref(),
+            acquired.profile.as_ref(),
+        ));
+    }
     if let Some(history) = &config.history {
         super::history::after_check(history, &mut report, &inputs, processes)?;
     }
