@@ -44,7 +44,7 @@ pub fn anchor_baseline(
         }
         .into());
     };
-    let since = store.accepted_after(anchor.workload, &gpu, run.time)?;
+    let since = store.accepted_after(anchor.workload, &gpu, run)?;
     let baseline = super::rolling::baseline_of(
         std::slice::from_ref(run),
         kernel_key,

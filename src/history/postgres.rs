@@ -259,11 +259,11 @@ impl Store for Postgres {
         Ok(store::group_runs(rows))
     }
 
-    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64> {
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
         self.client
             .query_one(
-                "SELECT COUNT(*) FROM runs WHERE workload = $1 AND gpu = $2 AND accepted = 1 AND at > $3",
-                &[&workload, &gpu, &time],
+                "SELECT COUNT(*) FROM runs WHERE workload = $1 AND gpu = $2 AND accepted = 1 AND (at > $3 OR (at = $3 AND id > $4))",
+                &[&workload, &gpu, &run.time, &run.id],
             )
             .and_then(|r| r.try_get::<_, i64>(0))
             .map(|n| n as u64)

@@ -272,11 +272,11 @@ impl Store for Sqlite {
         read().map_err(|e| fail(&self.path, e))
     }
 
-    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64> {
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
         self.conn
             .query_row(
-                "SELECT COUNT(*) FROM runs WHERE workload = ?1 AND gpu = ?2 AND accepted = 1 AND at > ?3",
-                params![workload, gpu, time],
+                "SELECT COUNT(*) FROM runs WHERE workload = ?1 AND gpu = ?2 AND accepted = 1 AND (at > ?3 OR (at = ?3 AND id > ?4))",
+                params![workload, gpu, run.time, run.id],
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n as u64)

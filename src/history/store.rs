@@ -74,8 +74,9 @@ pub trait Store {
     fn runs(&mut self) -> Result<u64>;
     /// The runs of `workload` on `gpu` that `pick` names, oldest first, with their values.
     fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>>;
-    /// How many accepted runs of `workload` on `gpu` were made after `time`.
-    fn accepted_after(&mut self, workload: &str, gpu: &str, time: i64) -> Result<u64>;
+    /// How many accepted runs of `workload` on `gpu` were made after `run`
+    /// (later, or in the same second and recorded after it).
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64>;
 }
 
 /// Which runs of one workload on one GPU a check reads.
@@ -90,6 +91,8 @@ pub enum Pick<'a> {
 /// A run read back with its values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRun {
+    /// The store's number for the run: later records have larger ones.
+    pub id: i64,
     pub commit: String,
     pub time: i64,
     /// The kernel key mode the run's report used (empty: recorded before it was kept).
@@ -139,6 +142,7 @@ pub fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
         if last_id != Some(id) {
             last_id = Some(id);
             out.push(StoredRun {
+                id,
                 commit,
                 time,
                 kernel_key,
