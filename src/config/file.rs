@@ -145,6 +145,10 @@ impl TryFrom<toml::Table> for WorkloadSection {
     }
 }
 
+/// What `check --baseline history` and `[gate] baseline = "history"` name:
+/// the rolling baseline from the history, not a file.
+pub const BASELINE_WORD: &str = "history";
+
 /// `[history]`: where every run is kept (`ncugate history`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -216,7 +220,7 @@ impl FileConfig {
             .gate
             .baseline
             .as_ref()
-            .is_some_and(|b| b.as_os_str() != super::history::BASELINE_WORD)
+            .is_some_and(|b| b.as_os_str() != BASELINE_WORD)
         {
             resolve(&mut self.gate.baseline);
         }

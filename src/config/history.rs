@@ -25,8 +25,7 @@ pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
 /// How many accepted runs a rolling baseline takes unless `--window` or `[history] window` says.
 pub const DEFAULT_WINDOW: usize = 5;
 
-/// What `check --baseline history` names: the rolling baseline.
-pub const BASELINE_WORD: &str = "history";
+pub use super::file::BASELINE_WORD;
 
 /// A check's use of the history (`check --history URL`), validated.
 #[derive(Debug, Clone)]
