@@ -428,10 +428,10 @@ pub struct HistoryShowArgs {
     /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked.
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
-    /// `show --html`: the rules whose max_change draws the band (default: [gate] thresholds, else the built-in rules).
+    /// `show --html`: the rules whose max_change draws the band; without it [gate] thresholds, else the built-in rules.
     #[arg(long, value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
-    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window` (default: [history] window, else 5).
+    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
 }
@@ -674,6 +674,12 @@ mod tests {
             ("output", None),
             // `ncugate history`: a file key, the CI's variables, the clock.
             ("history", None),
+            (
+                "window",
+                Some(crate::config::history::DEFAULT_WINDOW.to_string()),
+            ),
+            ("anchor", None),
+            ("history-record", None),
             ("commit", None),
             ("branch", None),
             ("time", None),
