@@ -215,6 +215,11 @@ pub(super) fn after_check(
             notes: Vec::new(),
         })?;
         drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
+    } else if let Some(commit) = &h.anchor {
+        report.notes.push(format!(
+            "anchor {}: no rule of these thresholds has max_drift, so nothing is compared with it",
+            show::short(commit)
+        ));
     }
     report.notes.extend(trend_notes(h, &shown, report));
     let Some(at) = to_record(h, processes)? else {

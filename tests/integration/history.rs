@@ -790,3 +790,59 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         .expect("version");
     assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 }
+
+#[test]
+fn ncugate_toml_names_the_history_baseline_window_and_anchor() {
+    let g = reports();
+    g.write("creep.toml", CREEP);
+    for (commit, time) in [
+        ("c1", "2026-11-01T00:00:00Z"),
+        ("c2", "2026-11-02T00:00:00Z"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            "pass.json",
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            time,
+            "--history",
+            "sqlite:h.sqlite",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    g.write(
+        "ncugate.toml",
+        "[gate]\nbaseline = \"history\"\n[history]\nurl = \"sqlite:h.sqlite\"\nwindow = 1\nanchor = \"c1\"\n",
+    );
+    let out = g.run(&["check", "--input", "base2.csv", "--history-record", "never"]);
+    out.code(0)
+        .stdout_has("the last 1 accepted run(s) of workload `default` on this GPU, commits c2")
+        .stdout_has("anchor c1: no rule of these thresholds has max_drift");
+    g.run(&[
+        "check",
+        "--input",
+        "unfolded.csv",
+        "--thresholds",
+        "creep.toml",
+        "--history-record",
+        "never",
+    ])
+    .code(1)
+    .stdout_has("drift since c1: +45% over 2 commits");
+    // A file named by `--baseline` still wins over the file's "history".
+    g.run(&[
+        "check",
+        "--input",
+        "base2.csv",
+        "--baseline",
+        "baseline.json",
+        "--history-record",
+        "never",
+    ])
+    .code(0)
+    .stdout_has("baseline:   baseline.json");
+}
