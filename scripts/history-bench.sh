@@ -45,11 +45,11 @@ bench() { # URL LABEL
   for i in $(seq 1 "$COMMITS"); do
     local t0
     t0=$(now)
-    "$BIN" history record suite.json --commit "c$i" --branch main --time $((1764547200 + i * 3600)) --history "$url" >/dev/null
+    "$BIN" history record suite.json --commit "$(printf '%040x' "$i")" --branch main --time $((1764547200 + i * 3600)) --history "$url" >/dev/null
     times+=("$(since "$t0")")
   done
   local t0 again show
-  t0=$(now); "$BIN" history record suite.json --commit c1 --branch main --history "$url" >/dev/null; again=$(since "$t0")
+  t0=$(now); "$BIN" history record suite.json --commit "$(printf '%040x' 1)" --branch main --history "$url" >/dev/null; again=$(since "$t0")
   t0=$(now); "$BIN" history show --workload w07 --kernel 'finish' --metric gpu__time --history "$url" >/dev/null; show=$(since "$t0")
   printf '%s\n' "${times[@]}" | sort -n | awk -v label="$label" -v runs="$((COMMITS * WORKLOADS))" '
     { t[NR] = $1 } END { printf "%s: %d records of %d runs: fastest %.3f s, median %.3f s, slowest %.3f s\n", label, NR, runs / NR, t[1], t[int((NR + 1) / 2)], t[NR] }'
@@ -57,7 +57,8 @@ bench() { # URL LABEL
 }
 
 # check against the baseline file, then against the last 5 accepted runs of workload w07 in the
-# store; the median of CHECKS runs each (read only: nothing is recorded).
+# store; the median of CHECKS runs each (read only: nothing is recorded). Commits are 40 hex
+# digits, as git's.
 median() { sort -n | awk '{ t[NR] = $1 } END { printf "%.4f", t[int((NR + 1) / 2)] }'; }
 checks() { # URL LABEL
   local url=$1 label=$2 file history

@@ -177,8 +177,9 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Each migration, in order: migration `i` takes the schema from version `i`
 /// to `i + 1`. Version 2 adds each run's kernel key mode (a rolling
-/// baseline groups launches as its runs did) and stores statuses as small
-/// integers ([`STATUSES`]). `{id}` is the dialect's auto-numbered key, `{ref}` its
+/// baseline groups launches as its runs did) and makes a run smaller:
+/// statuses as small integers ([`STATUSES`]), the report digest cut to 128
+/// bits, no index by commit alone (`history accept` reads the table through). `{id}` is the dialect's auto-numbered key, `{ref}` its
 /// integer type that refers to one, `{compact}` what a table without a row
 /// id of its own says.
 pub const MIGRATIONS: &[&str] = &[
@@ -236,6 +237,8 @@ INSERT INTO run_values_2 (run_id, series_id, mean, samples, status)
 DROP TABLE run_values;
 ALTER TABLE run_values_2 RENAME TO run_values;
 CREATE INDEX run_values_by_series ON run_values (series_id);
+DROP INDEX runs_by_commit;
+UPDATE runs SET report_sha256 = substr(report_sha256, 1, 32);
 ",
 ];
 
