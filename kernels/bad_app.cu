@@ -1,8 +1,8 @@
 // bad_app.cu - a KNOWN-BAD CUDA Graph program for ncugate's memory gate.
 //
 // It repeats, in our own code, the mistakes of a stream-ordered-allocation
-// experiment captured into a CUDA graph (seed-program.cu, whose memcheck report
-// is fixtures/ncu-reference/sanitizer/seed-program.memcheck.xml).  Every bug is
+// experiment captured into a CUDA graph (a stream-ordered-allocation bug program, whose memcheck report
+// is fixtures/ncu-reference/sanitizer/stream-ordered-alloc-bug.memcheck.xml).  Every bug is
 // on purpose and marked "BUG".
 // Nothing is checked on purpose: like the experiment, the program prints what the
 // calls returned and exits 0, so only compute-sanitizer (memcheck) catches it.

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The memory-health gates on a GPU machine: ncugate sanitize on the known-bad apps (expect 1) and
-# the reference app (expect 0), on the stream-ordered-allocation experiment seed-program.cu when its path is given (expect 1), and ncugate leaks
+# the reference app (expect 0), on a stream-ordered-allocation bug program when its .cu path is given (expect 1), and ncugate leaks
 # on graph_app --inject leak (expect 1) and the base app (expect 0), with a history file.
 #
-#   scripts/gpu-memory-e2e.sh [NCUGATE_BINARY] [SEED_PROGRAM.cu]
+#   scripts/gpu-memory-e2e.sh [NCUGATE_BINARY] [ALLOC_BUG_PROGRAM.cu]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ncugate=$(realpath "${1:-target/release/ncugate}")
-seed=${2:-}
+alloc_bug=${2:-}
 out=${OUT:-target/gpu-memory-e2e}
 mkdir -p "$out"
 # ncugate leaks compiles its audit library from the source built into it (no make -C inject).
@@ -45,9 +45,9 @@ gate race 1 sanitize --tool racecheck -- kernels/build/race_app
 gate init 1 sanitize --tool initcheck -- kernels/build/init_app
 gate leaky 1 sanitize --tool memcheck --leak-check -- kernels/build/leaky_app
 gate graph-leak-sanitizer 0 sanitize --tool memcheck --leak-check -- kernels/build/graph_app --n 1048576 --inject leak --iters 5
-if [ -n "$seed" ]; then
-  nvcc -arch=sm_90 -o "$out/seed_program" "$seed" -lcuda > "$out/seed-build.log" 2>&1 || tail "$out/seed-build.log"
-  gate seed 1 sanitize --tool memcheck -- "$out/seed_program"
+if [ -n "$alloc_bug" ]; then
+  nvcc -arch=sm_90 -o "$out/alloc_bug" "$alloc_bug" -lcuda > "$out/stream-ordered-alloc-bug-build.log" 2>&1 || tail "$out/stream-ordered-alloc-bug-build.log"
+  gate stream-ordered-alloc-bug 1 sanitize --tool memcheck -- "$out/alloc_bug"
 fi
 rm -f "$out/history.jsonl"
 gate leaks-leak 1 leaks --history "$out/history.jsonl" -- kernels/build/graph_app --inject leak --iters 200

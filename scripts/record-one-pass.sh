@@ -52,7 +52,7 @@ passes_of set.new "$NEW"
 passes_of set.new+compute_mem "$NEW,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
 passes_of set.new+sm_throughput "$NEW,sm__throughput.avg.pct_of_peak_sustained_elapsed"
 passes_of set.new+requests+lts "$NEW,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,lts__t_sectors.sum,dram__bytes_read.sum"
-passes_of set.seed44 "sm__inst_executed.sum,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+passes_of set.fixed-ratio "sm__inst_executed.sum,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
 passes_of set.setfull-toml "smsp__inst_executed.sum,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum,dram__bytes_read.sum,derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2"
 passes_of set.full+new "$NEW" --set full
 column -t -s $'\t' "$R/passes/passes.tsv" >&2 || cat "$R/passes/passes.tsv" >&2

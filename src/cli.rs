@@ -30,21 +30,31 @@ pub enum CliCommand {
     /// Start gating your app here: write ncugate.toml and a commented thresholds file; with a GPU, profile once and list the kernels.
     Init(InitArgs),
     /// Profile the app under ncu (or read ncu exports) and gate it against the baseline; exit 0, 1 or 2.
-    #[command(after_help = crate::exit::TABLE)]
+    #[command(
+        after_help = crate::exit::TABLE,
+        mut_arg("thresholds", |a| a.help("Threshold rules (TOML) to gate with (default: [gate] thresholds, else the built-in thresholds/default.toml)")),
+        mut_arg("quiet", |a| a.help_heading("Reports"))
+    )]
     Check(Box<CheckArgs>),
     /// Record or compare baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
     /// Build the app and profile it under ncu once; keep every artifact in the work dir.
+    #[command(
+        after_help = crate::exit::RECORD_TABLE,
+        mut_arg("workloads", |a| a.help("Profile only this workload (repeatable)")),
+        mut_arg("extra_metrics", |a| a.help("Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics)")),
+        mut_arg("quiet", |a| a.help("No progress output (ncu's and the app's lines go to the work dir only)").help_heading(None::<&str>))
+    )]
     Profile(Box<ProfileOnlyArgs>),
     /// Run compute-sanitizer on the app, or gate saved XML, and gate its findings; exit 0, 1 or 2.
-    #[command(after_help = crate::exit::TABLE)]
+    #[command(after_help = crate::exit::SANITIZE_TABLE)]
     Sanitize(Box<SanitizeArgs>),
     /// Run the app with the CUDA-graph audit library and NVML sampling; fail on leaked graph executables or memory growth.
-    #[command(after_help = crate::exit::TABLE)]
+    #[command(after_help = crate::exit::LEAKS_TABLE)]
     Leaks(Box<LeaksArgs>),
     /// Join the JSON reports of a suite's shards into one verdict and every report format (no GPU needed); exit 0, 1 or 2.
-    #[command(after_help = crate::exit::TABLE)]
+    #[command(after_help = crate::exit::MERGE_TABLE)]
     Merge(Box<MergeArgs>),
     /// Keep every run in a history store (SQLite or PostgreSQL) and show each kernel's trend.
     History(HistoryArgs),
@@ -196,6 +206,11 @@ pub struct ProfileOnlyArgs {
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
     /// Record a baseline from one raw export per run.
+    #[command(
+        after_help = crate::exit::RECORD_TABLE,
+        mut_arg("thresholds", |a| a.help("Threshold rules (TOML) whose metrics the baseline records (default: [gate] thresholds, else the built-in thresholds/default.toml)")),
+        mut_arg("quiet", |a| a.help("No progress output: the line saying what was recorded, and errors").help_heading(None::<&str>))
+    )]
     Record(Box<RecordArgs>),
     /// Show what changed between two baselines.
     #[command(after_help = crate::exit::DIFF_TABLE)]
@@ -212,7 +227,7 @@ pub struct ReportArgs {
     /// Write a Markdown report (for a CI summary page).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Write a JSON report (schema_version 1).
+    /// Write a JSON report (schema_version 2).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
@@ -608,6 +623,10 @@ mod tests {
             (
                 "kernel-key",
                 name(&|| crate::model::KernelKeyMode::default().to_possible_value()),
+            ),
+            (
+                "shared-gpu",
+                name(&|| crate::shared_gpu::Policy::default().to_possible_value()),
             ),
             ("audit-lib", None),
             ("cache-dir", None),

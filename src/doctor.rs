@@ -85,7 +85,8 @@ fn gpus(out: &mut Lines) -> bool {
         return false;
     }
     out.line(format_args!(
-        "✓ driver {driver}, CUDA {cuda} (driver API), {count} GPU(s)"
+        "✓ driver {driver}, CUDA {cuda} (driver API), {}",
+        crate::format::count(count, "GPU", "GPUs")
     ));
     for i in 0..count {
         match nvml.device_by_index(i) {

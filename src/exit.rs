@@ -22,6 +22,38 @@ Exit codes:
      unknown baseline schema, device mismatch, invalid thresholds,
      interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
 
+/// The exit codes of `sanitize`, as shown in its `--help`.
+pub const SANITIZE_TABLE: &str = "\
+Exit codes:
+  0  pass: no finding outside the allow-list (allowed findings warn)
+  1  findings: compute-sanitizer reported an error that is not allowed
+  2  error: the app or compute-sanitizer could not run, the XML is unreadable
+     or truncated, interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+
+/// The exit codes of `leaks`, as shown in its `--help`.
+pub const LEAKS_TABLE: &str = "\
+Exit codes:
+  0  pass: no leaked graph executable, memory within its limits
+  1  leak: graph executables alive at exit, or memory growth, peak or live
+     graphs beyond their limits (or the history rule)
+  2  error: the audit library could not be built or loaded, the app failed,
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+
+/// The exit codes of `merge`, as shown in its `--help`.
+pub const MERGE_TABLE: &str = "\
+Exit codes:
+  0  pass: every workload of every shard passed
+  1  regression: a workload regressed
+  2  error: a workload errored, a shard is missing or unreadable, or the shards
+     come from different commits, thresholds or baselines";
+
+/// The exit codes of `baseline record` and `profile`, as shown in their `--help`.
+pub const RECORD_TABLE: &str = "\
+Exit codes:
+  0  done: every workload recorded (or profiled)
+  2  error: the build, ncu or the app failed, an export is unreadable,
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+
 /// The exit codes of `baseline diff`, as shown in its `--help`: it compares
 /// files, and says with its code whether they differ.
 pub const DIFF_TABLE: &str = "\

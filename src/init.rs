@@ -200,10 +200,10 @@ fn trial_run(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "ncugate: profiled once in {:.1}s: {} kernel(s), {} launch(es) (artifacts: {})",
+        "ncugate: profiled once in {:.1}s: {}, {} (artifacts: {})",
         artifacts.seconds,
-        run.kernels.len(),
-        run.total.launches,
+        crate::format::count(run.kernels.len(), "kernel", "kernels"),
+        crate::format::count(run.total.launches, "launch", "launches"),
         artifacts.dir.display()
     );
     let width = crate::report::terminal::width();
@@ -279,7 +279,10 @@ clock_control = \"none\"
 # Recorded by `ncugate baseline record` on the GPU runner; commit it.
 baseline = \"{BASELINE_FILE}\"
 # The rules: which metrics, how much worse is a regression. Start from the built-in ones.
-thresholds = \"{THRESHOLDS_FILE}\""
+thresholds = \"{THRESHOLDS_FILE}\"
+# Another process on the GPU moves durations and DRAM traffic: \"warn\" shows those rules as
+# warnings naming it and gates the rest; \"refuse\" exits 2; \"gate\" gates everything.
+# shared_gpu = \"warn\""
     );
     t
 }

@@ -88,6 +88,7 @@ pub mod rules;
 pub mod runner;
 pub mod sanitizer;
 pub mod schema;
+pub mod shared_gpu;
 pub mod status;
 pub mod suggest;
 pub mod suite;

@@ -131,6 +131,62 @@ pub enum Severity {
     Warn,
 }
 
+/// `environment = "sensitive" | "deterministic"`: whether another process
+/// on the same GPU can move the metric without any change to the code.
+/// Measured on an H200 beside a bf16 GEMM loop in another process
+/// (fixtures/h200/shared/): instruction counts, launch counts and the
+/// kernel's own L1 load sectors and requests did not move (±0.0%); durations
+/// (+5% to +35%), DRAM bytes (+14% to +65,000%) and throughputs did, as
+/// did elapsed cycles (−1% to −23%: the SM clock fell from 1.97 to
+/// 1.26–1.48 GHz). When a run was shared, sensitive rules are not gated
+/// (`[gate] shared_gpu`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    /// Another context on the GPU can move it: times, cycles, DRAM and L2
+    /// traffic, throughputs, anything device-wide.
+    Sensitive,
+    /// Counts of the kernel's own work: instructions, SASS counts, the
+    /// sectors and requests of its own loads and stores.
+    Deterministic,
+}
+
+impl Environment {
+    /// The class of a metric whose rule does not say: deterministic for the
+    /// kernel's own instruction, SASS and L1 load/store counts, sensitive
+    /// for everything else (a metric ncugate does not know is assumed to be
+    /// movable by a neighbour).
+    pub fn of_metric(metric: &str) -> Environment {
+        let own_work = [
+            "sm__inst_executed",
+            "smsp__inst_executed",
+            "sm__sass_",
+            "smsp__sass_",
+            "derived__smsp__sass_",
+            "l1tex__t_sectors_pipe_lsu_mem_",
+            "l1tex__t_requests_pipe_lsu_mem_",
+            "launch__",
+        ];
+        let rate = ["per_second", "pct_", "throughput", "per_cycle"];
+        if own_work.iter().any(|p| metric.starts_with(p))
+            && !rate.iter().any(|r| metric.contains(r))
+        {
+            Environment::Deterministic
+        } else {
+            Environment::Sensitive
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Sensitive => "sensitive",
+            Environment::Deterministic => "deterministic",
+        }
+    }
+}
+
 /// `per = "kernel" | "total"`.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, schemars::JsonSchema,
@@ -182,7 +238,7 @@ struct RuleSpec {
     aggregate: Aggregate,
     worse: Worse,
     better: Option<Worse>,
-    max_change: Option<String>,
+    max_change: Option<MaxChange>,
     max_drift: Option<String>,
     noise: Option<f64>,
     noise_floor: Option<f64>,
@@ -194,6 +250,16 @@ struct RuleSpec {
     optional: bool,
     name: Option<String>,
     why: Option<String>,
+    environment: Option<Environment>,
+}
+
+/// `max_change` as written: a quoted percentage, or a bare number that the
+/// parser refuses with the text to write instead.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum MaxChange {
+    Text(String),
+    Number(f64),
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,6 +320,9 @@ pub struct Rule {
     pub optional: bool,
     pub name: Option<String>,
     pub why: Option<String>,
+    /// Whether another process on the GPU can move the metric: the rule's
+    /// `environment`, else [`Environment::of_metric`].
+    pub environment: Environment,
     /// 1-based line of the rule's `[[rule]]` table in its file.
     pub line: usize,
 }
@@ -324,12 +393,15 @@ impl Thresholds {
             if r.metric.trim().is_empty() {
                 return Err(at("`metric` is empty"));
             }
-            let max_change = r
-                .max_change
-                .as_deref()
-                .map(parse_percent)
-                .transpose()
-                .map_err(|m| at(&m))?;
+            let max_change = match &r.max_change {
+                None => None,
+                Some(MaxChange::Text(text)) => Some(parse_percent(text).map_err(|m| at(&m))?),
+                Some(MaxChange::Number(n)) => {
+                    return Err(at(&format!(
+                        "`max_change = {n}` is a bare number: write `max_change = \"{n}%\"` (a quoted percentage)"
+                    )));
+                }
+            };
             let max_drift = r
                 .max_drift
                 .as_deref()
@@ -376,7 +448,11 @@ impl Thresholds {
                     None => KernelFilter::Exact(k.to_string()),
                 },
             };
+            let environment = r
+                .environment
+                .unwrap_or_else(|| Environment::of_metric(&r.metric));
             rules.push(Rule {
+                environment,
                 metric: r.metric,
                 per: r.per,
                 aggregate: r.aggregate,
@@ -455,6 +531,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bare_max_change_number_says_what_to_write() {
+        for (value, write) in [("20", "\"20%\""), ("0.2", "\"0.2%\"")] {
+            let text =
+                format!("[[rule]]\nmetric = \"a\"\nworse = \"higher\"\nmax_change = {value}\n");
+            let message = Thresholds::parse(&text, "t.toml")
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                message.contains(&format!("`max_change = {value}` is a bare number"))
+                    && message.contains(&format!("write `max_change = {write}`")),
+                "{message}"
+            );
+        }
+        assert!(
+            Thresholds::parse(
+                "[[rule]]\nmetric = \"a\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
+                "t.toml"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
     fn a_thresholds_source_is_named_as_reports_name_it_and_read_back() {
         assert!(DEFAULT_SOURCE.starts_with(BUILT_IN_PATH));
         for source in [
@@ -485,9 +585,9 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_gate_parses() {
-        let text = include_str!("../thresholds/seed-4.4.toml");
-        let t = Thresholds::parse(text, "seed-4.4.toml").unwrap();
+    fn the_fixed_ratio_gate_parses() {
+        let text = include_str!("../thresholds/fixed-ratio.toml");
+        let t = Thresholds::parse(text, "fixed-ratio.toml").unwrap();
         assert!(
             t.rules
                 .iter()
@@ -502,7 +602,7 @@ mod tests {
             format!("{e}\n{}", e.detail().join("\n"))
         };
         let rule = "[[rule]]\nmetric = \"m\"\nworse = \"higher\"\n";
-        assert!(bad(&format!("{rule}max_change = 20\n")).contains("invalid type"));
+        assert!(bad(&format!("{rule}max_change = 20\n")).contains("write `max_change = \"20%\"`"));
         assert!(bad(&format!("{rule}max_change = \"20\"\n")).contains("percentage"));
         assert!(bad(&format!("{rule}max_chnage = \"20%\"\n")).contains("unknown field"));
         assert!(bad(rule).contains("line 1"));
@@ -535,6 +635,55 @@ mod tests {
             let hint = Thresholds::parse(&text, "t.toml").unwrap_err().hint();
             assert!(hint.ends_with(&keys.join(", ")), "{hint}");
         }
+    }
+
+    #[test]
+    fn every_builtin_rule_is_classified_in_its_file_as_measured() {
+        for (name, text) in [
+            ("default.toml", DEFAULT_THRESHOLDS),
+            ("seed-4.4.toml", include_str!("../thresholds/seed-4.4.toml")),
+            ("set-full.toml", include_str!("../thresholds/set-full.toml")),
+        ] {
+            let t = Thresholds::parse(text, name).unwrap();
+            let rules = text.matches("[[rule]]").count();
+            assert_eq!(text.matches("\nenvironment = ").count(), rules, "{name}");
+            for r in &t.rules {
+                // The file says what the name-based default would say too.
+                assert_eq!(
+                    r.environment,
+                    Environment::of_metric(&r.metric),
+                    "{name}: {}",
+                    r.metric
+                );
+            }
+        }
+        let t = Thresholds::builtin().unwrap();
+        let of = |m: &str| {
+            t.rules
+                .iter()
+                .find(|r| r.metric == m)
+                .map(|r| r.environment)
+        };
+        assert_eq!(
+            of("sm__inst_executed.sum"),
+            Some(Environment::Deterministic)
+        );
+        assert_eq!(of("gpu__time_duration.sum"), Some(Environment::Sensitive));
+        assert_eq!(of("dram__bytes.sum"), Some(Environment::Sensitive));
+        assert_eq!(
+            of("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+            Some(Environment::Deterministic)
+        );
+        assert_eq!(
+            Environment::of_metric("sm__inst_executed.avg.per_cycle_active"),
+            Environment::Sensitive
+        );
+        let own = Thresholds::parse(
+            "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"1%\"\nenvironment = \"deterministic\"\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(own.rules[0].environment, Environment::Deterministic);
     }
 
     #[test]

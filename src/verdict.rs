@@ -49,12 +49,22 @@ pub struct RuleResult {
     pub message: String,
     /// The rule's `why`, for failures.
     pub why: Option<String>,
+    /// Set when the rule was not gated because the GPU was shared and the
+    /// metric is one another process can move (`environment = "sensitive"`):
+    /// the evidence. The status is then at worst `warn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_gated: Option<String>,
 }
 
 impl RuleResult {
     /// The verdict word for tables: the status, except that a `changed`
-    /// result says which way it moved (`higher`, `lower`).
+    /// result says which way it moved (`higher`, `lower`) and a result a
+    /// shared GPU left ungated says `not gated` (its status, `warn` beyond
+    /// the allowance, still counts).
     pub fn verdict(&self) -> &'static str {
+        if self.not_gated.is_some() {
+            return "not gated";
+        }
         match (self.status, self.current, self.baseline) {
             (Status::Changed, Some(x), Some(b)) if x > b.mean => "higher",
             (Status::Changed, Some(_), Some(_)) => "lower",
@@ -163,6 +173,11 @@ pub struct Report {
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,
+    /// Set when the GPU was shared during the check's run (another process
+    /// on it, or an SM clock well under the baseline's): what showed it and
+    /// how many rules were not gated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_gpu: Option<crate::shared_gpu::SharedGpu>,
 }
 
 impl Report {
@@ -219,6 +234,7 @@ impl Report {
             memory: Vec::new(),
             profiling: Vec::new(),
             notes: Vec::new(),
+            shared_gpu: None,
         }
     }
 

@@ -290,8 +290,8 @@ fn say_removed(removed: &[PathBuf], bytes: u64, place: &str) {
         names.push(format!("… ({} more)", removed.len() - SHOWN));
     }
     eprintln!(
-        "ncugate: removed {} temp file(s) ({}) that interrupted writes left {place}: {}",
-        removed.len(),
+        "ncugate: removed {} ({}) that interrupted writes left {place}: {}",
+        crate::format::count(removed.len(), "temp file", "temp files"),
         crate::format::format_value(bytes as f64, "byte"),
         names.join(", ")
     );

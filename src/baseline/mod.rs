@@ -1,7 +1,7 @@
 //! The baseline file: per kernel, launches per run and per-metric statistics
 //! over the recorded runs, with the GPU fingerprint and the inputs' SHA-256.
 //!
-//! JSON, `schema_version: 1`, pretty-printed with a stable key order (struct
+//! JSON, `schema_version: 2` (version 1 is still read), pretty-printed with a stable key order (struct
 //! fields in declaration order, maps sorted) so that a diff of two baselines
 //! is reviewable. Writes are atomic ([`atomic`]): a temp file in the same
 //! directory, then a rename.
@@ -59,6 +59,12 @@ pub struct Baseline {
     )]
     #[schemars(with = "Option<bool>")]
     pub graph_mode: Option<GraphProfiling>,
+    /// What ncugate saw of the GPU while the runs were profiled: each
+    /// kernel's SM clock and elapsed cycles (from the exports), and, when
+    /// ncugate profiled them, any other process on the GPU (`shared`
+    /// says so). A check compares its own clock with this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::shared_gpu::GpuEnvironment>,
     /// Number of runs (= inputs).
     pub runs: u64,
     /// Every launch of a run together.

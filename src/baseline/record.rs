@@ -89,6 +89,7 @@ pub fn build(
         profile: None,
         cost_seconds: None,
         graph_mode,
+        gpu: None,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,

@@ -64,7 +64,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         native: !config.import_with_ncu,
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
-    let metrics = thresholds.metrics();
+    let metrics = with_clock_metrics(thresholds.metrics(), &config.source);
     let candidates = Candidates::of(config, &thresholds)?;
     let acquired = acquire(
         &config.source,
@@ -82,7 +82,10 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
+    let gpu = GpuEnvironment::observe(&runs, &acquired.gpu);
     let inputs = Inputs {
+        gpu: &gpu,
+        shared_gpu: config.shared_gpu,
         baseline: &baseline,
         baseline_path: baseline_path.display().to_string(),
         runs: &runs,

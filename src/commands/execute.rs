@@ -86,12 +86,16 @@ pub fn execute(config: &Config, processes: &dyn ProcessRunner) -> i32 {
         Config::Leaks(c) => gate(leaks(c, processes), &c.outputs, &c.style),
         Config::Suite(c) => match suite(c, processes) {
             SuiteRun::Checked(report, failed) => {
-                suite_report(&report, &failed, &c.outputs, &c.style)
+                let streamed = render::terminal_after_status_lines(&report, &c.style);
+                suite_report(&report, streamed, &failed, &c.outputs)
             }
             SuiteRun::Done(said, failed) => workloads(said, &failed),
         },
         Config::Merge(c) => match merge(c) {
-            Ok(report) => suite_report(&report, &[], &c.outputs, &c.style),
+            Ok(report) => {
+                let text = render::terminal(&report, &c.style);
+                suite_report(&report, text, &[], &c.outputs)
+            }
             Err(error) => failed(error.into(), &report::Outputs::default()),
         },
         Config::History(c) => text(history(c, processes)),
@@ -138,18 +142,19 @@ fn gate(result: Gated<Report>, outputs: &report::Outputs, style: &terminal::Styl
     report.outcome
 }
 
-/// A suite's report: like a gate's, then each workload that errored, with why.
+/// A suite's report: like a gate's (`text`: its terminal view), then each
+/// workload that errored, with why.
 fn suite_report(
     report: &SuiteReport,
+    text: String,
     failed: &[(String, Error)],
     outputs: &report::Outputs,
-    style: &terminal::Style,
 ) -> Outcome {
     if let Err(error) = render::write_all(report, outputs) {
         print_error(&error);
         return Outcome::Error;
     }
-    if !print_stdout(&render::terminal(report, style)) {
+    if !print_stdout(&text) {
         return Outcome::Error;
     }
     for w in &report.workloads {
@@ -175,6 +180,9 @@ fn workloads(said: Text, failed: &[(String, Error)]) -> Outcome {
 fn workload_errors(failed: &[(String, Error)]) {
     for (name, error) in failed {
         eprintln!("ncugate: error: workload `{name}`: {error}");
+        for line in error.detail() {
+            eprintln!("  | {line}");
+        }
         eprintln!("hint: {}", error.hint());
     }
 }
@@ -204,10 +212,25 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 fn explain_error_rows(report: &Report) {
     if report.outcome == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
-        eprintln!("ncugate: error: {n} check(s) could not be evaluated (ERROR rows above)");
         eprintln!(
-            "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+            "ncugate: error: {} could not be evaluated (ERROR rows above)",
+            crate::format::count(n, "check", "checks")
         );
+        // A `kernels` filter that matches nothing is a typo to fix: `optional`
+        // would hide it and leave the rule gating nothing.
+        let filter_typo = report.rules.iter().any(|r| {
+            r.status == crate::status::Status::Error
+                && r.message.starts_with(crate::compare::NO_KERNEL_MATCHES)
+        });
+        if filter_typo {
+            eprintln!(
+                "hint: fix the rule's `kernels` filter in the thresholds file: an exact kernel key from the list above, or `regex:…`"
+            );
+        } else {
+            eprintln!(
+                "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
+            );
+        }
     }
 }
 

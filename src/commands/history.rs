@@ -205,6 +205,8 @@ pub(super) fn after_check(
             inputs.thresholds,
         )?;
         let at_anchor = crate::compare::compare(&Inputs {
+            gpu: inputs.gpu,
+            shared_gpu: inputs.shared_gpu,
             baseline: &baseline,
             baseline_path: String::new(),
             runs: inputs.runs,

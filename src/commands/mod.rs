@@ -37,6 +37,7 @@ use crate::runner::process::ProcessRunner;
 use crate::runner::progress::Progress;
 use crate::runner::{self, RunnerConfig};
 use crate::sanitizer::run::SanitizerConfig;
+use crate::shared_gpu::GpuEnvironment;
 use crate::status::Outcome;
 use crate::suite;
 use crate::verdict::{Report, Subject};
@@ -49,6 +50,8 @@ struct Acquired {
     profile: Option<ProfileSettings>,
     /// Wall seconds of each profiled run (empty for `--input` files).
     seconds: Vec<f64>,
+    /// What the GPU probe saw during the profiled runs (empty for `--input` files).
+    gpu: Vec<crate::shared_gpu::Sample>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -66,6 +69,7 @@ fn acquire(
             details: details.to_vec(),
             profile: None,
             seconds: Vec::new(),
+            gpu: Vec::new(),
         }),
         Source::Profile {
             runner: config,
@@ -78,6 +82,7 @@ fn acquire(
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config)),
                 seconds: Vec::new(),
+                gpu: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -96,6 +101,7 @@ fn acquire(
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
                 acquired.seconds.push(artifacts.seconds);
+                acquired.gpu.extend(artifacts.gpu);
             }
             Ok(acquired)
         }
@@ -171,6 +177,24 @@ fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
         }
         BaselinePlace::History => PathBuf::from(crate::config::history::BASELINE_WORD),
     }
+}
+
+/// `metrics` and the clock metrics every profiled run collects too (the SM
+/// clock and elapsed cycles of each kernel, in the same replay pass), read
+/// from exports where they have them. Not when ncu profiles whole graphs:
+/// that mode refuses some metrics, and a graph has no one kernel's clock.
+fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> Vec<String> {
+    if let Source::Profile { runner, .. } = source
+        && runner.graph_profiling == crate::model::GraphProfiling::Graph
+    {
+        return metrics;
+    }
+    for m in crate::shared_gpu::clock::METRICS {
+        if !metrics.iter().any(|have| have == m) {
+            metrics.push(m.to_string());
+        }
+    }
+    metrics
 }
 
 /// Parses every input; a metric that a non-optional rule needs must be in each.
@@ -300,5 +324,50 @@ fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Ga
             report.finish();
             Err(Failed::with_report(error, report))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiled_runs_collect_the_clock_metrics_but_whole_graph_profiles_do_not() {
+        let runner = |graph_profiling| Source::Profile {
+            runner: Box::new(RunnerConfig {
+                build: None,
+                app: vec!["app".into()],
+                env: vec![],
+                workdir: ".".into(),
+                timeout: std::time::Duration::from_secs(1),
+                mode: runner::Mode::Fast,
+                graph_profiling,
+                clock_control: crate::options::profile::DEFAULT_CLOCK_CONTROL,
+                cache_control: crate::options::profile::DEFAULT_CACHE_CONTROL,
+                replay_mode: crate::options::profile::DEFAULT_REPLAY_MODE,
+                kernel_name: None,
+                launch_skip: None,
+                launch_count: None,
+                extra_metrics: vec![],
+                ncu: "ncu".into(),
+                out_dir: ".".into(),
+            }),
+            runs: 1,
+            quiet: true,
+        };
+        let rules = vec!["sm__inst_executed.sum".to_string()];
+        let node = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Node));
+        assert_eq!(
+            node,
+            [
+                "sm__inst_executed.sum",
+                "sm__cycles_elapsed.avg.per_second",
+                "gpc__cycles_elapsed.max"
+            ]
+        );
+        let graph = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Graph));
+        assert_eq!(graph, rules);
+        let exports = with_clock_metrics(rules, &Source::Inputs(vec![]));
+        assert_eq!(exports.len(), 3);
     }
 }

@@ -14,21 +14,23 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     };
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
+    let collected = with_clock_metrics(metrics.clone(), &config.source);
     let acquired = acquire(
         &config.source,
         &config.details,
-        &metrics,
+        &collected,
         None,
         false,
         processes,
     )?;
     let runs = read_runs(
         &acquired.inputs,
-        &metrics,
+        &collected,
         config.kernel_key,
         &thresholds,
         import,
     )?;
+    let gpu = recorded_gpu(&runs, &acquired.gpu, config.shared_gpu)?;
     if matches!(config.source, Source::Inputs(_)) {
         baseline::record::distinct_inputs(&runs)?;
     }
@@ -59,6 +61,12 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         &thresholds.source,
     )?;
     baseline.profile = acquired.profile;
+    if let Some(gpu) = gpu {
+        if let Some(why) = &gpu.shared {
+            notes.push(format!("ncugate: warning: {why} while recording: the baseline is marked as recorded on a shared GPU (a check says so); record it on a quiet GPU, or with --shared-gpu refuse to refuse"));
+        }
+        baseline.gpu = Some(gpu);
+    }
     if !acquired.seconds.is_empty() {
         baseline.cost_seconds =
             Some(acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64);
@@ -67,12 +75,12 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     baseline.save(&output)?;
     notes.extend(one_run_warning(&baseline, &thresholds));
     let line = format!(
-        "ncugate: recorded {}: {}, {} per run{passes}, {}, {} run(s), {}, kernel key {}\n",
+        "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
         crate::format::count(baseline.kernels.len(), "kernel", "kernels"),
         crate::format::count(baseline.total.launches.mean, "launch", "launches"),
         crate::format::count(recorded.required.len(), "metric", "metrics"),
-        baseline.runs,
+        crate::format::count(baseline.runs, "run", "runs"),
         baseline.fingerprint,
         baseline.kernel_key
     );
@@ -80,6 +88,26 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         notes,
         ..Text::pass(line)
     })
+}
+
+/// What the baseline keeps of the GPU the runs were profiled on (`None`
+/// when the exports have no SM clock and nothing was seen); an error when
+/// another process used the GPU and `policy` refuses that.
+fn recorded_gpu(
+    runs: &[Run],
+    samples: &[crate::shared_gpu::Sample],
+    policy: crate::shared_gpu::Policy,
+) -> Result<Option<GpuEnvironment>> {
+    let mut gpu = GpuEnvironment::observe(runs, samples);
+    gpu.shared = gpu.shared_alone();
+    if let (Some(why), crate::shared_gpu::Policy::Refuse) = (&gpu.shared, policy) {
+        return Err(Error::from(crate::error::BaselineError::SharedGpu {
+            evidence: why.clone(),
+            sensitive: 0,
+            recording: true,
+        }));
+    }
+    Ok((gpu != GpuEnvironment::default()).then_some(gpu))
 }
 
 /// The metrics to collect: the rules' metrics, then `--extra-metric`s.
@@ -129,7 +157,7 @@ impl Recorded {
 }
 
 /// A baseline of one run has no spread: which `noise` allowances that
-/// zeroes, and how to record a better one.
+/// zeroes, and how to record a better one. Nothing when no rule uses `noise`.
 fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
     if baseline.runs >= 2 {
         return Vec::new();
@@ -141,11 +169,10 @@ fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> 
         .map(|r| r.metric.as_str())
         .collect();
     noisy.dedup();
-    let which = if noisy.is_empty() {
-        "the rules".to_string()
-    } else {
-        noisy.join(", ")
-    };
+    if noisy.is_empty() {
+        return Vec::new();
+    }
+    let which = noisy.join(", ");
     vec![
         format!(
             "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {which} is 0 and only `max_change` applies",

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
 use crate::status::Outcome;
 use crate::suite::report::{SuiteReport, WorkloadReport};
-use crate::suite::{baselines, merge, shard};
+use crate::suite::{baselines, merge, render, shard};
 use sha2::{Digest, Sha256};
 
 /// Each workload that could not be gated, by name, with why.
@@ -34,9 +34,9 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> SuiteRun {
     let planned = planned(config);
     if let Some(shard) = config.shard {
         eprintln!(
-            "ncugate: shard {shard}: {} of {} workload(s): {}",
+            "ncugate: shard {shard}: {} of {}: {}",
             planned.len(),
-            config.workloads.len(),
+            crate::format::count(config.workloads.len(), "workload", "workloads"),
             if planned.is_empty() {
                 "none".to_string()
             } else {
@@ -111,10 +111,13 @@ pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
         .collect()
 }
 
+/// A build that failed: the workload it failed for, and how (`exit code 2: make train`).
+type BuildFailure = (String, String);
+
 /// Builds already run in this invocation, and whether each worked.
 #[derive(Default)]
 struct Builds {
-    done: Vec<(RunnerConfig, std::result::Result<(), String>)>,
+    done: Vec<(RunnerConfig, std::result::Result<(), BuildFailure>)>,
 }
 
 impl Builds {
@@ -129,14 +132,26 @@ impl Builds {
         let same =
             |r: &RunnerConfig| r.build == key.build && r.workdir == key.workdir && r.env == key.env;
         if let Some((_, result)) = self.done.iter().find(|(r, _)| same(r)) {
-            return result.clone().map_err(|message| {
-                Error::from(crate::error::ToolError::BuildFailedBefore { reason: message })
+            return result.clone().map_err(|(workload, reason)| {
+                Error::from(crate::error::ToolError::BuildFailedBefore { workload, reason })
             });
         }
         let result = runner::build(&w.runner, processes);
+        let how = |error: &Error| match error {
+            Error::Process(p) => match p.as_ref() {
+                crate::error::ProcessError::Build { exit, command, .. } => {
+                    format!("{exit}: {command}")
+                }
+                other => other.to_string(),
+            },
+            other => other.to_string(),
+        };
         self.done.push((
             key,
-            result.as_ref().map(|_| ()).map_err(ToString::to_string),
+            result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| (w.name.clone(), how(e))),
         ));
         result
     }
@@ -184,8 +199,13 @@ fn check(
         Some(file) => crate::parse::sha256_file(file).unwrap_or_default(),
         None => baselines::digest(&config.baselines_dir, &every).unwrap_or_default(),
     };
-    let mut reports = Vec::new();
+    let mut reports: Vec<WorkloadReport> = Vec::new();
     let mut failed = Failures::new();
+    let names = planned
+        .iter()
+        .map(|(w, _)| w.name.chars().count())
+        .max()
+        .unwrap_or(0);
     for &(w, c) in planned {
         eprintln!("ncugate: workload {}", w.name);
         let checked = build_for(w, &c.source, builds, processes)
@@ -202,7 +222,7 @@ fn check(
                             Vec::new(),
                             Vec::new(),
                             &super::check::thresholds_name(c),
-                            format!("{error} (hint: {})", error.hint()),
+                            error.report_line(),
                         )
                     },
                     |report| *report,
@@ -220,6 +240,14 @@ fn check(
             seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
             report,
         });
+        // As nextest does: a line the moment the workload finishes; the
+        // failures in full and the summary follow when all have run.
+        let done = reports
+            .last()
+            .and_then(|w| render::status_line(w, names, &config.style));
+        if let Some(line) = done {
+            Text::pass(line).show();
+        }
     }
     let report = SuiteReport::new(
         config.shard,
@@ -253,8 +281,9 @@ fn record(
     }
     let n = planned.len();
     let summary = format!(
-        "ncugate: recorded {} of {n} workload(s){}\n",
+        "ncugate: recorded {} of {}{}\n",
         n - failed.len(),
+        crate::format::count(n, "workload", "workloads"),
         match config.shard {
             Some(s) => format!(" (shard {s})"),
             None => String::new(),

@@ -6,6 +6,7 @@
 
 mod findings;
 pub mod identity;
+pub mod not_gated;
 mod rule;
 mod structure;
 
@@ -15,6 +16,10 @@ use crate::model::{Findings, Fingerprint, Run};
 use crate::rules::Thresholds;
 use crate::status::Outcome;
 use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
+
+/// How the message of a rule whose `kernels` filter matches no kernel starts
+/// (a typo to fix, never a rule to make optional).
+pub const NO_KERNEL_MATCHES: &str = "`kernels = ";
 
 /// Everything a comparison looks at.
 pub struct Inputs<'a> {
@@ -28,9 +33,14 @@ pub struct Inputs<'a> {
     pub allow_device_mismatch: bool,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
     pub notes: Vec<String>,
+    /// What ncugate saw of the GPU during the current runs.
+    pub gpu: &'a crate::shared_gpu::GpuEnvironment,
+    /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
+    pub shared_gpu: crate::shared_gpu::Policy,
 }
 
-/// Compares; `Err` only for what makes the comparison meaningless (device mismatch).
+/// Compares; `Err` only for what makes the comparison meaningless (device
+/// mismatch, another graph-profiling mode, a shared GPU under `shared_gpu = "refuse"`).
 pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let Inputs {
         baseline,
@@ -65,6 +75,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
         notes: inputs.notes.clone(),
+        shared_gpu: None,
     };
 
     comparable_mode(baseline, runs)?;
@@ -122,6 +133,15 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         inputs.findings,
         thresholds.findings.new,
     );
+    not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
+    report
+        .notes
+        .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
+    report
+        .notes
+        .extend(not_gated::unattributed_note(inputs.gpu));
+    let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
+    not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();
     Ok(report)
 }

@@ -71,7 +71,8 @@ fn matches_nothing(
     };
     let filter = rule.kernels_text.as_deref().unwrap_or_default();
     let message = format!(
-        "`kernels = \"{filter}\"` matches no kernel, so this rule gates nothing; the kernel keys ({} keys) are {}{more}",
+        "{}\"{filter}\"` matches no kernel, so this rule gates nothing; the kernel keys ({} keys) are {}{more}",
+        super::NO_KERNEL_MATCHES,
         baseline.kernel_key,
         shown.join(", ")
     );
@@ -111,6 +112,7 @@ fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
         status: Status::Pass,
         message: String::new(),
         why: None,
+        not_gated: None,
     }
 }
 

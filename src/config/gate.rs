@@ -37,12 +37,13 @@ pub enum BaselinePlace {
 }
 
 impl BaselinePlace {
-    /// For messages and reports: the file, or `dir/workload/<gpu>.json`.
+    /// For messages and reports: the file, or the workload's folder
+    /// `dir/workload/` (one file per GPU, chosen by the run's GPU).
     pub fn display(&self) -> String {
         match self {
             BaselinePlace::File(p) => p.display().to_string(),
             BaselinePlace::Dir { dir, workload, .. } => {
-                dir.join(workload).join("<gpu>.json").display().to_string()
+                format!("{}/", dir.join(workload).display())
             }
             BaselinePlace::History => super::history::BASELINE_WORD.to_string(),
         }
@@ -74,6 +75,8 @@ pub struct CheckConfig {
     /// record, and check groups launches as its baseline was recorded.
     pub kernel_key: Option<KernelKeyMode>,
     pub allow_device_mismatch: bool,
+    /// `[gate] shared_gpu`: what to do with sensitive rules when the GPU was shared.
+    pub shared_gpu: crate::shared_gpu::Policy,
     pub outputs: Outputs,
     /// How the terminal report looks: colour, width, which rows.
     pub style: crate::report::terminal::Style,
@@ -96,6 +99,8 @@ pub struct RecordConfig {
     pub kernel_key: KernelKeyMode,
     pub extra_metrics: Vec<String>,
     pub output: BaselinePlace,
+    /// `[gate] shared_gpu`: `refuse` refuses a baseline recorded beside another process.
+    pub shared_gpu: crate::shared_gpu::Policy,
     /// The ncu that converts `.ncu-rep` inputs (and profiles, as `source` says).
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
@@ -111,6 +116,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
+    suite::something_to_gate(&file, &args.run, &args.inputs)?;
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
     let baseline = args.baseline.clone().over(gate.baseline);
@@ -147,6 +153,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         thresholds: gate.thresholds.into(),
         kernel_key: args.gate.kernel_key,
         allow_device_mismatch: args.allow_device_mismatch,
+        shared_gpu: gate.shared_gpu.unwrap_or_default(),
         outputs: outputs(&args.report),
         style: style(&args.report, args.run.quiet),
         sanitizer,
@@ -167,6 +174,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         )?;
     }
     let file = FileConfig::load(args.run.config.as_deref())?;
+    suite::something_to_gate(&file, &args.run, &args.inputs)?;
     if args.runs == 0 {
         return Err(Error::from(crate::error::ConfigError::ZeroRuns));
     }
@@ -204,6 +212,7 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         thresholds: gate.thresholds.into(),
         kernel_key: gate.kernel_key.unwrap_or_default(),
         output: BaselinePlace::File(output),
+        shared_gpu: gate.shared_gpu.unwrap_or_default(),
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
     }))
@@ -238,6 +247,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             thresholds: w.thresholds.clone(),
             kernel_key: args.gate.kernel_key,
             allow_device_mismatch: args.allow_device_mismatch,
+            shared_gpu: args
+                .gate
+                .shared_gpu
+                .over(file.gate.shared_gpu)
+                .unwrap_or_default(),
             outputs: Outputs::default(),
             style,
             sanitizer,
@@ -272,6 +286,11 @@ fn suite_record(
         .kernel_key
         .over(file.gate.kernel_key)
         .unwrap_or_default();
+    let shared_gpu = args
+        .gate
+        .shared_gpu
+        .over(file.gate.shared_gpu)
+        .unwrap_or_default();
     let records = selection
         .workloads
         .iter()
@@ -284,6 +303,7 @@ fn suite_record(
                 thresholds: w.thresholds.clone(),
                 kernel_key,
                 output: selection.baseline(w, false),
+                shared_gpu,
                 ncu: ncu_program(&args.ncu, file),
                 import_with_ncu: import_with_ncu(&args.ncu, file),
             }

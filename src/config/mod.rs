@@ -106,6 +106,7 @@ impl Config {
             }),
             CliCommand::Profile(args) => {
                 let file = FileConfig::load(args.run.config.as_deref())?;
+                suite::something_to_gate(&file, &args.run, &[])?;
                 if suite::is_suite(&file, &args.suite) {
                     let request = suite::Request {
                         suite: &args.suite,

@@ -58,6 +58,24 @@ pub(super) fn is_suite(file: &FileConfig, suite: &SuiteArgs) -> bool {
     !file.workloads.is_empty() || suite.any() || file.gate.baselines.is_some()
 }
 
+/// No `ncugate.toml`, no app after `--` and no exports: the error that
+/// names the missing file and `ncugate init`, before a default workload
+/// with nothing to run is made up.
+pub(super) fn something_to_gate(
+    file: &FileConfig,
+    run: &RunArgs,
+    inputs: &[PathBuf],
+) -> Result<()> {
+    if file.source.is_none()
+        && file.app.command.is_empty()
+        && run.app.command.is_empty()
+        && inputs.is_empty()
+    {
+        return Err(Error::from(crate::error::ConfigError::NoConfigFile));
+    }
+    Ok(())
+}
+
 /// Every workload of the config, merged with the shared sections and the flags.
 /// `thresholds`, the flag, stands over each workload's thresholds.
 fn all_workloads(
@@ -177,6 +195,7 @@ impl Selection {
             one_workload_flag: (file_flag, baseline_file),
             inputs,
         } = request;
+        something_to_gate(file, run, &inputs)?;
         let all = all_workloads(run, ncu, file, thresholds.as_ref())?;
         let workloads = workloads::select(all.clone(), &suite.workloads, &suite.tags)?;
         let shard = suite.shard.as_deref().map(str::parse).transpose()?;

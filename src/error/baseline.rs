@@ -72,6 +72,19 @@ pub enum BaselineError {
         "the baseline was profiled with --graph-profiling {recorded}, this run would use {current}"
     )]
     GraphProfiling { recorded: String, current: String },
+    /// The GPU was shared (another process on it, or an SM clock well under
+    /// the baseline's) and `[gate] shared_gpu = "refuse"`: a check whose
+    /// sensitive rules cannot be gated, or a baseline being recorded.
+    #[error(
+        "the GPU was shared {} ({evidence}): {}",
+        if *.recording { "while the baseline was recorded" } else { "during this check" },
+        if *.recording { "its durations and DRAM traffic would be a neighbour's too".to_string() } else { format!("{sensitive} check(s) of metrics another process can move cannot be gated") }
+    )]
+    SharedGpu {
+        evidence: String,
+        sensitive: usize,
+        recording: bool,
+    },
     /// An export profiled in another graph-profiling mode than the baseline.
     #[error(
         "{export}: this export was profiled with --graph-profiling {mode} ({}), the baseline with --graph-profiling {recorded}: the results are not comparable",
@@ -105,6 +118,7 @@ impl BaselineError {
             BaselineError::ClockControl { recorded, .. } => format!(
                 "clock control changes throughput by ~10%: use --clock-control {recorded} (or [profile] clock_control), or re-record the baseline"
             ),
+            BaselineError::SharedGpu { .. } => "run on a GPU no other process uses (`nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv` lists them), or set [gate] shared_gpu = \"warn\" (--shared-gpu warn) to gate the deterministic rules and show the others as warnings".into(),
             BaselineError::GraphProfiling { .. } => "graph mode profiles a whole graph as one result: use the baseline's mode, or re-record the baseline".into(),
             BaselineError::ExportGraphProfiling { recorded, .. } => format!(
                 "profile with `ncu --graph-profiling {recorded}` like the baseline, or re-record the baseline from exports of this mode"

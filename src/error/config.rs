@@ -48,6 +48,9 @@ pub enum ConfigError {
     NoInput,
     #[error("no app to profile: [app] command is empty")]
     NoAppToProfile,
+    /// No `ncugate.toml` here, no app after `--` and no exports: nothing says what to gate.
+    #[error("no ncugate.toml in this folder, and no app or exports to gate")]
+    NoConfigFile,
     #[error("no app to run under compute-sanitizer")]
     NoAppToSanitize,
     #[error("no app to audit")]
@@ -126,6 +129,7 @@ impl ConfigError {
             E::NoBaselineForInputs => "name the baseline file with --baseline FILE (or [gate] baseline in ncugate.toml), or a suite's baselines folder with --baselines DIR (or [gate] baselines)".into(),
             E::NoInput => "pass the raw export(s) to check: --input RAW.csv".into(),
             E::NoAppToProfile => "gate exports with --input RAW.csv, or profile an app: [app] command = [\"path/to/app\", \"args\"…] in ncugate.toml, or the app after `--`".into(),
+            E::NoConfigFile => "`ncugate init -- ./your_app ARGS` writes ncugate.toml for your app (run it where the file should live, or pass --config FILE); to gate saved exports: `ncugate check --baseline baseline.json --input run.raw.csv`".into(),
             E::NoAppToSanitize => "pass the app after `--`, set [app] command in ncugate.toml, or gate a saved file with --xml".into(),
             E::NoAppToAudit => "pass the app after `--`, or set [app] command in ncugate.toml".into(),
             E::NoAppToInit => "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),

@@ -76,7 +76,7 @@ pub enum Error {
     },
 
     /// An ncu export that cannot be gated.
-    #[error("{}: {error}", .path.display())]
+    #[error("{}: {error}", FileKind::Export.named(.path))]
     Export {
         path: PathBuf,
         error: Box<ExportError>,
@@ -130,6 +130,12 @@ impl Error {
             Error::Read { kind, path, source } => kind.read_hint(path, source),
             Error::Write { .. } => "check that the directory exists and is writable".into(),
             Error::Malformed { kind, .. } => kind.malformed_hint().into(),
+            // Nothing came down the pipe: the fix is the command before it.
+            Error::Export { error, path }
+                if **error == ExportError::Empty && path == Path::new("-") =>
+            {
+                "pipe an export into it: `ncu --import R.ncu-rep --csv --page raw | ncugate check --input -`".into()
+            }
             Error::Export { error, .. } => error.hint(),
             Error::Report { error, .. } => error.hint(),
             Error::Merge(error) => error.hint(),

@@ -26,9 +26,10 @@ pub enum ToolError {
     /// The audit library named by `--audit-lib` cannot be used.
     #[error("the graph audit library {} cannot be used: {reason}", .library.display())]
     AuditLibrary { library: PathBuf, reason: String },
-    /// A suite's build failed for an earlier workload; `reason` is its error.
-    #[error("the build failed (see above): {reason}")]
-    BuildFailedBefore { reason: String },
+    /// A suite's build failed for an earlier `workload` that shares it;
+    /// `reason` is how (`exit code 2: make train`).
+    #[error("not run: its build failed for workload `{workload}` ({reason})")]
+    BuildFailedBefore { workload: String, reason: String },
 }
 
 /// How a compute-sanitizer run failed.

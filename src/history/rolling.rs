@@ -158,6 +158,8 @@ pub fn baseline_of(
         profile: None,
         cost_seconds: None,
         graph_mode: None,
+        // The history keeps no clock of its runs: a check then has none to compare with.
+        gpu: None,
         runs: runs.len() as u64,
         total,
         kernels,

@@ -15,13 +15,23 @@ use std::time::Duration;
 #[command(next_help_heading = "App")]
 pub struct AppOptions {
     /// Seconds the whole run may take; then the app's process group is killed (default 1800).
-    #[arg(long, env = "NCUGATE_TIMEOUT", value_name = "SECONDS")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_TIMEOUT",
+        value_name = "SECONDS"
+    )]
     pub timeout: Option<u64>,
     /// Directory the build and the app run in (default: [app] workdir, else the folder ncugate.toml is in).
-    #[arg(long, env = "NCUGATE_WORKDIR", value_name = "DIR")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_WORKDIR",
+        value_name = "DIR"
+    )]
     pub workdir: Option<PathBuf>,
     /// Environment for the build and the app (repeatable; adds to [app] env, a key given here wins).
-    #[arg(long = "env", value_name = "KEY=VALUE")]
+    #[arg(long = "env", hide_short_help = true, value_name = "KEY=VALUE")]
     #[serde(default, deserialize_with = "env_table")]
     pub env: Vec<EnvVar>,
     /// The app and its arguments (replaces [app] command).

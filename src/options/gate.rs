@@ -15,12 +15,15 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateOptions {
-    /// Threshold rules (TOML) to gate with; baseline record records their metrics (default: [gate] thresholds, else the built-in thresholds/default.toml).
+    /// Threshold rules (TOML) (default: [gate] thresholds, else the built-in thresholds/default.toml).
     #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
     /// How launches are grouped into kernels, recorded in the baseline; check groups them as its baseline says and only checks a key given here against it (baseline record's default: [gate] kernel_key, else demangled).
     #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
     pub kernel_key: Option<KernelKeyMode>,
+    /// When the GPU was shared (another process on it, or an SM clock 10% or more under the baseline's): warn gates the deterministic rules and shows the sensitive ones (durations, DRAM traffic, throughputs) with their change as warnings, refuse exits 2, gate gates every rule; baseline record refuses or marks a baseline recorded beside another process (default: [gate] shared_gpu, else warn).
+    #[arg(long, value_enum, env = "NCUGATE_SHARED_GPU", value_name = "POLICY")]
+    pub shared_gpu: Option<crate::shared_gpu::Policy>,
     /// `[gate] baseline`: the one baseline file.
     #[arg(skip)]
     pub baseline: Option<PathBuf>,
@@ -32,6 +35,7 @@ pub struct GateOptions {
 layered!(GateOptions {
     thresholds,
     kernel_key,
+    shared_gpu,
     baseline,
     baselines,
 });

@@ -20,25 +20,57 @@ pub struct ProfileOptions {
     #[arg(long, value_enum, env = "NCUGATE_MODE")]
     pub mode: Option<Mode>,
     /// ncu --graph-profiling.
-    #[arg(long, value_enum, env = "NCUGATE_GRAPH_PROFILING")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_enum,
+        env = "NCUGATE_GRAPH_PROFILING"
+    )]
     pub graph_profiling: Option<GraphProfiling>,
     /// ncu --clock-control (default none; recorded in the baseline).
     #[arg(long, value_enum, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
     pub clock_control: Option<ClockControl>,
     /// ncu --cache-control (default all).
-    #[arg(long, value_enum, env = "NCUGATE_CACHE_CONTROL", value_name = "MODE")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_enum,
+        env = "NCUGATE_CACHE_CONTROL",
+        value_name = "MODE"
+    )]
     pub cache_control: Option<CacheControl>,
     /// ncu --replay-mode (default kernel).
-    #[arg(long, value_enum, env = "NCUGATE_REPLAY_MODE", value_name = "MODE")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_enum,
+        env = "NCUGATE_REPLAY_MODE",
+        value_name = "MODE"
+    )]
     pub replay_mode: Option<ReplayMode>,
     /// ncu --kernel-name filter.
-    #[arg(long, env = "NCUGATE_KERNEL_NAME", value_name = "FILTER")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_KERNEL_NAME",
+        value_name = "FILTER"
+    )]
     pub kernel_name: Option<String>,
     /// ncu --launch-skip.
-    #[arg(long, env = "NCUGATE_LAUNCH_SKIP", value_name = "N")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_LAUNCH_SKIP",
+        value_name = "N"
+    )]
     pub launch_skip: Option<u64>,
     /// ncu --launch-count.
-    #[arg(long, env = "NCUGATE_LAUNCH_COUNT", value_name = "N")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_LAUNCH_COUNT",
+        value_name = "N"
+    )]
     pub launch_count: Option<u64>,
     /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports.
     #[arg(
@@ -51,11 +83,12 @@ pub struct ProfileOptions {
     #[serde(default)]
     pub extra_metrics: Vec<String>,
     /// The ncu executable (default: ncu from PATH).
-    #[arg(long, env = "NCUGATE_NCU", value_name = "PATH")]
+    #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub ncu: Option<String>,
     /// Read `.ncu-rep` inputs through `ncu --import` instead of natively.
     #[arg(
         long,
+        hide_short_help = true,
         env = "NCUGATE_IMPORT_WITH_NCU",
         num_args = 0..=1,
         default_missing_value = "true",

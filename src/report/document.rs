@@ -68,6 +68,14 @@ impl Workload<'_> {
 }
 
 impl<'r> Document<'r> {
+    /// The workloads as every suite report lists them: errors, then
+    /// regressions, then passes, each in run order.
+    pub fn failures_first(&self) -> Vec<&Workload<'r>> {
+        let mut workloads: Vec<_> = self.workloads.iter().collect();
+        workloads.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
+        workloads
+    }
+
     /// A single check's document: one nameless workload, no suite chrome.
     pub fn check(report: &'r Report) -> Document<'r> {
         Document {

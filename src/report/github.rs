@@ -58,13 +58,8 @@ fn suite_summary(doc: &Document<'_>) -> String {
         return markdown::document(doc);
     };
     let mut out = markdown::suite_header(doc, suite);
-    let mut failed: Vec<_> = doc
-        .workloads
-        .iter()
-        .filter(|w| w.view.outcome != Outcome::Pass)
-        .collect();
-    failed.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
-    for w in failed {
+    let failed = doc.failures_first();
+    for w in failed.iter().filter(|w| w.view.outcome != Outcome::Pass) {
         let _ = writeln!(out, "\n## Workload `{}`\n", markdown::code(w.name()));
         out.push_str(&markdown::render_at(&w.view, 3));
         if let Some(chart) = chart(&w.view) {

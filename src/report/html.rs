@@ -41,8 +41,7 @@ fn index(doc: &Document<'_>, suite: &Suite<'_>) -> [(PathBuf, Vec<u8>); 2] {
         h1 { "ncugate suite " (badge(outcome_class(suite.outcome), suite.outcome.title())) }
         p.counts { (suite.headline) }
     };
-    let mut workloads: Vec<_> = doc.workloads.iter().collect();
-    workloads.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
+    let workloads = doc.failures_first();
     let main = html! {
         section {
             table.workloads {

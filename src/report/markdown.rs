@@ -8,20 +8,21 @@ use std::fmt::Write;
 
 /// The document as GitHub-flavoured Markdown: a check's report, or a
 /// suite's title and table of workloads with each workload's report one
-/// heading level down.
+/// heading level down, those that failed first.
 pub fn document(doc: &Document<'_>) -> String {
     let Some(suite) = &doc.suite else {
         return doc.workloads.iter().map(|w| render(&w.view)).collect();
     };
     let mut out = suite_header(doc, suite);
-    for w in &doc.workloads {
+    for w in doc.failures_first() {
         let _ = writeln!(out, "\n## Workload `{}`\n", code(w.name()));
         out.push_str(&render_at(&w.view, 3));
     }
     out
 }
 
-/// A suite's title, headline, shard and table of workloads.
+/// A suite's title, headline, shard and table of workloads, those that
+/// failed first, each with the reason its status line gives.
 pub(super) fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -49,16 +50,22 @@ pub(super) fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
     }
     let _ = writeln!(
         out,
-        "| workload | verdict | failed | warnings | errors | passed | profiled |\n|---|---|---|---|---|---|---|"
+        "| workload | verdict | why | failed | warnings | errors | passed | profiled |\n|---|---|---|---|---|---|---|---|"
     );
-    for w in &doc.workloads {
+    for w in doc.failures_first() {
         let c = w.counts();
+        let why = w.view.top_reason().map(|r| code(&r)).unwrap_or_default();
         let _ = writeln!(
             out,
-            "| `{}` | {} {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} {} | {} | {} | {} | {} | {} | {} |",
             code(w.name()),
             outcome_emoji(w.view.outcome),
             w.view.outcome_word(),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!("`{why}`")
+            },
             c.fail,
             c.warn,
             c.error,

@@ -93,13 +93,9 @@ pub fn render(report: &Report, style: &Style) -> String {
 /// warning or an improvement, with `--show all` every one) in full, each
 /// under a rule with its name, then the suite's headline.
 pub fn document(doc: &Document<'_>, style: &Style) -> String {
-    let Some(suite) = &doc.suite else {
-        return doc
-            .workloads
-            .iter()
-            .map(|w| render_view(&w.view, style))
-            .collect();
-    };
+    if doc.suite.is_none() {
+        return after_status_lines(doc, style);
+    }
     let mut out = String::new();
     let widest = |f: &dyn Fn(&Workload<'_>) -> usize| doc.workloads.iter().map(f).max();
     let widths = (
@@ -112,6 +108,32 @@ pub fn document(doc: &Document<'_>, style: &Style) -> String {
         }
         let _ = writeln!(out, "{}", status_line(w, widths, style));
     }
+    out.push_str(&after_status_lines(doc, style));
+    out
+}
+
+/// One workload's status line as a suite check prints it the moment the
+/// workload finishes (`names`: the widest name of the suite); nothing for a
+/// pass with `-q`. The time takes up to `999.9 s`.
+pub fn streamed_status_line(w: &Workload<'_>, names: usize, style: &Style) -> Option<String> {
+    if style.quiet && w.view.outcome == Outcome::Pass {
+        return None;
+    }
+    let time = if seconds(w).is_empty() { 0 } else { 7 };
+    Some(format!("{}\n", status_line(w, (names, time), style)))
+}
+
+/// [`document`] without the status lines (a suite check printed them as
+/// each workload finished): the workloads in full, then the headline.
+pub fn after_status_lines(doc: &Document<'_>, style: &Style) -> String {
+    let Some(suite) = &doc.suite else {
+        return doc
+            .workloads
+            .iter()
+            .map(|w| render_view(&w.view, style))
+            .collect();
+    };
+    let mut out = String::new();
     for w in doc.workloads.iter().filter(|w| in_full(w, style.show)) {
         let tags = if w.tags.is_empty() {
             String::new()
@@ -202,10 +224,15 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
     for (label, value) in &view.header {
         let label = format!("{label}:");
         let first = format!("  {label:<11} ");
+        // One word (a path) cannot wrap: cut in the middle, it keeps both ends.
+        let value = match value.contains(' ') {
+            true => value.clone(),
+            false => shorten_middle(value, style.width.saturating_sub(first.len())),
+        };
         let _ = writeln!(
             out,
             "{}",
-            wrap(value, style.width, &first, "              ")
+            wrap(&value, style.width, &first, "              ")
         );
     }
     for error in view.errors {
@@ -221,7 +248,11 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
         list(&mut out, section, style);
     }
     for note in view.notes {
-        let _ = writeln!(out, "\nnote: {note}");
+        let _ = writeln!(
+            out,
+            "\n{}",
+            wrap(&format!("note: {note}"), style.width, "", "  ")
+        );
     }
     out
 }
@@ -292,8 +323,14 @@ fn list(out: &mut String, section: &Section<'_>, style: &Style) {
     let _ = writeln!(out, "\n{}:", section.title);
     for c in &section.checks {
         let Some(listed) = c.listed() else { continue };
-        let text = format!("{} [{}]: {}", listed.label, c.verdict, c.message);
+        let verdict = format!("[{}]", c.verdict);
+        let text = format!("{} {verdict}: {}", listed.label, c.message);
         let text = wrap(&text, style.width, "    ", "      ");
+        // Painted after wrapping, like the mark: the escape codes take no columns.
+        let text = match (style.color, status_paint(c.status)) {
+            (true, Some(code)) => text.replacen(&verdict, &paint(&verdict, code), 1),
+            _ => text,
+        };
         // The mark after wrapping: painted, it takes no more columns.
         let _ = writeln!(out, "  {}{}", mark(c.status, style.color), &text[3..]);
         let room = style.width.saturating_sub(9);

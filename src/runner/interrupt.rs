@@ -287,14 +287,25 @@ fn clean_up() -> ! {
         .sum();
     let mut done = Vec::new();
     if stopped > 0 {
-        done.push(format!("stopped {stopped} process(es) it had started"));
+        done.push(format!(
+            "stopped {} it had started",
+            crate::format::count(stopped, "process", "processes")
+        ));
     }
     if removed_temps > 0 {
-        done.push(format!("removed {removed_temps} temp file(s)"));
+        done.push(format!(
+            "removed {}",
+            crate::format::count(removed_temps, "temp file", "temp files")
+        ));
     }
     if !stale.is_empty() {
         done.push(format!(
-            "removed an earlier run's report(s) {} so they cannot pass for this run's",
+            "removed an earlier run's {} {} so they cannot pass for this run's",
+            if stale.len() == 1 {
+                "report"
+            } else {
+                "reports"
+            },
             stale.join(", ")
         ));
     }

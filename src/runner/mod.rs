@@ -86,6 +86,8 @@ pub struct Artifacts {
     pub ncu_log: PathBuf,
     pub app_log: PathBuf,
     pub seconds: f64,
+    /// What the GPU probe saw while ncu ran (empty without one).
+    pub gpu: Vec<crate::shared_gpu::Sample>,
 }
 
 /// Runs `[build] command`, logging to `out_dir/build.log`.
@@ -147,7 +149,9 @@ pub fn profile_once(
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
     progress.start(&spec.display(), config.mode == Mode::Full);
-    let done = runner.run(&spec, &mut |line| progress.line(line));
+    let (done, gpu) = crate::shared_gpu::probe::during(runner.gpu_probe(), || {
+        runner.run(&spec, &mut |line| progress.line(line))
+    });
     progress.finish();
 
     // ncu's own lines and the app's output, apart. Fast mode: ncu wrote its
@@ -202,6 +206,7 @@ pub fn profile_once(
         ncu_log,
         app_log,
         seconds: done.elapsed.as_secs_f64(),
+        gpu,
     })
 }
 

@@ -132,6 +132,12 @@ pub trait ProcessRunner {
         self.run(spec, on_line)
     }
 
+    /// What watches the GPU while a profiled run goes on (the other
+    /// processes on it): NVML for real processes, nothing by default.
+    fn gpu_probe(&self) -> Option<&dyn crate::shared_gpu::GpuProbe> {
+        None
+    }
+
     /// Runs `spec` and hands its standard output to `read` (ncu's `--import`
     /// CSV, parsed as it arrives); `Finished::lines` holds the rest of its
     /// output. This default goes through a temporary `stdout_to` file, which
@@ -201,9 +207,18 @@ fn exit_of(status: std::io::Result<std::process::ExitStatus>) -> Exit {
 #[derive(Debug, Default)]
 pub struct RealRunner;
 
+/// The NVML probe of real runs.
+static NVML: crate::shared_gpu::probe::Nvml = crate::shared_gpu::probe::Nvml {
+    family: super::procfs::descendants,
+};
+
 impl ProcessRunner for RealRunner {
     fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
         self.run_observed(spec, on_line, &mut |_| {})
+    }
+
+    fn gpu_probe(&self) -> Option<&dyn crate::shared_gpu::GpuProbe> {
+        Some(&NVML)
     }
 
     fn run_observed(

@@ -40,6 +40,8 @@ pub struct ReplayRunner {
     pub seen: Mutex<Vec<CommandSpec>>,
     /// Where `files` of a step are created.
     pub export_dir: PathBuf,
+    /// GPU samples every profiled run sees (none: no probe).
+    pub gpu: Option<crate::shared_gpu::probe::Replayed>,
 }
 
 impl ReplayRunner {
@@ -48,7 +50,14 @@ impl ReplayRunner {
             steps: Mutex::new(steps.into()),
             seen: Mutex::new(Vec::new()),
             export_dir,
+            gpu: None,
         }
+    }
+
+    /// The same, with `samples` as what the GPU probe sees during each run.
+    pub fn with_gpu(mut self, samples: Vec<crate::shared_gpu::Sample>) -> ReplayRunner {
+        self.gpu = Some(crate::shared_gpu::probe::Replayed(samples));
+        self
     }
 
     /// Adds a step after the recorded ones.
@@ -60,6 +69,12 @@ impl ReplayRunner {
 }
 
 impl ProcessRunner for ReplayRunner {
+    fn gpu_probe(&self) -> Option<&dyn crate::shared_gpu::GpuProbe> {
+        self.gpu
+            .as_ref()
+            .map(|g| g as &dyn crate::shared_gpu::GpuProbe)
+    }
+
     fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(spec.clone());

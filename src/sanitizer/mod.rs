@@ -137,7 +137,7 @@ impl Grouper {
             example_stack: record
                 .frames
                 .iter()
-                .filter(|f| !is_startup(f))
+                .filter(|f| !is_startup(f) && !is_runtime_internal(f))
                 .map(frame_text)
                 .collect(),
             example_thread: match (&record.thread, &record.block) {
@@ -196,8 +196,8 @@ fn describe(f: &SanitizerFinding) -> String {
     if f.kind == RecordKind::Leak {
         let bytes = f.bytes.unwrap_or(0);
         let mut s = format!(
-            "{} allocation(s) never freed: {bytes} bytes ({})",
-            f.count,
+            "{} never freed: {bytes} bytes ({})",
+            crate::format::count(f.count, "allocation", "allocations"),
             crate::format::format_value(bytes as f64, "byte")
         );
         if let Some(u) = &f.user_frame {
@@ -208,7 +208,12 @@ fn describe(f: &SanitizerFinding) -> String {
         }
         return s;
     }
-    let mut s = format!("{}× {}", f.count, f.summary);
+    // compute-sanitizer's sentences end in a full stop; more follows here.
+    let mut s = format!(
+        "{}× {}",
+        f.count,
+        f.summary.trim_end().trim_end_matches('.')
+    );
     if let Some(k) = &f.kernel {
         s.push_str(&format!(" in kernel {k}"));
     }
@@ -288,6 +293,16 @@ fn is_system(frame: &Frame) -> bool {
         )
 }
 
+/// The CUDA runtime's own frames (a statically linked runtime shows as
+/// `libcudart_static_<hash>` in the app's module): between the API call and
+/// the user's code, they say nothing to the reader.
+fn is_runtime_internal(frame: &Frame) -> bool {
+    frame
+        .func
+        .as_deref()
+        .is_some_and(|f| f.starts_with("libcudart_static") || f.starts_with("__cudart"))
+}
+
 /// libc's and the loader's frames below `main`: never useful in a report.
 fn is_startup(frame: &Frame) -> bool {
     let module = frame.module.as_deref().unwrap_or("");
@@ -334,10 +349,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seed_program_groups_into_its_two_bugs() {
+    fn the_stream_ordered_alloc_bug_program_groups_into_its_two_bugs() {
         let path = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/ncu-reference/sanitizer/seed-program.memcheck.xml"
+            "/fixtures/ncu-reference/sanitizer/stream-ordered-alloc-bug.memcheck.xml"
         ));
         let (findings, n) = read_xml(path, Tool::Memcheck, &[]).unwrap();
         assert_eq!(n, 10);
@@ -378,7 +393,7 @@ mod tests {
     fn allowed_findings_warn_with_their_reason() {
         let path = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/ncu-reference/sanitizer/seed-program.memcheck.xml"
+            "/fixtures/ncu-reference/sanitizer/stream-ordered-alloc-bug.memcheck.xml"
         ));
         let allow = [Allow {
             pattern: Regex::new("cuMemFreeAsync").unwrap(),

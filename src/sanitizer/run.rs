@@ -154,7 +154,9 @@ fn error_summary(line: &str) -> Option<u64> {
 mod tests {
     #[test]
     fn error_summaries() {
-        let text = include_str!("../../fixtures/ncu-reference/sanitizer/seed-program.memcheck.txt");
+        let text = include_str!(
+            "../../fixtures/ncu-reference/sanitizer/stream-ordered-alloc-bug.memcheck.txt"
+        );
         assert_eq!(text.lines().find_map(super::error_summary), Some(50004));
         assert_eq!(
             super::error_summary("========= ERROR SUMMARY: 0 errors"),

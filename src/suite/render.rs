@@ -4,7 +4,7 @@
 //! single check (a document of one workload without the suite chrome), and
 //! it reaches the disk by the same write path.
 
-use super::report::SuiteReport;
+use super::report::{SuiteReport, WorkloadReport};
 use crate::error::Result;
 use crate::report::document::{Document, Model, Suite, Workload};
 use crate::report::{Outputs, View, terminal};
@@ -28,7 +28,7 @@ pub fn document(report: &SuiteReport) -> Document<'_> {
             .map(|w| Workload {
                 name: Some(&w.name),
                 tags: &w.tags,
-                seconds: w.seconds.map_or("—".to_string(), |s| format!("{s:.1} s")),
+                seconds: seconds(w.seconds),
                 view: View::new(&w.report),
             })
             .collect(),
@@ -38,6 +38,27 @@ pub fn document(report: &SuiteReport) -> Document<'_> {
 /// The terminal report: each workload's report under a rule with its name, then the headline.
 pub fn terminal(report: &SuiteReport, style: &terminal::Style) -> String {
     terminal::document(&document(report), style)
+}
+
+/// The terminal report after a suite check streamed its status lines.
+pub fn terminal_after_status_lines(report: &SuiteReport, style: &terminal::Style) -> String {
+    terminal::after_status_lines(&document(report), style)
+}
+
+/// The status line of workload `w` as it finishes (`names`: the suite's widest name).
+pub fn status_line(w: &WorkloadReport, names: usize, style: &terminal::Style) -> Option<String> {
+    let workload = Workload {
+        name: Some(&w.name),
+        tags: &w.tags,
+        seconds: seconds(w.seconds),
+        view: View::new(&w.report),
+    };
+    terminal::streamed_status_line(&workload, names, style)
+}
+
+/// Wall time as a status line shows it: `12.3 s`, or `—`.
+fn seconds(s: Option<f64>) -> String {
+    s.map_or("—".to_string(), |s| format!("{s:.1} s"))
 }
 
 /// Writes every requested report file (atomically) and GitHub mode's outputs.

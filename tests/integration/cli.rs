@@ -365,3 +365,65 @@ fn a_timeout_too_long_for_the_clock_means_no_deadline() {
     ])
     .one_clear_error("exit code 3");
 }
+
+#[test]
+fn short_help_fits_80_columns_and_each_subcommand_says_its_own_exit_codes() {
+    let gate = Gate::new();
+    let help = |args: &[&str]| {
+        let out = gate.run_with(args, &[("COLUMNS", "80")]);
+        out.code(0);
+        out.stdout.clone()
+    };
+    let footers = [
+        (&["check"][..], "1  regression: a rule or structural check"),
+        (&["merge"][..], "1  regression: a workload regressed"),
+        (&["sanitize"][..], "1  findings: compute-sanitizer reported"),
+        (&["leaks"][..], "1  leak: graph executables alive at exit"),
+        (
+            &["baseline", "record"][..],
+            "0  done: every workload recorded",
+        ),
+        (
+            &["profile"][..],
+            "0  done: every workload recorded (or profiled)",
+        ),
+        (&["baseline", "diff"][..], "1  the files differ"),
+    ];
+    for (command, footer) in footers {
+        let short = help(&[command, &["-h"]].concat());
+        let long = help(&[command, &["--help"]].concat());
+        for text in [&short, &long] {
+            let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+            assert!(wide.is_empty(), "{command:?}: {wide:#?}");
+            assert!(
+                text.contains(footer),
+                "{command:?} lacks {footer:?}:\n{text}"
+            );
+        }
+        if !["check", "merge"].contains(&command[0]) {
+            assert!(!short.contains("structural check"), "{command:?}:\n{short}");
+        }
+        assert!(short.lines().count() <= long.lines().count(), "{command:?}");
+    }
+    // -h leaves out the rarely used ncu flags; --help lists every one.
+    let (short, long) = (help(&["check", "-h"]), help(&["check", "--help"]));
+    for rare in [
+        "--replay-mode",
+        "--launch-skip",
+        "--cache-control",
+        "--workdir",
+    ] {
+        assert!(!short.contains(rare) && long.contains(rare), "{rare}");
+    }
+    // Texts true where they land.
+    assert!(!help(&["check", "-h"]).contains("baseline record records"));
+    let profile = help(&["profile", "--help"]);
+    assert!(
+        !profile.to_lowercase().contains("with --input"),
+        "{profile}"
+    );
+    assert!(!profile.contains("the table"), "{profile}");
+    let record = help(&["baseline", "record", "--help"]);
+    assert!(!record.contains("the table that repeats"), "{record}");
+    assert!(help(&["check", "--help"]).contains("schema_version 2"));
+}

@@ -1,7 +1,7 @@
 //! What profiling costs, offline: the passes per kernel in the reports and
 //! the note that names the metrics responsible when a thresholds file takes
 //! more than one pass. Replays a fast-mode `ncugate check` with
-//! `thresholds/seed-4.4.toml` recorded on the H200 (ncu 2025.3.1): 6 passes.
+//! `thresholds/fixed-ratio.toml` recorded on the H200 (ncu 2025.3.1): 6 passes.
 
 use crate::common;
 use common::{Gate, THRESHOLDS};
@@ -19,14 +19,14 @@ fn read(name: &str) -> Vec<u8> {
 
 #[test]
 fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
-    let seed = format!("{THRESHOLDS}/seed-4.4.toml");
+    let fixed_ratio = format!("{THRESHOLDS}/fixed-ratio.toml");
     let gate = Gate::new();
-    gate.write("r1.csv", read("seed-4.4.record-run1.raw.csv"));
+    gate.write("r1.csv", read("fixed-ratio.record-run1.raw.csv"));
     gate.run(&[
         "baseline",
         "record",
         "--thresholds",
-        &seed,
+        &fixed_ratio,
         "--input",
         "r1.csv",
         "--kernel-key",
@@ -41,14 +41,14 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
     // ncu's messages and the raw page in its --log-file.
     let out = gate.path("work");
     let mut step = Recorded::log(
-        &String::from_utf8_lossy(&read("seed-4.4.stdout.log")),
+        &String::from_utf8_lossy(&read("fixed-ratio.stdout.log")),
         Exit::Code(0),
     );
     step.files
         .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
     step.files.push((
         ncugate::runner::ncu::OUTPUT_FILE.into(),
-        read("seed-4.4.ncu-output.log"),
+        read("fixed-ratio.ncu-output.log"),
     ));
     let replay = ReplayRunner::new(out.join("run"), vec![step]);
     let config = CheckConfig {
@@ -63,9 +63,10 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
             quiet: true,
         },
         details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::File(seed.clone().into()),
+        thresholds: ncugate::rules::ThresholdsSource::File(fixed_ratio.clone().into()),
         kernel_key: None,
         allow_device_mismatch: false,
+        shared_gpu: Default::default(),
         outputs: Outputs {
             json: Some(gate.path("report.json")),
             markdown: Some(gate.path("report.md")),
@@ -77,7 +78,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         import_with_ncu: false,
         history: None,
     };
-    // The fixed 75% floor fails the unchanged app (why seed-4.4.toml is not the default).
+    // The fixed 75% floor fails the unchanged app (why fixed-ratio.toml is not the default).
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
     assert_eq!(
         replay.seen.lock().expect("lock").len(),

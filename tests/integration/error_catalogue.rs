@@ -62,6 +62,7 @@ fn config_errors() -> Vec<ConfigError> {
         E::NoBaselineForInputs,
         E::NoInput,
         E::NoAppToProfile,
+        E::NoConfigFile,
         E::NoAppToSanitize,
         E::NoAppToAudit,
         E::NoAppToInit,
@@ -125,6 +126,7 @@ fn config_name(e: &ConfigError) -> &'static str {
         E::NoBaselineForInputs => "NoBaselineForInputs",
         E::NoInput => "NoInput",
         E::NoAppToProfile => "NoAppToProfile",
+        E::NoConfigFile => "NoConfigFile",
         E::NoAppToSanitize => "NoAppToSanitize",
         E::NoAppToAudit => "NoAppToAudit",
         E::NoAppToInit => "NoAppToInit",
@@ -373,6 +375,18 @@ fn baseline_errors() -> Vec<BaselineError> {
             recorded: s("node"),
             current: s("graph"),
         },
+        E::SharedGpu {
+            evidence: s(
+                "GPU shared with pid 1791 python3, 1.2 GB; SM clock 1470 MHz vs 1966 MHz in the baseline",
+            ),
+            sensitive: 9,
+            recording: false,
+        },
+        E::SharedGpu {
+            evidence: s("GPU shared with pid 1791 python3, 1.2 GB"),
+            sensitive: 0,
+            recording: true,
+        },
         E::ExportGraphProfiling {
             export: s("run.csv"),
             mode: s("graph"),
@@ -400,6 +414,7 @@ fn baseline_name(e: &BaselineError) -> &'static str {
         E::KernelKey { .. } => "KernelKey",
         E::ClockControl { .. } => "ClockControl",
         E::GraphProfiling { .. } => "GraphProfiling",
+        E::SharedGpu { .. } => "SharedGpu",
         E::ExportGraphProfiling { .. } => "ExportGraphProfiling",
     }
 }
@@ -580,7 +595,8 @@ fn tool_errors() -> Vec<ToolError> {
             reason: s("No such file or directory (os error 2)"),
         },
         ToolError::BuildFailedBefore {
-            reason: s("the build failed (exit code 2): make -C kernels"),
+            workload: s("train"),
+            reason: s("exit code 2: make -C kernels"),
         },
     ]
 }

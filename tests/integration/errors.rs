@@ -385,6 +385,13 @@ fn usage_errors_exit_2() {
 #[test]
 fn check_without_input_and_without_an_app() {
     let gate = recorded();
+    // No ncugate.toml either: the error names it and `ncugate init`.
+    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+        .one_clear_error("no ncugate.toml in this folder")
+        .stderr_has("ncugate init")
+        .stderr_has("--input");
+    // A config without an app.
+    gate.write("ncugate.toml", "[profile]\nmode = \"fast\"\n");
     gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
         .one_clear_error("no app to profile")
         .stderr_has("--input");
@@ -418,4 +425,49 @@ fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
     };
     out.one_clear_error("cannot read standard input")
         .stderr_has("ncugate check --input -");
+}
+
+#[test]
+fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
+    let gate = Gate::new();
+    for args in [
+        &["check"][..],
+        &["baseline", "record"][..],
+        &["profile"][..],
+    ] {
+        let out = gate.run(args);
+        out.one_clear_error("no ncugate.toml in this folder");
+        assert!(
+            out.stderr
+                .contains("hint: `ncugate init -- ./your_app ARGS` writes ncugate.toml"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("workload default"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn standard_input_is_named_as_such() {
+    let gate = recorded();
+    check(&gate, "-")
+        .one_clear_error("ncugate: error: standard input: the file is empty")
+        .stderr_has("hint: pipe an export into it");
+    // Piped in: the header says where the run came from.
+    let export = std::fs::File::open(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
+        .expect("fixture");
+    let out = gate
+        .command(
+            &["check", "--baseline", "baseline.json", "--input", "-"],
+            &[],
+        )
+        .stdin(export)
+        .output()
+        .expect("run ncugate");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("  input:      standard input\n"),
+        "{stdout}"
+    );
 }

@@ -365,15 +365,15 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
     }
     // A sanitizer record's function with a character reference for a newline.
     let xml = std::fs::read_to_string(
-        Path::new(common::REFERENCE).join("sanitizer/seed-program.memcheck.xml"),
+        Path::new(common::REFERENCE).join("sanitizer/stream-ordered-alloc-bug.memcheck.xml"),
     )
     .expect("fixture")
     .replace(
         "<func>shortKernel_2</func>",
         "<func>shortKernel_2&#10;::error::forged&#13;&#10;x</func>",
     );
-    gate.write("seed.xml", xml);
-    let out = gate.run_with(&["sanitize", "--xml", "seed.xml"], &github);
+    gate.write("alloc-bug.xml", xml);
+    let out = gate.run_with(&["sanitize", "--xml", "alloc-bug.xml"], &github);
     out.code(1);
     assert!(
         !out.stdout.lines().any(|l| l.starts_with("::error::forged")),

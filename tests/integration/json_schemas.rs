@@ -62,11 +62,11 @@ fn baselines_and_reports_of_one_gate_validate() {
         assert_valid_json("report.v2.json", &report);
     }
     std::fs::copy(
-        Path::new(REFERENCE).join("sanitizer/seed-program.memcheck.xml"),
-        gate.path("seed.xml"),
+        Path::new(REFERENCE).join("sanitizer/stream-ordered-alloc-bug.memcheck.xml"),
+        gate.path("alloc-bug.xml"),
     )
     .expect("fixture");
-    gate.run(&["sanitize", "--xml", "seed.xml", "--json", "s.json"])
+    gate.run(&["sanitize", "--xml", "alloc-bug.xml", "--json", "s.json"])
         .code(1);
     let report = read_json(&gate.path("s.json"));
     assert!(

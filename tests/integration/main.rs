@@ -30,5 +30,6 @@ mod public_exports;
 mod reports;
 mod runner;
 mod sanitizer;
+mod shared_gpu;
 mod suite;
 mod verdicts;

@@ -29,7 +29,11 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
         .stdout_has("ncugate: ERROR (exit 2)")
         .stdout_has("`kernels = \"scal\"` matches no kernel, so this rule gates nothing")
         .stdout_has("`finish`, `produce`, `scale`")
-        .stderr_has("could not be evaluated");
+        .stdout_has("! (no kernel matched the rule's `kernels` filter)")
+        .stderr_has("ncugate: error: 1 check could not be evaluated")
+        .stderr_has("hint: fix the rule's `kernels` filter");
+    // `optional = true` would silence the typo and leave the rule gating nothing.
+    assert!(!out.stderr.contains("optional"), "{}", out.stderr);
     let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
     assert_eq!(json["outcome"], "error");
 
@@ -233,6 +237,28 @@ fn a_one_run_baseline_warns_that_sigma_is_unknown() {
         .code(1)
         .stdout_has("σ unknown: the baseline has 1 run")
         .stdout_has("the baseline has 1 run: σ is unknown");
+}
+
+#[test]
+fn a_one_run_baseline_does_not_warn_when_no_rule_uses_noise() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv").write(
+        "t.toml",
+        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
+    );
+    let out = gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "a.csv",
+        "--thresholds",
+        "t.toml",
+        "--output",
+        "one.json",
+    ]);
+    out.code(0).stdout_has("1 run,");
+    assert!(!out.stderr.contains("σ"), "{}", out.stderr);
+    assert!(!out.stdout.contains("run(s)"), "{}", out.stdout);
 }
 
 #[test]

@@ -167,6 +167,12 @@ fn long_kernel_names_are_shortened_in_the_middle_in_the_terminal_only() {
     );
     assert!(gate.read("report.md").contains(full));
     assert!(gate.read("r.json").contains(full));
+    // Every line at 60 columns, the header's paths and the table's title too.
+    for show in ["changed", "all"] {
+        let args = check(&["--show", show]);
+        let out = gate.run_with(&args, &[("COLUMNS", "60")]);
+        assert!(widest(&out.stdout) <= 60, "{}", out.stdout);
+    }
 }
 
 #[test]
@@ -226,6 +232,11 @@ fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
         // (plotters writes a text's content on its own line.)
         assert!(!svg.contains("\n— "), "{name}: {svg}");
         assert!(!svg.contains("pct_of_peak_sustained_elaps\n"), "{name}");
+        // Legible: no text under 12 px (titles, ticks, the unit).
+        for size in svg.split("font-size=\"").skip(1) {
+            let px: f64 = size.split('"').next().unwrap().parse().unwrap();
+            assert!(px >= 12.0, "{name}: {px} px text");
+        }
     }
     let total = charts
         .iter()

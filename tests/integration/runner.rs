@@ -565,6 +565,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
             kernel_key: None,
             allow_device_mismatch: false,
+            shared_gpu: Default::default(),
             outputs: Outputs {
                 junit: Some(dir.path().join("junit.xml")),
                 ..Outputs::default()
@@ -727,6 +728,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
         kernel_key: None,
         allow_device_mismatch: false,
+        shared_gpu: Default::default(),
         outputs: Outputs {
             json: Some(dir.path().join("report.json")),
             ..Outputs::default()

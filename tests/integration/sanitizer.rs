@@ -6,36 +6,61 @@ use crate::common;
 use common::{Gate, REFERENCE, assert_valid_junit};
 use std::path::Path;
 
-fn seed_xml() -> String {
-    std::fs::read_to_string(Path::new(REFERENCE).join("sanitizer/seed-program.memcheck.xml"))
-        .expect("fixture")
+fn alloc_bug_xml() -> String {
+    std::fs::read_to_string(
+        Path::new(REFERENCE).join("sanitizer/stream-ordered-alloc-bug.memcheck.xml"),
+    )
+    .expect("fixture")
 }
 
 #[test]
-fn the_seed_program_fails_naming_both_bugs() {
+fn the_stream_ordered_alloc_bug_program_fails_naming_both_bugs() {
     let gate = Gate::new();
-    gate.reference("sanitizer/seed-program.memcheck.xml", "seed.xml");
-    gate.run(&["sanitize", "--xml", "seed.xml", "--junit", "junit.xml", "--markdown", "report.md", "--json", "report.json"])
+    gate.reference(
+        "sanitizer/stream-ordered-alloc-bug.memcheck.xml",
+        "alloc-bug.xml",
+    );
+    gate.run(&["sanitize", "--xml", "alloc-bug.xml", "--junit", "junit.xml", "--markdown", "report.md", "--json", "report.json"])
         .code(1)
-        .stdout_has("✗ memcheck [FAIL]: 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from test in seed_bug")
+        .stdout_has("✗ memcheck [FAIL]: 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync, from test in seed_bug")
         .stdout_has("✗ memcheck [FAIL]: 8× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2, from test in seed_bug")
-        .stdout_has("first at thread (32,0,0) in block (8,0,0)");
+        .stdout_has("first at thread (32,0,0) in block (8,0,0)")
+        .stdout_has("ncugate: FINDINGS (exit 1)")
+        .stdout_has("grouped into 2 findings");
+    let out = gate.run(&["sanitize", "--xml", "alloc-bug.xml"]);
+    // The runtime's own frames (a static cudart's hashed symbol) say nothing to the reader.
+    assert!(!out.stdout.contains("libcudart_static"), "{}", out.stdout);
+    assert!(out.stdout.contains("at cudaLaunchKernel"), "{}", out.stdout);
+    // Not a CI log's 100 columns wider, notes included.
+    let wide: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.chars().count() > 100)
+        .collect();
+    assert!(wide.is_empty(), "{wide:#?}");
+    assert!(!out.stdout.contains("REGRESSION"), "{}", out.stdout);
     assert_valid_junit(&gate.path("junit.xml"));
     let json: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
     assert_eq!(json["outcome"], "regression");
     assert_eq!(json["sanitizer"][0]["api"], "cuMemFreeAsync");
     assert_eq!(json["sanitizer"][1]["kernel"], "shortKernel_2");
-    insta::assert_snapshot!("sanitizer_markdown_seed", gate.read("report.md"));
+    insta::assert_snapshot!(
+        "sanitizer_markdown_stream_ordered_alloc_bug",
+        gate.read("report.md")
+    );
 }
 
 #[test]
 fn an_allowed_finding_warns_with_its_reason() {
     let gate = Gate::new();
-    gate.reference("sanitizer/seed-program.memcheck.xml", "seed.xml");
+    gate.reference(
+        "sanitizer/stream-ordered-alloc-bug.memcheck.xml",
+        "alloc-bug.xml",
+    );
     gate.run(&[
         "sanitize",
         "--xml",
-        "seed.xml",
+        "alloc-bug.xml",
         "--allow",
         "cuMemFreeAsync=known driver issue, tracked in #42",
         "--allow",
@@ -47,7 +72,7 @@ fn an_allowed_finding_warns_with_its_reason() {
     gate.run(&[
         "sanitize",
         "--xml",
-        "seed.xml",
+        "alloc-bug.xml",
         "--allow",
         "cuMemFreeAsync=",
     ])
@@ -71,7 +96,7 @@ fn a_run_without_records_passes() {
 #[test]
 fn a_file_truncated_mid_record_is_an_error() {
     let gate = Gate::new();
-    let xml = seed_xml();
+    let xml = alloc_bug_xml();
     let cut = xml.find("<kind>Precise</kind>").expect("a record") + 200;
     gate.write("cut.xml", &xml[..cut]);
     gate.run(&["sanitize", "--xml", "cut.xml", "--junit", "junit.xml"])
@@ -83,7 +108,7 @@ fn a_file_truncated_mid_record_is_an_error() {
 #[test]
 fn malformed_empty_and_foreign_files_are_errors() {
     let gate = Gate::new();
-    gate.write("bad.xml", seed_xml().replacen("</kind>", "</knid>", 1));
+    gate.write("bad.xml", alloc_bug_xml().replacen("</kind>", "</knid>", 1));
     gate.run(&["sanitize", "--xml", "bad.xml"])
         .one_clear_error("malformed XML");
     gate.write("empty.xml", "");
@@ -102,7 +127,7 @@ fn malformed_empty_and_foreign_files_are_errors() {
 fn names_with_markup_are_escaped_in_every_report() {
     // The experiment's record, with a templated kernel name as compute-sanitizer would write it.
     let gate = Gate::new();
-    let xml = seed_xml().replace(
+    let xml = alloc_bug_xml().replace(
         "<func>shortKernel_2</func>",
         "<func>void reduce&lt;float, (int)4&gt;(const float *, float *) &amp; co</func>",
     );
@@ -180,7 +205,7 @@ fn the_app_is_missing() {
 fn fifty_thousand_records_group_into_one_finding() {
     // The experiment with --print-limit 0 writes ~50,000 out-of-bounds records.
     let gate = Gate::new();
-    let xml = seed_xml();
+    let xml = alloc_bug_xml();
     let start = xml
         .find("  <record>\n    <kind>Precise</kind>")
         .expect("record");
@@ -227,7 +252,7 @@ fn the_known_bad_app_fails_naming_cu_mem_free_async_and_the_stale_reader() {
     let xml = h200_memory(&gate, "bad_app.memcheck.xml");
     gate.run(&["sanitize", "--xml", &xml])
         .code(1)
-        .stdout_has("3× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync., from main in bad_app")
+        .stdout_has("3× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync, from main in bad_app")
         .stdout_has("7× Invalid __global__ read of size 4 bytes is out of bounds in kernel stale_reader (bad_app.cu:71)");
 }
 
@@ -236,7 +261,7 @@ fn leaks_racecheck_and_initcheck_records() {
     let gate = Gate::new();
     let leak = h200_memory(&gate, "leaky_app.memcheck-leakcheck.xml");
     gate.run(&["sanitize", "--xml", &leak]).code(1).stdout_has(
-        "2 allocation(s) never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
+        "2 allocations never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
     );
     let race = h200_memory(&gate, "race_app.racecheck.xml");
     gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("racecheck [FAIL]: 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");

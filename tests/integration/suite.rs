@@ -922,4 +922,111 @@ fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
     // --show all: every workload in full.
     let all = g.run(&["merge", "--show", "all", "s1.json", "s2.json"]);
     assert_eq!(all.stdout.matches("── workload ").count(), 30);
+
+    // The Markdown report lists the failures first too: its table (with why) and its sections.
+    g.run(&["merge", "s1.json", "s2.json", "--markdown", "m.md"]);
+    let md = g.read("m.md");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `w")).collect();
+    assert!(
+        rows[0].starts_with("| `w07` | ❌ regression | `scale"),
+        "{md}"
+    );
+    assert!(
+        rows[1].starts_with("| `w22` | ❌ regression | `scale"),
+        "{md}"
+    );
+    assert!(rows[2].starts_with("| `w01` | ✅ pass |  |"), "{md}");
+    let sections: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("## Workload"))
+        .collect();
+    assert_eq!(
+        sections[..3],
+        [
+            "## Workload `w07`",
+            "## Workload `w22`",
+            "## Workload `w01`"
+        ]
+    );
+
+    // The HTML index: failures first, each with its reason and a link; each
+    // page titled with its workload and verdict, linking back.
+    g.run(&["merge", "s1.json", "s2.json", "--html", "html"]);
+    let index = g.read("html/index.html");
+    let at = |needle: &str| {
+        index
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {index}"))
+    };
+    assert!(at("href=\"w07/index.html\"") < at("href=\"w22/index.html\""));
+    assert!(at("href=\"w22/index.html\"") < at("href=\"w01/index.html\""));
+    assert!(
+        index.contains("<td class=\"why\">scale&lt;2&gt;:"),
+        "{index}"
+    );
+    let page = g.read("html/w07/index.html");
+    assert!(
+        page.contains("<title>w07: REGRESSION — ncugate</title>"),
+        "{page}"
+    );
+    assert!(page.contains("<a href=\"../index.html\">"), "{page}");
+    assert!(
+        g.read("html/w01/index.html")
+            .contains("<title>w01: PASS — ncugate</title>")
+    );
+}
+
+#[test]
+fn a_failed_suite_build_shows_its_output_once_and_names_what_it_skipped() {
+    let gate = Gate::new();
+    gate.write(
+        "ncugate.toml",
+        r#"
+[build]
+command = ["sh", "-c", "echo compiling train.cu; echo 'train.cu:12: error: expected ;' >&2; exit 2"]
+
+[[workload]]
+name = "train-step"
+command = ["./train"]
+
+[[workload]]
+name = "infer"
+command = ["./infer"]
+"#,
+    );
+    let out = gate.run(&["check", "--color", "never"]);
+    out.code(2)
+        .stdout_has("the build failed (exit code 2)")
+        .stdout_has("output: compiling train.cu ⏎ train.cu:12: error: expected ;")
+        .stdout_has("not run: its build failed for workload `train-step` (exit code 2: sh -c")
+        .stdout_has("baseline:   ./baselines/train-step/\n")
+        .stderr_has("  | train.cu:12: error: expected ;");
+    for wrong in [
+        "see above",
+        "<gpu>",
+        "input:      \n",
+        "the build failed (exit code 2): the build failed",
+    ] {
+        assert!(!out.stdout.contains(wrong), "{wrong:?} in\n{}", out.stdout);
+    }
+    // Each status line is printed as its workload finishes, before the next
+    // one starts (standard error and output in one stream, as a CI log has them).
+    let bin = assert_cmd::cargo::cargo_bin!("ncugate");
+    let merged = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{}' check --color never 2>&1", bin.display()))
+        .current_dir(gate.path(""))
+        .output()
+        .expect("run ncugate");
+    let log = String::from_utf8_lossy(&merged.stdout);
+    let at = |needle: &str| {
+        log.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in\n{log}"))
+    };
+    assert!(
+        at("ERROR train-step") < at("ncugate: workload infer"),
+        "{log}"
+    );
+    assert!(at("ERROR infer") < at("── workload train-step ──"), "{log}");
+    assert_eq!(log.matches("ERROR train-step").count(), 1, "{log}");
 }

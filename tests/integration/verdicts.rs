@@ -223,12 +223,12 @@ fn the_reference_pipeline_variants_fail_under_the_set_full_thresholds() {
 }
 
 #[test]
-fn the_seed_gate_fails_healthy_kernels_on_its_fixed_floor() {
-    // Why seed-4.4.toml is not the default: the unchanged app fails its 75% floor.
+fn the_fixed_ratio_gate_fails_healthy_kernels_on_its_fixed_floor() {
+    // Why fixed-ratio.toml is not the default: the unchanged app fails its 75% floor.
     // Its "Memory Throughput" costs 6 passes per kernel, so the one-pass fast
     // recordings lack it; the full-mode recording has it.
     let gate = Gate::new();
-    let t = format!("{}/seed-4.4.toml", common::THRESHOLDS);
+    let t = format!("{}/fixed-ratio.toml", common::THRESHOLDS);
     gate.h200("graph_app.base.full.raw.csv", "full.csv");
     gate.run(&[
         "baseline",

@@ -7,7 +7,7 @@
 //! lines keep both), and when the names still do not fit, each name gets a
 //! line of its own above its values.
 
-use super::super::columns::{Column, fit, line, shorten_middle};
+use super::super::columns::{Column, fit, line, shorten_middle, wrap};
 use super::super::view::{Cells, Check, View, rank};
 use super::{Show, Style, mark, paint_verdict};
 use crate::status::Status;
@@ -101,13 +101,12 @@ pub(super) fn table(out: &mut String, view: &View<'_>, style: &Style) {
             Show::Fail => "nothing failed",
             _ => "nothing failed, warned or improved",
         };
-        let _ = writeln!(
-            out,
-            "\nchecks: {none}; {hidden} passed (--show all lists them)"
-        );
+        let text = format!("checks: {none}; {hidden} passed (--show all lists them)");
+        let _ = writeln!(out, "\n{}", wrap(&text, style.width, "", "  "));
         return;
     }
-    let _ = writeln!(out, "\nchecks ({}):", what(style.show, hidden));
+    let text = format!("checks ({}):", what(style.show, hidden));
+    let _ = writeln!(out, "\n{}", wrap(&text, style.width, "", "  "));
     for (_, rows) in &mut groups {
         rows.sort_by_key(|r| rank(r.check.status));
     }

@@ -61,6 +61,7 @@ fn rule(
         status,
         message: message.into(),
         why: why.map(str::to_string),
+        not_gated: None,
     }
 }
 
@@ -345,6 +346,63 @@ fn memory() -> Report {
 }
 
 /// Every situation, by the name its snapshots carry.
+/// An unchanged workload beside another process: the duration beyond its
+/// allowance is not gated (a warning naming the neighbour), the passing
+/// DRAM rule is not gated either, the instruction count is gated as always.
+pub fn shared() -> Report {
+    let mut r = metrics_report();
+    r.structure.push(launches(SCALE, 3.0, 3, Status::Pass));
+    r.rules.push(rule(
+        Some(SCALE),
+        "gpu__time_duration.sum",
+        "ns",
+        &[154_070.0, 153_900.0, 154_240.0],
+        183_050.0,
+        23_600.0,
+        Status::Fail,
+        "+18.8% (183.05 us vs baseline 154.07 us ±170.00 ns), allowed +15.3%; elapsed 304.53K cycle → 265.70K cycle (-12.8%)",
+        Some("the kernel takes longer"),
+    ));
+    r.rules.push(rule(
+        Some(SCALE),
+        "dram__bytes.sum",
+        "byte",
+        &[345_420_000.0],
+        350_000_000.0,
+        34_542_000.0,
+        Status::Pass,
+        "+1.3% (350.00 MB vs baseline 345.42 MB)",
+        None,
+    ));
+    r.rules.push(rule(
+        Some(SCALE),
+        "sm__inst_executed.sum",
+        "inst",
+        &[55_050_000.0],
+        55_050_000.0,
+        11_010_000.0,
+        Status::Pass,
+        "±0% (55.05M inst vs baseline 55.05M inst)",
+        None,
+    ));
+    let current = crate::shared_gpu::GpuEnvironment {
+        neighbours: vec![crate::shared_gpu::GpuProcess {
+            pid: 1791,
+            device: 0,
+            name: "python3".into(),
+            memory_bytes: Some(1_184_890_880),
+            ours: false,
+        }],
+        max_utilization_pct: Some(100),
+        ..Default::default()
+    };
+    let shared = crate::shared_gpu::assess(&current, None);
+    let thresholds = crate::rules::Thresholds::builtin().expect("built-in rules");
+    crate::compare::not_gated::apply(&mut r, &thresholds, shared, crate::shared_gpu::Policy::Warn)
+        .expect("warn never refuses");
+    r
+}
+
 pub fn cases() -> Vec<(&'static str, Report)> {
     vec![
         ("pass", pass()),
@@ -354,5 +412,6 @@ pub fn cases() -> Vec<(&'static str, Report)> {
         ("hostile", hostile()),
         ("sanitizer", sanitizer()),
         ("memory", memory()),
+        ("shared", shared()),
     ]
 }

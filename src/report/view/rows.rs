@@ -5,7 +5,7 @@
 use super::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Subject};
 use crate::format::{first_sentence, format_mu_sigma, format_value};
 use crate::memory::MemoryResult;
-use crate::rules::Worse;
+use crate::rules::{Per, Worse};
 use crate::sanitizer::SanitizerFinding;
 use crate::verdict::{FindingResult, Report, RuleResult, StructureResult};
 use std::borrow::Cow;
@@ -25,7 +25,9 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             if let Some(baseline) = baseline {
                 lines.push(("baseline", baseline.to_string()));
             }
-            lines.push(("input", report.inputs.join(", ")));
+            if !report.inputs.is_empty() {
+                lines.push(("input", inputs(&report.inputs)));
+            }
             if !report.details.is_empty() {
                 lines.push(("details", report.details.join(", ")));
             }
@@ -33,12 +35,15 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             if let Some(d) = devices {
                 lines.push(("GPU", d.current.clone()));
             }
+            if let Some(shared) = &report.shared_gpu {
+                lines.push(("shared GPU", shared.headline()));
+            }
         }
         Subject::Sanitizer { tools, app } => {
             lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
             match app {
                 Some(app) => lines.push(("app", app.to_string())),
-                None => lines.push(("input", report.inputs.join(", "))),
+                None => lines.push(("input", inputs(&report.inputs))),
             }
         }
         Subject::Memory { app } => {
@@ -59,6 +64,21 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
         ));
     }
     lines
+}
+
+/// The inputs as a reader names them: `-` is standard input.
+fn inputs(inputs: &[String]) -> String {
+    let named: Vec<&str> = inputs
+        .iter()
+        .map(|i| {
+            if i == "-" {
+                "standard input"
+            } else {
+                i.as_str()
+            }
+        })
+        .collect();
+    named.join(", ")
 }
 
 fn launches(n: Option<f64>) -> String {
@@ -93,6 +113,9 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
     }
 }
 
+/// Where a per-kernel rule whose `kernels` filter matched no kernel is listed.
+pub(super) const NO_KERNEL_MATCHED: &str = "(no kernel matched the rule's `kernels` filter)";
+
 pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
     let dash = || "—".to_string();
     let change = match (r.change_pct, r.current, r.baseline) {
@@ -117,8 +140,14 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
         (None, _, Some(l)) => format!("limit {}", format_value(l, &r.unit)),
         _ => String::new(),
     };
+    // A per-kernel rule without a kernel is one whose `kernels` filter
+    // matched none: not the whole run's row.
+    let kernel = match (r.kernel.as_deref(), r.per) {
+        (None, Per::Kernel) => Some(NO_KERNEL_MATCHED),
+        (kernel, _) => kernel,
+    };
     Check {
-        kernel: r.kernel.as_deref(),
+        kernel,
         name: Cow::Borrowed(&r.rule),
         status: r.status,
         verdict: r.verdict(),

@@ -75,7 +75,8 @@ pub struct Check<'r> {
     /// (`Precise oob_write(int *, int)`), the memory check.
     pub name: Cow<'r, str>,
     pub status: Status,
-    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule.
+    /// The verdict word: the status, or `higher`/`lower` for a `changed` rule,
+    /// `not gated` for a rule a shared GPU left ungated.
     pub verdict: &'static str,
     /// One line saying what happened.
     pub message: Cow<'r, str>,

@@ -1,0 +1,126 @@
+//! Rules that are not gated because the GPU was shared. The one place that
+//! turns the evidence of [`crate::shared_gpu`] into verdicts:
+//!
+//! - [`apply`]: under `[gate] shared_gpu = "warn"` every result of a
+//!   sensitive rule (`environment = "sensitive"`) is marked `not_gated` with
+//!   the evidence, and one beyond its allowance becomes a warning that names
+//!   the neighbour (never a silent pass, never a failure); deterministic
+//!   rules are gated as always. `"refuse"` is an error (exit 2), `"gate"`
+//!   gates everything. The report's `shared_gpu` says which and how many.
+//! - [`cycles`]: a duration rule's message also gives the kernel's elapsed
+//!   cycles on both sides.
+//! - [`baseline_note`]: a baseline recorded on a shared GPU says so;
+//!   [`unattributed_note`]: a probe that could not tell the app's processes apart.
+
+use crate::error::{BaselineError, Error, Result};
+use crate::rules::{Environment, Thresholds};
+use crate::shared_gpu::{GpuEnvironment, Policy, SharedGpu};
+use crate::status::Status;
+use crate::verdict::{Report, RuleResult};
+
+/// Applies `policy` to `report`'s rules when `shared` says the GPU was shared.
+pub fn apply(
+    report: &mut Report,
+    thresholds: &Thresholds,
+    shared: Option<SharedGpu>,
+    policy: Policy,
+) -> Result<()> {
+    let Some(mut shared) = shared else {
+        return Ok(());
+    };
+    shared.policy = policy;
+    let sensitive = |r: &RuleResult| {
+        let environment = thresholds
+            .rules
+            .iter()
+            .find(|rule| rule.line == r.line && rule.metric == r.metric)
+            .map_or_else(
+                || Environment::of_metric(&r.metric),
+                |rule| rule.environment,
+            );
+        environment == Environment::Sensitive
+            && !matches!(r.status, Status::Skipped | Status::Error)
+    };
+    match policy {
+        Policy::Gate => {}
+        Policy::Refuse => {
+            let n = report.rules.iter().filter(|r| sensitive(r)).count();
+            if n > 0 {
+                return Err(Error::from(BaselineError::SharedGpu {
+                    evidence: shared.evidence,
+                    sensitive: n,
+                    recording: false,
+                }));
+            }
+        }
+        Policy::Warn => {
+            for r in report.rules.iter_mut().filter(|r| sensitive(r)) {
+                shared.not_gated += 1;
+                r.not_gated = Some(shared.evidence.clone());
+                if matches!(r.status, Status::Fail | Status::Warn) {
+                    shared.over_allowance += 1;
+                    r.status = Status::Warn;
+                    r.message = format!(
+                        "not gated, the GPU was shared ({}): {}",
+                        shared.evidence, r.message
+                    );
+                }
+            }
+        }
+    }
+    report.shared_gpu = Some(shared);
+    report.finish();
+    Ok(())
+}
+
+/// Adds both sides' elapsed cycles to each duration rule's message of a
+/// kernel whose exports have them: cycles do not stretch when the clock
+/// falls, so they tell a slower clock from more work (see the README for
+/// how far that holds).
+pub fn cycles(
+    rules: &mut [RuleResult],
+    baseline: Option<&GpuEnvironment>,
+    current: &GpuEnvironment,
+) {
+    let Some(baseline) = baseline else { return };
+    for r in rules
+        .iter_mut()
+        .filter(|r| r.metric.starts_with("gpu__time_duration"))
+    {
+        let Some(kernel) = r.kernel.as_deref() else {
+            continue;
+        };
+        let (Some(b), Some(c)) = (
+            baseline.kernels.get(kernel).and_then(|k| k.cycles),
+            current.kernels.get(kernel).and_then(|k| k.cycles),
+        ) else {
+            continue;
+        };
+        let change = if b != 0.0 {
+            format!(" ({:+.1}%)", (c - b) / b * 100.0)
+        } else {
+            String::new()
+        };
+        r.message.push_str(&format!(
+            "; elapsed {} → {}{change}",
+            crate::format::format_value(b, "cycle"),
+            crate::format::format_value(c, "cycle")
+        ));
+    }
+}
+
+/// A note when NVML listed processes that could not be told from the app.
+pub fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
+    current.unattributed.then(|| {
+        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they could not be told from the app, so only the SM clock could show a shared GPU".to_string()
+    })
+}
+
+/// A note when the baseline itself was recorded on a shared GPU.
+pub fn baseline_note(baseline: Option<&GpuEnvironment>) -> Option<String> {
+    let why = baseline?.shared.as_deref()?;
+    Some(format!(
+        "the baseline was recorded on a shared GPU ({}): its durations and DRAM traffic may be a neighbour's too; re-record it on a quiet GPU",
+        crate::kernel_key::one_line(why.to_string())
+    ))
+}

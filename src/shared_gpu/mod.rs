@@ -1,0 +1,255 @@
+//! Shared GPUs: what ncugate knows about the GPU a run was profiled on, so
+//! that a neighbour's work is never taken for a regression. Two sources,
+//! both collected at no extra replay pass:
+//!
+//! - [`probe`]: NVML, sampled in a background thread during the profiled
+//!   run — the other processes with a compute context (pid, name, memory)
+//!   and the utilization;
+//! - [`clock`]: the export itself — each kernel's SM clock and elapsed
+//!   cycles, compared with the clock the baseline recorded (a neighbour, a
+//!   power or a thermal limit pulls it down; each moves durations without
+//!   any code change).
+//!
+//! [`GpuEnvironment::observe`] folds them for a set of runs (the baseline
+//! keeps one), [`assess`] says whether a check's run was shared and in
+//! which words. What a check then does with its rules is
+//! `crate::compare::not_gated`'s business, under [`Policy`].
+
+pub mod clock;
+pub mod probe;
+
+pub use clock::KernelClock;
+pub use probe::{GpuProbe, GpuProcess, Sample};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A kernel's SM clock this much under the baseline's (on average over the
+/// kernels) counts as a disturbed GPU. Measured on the H200: the clock of
+/// one kernel varies by 0.5–2.8% between quiet runs and falls 24–29% beside
+/// a GEMM loop in another process.
+pub const CLOCK_DROP: f64 = 0.10;
+
+/// `[gate] shared_gpu`: what a check does with the rules another process
+/// can move (`environment = "sensitive"`) when the GPU was shared.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Gate the deterministic rules; show the sensitive ones with their
+    /// change and a warning naming the neighbour, not as failures.
+    #[default]
+    Warn,
+    /// Exit 2: the run proves nothing about the sensitive metrics.
+    Refuse,
+    /// Gate every rule as on a quiet GPU.
+    Gate,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Warn => "warn",
+            Policy::Refuse => "refuse",
+            Policy::Gate => "gate",
+        }
+    }
+}
+
+/// What ncugate saw of the GPU during a set of profiled runs (a check's, or
+/// the ones a baseline was recorded from).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpuEnvironment {
+    /// Other processes with a compute context on the GPU during the runs
+    /// (ncugate, ncu and the app excluded; on another GPU of the machine
+    /// they are no neighbours), with the most memory each held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neighbours: Vec<GpuProcess>,
+    /// NVML listed processes, but none of ncugate's own (another PID
+    /// namespace, e.g. a container): they could not be told apart from the
+    /// app, and only the clock is evidence.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unattributed: bool,
+    /// The highest GPU utilization NVML reported during the runs, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_utilization_pct: Option<u32>,
+    /// The mean SM clock over the kernels, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_hz: Option<f64>,
+    /// Each kernel's SM clock and elapsed cycles.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernels: BTreeMap<String, KernelClock>,
+    /// Set when the runs were made on a shared GPU: what showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<String>,
+}
+
+impl GpuEnvironment {
+    /// The environment of `runs`, with the NVML `samples` taken while they were profiled.
+    pub fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
+        let kernels = clock::of(runs);
+        let processes = || samples.iter().flat_map(|s| &s.processes);
+        // The GPUs the app used: a process on another GPU of the machine is no neighbour.
+        let ours: Vec<u32> = processes().filter(|p| p.ours).map(|p| p.device).collect();
+        let saw_ours = !ours.is_empty();
+        let mut others = 0;
+        let mut neighbours: Vec<GpuProcess> = Vec::new();
+        for p in processes().filter(|p| !p.ours) {
+            others += 1;
+            if saw_ours && !ours.contains(&p.device) {
+                continue;
+            }
+            match neighbours.iter_mut().find(|n| n.pid == p.pid) {
+                Some(n) => n.memory_bytes = n.memory_bytes.max(p.memory_bytes),
+                None => neighbours.push(p.clone()),
+            }
+        }
+        let unattributed = !saw_ours && others > 0;
+        if unattributed {
+            neighbours.clear();
+        }
+        neighbours.sort_by_key(|n| n.pid);
+        GpuEnvironment {
+            neighbours,
+            unattributed,
+            max_utilization_pct: samples.iter().filter_map(|s| s.utilization_pct).max(),
+            sm_clock_hz: clock::mean_hz(&kernels),
+            kernels,
+            shared: None,
+        }
+    }
+
+    /// When these runs stand alone (a baseline being recorded): what shows
+    /// they shared the GPU — a neighbour seen by NVML.
+    pub fn shared_alone(&self) -> Option<String> {
+        (!self.neighbours.is_empty())
+            .then(|| format!("GPU shared with {}", neighbours(&self.neighbours)))
+    }
+}
+
+/// A check's run on a shared GPU: the evidence, as every report words it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SharedGpu {
+    /// `shared_gpu` as the check applied it.
+    pub policy: Policy,
+    /// What showed it, in one sentence ("GPU shared with pid 4242 python3,
+    /// 12.3 GB; SM clock 1466 MHz vs 1969 MHz in the baseline").
+    pub evidence: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neighbours: Vec<GpuProcess>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_hz: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_sm_clock_hz: Option<f64>,
+    /// Checks of sensitive rules that were not gated.
+    #[serde(default)]
+    pub not_gated: usize,
+    /// Of those, the ones beyond their allowance: shown as warnings.
+    #[serde(default)]
+    pub over_allowance: usize,
+}
+
+impl SharedGpu {
+    /// The line every report's header shows.
+    pub fn headline(&self) -> String {
+        let what = match self.policy {
+            Policy::Warn if self.not_gated > 0 => format!(
+                "; {} not gated ({} beyond the allowance, shown as warnings)",
+                crate::format::count(self.not_gated, "sensitive check", "sensitive checks"),
+                self.over_allowance
+            ),
+            Policy::Warn => String::new(),
+            Policy::Refuse => "; refused (shared_gpu = \"refuse\")".into(),
+            Policy::Gate => "; every rule gated anyway (shared_gpu = \"gate\")".into(),
+        };
+        format!("{}{what}", self.evidence)
+    }
+}
+
+/// Whether the `current` runs shared their GPU, judged against the
+/// `baseline`'s environment: a neighbour NVML saw, or an SM clock
+/// [`CLOCK_DROP`] or more under the baseline's. `None` on a quiet GPU.
+pub fn assess(current: &GpuEnvironment, baseline: Option<&GpuEnvironment>) -> Option<SharedGpu> {
+    let base = baseline.filter(|b| !b.kernels.is_empty());
+    let ratio = base.and_then(|b| clock::ratio(&current.kernels, &b.kernels));
+    let dropped = ratio.is_some_and(|r| r <= 1.0 - CLOCK_DROP);
+    if current.neighbours.is_empty() && !dropped {
+        return None;
+    }
+    let baseline_hz = base.and_then(|b| clock::mean_hz(&b.kernels));
+    let mut parts = Vec::new();
+    if !current.neighbours.is_empty() {
+        parts.push(format!(
+            "GPU shared with {}",
+            neighbours(&current.neighbours)
+        ));
+        if let Some(u) = current.max_utilization_pct {
+            parts.push(format!("utilization up to {u}%"));
+        }
+    }
+    match (current.sm_clock_hz, baseline_hz, ratio) {
+        (Some(now), Some(then), Some(r)) => {
+            let mut clock = format!("SM clock {} vs {} in the baseline", mhz(now), mhz(then));
+            if dropped {
+                clock.push_str(&format!(" ({:+.0}%", (r - 1.0) * 100.0));
+                if current.neighbours.is_empty() {
+                    clock.push_str(": another process, a power or a thermal limit");
+                }
+                clock.push(')');
+            }
+            parts.push(clock);
+        }
+        (Some(now), _, _) => parts.push(format!("SM clock {}", mhz(now))),
+        _ => {}
+    }
+    Some(SharedGpu {
+        policy: Policy::default(),
+        evidence: parts.join("; "),
+        neighbours: current.neighbours.clone(),
+        sm_clock_hz: current.sm_clock_hz,
+        baseline_sm_clock_hz: baseline_hz,
+        not_gated: 0,
+        over_allowance: 0,
+    })
+}
+
+/// `pid 1791 python3, 1.2 GB` for each neighbour (three at most, then a count).
+pub fn neighbours(list: &[GpuProcess]) -> String {
+    let mut words: Vec<String> = list
+        .iter()
+        .take(3)
+        .map(|p| {
+            let mut w = format!("pid {}", p.pid);
+            if !p.name.is_empty() {
+                w.push(' ');
+                w.push_str(&crate::kernel_key::printable(p.name.clone()));
+            }
+            if let Some(b) = p.memory_bytes {
+                w.push_str(&format!(", {:.1} GB", b as f64 / 1e9));
+            }
+            w
+        })
+        .collect();
+    if list.len() > 3 {
+        words.push(format!("{} more", list.len() - 3));
+    }
+    words.join("; ")
+}
+
+/// `1466 MHz`.
+pub fn mhz(hz: f64) -> String {
+    format!("{:.0} MHz", hz / 1e6)
+}
+
+#[cfg(test)]
+mod tests;
