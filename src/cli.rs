@@ -282,6 +282,33 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
+    /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it. Needs code fingerprints on both sides (.ncu-rep data).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        env = "NCUGATE_ENVIRONMENTAL",
+        value_name = "VERDICT"
+    )]
+    pub environmental: crate::compare::environmental::Environmental,
+    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        env = "NCUGATE_EXPLAIN",
+        value_name = "WHEN"
+    )]
+    pub explain: crate::compare::explain::ExplainMode,
+    /// At most this many kernels explained, the worst first.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub explain_kernels: usize,
+    /// Seconds the explain runs may take together when ncugate profiles (one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub explain_budget: f64,
+    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
+    #[arg(long = "source-page", value_name = "SOURCE.csv")]
+    pub source_pages: Vec<PathBuf>,
     #[command(flatten)]
     pub history: CheckHistoryArgs,
     #[command(flatten)]
@@ -348,6 +375,12 @@ pub struct RecordArgs {
     /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels.
+    #[arg(long = "source-page", value_name = "SOURCE.csv")]
+    pub source_pages: Vec<PathBuf>,
+    /// After the runs, profile each kernel's first launch once more with ncu's SourceCounters section and store its per-line counters (one extra ncu run per kernel, about 4.6 s each on the reference app), so that a failing check can name source lines.
+    #[arg(long)]
+    pub source: bool,
     #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]

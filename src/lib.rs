@@ -68,6 +68,7 @@
 pub mod aggregate;
 pub mod baseline;
 pub mod cli;
+pub mod code;
 pub mod commands;
 pub mod compare;
 pub mod config;
@@ -75,6 +76,7 @@ pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod exit;
+pub mod explain;
 pub mod format;
 pub mod history;
 pub mod init;

@@ -641,7 +641,10 @@ mod tests {
     fn every_builtin_rule_is_classified_in_its_file_as_measured() {
         for (name, text) in [
             ("default.toml", DEFAULT_THRESHOLDS),
-            ("seed-4.4.toml", include_str!("../thresholds/seed-4.4.toml")),
+            (
+                "fixed-ratio.toml",
+                include_str!("../thresholds/fixed-ratio.toml"),
+            ),
             ("set-full.toml", include_str!("../thresholds/set-full.toml")),
         ] {
             let t = Thresholds::parse(text, name).unwrap();

@@ -113,6 +113,18 @@ pub struct FindingResult {
     pub status: Status,
 }
 
+/// Whether one kernel's machine code changed since the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CodeResult {
+    pub kernel: String,
+    pub changed: bool,
+    /// `code unchanged`, or `code changed (+12 instructions: 8 DFMA new, 2 FFMA gone)`.
+    pub summary: String,
+    /// The code fingerprints, baseline then current.
+    pub baseline_fingerprint: String,
+    pub current_fingerprint: String,
+}
+
 /// GPU fingerprints of both sides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Devices {
@@ -162,6 +174,14 @@ pub struct Report {
     pub structure: Vec<StructureResult>,
     pub rules: Vec<RuleResult>,
     pub findings: Vec<FindingResult>,
+    /// Per kernel, whether its machine code changed since the baseline (when
+    /// both sides came from reports that embed it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<CodeResult>,
+    /// Per explained kernel, the source lines (or opcodes) whose counters
+    /// changed most since the baseline's source profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explain: Vec<crate::explain::Explained>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
@@ -230,6 +250,8 @@ impl Report {
             structure: Vec::new(),
             rules: Vec::new(),
             findings: Vec::new(),
+            code: Vec::new(),
+            explain: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
             profiling: Vec::new(),

@@ -232,6 +232,8 @@ fn entry(
         launches,
         metrics: out,
         findings: BTreeMap::new(),
+        code: None,
+        source: None,
     })
 }
 

@@ -82,6 +82,12 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     let notes = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
+    let (code, code_note) = read_code(
+        &acquired.reports,
+        baseline.kernel_key,
+        Opcodes::IfChangedFrom(&baseline),
+        import,
+    );
     let gpu = GpuEnvironment::observe(&runs, &acquired.gpu);
     let inputs = Inputs {
         gpu: &gpu,
@@ -98,8 +104,12 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         thresholds: &thresholds,
         allow_device_mismatch: config.allow_device_mismatch,
         notes: notes.details_page,
+        code: code.as_ref(),
+        environmental: config.environmental,
     };
     let mut report = compare::compare(&inputs)?;
+    report.notes.extend(code_note);
+    explain_stage(&mut report, &baseline, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
@@ -120,6 +130,42 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         super::history::after_check(history, &mut report, &inputs, processes)?;
     }
     Ok(report)
+}
+
+/// The explain stage: the chosen kernels' source lines, from the source
+/// pages given or, when ncugate profiles, from one extra ncu run per kernel
+/// (within the time budget); what it cannot do is a note, never another
+/// verdict.
+fn explain_stage(
+    report: &mut Report,
+    baseline: &Baseline,
+    config: &CheckConfig,
+    processes: &dyn ProcessRunner,
+) {
+    use crate::compare::explain::{ExplainMode, attach, chosen};
+    let explain = &config.explain;
+    let kernels = chosen(report, explain.mode, explain.kernels);
+    if kernels.is_empty() {
+        return;
+    }
+    let (profiles, mut notes) = match (&config.source, explain.pages.is_empty()) {
+        (Source::Profile { runner, .. }, true) => {
+            profile_sources(&kernels, baseline, runner, explain.budget, processes)
+        }
+        (_, true) => {
+            // Nothing to explain with: said only when every kernel was asked for.
+            if explain.mode == ExplainMode::Always {
+                report.notes.push(format!(
+                    "explain: no source pages given (--source-page) for {}",
+                    crate::format::count(kernels.len(), "kernel", "kernels")
+                ));
+            }
+            return;
+        }
+        (_, false) => read_source_pages(&explain.pages, baseline.kernel_key),
+    };
+    notes.extend(attach(report, baseline, &profiles, &kernels));
+    report.notes.extend(notes);
 }
 
 /// The baseline a check compares with, the runs read for it, and where it came from.

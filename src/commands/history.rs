@@ -215,6 +215,8 @@ pub(super) fn after_check(
             thresholds: inputs.thresholds,
             allow_device_mismatch: true,
             notes: Vec::new(),
+            code: inputs.code,
+            environmental: inputs.environmental,
         })?;
         drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
     } else if let Some(commit) = &h.anchor {

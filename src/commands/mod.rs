@@ -50,6 +50,9 @@ struct Acquired {
     profile: Option<ProfileSettings>,
     /// Wall seconds of each profiled run (empty for `--input` files).
     seconds: Vec<f64>,
+    /// The `.ncu-rep` reports of the runs, whose cubins hold the kernels'
+    /// code (the `--input` files: those that are not reports have none).
+    reports: Vec<PathBuf>,
     /// What the GPU probe saw during the profiled runs (empty for `--input` files).
     gpu: Vec<crate::shared_gpu::Sample>,
 }
@@ -69,6 +72,7 @@ fn acquire(
             details: details.to_vec(),
             profile: None,
             seconds: Vec::new(),
+            reports: inputs.clone(),
             gpu: Vec::new(),
         }),
         Source::Profile {
@@ -82,6 +86,7 @@ fn acquire(
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config)),
                 seconds: Vec::new(),
+                reports: Vec::new(),
                 gpu: Vec::new(),
             };
             for i in 1..=*runs {
@@ -101,6 +106,7 @@ fn acquire(
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
                 acquired.seconds.push(artifacts.seconds);
+                acquired.reports.push(artifacts.report);
                 acquired.gpu.extend(artifacts.gpu);
             }
             Ok(acquired)
@@ -109,6 +115,126 @@ fn acquire(
 }
 
 use crate::format::shell_words;
+
+/// The source pages given, read as source profiles; a page that does not
+/// read is a note (the profiles only add words to a report).
+fn read_source_pages(
+    pages: &[PathBuf],
+    key_mode: KernelKeyMode,
+) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
+    let mut profiles = Vec::new();
+    let mut notes = Vec::new();
+    for path in pages {
+        let read = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|data| crate::explain::page::read_source_page(&data, key_mode));
+        match read {
+            Ok(p) if p.kernel.is_empty() => notes.push(format!(
+                "{}: no line information and no instructions (build with -lineinfo to see source lines)",
+                path.display()
+            )),
+            Ok(p) => profiles.push(p),
+            Err(e) => notes.push(format!("{}: not read: {e}", path.display())),
+        }
+    }
+    (profiles, notes)
+}
+
+/// One explain run per kernel, the worst first, until `budget` seconds are
+/// spent; the cost is a note.
+fn profile_sources(
+    kernels: &[String],
+    baseline: &Baseline,
+    runner: &RunnerConfig,
+    budget: f64,
+    processes: &dyn ProcessRunner,
+) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
+    let start = std::time::Instant::now();
+    let mut profiles = Vec::new();
+    let mut notes = Vec::new();
+    let mut runs = 0;
+    for (i, kernel) in kernels.iter().enumerate() {
+        if start.elapsed().as_secs_f64() >= budget {
+            notes.push(format!(
+                "explain: the time budget ({budget:.0} s, --explain-budget) was spent: {} not explained",
+                crate::format::count(kernels.len() - i, "kernel", "kernels")
+            ));
+            break;
+        }
+        let function = crate::kernel_key::kernel_key(kernel, KernelKeyMode::Function);
+        runs += 1;
+        let page = runner::explain::source_page(
+            runner,
+            &function,
+            &format!("explain-{}", i + 1),
+            processes,
+        )
+        .and_then(|data| crate::explain::page::read_source_page(&data, baseline.kernel_key));
+        match page {
+            Ok(mut p) => {
+                // The page names the kernel as ncu does; it was asked for this one.
+                p.kernel.clone_from(kernel);
+                profiles.push(p);
+            }
+            Err(e) => notes.push(format!("explain: {kernel}: {e}")),
+        }
+    }
+    notes.push(format!(
+        "explained {} in {:.1} s, {}",
+        crate::format::count(profiles.len(), "kernel", "kernels"),
+        start.elapsed().as_secs_f64(),
+        crate::format::count(runs, "extra ncu run", "extra ncu runs")
+    ));
+    (profiles, notes)
+}
+
+/// When the kernels' opcode histograms are read (one `ncu --import` of the
+/// SASS page): always (`baseline record`), or only when some kernel's code
+/// differs from this baseline's (`check`).
+enum Opcodes<'a> {
+    Always,
+    IfChangedFrom(&'a Baseline),
+}
+
+/// The kernels' code, from the first of the reports that embeds it (runs of
+/// one build share it), with a note when the opcodes could not be read.
+fn read_code(
+    reports: &[PathBuf],
+    key_mode: KernelKeyMode,
+    opcodes: Opcodes,
+    import: parse::NcuImport,
+) -> (Option<crate::code::CodeMap>, Option<String>) {
+    let Some((report, mut codes)) = reports
+        .iter()
+        .filter(|p| p.as_path() != Path::new("-"))
+        .find_map(|p| crate::code::of_report(p, key_mode).map(|c| (p, c)))
+    else {
+        return (None, None);
+    };
+    let wanted = match opcodes {
+        Opcodes::Always => true,
+        // A kernel new to the baseline may be one renamed: its opcodes are
+        // wanted too.
+        Opcodes::IfChangedFrom(baseline) => {
+            baseline.kernels.values().any(|e| e.code.is_some())
+                && codes.iter().any(|(k, c)| {
+                    baseline
+                        .kernels
+                        .get(k)
+                        .and_then(|e| e.code.as_ref())
+                        .is_none_or(|b| b.fingerprint != c.fingerprint)
+                })
+        }
+    };
+    let note = if wanted && !codes.is_empty() {
+        crate::code::add_opcodes(&mut codes, report, key_mode, import.ncu, import.runner)
+            .err()
+            .map(|e| format!("the kernels' opcodes were not read ({e}); code fingerprints are compared without them"))
+    } else {
+        None
+    };
+    (Some(codes), note)
+}
 
 /// When ncugate profiled in fast mode and ncu took more than one pass per
 /// kernel: which metrics are responsible and what they cost. Full mode takes

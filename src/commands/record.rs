@@ -60,6 +60,39 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
+    let (code, code_note) = read_code(
+        &acquired.reports,
+        config.kernel_key,
+        Opcodes::Always,
+        import,
+    );
+    for (kernel, code) in code.into_iter().flatten() {
+        if let Some(entry) = baseline.kernels.get_mut(&kernel) {
+            entry.code = Some(code);
+        }
+    }
+    notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
+    let (mut profiles, mut page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
+    if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
+        let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
+        let (more, notes) = profile_sources(&kernels, &baseline, runner, f64::INFINITY, processes);
+        profiles.extend(more);
+        page_notes.extend(notes);
+    }
+    notes.extend(
+        page_notes
+            .into_iter()
+            .map(|n| format!("ncugate: note: {n}")),
+    );
+    for profile in profiles {
+        match baseline.kernels.get_mut(&profile.kernel) {
+            Some(entry) => entry.source = Some(profile),
+            None => notes.push(format!(
+                "ncugate: note: the source page of {} names no kernel of the runs: not recorded",
+                profile.kernel
+            )),
+        }
+    }
     baseline.profile = acquired.profile;
     if let Some(gpu) = gpu {
         if let Some(why) = &gpu.shared {

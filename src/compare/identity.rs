@@ -11,9 +11,14 @@
 //!    same launches per run;
 //! 2. else their function names differ only by a trailing number, they are
 //!    the only such pair, and they launch as often per run.
+//!
+//! Before both: a missing and a new kernel whose machine code is the same
+//! (same code fingerprint, and no other missing or new kernel has it) are one
+//! kernel renamed, whatever the names.
 
 use crate::aggregate::{self, Scope};
 use crate::baseline::Baseline;
+use crate::code::CodeMap;
 use crate::kernel_key::kernel_key;
 use crate::model::{KernelKeyMode, Run};
 use std::collections::BTreeMap;
@@ -37,8 +42,9 @@ impl Pair {
     }
 }
 
-/// The pairs of missing and new kernels that are one kernel.
-pub fn pairs(baseline: &Baseline, runs: &[Run]) -> Vec<Pair> {
+/// The pairs of missing and new kernels that are one kernel; `code` is the
+/// current kernels' code, when the inputs embed it.
+pub fn pairs(baseline: &Baseline, runs: &[Run], code: Option<&CodeMap>) -> Vec<Pair> {
     let current = aggregate::kernel_keys(runs);
     let mut new: Vec<&str> = current
         .iter()
@@ -67,7 +73,9 @@ pub fn pairs(baseline: &Baseline, runs: &[Run]) -> Vec<Pair> {
                 .all(|&n| (n as f64) >= e.launches.min && (n as f64) <= e.launches.max)
         })
     };
-    let mut out = Vec::new();
+    let mut out = same_code(baseline, &missing, &new, code);
+    missing.retain(|m| out.iter().all(|p| p.baseline != *m));
+    new.retain(|n| out.iter().all(|p| p.current != *n));
     for (level, group_of) in [
         (1, function as fn(&str) -> String),
         (2, numberless as fn(&str) -> String),
@@ -109,6 +117,47 @@ pub fn pairs(baseline: &Baseline, runs: &[Run]) -> Vec<Pair> {
         new.retain(|n| out.iter().all(|p| p.current != *n));
     }
     out.sort_by(|a, b| a.current.cmp(&b.current));
+    out
+}
+
+/// Missing and new kernels whose code fingerprint is theirs alone on each side.
+fn same_code(
+    baseline: &Baseline,
+    missing: &[&str],
+    new: &[&str],
+    code: Option<&CodeMap>,
+) -> Vec<Pair> {
+    let Some(code) = code else {
+        return Vec::new();
+    };
+    let old_print = |k: &str| {
+        baseline
+            .kernels
+            .get(k)
+            .and_then(|e| e.code.as_ref())
+            .map(|c| c.fingerprint.as_str())
+    };
+    let new_print = |k: &str| code.get(k).map(|c| c.fingerprint.as_str());
+    let mut out = Vec::new();
+    for &m in missing {
+        let Some(print) = old_print(m) else { continue };
+        let news: Vec<&str> = new
+            .iter()
+            .copied()
+            .filter(|n| new_print(n) == Some(print))
+            .collect();
+        let olds = missing
+            .iter()
+            .filter(|o| old_print(o) == Some(print))
+            .count();
+        if let ([n], 1) = (&news[..], olds) {
+            out.push(Pair {
+                baseline: m.to_string(),
+                current: n.to_string(),
+                why: "same code",
+            });
+        }
+    }
     out
 }
 

@@ -4,6 +4,9 @@
 //! redundant graph node shows up exactly here), then the threshold rules,
 //! then the ncu findings that explain them.
 
+mod code;
+pub mod environmental;
+pub mod explain;
 mod findings;
 pub mod identity;
 pub mod not_gated;
@@ -33,6 +36,10 @@ pub struct Inputs<'a> {
     pub allow_device_mismatch: bool,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
     pub notes: Vec<String>,
+    /// The current kernels' code, when the inputs embed it.
+    pub code: Option<&'a crate::code::CodeMap>,
+    /// What a timing-only failure with unchanged code becomes.
+    pub environmental: environmental::Environmental,
     /// What ncugate saw of the GPU during the current runs.
     pub gpu: &'a crate::shared_gpu::GpuEnvironment,
     /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
@@ -68,6 +75,8 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         structure: Vec::new(),
         rules: Vec::new(),
         findings: Vec::new(),
+        code: Vec::new(),
+        explain: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
         profiling: runs
@@ -116,7 +125,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     }
     // A kernel whose key changed with the code (template arguments, a
     // generated kernel's number) is compared under its current key.
-    let pairs = identity::pairs(baseline, runs);
+    let pairs = identity::pairs(baseline, runs, inputs.code);
     let renamed;
     let baseline: &Baseline = if pairs.is_empty() {
         baseline
@@ -143,6 +152,9 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
     not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
     report.finish();
+    if let Some(current) = inputs.code {
+        code::check(&mut report, baseline, current, inputs.environmental);
+    }
     Ok(report)
 }
 

@@ -88,6 +88,21 @@ pub struct CheckConfig {
     pub import_with_ncu: bool,
     /// The history store the check reads (`--baseline history`, `--anchor`) and records its run in.
     pub history: Option<super::history::CheckHistory>,
+    /// What a timing-only failure of a kernel whose code is unchanged becomes.
+    pub environmental: crate::compare::environmental::Environmental,
+    /// The explain stage: which kernels, at most how many, from which source pages.
+    pub explain: Explain,
+}
+
+/// `check --explain`, `--explain-kernels`, `--source-page`.
+#[derive(Debug, Clone, Default)]
+pub struct Explain {
+    pub mode: crate::compare::explain::ExplainMode,
+    pub kernels: usize,
+    /// Seconds the explain runs may take together (`--explain-budget`).
+    pub budget: f64,
+    /// Source pages of the current run (`--source-page`).
+    pub pages: Vec<PathBuf>,
 }
 
 /// `ncugate baseline record`.
@@ -105,6 +120,10 @@ pub struct RecordConfig {
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
     pub import_with_ncu: bool,
+    /// Source pages to store as the kernels' source profiles (`--source-page`).
+    pub source_pages: Vec<PathBuf>,
+    /// Profile every kernel's source counters once after the runs (`--source`).
+    pub profile_sources: bool,
 }
 
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
@@ -159,6 +178,13 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
+        environmental: args.environmental,
+        explain: Explain {
+            mode: args.explain,
+            kernels: args.explain_kernels,
+            budget: args.explain_budget,
+            pages: args.source_pages,
+        },
     }))
 }
 
@@ -215,6 +241,8 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         shared_gpu: gate.shared_gpu.unwrap_or_default(),
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
+        source_pages: args.source_pages,
+        profile_sources: args.source,
     }))
 }
 
@@ -258,6 +286,13 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
             history: None,
+            environmental: args.environmental,
+            explain: Explain {
+                mode: args.explain,
+                kernels: args.explain_kernels,
+                budget: args.explain_budget,
+                pages: Vec::new(),
+            },
         });
     }
     Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
@@ -306,6 +341,8 @@ fn suite_record(
                 shared_gpu,
                 ncu: ncu_program(&args.ncu, file),
                 import_with_ncu: import_with_ncu(&args.ncu, file),
+                source_pages: Vec::new(),
+                profile_sources: args.source,
             }
         })
         .collect();

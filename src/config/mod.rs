@@ -24,7 +24,7 @@ pub mod suite;
 mod typed_flags;
 pub mod workload;
 
-pub use gate::{BaselinePlace, CheckConfig, RecordConfig, Source};
+pub use gate::{BaselinePlace, CheckConfig, Explain, RecordConfig, Source};
 pub use init::InitConfig;
 pub use leaks::{LeaksConfig, audit_cache_dir};
 pub use run::{default_ncu, runner_from_file};

@@ -137,6 +137,9 @@ pub fn baseline_of(
             })
             .unwrap_or_default(),
         findings: BTreeMap::new(),
+        // The history keeps values, not code: no machine-code or source profile to compare.
+        code: None,
+        source: None,
     };
     let kernels = metrics
         .keys()

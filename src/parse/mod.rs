@@ -9,6 +9,7 @@ pub mod number;
 pub mod nvtx;
 pub mod page;
 pub mod raw;
+pub mod sass;
 pub mod scan;
 
 use crate::error::{Error, Result};

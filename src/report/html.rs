@@ -216,6 +216,7 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
         @for section in view.lists() {
             (list(section))
         }
+        (source_lines(&view.report.explain))
         @if !view.notes.is_empty() {
             section { h2 { "Notes" } ul { @for n in view.notes { li { (n) } } } }
             "\n"
@@ -226,6 +227,36 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
         None => format!("ncugate: {word}"),
     };
     document_page(&title, header, main, view.version)
+}
+
+/// The source lines (or opcodes) that explain the failing kernels, each
+/// counter baseline → current, the ones that rose marked.
+fn source_lines(explained: &[crate::explain::Explained]) -> Markup {
+    html! {
+        @if explained.iter().any(|e| !e.changes.is_empty()) {
+            section.lines { h2 { "Source lines" }
+                table {
+                    thead { tr { th { "kernel" } th { "line" } th { "source" } th { "counters (baseline → current)" } } }
+                    tbody {
+                        @for e in explained { @for c in &e.changes {
+                            tr {
+                                td { code { (breakable(&e.kernel)) } }
+                                td { code { (c.place) } }
+                                td { code { (c.text) } }
+                                td { @for (i, (name, before, after)) in c.counters.iter().enumerate() {
+                                    @if i > 0 { ", " }
+                                    @let moved = format!("{name} {} → {}", crate::format::format_value(*before, ""), crate::format::format_value(*after, ""));
+                                    @if after > before { mark { (moved) } } @else { (moved) }
+                                } }
+                            }
+                            "\n"
+                        } }
+                    }
+                }
+            }
+            "\n"
+        }
+    }
 }
 
 /// A list section (compute-sanitizer, graph memory): a line per row, with

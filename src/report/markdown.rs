@@ -133,6 +133,7 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
     for section in view.lists() {
         list(&mut out, section, &h);
     }
+    source_lines(&mut out, &view.report.explain, &h);
     if !view.notes.is_empty() {
         let _ = writeln!(out, "\n{h} Notes\n");
         for n in view.notes {
@@ -140,6 +141,46 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
         }
     }
     out
+}
+
+/// A small table of the source lines (or opcodes) that explain the failing kernels.
+fn source_lines(out: &mut String, explained: &[crate::explain::Explained], h: &str) {
+    if explained.iter().all(|e| e.changes.is_empty()) {
+        return;
+    }
+    let _ = writeln!(out, "\n{h} Source lines\n");
+    let _ = writeln!(
+        out,
+        "| kernel | line | source | counters (baseline → current) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for e in explained {
+        for c in &e.changes {
+            let counters: Vec<String> = c
+                .counters
+                .iter()
+                .map(|(name, before, after)| {
+                    format!(
+                        "{name} {} → {}",
+                        crate::format::format_value(*before, ""),
+                        crate::format::format_value(*after, "")
+                    )
+                })
+                .collect();
+            let source = if c.text.is_empty() {
+                String::new()
+            } else {
+                format!("`{}`", code(&c.text))
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {source} | {} |",
+                code(&e.kernel),
+                code(&c.place),
+                text(&counters.join(", "))
+            );
+        }
+    }
 }
 
 /// The failing kernels with what failed and why, then the whole run's failures.

@@ -5,6 +5,7 @@
 //! one clear error with a fix. Processes run behind [`process::ProcessRunner`], so all
 //! of it is tested offline with recorded ncu output.
 
+pub mod explain;
 pub mod failure;
 pub mod interrupt;
 mod kill;

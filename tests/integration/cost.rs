@@ -77,6 +77,8 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         ncu: "ncu".into(),
         import_with_ncu: false,
         history: None,
+        environmental: Default::default(),
+        explain: Default::default(),
     };
     // The fixed 75% floor fails the unchanged app (why fixed-ratio.toml is not the default).
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);

@@ -6,6 +6,7 @@ mod common;
 
 mod baseline;
 mod cli;
+mod code;
 mod concurrency;
 mod cost;
 mod details_names;

@@ -148,6 +148,14 @@ fn check_gives_the_csvs_verdict_without_ncu() {
                 o.remove(key);
             }
         }
+        // Only a report embeds the kernels' code (their fingerprints).
+        if let Some(kernels) = v["kernels"].as_object_mut() {
+            for entry in kernels.values_mut() {
+                if let Some(o) = entry.as_object_mut() {
+                    o.remove("code");
+                }
+            }
+        }
         v
     };
     assert_eq!(strip("from-report.json"), strip("from-csv.json"));

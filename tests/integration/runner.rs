@@ -575,6 +575,8 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             ncu: "ncu".into(),
             import_with_ncu: false,
             history: None,
+            environmental: Default::default(),
+            explain: Default::default(),
         };
         common::execute(&Config::Check(config), &replay)
     };
@@ -738,6 +740,8 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         ncu: "ncu".into(),
         import_with_ncu: false,
         history: None,
+        environmental: Default::default(),
+        explain: Default::default(),
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);

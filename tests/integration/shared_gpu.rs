@@ -288,6 +288,9 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         sanitizer: None,
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
+        environmental: Default::default(),
+        explain: Default::default(),
     };
     let report = ncugate::commands::check(&config, &replay).expect("a report");
     assert_eq!(report.exit_code, 0, "{:#?}", report.rules);
@@ -351,6 +354,9 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
             shared_gpu: policy,
             ncu: "ncu".into(),
             import_with_ncu: false,
+            history: None,
+            source_pages: vec![],
+            profile_sources: false,
         };
         ncugate::commands::record(&config, &replay)
     };

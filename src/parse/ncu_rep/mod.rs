@@ -12,6 +12,7 @@
 //! [`print`](mod@print) and [`units`]) — and folds it with the CSV parser
 //! ([`super::raw`]), so a report and its CSV give the same run model.
 
+pub mod code;
 pub mod container;
 pub mod print;
 pub mod schema;
@@ -160,7 +161,7 @@ fn kernel_name(launch: &Launch) -> String {
 
 /// ncu prints a template argument cast to an enum without its cast: the
 /// report's `void scale<(ScaleImpl)0>(…)` is `void scale<0>(…)` on every page.
-fn display_name(demangled: &str) -> String {
+pub(crate) fn display_name(demangled: &str) -> String {
     let mut out = String::with_capacity(demangled.len());
     let mut rest = demangled;
     while let Some(open) = rest.find('(') {

@@ -16,6 +16,7 @@
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
 //! | `ProfileResult` (one kernel launch) | 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 22: context, 23: stream |
+//! | `SourceData` (one loaded module's code) | 1: reference (a result's field 15 names it), 4: binary (the module's ELF cubin) |
 //! | `GraphResult` (one CUDA graph launch) | 4: metric results, 11: context, 12: stream |
 //! | `Uint64x3` | 1, 2, 3: x, y, z |
 //! | `ProfileMetricResult` | 1: name (string-table index), 2: value, 3: instance values |
@@ -96,6 +97,35 @@ pub struct ProfileResult {
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
     pub stream_id: Option<u32>,
+}
+
+/// `SourceData`: the code of one loaded module. A block's source messages
+/// carry the module's ELF cubin; each result names its module by `reference`
+/// (its own field 15 is a `SourceData` with only the reference).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SourceData {
+    #[prost(uint64, optional, tag = "1")]
+    pub reference: Option<u64>,
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub binary: Option<Vec<u8>>,
+}
+
+/// A kernel result read for its code only: names, launch configuration and
+/// module (see [`super::code`]).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ResultCode {
+    #[prost(string, optional, tag = "5")]
+    pub mangled_name: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub function_name: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub demangled_name: Option<String>,
+    #[prost(message, optional, tag = "10")]
+    pub grid_size: Option<Uint64x3>,
+    #[prost(message, optional, tag = "11")]
+    pub block_size: Option<Uint64x3>,
+    #[prost(message, optional, tag = "15")]
+    pub source: Option<SourceData>,
 }
 
 /// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling graph`).

@@ -1,0 +1,132 @@
+//! The explain stage of a check: for the worst failing kernels (or every
+//! kernel, or none, as `--explain` says), the source lines whose counters
+//! changed most since the baseline's source profile, in the *why* of their
+//! failing rules. It only adds words: whatever it finds or misses, the verdict
+//! stays; what it could not do is a note.
+
+use crate::baseline::Baseline;
+use crate::explain::{self, SourceProfile};
+use crate::model::KernelKeyMode;
+use crate::status::Status;
+use crate::verdict::Report;
+
+/// When a check explains kernels by their source lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ExplainMode {
+    /// The failing kernels (the worst first, at most --explain-kernels).
+    #[default]
+    OnFail,
+    /// Every kernel with a source profile on both sides.
+    Always,
+    /// None.
+    Never,
+}
+
+/// The kernels to explain, worst first: those with failing rules, by their
+/// largest relative change (`always`: then every other kernel).
+pub fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
+    let mut failing: Vec<(String, f64)> = Vec::new();
+    for r in report.rules.iter().filter(|r| r.status == Status::Fail) {
+        let Some(k) = &r.kernel else { continue };
+        let change = magnitude(r);
+        match failing.iter_mut().find(|(name, _)| name == k) {
+            Some((_, worst)) => *worst = worst.max(change),
+            None => failing.push((k.clone(), change)),
+        }
+    }
+    failing.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out: Vec<String> = failing.into_iter().map(|(k, _)| k).collect();
+    match mode {
+        ExplainMode::Never => return Vec::new(),
+        ExplainMode::OnFail => {}
+        ExplainMode::Always => {
+            let others: Vec<String> = report
+                .rules
+                .iter()
+                .filter_map(|r| r.kernel.clone())
+                .filter(|k| !out.contains(k))
+                .collect();
+            for k in others {
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+    }
+    out.truncate(max);
+    out
+}
+
+/// Explains `kernels` with the current profiles against the baseline's;
+/// returns the notes for what could not be explained.
+pub fn attach(
+    report: &mut Report,
+    baseline: &Baseline,
+    current: &[SourceProfile],
+    kernels: &[String],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for kernel in kernels {
+        let Some(now) = current.iter().find(|p| &p.kernel == kernel) else {
+            notes.push(format!(
+                "explain: no source profile of {kernel} in this run"
+            ));
+            continue;
+        };
+        let Some(before) = baseline_profile(baseline, kernel) else {
+            notes.push(format!("explain: the baseline has no source profile of {kernel} (record one: baseline record --source-page)"));
+            continue;
+        };
+        // The worst failing rule ranks the lines and carries them.
+        let worst = report
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.kernel.as_ref() == Some(kernel) && r.status == Status::Fail)
+            .max_by(|(_, a), (_, b)| magnitude(a).total_cmp(&magnitude(b)))
+            .map(|(i, _)| i);
+        let unit = worst.map_or("inst", |i| report.rules[i].unit.as_str());
+        let explained = explain::compare(before, now, explain::ranking_counter(unit));
+        let lines = explained.lines();
+        if let Some(i) = worst {
+            // Unchanged lines say the launch itself is as before: the cause
+            // is elsewhere (more launches, another kernel's work).
+            let text = if lines.is_empty() {
+                "source lines unchanged (one launch compared)".to_string()
+            } else {
+                format!("lines: {}", lines.join(" · "))
+            };
+            let rule = &mut report.rules[i];
+            rule.why = Some(match rule.why.take() {
+                Some(why) => format!("{why}; {text}"),
+                None => text,
+            });
+        }
+        report.explain.push(explained);
+    }
+    notes
+}
+
+/// How far a rule's value moved: its relative change, a new value as infinite.
+fn magnitude(rule: &crate::verdict::RuleResult) -> f64 {
+    rule.change_pct.map_or(f64::INFINITY, f64::abs)
+}
+
+/// The baseline's profile of `kernel`: under its key, else under the one
+/// kernel of the same function name (a kernel renamed since).
+fn baseline_profile<'a>(baseline: &'a Baseline, kernel: &str) -> Option<&'a SourceProfile> {
+    if let Some(p) = baseline.kernels.get(kernel).and_then(|e| e.source.as_ref()) {
+        return Some(p);
+    }
+    let function = |k: &str| crate::kernel_key::kernel_key(k, KernelKeyMode::Function);
+    let same: Vec<&SourceProfile> = baseline
+        .kernels
+        .iter()
+        .filter(|(k, _)| function(k) == function(kernel))
+        .filter_map(|(_, e)| e.source.as_ref())
+        .collect();
+    match same[..] {
+        [one] => Some(one),
+        _ => None,
+    }
+}

@@ -1,0 +1,256 @@
+//! Per-line attribution of a failing kernel: its source-counter profile
+//! against the baseline's, line by line.
+//!
+//! A source profile ([`page`]) holds, per CUDA (or Python) line, a few of the
+//! counters ncu's `SourceCounters` section collects — instructions executed,
+//! warp-stall samples, long-scoreboard stalls, L1 requests and L2 sectors of
+//! global accesses — summed over the line's instructions; and the same counters
+//! per opcode. Lines are matched by file name, line number and text, then by
+//! text where the code moved, then by line number (see `matched_lines`); a
+//! kernel without line information is compared per opcode, with a hint to
+//! build with `-lineinfo`.
+
+pub mod page;
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Counter (short name) → value.
+pub type Counters = BTreeMap<String, f64>;
+
+/// The page's columns kept, with the short names used in profiles and reports.
+pub const COUNTERS: [(&str, &str); 5] = [
+    ("Instructions Executed", "instructions"),
+    ("Warp Stall Sampling (All Samples)", "stall samples"),
+    ("stall_long_sb", "long-scoreboard stalls"),
+    ("L1 Tag Requests Global", "L1 requests"),
+    ("L2 Theoretical Sectors Global", "L2 sectors"),
+];
+
+/// One kernel's source-counter profile (one launch).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceProfile {
+    /// The kernel key.
+    pub kernel: String,
+    /// Per source line; empty without line information.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<Line>,
+    /// Per opcode, over all instructions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub opcodes: BTreeMap<String, Counters>,
+}
+
+/// One source line's counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Line {
+    /// The file's name, without its folders.
+    pub file: String,
+    pub line: u64,
+    /// The line's text as ncu showed it (empty when ncu had no source).
+    pub text: String,
+    pub counters: Counters,
+}
+
+/// One line (or opcode) whose counters changed, for the reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChangedLine {
+    /// `graph_app.cu:123`, or an opcode (`DFMA`) without line information.
+    pub place: String,
+    /// The source text, when known.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// Counters that changed: name, baseline, current.
+    pub counters: Vec<(String, f64, f64)>,
+}
+
+/// What the explain step found for one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Explained {
+    pub kernel: String,
+    /// `true` when lines were compared, `false` when opcodes were (no line information).
+    pub by_line: bool,
+    /// The top changes, largest first (at most [`TOP`]).
+    pub changes: Vec<ChangedLine>,
+}
+
+/// Lines named per kernel.
+pub const TOP: usize = 3;
+
+/// The counter that ranks lines for a failing rule of `unit`: instructions
+/// for instruction counts, L2 sectors for bytes, stall samples for the rest
+/// (time, throughput).
+pub fn ranking_counter(unit: &str) -> &'static str {
+    match unit {
+        "inst" => "instructions",
+        "byte" => "L2 sectors",
+        _ => "stall samples",
+    }
+}
+
+/// The top changes between two profiles of one kernel, ranked by `rank`.
+pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) -> Explained {
+    let by_line = !baseline.lines.is_empty() && !current.lines.is_empty();
+    let mut rows: Vec<(String, String, &Counters, &Counters)> = Vec::new();
+    let empty = Counters::new();
+    if by_line {
+        for (b, a) in matched_lines(&baseline.lines, &current.lines) {
+            let line = a.or(b);
+            let place = match (b, a) {
+                (Some(b), Some(a)) if b.line != a.line => {
+                    format!("{}:{} (was {})", a.file, a.line, b.line)
+                }
+                _ => line
+                    .map(|l| format!("{}:{}", l.file, l.line))
+                    .unwrap_or_default(),
+            };
+            rows.push((
+                place,
+                line.map(|l| l.text.clone()).unwrap_or_default(),
+                b.map_or(&empty, |l| &l.counters),
+                a.map_or(&empty, |l| &l.counters),
+            ));
+        }
+    } else {
+        let ops: BTreeSet<&String> = baseline
+            .opcodes
+            .keys()
+            .chain(current.opcodes.keys())
+            .collect();
+        for op in ops {
+            rows.push((
+                op.clone(),
+                String::new(),
+                baseline.opcodes.get(op).unwrap_or(&empty),
+                current.opcodes.get(op).unwrap_or(&empty),
+            ));
+        }
+    }
+    let delta = |b: &Counters, a: &Counters, c: &str| {
+        (a.get(c).copied().unwrap_or(0.0) - b.get(c).copied().unwrap_or(0.0)).abs()
+    };
+    rows.retain(|(_, _, b, a)| delta(b, a, rank) > 0.0);
+    rows.sort_by(|x, y| {
+        delta(y.2, y.3, rank)
+            .total_cmp(&delta(x.2, x.3, rank))
+            .then(x.0.cmp(&y.0))
+    });
+    let changes = rows
+        .into_iter()
+        .take(TOP)
+        .map(|(place, text, b, a)| ChangedLine {
+            place,
+            text,
+            counters: changed_counters(b, a, rank),
+        })
+        .collect();
+    Explained {
+        kernel: current.kernel.clone(),
+        by_line,
+        changes,
+    }
+}
+
+/// A line of the baseline paired with a line of this run, in three passes:
+/// the same file, line number and text; then, for code that moved (an edit
+/// above it shifted it), the same file and text where that text is on one
+/// unpaired line only of each side; then the same file and line number (the
+/// line's text changed). The rest are alone (gone, or new).
+type Paired<'a> = (Option<&'a Line>, Option<&'a Line>);
+
+/// One pass of [`matched_lines`]: when two lines are the same line, and
+/// whether the match must be unique on the baseline's side too.
+type Pass<'f> = (&'f dyn Fn(&Line, &Line) -> bool, bool);
+
+fn matched_lines<'a>(before: &'a [Line], after: &'a [Line]) -> Vec<Paired<'a>> {
+    let mut b_left: Vec<&Line> = before.iter().collect();
+    let mut a_left: Vec<&Line> = after.iter().collect();
+    let mut out: Vec<Paired<'a>> = Vec::new();
+    let same_place = |x: &Line, y: &Line| x.file == y.file && x.line == y.line;
+    let same_text = |x: &Line, y: &Line| x.file == y.file && x.text == y.text && !x.text.is_empty();
+    let passes: [Pass; 3] = [
+        (&|x, y| same_place(x, y) && x.text == y.text, false),
+        (&same_text, true),
+        (&same_place, false),
+    ];
+    for (same, unique) in passes {
+        let mut i = 0;
+        while i < b_left.len() {
+            let b = b_left[i];
+            let fits: Vec<usize> = (0..a_left.len()).filter(|&j| same(b, a_left[j])).collect();
+            let rivals = b_left.iter().filter(|o| same(o, b)).count();
+            match fits[..] {
+                [j] if !unique || rivals == 1 => {
+                    out.push((Some(b), Some(a_left.remove(j))));
+                    b_left.remove(i);
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    out.extend(b_left.into_iter().map(|b| (Some(b), None)));
+    out.extend(a_left.into_iter().map(|a| (None, Some(a))));
+    out
+}
+
+/// The ranking counter, then every other that moved by 10% or more.
+fn changed_counters(b: &Counters, a: &Counters, rank: &str) -> Vec<(String, f64, f64)> {
+    let mut out = Vec::new();
+    for (_, name) in COUNTERS {
+        let (x, y) = (
+            b.get(name).copied().unwrap_or(0.0),
+            a.get(name).copied().unwrap_or(0.0),
+        );
+        let moved = (y - x).abs() > 0.1 * x.abs().max(1.0);
+        if name == rank || moved {
+            out.push((name.to_string(), x, y));
+        }
+    }
+    // The ranking counter first.
+    out.sort_by_key(|(n, _, _)| n != rank);
+    out
+}
+
+impl ChangedLine {
+    /// `graph_app.cu:87  return (i * 33) % n;  instructions 0 → 14.2M (new), …`.
+    pub fn summary(&self) -> String {
+        let counters: Vec<String> = self
+            .counters
+            .iter()
+            .map(|(name, b, a)| {
+                let change = if *b == 0.0 {
+                    "new".to_string()
+                } else {
+                    format!("{:+.0}%", (a - b) / b * 100.0)
+                };
+                format!(
+                    "{name} {} → {} ({change})",
+                    crate::format::format_value(*b, ""),
+                    crate::format::format_value(*a, "")
+                )
+            })
+            .collect();
+        let text = if self.text.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", self.text)
+        };
+        format!("{}{text}  {}", self.place, counters.join(", "))
+    }
+}
+
+impl Explained {
+    /// The lines (or opcodes) for the *why*, one per change.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.changes.iter().map(ChangedLine::summary).collect();
+        if !self.by_line {
+            out.push(if self.changes.is_empty() {
+                "no line information and no instruction counters: build with -lineinfo (nvcc) to see the source lines".into()
+            } else {
+                "no line information: per opcode; build with -lineinfo (nvcc) to see the source lines".into()
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,226 @@
+//! Each profiled kernel's machine code, from the cubins a report embeds.
+//!
+//! Every block of a report starts its payload with `SourceData` messages: one
+//! per loaded module, carrying the module's ELF cubin. Each kernel result
+//! names its module by reference. The kernel's code is the ELF section
+//! `.text.<mangled name>`: its bytes are what the GPU runs, before the loader
+//! places them (no load address is in them), so two runs of one binary give
+//! the same bytes and any change of the code gives other bytes.
+//!
+//! From those bytes: a fingerprint (SHA-256) and the static instruction count
+//! (128-bit instructions from Volta on; the `NOP`s that pad a function to its
+//! alignment are not counted). Reading them costs milliseconds and no `ncu`
+//! call; opcode names need the disassembly (`ncu --import R --page source
+//! --print-source sass`, see [`crate::parse::sass`]).
+
+use super::container::Failure;
+use super::schema::{BlockHeader, FileHeader, ResultCode, SourceData};
+use prost::Message;
+use std::collections::BTreeMap;
+
+/// One kernel launch's code and launch configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchCode {
+    pub mangled: String,
+    /// The demangled name as ncu's pages print it (the kernel's name in a run).
+    pub name: String,
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    /// `None` when the report does not hold the kernel's cubin or function.
+    pub code: Option<Code>,
+}
+
+/// A function's code, in brief.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    /// SHA-256 of the function's section, the first 16 hex digits.
+    pub fingerprint: String,
+    /// Instructions, without the alignment `NOP`s.
+    pub instructions: u64,
+}
+
+/// The SASS opcode field of a Volta-or-later instruction (its low 12 bits)
+/// for `NOP`.
+const NOP: u64 = 0x918;
+
+/// Reads every kernel launch's code from a version-7 report's bytes.
+pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
+    super::container::version(data)?;
+    let mut pos = 4;
+    let header = sized(data, &mut pos, "the file header")?;
+    FileHeader::decode(header).map_err(|e| corrupt("the file header", e))?;
+    let mut modules: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+    let mut cache: BTreeMap<(u64, String), Option<Code>> = BTreeMap::new();
+    let mut out = Vec::new();
+    while pos < data.len() {
+        let header = BlockHeader::decode(sized(data, &mut pos, "a block header")?)
+            .map_err(|e| corrupt("a block header", e))?;
+        let size = header.payload_size.unwrap_or(0) as usize;
+        let payload = data
+            .get(pos..pos.saturating_add(size))
+            .ok_or_else(|| Failure::Corrupt("a block's payload is cut short".into()))?;
+        pos += size;
+        let mut at = 0;
+        for _ in 0..header.num_sources.unwrap_or(0) {
+            let source = SourceData::decode(sized(payload, &mut at, "a source message")?)
+                .map_err(|e| corrupt("a source message", e))?;
+            if let (Some(reference), Some(binary)) = (source.reference, source.binary) {
+                modules.entry(reference).or_insert(binary);
+            }
+        }
+        for _ in 0..header.num_results.unwrap_or(0) {
+            let result = ResultCode::decode(sized(payload, &mut at, "a result")?)
+                .map_err(|e| corrupt("a result", e))?;
+            let mangled = result.mangled_name.unwrap_or_default();
+            let reference = result.source.and_then(|s| s.reference);
+            let code = match reference {
+                Some(r) => cache
+                    .entry((r, mangled.clone()))
+                    .or_insert_with(|| modules.get(&r).and_then(|elf| function(elf, &mangled)))
+                    .clone(),
+                None => None,
+            };
+            // ncu shows the function name of a kernel without a demangled one.
+            let demangled = result.demangled_name.unwrap_or_default();
+            let name = if demangled.is_empty() {
+                result.function_name.unwrap_or_default()
+            } else {
+                super::display_name(&demangled)
+            };
+            out.push(LaunchCode {
+                name,
+                mangled,
+                grid: result.grid_size.map(xyz),
+                block: result.block_size.map(xyz),
+                code,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn xyz(v: super::schema::Uint64x3) -> [u64; 3] {
+    [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
+}
+
+fn corrupt(what: &str, e: prost::DecodeError) -> Failure {
+    Failure::Corrupt(format!("{what} is corrupt: {e}"))
+}
+
+/// A `u32` size at `pos`, then that many bytes; `pos` moves past them.
+fn sized<'a>(data: &'a [u8], pos: &mut usize, what: &str) -> Result<&'a [u8], Failure> {
+    let cut = || Failure::Corrupt(format!("{what} at byte {pos} is cut short (truncated?)"));
+    let start = pos.checked_add(4).ok_or_else(cut)?;
+    let size = data.get(*pos..start).ok_or_else(cut)?;
+    let n = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+    let body = data
+        .get(start..start.checked_add(n).ok_or_else(cut)?)
+        .ok_or_else(cut)?;
+    *pos += 4 + n;
+    Ok(body)
+}
+
+/// The code of function `mangled` in an ELF64 little-endian cubin: its
+/// `.text.<mangled>` section. `None` for anything else (a malformed ELF
+/// included: the code is then unknown, the report still reads).
+pub fn function(elf: &[u8], mangled: &str) -> Option<Code> {
+    let text = section(elf, &format!(".text.{mangled}"))?;
+    let instructions = text
+        .chunks_exact(16)
+        .filter(|i| bytes_at::<8>(i, 0, 0).is_some_and(|w| u64::from_le_bytes(w) & 0xfff != NOP))
+        .count() as u64;
+    let digest = crate::parse::sha256_bytes(text);
+    Some(Code {
+        fingerprint: digest.get(..16)?.to_string(),
+        instructions,
+    })
+}
+
+/// `n` bytes at `base + off`, every offset checked: a hostile ELF's
+/// offsets may point anywhere, or past `usize::MAX`.
+fn bytes_at<const N: usize>(b: &[u8], base: usize, off: usize) -> Option<[u8; N]> {
+    let at = base.checked_add(off)?;
+    b.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+fn u16_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    Some(u16::from_le_bytes(bytes_at(b, base, off)?) as usize)
+}
+
+fn u32_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    Some(u32::from_le_bytes(bytes_at(b, base, off)?) as usize)
+}
+
+fn u64_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
+    usize::try_from(u64::from_le_bytes(bytes_at(b, base, off)?)).ok()
+}
+
+/// The bytes of the section called `name`.
+fn section<'a>(elf: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    // ELF64 (class 2), little-endian (data 1).
+    if elf.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let shoff = u64_at(elf, 0, 0x28)?;
+    let (entsize, count, names) = (
+        u16_at(elf, 0, 0x3a)?,
+        u16_at(elf, 0, 0x3c)?,
+        u16_at(elf, 0, 0x3e)?,
+    );
+    if entsize < 0x40 {
+        return None;
+    }
+    let header = |i: usize| shoff.checked_add(i.checked_mul(entsize)?);
+    let strtab = u64_at(elf, header(names)?, 0x18)?;
+    for i in 0..count {
+        let h = header(i)?;
+        let name_at = strtab.checked_add(u32_at(elf, h, 0)?)?;
+        let rest = elf.get(name_at..)?;
+        let end = rest.iter().position(|&b| b == 0)?;
+        if &rest[..end] != name.as_bytes() {
+            continue;
+        }
+        // SHT_NOBITS holds no bytes in the file.
+        if u32_at(elf, h, 4)? == 8 {
+            return None;
+        }
+        let (offset, size) = (u64_at(elf, h, 0x18)?, u64_at(elf, h, 0x20)?);
+        return elf.get(offset..offset.checked_add(size)?);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_elves_have_no_code() {
+        assert_eq!(function(b"", "k"), None);
+        assert_eq!(function(b"\x7fELF\x02\x01", "k"), None);
+        let mut elf = vec![0u8; 0x40];
+        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        elf[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
+        elf[0x3a] = 0x40;
+        elf[0x3c] = 3;
+        assert_eq!(function(&elf, "k"), None);
+    }
+
+    #[test]
+    fn cut_or_damaged_reports_never_panic() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/h200/explain/graph_app.base.fast.ncu-rep"
+        );
+        let data = std::fs::read(path).expect("fixture");
+        assert_eq!(read(&data).expect("report").len(), 9);
+        for cut in (0..data.len()).step_by(997) {
+            let _ = read(&data[..cut]);
+        }
+        let mut damaged = data.clone();
+        for at in (0..data.len()).step_by(331) {
+            damaged[at] ^= 0xff;
+            let _ = read(&damaged);
+        }
+    }
+}
