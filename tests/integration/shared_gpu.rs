@@ -354,7 +354,6 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
             shared_gpu: policy,
             ncu: "ncu".into(),
             import_with_ncu: false,
-            history: None,
             source_pages: vec![],
             profile_sources: false,
         };
