@@ -1,6 +1,8 @@
 //! Prints the raw page of a `.ncu-rep` as the native reader rebuilds it — the
 //! CSV `ncu --import R --csv --page raw --print-units base` prints — so the
 //! two can be compared with `cmp` on a machine that has ncu, and timed.
+//! With `--rules`, prints the rule rows of the details page instead (the rows
+//! of `ncu --import R --csv --page details` that have a `Rule Name`).
 //!
 //! ```sh
 //! cargo build --release --example ncu_rep_raw
@@ -9,16 +11,21 @@
 //! cmp native.csv ncu.csv
 //! ```
 
-use ncugate::parse::ncu_rep::{container, raw_page};
+use ncugate::parse::ncu_rep::{container, details_page, raw_page};
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let Some(path) = std::env::args_os().nth(1) else {
-        eprintln!("usage: ncu_rep_raw REPORT.ncu-rep");
+    let mut args: Vec<_> = std::env::args_os().skip(1).collect();
+    let rules = args.first().is_some_and(|a| a == "--rules");
+    if rules {
+        args.remove(0);
+    }
+    let Some(path) = args.first() else {
+        eprintln!("usage: ncu_rep_raw [--rules] REPORT.ncu-rep");
         return ExitCode::from(2);
     };
-    let data = match std::fs::read(&path) {
+    let data = match std::fs::read(path) {
         Ok(data) => data,
         Err(e) => {
             eprintln!("error: cannot read {}: {e}", path.to_string_lossy());
@@ -27,8 +34,12 @@ fn main() -> ExitCode {
     };
     match container::read(&data) {
         Ok(report) => {
-            let csv = raw_page(&report).to_csv();
-            if std::io::stdout().write_all(&csv).is_err() {
+            let page = if rules {
+                details_page(&report)
+            } else {
+                raw_page(&report)
+            };
+            if std::io::stdout().write_all(&page.to_csv()).is_err() {
                 return ExitCode::from(2);
             }
             ExitCode::SUCCESS

@@ -274,7 +274,7 @@ pub struct CheckArgs {
     /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
     #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
-    /// Details-page export(s) of the current run (`--page details`): new ncu rule results are listed next to the verdicts.
+    /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep: new ncu rule results are listed next to the verdicts.
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub details: Vec<PathBuf>,
     #[command(flatten)]
@@ -367,7 +367,7 @@ pub struct RecordArgs {
     /// Profiled runs to record when no --input is given.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub runs: u32,
-    /// Details-page export(s): their ncu rule results are recorded, so `check --details` can list new ones.
+    /// Details-page export(s), or the .ncu-rep: their ncu rule results are recorded, so `check --details` can list new ones.
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub details: Vec<PathBuf>,
     #[command(flatten)]

@@ -33,7 +33,7 @@ pub fn read_source_page(data: &[u8], key_mode: KernelKeyMode) -> Result<SourcePr
             "File Path" => file = cell(1).to_string(),
             "Function Name" => {
                 profile.kernel = crate::kernel_key::kernel_key(
-                    &crate::parse::ncu_rep::display_name(cell(1)),
+                    &crate::parse::ncu_rep::names::shown(cell(1)),
                     key_mode,
                 );
             }

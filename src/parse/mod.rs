@@ -97,12 +97,24 @@ pub fn sha256_bytes(data: &[u8]) -> String {
     crate::format::hex(&Sha256::digest(data))
 }
 
-/// Reads the findings of a details-page CSV, or of a `.ncu-rep` report via `ncu`.
+/// Reads the findings of a details-page CSV, or of a `.ncu-rep` report
+/// (natively first, as [`read_run`]; via `ncu` for what the native reader
+/// does not know).
 pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
     if path != Path::new("-") && is_report(path)? {
+        let native = match import
+            .native
+            .then(|| ncu_rep::read_findings(path, key_mode))
+        {
+            Some(Ok(findings)) => return Ok(findings),
+            Some(Err(ncu_rep::Refusal::Corrupt(e))) => return Err(e),
+            Some(Err(ncu_rep::Refusal::Unsupported(e))) => Some(e),
+            None => None,
+        };
         return crate::runner::ncu::import(import.ncu, import.runner, path, "details", |out| {
             details::read_details(path, out, key_mode)
-        });
+        })
+        .map_err(|e| native.unwrap_or(e));
     }
     let data = page::read_all(path)?;
     page::check_complete(path, &data)?;
@@ -130,7 +142,10 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 }
 
 fn is_report(path: &Path) -> Result<bool> {
-    if path.extension().is_some_and(|e| e == "ncu-rep") {
+    if path
+        .extension()
+        .is_some_and(|e| ncu_rep::REPORT_EXTENSIONS.iter().any(|x| e == *x))
+    {
         return Ok(true);
     }
     let mut file = File::open(path)

@@ -29,7 +29,7 @@ pub fn read_sass(data: &[u8], key_mode: KernelKeyMode) -> Result<Histograms, Str
         match (record.get(0), record.get(1)) {
             (Some("Kernel Name"), Some(name)) => {
                 let key = crate::kernel_key::kernel_key(
-                    &crate::parse::ncu_rep::display_name(name),
+                    &crate::parse::ncu_rep::names::shown(name),
                     key_mode,
                 );
                 // A later launch of a kernel already read repeats its listing.

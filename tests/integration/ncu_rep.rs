@@ -8,7 +8,7 @@ use ncugate::parse::ncu_rep::{self, Refusal, container};
 use std::path::Path;
 
 /// Each committed report and the raw page ncu printed for it in base units.
-const CORPUS: [(&str, &str); 4] = [
+const CORPUS: [(&str, &str); 8] = [
     (
         "graph_app.base.fast.run1.ncu-rep",
         "graph_app.base.fast.run1.raw.base-units.csv",
@@ -25,7 +25,37 @@ const CORPUS: [(&str, &str); 4] = [
         "graph_app.base.graph.ncu-rep",
         "ncu-rep/graph_app.base.graph.raw.base-units.csv",
     ),
+    // The same app with `lts__t_bytes.sum` among the metrics.
+    (
+        "ncu-rep/graph_app.base.fast.ncu-rep",
+        "ncu-rep/graph_app.base.fast.raw.base-units.csv",
+    ),
+    // Two processes (`--target-processes all` on a shell running the app
+    // twice): ncu lists each process's launches together.
+    (
+        "ncu-rep/graph_app.multi-process.ncu-rep",
+        "ncu-rep/graph_app.multi-process.raw.base-units.csv",
+    ),
+    // `--nvtx`: the two NVTX columns.
+    (
+        "ncu-rep/nvtx_app.nvtx.ncu-rep",
+        "ncu-rep/nvtx_app.nvtx.raw.base-units.csv",
+    ),
+    // `--replay-mode range`: range results, no launch dimensions.
+    (
+        "ncu-rep/nvtx_app.range-step.ncu-rep",
+        "ncu-rep/nvtx_app.range-step.raw.base-units.csv",
+    ),
 ];
+
+/// The gate's metrics that a report has (the NVTX reports hold two).
+fn metrics_of(report: &str) -> Vec<String> {
+    if report.contains("nvtx_app") {
+        vec!["gpu__time_duration.sum".into(), "dram__bytes.sum".into()]
+    } else {
+        metrics()
+    }
+}
 
 fn bytes(file: &str) -> Vec<u8> {
     std::fs::read(Path::new(H200).join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
@@ -60,12 +90,13 @@ fn every_cell_matches_ncus_base_unit_raw_page() {
         assert_eq!(page.rows.len(), want.len() - 2, "{report}: launches");
         let mut cells = 0;
         for (i, (got, want)) in page.rows.iter().zip(&want[2..]).enumerate() {
+            assert_eq!(got.len(), want.len(), "{report}: launch {i}'s cells");
             for (c, (g, w)) in got.iter().zip(want).enumerate() {
                 assert_eq!(g, w, "{report}: launch {i}, column {}", page.header[c]);
                 cells += 1;
             }
         }
-        assert!(cells > 9 * 280, "{report}: only {cells} cells compared");
+        assert!(cells >= 2 * 200, "{report}: only {cells} cells compared");
         // Byte for byte, quoting and line ends included.
         assert_eq!(page.to_csv(), bytes(csv), "{report}: the CSV bytes");
     }
@@ -102,10 +133,11 @@ fn the_run_model_equals_the_csv_paths() {
     for key_mode in [KernelKeyMode::Demangled, KernelKeyMode::Function] {
         for (report, csv) in CORPUS {
             let path = Path::new(H200).join(report);
-            let native = ncu_rep::read_run(&path, &metrics(), key_mode)
+            let metrics = metrics_of(report);
+            let native = ncu_rep::read_run(&path, &metrics, key_mode)
                 .unwrap_or_else(|e| panic!("{report}: {:?}", e.into_error()));
             let mut from_csv =
-                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics(), key_mode)
+                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics, key_mode)
                     .expect("csv");
             from_csv.sha256 = ncugate::parse::sha256_bytes(&bytes(report));
             assert_eq!(native, from_csv, "{report} ({key_mode})");
@@ -208,7 +240,14 @@ fn prost_payload_size(header: &[u8]) -> usize {
 
 #[test]
 fn a_truncated_report_is_refused_wherever_it_is_cut() {
-    let data = bytes(CORPUS[0].0);
+    // A kernel report, and a range-replay report with NVTX states.
+    for report in [CORPUS[0].0, CORPUS[7].0] {
+        truncated_everywhere(report);
+    }
+}
+
+fn truncated_everywhere(report: &str) {
+    let data = bytes(report);
     let starts = block_starts(&data);
     let whole = outcome(&data).expect("whole report");
     let mut refused = 0;
@@ -238,12 +277,21 @@ fn a_truncated_report_is_refused_wherever_it_is_cut() {
             }
         }
     }
-    assert!(refused > 400, "only {refused} cuts refused");
+    assert!(refused > 100, "{report}: only {refused} cuts refused");
 }
 
 #[test]
 fn flipped_bytes_never_panic() {
-    let data = bytes(CORPUS[3].0);
+    // Graph results, several processes, NVTX states, range results.
+    for report in [CORPUS[3].0, CORPUS[5].0, CORPUS[6].0, CORPUS[7].0] {
+        flip_bits(report);
+    }
+}
+
+/// Flips one bit at a time at 1000 places: every read ends in a report or an
+/// error, never a panic, and the page of what reads is still a page.
+fn flip_bits(report: &str) {
+    let data = bytes(report);
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut errors = 0;
     for _ in 0..1000 {
@@ -253,11 +301,17 @@ fn flipped_bytes_never_panic() {
         let mut bad = data.clone();
         let at = (seed % data.len() as u64) as usize;
         bad[at] ^= 1 << ((seed >> 32) % 8);
-        if outcome(&bad).is_err() {
-            errors += 1;
+        match container::read(&bad) {
+            Ok(read) => {
+                let page = ncu_rep::raw_page(&read);
+                assert!(page.rows.iter().all(|r| r.len() == page.header.len()));
+                let rules = ncu_rep::details_page(&read);
+                assert!(rules.rows.iter().all(|r| r.len() == rules.header.len()));
+            }
+            Err(_) => errors += 1,
         }
     }
-    assert!(errors > 0, "no flip was noticed");
+    assert!(errors > 0, "{report}: no flip was noticed");
 }
 
 #[test]
@@ -272,8 +326,18 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
     gate.write("cut.ncu-rep", &data[..data.len() / 2])
         .write("v8.ncu-rep", &v8)
         .write("huge.ncu-rep", &huge)
-        .write("old.ncu-rep", b"NVC\x01 an older format");
+        .write("old.ncu-rep", b"NVC\x01 an older format")
+        .write("old.nsight-cuprof-report", b"\x01\x02 a 2019 report")
+        .write("z.ncu-repz", b"\x28\xb5\x2f\xfd compressed");
     for (file, needle) in [
+        (
+            "old.nsight-cuprof-report",
+            "a `.nsight-cuprof-report` file is not the `.ncu-rep` format",
+        ),
+        (
+            "z.ncu-repz",
+            "a `.ncu-repz` file is not the `.ncu-rep` format",
+        ),
         ("cut.ncu-rep", "truncated"),
         ("v8.ncu-rep", "version 8"),
         ("huge.ncu-rep", "truncated"),
@@ -287,6 +351,28 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
         assert!(
             !gate.path("b.json").exists(),
             "{file}: a baseline was written"
+        );
+    }
+    // The same reports given for their rule results.
+    gate.write("good.ncu-rep", &data);
+    for (file, needle) in [("cut.ncu-rep", "truncated"), ("v8.ncu-rep", "version 8")] {
+        let out = without_ncu(
+            &gate,
+            &[
+                "baseline",
+                "record",
+                "--input",
+                "good.ncu-rep",
+                "--details",
+                file,
+                "--output",
+                "b.json",
+            ],
+        );
+        out.code(2).stderr_has(needle).stderr_has("hint:");
+        assert!(
+            !gate.path("b.json").exists(),
+            "--details {file}: a baseline was written"
         );
     }
 }
@@ -370,4 +456,134 @@ fn a_gated_metric_of_unknown_unit_is_refused_not_guessed() {
     .map_err(Refusal::into_error)
     .expect("read");
     assert_eq!(run.total.launches, 9);
+}
+
+/// The 41 MB PyTorch CUDA-graph report (`torch_mlp.fast.ncu-rep`, see
+/// `fixtures/h200/ncu-rep/README.md`) is too big to commit; its raw page is
+/// committed. With `NCUGATE_TORCH_REPORT` set to the report's path, the native
+/// page must match ncu's byte for byte (kernel names of PyTorch and cuBLAS
+/// included); without it the test has nothing to read and says so.
+#[test]
+fn the_pytorch_report_matches_when_present() {
+    let Some(path) = std::env::var_os("NCUGATE_TORCH_REPORT") else {
+        eprintln!("NCUGATE_TORCH_REPORT not set: the PyTorch report is not compared");
+        return;
+    };
+    let data = std::fs::read(&path).expect("read the PyTorch report");
+    let read = container::read(&data).expect("the PyTorch report reads");
+    assert_eq!(
+        ncu_rep::raw_page(&read).to_csv(),
+        bytes("ncu-rep/torch_mlp.fast.raw.base-units.csv")
+    );
+}
+
+#[test]
+fn range_results_are_keyed_by_their_nvtx_ranges() {
+    let path = Path::new(H200).join(CORPUS[7].0);
+    let run = ncu_rep::read_run(&path, &metrics_of(CORPUS[7].0), KernelKeyMode::Demangled)
+        .map_err(Refusal::into_error)
+        .expect("read");
+    let keys: Vec<&str> = run.kernels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["range [train/step/] [epoch]"]);
+    assert_eq!(run.total.launches, 2);
+}
+
+/// Reports from a public repository (`fixtures/public-ncu-rep/`): written by
+/// Nsight Compute 2022.2 on a V100, before and after an optimization.
+const PUBLIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/public-ncu-rep");
+
+#[test]
+fn public_2022_reports_gate_without_ncu() {
+    let gate = Gate::new();
+    for (file, name) in [
+        ("ncar-gpu-workshop.MW_Baseline.ncu-rep", "before.ncu-rep"),
+        ("ncar-gpu-workshop.MW_DivToMult.ncu-rep", "after.ncu-rep"),
+    ] {
+        gate.copy(Path::new(PUBLIC).join(file), name);
+        let read = container::read(&std::fs::read(gate.path(name)).expect("read")).expect(file);
+        assert_eq!(read.launches.len(), 5, "{file}");
+        let page = ncu_rep::raw_page(&read);
+        assert_eq!(page.rows[2][4], "compute_tendencies_x_279_gpu");
+        assert_eq!(page.rows[2][10], "7.0");
+        assert!(
+            read.launches.iter().all(|l| !l.rules.is_empty()),
+            "{file}: rules"
+        );
+    }
+    let thresholds = concat!(env!("CARGO_MANIFEST_DIR"), "/thresholds/set-full.toml");
+    for (baseline, input) in [("before", "after"), ("after", "before")] {
+        let (b_rep, b_json, i_rep) = (
+            format!("{baseline}.ncu-rep"),
+            format!("{baseline}.json"),
+            format!("{input}.ncu-rep"),
+        );
+        let out = without_ncu(
+            &gate,
+            &[
+                "baseline",
+                "record",
+                "--thresholds",
+                thresholds,
+                "--input",
+                &b_rep,
+                "--details",
+                &b_rep,
+                "--output",
+                &b_json,
+            ],
+        );
+        assert_eq!(out.code, 0, "record {baseline}: {}", out.stderr);
+        let out = without_ncu(
+            &gate,
+            &[
+                "check",
+                "--thresholds",
+                thresholds,
+                "--baseline",
+                &b_json,
+                "--input",
+                &i_rep,
+                "--details",
+                &i_rep,
+            ],
+        );
+        if baseline == "before" {
+            // The optimization: 6.19 ms -> 3.48 ms, and a finding the
+            // baseline did not have, read from the report's rule results.
+            out.code(0)
+                .stdout_has("-43.8%")
+                .stdout_has("new ncu finding CPIStall (WRN)");
+        } else {
+            out.code(1)
+                .stdout_has("gpu__time_duration.sum (sum) [FAIL]: +77.8%");
+        }
+    }
+}
+
+#[test]
+fn rule_results_are_the_details_pages_rule_rows() {
+    let data = std::fs::read(Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"))
+        .expect("read");
+    let page = ncu_rep::details_page(&container::read(&data).expect("read"));
+    let col = |name: &str| page.header.iter().position(|h| h == name).expect(name);
+    let first = &page.rows[0];
+    assert_eq!(first[col("Rule Name")], "HighPipeUtilization");
+    assert_eq!(first[col("Rule Type")], "WRN");
+    assert_eq!(first[col("Section Name")], "ComputeWorkloadAnalysis");
+    // Links print as their text, as on ncu's pages.
+    assert!(
+        first[col("Rule Description")].ends_with(
+            "Check the Launch Statistics and Scheduler Statistics sections for further details."
+        ),
+        "{}",
+        first[col("Rule Description")]
+    );
+    assert_eq!(page.rows.len(), 59);
+    let findings = ncu_rep::read_findings(
+        &Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"),
+        KernelKeyMode::Demangled,
+    )
+    .map_err(Refusal::into_error)
+    .expect("findings");
+    assert!(findings["compute_tendencies_x_279_gpu"].contains_key("UncoalescedGlobalAccess"));
 }

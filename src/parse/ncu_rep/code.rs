@@ -80,13 +80,12 @@ pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
                     .clone(),
                 None => None,
             };
-            // ncu shows the function name of a kernel without a demangled one.
-            let demangled = result.demangled_name.unwrap_or_default();
-            let name = if demangled.is_empty() {
-                result.function_name.unwrap_or_default()
-            } else {
-                super::display_name(&demangled)
-            };
+            // The name as ncu shows it, as on the raw page.
+            let name = super::names::display(
+                &mangled,
+                result.function_name.as_deref().unwrap_or_default(),
+                result.demangled_name.as_deref().unwrap_or_default(),
+            );
             out.push(LaunchCode {
                 name,
                 mangled,

@@ -7,7 +7,8 @@
 //! in the order sources, kernel results, range results, command-list results,
 //! graph results. The string table grows block by block: a block's
 //! `StringTable` appends to the strings of the blocks before it, and metric
-//! names are indices into that table.
+//! names are indices into the table of the whole file (a result may name a
+//! string that a later block adds).
 //!
 //! Every size is checked against the bytes that are there before anything is
 //! read, so a truncated or corrupt file is an error, never a panic or a huge
@@ -15,8 +16,10 @@
 //! between two blocks reads as a shorter report, and a flipped byte inside a
 //! value reads as another value.
 
+use super::nvtx::{NvtxCells, NvtxError, cells};
 use super::schema::{
-    BlockHeader, FileHeader, GraphResult, MetricResult, MetricValue, ProfileResult, Uint64x3,
+    BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
+    ProfileResult, RangeResult, RuleResult, Uint64x3,
 };
 use prost::Message;
 
@@ -56,6 +59,10 @@ pub struct Launch {
     pub context: Option<u32>,
     pub stream: Option<u32>,
     pub metrics: Vec<Metric>,
+    /// The NVTX cells, for a report made with `--nvtx`.
+    pub nvtx: Option<NvtxCells>,
+    /// What ncu's rules found (sections of `--set`/`--section` runs).
+    pub rules: Vec<RuleResult>,
 }
 
 /// What a result profiled.
@@ -69,6 +76,10 @@ pub enum LaunchKind {
     },
     /// A whole CUDA graph (`--graph-profiling graph`).
     Graph,
+    /// A replayed range (`--replay-mode range` or `app-range`).
+    Range,
+    /// A replayed command list, with its display name.
+    CommandList { name: String },
 }
 
 /// One metric of one result: its name (from the string table), its value and
@@ -80,7 +91,8 @@ pub struct Metric {
     pub instances: Vec<MetricValue>,
 }
 
-/// Every result of a report, in file order.
+/// Every result of a report, in the order ncu lists them: grouped by
+/// process, processes by ID, each process's results in file order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     pub launches: Vec<Launch>,
@@ -168,13 +180,15 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     version(data)?;
     let mut cursor = Cursor { data, pos: 4 };
     cursor.sized("the file header")?;
+    // A result may name a string that a later block adds (Nsight Compute
+    // 2023.3 writes some metric names after the results that use them): the
+    // whole table is gathered first, then the payloads are read.
     let mut strings: Vec<String> = Vec::new();
     let mut default_pid = None;
-    let mut report = Report::default();
-    let mut index = 0usize;
+    let mut blocks = Vec::new();
     while !cursor.at_end() {
         let at = cursor.pos;
-        let what = format!("block {index}'s header");
+        let what = format!("block {}'s header", blocks.len());
         let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
@@ -184,21 +198,27 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         }
         let size = header.payload_size.unwrap_or(0) as usize;
         let payload_at = cursor.pos;
-        let payload = cursor.take(size, &format!("block {index}'s payload"))?;
+        let payload = cursor.take(size, &format!("block {}'s payload", blocks.len()))?;
+        blocks.push((header, payload, payload_at, default_pid));
+    }
+    let mut report = Report::default();
+    for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
         read_payload(
-            &header,
+            header,
             payload,
-            payload_at,
+            *payload_at,
             &strings,
-            default_pid,
+            *default_pid,
             &mut report,
         )
         .map_err(|e| match e {
             Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
             other => other,
         })?;
-        index += 1;
     }
+    // The blocks of concurrent processes interleave; ncu lists each
+    // process's results together, lowest process ID first.
+    report.launches.sort_by_key(|l| l.process_id);
     Ok(report)
 }
 
@@ -214,32 +234,7 @@ fn read_payload(
     default_pid: Option<u32>,
     report: &mut Report,
 ) -> Result<(), Failure> {
-    let (ranges, cmdlists) = (
-        count(header.num_range_results),
-        count(header.num_cmdlist_results),
-    );
-    if ranges > 0 || cmdlists > 0 {
-        return Err(Failure::Unsupported(format!(
-            "the report holds {} (range or command-list replay), which this reader does not read yet",
-            if ranges > 0 {
-                "range results"
-            } else {
-                "command-list results"
-            }
-        )));
-    }
     let process = header.process.clone().unwrap_or_default();
-    let stamp = |kind, grid, block, context, stream, metrics| Launch {
-        kind,
-        process_id: process.process_id.or(default_pid),
-        process_name: process.process_name.clone().unwrap_or_default(),
-        host_name: process.hostname.clone().unwrap_or_default(),
-        grid,
-        block,
-        context,
-        stream,
-        metrics,
-    };
     let mut cursor = Cursor {
         data: payload,
         pos: 0,
@@ -247,36 +242,89 @@ fn read_payload(
     for _ in 0..count(header.num_sources) {
         cursor.sized("a source message")?;
     }
+    let mut push = |common: Common, kind, grid, block| -> Result<(), Failure> {
+        let nvtx = match &common.nvtx {
+            Some(state) => Some(cells(state, common.thread).map_err(|e| match e {
+                NvtxError::Attributes => Failure::Unsupported(e.message()),
+                NvtxError::UnknownDomain(_) => Failure::Corrupt(e.message()),
+            })?),
+            None => None,
+        };
+        report.launches.push(Launch {
+            kind,
+            process_id: process.process_id.or(default_pid),
+            process_name: process.process_name.clone().unwrap_or_default(),
+            host_name: process.hostname.clone().unwrap_or_default(),
+            grid,
+            block,
+            context: common.context,
+            stream: common.stream,
+            metrics: resolve(common.metrics, strings)?,
+            nvtx,
+            rules: common.rules,
+        });
+        Ok(())
+    };
     for _ in 0..count(header.num_results) {
         let at = offset + cursor.pos;
-        let result: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
-        let metrics = resolve(result.metric_results, strings)?;
+        let r: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
         let kind = LaunchKind::Kernel {
-            mangled: result.mangled_name.unwrap_or_default(),
-            function: result.function_name.unwrap_or_default(),
-            demangled: result.demangled_name.unwrap_or_default(),
+            mangled: r.mangled_name.unwrap_or_default(),
+            function: r.function_name.unwrap_or_default(),
+            demangled: r.demangled_name.unwrap_or_default(),
         };
-        report.launches.push(stamp(
-            kind,
-            result.grid_size.map(xyz),
-            result.block_size.map(xyz),
-            result.context_id,
-            result.stream_id,
-            metrics,
-        ));
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+            rules: r.rule_results,
+        };
+        push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
+    }
+    for _ in 0..count(header.num_range_results) {
+        let at = offset + cursor.pos;
+        let r: RangeResult = decode(cursor.sized("a range result")?, "a range result", at)?;
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: None,
+            rules: r.rule_results,
+        };
+        push(common, LaunchKind::Range, None, None)?;
+    }
+    for _ in 0..count(header.num_cmdlist_results) {
+        let at = offset + cursor.pos;
+        let what = "a command-list result";
+        let r: CmdlistResult = decode(cursor.sized(what)?, what, at)?;
+        let kind = LaunchKind::CommandList {
+            name: r.display_name.unwrap_or_default(),
+        };
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+            rules: r.rule_results,
+        };
+        push(common, kind, None, None)?;
     }
     for _ in 0..count(header.num_graph_results) {
         let at = offset + cursor.pos;
-        let result: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
-        let metrics = resolve(result.metric_results, strings)?;
-        report.launches.push(stamp(
-            LaunchKind::Graph,
-            None,
-            None,
-            result.context_id,
-            result.stream_id,
-            metrics,
-        ));
+        let r: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
+        let common = Common {
+            thread: r.thread_id,
+            metrics: r.metric_results,
+            nvtx: r.nvtx,
+            context: r.context_id,
+            stream: r.stream_id,
+            rules: r.rule_results,
+        };
+        push(common, LaunchKind::Graph, None, None)?;
     }
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
@@ -285,6 +333,16 @@ fn read_payload(
         )));
     }
     Ok(())
+}
+
+/// What every kind of result has.
+struct Common {
+    thread: Option<u32>,
+    metrics: Vec<MetricResult>,
+    nvtx: Option<NvtxState>,
+    context: Option<u32>,
+    stream: Option<u32>,
+    rules: Vec<RuleResult>,
 }
 
 fn xyz(v: Uint64x3) -> [u64; 3] {
@@ -312,4 +370,65 @@ fn resolve(results: Vec<MetricResult>, strings: &[String]) -> Result<Vec<Metric>
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ncu_rep::schema::StringTable;
+
+    fn framed(out: &mut Vec<u8>, message: &impl Message) {
+        let bytes = message.encode_to_vec();
+        out.extend_from_slice(&u32::try_from(bytes.len()).expect("small").to_le_bytes());
+        out.extend_from_slice(&bytes);
+    }
+
+    /// A report whose one result names a string the next block adds, as
+    /// Nsight Compute 2023.3 writes them.
+    #[test]
+    fn a_string_added_after_the_result_that_names_it_resolves() {
+        let result = ProfileResult {
+            demangled_name: Some("k()".into()),
+            metric_results: vec![MetricResult {
+                name_id: Some(1),
+                value: Some(MetricValue {
+                    uint64: Some(7),
+                    ..Default::default()
+                }),
+                instances: Vec::new(),
+            }],
+            ..Default::default()
+        };
+        let mut payload = Vec::new();
+        framed(&mut payload, &result);
+        let mut data = MAGIC.to_vec();
+        framed(
+            &mut data,
+            &FileHeader {
+                version: Some(VERSION),
+            },
+        );
+        let first = BlockHeader {
+            num_results: Some(1),
+            payload_size: Some(u32::try_from(payload.len()).expect("small")),
+            string_table: Some(StringTable {
+                strings: vec!["a__first.sum".into()],
+            }),
+            ..Default::default()
+        };
+        framed(&mut data, &first);
+        data.extend_from_slice(&payload);
+        let second = BlockHeader {
+            string_table: Some(StringTable {
+                strings: vec!["b__later.sum".into()],
+            }),
+            ..Default::default()
+        };
+        framed(&mut data, &second);
+        let report = read(&data).expect("reads");
+        assert_eq!(report.launches[0].metrics[0].name, "b__later.sum");
+        // Without the second block the name is missing: corrupt, not a guess.
+        let cut = data.len() - (4 + second.encode_to_vec().len());
+        assert!(matches!(read(&data[..cut]), Err(Failure::Corrupt(m)) if m.contains("string 1")));
+    }
 }

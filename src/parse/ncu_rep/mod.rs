@@ -4,17 +4,23 @@
 //! Guide, "Report File Format"): `NVR\0`, a length-prefixed file header with
 //! the format version, then blocks of Protocol Buffers version 2 messages
 //! (see [`container`] for the framing and [`schema`] for the subset of
-//! messages read). Only version 7 (what Nsight Compute 2025.3.1 writes) is read;
-//! anything else is refused as unsupported, so that `ncu --import` can read it.
+//! messages read). Only version 7 (what Nsight Compute 2021.2 to 2025.3.1
+//! write) is read; anything else is refused as unsupported, so that
+//! `ncu --import` can read it.
 //!
 //! The reader rebuilds the raw page `ncu --import R --csv --page raw
-//! --print-units base` would print — the same columns, units and digits (see
-//! [`print`](mod@print) and [`units`]) — and folds it with the CSV parser
-//! ([`super::raw`]), so a report and its CSV give the same run model.
+//! --print-units base` would print — the same columns, units, digits, row
+//! order and kernel names (see [`print`](mod@print), [`units`], [`names`] and
+//! [`nvtx`]) — and folds it with the CSV parser ([`super::raw`]), so a report
+//! and its CSV give the same run model; and the rule rows of `--page details`
+//! ([`rules`]), folded by [`super::details`] into findings.
 
 pub mod code;
 pub mod container;
+pub mod names;
+pub mod nvtx;
 pub mod print;
+pub mod rules;
 pub mod schema;
 pub mod units;
 
@@ -24,22 +30,80 @@ use container::{Failure, Launch, LaunchKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The raw page's fixed columns, before the metric columns.
-const FIXED: [&str; 11] = [
-    "ID",
-    "Process ID",
-    "Process Name",
-    "Host Name",
-    "Kernel Name",
-    "Context",
-    "Stream",
-    "Block Size",
-    "Grid Size",
-    "Device",
-    "CC",
-];
+/// The raw page's fixed columns, before the metric columns: the NVTX
+/// columns only for a report made with `--nvtx`, the launch dimensions only
+/// when a result has them (a kernel or a graph, not a replayed range).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fixed {
+    Id,
+    ProcessId,
+    ProcessName,
+    HostName,
+    PushPop,
+    StartEnd,
+    KernelName,
+    Context,
+    Stream,
+    BlockSize,
+    GridSize,
+    Device,
+    Cc,
+}
 
-/// A raw page: header, units and one row per result, as ncu prints them.
+impl Fixed {
+    const ALL: [Fixed; 13] = [
+        Fixed::Id,
+        Fixed::ProcessId,
+        Fixed::ProcessName,
+        Fixed::HostName,
+        Fixed::PushPop,
+        Fixed::StartEnd,
+        Fixed::KernelName,
+        Fixed::Context,
+        Fixed::Stream,
+        Fixed::BlockSize,
+        Fixed::GridSize,
+        Fixed::Device,
+        Fixed::Cc,
+    ];
+
+    fn title(self) -> &'static str {
+        match self {
+            Fixed::Id => "ID",
+            Fixed::ProcessId => "Process ID",
+            Fixed::ProcessName => "Process Name",
+            Fixed::HostName => "Host Name",
+            Fixed::PushPop => crate::parse::nvtx::PUSH_POP,
+            Fixed::StartEnd => crate::parse::nvtx::START_END,
+            Fixed::KernelName => "Kernel Name",
+            Fixed::Context => "Context",
+            Fixed::Stream => "Stream",
+            Fixed::BlockSize => "Block Size",
+            Fixed::GridSize => "Grid Size",
+            Fixed::Device => "Device",
+            Fixed::Cc => "CC",
+        }
+    }
+
+    /// The fixed columns of `report`'s page.
+    fn columns(report: &container::Report) -> Vec<Fixed> {
+        let nvtx = report.launches.iter().any(|l| l.nvtx.is_some());
+        let dims = report
+            .launches
+            .iter()
+            .any(|l| matches!(l.kind, LaunchKind::Kernel { .. } | LaunchKind::Graph));
+        Fixed::ALL
+            .into_iter()
+            .filter(|f| match f {
+                Fixed::PushPop | Fixed::StartEnd => nvtx,
+                Fixed::BlockSize | Fixed::GridSize => dims,
+                _ => true,
+            })
+            .collect()
+    }
+}
+
+/// A page: header, units (none on a details page) and its rows, as ncu prints them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RawPage {
     pub header: Vec<String>,
@@ -51,7 +115,8 @@ impl RawPage {
     /// The page as ncu's CSV: every field quoted, one line per row.
     pub fn to_csv(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        for row in [&self.header, &self.units].into_iter().chain(&self.rows) {
+        let units = (!self.units.is_empty()).then_some(&self.units);
+        for row in std::iter::once(&self.header).chain(units).chain(&self.rows) {
             let fields: Vec<String> = row
                 .iter()
                 .map(|f| format!("\"{}\"", f.replace('"', "\"\"")))
@@ -65,19 +130,24 @@ impl RawPage {
 
 /// The raw page of `report`, with metric columns sorted by name as ncu sorts
 /// them; a metric the table of [`units`] does not know gets an empty unit.
+/// ncu leaves out the report's section-helper entries (`breakdown:…`,
+/// `group:…`, names with a `:`): they list metric names, not values.
 pub fn raw_page(report: &container::Report) -> RawPage {
+    let fixed = Fixed::columns(report);
     let mut columns: BTreeMap<&str, usize> = BTreeMap::new();
     for launch in &report.launches {
         for m in &launch.metrics {
-            columns.entry(m.name.as_str()).or_default();
+            if !m.name.contains(':') {
+                columns.entry(m.name.as_str()).or_default();
+            }
         }
     }
     for (i, slot) in columns.values_mut().enumerate() {
-        *slot = FIXED.len() + i;
+        *slot = fixed.len() + i;
     }
-    let mut header: Vec<String> = FIXED.iter().map(ToString::to_string).collect();
+    let mut header: Vec<String> = fixed.iter().map(|f| f.title().to_string()).collect();
     header.extend(columns.keys().map(ToString::to_string));
-    let mut units = vec![String::new(); FIXED.len()];
+    let mut units = vec![String::new(); fixed.len()];
     units.extend(
         columns
             .keys()
@@ -90,8 +160,11 @@ pub fn raw_page(report: &container::Report) -> RawPage {
     for (id, launch) in report.launches.iter().enumerate() {
         let mut row = vec![String::new(); header.len()];
         for m in &launch.metrics {
-            if let (Some(&col), Some(v)) = (columns.get(m.name.as_str()), &m.value) {
-                row[col] = print::value(v);
+            if let Some(&col) = columns.get(m.name.as_str()) {
+                row[col] = m
+                    .value
+                    .as_ref()
+                    .map_or_else(|| print::NO_DATA.into(), print::value);
             }
         }
         if let Some(g) = launch.grid {
@@ -100,42 +173,8 @@ pub fn raw_page(report: &container::Report) -> RawPage {
         if let Some(b) = launch.block {
             block = dims(b);
         }
-        let metric = |name: &str| {
-            launch
-                .metrics
-                .iter()
-                .find(|m| m.name == name)
-                .and_then(|m| m.value.as_ref())
-                .map(print::value)
-        };
-        let cc = match (
-            metric("device__attribute_compute_capability_major"),
-            metric("device__attribute_compute_capability_minor"),
-        ) {
-            (Some(major), Some(minor)) => format!("{major}.{minor}"),
-            _ => String::new(),
-        };
-        let fixed = [
-            id.to_string(),
-            launch.process_id.map(|p| p.to_string()).unwrap_or_default(),
-            // ncu shows the executable's file name, the report keeps its path.
-            launch
-                .process_name
-                .rsplit('/')
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            launch.host_name.clone(),
-            kernel_name(launch),
-            launch.context.map(|c| c.to_string()).unwrap_or_default(),
-            launch.stream.map(|s| s.to_string()).unwrap_or_default(),
-            block.clone(),
-            grid.clone(),
-            metric("launch__device_id").unwrap_or_default(),
-            cc,
-        ];
-        for (cell, text) in row.iter_mut().zip(fixed) {
-            *cell = text;
+        for (cell, f) in row.iter_mut().zip(&fixed) {
+            *cell = fixed_cell(*f, id, launch, &grid, &block);
         }
         rows.push(row);
     }
@@ -146,49 +185,131 @@ pub fn raw_page(report: &container::Report) -> RawPage {
     }
 }
 
+/// One fixed cell of result `id`.
+fn fixed_cell(f: Fixed, id: usize, launch: &Launch, grid: &str, block: &str) -> String {
+    let metric = |name: &str| {
+        launch
+            .metrics
+            .iter()
+            .find(|m| m.name == name)
+            .and_then(|m| m.value.as_ref())
+            .map(print::value)
+    };
+    let nvtx = launch.nvtx.clone().unwrap_or_default();
+    match f {
+        Fixed::Id => id.to_string(),
+        Fixed::ProcessId => launch.process_id.map(|p| p.to_string()).unwrap_or_default(),
+        // ncu shows the executable's file name, the report keeps its path.
+        Fixed::ProcessName => launch
+            .process_name
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        Fixed::HostName => launch.host_name.clone(),
+        Fixed::PushPop => nvtx.push_pop,
+        Fixed::StartEnd => nvtx.start_end,
+        Fixed::KernelName => kernel_name(launch),
+        Fixed::Context => launch.context.map(|c| c.to_string()).unwrap_or_default(),
+        Fixed::Stream => match launch.kind {
+            // A range spans streams.
+            LaunchKind::Range => "n/a".into(),
+            _ => launch.stream.map(|s| s.to_string()).unwrap_or_default(),
+        },
+        Fixed::BlockSize => block.to_string(),
+        Fixed::GridSize => grid.to_string(),
+        Fixed::Device => metric("launch__device_id").unwrap_or_default(),
+        Fixed::Cc => match (
+            metric("device__attribute_compute_capability_major"),
+            metric("device__attribute_compute_capability_minor"),
+        ) {
+            (Some(major), Some(minor)) => format!("{major}.{minor}"),
+            _ => String::new(),
+        },
+    }
+}
+
+/// The rule rows of ncu's details page of `report` (`--page details`, the
+/// rule columns; section metric rows are left out: findings read only the
+/// rules), as a CSV page for [`super::details`].
+pub fn details_page(report: &container::Report) -> RawPage {
+    let fixed = Fixed::columns(report);
+    let mut header: Vec<String> = fixed.iter().map(|f| f.title().to_string()).collect();
+    header.extend(
+        [
+            "Section Name",
+            "Metric Name",
+            "Metric Unit",
+            "Metric Value",
+            "Rule Name",
+            "Rule Type",
+            "Rule Description",
+            "Estimated Speedup Type",
+            "Estimated Speedup",
+        ]
+        .map(String::from),
+    );
+    let mut rows = Vec::new();
+    let (mut grid, mut block) = (String::new(), String::new());
+    for (id, launch) in report.launches.iter().enumerate() {
+        if let Some(g) = launch.grid {
+            grid = dims(g);
+        }
+        if let Some(b) = launch.block {
+            block = dims(b);
+        }
+        let cells: Vec<String> = fixed
+            .iter()
+            .map(|f| fixed_cell(*f, id, launch, &grid, &block))
+            .collect();
+        for rule in &launch.rules {
+            for r in rules::rows(rule) {
+                let mut row = cells.clone();
+                row.extend([
+                    r.section,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    r.name,
+                    r.kind,
+                    r.description,
+                    r.speedup_type,
+                    r.speedup,
+                ]);
+                rows.push(row);
+            }
+        }
+    }
+    RawPage {
+        header,
+        units: Vec::new(),
+        rows,
+    }
+}
+
 fn dims(d: [u64; 3]) -> String {
     format!("({}, {}, {})", d[0], d[1], d[2])
 }
 
-/// The raw page's `Kernel Name`: the demangled name as ncu displays it,
-/// `graph` for a graph.
+/// The raw page's `Kernel Name`: the name as ncu displays it (see
+/// [`names`]); `graph` for a graph, `range` for a replayed range.
 fn kernel_name(launch: &Launch) -> String {
     match &launch.kind {
-        LaunchKind::Kernel { demangled, .. } => display_name(demangled),
+        LaunchKind::Kernel {
+            mangled,
+            function,
+            demangled,
+        } => names::display(mangled, function, demangled),
         LaunchKind::Graph => "graph".into(),
+        LaunchKind::Range => "range".into(),
+        LaunchKind::CommandList { name } => name.clone(),
     }
 }
 
-/// ncu prints a template argument cast to an enum without its cast: the
-/// report's `void scale<(ScaleImpl)0>(…)` is `void scale<0>(…)` on every page.
-pub(crate) fn display_name(demangled: &str) -> String {
-    let mut out = String::with_capacity(demangled.len());
-    let mut rest = demangled;
-    while let Some(open) = rest.find('(') {
-        let after = &rest[open + 1..];
-        let cast = after.find(')').filter(|&close| {
-            let ty = &after[..close];
-            let next = after[close + 1..].chars().next();
-            !ty.is_empty()
-                && ty
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
-                && next.is_some_and(|c| c.is_ascii_digit() || c == '-')
-        });
-        match cast {
-            Some(close) => {
-                out.push_str(&rest[..open]);
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push_str(&rest[..=open]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
+/// File names of Nsight Compute reports: `.ncu-rep`, and two this reader
+/// refuses as unsupported (ncu may read them): the compressed `.ncu-repz`
+/// and the `.nsight-cuprof-report` of Nsight Compute 2019.
+pub const REPORT_EXTENSIONS: [&str; 3] = ["ncu-rep", "ncu-repz", "nsight-cuprof-report"];
 
 /// Why [`read_run`] gave up: a report it does not know (`ncu` may read it)
 /// or one that is broken.
@@ -213,14 +334,7 @@ pub fn read_run(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> std::result::Result<Run, Refusal> {
-    let data = std::fs::read(path).map_err(|source| {
-        Refusal::Corrupt(Error::read(crate::error::FileKind::Export, path, source))
-    })?;
-    // Until the version is known, the file may be another format ncu reads
-    // (or a stand-in for a report): unsupported, not corrupt.
-    container::version(&data)
-        .map_err(|f| refusal(path, Failure::Unsupported(f.message().to_string())))?;
-    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    let (data, report) = read_report(path, crate::error::FileKind::Export)?;
     let page = raw_page(&report);
     if let Some(unknown) = metrics
         .iter()
@@ -241,6 +355,42 @@ pub fn read_run(
     Ok(run)
 }
 
+/// Reads the findings (rule results) of a report, folded by the
+/// details-page parser.
+pub fn read_findings(
+    path: &Path,
+    key_mode: KernelKeyMode,
+) -> std::result::Result<crate::model::Findings, Refusal> {
+    let (_, report) = read_report(path, crate::error::FileKind::Findings)?;
+    let csv = details_page(&report).to_csv();
+    super::details::read_details(path, &csv[..], key_mode).map_err(Refusal::Corrupt)
+}
+
+/// The file's bytes and its results.
+fn read_report(
+    path: &Path,
+    kind: crate::error::FileKind,
+) -> std::result::Result<(Vec<u8>, container::Report), Refusal> {
+    let data =
+        std::fs::read(path).map_err(|source| Refusal::Corrupt(Error::read(kind, path, source)))?;
+    // Until the version is known, the file may be another format ncu reads
+    // (or a stand-in for a report): unsupported, not corrupt.
+    container::version(&data).map_err(|f| {
+        let mut reason = f.message().to_string();
+        if let Some(ext) = path
+            .extension()
+            .map(|e| e.to_string_lossy())
+            .filter(|e| *e != "ncu-rep")
+        {
+            reason =
+                format!("a `.{ext}` file is not the `.ncu-rep` format ncugate reads ({reason})");
+        }
+        refusal(path, Failure::Unsupported(reason))
+    })?;
+    let report = container::read(&data).map_err(|f| refusal(path, f))?;
+    Ok((data, report))
+}
+
 fn refusal(path: &Path, failure: Failure) -> Refusal {
     use crate::error::ExportError;
     match failure {
@@ -251,26 +401,5 @@ fn refusal(path: &Path, failure: Failure) -> Refusal {
         Failure::Corrupt(reason) => {
             Refusal::Corrupt(Error::export(path, ExportError::ReportCorrupt { reason }))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::display_name;
-
-    #[test]
-    fn enum_casts_in_template_arguments_are_dropped() {
-        assert_eq!(
-            display_name("void scale<(ScaleImpl)0>(const float *, float *, long, int)"),
-            "void scale<0>(const float *, float *, long, int)"
-        );
-        assert_eq!(
-            display_name("void k<(ns::E)-1, (F)2>(float *)"),
-            "void k<-1, 2>(float *)"
-        );
-        assert_eq!(
-            display_name("produce(float *, long)"),
-            "produce(float *, long)"
-        );
     }
 }

@@ -2,10 +2,14 @@
 //!
 //! ncu prints whole numbers with thousands separators (`1,980,000`) and
 //! other numbers rounded to two decimals (`820,874.67`); a string value is
-//! printed as it is. Printing the report's values the same way makes the
+//! printed as it is; a metric the report lists without a value is `no data`,
+//! and a value that is not a number `nan`. Printing the report's values the same way makes the
 //! native read give the same numbers as the CSV path, to the last digit.
 
 use super::schema::MetricValue;
+
+/// What ncu prints for a metric the report lists without a value.
+pub const NO_DATA: &str = "no data";
 
 /// The text ncu's raw page shows for `value`.
 pub fn value(value: &MetricValue) -> String {
@@ -24,13 +28,16 @@ pub fn value(value: &MetricValue) -> String {
     if let Some(v) = value.float {
         return real(f64::from(v));
     }
-    String::new()
+    NO_DATA.into()
 }
 
 /// A floating-point value: whole numbers without decimals, others with two.
 fn real(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf" } else { "-inf" }.into();
     }
     let text = if v.fract() == 0.0 {
         format!("{v:.0}")
@@ -97,5 +104,7 @@ mod tests {
             }),
             "No-CC"
         );
+        assert_eq!(value(&double(f64::NAN)), "nan");
+        assert_eq!(value(&MetricValue::default()), NO_DATA);
     }
 }

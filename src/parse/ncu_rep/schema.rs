@@ -15,9 +15,23 @@
 //! | `ReportSessionDetails` | 1: process ID |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
-//! | `ProfileResult` (one kernel launch) | 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 22: context, 23: stream |
+//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 19: rule results, 21: NVTX state, 22: context, 23: stream |
 //! | `SourceData` (one loaded module's code) | 1: reference (a result's field 15 names it), 4: binary (the module's ELF cubin) |
-//! | `GraphResult` (one CUDA graph launch) | 4: metric results, 11: context, 12: stream |
+//! | `RangeResult` (one replayed range) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 20: rule results |
+//! | `CmdlistResult` (one replayed command list) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 18: display name, 21: rule results |
+//! | `GraphResult` (one CUDA graph launch) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 22: rule results |
+//! | `RuleResult` | 1: rule identifier, 3: body, 4: section identifier |
+//! | `RuleResultBody` | 1: items |
+//! | `RuleResultBodyItem` | 1: message, 10: estimated speedup |
+//! | `RuleResultMessage` | 1: text, 2: type (0 none, 1 ok, 2 warning, 3 error, 4 optimization) |
+//! | `RuleResultSpeedup` | 1: type (1 local, 2 global), 2: value (%) |
+//! | `NvtxState` | 1: domains, 2: threads, 3: start/end domains |
+//! | `NvtxDomainInfo` | 1: ID, 2: name |
+//! | `NvtxThread` | 1: thread ID, 2: push/pop domains |
+//! | `NvtxPushPopDomain` | 1: domain ID, 3: the stack of ranges |
+//! | `NvtxPushPopRange` | 1: name, 2: attributes |
+//! | `NvtxStartEndDomain` | 1: domain ID, 3: open ranges |
+//! | `NvtxStartEndRange` | 1: ID, 2: name, 3: attributes |
 //! | `Uint64x3` | 1, 2, 3: x, y, z |
 //! | `ProfileMetricResult` | 1: name (string-table index), 2: value, 3: instance values |
 //! | `ProfileMetricListElement` | 1: correlation ID, 2: value |
@@ -81,6 +95,8 @@ pub struct ProcessInfo {
 /// `ProfileResult`: one profiled kernel launch.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ProfileResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
     #[prost(string, optional, tag = "5")]
     pub mangled_name: Option<String>,
     #[prost(string, optional, tag = "6")]
@@ -93,6 +109,10 @@ pub struct ProfileResult {
     pub block_size: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
     pub metric_results: Vec<MetricResult>,
+    #[prost(message, repeated, tag = "19")]
+    pub rule_results: Vec<RuleResult>,
+    #[prost(message, optional, tag = "21")]
+    pub nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "22")]
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
@@ -128,15 +148,169 @@ pub struct ResultCode {
     pub source: Option<SourceData>,
 }
 
-/// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling graph`).
+/// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling
+/// graph`).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct GraphResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
     #[prost(message, repeated, tag = "4")]
     pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "10")]
+    pub nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "11")]
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "12")]
     pub stream_id: Option<u32>,
+    #[prost(message, repeated, tag = "22")]
+    pub rule_results: Vec<RuleResult>,
+}
+
+/// `CmdlistResult`: one command list of `--replay-mode app-range`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CmdlistResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
+    #[prost(message, repeated, tag = "4")]
+    pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "10")]
+    pub nvtx: Option<NvtxState>,
+    #[prost(uint32, optional, tag = "11")]
+    pub context_id: Option<u32>,
+    #[prost(uint32, optional, tag = "12")]
+    pub stream_id: Option<u32>,
+    #[prost(string, optional, tag = "18")]
+    pub display_name: Option<String>,
+    #[prost(message, repeated, tag = "21")]
+    pub rule_results: Vec<RuleResult>,
+}
+
+/// `RuleResult`: what one rule found for one result.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResult {
+    #[prost(string, optional, tag = "1")]
+    pub identifier: Option<String>,
+    #[prost(message, optional, tag = "3")]
+    pub body: Option<RuleBody>,
+    #[prost(string, optional, tag = "4")]
+    pub section: Option<String>,
+}
+
+/// `RuleResultBody`: the rule's items, in order.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleBody {
+    #[prost(message, repeated, tag = "1")]
+    pub items: Vec<RuleBodyItem>,
+}
+
+/// `RuleResultBodyItem`: a message, with its estimated speedup where the
+/// rule gives one (tables and charts are not read).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleBodyItem {
+    #[prost(message, optional, tag = "1")]
+    pub message: Option<RuleMessage>,
+    #[prost(message, optional, tag = "10")]
+    pub speedup: Option<RuleSpeedup>,
+}
+
+/// `RuleResultMessage`: the text and its type.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleMessage {
+    #[prost(string, optional, tag = "1")]
+    pub text: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub kind: Option<i32>,
+}
+
+/// `RuleResultSpeedup`: the estimated speedup, in percent.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleSpeedup {
+    #[prost(int32, optional, tag = "1")]
+    pub kind: Option<i32>,
+    #[prost(double, optional, tag = "2")]
+    pub value: Option<f64>,
+}
+
+/// `RangeResult`: one range of `--replay-mode range` or `app-range`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RangeResult {
+    #[prost(uint32, optional, tag = "1")]
+    pub thread_id: Option<u32>,
+    #[prost(message, repeated, tag = "4")]
+    pub metric_results: Vec<MetricResult>,
+    #[prost(message, optional, tag = "10")]
+    pub nvtx: Option<NvtxState>,
+    #[prost(uint32, optional, tag = "11")]
+    pub context_id: Option<u32>,
+    #[prost(message, repeated, tag = "20")]
+    pub rule_results: Vec<RuleResult>,
+}
+
+/// `NvtxState`: the NVTX ranges open when a result was profiled (`--nvtx`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxState {
+    #[prost(message, repeated, tag = "1")]
+    pub domains: Vec<NvtxDomain>,
+    #[prost(message, repeated, tag = "2")]
+    pub threads: Vec<NvtxThread>,
+    #[prost(message, repeated, tag = "3")]
+    pub start_end_domains: Vec<NvtxStartEndDomain>,
+}
+
+/// `NvtxDomainInfo`: a domain's ID and name.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
+
+/// `NvtxThread`: one thread's push/pop stacks, one per domain.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxThread {
+    #[prost(uint32, optional, tag = "1")]
+    pub tid: Option<u32>,
+    #[prost(message, repeated, tag = "2")]
+    pub push_pop_domains: Vec<NvtxPushPopDomain>,
+}
+
+/// `NvtxPushPopDomain`: the pushed ranges of one domain, outermost first.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxPushPopDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(message, repeated, tag = "3")]
+    pub stack: Vec<NvtxPushPopRange>,
+}
+
+/// `NvtxPushPopRange`: one pushed range.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxPushPopRange {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub attributes: Option<Vec<u8>>,
+}
+
+/// `NvtxStartEndDomain`: the open start/end ranges of one domain.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxStartEndDomain {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(message, repeated, tag = "3")]
+    pub ranges: Vec<NvtxStartEndRange>,
+}
+
+/// `NvtxStartEndRange`: one open start/end range.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NvtxStartEndRange {
+    #[prost(uint64, optional, tag = "1")]
+    pub id: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    pub attributes: Option<Vec<u8>>,
 }
 
 /// `Uint64x3`: grid or block dimensions.
