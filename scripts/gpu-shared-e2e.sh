@@ -17,7 +17,10 @@
 set -u
 NCUGATE=${NCUGATE:?set NCUGATE to the ncugate binary}
 OUT=${OUT:?set OUT to the folder that collects the results}
-N=${N:-10}
+N=${N:-10}                          # graph_app checks each way (0: none)
+N_TORCH_QUIET=${N_TORCH_QUIET:-1}   # PyTorch MLP checks on the quiet GPU
+N_TORCH_SHARED=${N_TORCH_SHARED:-2} # and beside the neighbour
+TORCH_BUDGET_S=${TORCH_BUDGET_S:-300} # skip the MLP beside the neighbour past this many seconds
 W=$(mktemp -d /tmp/ncugate-shared.XXXXXX)
 R=$W/r; mkdir -p "$R"
 START=$(date +%s)
@@ -65,23 +68,29 @@ EXTRA=()
 
 # ---- quiet ----------------------------------------------------------------------------
 smi quiet
-record graph_app.baseline 3
-series graph_app.quiet quiet 0 "$N" "$R/graph_app.baseline.json"
-record torch_mlp.baseline 2 python3 kernels/torch_graph_mlp.py
-series torch_mlp.quiet quiet 0 1 "$R/torch_mlp.baseline.json" python3 kernels/torch_graph_mlp.py
+if [ "$N" -gt 0 ]; then
+  record graph_app.baseline 3
+  series graph_app.quiet quiet 0 "$N" "$R/graph_app.baseline.json"
+fi
+if [ "$N_TORCH_QUIET" -gt 0 ] || [ "$N_TORCH_SHARED" -gt 0 ]; then
+  record torch_mlp.baseline 2 python3 kernels/torch_graph_mlp.py
+  series torch_mlp.quiet quiet 0 "$N_TORCH_QUIET" "$R/torch_mlp.baseline.json" python3 kernels/torch_graph_mlp.py
+fi
 
 # ---- beside the neighbour -----------------------------------------------------------------
 python3 kernels/neighbour_gemm.py --seconds 600 > "$R/neighbour.log" 2>&1 & NB=$!
 for _ in $(seq 60); do grep -q running "$R/neighbour.log" && break; sleep 0.5; done
 sleep 2; smi neighbour; echo "$NB" > "$R/neighbour.pid"
-series graph_app.shared neighbour 0 "$N" "$R/graph_app.baseline.json"
-series graph_app.redundant-node neighbour 1 1 "$R/graph_app.baseline.json" kernels/build/graph_app --inject redundant-node --iters 3
-series graph_app.fp64 neighbour 1 1 "$R/graph_app.baseline.json" kernels/build/graph_app --inject fp64 --iters 3
-EXTRA=(--shared-gpu refuse); series graph_app.refuse neighbour 2 1 "$R/graph_app.baseline.json"
-EXTRA=(--shared-gpu gate); series graph_app.gate neighbour 1 1 "$R/graph_app.baseline.json"
-EXTRA=()
-if [ "$(elapsed)" -lt 300 ]; then
-  series torch_mlp.shared neighbour 0 2 "$R/torch_mlp.baseline.json" python3 kernels/torch_graph_mlp.py
+if [ "$N" -gt 0 ]; then
+  series graph_app.shared neighbour 0 "$N" "$R/graph_app.baseline.json"
+  series graph_app.redundant-node neighbour 1 1 "$R/graph_app.baseline.json" kernels/build/graph_app --inject redundant-node --iters 3
+  series graph_app.fp64 neighbour 1 1 "$R/graph_app.baseline.json" kernels/build/graph_app --inject fp64 --iters 3
+  EXTRA=(--shared-gpu refuse); series graph_app.refuse neighbour 2 1 "$R/graph_app.baseline.json"
+  EXTRA=(--shared-gpu gate); series graph_app.gate neighbour 1 1 "$R/graph_app.baseline.json"
+  EXTRA=()
+fi
+if [ "$(elapsed)" -lt "$TORCH_BUDGET_S" ] && [ "$N_TORCH_SHARED" -gt 0 ]; then
+  series torch_mlp.shared neighbour 0 "$N_TORCH_SHARED" "$R/torch_mlp.baseline.json" python3 kernels/torch_graph_mlp.py
 else
   printf 'torch_mlp.shared\tneighbour\t0\tskipped: %s s of budget used\t0\t-\n' "$(elapsed)" >> "$ROWS"
 fi
