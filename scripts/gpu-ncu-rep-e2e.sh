@@ -6,8 +6,9 @@
 #      base` (cmp, byte for byte), and the native rule rows with ncu's details page (rule name,
 #      type, section, description, estimated speedup);
 #   3. records a baseline from R.ncu-rep natively and from ncu's CSV of it (same JSON but for
-#      provenance and the kernels' code, which only a report carries), then times `ncugate check --input R.ncu-rep` natively and with
-#      --import-with-ncu, and `ncu --import` alone (5 runs each: seconds and peak RSS).
+#      provenance and the kernels' code, which only a report carries), then times
+#      `ncugate check --input R.ncu-rep` natively and with --import-with-ncu, and
+#      `ncu --import` alone (5 runs each: seconds and peak RSS).
 # Needs nvcc, ncu, python3, and release builds: `cargo build --release --bin ncugate --example
 # ncu_rep_raw`. Every ncu run passes --clock-control none; GPU settings are left alone.
 # Device time: about 40 s (two profiles ~10 s, 15 imports by ncu ~12 s, 5 checks through ncu
