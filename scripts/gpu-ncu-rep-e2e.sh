@@ -47,6 +47,7 @@ for rep in R F; do
   echo "raw page of $rep: $r" >> "$S"
   ncu --import "$W/$rep.ncu-rep" --csv --page details > "$R/$rep.ncu.details.csv" 2>> "$R/$rep.ncu.err"
   "$RAW" --rules "$W/$rep.ncu-rep" > "$R/$rep.native.rules.csv" 2>> "$R/$rep.native.err"
+  "$RAW" --empty "$W/$rep.ncu-rep" > "$R/$rep.native.empty.tsv" 2>> "$R/$rep.native.err"
   python3 - "$R/$rep.ncu.details.csv" "$R/$rep.native.rules.csv" >> "$S" <<'PY'
 import csv, sys
 cols = ["ID", "Section Name", "Rule Name", "Rule Type", "Rule Description",
