@@ -242,7 +242,8 @@ direct() {
   d_status=0
   (
     cd "$repo"
-    env -u NCUGATE_BASELINE -u NCUGATE_THRESHOLDS -u NCUGATE_CONFIG \
+    env -u NCUGATE_BASELINE -u NCUGATE_THRESHOLDS -u NCUGATE_CONFIG -u NCUGATE_HISTORY \
+      -u GITHUB_SHA -u GITHUB_REF_NAME \
       GITHUB_ACTIONS=true GITHUB_OUTPUT="$d_out" GITHUB_STEP_SUMMARY="$d_summary" \
       RUNNER_TEMP="$dir/runner-temp" GITHUB_REPOSITORY=example/ncugate \
       NCUGATE_ACTION_PATH="$repo" NCUGATE_ACTION_COMMAND=check NCUGATE_ACTION_VERSION="path:$ncugate" \
@@ -326,6 +327,30 @@ expect "working-directory missing: exit" "$d_status" 2
 
 direct report-dir NCUGATE_ACTION_REPORT_DIR=target/action-tests/direct-report-dir/reports NCUGATE_ACTION_ARGS="$pass_args"
 expect "report-dir (relative to the workspace): report" "$(out report)" "$work/direct-report-dir/reports/report.json"
+
+# History: a SQLite store in the workspace (as actions/cache restores it). main records its run;
+# a pull request's build compares with main's runs and writes nothing unless history-record says
+# always; history-record is refused for another command.
+history_db=$work/history.sqlite
+rm -f "$history_db"
+history_commits() { "$ncugate" history show --json --history "sqlite:$history_db" | grep -o '"commit": "[^"]*"' | sort -u | tr '\n' ' '; }
+direct history-main NCUGATE_ACTION_HISTORY="sqlite:$history_db" NCUGATE_ACTION_ARGS="$pass_args" \
+  GITHUB_SHA=c1 GITHUB_REF_NAME=main
+expect "history on main: exit" "$d_status" 0
+expect "history on main: recorded" "$(history_commits)" '"commit": "c1" '
+direct history-pr NCUGATE_ACTION_HISTORY="sqlite:$history_db" NCUGATE_ACTION_BASELINE=history \
+  NCUGATE_ACTION_ARGS="$pass_args" GITHUB_SHA=c2 GITHUB_REF_NAME=12/merge
+expect "history on a PR: exit (compared with main's runs)" "$d_status" 0
+check "history on a PR: the baseline is main's run" grep -q 'commits c1' "$work/direct-history-pr/log"
+expect "history on a PR: nothing recorded" "$(history_commits)" '"commit": "c1" '
+direct history-pr-asked NCUGATE_ACTION_HISTORY="sqlite:$history_db" NCUGATE_ACTION_HISTORY_RECORD=always \
+  NCUGATE_ACTION_ARGS="$pass_args" GITHUB_SHA=c2 GITHUB_REF_NAME=12/merge
+expect "history-record always on a PR: recorded" "$(history_commits)" '"commit": "c1" "commit": "c2" '
+direct history-record-bad NCUGATE_ACTION_HISTORY_RECORD=sometimes
+expect "history-record=sometimes: exit" "$d_status" 2
+direct history-record-sanitize NCUGATE_ACTION_COMMAND=sanitize NCUGATE_ACTION_HISTORY_RECORD=always
+expect "history-record with sanitize: exit" "$d_status" 2
+check "history-record with sanitize: says why" grep -q 'history-record applies to command check only' "$work/direct-history-record-sanitize/log"
 
 # A suite (three workloads of the reference app) profiled by tests/bin/fixture-ncu, a stand-in
 # for ncu that replays the H200 recordings: recorded, then `micro` regressed on purpose, checked

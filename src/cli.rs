@@ -313,6 +313,8 @@ pub struct CheckArgs {
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     pub source_pages: Vec<PathBuf>,
     #[command(flatten)]
+    pub history: CheckHistoryArgs,
+    #[command(flatten)]
     pub suite: SuiteArgs,
     #[command(flatten)]
     pub report: ReportArgs,
@@ -320,6 +322,44 @@ pub struct CheckArgs {
     pub ncu: ProfileOptions,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// A check's use of the history store.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CheckHistoryArgs {
+    /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
+    #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
+    pub url: Option<String>,
+    /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
+    #[arg(long, value_name = "COMMIT")]
+    pub anchor: Option<String>,
+    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub history_record: Option<HistoryRecord>,
+    /// The workload name a single check's run is kept under in the history.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub history_workload: String,
+    /// The commit the recorded run is kept under (default: $GITHUB_SHA, $GIT_COMMIT, else `git rev-parse HEAD`).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// The branch the recorded run was made on (default: $GITHUB_REF_NAME, $BRANCH_NAME, else git's current branch).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+}
+
+/// `check --history-record`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum HistoryRecord {
+    /// On the accepted branches only.
+    #[default]
+    Auto,
+    /// On every branch (its runs are kept, but only an accepted branch's are baseline material).
+    Always,
+    /// Never: the check only reads the history.
+    Never,
 }
 
 #[derive(Debug, Args)]
@@ -436,6 +476,15 @@ pub struct HistoryShowArgs {
     /// Print JSON instead of the sparklines.
     #[arg(long)]
     pub json: bool,
+    /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// `show --html`: the rules whose max_change draws the band; without it [gate] thresholds, else the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
@@ -680,6 +729,12 @@ mod tests {
             ("output", None),
             // `ncugate history`: a file key, the CI's variables, the clock.
             ("history", None),
+            (
+                "window",
+                Some(crate::config::history::DEFAULT_WINDOW.to_string()),
+            ),
+            ("anchor", None),
+            ("history-record", None),
             ("commit", None),
             ("branch", None),
             ("time", None),

@@ -268,6 +268,7 @@ struct RuleSpec {
     worse: Worse,
     better: Option<Worse>,
     max_change: Option<MaxChange>,
+    max_drift: Option<String>,
     noise: Option<f64>,
     noise_floor: Option<f64>,
     limit: Option<f64>,
@@ -333,6 +334,10 @@ pub struct Rule {
     pub better: Option<Worse>,
     /// Allowed relative change as a fraction (`"20%"` → 0.2); `None`: only `limit` applies.
     pub max_change: Option<f64>,
+    /// Allowed change since the history's anchor run as a fraction
+    /// (`max_drift = "25%"`): the creep that steps within `max_change` add
+    /// up to. Checked only when a check has a history and an anchor.
+    pub max_drift: Option<f64>,
     pub noise: f64,
     /// An absolute change (base units) that is always allowed; 0 by default.
     pub noise_floor: f64,
@@ -426,6 +431,12 @@ impl Thresholds {
                     )));
                 }
             };
+            let max_drift = r
+                .max_drift
+                .as_deref()
+                .map(|t| parse_percent(t).map_err(|m| m.replace("max_change", "max_drift")))
+                .transpose()
+                .map_err(|m| at(&m))?;
             if max_change.is_none() && r.limit.is_none() {
                 return Err(at("needs `max_change` (e.g. \"20%\"), `limit`, or both"));
             }
@@ -477,6 +488,7 @@ impl Thresholds {
                 worse: r.worse,
                 better: r.better,
                 max_change,
+                max_drift,
                 noise,
                 noise_floor,
                 limit: r.limit,

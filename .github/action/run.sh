@@ -21,6 +21,8 @@
 #   NCUGATE_ACTION_SHARD                K/N → --shard K/N (check, baseline record, profile)
 #   NCUGATE_ACTION_SHARD_REPORTS        merge: the folder holding the shards' JSON reports
 #   NCUGATE_ACTION_EXPECT_SHARDS        merge: N → --expect-shards N
+#   NCUGATE_ACTION_HISTORY              → NCUGATE_HISTORY (a secret's postgres:// URL, or sqlite:PATH)
+#   NCUGATE_ACTION_HISTORY_RECORD       check: auto | always | never → --history-record
 #
 # Outputs (GITHUB_OUTPUT): ncugate writes result/regressions/report itself in GitHub mode
 # (GITHUB_ACTIONS=true). This script writes them only when ncugate did not: when it could not be
@@ -110,6 +112,17 @@ if [[ ${command_words[0]} == merge ]]; then
     fail_early "expect-shards must be a number of shards, not '$expect_shards'"
 elif [[ -n $shard_reports || -n $expect_shards ]]; then
   fail_early "shard-reports and expect-shards apply to command merge only, not to '$command_input'"
+fi
+
+# ── History: check records its run on [history] branches only (GITHUB_REF_NAME); a pull request's
+# build (`12/merge`) reads and never writes unless history-record says always. ──────────────────
+history_record=${NCUGATE_ACTION_HISTORY_RECORD:-}
+case $history_record in
+  "" | auto | always | never) ;;
+  *) fail_early "history-record must be auto, always or never, not '$history_record'" ;;
+esac
+if [[ -n $history_record && ${command_words[*]} != check ]]; then
+  fail_early "history-record applies to command check only, not to '$command_input'"
 fi
 
 # ── args: split with quote handling but no expansion (xargs), checked for unbalanced quotes. ──
@@ -208,6 +221,7 @@ case ${command_words[0]} in
   *) json="" markdown="" ;;
 esac
 [[ -z $shard ]] || argv+=(--shard "$shard")
+[[ -z $history_record ]] || argv+=(--history-record "$history_record")
 if [[ ${command_words[0]} == merge ]]; then
   [[ -z $expect_shards ]] || argv+=(--expect-shards "$expect_shards")
   # Every JSON report under the folder, in a stable order (download-artifact puts each shard's
@@ -224,6 +238,7 @@ argv+=("${extra_args[@]}")
 [[ -z ${NCUGATE_ACTION_BASELINE:-} ]] || export NCUGATE_BASELINE="$NCUGATE_ACTION_BASELINE"
 [[ -z ${NCUGATE_ACTION_THRESHOLDS:-} ]] || export NCUGATE_THRESHOLDS="$NCUGATE_ACTION_THRESHOLDS"
 [[ -z ${NCUGATE_ACTION_CONFIG:-} ]] || export NCUGATE_CONFIG="$NCUGATE_ACTION_CONFIG"
+[[ -z ${NCUGATE_ACTION_HISTORY:-} ]] || export NCUGATE_HISTORY="$NCUGATE_ACTION_HISTORY"
 
 output_size_before=0
 if [[ -n $output_file && -f $output_file ]]; then

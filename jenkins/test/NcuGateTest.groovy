@@ -108,6 +108,11 @@ Run runStep(String source, Map args, Closure shStub, Map options = [:]) {
         run.calls << [step: 'readFile', args: [file: p.toString()]]
         return workspace ? new File(workspace, p.toString()).getText('UTF-8') : files[p.toString()]
     })
+    binding.setVariable('string', { Map m -> [kind: 'string'] + m })
+    binding.setVariable('withCredentials', { List bindings, Closure body ->
+        run.calls << [step: 'withCredentials', args: [bindings: bindings]]
+        body()
+    })
     binding.setVariable('env', run.env)
     binding.setVariable('currentBuild', run.currentBuild)
     if (options.ncuGateSource) {
@@ -588,6 +593,73 @@ void e2eSuite(String source, File repo, String binary) {
     }
 }
 
+/** ncuGate(history:, historyRecord:) with stubbed steps. */
+void historySuite(String source) {
+    scenario('history from a credential') {
+        Run run = runStep(source, [history: 'ncugate-history-url', baseline: 'history'], { 0 })
+        commonChecks('history credential', run)
+        Map bound = run.of('withCredentials')[0]?.args?.bindings?.getAt(0) ?: [:]
+        check(bound.credentialsId == 'ncugate-history-url' && bound.variable == 'NCUGATE_HISTORY' && bound.kind == 'string',
+            "history credential: bound as NCUGATE_HISTORY (${bound})")
+        check(run.index('withCredentials') >= 0 && run.index('withCredentials') < run.index('sh'),
+            'history credential: sh runs inside withCredentials')
+        check(!run.script().contains("'--history'") && run.script().contains("'--baseline' 'history'"),
+            "history credential: the URL is not on the command line: ${run.script()}")
+    }
+    scenario('history as a sqlite path') {
+        Run run = runStep(source, [history: 'sqlite:perf/history.sqlite', historyRecord: 'always'], { 0 })
+        check(!run.of('withCredentials'), 'history sqlite: no credential')
+        check(run.script().contains("'--history' 'sqlite:perf/history.sqlite' '--history-record' 'always'"),
+            "history sqlite: --history and --history-record passed: ${run.script()}")
+    }
+    for (Map bad : [[historyRecord: 'sometimes', history: 'sqlite:h'], [historyRecord: 'never'],
+                    [command: 'sanitize', history: 'sqlite:h']]) {
+        scenario("history refused ${bad}") {
+            Run run = runStep(source, bad, { 0 })
+            check(run.thrown instanceof StepError && run.thrown.message.contains('history'), "history ${bad}: error (${run.thrown})")
+            check(!run.of('sh'), "history ${bad}: ncugate not run")
+        }
+    }
+}
+
+/** check with a SQLite history on the real binary: main records, a pull request only reads. */
+void e2eHistorySuite(String source, File repo, String binary) {
+    File ws = tempDir('ncugate-e2e-history')
+    String fx = new File(repo, 'fixtures/h200').absolutePath
+    Closure shOn = { Map env ->
+        return { Map m -> realShell(m.script, ws, env)[0] }
+    }
+    Closure commits = {
+        Process p = new ProcessBuilder(binary, 'history', 'show', '--json', '--history', 'sqlite:history.sqlite')
+            .directory(ws).redirectErrorStream(true).start()
+        String out = p.inputStream.getText('UTF-8')
+        p.waitFor()
+        return (out =~ /"commit": "([^"]+)"/).collect { it[1] }.unique()
+    }
+    List<String> inputs = []
+    for (int i : [1, 2, 3]) {
+        inputs.addAll(['--input', "${fx}/graph_app.base.fast.run${i}.raw.csv".toString()])
+    }
+    scenario('e2e history') {
+        Run record = runStep(source, [command: 'baseline record', ncugate: binary, baseline: 'baseline.json', args: inputs],
+            shOn([:]), [workspace: ws])
+        check(record.returned?.result == 'pass', "e2e history: baseline recorded (${record.thrown ?: record.returned})")
+        Map gate = [ncugate: binary, baseline: 'baseline.json', history: 'sqlite:history.sqlite',
+                    args: ['--input', "${fx}/graph_app.base.fast.run1.raw.csv".toString()]]
+        Run main = runStep(source, gate, shOn([BRANCH_NAME: 'main', GIT_COMMIT: 'c1']), [workspace: ws])
+        check(main.returned?.result == 'pass', "e2e history: main passes (${main.thrown ?: main.returned})")
+        check(commits() == ['c1'], "e2e history: main recorded c1 (${commits()})")
+        Map rolling = gate + [baseline: 'history']
+        Run pr = runStep(source, rolling, shOn([BRANCH_NAME: 'PR-7', GIT_COMMIT: 'c2']), [workspace: ws])
+        check(pr.returned?.result == 'pass', "e2e history: the PR compares with main's runs (${pr.thrown ?: pr.returned})")
+        check(commits() == ['c1'], "e2e history: the PR build wrote nothing (${commits()})")
+        Run asked = runStep(source, rolling + [historyRecord: 'always'], shOn([BRANCH_NAME: 'PR-7', GIT_COMMIT: 'c2']),
+            [workspace: ws])
+        check(asked.returned?.result == 'pass' && commits() == ['c1', 'c2'],
+            "e2e history: historyRecord always records the PR build (${commits()})")
+    }
+}
+
 /** ncuGate(shard:) and ncuGateMerge with stubbed steps. */
 void shardSuite(String source, String mergeSource) {
     scenario('shard') {
@@ -714,6 +786,7 @@ println "== unit: ${varFile}"
 int before = passed + failures.size()
 unitSuite(source)
 shardSuite(source, mergeSource)
+historySuite(source)
 println "   ${passed + failures.size() - before} checks"
 println '== mutants: each known-bad edit must fail a unit check'
 mutationSuite(source)
@@ -722,6 +795,7 @@ if (e2eBinary) {
     println "== e2e: real sh -xe and ${binary} on fixtures/h200"
     e2eSuite(source, new File(jenkinsDir).absoluteFile.parentFile, binary.path)
     e2eShardSuite(source, mergeSource, new File(jenkinsDir).absoluteFile.parentFile, binary.path)
+    e2eHistorySuite(source, new File(jenkinsDir).absoluteFile.parentFile, binary.path)
 }
 println ''
 if (failures) {

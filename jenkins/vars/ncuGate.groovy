@@ -22,6 +22,8 @@ Map defaults() {
         publishHtml: false,
         shard: null,
         expectShards: null,
+        history: null,
+        historyRecord: null,
     ]
 }
 
@@ -60,7 +62,7 @@ Map call(Map args = [:]) {
 
     int status = -1
     try {
-        status = sh(script: script, returnStatus: true, label: "ncugate ${joined(command, ' ')}")
+        status = runShell(cfg, script, "ncugate ${joined(command, ' ')}".toString())
     } finally {
         // Always, whatever ncugate did (also when the sh step itself was aborted).
         publish(junitPattern, artifacts, !cfg.propagate, reports.html, slug)
@@ -90,6 +92,27 @@ Map call(Map args = [:]) {
         error(message)
     }
     return result
+}
+
+/**
+ * The sh step, inside withCredentials when `history` names a credential: the Secret text's URL
+ * (postgres://user:password@host/db) reaches ncugate as NCUGATE_HISTORY, masked in the log and
+ * never on the command line. A `sqlite:PATH` history is no secret and is passed as --history.
+ */
+int runShell(Map cfg, String script, String label) {
+    if (cfg.history == null || historyIsPath(cfg.history)) {
+        return sh(script: script, returnStatus: true, label: label)
+    }
+    int status = -1
+    withCredentials([string(credentialsId: cfg.history.toString(), variable: 'NCUGATE_HISTORY')]) {
+        status = sh(script: script, returnStatus: true, label: label)
+    }
+    return status
+}
+
+/** A `sqlite:` history is a file in the workspace, not a credential. */
+boolean historyIsPath(Object history) {
+    return history.toString().startsWith('sqlite:')
 }
 
 /** The arguments with their defaults; an unknown key is an error (a typo never disables an option). */
@@ -191,6 +214,7 @@ List<String> commandLine(Map cfg, List<String> command, Map reports) {
         }
         argv.addAll(['--expect-shards', cfg.expectShards.toString()])
     }
+    argv.addAll(historyArgs(cfg, check, command))
     if (reports) {
         argv.addAll(['--junit', reports.junit, '--markdown', reports.markdown, '--json', reports.json])
         if (reports.html) {
@@ -219,6 +243,32 @@ String shellScript(String dir, Map reports, List<String> argv) {
     }
     lines.add(joined(quoted, ' '))
     return joined(lines, '\n') + '\n'
+}
+
+/**
+ * history: a credential ID (Secret text: the store's URL) or a `sqlite:PATH`; historyRecord:
+ * 'auto' (record on [history] branches only: a pull request's BRANCH_NAME, PR-12, reads and never
+ * writes), 'always' or 'never'. Both are options of check only.
+ */
+List<String> historyArgs(Map cfg, boolean check, List<String> command) {
+    List<String> out = []
+    if ((cfg.history != null || cfg.historyRecord != null) && !check) {
+        error("ncuGate: history and historyRecord are options of check, not of ${joined(command, ' ')}")
+    }
+    if (cfg.history != null && historyIsPath(cfg.history)) {
+        out.addAll(['--history', cfg.history.toString()])
+    }
+    if (cfg.historyRecord != null) {
+        String when = cfg.historyRecord
+        if (!(when in ['auto', 'always', 'never'])) {
+            error("ncuGate: historyRecord must be 'auto', 'always' or 'never', not '${when}'")
+        }
+        if (cfg.history == null) {
+            error('ncuGate: historyRecord needs history (a credential ID holding the URL, or sqlite:PATH)')
+        }
+        out.addAll(['--history-record', when])
+    }
+    return out
 }
 
 /** One shell word: single-quoted, with each embedded ' written as '\'' . */

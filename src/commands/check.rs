@@ -81,7 +81,8 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         read_runs(&acquired.inputs, &metrics, key, &thresholds, import, later)
     };
     let runs = read(candidates.kernel_key())?;
-    let (baseline_path, baseline, runs) = candidates.choose(config, &thresholds, runs, read)?;
+    let chosen = candidates.choose(config, &thresholds, runs, read)?;
+    let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     // Another GPU before a missing metric: that GPU's export lacks it because it is another GPU.
     let current = crate::model::common_fingerprint(&runs)?;
     compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
@@ -95,7 +96,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         import,
     );
     let gpu = GpuEnvironment::observe(&runs, &acquired.gpu);
-    let mut report = compare::compare(&Inputs {
+    let inputs = Inputs {
         gpu: &gpu,
         shared_gpu: config.shared_gpu,
         baseline: &baseline,
@@ -112,21 +113,29 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         notes: notes.details_page,
         code: code.as_ref(),
         environmental: config.environmental,
-    })?;
+    };
+    let mut report = compare::compare(&inputs)?;
     report.notes.extend(code_note);
     explain_stage(&mut report, &baseline, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
+    report.notes.extend(chosen.note);
     report.notes.extend(notes.cost);
     if let Some(sanitizer) = &config.sanitizer {
         sanitizer_stage(&mut report, sanitizer, processes)?;
         report.finish();
     }
-    report.notes.extend(settings_note(
-        baseline.profile.as_ref(),
-        acquired.profile.as_ref(),
-    ));
+    // A rolling baseline keeps no ncu settings: its runs were checks like this one.
+    if !matches!(config.baseline, BaselinePlace::History) {
+        report.notes.extend(settings_note(
+            baseline.profile.as_ref(),
+            acquired.profile.as_ref(),
+        ));
+    }
+    if let Some(history) = &config.history {
+        super::history::after_check(history, &mut report, &inputs, processes)?;
+    }
     Ok(report)
 }
 
@@ -166,6 +175,15 @@ fn explain_stage(
     report.notes.extend(notes);
 }
 
+/// The baseline a check compares with, the runs read for it, and where it came from.
+struct Chosen {
+    path: PathBuf,
+    baseline: Baseline,
+    runs: Vec<Run>,
+    /// Which history runs a rolling baseline was made of.
+    note: Option<String>,
+}
+
 /// The baseline a check compares with, as far as it is known before the
 /// data: one file, or a workload's baselines of which the data's GPU picks one.
 enum Candidates<'a> {
@@ -180,6 +198,14 @@ enum Candidates<'a> {
         files: Vec<PathBuf>,
         /// The first candidate's key mode, which reads the data once in the usual case.
         kernel_key: KernelKeyMode,
+    },
+    /// The last accepted runs in the history, for the data's GPU.
+    History {
+        history: &'a crate::config::history::CheckHistory,
+        /// The mode the data is read with first.
+        kernel_key: KernelKeyMode,
+        /// `--kernel-key`, which must agree with the history's runs.
+        asked: Option<KernelKeyMode>,
     },
 }
 
@@ -214,6 +240,14 @@ impl<'a> Candidates<'a> {
                     kernel_key,
                 })
             }
+            BaselinePlace::History => match &config.history {
+                Some(history) => Ok(Candidates::History {
+                    history,
+                    kernel_key: config.kernel_key.unwrap_or_default(),
+                    asked: config.kernel_key,
+                }),
+                None => Err(crate::error::HistoryError::NoStore.into()),
+            },
         }
     }
 
@@ -221,7 +255,9 @@ impl<'a> Candidates<'a> {
     fn kernel_key(&self) -> KernelKeyMode {
         match self {
             Candidates::File { baseline, .. } => baseline.kernel_key,
-            Candidates::PerGpu { kernel_key, .. } => *kernel_key,
+            Candidates::PerGpu { kernel_key, .. } | Candidates::History { kernel_key, .. } => {
+                *kernel_key
+            }
         }
     }
 
@@ -229,7 +265,7 @@ impl<'a> Candidates<'a> {
     fn expected_launches(&self) -> Option<u64> {
         match self {
             Candidates::File { baseline, .. } => Some(baseline.total.launches.mean.round() as u64),
-            Candidates::PerGpu { .. } => None,
+            Candidates::PerGpu { .. } | Candidates::History { .. } => None,
         }
     }
 
@@ -242,9 +278,20 @@ impl<'a> Candidates<'a> {
         thresholds: &Thresholds,
         runs: Vec<Run>,
         read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
-    ) -> Result<(PathBuf, Baseline, Vec<Run>)> {
+    ) -> Result<Chosen> {
+        let chosen = |path, baseline, runs| Chosen {
+            path,
+            baseline,
+            runs,
+            note: None,
+        };
         let (dir, workload, record, files, kernel_key) = match self {
-            Candidates::File { path, baseline } => return Ok((path, *baseline, runs)),
+            Candidates::File { path, baseline } => return Ok(chosen(path, *baseline, runs)),
+            Candidates::History {
+                history,
+                kernel_key,
+                asked,
+            } => return from_history(history, (kernel_key, asked), thresholds, runs, read),
             Candidates::PerGpu {
                 dir,
                 workload,
@@ -270,8 +317,43 @@ impl<'a> Candidates<'a> {
         } else {
             read(baseline.kernel_key)?
         };
-        Ok((path, baseline, runs))
+        Ok(chosen(path, baseline, runs))
     }
+}
+
+/// The rolling baseline for the data's GPU: the last accepted runs of this
+/// workload in the history.
+fn from_history(
+    history: &crate::config::history::CheckHistory,
+    (kernel_key, asked): (KernelKeyMode, Option<KernelKeyMode>),
+    thresholds: &Thresholds,
+    runs: Vec<Run>,
+    read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
+) -> Result<Chosen> {
+    use crate::history::{self, rolling};
+    let fingerprint = crate::model::common_fingerprint(&runs)?;
+    let shown = history::Location::parse(&history.url)?.shown();
+    let mut store = history::open(&history.url, false)?;
+    let window = rolling::Window {
+        shown: &shown,
+        workload: &history.workload,
+        runs: history.window,
+        kernel_key: asked,
+    };
+    let made = rolling::rolling(store.as_mut(), window, &fingerprint, thresholds)?;
+    // The data was read with the asked mode, else the default: read it again
+    // when the history's runs grouped launches otherwise.
+    let runs = if made.baseline.kernel_key == kernel_key {
+        runs
+    } else {
+        read(made.baseline.kernel_key)?
+    };
+    Ok(Chosen {
+        path: PathBuf::from(format!("history {shown}")),
+        baseline: made.baseline,
+        runs,
+        note: Some(rolling::note(&shown, &history.workload, &made.commits)),
+    })
 }
 
 /// When the two sides' ncu settings differ or one is unknown: what the

@@ -3,10 +3,13 @@
 //! error (exit 2), never a pass.
 
 use super::Text;
-use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
+use crate::cli::HistoryRecord;
+use crate::compare::Inputs;
+use crate::config::history::{CheckHistory, HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{HistoryError, Result};
-use crate::history::{self, Entry, Provenance, Recorded, changes, record, show};
+use crate::history::{self, Entry, Provenance, Recorded, changes, drift, record, show};
 use crate::runner::process::{CommandSpec, ProcessRunner};
+use crate::verdict::Report;
 
 /// Runs the history subcommand `config` names.
 pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<Text> {
@@ -15,11 +18,18 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
         HistoryAction::Accept { commit } => accept(&config.url, commit),
         HistoryAction::Show(s) => {
             let series = selected(&config.url, s)?;
-            Ok(Text::pass(if s.json {
+            let mut text = if s.json {
                 show::json(&series)
             } else {
                 show::render(&series)
-            }))
+            };
+            if let Some(dir) = &s.html {
+                let written = trends(dir, &series, s)?;
+                if !s.json {
+                    text.push_str(&written);
+                }
+            }
+            Ok(Text::pass(text))
         }
         HistoryAction::Changes(s) => {
             let found = changes::find(&selected(&config.url, s)?);
@@ -30,6 +40,23 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
             }))
         }
     }
+}
+
+/// `show --html DIR`: the trend page; what it says it wrote.
+fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Result<String> {
+    let thresholds = crate::rules::Thresholds::load(s.thresholds.file())?;
+    let page = history::trend::page(series, &thresholds, s.window);
+    let path = dir.join("index.html");
+    std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    crate::baseline::write_atomic(&path, page.as_bytes())?;
+    Ok(format!(
+        "ncugate: trends of {} series written to {}\n",
+        series.len(),
+        path.display()
+    ))
 }
 
 /// The series `s` selects, each cut to its last runs when asked.
@@ -139,4 +166,165 @@ fn git(processes: &dyn ProcessRunner, args: &[&str], what: &'static str) -> Resu
         }
         .into()),
     }
+}
+
+/// After a check's comparison, with a history: creep measured from the
+/// anchor (rules with `max_drift`: the runs compared with the anchor's run
+/// too), then the run recorded — on an accepted branch, or on any when
+/// asked. A store that fails is the check's error.
+pub(super) fn after_check(
+    h: &CheckHistory,
+    report: &mut Report,
+    inputs: &Inputs<'_>,
+    processes: &dyn ProcessRunner,
+) -> Result<()> {
+    if report.devices.is_none() {
+        return Ok(());
+    }
+    let shown = history::Location::parse(&h.url)?.shown();
+    let mut store = None;
+    if let Some(commit) = &h.anchor
+        && inputs
+            .thresholds
+            .rules
+            .iter()
+            .any(|r| r.max_drift.is_some())
+    {
+        let anchor = drift::Anchor {
+            shown: &shown,
+            workload: &h.workload,
+            commit,
+        };
+        let opened = store.insert(history::open(&h.url, false)?);
+        let fingerprint = crate::model::common_fingerprint(inputs.runs)?;
+        let (baseline, since) = drift::anchor_baseline(
+            opened.as_mut(),
+            anchor,
+            &fingerprint,
+            inputs.baseline.kernel_key,
+            inputs.thresholds,
+        )?;
+        let at_anchor = crate::compare::compare(&Inputs {
+            gpu: inputs.gpu,
+            shared_gpu: inputs.shared_gpu,
+            baseline: &baseline,
+            baseline_path: String::new(),
+            runs: inputs.runs,
+            findings: None,
+            details_paths: Vec::new(),
+            thresholds: inputs.thresholds,
+            allow_device_mismatch: true,
+            notes: Vec::new(),
+            code: inputs.code,
+            environmental: inputs.environmental,
+        })?;
+        drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
+    } else if let Some(commit) = &h.anchor {
+        report.notes.push(format!(
+            "anchor {}: no rule of these thresholds has max_drift, so nothing is compared with it",
+            show::short(commit)
+        ));
+    }
+    report.notes.extend(trend_notes(h, &shown, report));
+    let Some(at) = to_record(h, processes)? else {
+        report.notes.push(format!(
+            "history {shown}: this run is not recorded (read only: --history-record {})",
+            match h.record {
+                HistoryRecord::Never => "never",
+                _ => "auto, and the branch is not one of [history] branches",
+            }
+        ));
+        return Ok(());
+    };
+    let Some(run) = record::run_of(&h.workload, report) else {
+        return Ok(());
+    };
+    let accepted = h.branches.contains(&at.branch) && run.outcome == "pass";
+    let mut store = match store {
+        Some(s) => s,
+        None => history::open(&h.url, true)?,
+    };
+    store.record(
+        &at,
+        &[Entry {
+            run: &run,
+            accepted,
+        }],
+    )?;
+    report.notes.push(format!(
+        "history {shown}: this run is recorded as commit {} on {}{}",
+        show::short(&at.commit),
+        show::escaped(&at.branch),
+        if accepted {
+            " (baseline material)"
+        } else {
+            " (not baseline material)"
+        }
+    ));
+    Ok(())
+}
+
+/// The command that draws the trend of each failing metric (the first 5).
+fn trend_notes(h: &CheckHistory, shown: &str, report: &Report) -> Vec<String> {
+    use crate::format::shell_quote;
+    let failing: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                crate::status::Status::Fail | crate::status::Status::Warn
+            )
+        })
+        .collect();
+    let mut notes: Vec<String> = failing
+        .iter()
+        .take(5)
+        .map(|r| {
+            let kernel = r
+                .kernel
+                .as_deref()
+                .map(|k| format!(" --kernel {}", shell_quote(k)))
+                .unwrap_or_default();
+            format!(
+                "trend of {} on {}: ncugate history show --history {} --workload {}{kernel} --metric {} --html trends",
+                r.metric,
+                r.kernel.as_deref().unwrap_or("the whole run"),
+                shell_quote(shown),
+                shell_quote(&h.workload),
+                shell_quote(&r.metric)
+            )
+        })
+        .collect();
+    if failing.len() > 5 {
+        notes.push(format!(
+            "{} more failing metrics: ncugate history show --html trends --workload {} draws every trend",
+            failing.len() - 5,
+            shell_quote(&h.workload)
+        ));
+    }
+    notes
+}
+
+/// Where and when the check's run is recorded; `None`: it is not.
+fn to_record(h: &CheckHistory, processes: &dyn ProcessRunner) -> Result<Option<Provenance>> {
+    if h.record == HistoryRecord::Never {
+        return Ok(None);
+    }
+    let branch = match &h.branch {
+        Some(b) => b.clone(),
+        None => git(processes, &["rev-parse", "--abbrev-ref", "HEAD"], "branch")?,
+    };
+    if h.record == HistoryRecord::Auto && !h.branches.contains(&branch) {
+        return Ok(None);
+    }
+    let commit = match &h.commit {
+        Some(c) => c.clone(),
+        None => git(processes, &["rev-parse", "HEAD"], "commit")?,
+    };
+    Ok(Some(Provenance {
+        commit,
+        branch,
+        time: jiff::Timestamp::now().as_second(),
+    }))
 }

@@ -301,6 +301,7 @@ fn baseline_file(place: &BaselinePlace, fingerprint: &Fingerprint) -> PathBuf {
         BaselinePlace::Dir { dir, workload, .. } => {
             suite::baselines::path(dir, workload, fingerprint)
         }
+        BaselinePlace::History => PathBuf::from(crate::config::history::BASELINE_WORD),
     }
 }
 

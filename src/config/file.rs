@@ -145,6 +145,10 @@ impl TryFrom<toml::Table> for WorkloadSection {
     }
 }
 
+/// What `check --baseline history` and `[gate] baseline = "history"` name:
+/// the rolling baseline from the history, not a file.
+pub const BASELINE_WORD: &str = "history";
+
 /// `[history]`: where every run is kept (`ncugate history`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,6 +157,10 @@ pub struct HistorySection {
     pub url: Option<String>,
     /// The branches whose passing runs become baseline material.
     pub branches: Option<Vec<String>>,
+    /// The commit whose runs creep is measured from (`check --anchor`).
+    pub anchor: Option<String>,
+    /// How many accepted runs a rolling baseline takes (`check --window`).
+    pub window: Option<usize>,
 }
 
 impl FileConfig {
@@ -224,7 +232,15 @@ impl FileConfig {
         };
         resolve(&mut self.app.workdir);
         resolve(&mut self.profile.out_dir);
-        resolve(&mut self.gate.baseline);
+        // `baseline = "history"` names the rolling baseline, not a file.
+        if self
+            .gate
+            .baseline
+            .as_ref()
+            .is_some_and(|b| b.as_os_str() != BASELINE_WORD)
+        {
+            resolve(&mut self.gate.baseline);
+        }
         resolve(&mut self.gate.baselines);
         resolve(&mut self.gate.thresholds);
         resolve(&mut self.memory.audit_lib);

@@ -32,6 +32,8 @@ pub enum BaselinePlace {
         /// The command that records the missing baseline, for the hint.
         record: String,
     },
+    /// The last accepted runs in the history (`--baseline history`).
+    History,
 }
 
 impl BaselinePlace {
@@ -43,6 +45,7 @@ impl BaselinePlace {
             BaselinePlace::Dir { dir, workload, .. } => {
                 format!("{}/", dir.join(workload).display())
             }
+            BaselinePlace::History => super::history::BASELINE_WORD.to_string(),
         }
     }
 }
@@ -83,6 +86,8 @@ pub struct CheckConfig {
     pub ncu: String,
     /// Convert `.ncu-rep` inputs with `ncu` rather than read them natively.
     pub import_with_ncu: bool,
+    /// The history store the check reads (`--baseline history`, `--anchor`) and records its run in.
+    pub history: Option<super::history::CheckHistory>,
     /// What a timing-only failure of a kernel whose code is unchanged becomes.
     pub environmental: crate::compare::environmental::Environmental,
     /// The explain stage: which kernels, at most how many, from which source pages.
@@ -153,8 +158,15 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     } else {
         (Source::Inputs(args.inputs), None)
     };
+    let rolling = baseline.as_os_str() == super::history::BASELINE_WORD;
+    let history = super::history::check_history(&args.history, &file, rolling)?;
     Ok(Config::Check(CheckConfig {
-        baseline: BaselinePlace::File(baseline),
+        baseline: if rolling {
+            BaselinePlace::History
+        } else {
+            BaselinePlace::File(baseline)
+        },
+        history,
         source,
         details: args.details,
         thresholds: gate.thresholds.into(),
@@ -194,7 +206,12 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
     }
     refuse_inputs_with_app(&args.inputs, &args.run.app.command)?;
     let gate = args.gate.clone().over(file.gate.clone());
-    let output = args.output.clone().over(gate.baseline);
+    // `[gate] baseline = "history"` is what checks compare with; a recording
+    // goes to the baselines folder (or --output).
+    let from_file = gate
+        .baseline
+        .filter(|b| b.as_os_str() != super::history::BASELINE_WORD);
+    let output = args.output.clone().over(from_file);
     // Exports are read for the extra metrics typed (`--extra-metric`, or
     // its old name `--metric`), not for a CI-wide NCUGATE_EXTRA_METRICS.
     let typed_extra: Vec<String> = if given.typed("extra_metrics") {
@@ -268,6 +285,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             sanitizer,
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
+            history: None,
             environmental: args.environmental,
             explain: Explain {
                 mode: args.explain,

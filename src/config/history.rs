@@ -22,6 +22,92 @@ pub const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
 /// The CI variables that name the branch, in the order they are read.
 pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
 
+/// How many accepted runs a rolling baseline takes unless `--window` or `[history] window` says.
+pub const DEFAULT_WINDOW: usize = 5;
+
+pub use super::file::BASELINE_WORD;
+
+/// A check's use of the history (`check --history URL`), validated.
+#[derive(Debug, Clone)]
+pub struct CheckHistory {
+    /// The store's URL (a relative `sqlite:` path in the file: relative to the file).
+    pub url: String,
+    /// The name this check's run is kept under.
+    pub workload: String,
+    /// Accepted runs in a rolling baseline.
+    pub window: usize,
+    /// The commit creep is measured from.
+    pub anchor: Option<String>,
+    pub record: crate::cli::HistoryRecord,
+    /// From the CI's variables; `None`: ask git when recording.
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// Branches whose passing runs are baseline material.
+    pub branches: Vec<String>,
+}
+
+/// `check`'s history settings: the flags over `[history]`. `None` when no
+/// store is given; `--baseline history`, `--window` or `--anchor` without
+/// one is an error.
+pub fn check_history(
+    args: &crate::cli::CheckHistoryArgs,
+    file: &FileConfig,
+    rolling: bool,
+) -> Result<Option<CheckHistory>> {
+    let url = match (&args.url, &file.history.url) {
+        (Some(url), _) => url.clone(),
+        (None, Some(url)) => relative_to_file(url, file),
+        (None, None) if rolling || args.anchor.is_some() => {
+            return Err(HistoryError::NoStore.into());
+        }
+        (None, None) => return Ok(None),
+    };
+    crate::config::workload::check_name(&args.history_workload)?;
+    let window = args
+        .window
+        .or(file.history.window)
+        .unwrap_or(DEFAULT_WINDOW);
+    if window == 0 {
+        return Err(HistoryError::WindowZero.into());
+    }
+    let anchor = args.anchor.clone().or_else(|| file.history.anchor.clone());
+    Ok(Some(CheckHistory {
+        url,
+        workload: args.history_workload.clone(),
+        window,
+        anchor: anchor.map(|a| checked("commit", a)).transpose()?,
+        record: args.history_record.unwrap_or_default(),
+        commit: args
+            .commit
+            .clone()
+            .or_else(|| from_ci(COMMIT_VARIABLES))
+            .map(|c| checked("commit", c))
+            .transpose()?,
+        branch: args
+            .branch
+            .clone()
+            .or_else(|| from_ci(BRANCH_VARIABLES))
+            .map(|b| checked("branch", b))
+            .transpose()?,
+        branches: branches(file),
+    }))
+}
+
+/// The first of `vars` the CI set (and not empty).
+fn from_ci(vars: &[&str]) -> Option<String> {
+    vars.iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.is_empty())
+}
+
+/// `[history] branches`, else [`DEFAULT_BRANCHES`].
+fn branches(file: &FileConfig) -> Vec<String> {
+    file.history
+        .branches
+        .clone()
+        .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect())
+}
+
 /// `ncugate history …`, validated.
 #[derive(Debug, Clone)]
 pub struct HistoryConfig {
@@ -53,6 +139,12 @@ pub struct ShowRuns {
     /// The last N runs of each series.
     pub last: Option<usize>,
     pub json: bool,
+    /// `--html DIR`: the trend page's folder.
+    pub html: Option<PathBuf>,
+    /// The rules that draw the allowance band.
+    pub thresholds: crate::rules::ThresholdsSource,
+    /// Accepted runs behind each band.
+    pub window: usize,
 }
 
 /// `ncugate history record`.
@@ -86,8 +178,8 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
         HistoryCommand::Accept(a) => HistoryAction::Accept {
             commit: checked("commit", a.commit)?,
         },
-        HistoryCommand::Show(s) => HistoryAction::Show(show(s)?),
-        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s)?),
+        HistoryCommand::Show(s) => HistoryAction::Show(show(s, &file)?),
+        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s, &file)?),
     };
     Ok(HistoryConfig { url, action })
 }
@@ -106,11 +198,6 @@ fn relative_to_file(url: &str, file: &FileConfig) -> String {
 }
 
 fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
-    let from_ci = |vars: &[&str]| {
-        vars.iter()
-            .filter_map(|v| std::env::var(v).ok())
-            .find(|v| !v.is_empty())
-    };
     let commit = args.commit.or_else(|| from_ci(COMMIT_VARIABLES));
     let branch = args.branch.or_else(|| from_ci(BRANCH_VARIABLES));
     let time = match &args.time {
@@ -124,17 +211,20 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
         branch: branch.map(|b| checked("branch", b)).transpose()?,
         time,
         workload: args.workload,
-        branches: file
-            .history
-            .branches
-            .clone()
-            .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect()),
+        branches: branches(file),
     })
 }
 
-fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
+fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
     if args.last == Some(0) {
         return Err(HistoryError::LastZero.into());
+    }
+    let window = args
+        .window
+        .or(file.history.window)
+        .unwrap_or(DEFAULT_WINDOW);
+    if window == 0 {
+        return Err(HistoryError::WindowZero.into());
     }
     Ok(ShowRuns {
         workload: args.workload,
@@ -142,6 +232,12 @@ fn show(args: HistoryShowArgs) -> Result<ShowRuns> {
         metric: args.metric,
         last: args.last,
         json: args.json,
+        html: args.html,
+        thresholds: args
+            .thresholds
+            .or_else(|| file.gate.thresholds.clone())
+            .into(),
+        window,
     })
 }
 

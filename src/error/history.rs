@@ -46,6 +46,35 @@ pub enum HistoryError {
         workload: String,
         gate: &'static str,
     },
+    /// `check --baseline history` with no accepted run of this workload on this GPU.
+    #[error("history {store} has no accepted run of workload `{workload}` on {gpu}")]
+    NoBaselineRuns {
+        store: String,
+        workload: String,
+        gpu: String,
+    },
+    /// `--anchor` names a commit without a run of this workload on this GPU.
+    #[error("history {store} has no run of workload `{workload}` on {gpu} at anchor `{anchor}`")]
+    NoAnchorRun {
+        store: String,
+        workload: String,
+        gpu: String,
+        anchor: String,
+    },
+    /// A rule whose metric and aggregate the history's runs do not hold.
+    #[error(
+        "history {store} does not hold `{metric}` ({aggregate}) for workload `{workload}`, which a rule (line {line}) gates"
+    )]
+    RuleNotRecorded {
+        store: String,
+        workload: String,
+        metric: String,
+        aggregate: String,
+        line: usize,
+    },
+    /// `--window 0`.
+    #[error("--window 0 compares with nothing")]
+    WindowZero,
 }
 
 fn colon(tail: &str) -> String {
@@ -69,6 +98,10 @@ impl HistoryError {
             HistoryError::BadTime { .. } => "give RFC 3339 with a zone (2026-12-02T01:00:00Z) or seconds since 1970".into(),
             HistoryError::LastZero => "give --last N with N ≥ 1, or leave it out for every run".into(),
             HistoryError::NoGit { what, .. } => format!("pass --{what}, or run inside the repository's checkout"),
+            HistoryError::NoBaselineRuns { .. } => "record passing runs on an accepted branch first (`ncugate history record REPORT.json --branch main`, or `check --history URL` on main), or `ncugate history accept COMMIT`".into(),
+            HistoryError::NoAnchorRun { .. } => "give --anchor (or [history] anchor) a commit the history has for this workload and GPU; `ncugate history show --workload W` lists them".into(),
+            HistoryError::RuleNotRecorded { .. } => "record runs checked with these thresholds first, or compare with a baseline file (--baseline FILE)".into(),
+            HistoryError::WindowZero => "give --window N with N ≥ 1 (default 5)".into(),
             HistoryError::NotMetrics { .. } => "record the reports of `ncugate check` and `ncugate merge` of the metric gate".into(),
         }
     }

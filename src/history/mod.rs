@@ -7,11 +7,14 @@
 //! error (exit 2) with a hint; it never changes a verdict.
 
 pub mod changes;
+pub mod drift;
 pub mod postgres;
 pub mod record;
+pub mod rolling;
 pub mod show;
 pub mod sqlite;
 pub mod store;
+pub mod trend;
 
 pub use store::{Entry, Point, Provenance, Query, Recorded, Store};
 

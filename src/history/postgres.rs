@@ -5,7 +5,9 @@
 //! advisory lock, so concurrent writers — and concurrent first migrations —
 //! queue one after the other and none loses a run.
 
-use super::store::{self, Dialect, Entry, Point, Provenance, Query, Recorded, Store};
+use super::store::{
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use postgres::{Client, NoTls, Transaction};
 use std::collections::HashMap;
@@ -105,15 +107,15 @@ impl Postgres {
                 Some((id, _)) => {
                     tx.execute("DELETE FROM run_values WHERE run_id = $1", &[&id])?;
                     tx.execute(
-                        "UPDATE runs SET branch = $2, at = $3, outcome = $4, report_sha256 = $5, accepted = $6 WHERE id = $1",
-                        &[&id, &at.branch, &at.time, &run.outcome, &run.digest, &accepted],
+                        "UPDATE runs SET branch = $2, at = $3, outcome = $4, report_sha256 = $5, accepted = $6, kernel_key = $7 WHERE id = $1",
+                        &[&id, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
                     )?;
                     (id, Recorded::Replaced)
                 }
                 None => {
                     let row = tx.query_one(
-                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                        &[&run.workload, &run.gpu, &at.commit, &at.branch, &at.time, &run.outcome, &run.digest, &accepted],
+                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted, kernel_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                        &[&run.workload, &run.gpu, &at.commit, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
                     )?;
                     (row.get::<_, i64>(0), Recorded::Added)
                 }
@@ -162,7 +164,7 @@ fn insert_values(
                 &series_id,
                 &v.mean,
                 &store::samples_text(&v.samples, v.mean),
-                &v.status,
+                &store::status_code(&v.status),
             ],
         )?;
     }
@@ -210,12 +212,61 @@ impl Store for Postgres {
                 accepted: r.try_get::<_, i32>(10)? != 0,
                 outcome: r.try_get(11)?,
                 mean: r.try_get(12)?,
-                status: r.try_get(13)?,
+                status: store::status_name(r.try_get::<_, i32>(13)?.into()),
             })
         };
         rows.iter()
             .map(point)
             .collect::<std::result::Result<_, _>>()
+            .map_err(|e| fail(&self.shown, &e))
+    }
+
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
+        let sql = store::pick_sql(Dialect::Postgres, pick);
+        let rows = match pick {
+            Pick::LastAccepted(n) => {
+                let n = n.min(i64::MAX as usize) as i64;
+                self.client.query(&sql, &[&workload, &gpu, &n])
+            }
+            Pick::Commit(c) => self.client.query(&sql, &[&workload, &gpu, &c]),
+        }
+        .map_err(|e| fail(&self.shown, &e))?;
+        let row = |r: &postgres::Row| -> std::result::Result<_, postgres::Error> {
+            let mean: Option<f64> = r.try_get(8)?;
+            let samples: String = r.try_get(9)?;
+            Ok((
+                r.try_get::<_, i64>(0)?,
+                r.try_get::<_, String>(1)?,
+                r.try_get::<_, i64>(2)?,
+                r.try_get::<_, String>(11)?,
+                super::record::Value {
+                    kernel: r.try_get(3)?,
+                    rule: r.try_get(4)?,
+                    metric: r.try_get(5)?,
+                    aggregate: r.try_get(6)?,
+                    unit: r.try_get(7)?,
+                    mean,
+                    samples: store::samples_of(&samples, mean),
+                    status: store::status_name(r.try_get::<_, i32>(10)?.into()),
+                },
+            ))
+        };
+        let rows = rows
+            .iter()
+            .map(row)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| fail(&self.shown, &e))?;
+        Ok(store::group_runs(rows))
+    }
+
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
+        self.client
+            .query_one(
+                "SELECT COUNT(*) FROM runs WHERE workload = $1 AND gpu = $2 AND accepted = 1 AND (at > $3 OR (at = $3 AND id > $4))",
+                &[&workload, &gpu, &run.time, &run.id],
+            )
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map(|n| n as u64)
             .map_err(|e| fail(&self.shown, &e))
     }
 

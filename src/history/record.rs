@@ -19,8 +19,11 @@ pub struct RunRecord {
     pub gpu: String,
     /// `pass`, `regression` or `error`.
     pub outcome: String,
-    /// SHA-256 of the workload's report as read: the same report twice is one run.
+    /// The first 128 bits of the SHA-256 of the workload's report as read, in
+    /// hex: the same report twice is one run.
     pub digest: String,
+    /// How the report grouped launches into kernels (`demangled`, `function`, …).
+    pub kernel_key: String,
     pub values: Vec<Value>,
 }
 
@@ -178,7 +181,8 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
         workload: workload.to_string(),
         gpu,
         outcome: report.outcome.as_str().to_string(),
-        digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())),
+        digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())[..16]),
+        kernel_key: report.kernel_key.to_string(),
         values,
     })
 }

@@ -7,7 +7,9 @@
 //! to [`BUSY_TIMEOUT`] for it.
 
 use super::record::RunRecord;
-use super::store::{self, Dialect, Entry, Point, Provenance, Query, Recorded, Store};
+use super::store::{
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::collections::HashMap;
@@ -127,15 +129,15 @@ impl Sqlite {
                 Some((id, _)) => {
                     tx.execute("DELETE FROM run_values WHERE run_id = ?1", [id])?;
                     tx.execute(
-                        "UPDATE runs SET branch = ?2, at = ?3, outcome = ?4, report_sha256 = ?5, accepted = ?6 WHERE id = ?1",
-                        params![id, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64],
+                        "UPDATE runs SET branch = ?2, at = ?3, outcome = ?4, report_sha256 = ?5, accepted = ?6, kernel_key = ?7 WHERE id = ?1",
+                        params![id, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64, run.kernel_key],
                     )?;
                     (id, Recorded::Replaced)
                 }
                 None => {
                     tx.execute(
-                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        params![run.workload, run.gpu, at.commit, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64],
+                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted, kernel_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        params![run.workload, run.gpu, at.commit, at.branch, at.time, run.outcome, run.digest, entry.accepted as i64, run.kernel_key],
                     )?;
                     (tx.last_insert_rowid(), Recorded::Added)
                 }
@@ -181,7 +183,7 @@ fn insert_values(
             series_id,
             v.mean,
             store::samples_text(&v.samples, v.mean),
-            v.status
+            store::status_code(&v.status)
         ])?;
     }
     Ok(())
@@ -229,12 +231,56 @@ impl Store for Sqlite {
                         accepted: r.get::<_, i64>(10)? != 0,
                         outcome: r.get(11)?,
                         mean: r.get(12)?,
-                        status: r.get(13)?,
+                        status: store::status_name(r.get(13)?),
                     })
                 })?;
             rows.collect()
         };
         read().map_err(|e| fail(&self.path, e))
+    }
+
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
+        let sql = store::pick_sql(Dialect::Sqlite, pick);
+        let read = || -> rusqlite::Result<Vec<StoredRun>> {
+            let mut statement = self.conn.prepare_cached(&sql)?;
+            let third: rusqlite::types::Value = match pick {
+                Pick::LastAccepted(n) => (n.min(i64::MAX as usize) as i64).into(),
+                Pick::Commit(c) => c.to_string().into(),
+            };
+            let rows = statement.query_map(params![workload, gpu, third], |r| {
+                let mean: Option<f64> = r.get(8)?;
+                let samples: String = r.get(9)?;
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(11)?,
+                    super::record::Value {
+                        kernel: r.get(3)?,
+                        rule: r.get(4)?,
+                        metric: r.get(5)?,
+                        aggregate: r.get(6)?,
+                        unit: r.get(7)?,
+                        mean,
+                        samples: store::samples_of(&samples, mean),
+                        status: store::status_name(r.get(10)?),
+                    },
+                ))
+            })?;
+            Ok(store::group_runs(rows.collect::<rusqlite::Result<_>>()?))
+        };
+        read().map_err(|e| fail(&self.path, e))
+    }
+
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE workload = ?1 AND gpu = ?2 AND accepted = 1 AND (at > ?3 OR (at = ?3 AND id > ?4))",
+                params![workload, gpu, run.time, run.id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| fail(&self.path, e))
     }
 
     fn runs(&mut self) -> Result<u64> {

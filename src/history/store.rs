@@ -72,6 +72,88 @@ pub trait Store {
     fn series(&mut self, query: &Query) -> Result<Vec<Point>>;
     /// How many runs the store holds.
     fn runs(&mut self) -> Result<u64>;
+    /// The runs of `workload` on `gpu` that `pick` names, oldest first, with their values.
+    fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>>;
+    /// How many accepted runs of `workload` on `gpu` were made after `run`
+    /// (later, or in the same second and recorded after it).
+    fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64>;
+}
+
+/// Which runs of one workload on one GPU a check reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick<'a> {
+    /// The last N accepted runs: a rolling baseline.
+    LastAccepted(usize),
+    /// The run of one commit: the anchor creep is measured from.
+    Commit(&'a str),
+}
+
+/// A run read back with its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// The store's number for the run: later records have larger ones.
+    pub id: i64,
+    pub commit: String,
+    pub time: i64,
+    /// The kernel key mode the run's report used (empty: recorded before it was kept).
+    pub kernel_key: String,
+    pub values: Vec<super::record::Value>,
+}
+
+/// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,
+/// then the window's length or the commit; one row per value, the run's id
+/// first, then commit, time, kernel, rule, metric, aggregate, unit, mean,
+/// samples, status, kernel key mode; oldest run first.
+pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
+    let p = |i: usize| match dialect {
+        Dialect::Sqlite => format!("?{i}"),
+        Dialect::Postgres => format!("${i}"),
+    };
+    let chosen = match pick {
+        Pick::LastAccepted(_) => format!(
+            "SELECT id, commit_sha, at, kernel_key FROM runs WHERE workload = {} AND gpu = {} AND accepted = 1 ORDER BY at DESC, id DESC LIMIT {}",
+            p(1),
+            p(2),
+            p(3)
+        ),
+        Pick::Commit(_) => format!(
+            "SELECT id, commit_sha, at, kernel_key FROM runs WHERE workload = {} AND gpu = {} AND commit_sha = {}",
+            p(1),
+            p(2),
+            p(3)
+        ),
+    };
+    format!(
+        "WITH chosen AS ({chosen})
+        SELECT c.id, c.commit_sha, c.at, s.kernel, s.rule, s.metric, s.aggregate, s.unit, v.mean, v.samples, v.status, c.kernel_key
+        FROM chosen c JOIN run_values v ON v.run_id = c.id JOIN series s ON s.id = v.series_id
+        ORDER BY c.at, c.id"
+    )
+}
+
+/// A row of [`pick_sql`]: run id, commit, time, kernel key mode, value.
+pub type PickedRow = (i64, String, i64, String, super::record::Value);
+
+/// Rows of [`pick_sql`] grouped into runs.
+pub fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
+    let mut out: Vec<StoredRun> = Vec::new();
+    let mut last_id = None;
+    for (id, commit, time, kernel_key, value) in rows {
+        if last_id != Some(id) {
+            last_id = Some(id);
+            out.push(StoredRun {
+                id,
+                commit,
+                time,
+                kernel_key,
+                values: Vec::new(),
+            });
+        }
+        if let Some(run) = out.last_mut() {
+            run.values.push(value);
+        }
+    }
+    out
 }
 
 /// A series as the stores look it up: workload, GPU, kernel, rule, metric, aggregate, unit.
@@ -94,10 +176,14 @@ pub fn series_key(run: &RunRecord, v: &super::record::Value) -> SeriesKey {
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Each migration, in order: migration `i` takes the schema from version `i`
-/// to `i + 1`. `{id}` is the dialect's auto-numbered key, `{ref}` its
+/// to `i + 1`. Version 2 adds each run's kernel key mode (a rolling
+/// baseline groups launches as its runs did) and makes a run smaller:
+/// statuses as small integers ([`STATUSES`]), the report digest cut to 128
+/// bits, no index by commit alone (`history accept` reads the table through). `{id}` is the dialect's auto-numbered key, `{ref}` its
 /// integer type that refers to one, `{compact}` what a table without a row
 /// id of its own says.
-pub const MIGRATIONS: &[&str] = &["
+pub const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE series (
     id {id},
     workload TEXT NOT NULL,
@@ -132,7 +218,52 @@ CREATE TABLE run_values (
     PRIMARY KEY (run_id, series_id)
 ){compact};
 CREATE INDEX run_values_by_series ON run_values (series_id);
-"];
+",
+    "
+ALTER TABLE runs ADD COLUMN kernel_key TEXT NOT NULL DEFAULT '';
+CREATE TABLE run_values_2 (
+    run_id {ref} NOT NULL,
+    series_id {ref} NOT NULL,
+    mean DOUBLE PRECISION,
+    samples TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    PRIMARY KEY (run_id, series_id)
+){compact};
+INSERT INTO run_values_2 (run_id, series_id, mean, samples, status)
+    SELECT run_id, series_id, mean, samples,
+        CASE status WHEN 'pass' THEN 0 WHEN 'fail' THEN 1 WHEN 'warn' THEN 2 WHEN 'improved' THEN 3
+            WHEN 'changed' THEN 4 WHEN 'skipped' THEN 5 ELSE 6 END
+    FROM run_values;
+DROP TABLE run_values;
+ALTER TABLE run_values_2 RENAME TO run_values;
+CREATE INDEX run_values_by_series ON run_values (series_id);
+DROP INDEX runs_by_commit;
+UPDATE runs SET report_sha256 = substr(report_sha256, 1, 32);
+",
+];
+
+/// A value's status as stored since schema version 2: its place in this
+/// list (a byte in SQLite instead of the word). Anything else reads as `error`.
+pub const STATUSES: [&str; 7] = [
+    "pass", "fail", "warn", "improved", "changed", "skipped", "error",
+];
+
+/// The stored code of `status`.
+pub fn status_code(status: &str) -> i32 {
+    STATUSES
+        .iter()
+        .position(|s| *s == status)
+        .unwrap_or(STATUSES.len() - 1) as i32
+}
+
+/// The status a stored code stands for.
+pub fn status_name(code: i64) -> String {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| STATUSES.get(i))
+        .unwrap_or(&"error")
+        .to_string()
+}
 
 /// The SQL dialects of the two stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -509,6 +509,7 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
         sanitizer: None,
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
         environmental: Default::default(),
         explain: Explain {
             mode: Default::default(),

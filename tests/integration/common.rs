@@ -180,6 +180,11 @@ impl Gate {
             .env_remove("GITHUB_STEP_SUMMARY")
             .env_remove("COLUMNS")
             .env_remove("NCUGATE_SHOW")
+            .env_remove("NCUGATE_HISTORY")
+            .env_remove("GITHUB_SHA")
+            .env_remove("GITHUB_REF_NAME")
+            .env_remove("GIT_COMMIT")
+            .env_remove("BRANCH_NAME")
             .env("NO_COLOR", "1");
         for (k, v) in env {
             cmd.env(k, v);

@@ -76,6 +76,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         sanitizer: None,
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
         environmental: Default::default(),
         explain: Default::default(),
     };

@@ -938,6 +938,25 @@ fn history_errors() -> Vec<HistoryError> {
             workload: s("default"),
             gate: "sanitizer",
         },
+        E::NoBaselineRuns {
+            store: s("sqlite:history.sqlite"),
+            workload: s("default"),
+            gpu: s("NVIDIA H200 (cc 9.0, 132 SMs)"),
+        },
+        E::NoAnchorRun {
+            store: s("sqlite:history.sqlite"),
+            workload: s("default"),
+            gpu: s("NVIDIA H200 (cc 9.0, 132 SMs)"),
+            anchor: s("v1.2.0"),
+        },
+        E::RuleNotRecorded {
+            store: s("sqlite:history.sqlite"),
+            workload: s("default"),
+            metric: s("gpu__time_duration.sum"),
+            aggregate: s("max"),
+            line: 7,
+        },
+        E::WindowZero,
     ]
 }
 
@@ -952,6 +971,10 @@ fn history_name(e: &HistoryError) -> &'static str {
         HistoryError::LastZero => "LastZero",
         HistoryError::NoGit { .. } => "NoGit",
         HistoryError::NotMetrics { .. } => "NotMetrics",
+        HistoryError::NoBaselineRuns { .. } => "NoBaselineRuns",
+        HistoryError::NoAnchorRun { .. } => "NoAnchorRun",
+        HistoryError::RuleNotRecorded { .. } => "RuleNotRecorded",
+        HistoryError::WindowZero => "WindowZero",
     }
 }
 

@@ -195,6 +195,207 @@ fn scenarios(fresh: &dyn Fn(&str) -> String) {
 }
 
 /// One error line and a hint, exit 2.
+/// Thresholds that let one step of the unfolded-loop variant (+45% kernel
+/// time) pass (`max_change = "50%"`) and hold the drift since the anchor to 25%.
+const CREEP: &str = "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"50%\"\nmax_drift = \"25%\"\n";
+
+/// `check --history URL ARGS` (the data and the rest in `args`).
+fn check_with_history(g: &Gate, url: &str, args: &[&str]) -> crate::common::Outcome {
+    let mut all = vec!["check", "--history", url];
+    all.extend_from_slice(args);
+    g.run(&all)
+}
+
+/// The rolling baseline (`--baseline history --window N`), the check's own
+/// run recorded on an accepted branch only, and creep since an anchor.
+fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
+    let g = reports();
+    g.write("creep.toml", CREEP);
+    let url = fresh("rolling");
+
+    // No accepted run yet: exit 2 with what to do, never a pass.
+    let empty = record(&g, &url, "regression.json", "c0", "main");
+    assert_eq!(empty.code, 0, "{}", empty.stderr);
+    let none = check_with_history(&g, &url, &["--baseline", "history", "--input", "base2.csv"]);
+    none.one_clear_error("has no accepted run of workload `default`");
+
+    // Two accepted runs of the base build: the baseline is theirs, and says so.
+    for (commit, time) in [
+        ("c1", "2026-11-01T00:00:00Z"),
+        ("c2", "2026-11-02T00:00:00Z"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            "pass.json",
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            time,
+            "--history",
+            &url,
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let pass = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--commit",
+            "c3",
+            "--branch",
+            "main",
+        ],
+    );
+    pass.code(0)
+        .stdout_has("baseline:   history ")
+        .stdout_has("the last 2 accepted run(s) of workload `default` on this GPU, commits c1, c2")
+        .stdout_has("this run is recorded as commit c3 on main (baseline material)");
+
+    // The same rules as a recorded baseline: the unfolded loop fails as it does against a file.
+    let regression = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--window",
+            "2",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c4",
+            "--branch",
+            "main",
+        ],
+    );
+    regression
+        .code(1)
+        .stdout_has("commits c2, c3")
+        .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
+        .stdout_has("trend of sm__inst_executed.sum on void scale<1>")
+        .stdout_has("this run is recorded as commit c4 on main (not baseline material)");
+
+    // A pull request's build reads the history and writes nothing, unless asked.
+    let before = runs(&g, &url).len();
+    let pr = g.run_with(
+        &[
+            "check",
+            "--history",
+            &url,
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+        ],
+        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
+    );
+    pr.code(0).stdout_has("this run is not recorded");
+    assert_eq!(runs(&g, &url).len(), before, "a PR build wrote the history");
+    let asked = g.run_with(
+        &[
+            "check",
+            "--history",
+            &url,
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--history-record",
+            "always",
+        ],
+        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
+    );
+    asked
+        .code(0)
+        .stdout_has("recorded as commit c5 on 12/merge (not baseline material)");
+
+    // Creep: one step of +45% is within max_change = 50%, but the kernel
+    // drifted +45% since the anchor c1, past max_drift = 25%.
+    let creep = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--thresholds",
+            "creep.toml",
+            "--anchor",
+            "c1",
+            "--history-record",
+            "never",
+        ],
+    );
+    creep
+        .code(1)
+        .stdout_has("drift since c1: +45% over 3 commits (each within +50%), allowed +25%");
+    // Without the anchor the same step passes: the drift is what failed it.
+    let step = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--thresholds",
+            "creep.toml",
+            "--history-record",
+            "never",
+        ],
+    );
+    step.code(0);
+    // An anchor the history does not have is an error, not an unchecked creep.
+    check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--thresholds",
+            "creep.toml",
+            "--anchor",
+            "v0.9",
+            "--history-record",
+            "never",
+        ],
+    )
+    .one_clear_error("at anchor `v0.9`");
+
+    // The trend page: a chart per series, the allowance band where a rule has max_change.
+    let page = g.run(&[
+        "history",
+        "show",
+        "--history",
+        &url,
+        "--kernel",
+        "finish",
+        "--metric",
+        "gpu__time",
+        "--html",
+        "trends",
+    ]);
+    page.code(0)
+        .stdout_has("trends of 1 series written to trends/index.html");
+    let html = g.read("trends/index.html");
+    assert_eq!(html.matches("<svg").count(), 1, "{html}");
+    assert!(html.contains("fill=\"#CFD8DC\""), "no band: {html}");
+    assert!(
+        html.contains("void finish&lt;float&gt;"),
+        "names are escaped"
+    );
+}
+
 fn assert_store_error(out: &crate::common::Outcome, says: &str) {
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stderr.lines().collect();
@@ -220,11 +421,14 @@ fn the_sqlite_store_keeps_every_run() {
         }
         format!("sqlite:{}", path.display())
     });
+    rolling_baseline_and_creep(&|name| {
+        format!("sqlite:{}", root.join(format!("{name}.sqlite")).display())
+    });
     let schema = rusqlite::Connection::open(root.join("record.sqlite")).expect("open");
     let version: i64 = schema
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .expect("schema_version");
-    assert_eq!(version, 1);
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 }
 
 #[test]
@@ -442,13 +646,14 @@ fn pg_bin() -> PathBuf {
 fn the_postgres_store_keeps_every_run() {
     let cluster = Cluster::start();
     scenarios(&|name| cluster.fresh(name));
+    rolling_baseline_and_creep(&|name| cluster.fresh(name));
     let mut client =
         postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
     let version: i64 = client
         .query_one("SELECT MAX(version) FROM schema_version", &[])
         .expect("schema_version")
         .get(0);
-    assert_eq!(version, 1);
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
 
     // A database whose tables are not the history's, and a newer schema: exit 2.
     let g = reports();
@@ -554,4 +759,90 @@ fn changes_name_the_commit_where_a_count_moved() {
         "{}",
         text.stdout
     );
+}
+
+#[test]
+fn a_version_1_store_is_migrated_with_its_runs() {
+    use ncugate::history::store::{Dialect, MIGRATIONS, migration_sql};
+    let g = reports();
+    let path = g.path("v1.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).expect("open");
+        db.execute_batch(&migration_sql(MIGRATIONS[0], Dialect::Sqlite))
+            .expect("version 1 schema");
+        db.execute_batch(
+            "CREATE TABLE schema_version (version BIGINT NOT NULL); INSERT INTO schema_version VALUES (1);
+             INSERT INTO series VALUES (1, 'default', 'NVIDIA H200 (CC 9.0, 132 SMs)', 'k', 'r', 'm', 'sum', 'inst');
+             INSERT INTO runs VALUES (1, 'default', 'NVIDIA H200 (CC 9.0, 132 SMs)', 'c0', 'main', 0, 'regression', 'x', 0);
+             INSERT INTO run_values VALUES (1, 1, 2.0, '', 'fail');",
+        )
+        .expect("a version 1 run");
+    }
+    let url = format!("sqlite:{}", path.display());
+    assert_eq!(record(&g, &url, "pass.json", "c1", "main").code, 0);
+    let all = series(&g, &url, &["--kernel", "k"]);
+    let points = all[0]["points"].as_array().expect("points");
+    assert_eq!(points[0]["status"], "fail", "{points:?}");
+    assert_eq!(points[0]["commit"], "c0");
+    let db = rusqlite::Connection::open(&path).expect("open");
+    let version: i64 = db
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
+}
+
+#[test]
+fn ncugate_toml_names_the_history_baseline_window_and_anchor() {
+    let g = reports();
+    g.write("creep.toml", CREEP);
+    for (commit, time) in [
+        ("c1", "2026-11-01T00:00:00Z"),
+        ("c2", "2026-11-02T00:00:00Z"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            "pass.json",
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            time,
+            "--history",
+            "sqlite:h.sqlite",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    g.write(
+        "ncugate.toml",
+        "[gate]\nbaseline = \"history\"\n[history]\nurl = \"sqlite:h.sqlite\"\nwindow = 1\nanchor = \"c1\"\n",
+    );
+    let out = g.run(&["check", "--input", "base2.csv", "--history-record", "never"]);
+    out.code(0)
+        .stdout_has("the last 1 accepted run(s) of workload `default` on this GPU, commits c2")
+        .stdout_has("anchor c1: no rule of these thresholds has max_drift");
+    g.run(&[
+        "check",
+        "--input",
+        "unfolded.csv",
+        "--thresholds",
+        "creep.toml",
+        "--history-record",
+        "never",
+    ])
+    .code(1)
+    .stdout_has("drift since c1: +45% over 2 commits");
+    // A file named by `--baseline` still wins over the file's "history".
+    g.run(&[
+        "check",
+        "--input",
+        "base2.csv",
+        "--baseline",
+        "baseline.json",
+        "--history-record",
+        "never",
+    ])
+    .code(0)
+    .stdout_has("baseline:   baseline.json");
 }

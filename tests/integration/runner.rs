@@ -574,6 +574,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
             sanitizer: None,
             ncu: "ncu".into(),
             import_with_ncu: false,
+            history: None,
             environmental: Default::default(),
             explain: Default::default(),
         };
@@ -738,6 +739,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         sanitizer: Some(sanitizer),
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
         environmental: Default::default(),
         explain: Default::default(),
     };

@@ -288,6 +288,7 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         sanitizer: None,
         ncu: "ncu".into(),
         import_with_ncu: false,
+        history: None,
         environmental: Default::default(),
         explain: Default::default(),
     };

@@ -1,0 +1,196 @@
+//! `history show --html DIR`: a trend chart per workload × GPU × kernel ×
+//! metric over the runs, oldest first — the value of each run, accepted
+//! runs filled and the others hollow (a failing run in red), and the band a
+//! check with `--baseline history` would have allowed at each run: the mean
+//! of the accepted runs in the window before it, widened by the matching
+//! rule's `max_change` on its worse side. Names come from the store: the
+//! page escapes every one (maud), the charts (plotters' SVG) take them as text.
+
+use super::show::{Series, escaped, short};
+use crate::format::format_value;
+use crate::rules::{Thresholds, Worse};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use plotters::prelude::*;
+
+/// The rule of `series` in `thresholds`: same label and metric.
+fn rule_of<'a>(series: &Series, thresholds: &'a Thresholds) -> Option<&'a crate::rules::Rule> {
+    thresholds
+        .rules
+        .iter()
+        .find(|r| r.label() == series.rule && r.metric == series.metric)
+}
+
+/// The allowed band at each run: (low, high) from the accepted runs before it.
+pub fn bands(
+    series: &Series,
+    worse: Worse,
+    max_change: f64,
+    window: usize,
+) -> Vec<Option<(f64, f64)>> {
+    let mut accepted: Vec<f64> = Vec::new();
+    series
+        .points
+        .iter()
+        .map(|p| {
+            let from = accepted.len().saturating_sub(window);
+            let band = (!accepted.is_empty()).then(|| {
+                let last = &accepted[from..];
+                let mean = last.iter().sum::<f64>() / last.len() as f64;
+                let allowed = max_change * mean.abs();
+                match worse {
+                    Worse::Higher => (mean, mean + allowed),
+                    Worse::Lower => (mean - allowed, mean),
+                }
+            });
+            if p.accepted
+                && let Some(v) = p.value
+            {
+                accepted.push(v);
+            }
+            band
+        })
+        .collect()
+}
+
+/// The chart of one series; `None` when no run has a value.
+pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
+    let values: Vec<(usize, f64)> = series
+        .points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.value.map(|v| (i, v)))
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let all = values
+        .iter()
+        .map(|(_, v)| *v)
+        .chain(bands.iter().flatten().flat_map(|(lo, hi)| [*lo, *hi]));
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let pad = if hi > lo {
+        (hi - lo) * 0.1
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    let n = series.points.len();
+    let unit = series.unit.clone();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (640, 220)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let mut c = ChartBuilder::on(&root)
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo - pad)..(hi + pad))
+            .ok()?;
+        let commits: Vec<String> = series.points.iter().map(|p| short(&p.commit)).collect();
+        c.configure_mesh()
+            .disable_x_mesh()
+            .label_style(("sans-serif", 12))
+            .x_labels(n.min(8))
+            .x_label_formatter(&|x| {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 {
+                    commits.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_labels(5)
+            .y_label_formatter(&|v| format_value(*v, &unit))
+            .draw()
+            .ok()?;
+        let band_color = RGBColor(0xcf, 0xd8, 0xdc);
+        for (i, band) in bands.iter().enumerate() {
+            if let Some((a, b)) = band {
+                let x = i as f64;
+                c.draw_series([Rectangle::new(
+                    [(x - 0.4, *a), (x + 0.4, *b)],
+                    band_color.filled(),
+                )])
+                .ok()?;
+            }
+        }
+        let line = RGBColor(0x60, 0x7d, 0x8b);
+        c.draw_series([PathElement::new(
+            values
+                .iter()
+                .map(|(i, v)| (*i as f64, *v))
+                .collect::<Vec<_>>(),
+            line.stroke_width(1),
+        )])
+        .ok()?;
+        for (i, v) in &values {
+            let p = &series.points[*i];
+            let color = if p.outcome == "pass" {
+                RGBColor(0x2e, 0x7d, 0x32)
+            } else {
+                RGBColor(0xc6, 0x28, 0x28)
+            };
+            let style = if p.accepted {
+                color.filled()
+            } else {
+                color.stroke_width(2)
+            };
+            c.draw_series([Circle::new((*i as f64, *v), 4, style)])
+                .ok()?;
+        }
+        root.present().ok()?;
+    }
+    Some(out)
+}
+
+/// The page of every series: a heading per series, its chart, and what the marks mean.
+pub fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String {
+    let sections: Vec<Markup> = series
+        .iter()
+        .map(|s| {
+            let rule = rule_of(s, thresholds);
+            let bands = match rule.and_then(|r| r.max_change.map(|c| (r.worse, c))) {
+                Some((worse, c)) => bands(s, worse, c, window),
+                None => vec![None; s.points.len()],
+            };
+            let chart = svg(s, &bands);
+            let kernel = if s.kernel.is_empty() {
+                "(total)".to_string()
+            } else {
+                escaped(&s.kernel)
+            };
+            html! {
+                section {
+                    h2 { (kernel) " · " (escaped(&s.metric)) }
+                    p.meta {
+                        "workload " code { (escaped(&s.workload)) } " on " (escaped(&s.gpu))
+                        " · rule " code { (escaped(&s.rule)) } " · " (s.points.len()) " runs"
+                        @if rule.is_none() { " · no rule of these thresholds: no band" }
+                    }
+                    @if let Some(svg) = chart { (PreEscaped(svg)) } @else { p { "no value measured" } }
+                }
+            }
+        })
+        .collect();
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "ncugate history: trends" }
+                style { "body{font-family:sans-serif;margin:2em;max-width:60em}h2{font-size:1.05em;margin-bottom:.2em;word-break:break-all}.meta{color:#57606a;margin-top:0}" }
+            }
+            body {
+                h1 { "Trends" }
+                p {
+                    "One chart per kernel × metric, oldest run left, labelled by commit. Filled: an accepted run (baseline material); hollow: kept, not accepted; red: the run failed. Grey: the band "
+                    code { "--baseline history --window " (window) }
+                    " allowed at that run (the mean of the accepted runs before it, widened by the rule's max_change on its worse side)."
+                }
+                @for s in &sections { (s) }
+            }
+        }
+    }
+    .into_string()
+}
