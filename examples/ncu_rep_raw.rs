@@ -3,6 +3,10 @@
 //! two can be compared with `cmp` on a machine that has ncu, and timed.
 //! With `--rules`, prints the rule rows of the details page instead (the rows
 //! of `ncu --import R --csv --page details` that have a `Rule Name`).
+//! With `--empty`, lists each result's metrics that have no value of their
+//! own (`ID`, name, `none` for no value or `empty` for a value with no
+//! field set, and how many instance values the metric has): how the report
+//! stores the cells ncu prints as `no data` or leaves empty.
 //!
 //! ```sh
 //! cargo build --release --example ncu_rep_raw
@@ -17,12 +21,16 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args: Vec<_> = std::env::args_os().skip(1).collect();
-    let rules = args.first().is_some_and(|a| a == "--rules");
-    if rules {
+    let mode = args
+        .first()
+        .and_then(|a| a.to_str())
+        .filter(|a| ["--rules", "--empty"].contains(a))
+        .map(String::from);
+    if mode.is_some() {
         args.remove(0);
     }
     let Some(path) = args.first() else {
-        eprintln!("usage: ncu_rep_raw [--rules] REPORT.ncu-rep");
+        eprintln!("usage: ncu_rep_raw [--rules|--empty] REPORT.ncu-rep");
         return ExitCode::from(2);
     };
     let data = match std::fs::read(path) {
@@ -34,12 +42,12 @@ fn main() -> ExitCode {
     };
     match container::read(&data) {
         Ok(report) => {
-            let page = if rules {
-                details_page(&report)
-            } else {
-                raw_page(&report)
+            let out = match mode.as_deref() {
+                Some("--rules") => details_page(&report).to_csv(),
+                Some(_) => empty(&report).into_bytes(),
+                None => raw_page(&report).to_csv(),
             };
-            if std::io::stdout().write_all(&page.to_csv()).is_err() {
+            if std::io::stdout().write_all(&out).is_err() {
                 return ExitCode::from(2);
             }
             ExitCode::SUCCESS
@@ -49,4 +57,32 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// One line per metric without a value of its own.
+fn empty(report: &container::Report) -> String {
+    let mut out = String::new();
+    for (id, launch) in report.launches.iter().enumerate() {
+        for m in &launch.metrics {
+            let how = match &m.value {
+                None => "none",
+                Some(v)
+                    if v.string.is_none()
+                        && v.float.is_none()
+                        && v.double.is_none()
+                        && v.uint32.is_none()
+                        && v.uint64.is_none() =>
+                {
+                    "empty"
+                }
+                Some(_) => continue,
+            };
+            out.push_str(&format!(
+                "{id}\t{}\t{how}\t{} instances\n",
+                m.name.escape_debug(),
+                m.instances.len()
+            ));
+        }
+    }
+    out
 }

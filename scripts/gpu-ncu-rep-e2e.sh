@@ -6,12 +6,13 @@
 #      base` (cmp, byte for byte), and the native rule rows with ncu's details page (rule name,
 #      type, section, description, estimated speedup);
 #   3. records a baseline from R.ncu-rep natively and from ncu's CSV of it (same JSON but for
-#      provenance), then times `ncugate check --input R.ncu-rep` natively and with
-#      --import-with-ncu, and `ncu --import` alone (5 runs each: seconds and peak RSS).
+#      provenance and the kernels' code, which only a report carries), then times
+#      `ncugate check --input R.ncu-rep` natively and with --import-with-ncu, and
+#      `ncu --import` alone (5 runs each: seconds and peak RSS).
 # Needs nvcc, ncu, python3, and release builds: `cargo build --release --bin ncugate --example
 # ncu_rep_raw`. Every ncu run passes --clock-control none; GPU settings are left alone.
 # Device time: about 40 s (two profiles ~10 s, 15 imports by ncu ~12 s, 5 checks through ncu
-# ~5 s). Writes $OUT/ncu-rep-e2e.tar.gz (logs, pages, timings) and $OUT/summary.md.
+# ~5 s). Writes $OUT/ncu-rep-e2e.tar.gz (logs, pages, timings, the two reports) and $OUT/summary.md.
 #
 #   OUT=/tmp/out scripts/gpu-ncu-rep-e2e.sh
 set -uo pipefail
@@ -46,6 +47,7 @@ for rep in R F; do
   echo "raw page of $rep: $r" >> "$S"
   ncu --import "$W/$rep.ncu-rep" --csv --page details > "$R/$rep.ncu.details.csv" 2>> "$R/$rep.ncu.err"
   "$RAW" --rules "$W/$rep.ncu-rep" > "$R/$rep.native.rules.csv" 2>> "$R/$rep.native.err"
+  "$RAW" --empty "$W/$rep.ncu-rep" > "$R/$rep.native.empty.tsv" 2>> "$R/$rep.native.err"
   python3 - "$R/$rep.ncu.details.csv" "$R/$rep.native.rules.csv" >> "$S" <<'PY'
 import csv, sys
 cols = ["ID", "Section Name", "Rule Name", "Rule Type", "Rule Description",
@@ -78,6 +80,9 @@ def load(p):
     v = json.load(open(p))
     for k in ("recorded_at", "inputs", "created", "sources", "wall_seconds"):
         v.pop(k, None)
+    # Only a report embeds the kernels' code: a CSV's baseline has none.
+    for k in v.get("kernels", {}).values():
+        k.pop("code", None)
     return v
 print("baselines from the report and from ncu's CSV:",
       "identical" if load(sys.argv[1]) == load(sys.argv[2]) else "DIFFERENT")
@@ -102,6 +107,8 @@ timed "ncugate check --input R.ncu-rep --import-with-ncu" "$NCUGATE" check --imp
 timed "ncu --import R.ncu-rep --csv --page raw --print-units base" ncu --import "$W/R.ncu-rep" --csv --page raw --print-units base
 timed "native raw page of R (examples/ncu_rep_raw)" "$RAW" "$W/R.ncu-rep"
 
+# The reports themselves (about 1.3 MB), so their pages can be rebuilt offline.
+cp "$W/R.ncu-rep" "$W/F.ncu-rep" "$R/"
 cat "$S"
 tar czf "$OUT/ncu-rep-e2e.tar.gz" -C "$W" ncu-rep-e2e
 cp "$S" "$OUT/summary.md"

@@ -166,30 +166,7 @@ fn check_gives_the_csvs_verdict_without_ncu() {
     };
     record("base.ncu-rep", "from-report.json");
     record("base.csv", "from-csv.json");
-    let strip = |name: &str| {
-        let mut v: serde_json::Value = serde_json::from_str(&gate.read(name)).expect("json");
-        // Where it came from and when differ by construction.
-        for key in [
-            "recorded_at",
-            "inputs",
-            "created",
-            "sources",
-            "wall_seconds",
-        ] {
-            if let Some(o) = v.as_object_mut() {
-                o.remove(key);
-            }
-        }
-        // Only a report embeds the kernels' code (their fingerprints).
-        if let Some(kernels) = v["kernels"].as_object_mut() {
-            for entry in kernels.values_mut() {
-                if let Some(o) = entry.as_object_mut() {
-                    o.remove("code");
-                }
-            }
-        }
-        v
-    };
+    let strip = |name: &str| strip_provenance(&gate.read(name));
     assert_eq!(strip("from-report.json"), strip("from-csv.json"));
     for (input, code) in [
         ("base.ncu-rep", 0),
@@ -207,6 +184,70 @@ fn check_gives_the_csvs_verdict_without_ncu() {
             out.stdout, out.stderr
         );
     }
+}
+
+/// A baseline without what differs by construction between one recorded
+/// from a report and one recorded from ncu's CSV of it: where it came from
+/// and when (`inputs`: path and SHA-256; `created`), and the kernels' code
+/// (`code`), which only a report embeds.
+fn strip_provenance(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).expect("json");
+    for key in [
+        "recorded_at",
+        "inputs",
+        "created",
+        "sources",
+        "wall_seconds",
+    ] {
+        if let Some(o) = v.as_object_mut() {
+            o.remove(key);
+        }
+    }
+    if let Some(kernels) = v["kernels"].as_object_mut() {
+        for entry in kernels.values_mut() {
+            if let Some(o) = entry.as_object_mut() {
+                o.remove("code");
+            }
+        }
+    }
+    v
+}
+
+/// The H200 end-to-end run recorded a baseline from its report (natively,
+/// without ncu) and one from ncu's raw page of that report: they differ only
+/// in provenance and the kernels' code; and today's ncugate records the
+/// same baseline from that raw page.
+#[test]
+fn the_h200_runs_baselines_from_the_report_and_its_csv_agree() {
+    let e2e = |file: &str| crate::common::h200_text(&format!("ncu-rep/e2e/{file}"));
+    let native: serde_json::Value = serde_json::from_str(&e2e("b.native.json")).expect("json");
+    let csv: serde_json::Value = serde_json::from_str(&e2e("b.csv.json")).expect("json");
+    assert_ne!(native["inputs"], csv["inputs"]);
+    for (name, kernel) in native["kernels"].as_object().expect("kernels") {
+        assert!(kernel["code"].is_object(), "{name}: the report's code");
+        assert!(csv["kernels"][name].get("code").is_none(), "{name}");
+    }
+    assert_eq!(
+        strip_provenance(&e2e("b.native.json")),
+        strip_provenance(&e2e("b.csv.json"))
+    );
+    let gate = Gate::new();
+    gate.h200("ncu-rep/e2e/R.ncu.raw.csv", "R.csv");
+    let out = without_ncu(
+        &gate,
+        &[
+            "baseline", "record", "--input", "R.csv", "--output", "b.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut now = strip_provenance(&gate.read("b.json"));
+    let mut then = strip_provenance(&e2e("b.csv.json"));
+    for v in [&mut now, &mut then] {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("ncugate_version");
+        }
+    }
+    assert_eq!(now, then);
 }
 
 /// Every way a read can end, for the mutation tests: never a panic.
@@ -566,10 +607,35 @@ fn rule_results_are_the_details_pages_rule_rows() {
         .expect("read");
     let page = ncu_rep::details_page(&container::read(&data).expect("read"));
     let col = |name: &str| page.header.iter().position(|h| h == name).expect(name);
-    let first = &page.rows[0];
+    // Section by section, in the sections' display order, as ncu lists them
+    // (the first launch's rules).
+    let mut sections: Vec<&str> = page
+        .rows
+        .iter()
+        .filter(|r| r[col("ID")] == "0")
+        .map(|r| r[col("Section Name")].as_str())
+        .collect();
+    sections.dedup();
+    assert_eq!(
+        sections,
+        [
+            "SpeedOfLight",
+            "SpeedOfLight_RooflineChart",
+            "ComputeWorkloadAnalysis",
+            "MemoryWorkloadAnalysis_Tables",
+            "SchedulerStats",
+            "WarpStateStats",
+            "Occupancy",
+            "SourceCounters",
+        ]
+    );
+    let first = page
+        .rows
+        .iter()
+        .find(|r| r[col("Section Name")] == "ComputeWorkloadAnalysis")
+        .expect("a compute workload rule");
     assert_eq!(first[col("Rule Name")], "HighPipeUtilization");
     assert_eq!(first[col("Rule Type")], "WRN");
-    assert_eq!(first[col("Section Name")], "ComputeWorkloadAnalysis");
     // Links print as their text, as on ncu's pages.
     assert!(
         first[col("Rule Description")].ends_with(

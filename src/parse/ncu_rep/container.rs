@@ -279,7 +279,7 @@ fn read_payload(
             nvtx: r.nvtx,
             context: r.context_id,
             stream: r.stream_id,
-            rules: r.rule_results,
+            rules: super::rules::in_section_order(r.rule_results, &r.sections),
         };
         push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
     }

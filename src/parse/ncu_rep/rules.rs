@@ -8,8 +8,12 @@
 //! Speedup`, in percent with four significant digits). The text's links are
 //! printed as ncu prints them: `@section:ID:Title@` as `Title`,
 //! `@url:Text:https://…@` as `Text (https://…)`.
+//!
+//! ncu lists a result's rules section by section, in the sections' display
+//! order (`ProfilerSection.Order`, lower first), not in the order the report
+//! stores them (the order the rules ran in); see [`in_section_order`].
 
-use super::schema::{RuleBodyItem, RuleResult};
+use super::schema::{RuleBodyItem, RuleResult, Section};
 
 /// One details-page row of a rule: name, type, description, speedup type,
 /// speedup, and the section.
@@ -21,6 +25,23 @@ pub struct RuleRow {
     pub description: String,
     pub speedup_type: String,
     pub speedup: String,
+}
+
+/// `rules` in the order ncu's details page lists them: by the display order
+/// of their section among `sections`, rules of one section in the order the
+/// report stores them. A rule whose section is not listed, or has no order,
+/// comes after the others, in stored order.
+pub fn in_section_order(mut rules: Vec<RuleResult>, sections: &[Section]) -> Vec<RuleResult> {
+    let order = |rule: &RuleResult| {
+        sections
+            .iter()
+            .find(|s| s.identifier.is_some() && s.identifier == rule.section)
+            .and_then(|s| s.order)
+            .unwrap_or(u32::MAX)
+    };
+    // A stable sort keeps the stored order within a section.
+    rules.sort_by_key(order);
+    rules
 }
 
 /// The rows of one rule result.
@@ -127,6 +148,102 @@ fn trim_zeros(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rule(section: &str, name: &str) -> RuleResult {
+        RuleResult {
+            identifier: Some(name.into()),
+            section: Some(section.into()),
+            body: None,
+        }
+    }
+
+    /// `(Section Name, Rule Name)` of each rule row of a details-page CSV,
+    /// consecutive rows of one rule merged.
+    fn listed(csv_path: &str) -> Vec<(String, String)> {
+        let path = format!("{}/{csv_path}", env!("CARGO_MANIFEST_DIR"));
+        // ncu ends a metric row after its value: rows are of unequal length.
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_path(&path)
+            .expect("fixture");
+        let header = reader.headers().expect("header").clone();
+        let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+        let (section, name) = (col("Section Name"), col("Rule Name"));
+        let mut out: Vec<(String, String)> = Vec::new();
+        for record in reader.records() {
+            let record = record.expect("row");
+            let cell = |i: usize| record.get(i).unwrap_or_default().to_string();
+            let row = (cell(section), cell(name));
+            if !row.1.is_empty() && out.last() != Some(&row) {
+                out.push(row);
+            }
+        }
+        out
+    }
+
+    /// The `--set full` report of the H200 end-to-end run stores its rules in
+    /// the order they ran (the order the reader printed them before it
+    /// sorted them: `F.native.rules.csv`); ncu lists them by section order
+    /// (`F.ncu.details.csv`).
+    #[test]
+    fn rules_are_listed_in_section_order() {
+        let stored: Vec<RuleResult> = listed("fixtures/h200/ncu-rep/e2e/F.native.rules.csv")
+            .iter()
+            .map(|(section, name)| rule(section, name))
+            .collect();
+        // The sections and orders of a `--set full` result, in stored order
+        // (by identifier), as fixtures/public-ncu-rep's reports store them.
+        let sections: Vec<Section> = [
+            ("ComputeWorkloadAnalysis", 20),
+            ("InstructionStats", 60),
+            ("LaunchStats", 70),
+            ("MemoryWorkloadAnalysis", 30),
+            ("MemoryWorkloadAnalysis_Chart", 31),
+            ("MemoryWorkloadAnalysis_Tables", 32),
+            ("Occupancy", 80),
+            ("SchedulerStats", 40),
+            ("SourceCounters", 100),
+            ("SpeedOfLight", 10),
+            ("SpeedOfLight_RooflineChart", 11),
+            ("WarpStateStats", 50),
+        ]
+        .into_iter()
+        .map(|(identifier, order)| Section {
+            identifier: Some(identifier.into()),
+            order: Some(order),
+        })
+        .collect();
+        let sorted: Vec<(String, String)> = in_section_order(stored, &sections)
+            .into_iter()
+            .map(|r| {
+                (
+                    r.section.unwrap_or_default(),
+                    r.identifier.unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            sorted,
+            listed("fixtures/h200/ncu-rep/e2e/F.ncu.details.csv")
+        );
+    }
+
+    #[test]
+    fn a_rule_of_an_unlisted_section_comes_last() {
+        let sections = [Section {
+            identifier: Some("B".into()),
+            order: Some(5),
+        }];
+        let sorted = in_section_order(
+            vec![rule("A", "a"), rule("B", "b"), rule("C", "c")],
+            &sections,
+        );
+        let names: Vec<_> = sorted
+            .iter()
+            .filter_map(|r| r.identifier.as_deref())
+            .collect();
+        assert_eq!(names, ["b", "a", "c"]);
+    }
 
     #[test]
     fn speedups_print_with_four_significant_digits() {

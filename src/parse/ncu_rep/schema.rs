@@ -15,11 +15,12 @@
 //! | `ReportSessionDetails` | 1: process ID |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
-//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 19: rule results, 21: NVTX state, 22: context, 23: stream |
+//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 17: sections, 19: rule results, 21: NVTX state, 22: context, 23: stream |
 //! | `SourceData` (one loaded module's code) | 1: reference (a result's field 15 names it), 4: binary (the module's ELF cubin) |
 //! | `RangeResult` (one replayed range) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 20: rule results |
 //! | `CmdlistResult` (one replayed command list) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 18: display name, 21: rule results |
 //! | `GraphResult` (one CUDA graph launch) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 22: rule results |
+//! | `ProfilerSection` | 1: identifier, 3: display order |
 //! | `RuleResult` | 1: rule identifier, 3: body, 4: section identifier |
 //! | `RuleResultBody` | 1: items |
 //! | `RuleResultBodyItem` | 1: message, 10: estimated speedup |
@@ -109,6 +110,8 @@ pub struct ProfileResult {
     pub block_size: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
     pub metric_results: Vec<MetricResult>,
+    #[prost(message, repeated, tag = "17")]
+    pub sections: Vec<Section>,
     #[prost(message, repeated, tag = "19")]
     pub rule_results: Vec<RuleResult>,
     #[prost(message, optional, tag = "21")]
@@ -117,6 +120,16 @@ pub struct ProfileResult {
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
     pub stream_id: Option<u32>,
+}
+
+/// `ProfilerSection`: a section of a `--set`/`--section` run; only its
+/// identifier and its display order (lower first) are read.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Section {
+    #[prost(string, optional, tag = "1")]
+    pub identifier: Option<String>,
+    #[prost(uint32, optional, tag = "3")]
+    pub order: Option<u32>,
 }
 
 /// `SourceData`: the code of one loaded module. A block's source messages
