@@ -8,7 +8,7 @@ use ncugate::parse::ncu_rep::{self, Refusal, container};
 use std::path::Path;
 
 /// Each committed report and the raw page ncu printed for it in base units.
-const CORPUS: [(&str, &str); 8] = [
+const CORPUS: [(&str, &str); 10] = [
     (
         "graph_app.base.fast.run1.ncu-rep",
         "graph_app.base.fast.run1.raw.base-units.csv",
@@ -46,6 +46,11 @@ const CORPUS: [(&str, &str); 8] = [
         "ncu-rep/nvtx_app.range-step.ncu-rep",
         "ncu-rep/nvtx_app.range-step.raw.base-units.csv",
     ),
+    // The end-to-end run's reports: the gate's metrics over 9 launches, and
+    // `--set full` on one launch, whose PM-sampling metrics (`TriageCompute`)
+    // store instance values without a value of their own.
+    ("ncu-rep/e2e/R.ncu-rep", "ncu-rep/e2e/R.ncu.raw.csv"),
+    ("ncu-rep/e2e/F.ncu-rep", "ncu-rep/e2e/F.ncu.raw.csv"),
 ];
 
 /// The gate's metrics that a report has (the NVTX reports hold two).
@@ -652,4 +657,44 @@ fn rule_results_are_the_details_pages_rule_rows() {
     .map_err(Refusal::into_error)
     .expect("findings");
     assert!(findings["compute_tendencies_x_279_gpu"].contains_key("UncoalescedGlobalAccess"));
+}
+
+/// The rule rows of the H200 `--set full` report are the rule rows of ncu's
+/// details page of it (`ncu --import F.ncu-rep --csv --page details`): the
+/// same rules, in the same order, with the same texts and speedups.
+#[test]
+fn the_full_sets_rule_rows_are_ncus() {
+    let cols = [
+        "ID",
+        "Section Name",
+        "Rule Name",
+        "Rule Type",
+        "Rule Description",
+        "Estimated Speedup Type",
+        "Estimated Speedup",
+    ];
+    let rule_rows = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+        let at = |name: &str| rows[0].iter().position(|h| h == name).expect(name);
+        rows[1..]
+            .iter()
+            .filter(|r| r.get(at("Rule Name")).is_some_and(|n| !n.is_empty()))
+            .map(|r| cols.iter().map(|c| r[at(c)].clone()).collect())
+            .collect()
+    };
+    let read = container::read(&bytes("ncu-rep/e2e/F.ncu-rep")).expect("read");
+    let page = ncu_rep::details_page(&read);
+    let ours: Vec<Vec<String>> = std::iter::once(page.header.clone())
+        .chain(page.rows)
+        .collect();
+    // ncu ends a metric row after its value: rows are of unequal length.
+    let ncu: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&bytes("ncu-rep/e2e/F.ncu.details.csv")[..])
+        .records()
+        .map(|r| r.expect("csv row").iter().map(String::from).collect())
+        .collect();
+    let want = rule_rows(&ncu);
+    assert_eq!(want.len(), 8);
+    assert_eq!(rule_rows(&ours), want);
 }

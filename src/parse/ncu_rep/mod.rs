@@ -161,10 +161,7 @@ pub fn raw_page(report: &container::Report) -> RawPage {
         let mut row = vec![String::new(); header.len()];
         for m in &launch.metrics {
             if let Some(&col) = columns.get(m.name.as_str()) {
-                row[col] = m
-                    .value
-                    .as_ref()
-                    .map_or_else(|| print::NO_DATA.into(), print::value);
+                row[col] = print::cell(m);
             }
         }
         if let Some(g) = launch.grid {

@@ -2,14 +2,31 @@
 //!
 //! ncu prints whole numbers with thousands separators (`1,980,000`) and
 //! other numbers rounded to two decimals (`820,874.67`); a string value is
-//! printed as it is; a metric the report lists without a value is `no data`,
-//! and a value that is not a number `nan`. Printing the report's values the same way makes the
+//! printed as it is; a metric the report lists without a value is `no data`
+//! (or an empty cell when it has instance values, see [`cell`]), and a value
+//! that is not a number `nan`. Printing the report's values the same way makes the
 //! native read give the same numbers as the CSV path, to the last digit.
 
+use super::container::Metric;
 use super::schema::MetricValue;
 
 /// What ncu prints for a metric the report lists without a value.
 pub const NO_DATA: &str = "no data";
+
+/// The raw-page cell of `metric`: its value; without one, `no data` when
+/// the metric has no instance values either, and an empty cell when it has
+/// some. A `--set full` report stores its PM-sampling metrics (the
+/// `*.TriageCompute.*` ratios) as a series of instance values with no value
+/// of their own, and ncu leaves their cells empty; a metric the report lists
+/// with nothing at all (`sass__inst_executed_register_spilling_mem_local` of
+/// that report) reads `no data`.
+pub fn cell(metric: &Metric) -> String {
+    match &metric.value {
+        Some(v) => value(v),
+        None if metric.instances.is_empty() => NO_DATA.into(),
+        None => String::new(),
+    }
+}
 
 /// The text ncu's raw page shows for `value`.
 pub fn value(value: &MetricValue) -> String {
@@ -106,5 +123,17 @@ mod tests {
         );
         assert_eq!(value(&double(f64::NAN)), "nan");
         assert_eq!(value(&MetricValue::default()), NO_DATA);
+    }
+
+    #[test]
+    fn a_metric_without_a_value_is_no_data_unless_it_has_instances() {
+        let metric = |value: Option<MetricValue>, instances: Vec<MetricValue>| Metric {
+            name: "m".into(),
+            value,
+            instances,
+        };
+        assert_eq!(cell(&metric(None, Vec::new())), NO_DATA);
+        assert_eq!(cell(&metric(None, vec![double(0.5), double(0.0)])), "");
+        assert_eq!(cell(&metric(Some(double(2.0)), vec![double(0.5)])), "2");
     }
 }
