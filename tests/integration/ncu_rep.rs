@@ -698,3 +698,31 @@ fn the_full_sets_rule_rows_are_ncus() {
     assert_eq!(want.len(), 8);
     assert_eq!(rule_rows(&ours), want);
 }
+
+/// A gate on a PM-sampling metric of a `--set full` report (instance values,
+/// no value of its own) is refused the same way from the report as from
+/// ncu's CSV of it: the cell is empty on both.
+#[test]
+fn a_gate_on_a_sampled_metric_is_refused_alike_from_report_and_csv() {
+    let gate = Gate::new();
+    gate.h200("ncu-rep/e2e/F.ncu-rep", "F.ncu-rep");
+    gate.h200("ncu-rep/e2e/F.ncu.raw.csv", "F.csv");
+    gate.write(
+        "t.toml",
+        "[[rule]]\nmetric = \"LTS.TriageCompute.lts__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\n",
+    );
+    for input in ["F.ncu-rep", "F.csv"] {
+        let args = [
+            "baseline",
+            "record",
+            "--thresholds",
+            "t.toml",
+            "--input",
+            input,
+            "-o",
+            "b.json",
+        ];
+        without_ncu(&gate, &args).one_clear_error("is n/a or empty for some launches");
+        assert!(!gate.path("b.json").exists(), "{input}: no baseline");
+    }
+}
