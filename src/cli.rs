@@ -285,15 +285,6 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
-    /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it. Needs code fingerprints on both sides (.ncu-rep data).
-    #[arg(
-        long,
-        value_enum,
-        default_value_t,
-        env = "NCUGATE_ENVIRONMENTAL",
-        value_name = "VERDICT"
-    )]
-    pub environmental: crate::compare::environmental::Environmental,
     /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict.
     #[arg(
         long,
@@ -663,6 +654,12 @@ mod tests {
             (
                 "shared-gpu",
                 name(&|| crate::shared_gpu::Policy::default().to_possible_value()),
+            ),
+            (
+                "environmental",
+                name(&|| {
+                    crate::compare::environmental::Environmental::default().to_possible_value()
+                }),
             ),
             ("audit-lib", None),
             ("cache-dir", None),

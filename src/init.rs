@@ -287,7 +287,10 @@ thresholds = \"{THRESHOLDS_FILE}\"
 kernel_key = \"demangled\"
 # Another process on the GPU moves durations and DRAM traffic: \"warn\" shows those rules as
 # warnings naming it and gates the rest; \"refuse\" exits 2; \"gate\" gates everything.
-# shared_gpu = \"warn\""
+# shared_gpu = \"warn\"
+# A failure on time alone while the kernel's code, instruction counts and launches are unchanged
+# is environmental (clocks, other work, thermals): \"warn\" shows it as a warning, \"fail\" gates it.
+# environmental = \"warn\""
     );
     t
 }

@@ -4,7 +4,7 @@
 //! machine code is the same (same fingerprint), its instruction counts pass
 //! their rules, and its launches per run and launch configurations are the
 //! same, the change came from outside the code: clocks, other work on the GPU,
-//! thermals. `--environmental` says what such a failure becomes: `warn`
+//! thermals. `--environmental` (`[gate] environmental`) says what such a failure becomes: `warn`
 //! (default: shown, counted as a warning, not gated) or `fail` (gated as any
 //! other failure). It is never silent: the rule's message says why.
 
@@ -13,7 +13,8 @@ use crate::verdict::Report;
 use std::collections::BTreeMap;
 
 /// The verdict of a timing-only failure with unchanged code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Environmental {
     /// A warning: shown with its reason, not gated.
     #[default]

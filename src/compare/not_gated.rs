@@ -60,10 +60,10 @@ pub fn apply(
                 if matches!(r.status, Status::Fail | Status::Warn) {
                     shared.over_allowance += 1;
                     r.status = Status::Warn;
-                    r.message = format!(
-                        "not gated, the GPU was shared ({}): {}",
-                        shared.evidence, r.message
-                    );
+                    // The header line has the whole evidence; each warning names
+                    // its first part (the neighbour, or the clock), to stay short.
+                    let first = shared.evidence.split("; ").next().unwrap_or_default();
+                    r.message = format!("not gated ({first}): {}", r.message);
                 }
             }
         }

@@ -178,7 +178,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         sanitizer,
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
-        environmental: args.environmental,
+        environmental: gate.environmental.unwrap_or_default(),
         explain: Explain {
             mode: args.explain,
             kernels: args.explain_kernels,
@@ -286,7 +286,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
             history: None,
-            environmental: args.environmental,
+            environmental: args
+                .gate
+                .environmental
+                .over(file.gate.environmental)
+                .unwrap_or_default(),
             explain: Explain {
                 mode: args.explain,
                 kernels: args.explain_kernels,

@@ -24,6 +24,14 @@ pub struct GateOptions {
     /// When the GPU was shared (another process on it, or an SM clock 10% or more under the baseline's): warn gates the deterministic rules and shows the sensitive ones (durations, DRAM traffic, throughputs) with their change as warnings, refuse exits 2, gate gates every rule; baseline record refuses or marks a baseline recorded beside another process (default: [gate] shared_gpu, else warn).
     #[arg(long, value_enum, env = "NCUGATE_SHARED_GPU", value_name = "POLICY")]
     pub shared_gpu: Option<crate::shared_gpu::Policy>,
+    /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it; needs code fingerprints on both sides (.ncu-rep data) (default: [gate] environmental, else warn).
+    #[arg(
+        long,
+        value_enum,
+        env = "NCUGATE_ENVIRONMENTAL",
+        value_name = "VERDICT"
+    )]
+    pub environmental: Option<crate::compare::environmental::Environmental>,
     /// `[gate] baseline`: the one baseline file.
     #[arg(skip)]
     pub baseline: Option<PathBuf>,
@@ -36,6 +44,7 @@ layered!(GateOptions {
     thresholds,
     kernel_key,
     shared_gpu,
+    environmental,
     baseline,
     baselines,
 });

@@ -203,6 +203,18 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
     gate.run(&gated)
         .code(1)
         .stdout_has("gated (--environmental fail)");
+    // The same from ncugate.toml's [gate], and the flag over the file.
+    gate.write("ncugate.toml", "[gate]\nenvironmental = \"fail\"\n");
+    gate.run(&check).code(1);
+    let warned: Vec<&str> = check
+        .iter()
+        .copied()
+        .chain(["--environmental", "warn"])
+        .collect();
+    gate.run(&warned).code(0);
+    gate.write("ncugate.toml", "[gate]\nenvironmental = \"sometimes\"\n");
+    gate.run(&check).code(2);
+    std::fs::remove_file(gate.path("ncugate.toml")).expect("remove ncugate.toml");
     // Instructions that changed too explain the time: nothing environmental.
     let kept = gate.read("b.json");
     edit_baseline(&gate, |b| halve(b, SCALE, "sm__inst_executed.sum"));

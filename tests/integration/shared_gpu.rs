@@ -79,7 +79,7 @@ fn an_unchanged_app_beside_a_neighbour_passes_and_says_what_was_not_gated() {
             .code(0)
             .stdout_has("shared GPU: SM clock")
             .stdout_has("in the baseline (-25%: another process, a power or a thermal limit)")
-            .stdout_has("not gated, the GPU was shared")
+            .stdout_has("not gated (SM clock")
             .stdout_has("warning");
     }
     // The neighbour gone: a quiet GPU, nothing said.
@@ -167,7 +167,7 @@ fn every_report_format_says_the_gpu_was_shared() {
     );
     out.code(0)
         .stdout_has("::warning")
-        .stdout_has("not gated, the GPU was shared");
+        .stdout_has("not gated (SM clock");
     let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
     common::assert_valid_json("report.v2.json", &json);
     let s = &json["shared_gpu"];
