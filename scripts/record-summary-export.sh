@@ -3,8 +3,8 @@
 # saved reports), from the repository root with OUT set (results packed into
 # $OUT/summary.tgz): ncu's per-kernel summary CSV of the H200 reports kept in
 # fixtures/h200, beside the raw page of the same report, so that the offline
-# tests can replay a per-kernel summary ncu wrote (tests/integration/exports.rs
-# builds one in ncu's column layout from the raw page until then).
+# tests replay a per-kernel summary ncu wrote (kept in fixtures/h200/summary/,
+# gated by tests/integration/exports.rs).
 #   summary/<report>.summary.csv  ncu --import R --csv --print-summary per-kernel
 #   summary/<report>.raw.csv      ncu --import R --csv --page raw --print-units base
 #   summary/env.txt               ncu version

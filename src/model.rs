@@ -233,6 +233,10 @@ pub enum ExportPage {
     Raw,
     /// `--page details` (ncu's default CSV): one row per launch and metric.
     Details,
+    /// `--print-summary per-kernel`: one row per kernel, launch shape and
+    /// metric, read through the details page's reader (a run's page only:
+    /// a header is never detected as this).
+    Summary,
 }
 
 impl fmt::Display for ExportPage {
@@ -240,6 +244,7 @@ impl fmt::Display for ExportPage {
         f.write_str(match self {
             ExportPage::Raw => "raw page",
             ExportPage::Details => "details page",
+            ExportPage::Summary => "per-kernel summary",
         })
     }
 }

@@ -277,11 +277,12 @@ impl DataNotes {
     fn of(source: &Source, metrics: &[String], runs: &[Run], seconds: &[f64]) -> DataNotes {
         let details_page = runs
             .iter()
-            .filter(|r| r.page == crate::model::ExportPage::Details)
+            .filter(|r| r.page != crate::model::ExportPage::Raw)
             .map(|r| {
                 format!(
-                    "{}: metrics read from the details page (by metric ID or details label)",
-                    r.source.display()
+                    "{}: metrics read from the {} (by metric ID or details label)",
+                    r.source.display(),
+                    r.page
                 )
             })
             .collect();

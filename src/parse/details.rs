@@ -35,7 +35,7 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
         }
     };
     match super::page::detect_page(&header) {
-        Some(ExportPage::Details) => {}
+        Some(ExportPage::Details | ExportPage::Summary) => {}
         Some(ExportPage::Raw) => return Err(bad("this is a raw page, not a details page; pass it with --input".into())),
         None => return Err(bad("not an ncu details-page CSV export (no \"Section Name\", \"Metric Name\", \"Metric Value\" columns)".into())),
     }

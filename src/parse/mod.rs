@@ -70,13 +70,10 @@ pub fn read_run(
     };
     if let Some(at) = page::summary_start(&data) {
         let csv = summary::as_details(path, &data[at..])?;
-        return details_metrics::read_details_run(
-            path,
-            &csv,
-            sha256_bytes(&data),
-            metrics,
-            key_mode,
-        );
+        let mut run =
+            details_metrics::read_details_run(path, &csv, sha256_bytes(&data), metrics, key_mode)?;
+        run.page = ExportPage::Summary;
+        return Ok(run);
     }
     let located = page::locate(path, &data)?;
     match located.page {
@@ -84,7 +81,7 @@ pub fn read_run(
             run.sha256 = sha256_bytes(&data);
             run
         }),
-        ExportPage::Details => {
+        ExportPage::Details | ExportPage::Summary => {
             page::check_complete(path, &data)?;
             details_metrics::read_details_run(
                 path,

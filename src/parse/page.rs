@@ -212,10 +212,12 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
     let col = |name: &str| header.iter().position(|h| h == name.as_bytes());
     // Details page: the metric's rows; raw page: its column, after the units row.
     let (value, name) = match located.page {
-        ExportPage::Details => match (col("Metric Value"), col("Metric Name")) {
-            (Some(v), Some(n)) => (v, Some(n)),
-            _ => return false,
-        },
+        ExportPage::Details | ExportPage::Summary => {
+            match (col("Metric Value"), col("Metric Name")) {
+                (Some(v), Some(n)) => (v, Some(n)),
+                _ => return false,
+            }
+        }
         ExportPage::Raw => match col(metric) {
             Some(v) => (v, None),
             None => return false,

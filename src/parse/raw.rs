@@ -103,7 +103,9 @@ fn bad(path: &Path, error: ExportError) -> Error {
 fn check_raw_header(path: &Path, header: &[String]) -> Result<()> {
     match detect_page(header) {
         Some(ExportPage::Raw) => Ok(()),
-        Some(ExportPage::Details) => Err(bad(path, ExportError::DetailsPageAsInput)),
+        Some(ExportPage::Details | ExportPage::Summary) => {
+            Err(bad(path, ExportError::DetailsPageAsInput))
+        }
         None => Err(bad(path, ExportError::NotRawPage)),
     }
 }

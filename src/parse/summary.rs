@@ -7,6 +7,14 @@
 //! own value (the spread between `Minimum` and `Maximum`) is not in the file.
 //! The rows go through the details page's reader, which matches metric IDs
 //! and section labels.
+//!
+//! What ncu 2025.3 writes (fixtures/h200/summary/): the header first (a
+//! preamble of program output or `==PROF==` lines is skipped like any
+//! export's), no units row (each row has its `Metric Unit`, in display units
+//! such as `Mbyte` or `us`, normalized by the details reader), no `Context`
+//! or `Stream`, and values with 2 decimals and thousands separators. With
+//! `--graph-profiling graph` a graph is one row group named `graph`; nothing
+//! in the summary says it is a graph, so the run's graph mode is unknown.
 
 use crate::error::{Error, Result};
 use std::path::Path;

@@ -284,89 +284,122 @@ fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
     );
 }
 
-/// The raw page at `file` as `ncu --csv --print-summary per-kernel` prints
-/// it (the column layout of ncu 2025's per-kernel summary): one row per
-/// kernel, launch shape and metric, with the launches' count, minimum,
-/// maximum and average; `scale` times the average of `doubled`'s rows.
-fn per_kernel_summary(file: &str, doubled: Option<(&str, &str)>) -> String {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_path(Path::new(H200).join(file))
-        .expect("fixture");
-    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
-    let (header, units, launches) = (&rows[0], &rows[1], &rows[2..]);
-    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
-    let identity = [
-        "Process ID",
-        "Process Name",
-        "Host Name",
-        "Kernel Name",
-        "Block Size",
-        "Grid Size",
-        "Device",
-        "CC",
-    ]
-    .map(col);
-    let mut out = String::from(
-        "==PROF== Connected to process 3089 (/app)\n\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Invocations\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Minimum\",\"Maximum\",\"Average\"\n",
-    );
-    let mut shapes: Vec<Vec<String>> = Vec::new();
-    for l in launches {
-        let id: Vec<String> = identity.iter().map(|&c| l[c].to_string()).collect();
-        if !shapes.contains(&id) {
-            shapes.push(id);
-        }
+/// The three reports whose per-kernel summary ncu wrote (`fixtures/h200/summary/`).
+const SUMMARIZED: [&str; 3] = [
+    "graph_app.base.fast.run1",
+    "graph_app.strided.fast",
+    "graph_app.base.graph",
+];
+
+/// The baseline recorded from `summary/<input>` as JSON.
+fn recorded(gate: &Gate, input: &str, output: &str) -> serde_json::Value {
+    gate.h200(&format!("summary/{input}"), input);
+    let out = gate.run(&["baseline", "record", "--input", input, "--output", output]);
+    assert_eq!(out.code, 0, "record {input}: {}", out.stderr);
+    if input.ends_with(".summary.csv") {
+        out.stderr_has("metrics read from the per-kernel summary");
     }
-    for shape in &shapes {
-        let mine: Vec<&csv::StringRecord> = launches
-            .iter()
-            .filter(|l| identity.iter().zip(shape).all(|(&c, v)| &l[c] == v))
-            .collect();
-        for (m, metric) in header.iter().enumerate().filter(|(_, h)| h.contains("__")) {
-            let values: Vec<f64> = mine
-                .iter()
-                .filter_map(|l| l[m].replace(',', "").parse::<f64>().ok())
-                .collect();
-            if values.len() != mine.len() {
-                continue;
-            }
-            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let mut avg = values.iter().sum::<f64>() / values.len() as f64;
-            if doubled.is_some_and(|(k, d)| shape[3].starts_with(k) && metric == d) {
-                avg *= 2.0;
-            }
-            let quoted: Vec<String> = shape.iter().map(|v| format!("\"{v}\"")).collect();
-            out.push_str(&format!(
-                "{},\"{}\",\"Command line profiler metrics\",\"{metric}\",\"{}\",\"{min}\",\"{max}\",\"{avg}\"\n",
-                quoted.join(","),
-                mine.len(),
-                &units[m],
-            ));
-        }
-    }
-    out
+    serde_json::from_str(&gate.read(output)).expect("baseline JSON")
 }
 
 #[test]
-fn a_per_kernel_summary_is_gated_as_the_launches_it_summarizes() {
-    // `ncu --csv --print-summary per-kernel`: no launch IDs, one row per
-    // kernel, launch shape and metric with `Invocations` and the average.
-    // It was "no ncu CSV header" (no `ID` column).
+fn a_per_kernel_summary_ncu_wrote_records_what_the_raw_page_of_its_report_records() {
+    // ncu's own `--print-summary per-kernel` of a report and the raw page of
+    // that report: the same kernels, launch counts and metrics, and sums over
+    // launches equal up to the summary's rounding (2 decimals in the display
+    // unit: 1.14 Gbyte is ±0.44%).
+    let gate = Gate::new();
+    for report in SUMMARIZED {
+        let summary = recorded(&gate, &format!("{report}.summary.csv"), "s.json");
+        let raw = recorded(&gate, &format!("{report}.raw.csv"), "r.json");
+        let kernels = |b: &serde_json::Value| -> Vec<String> {
+            let map = b["kernels"].as_object().expect("kernels");
+            map.keys().cloned().collect()
+        };
+        assert_eq!(kernels(&summary), kernels(&raw), "{report}");
+        assert!(kernels(&summary).len() >= 3, "{report}");
+        for (kernel, s) in summary["kernels"].as_object().expect("kernels") {
+            let r = &raw["kernels"][kernel];
+            assert_eq!(
+                s["launches"]["mean"], r["launches"]["mean"],
+                "{report} {kernel}"
+            );
+            let launches = s["launches"]["mean"].as_f64().expect("launches");
+            let metrics = |k: &serde_json::Value| -> Vec<String> {
+                k["metrics"]
+                    .as_object()
+                    .expect("metrics")
+                    .keys()
+                    .cloned()
+                    .collect()
+            };
+            assert_eq!(metrics(s), metrics(r), "{report} {kernel}");
+            for (metric, m) in s["metrics"].as_object().expect("metrics") {
+                assert_eq!(m["unit"], r["metrics"][metric]["unit"], "{metric}");
+                let sum = |m: &serde_json::Value| m["sum"]["mean"].as_f64().expect("sum");
+                let (a, b) = (sum(m), sum(&r["metrics"][metric]));
+                assert!(
+                    (a - b).abs() <= 0.005 * b.abs() + 0.01 * launches,
+                    "{report} {kernel} {metric}: summary {a}, raw page {b}"
+                );
+            }
+        }
+        // Gated against each other, both ways, nothing fails.
+        gate.check("s.json", &["--input", &format!("{report}.raw.csv")])
+            .code(0)
+            .stdout_has("0 failed");
+        gate.check("r.json", &["--input", &format!("{report}.summary.csv")])
+            .code(0)
+            .stdout_has("0 failed");
+    }
+}
+
+#[test]
+fn a_per_kernel_summary_ncu_wrote_gates_a_regression() {
+    // The strided variant's summary against a baseline recorded from the
+    // base variant's summary: `scale<2>` (one kernel key with `scale<0>`)
+    // loads 8× the global sectors (exact counts, so exactly +700.0%) and
+    // moves 10× the DRAM bytes.
+    let gate = Gate::new();
+    recorded(&gate, "graph_app.base.fast.run1.summary.csv", "base.json");
+    gate.h200("summary/graph_app.strided.fast.summary.csv", "strided.csv");
+    gate.check("base.json", &["--input", "strided.csv"])
+        .code(1)
+        .stdout_has("+700.0% (50.33M sector vs baseline 6.29M sector)")
+        .stdout_has("dram__bytes.sum (sum) [FAIL]");
+    // The raw page of the strided report fails the same baseline too.
+    gate.h200("summary/graph_app.strided.fast.raw.csv", "strided.raw.csv");
+    gate.check("base.json", &["--input", "strided.raw.csv"])
+        .code(1);
+}
+
+#[test]
+fn per_kernel_summary_rows_are_refused_when_they_disagree() {
+    // A summary whose rows of one kernel and launch shape disagree on the
+    // launch count, or that names no launch count, is malformed.
+    let gate = Gate::new();
+    let real = common::h200_text("summary/graph_app.base.fast.run1.summary.csv");
+    let mut lines: Vec<String> = real.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen("\"9.0\",\"3\"", "\"9.0\",\"4\"", 1);
+    gate.write("odd.csv", lines.join("\n"));
+    gate.run(&[
+        "baseline", "record", "--input", "odd.csv", "--output", "o.json",
+    ])
+    .one_clear_error("4 invocations, but 3 in an earlier row");
+    gate.write(
+        "none.csv",
+        real.replacen("\"9.0\",\"3\"", "\"9.0\",\"n/a\"", 1),
+    );
+    gate.run(&[
+        "baseline", "record", "--input", "none.csv", "--output", "o.json",
+    ])
+    .one_clear_error("Invocations is \"n/a\", not a launch count");
+}
+
+#[test]
+fn a_gui_summary_table_is_named_as_such() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    let run = "graph_app.base.fast.run1.raw.csv";
-    gate.write("summary.csv", per_kernel_summary(run, None));
-    gate.check("baseline.json", &["--input", "summary.csv"])
-        .code(0)
-        .stdout_has("0 failed");
-    gate.write(
-        "worse.csv",
-        per_kernel_summary(run, Some(("produce", "sm__inst_executed.sum"))),
-    );
-    gate.check("baseline.json", &["--input", "worse.csv"])
-        .code(1)
-        .stdout_has("+100.0%");
     // A table saved from the GUI's Summary page is named as such.
     gate.write(
         "gui.csv",
