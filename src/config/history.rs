@@ -179,7 +179,23 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
             commit: checked("commit", a.commit)?,
         },
         HistoryCommand::Show(s) => HistoryAction::Show(show(s, &file)?),
-        HistoryCommand::Changes(s) => HistoryAction::Changes(show(s, &file)?),
+        HistoryCommand::Changes(s) => {
+            // The trend page's flags draw charts `changes` has none of.
+            let page_only = [
+                ("--html", s.html.is_some()),
+                ("--thresholds", s.thresholds.is_some()),
+                ("--window", s.window.is_some()),
+            ];
+            if let Some((flag, _)) = page_only.iter().find(|(_, given)| *given) {
+                return Err(crate::error::ConfigError::NotApplicable {
+                    flag: (*flag).to_string(),
+                    because: "to history changes: it lists commits and draws no trend page".into(),
+                    instead: ", or draw the trends with `ncugate history show --html DIR`".into(),
+                }
+                .into());
+            }
+            HistoryAction::Changes(show(s, &file)?)
+        }
     };
     Ok(HistoryConfig { url, action })
 }

@@ -846,3 +846,25 @@ fn ncugate_toml_names_the_history_baseline_window_and_anchor() {
     .code(0)
     .stdout_has("baseline:   baseline.json");
 }
+
+#[test]
+fn changes_refuses_the_trend_pages_flags() {
+    // `history changes` draws no page: its --html (shared with `show`) is refused, not ignored.
+    let g = Gate::new();
+    let url = format!("sqlite:{}", g.path("h.sqlite").display());
+    for flags in [
+        ["--html", "trends"],
+        ["--window", "3"],
+        ["--thresholds", "t.toml"],
+    ] {
+        let args = [
+            &["history", "changes", "--history", url.as_str()][..],
+            &flags[..],
+        ]
+        .concat();
+        g.run(&args)
+            .one_clear_error(&format!("{} does not apply to history changes", flags[0]))
+            .stderr_has("ncugate history show --html DIR");
+    }
+    assert!(!g.path("trends").exists());
+}
