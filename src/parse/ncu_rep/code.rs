@@ -13,9 +13,8 @@
 //! call; opcode names need the disassembly (`ncu --import R --page source
 //! --print-source sass`, see [`crate::parse::sass`]).
 
-use super::container::Failure;
+use super::container::{self, Cursor, Failure, count, decode, xyz};
 use super::schema::{BlockHeader, FileHeader, ResultCode, SourceData};
-use prost::Message;
 use std::collections::BTreeMap;
 
 /// One kernel launch's code and launch configuration.
@@ -43,34 +42,33 @@ pub struct Code {
 /// for `NOP`.
 const NOP: u64 = 0x918;
 
-/// Reads every kernel launch's code from a version-7 report's bytes.
+/// Reads every kernel launch's code from a version-7 report's bytes, framed
+/// as [`container::read`] reads them.
 pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
-    super::container::version(data)?;
-    let mut pos = 4;
-    let header = sized(data, &mut pos, "the file header")?;
-    FileHeader::decode(header).map_err(|e| corrupt("the file header", e))?;
+    container::version(data)?;
+    let mut cursor = Cursor::new(data, 4);
+    let at = cursor.pos;
+    let _: FileHeader = decode(cursor.sized("the file header")?, "the file header", at)?;
     let mut modules: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
     let mut cache: BTreeMap<(u64, String), Option<Code>> = BTreeMap::new();
     let mut out = Vec::new();
-    while pos < data.len() {
-        let header = BlockHeader::decode(sized(data, &mut pos, "a block header")?)
-            .map_err(|e| corrupt("a block header", e))?;
+    while !cursor.at_end() {
+        let at = cursor.pos;
+        let header: BlockHeader = decode(cursor.sized("a block header")?, "a block header", at)?;
         let size = header.payload_size.unwrap_or(0) as usize;
-        let payload = data
-            .get(pos..pos.saturating_add(size))
-            .ok_or_else(|| Failure::Corrupt("a block's payload is cut short".into()))?;
-        pos += size;
-        let mut at = 0;
-        for _ in 0..header.num_sources.unwrap_or(0) {
-            let source = SourceData::decode(sized(payload, &mut at, "a source message")?)
-                .map_err(|e| corrupt("a source message", e))?;
+        let offset = cursor.pos;
+        let mut payload = Cursor::new(cursor.take(size, "a block's payload")?, 0);
+        for _ in 0..count(header.num_sources) {
+            let at = offset + payload.pos;
+            let source: SourceData =
+                decode(payload.sized("a source message")?, "a source message", at)?;
             if let (Some(reference), Some(binary)) = (source.reference, source.binary) {
                 modules.entry(reference).or_insert(binary);
             }
         }
-        for _ in 0..header.num_results.unwrap_or(0) {
-            let result = ResultCode::decode(sized(payload, &mut at, "a result")?)
-                .map_err(|e| corrupt("a result", e))?;
+        for _ in 0..count(header.num_results) {
+            let at = offset + payload.pos;
+            let result: ResultCode = decode(payload.sized("a result")?, "a result", at)?;
             let mangled = result.mangled_name.unwrap_or_default();
             let reference = result.source.and_then(|s| s.reference);
             let code = match reference {
@@ -96,27 +94,6 @@ pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
         }
     }
     Ok(out)
-}
-
-fn xyz(v: super::schema::Uint64x3) -> [u64; 3] {
-    [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
-}
-
-fn corrupt(what: &str, e: prost::DecodeError) -> Failure {
-    Failure::Corrupt(format!("{what} is corrupt: {e}"))
-}
-
-/// A `u32` size at `pos`, then that many bytes; `pos` moves past them.
-fn sized<'a>(data: &'a [u8], pos: &mut usize, what: &str) -> Result<&'a [u8], Failure> {
-    let cut = || Failure::Corrupt(format!("{what} at byte {pos} is cut short (truncated?)"));
-    let start = pos.checked_add(4).ok_or_else(cut)?;
-    let size = data.get(*pos..start).ok_or_else(cut)?;
-    let n = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-    let body = data
-        .get(start..start.checked_add(n).ok_or_else(cut)?)
-        .ok_or_else(cut)?;
-    *pos += 4 + n;
-    Ok(body)
 }
 
 /// The code of function `mangled` in an ELF64 little-endian cubin: its

@@ -98,18 +98,23 @@ pub struct Report {
     pub launches: Vec<Launch>,
 }
 
-/// A bounds-checked reader over the file's bytes.
-struct Cursor<'a> {
+/// A bounds-checked reader over the file's bytes (also [`super::code`]'s).
+pub(super) struct Cursor<'a> {
     data: &'a [u8],
-    pos: usize,
+    pub(super) pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn at_end(&self) -> bool {
+    /// A reader of `data` from byte `pos`.
+    pub(super) fn new(data: &'a [u8], pos: usize) -> Self {
+        Cursor { data, pos }
+    }
+
+    pub(super) fn at_end(&self) -> bool {
         self.pos >= self.data.len()
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
+    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
         let left = self.data.len() - self.pos;
         if n > left {
             return Err(Failure::Corrupt(format!(
@@ -128,7 +133,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `u32` size, then that many bytes.
-    fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
+    pub(super) fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
         let start = self.pos;
         let n = self.u32(&format!("the size of {what}"))?;
         self.take(n as usize, what).map_err(|e| match e {
@@ -141,7 +146,11 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M, Failure> {
+pub(super) fn decode<M: Message + Default>(
+    bytes: &[u8],
+    what: &str,
+    at: usize,
+) -> Result<M, Failure> {
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
@@ -222,7 +231,7 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     Ok(report)
 }
 
-fn count(n: Option<u32>) -> usize {
+pub(super) fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
 }
 
@@ -345,7 +354,7 @@ struct Common {
     rules: Vec<RuleResult>,
 }
 
-fn xyz(v: Uint64x3) -> [u64; 3] {
+pub(super) fn xyz(v: Uint64x3) -> [u64; 3] {
     [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
 }
 
