@@ -83,6 +83,16 @@ impl Held {
 impl FileSet {
     /// Writes `bytes` to a temp file beside `path` (creating its folder).
     pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.add_with(path, |out| out.write_all(bytes))
+    }
+
+    /// Writes what `write` writes, through a buffer, to a temp file beside
+    /// `path` (creating its folder): a report made as it is written.
+    pub fn add_with(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<()> {
         let err = |source: std::io::Error| Error::Write {
             path: path.to_path_buf(),
             source,
@@ -126,9 +136,11 @@ impl FileSet {
         if let Some(permissions) = permissions {
             tmp.as_file().set_permissions(permissions).map_err(err)?;
         }
-        let mut file = tmp.as_file();
-        file.write_all(bytes).map_err(err)?;
-        file.sync_all().map_err(err)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file());
+        write(&mut out).map_err(err)?;
+        out.flush().map_err(err)?;
+        drop(out);
+        tmp.as_file().sync_all().map_err(err)?;
         let tmp = if self.staged.len() < OPEN_LIMIT {
             Held::Open(tmp)
         } else {

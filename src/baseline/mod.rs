@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod diff;
 pub mod keys;
 pub mod record;
+mod utf8;
 
 use crate::aggregate::Stats;
 use crate::error::{BaselineError, Error, Result};
@@ -18,6 +19,7 @@ pub use atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use utf8::Utf8Reader;
 
 /// The baseline schema this version reads and writes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -183,62 +185,39 @@ impl MetricEntry {
 }
 
 impl Baseline {
-    /// Reads and validates a baseline file.
+    /// Reads and validates a baseline file, as a stream: a baseline of
+    /// 100,000 kernels is 465 MB of JSON, which is never held whole. One
+    /// pass checks the keys and strings and finds the version, a second
+    /// reads the typed baseline.
     pub fn load(path: &Path) -> Result<Baseline> {
         // A `baseline record` killed while writing left its temp file here.
         atomic::remove_stale_temps(path);
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?;
-        let path = path.to_path_buf();
-        // The version first, without building the document (a baseline of
-        // 30,000 kernels is 140 MB): the other keys are skipped.
-        #[derive(Deserialize)]
-        struct Head {
-            schema_version: Option<serde_json::Value>,
-        }
-        let not_json = |e: serde_json::Error| BaselineError::NotJson {
-            path: path.clone(),
-            reason: e.to_string(),
-        };
-        let head = if text.trim_start().starts_with('{') {
-            serde_json::from_str::<Head>(&text).map_err(not_json)?
-        } else {
-            // Not an object: invalid JSON, or JSON without a version.
-            serde_json::from_str::<serde_json::Value>(&text).map_err(not_json)?;
-            Head {
-                schema_version: None,
-            }
-        };
-        match head
-            .schema_version
-            .as_ref()
-            .and_then(serde_json::Value::as_u64)
-        {
-            Some(v)
-                if (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
-            Some(v) => {
-                return Err(BaselineError::SchemaVersion {
-                    path,
-                    found: v,
-                    reads: SCHEMA_VERSION,
+        let walked = keys::no_duplicate_keys_or_unprintable_in(open(path)?);
+        let version = match walked {
+            Ok(version) => version,
+            Err(e) if e.is_io() => return Err(read_error(path, e)),
+            // The version's and the syntax's errors come first, as they would from a head read.
+            Err(e) => {
+                // A file that is not UTF-8 is a read error wherever the bad byte is.
+                std::io::copy(&mut Utf8Reader::new(open(path)?), &mut std::io::sink()).map_err(
+                    |source| Error::read(crate::error::FileKind::Baseline, path, source),
+                )?;
+                vet_version(path, head_version(path)?)?;
+                return Err(BaselineError::DuplicateKey {
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
                 }
                 .into());
             }
-            None => {
-                return Err(BaselineError::NoSchemaVersion { path }.into());
-            }
-        }
-        // A typed map (and a `Value`) keeps the last of two equal keys silently.
-        keys::no_duplicate_keys_or_unprintable(&text).map_err(|e| BaselineError::DuplicateKey {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        serde_json::from_str(&text).map_err(|e| {
-            BaselineError::Invalid {
-                path,
+        };
+        vet_version(path, version)?;
+        serde_json::from_reader(open(path)?).map_err(|e| match e.is_io() {
+            true => read_error(path, e),
+            false => BaselineError::Invalid {
+                path: path.to_path_buf(),
                 reason: e.to_string(),
             }
-            .into()
+            .into(),
         })
     }
 
@@ -250,5 +229,74 @@ impl Baseline {
         })?;
         text.push('\n');
         write_atomic(path, text.as_bytes())
+    }
+}
+
+/// The baseline file as a stream. The JSON reader checks every string as
+/// UTF-8, and JSON has no other place for a byte that is not ASCII: a file
+/// that reads is UTF-8 (one that does not is checked whole, [`Utf8Reader`]).
+fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
+    let file = std::fs::File::open(path)
+        .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?;
+    Ok(std::io::BufReader::with_capacity(1 << 16, file))
+}
+
+/// A read error met while parsing: the file's, not the JSON's.
+fn read_error(path: &Path, e: serde_json::Error) -> Error {
+    Error::read(crate::error::FileKind::Baseline, path, e.into())
+}
+
+/// The top-level `schema_version` alone, every other key skipped; the
+/// error of text that is not JSON.
+fn head_version(path: &Path) -> Result<Option<serde_json::Value>> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema_version: Option<serde_json::Value>,
+    }
+    let not_json = |e: serde_json::Error| match e.is_io() {
+        true => read_error(path, e),
+        false => BaselineError::NotJson {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
+        .into(),
+    };
+    let mut reader = open(path)?;
+    let object = loop {
+        use std::io::BufRead;
+        let buf = reader.fill_buf().unwrap_or_default();
+        let blank = buf.iter().take_while(|c| c.is_ascii_whitespace()).count();
+        if blank < buf.len() || buf.is_empty() {
+            break buf.get(blank) == Some(&b'{');
+        }
+        reader.consume(blank);
+    };
+    if object {
+        Ok(serde_json::from_reader::<_, Head>(reader)
+            .map_err(not_json)?
+            .schema_version)
+    } else {
+        // Not an object: invalid JSON, or JSON without a version.
+        serde_json::from_reader::<_, serde::de::IgnoredAny>(reader).map_err(not_json)?;
+        Ok(None)
+    }
+}
+
+/// The version found, checked: one this ncugate reads.
+fn vet_version(path: &Path, version: Option<serde_json::Value>) -> Result<()> {
+    match version.as_ref().and_then(serde_json::Value::as_u64) {
+        Some(v) if (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v) => {
+            Ok(())
+        }
+        Some(v) => Err(BaselineError::SchemaVersion {
+            path: path.to_path_buf(),
+            found: v,
+            reads: SCHEMA_VERSION,
+        }
+        .into()),
+        None => Err(BaselineError::NoSchemaVersion {
+            path: path.to_path_buf(),
+        }
+        .into()),
     }
 }

@@ -19,7 +19,11 @@ pub(super) fn check_all(
     thresholds: &Thresholds,
 ) -> Vec<RuleResult> {
     let current = aggregate::kernel_keys(runs);
-    let mut out = Vec::new();
+    // At most one result per rule and kernel: reserved once, not doubled as
+    // it grows (600,000 results of 100,000 kernels would take room for 2^20).
+    let per_kernel = thresholds.rules.iter().filter(|r| r.per == Per::Kernel);
+    let most = thresholds.rules.len() + per_kernel.count() * baseline.kernels.len();
+    let mut out = Vec::with_capacity(most);
     for rule in &thresholds.rules {
         match rule.per {
             Per::Total => out.push(check(rule, None, &baseline.total, runs)),
@@ -44,6 +48,7 @@ pub(super) fn check_all(
             }
         }
     }
+    out.shrink_to_fit();
     out
 }
 

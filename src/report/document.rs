@@ -13,6 +13,8 @@ use crate::verdict::{Counts, Report};
 pub trait Model {
     /// The model as pretty-printed JSON, with a final newline.
     fn json(&self) -> String;
+    /// [`Model::json`] written as it is made.
+    fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()>;
 }
 
 /// One or more workloads' views, and a suite's own words when it is a suite.

@@ -295,7 +295,7 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
                     @for (c, cells) in section.measured() {
                         tr class=(class(c.status)) {
                             td { @if cells.rule.is_some() { code { (breakable(&c.name)) } } @else { (c.name) } }
-                            td { (cells.baseline) } td { (cells.current) } td { (cells.change) } td { (c.verdict) }
+                            td { (cells.baseline()) } td { (cells.current()) } td { (cells.change()) } td { (c.verdict) }
                             td { @if cells.rule.is_none() || c.needs_attention() {
                                 (c.message)
                                 @if let Some(why) = c.why { " — " (why) }
@@ -311,7 +311,7 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
                     @if let Some(name) = cells.rule_index.and_then(|i| images.get(&i)) {
                         figure {
                             img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="150";
-                            figcaption { code { (breakable(&c.name)) } (cells.allowed) }
+                            figcaption { code { (breakable(&c.name)) } (cells.allowed()) }
                         }
                     }
                 }

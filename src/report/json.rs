@@ -30,4 +30,18 @@ impl Model for Report {
         text.push('\n');
         text
     }
+
+    fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write_pretty(self, out)
+    }
+}
+
+/// `model` as pretty-printed JSON with a final newline, written as it is
+/// made: the same bytes as `serde_json::to_string_pretty` and a newline.
+pub fn write_pretty<T: serde::Serialize + ?Sized>(
+    model: &T,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, model)?;
+    out.write_all(b"\n")
 }

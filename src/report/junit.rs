@@ -8,23 +8,99 @@ use super::document::Document;
 use super::view::View;
 use crate::status::Status;
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
+use std::io::Write;
 
 /// The document as JUnit XML: every workload's testsuites, in a suite
 /// named and classed `<workload>: …`.
 pub fn document(doc: &Document<'_>) -> String {
-    let mut junit = JUnit::new("ncugate");
+    let mut out = Vec::new();
+    match write_document(doc, &mut out) {
+        Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+        Err(e) => failed(&e.to_string()),
+    }
+}
+
+/// [`document`] written as it is made, one testsuite at a time: the XML of
+/// 100,000 kernels is never held whole, nor their testsuites. The root's
+/// counts come first, from the statuses the testcases are made of.
+pub fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut totals = JUnit::new("ncugate");
     for w in &doc.workloads {
-        junit.add_test_suites(suites(&w.view, &w.prefix()));
+        let (tests, failures, errors) = counts(&w.view);
+        totals.tests += tests;
+        totals.failures += failures;
+        totals.errors += errors;
     }
     if doc.workloads.is_empty() {
-        // Jenkins drops a report with no testcase: say that this shard had nothing to gate.
-        let mut suite = TestSuite::new("ncugate suite");
-        let mut case = TestCase::new("workloads", TestCaseStatus::success());
-        case.set_system_out("no workload in this run");
-        suite.add_test_case(case);
-        junit.add_test_suite(suite);
+        totals.tests = 1;
     }
-    xml(&junit)
+    // The declaration and the root's start tag, as quick-junit writes them.
+    let head = xml(&totals);
+    let root = head
+        .find("<testsuites")
+        .and_then(|at| head[at..].find('>').map(|e| at + e + 1));
+    out.write_all(head[..root.unwrap_or(head.len())].as_bytes())?;
+    let mut part = Vec::new();
+    let mut tail = Vec::new();
+    let mut write = |suite: TestSuite| -> std::io::Result<()> {
+        let mut one = JUnit::new("ncugate");
+        one.add_test_suite(suite);
+        part.clear();
+        one.serialize(&mut part).map_err(std::io::Error::other)?;
+        // The suite between the root's start tag and its end tag.
+        let from =
+            find(&part, b"<testsuites").and_then(|at| find(&part[at..], b">").map(|e| at + e + 1));
+        let to = part.windows(14).rposition(|w| w == b"\n</testsuites>");
+        let (Some(from), Some(to)) = (from, to) else {
+            return Err(std::io::Error::other(
+                "quick-junit wrote no testsuites element",
+            ));
+        };
+        tail = part[to..].to_vec();
+        out.write_all(&part[from..to])
+    };
+    for w in &doc.workloads {
+        for suite in each_suite(&w.view, &w.prefix()) {
+            write(suite)?;
+        }
+    }
+    if doc.workloads.is_empty() {
+        write(nothing_to_gate())?;
+    }
+    out.write_all(&tail)
+}
+
+/// Jenkins drops a report with no testcase: the suite that says this shard had nothing to gate.
+fn nothing_to_gate() -> TestSuite {
+    let mut suite = TestSuite::new("ncugate suite");
+    let mut case = TestCase::new("workloads", TestCaseStatus::success());
+    case.set_system_out("no workload in this run");
+    suite.add_test_case(case);
+    suite
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The view's testcases, failed ones and errors, as its testsuites count them.
+fn counts(view: &View<'_>) -> (usize, usize, usize) {
+    let (mut tests, mut failures, mut errors) = (view.errors.len(), 0, view.errors.len());
+    for check in view.sections.iter().flat_map(|s| &s.checks) {
+        tests += 1;
+        match status_of(check.status) {
+            TestCaseStatus::NonSuccess {
+                kind: NonSuccessKind::Failure,
+                ..
+            } => failures += 1,
+            TestCaseStatus::NonSuccess {
+                kind: NonSuccessKind::Error,
+                ..
+            } => errors += 1,
+            _ => {}
+        }
+    }
+    (tests, failures, errors)
 }
 
 /// The view as JUnit XML.
@@ -39,7 +115,30 @@ pub fn render(view: &View<'_>) -> String {
 /// each suite's name and each case's class starting with `prefix` (a
 /// suite's `<workload>: `).
 pub fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
-    let mut junit: Vec<TestSuite> = Vec::new();
+    each_suite(view, prefix).collect()
+}
+
+/// [`suites`] one at a time.
+fn each_suite<'a>(view: &'a View<'_>, prefix: &'a str) -> impl Iterator<Item = TestSuite> + 'a {
+    let sections = view.sections.iter().map(move |section| {
+        let name = format!("{prefix}{}", section.title);
+        let mut suite = TestSuite::new(name.as_str());
+        for c in &section.checks {
+            // A sanitizer finding's host stack is its failure's description.
+            let stack = c
+                .listed()
+                .map(|l| l.stack.join(" <- "))
+                .filter(|s| !s.is_empty());
+            let why = c.why.or(stack.as_deref());
+            suite.add_test_case(case(&c.name, &name, c.status, &c.message, why));
+        }
+        suite
+    });
+    std::iter::once(gate_suite(view, prefix)).chain(sections)
+}
+
+/// The gate's own testsuite: what was gated, the outcome, the errors.
+fn gate_suite(view: &View<'_>, prefix: &str) -> TestSuite {
     let gate_name = format!("{prefix}ncugate");
     let mut gate = TestSuite::new(gate_name.as_str());
     for (label, value) in &view.header {
@@ -62,34 +161,23 @@ pub fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
     if let Some(device) = &view.device {
         gate.add_property(("device", clean(&device.message).as_str()));
     }
-    junit.push(gate);
-
-    for section in &view.sections {
-        let name = format!("{prefix}{}", section.title);
-        let mut suite = TestSuite::new(name.as_str());
-        for c in &section.checks {
-            // A sanitizer finding's host stack is its failure's description.
-            let stack = c
-                .listed()
-                .map(|l| l.stack.join(" <- "))
-                .filter(|s| !s.is_empty());
-            let why = c.why.or(stack.as_deref());
-            suite.add_test_case(case(&c.name, &name, c.status, &c.message, why));
-        }
-        junit.push(suite);
-    }
-    junit
+    gate
 }
 
 /// JUnit XML as the Jenkins xUnit schema accepts it.
 pub fn xml(junit: &JUnit) -> String {
     match junit.to_string() {
         Ok(xml) => without_root_skipped(xml),
-        Err(e) => format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites><testsuite name=\"ncugate\" tests=\"1\" failures=\"0\" errors=\"1\"><testcase name=\"junit\"><error type=\"error\" message=\"cannot render: {}\"/></testcase></testsuite></testsuites>\n",
-            xml_escape(&e.to_string())
-        ),
+        Err(e) => failed(&e.to_string()),
     }
+}
+
+/// The JUnit XML of a report that could not be rendered.
+fn failed(error: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites><testsuite name=\"ncugate\" tests=\"1\" failures=\"0\" errors=\"1\"><testcase name=\"junit\"><error type=\"error\" message=\"cannot render: {}\"/></testcase></testsuite></testsuites>\n",
+        xml_escape(error)
+    )
 }
 
 /// quick-junit writes `skipped="N"` on `<testsuites>`, which the Jenkins
@@ -115,14 +203,7 @@ fn without_root_skipped(xml: String) -> String {
 
 fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<&str>) -> TestCase {
     let one_line = clean(message);
-    let mut tc_status = match status {
-        Status::Pass | Status::Improved | Status::Changed => TestCaseStatus::success(),
-        Status::Skipped => TestCaseStatus::skipped(),
-        // A warning is not a failure: it passes, with the message in system-out.
-        Status::Warn => TestCaseStatus::success(),
-        Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
-        Status::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
-    };
+    let mut tc_status = status_of(status);
     match status {
         Status::Fail | Status::Error | Status::Skipped => {
             tc_status.set_message(one_line.as_str());
@@ -148,6 +229,18 @@ fn case(name: &str, classname: &str, status: Status, message: &str, why: Option<
         }
     }
     tc
+}
+
+/// A testcase's status, before its words: what its testsuite counts.
+fn status_of(status: Status) -> TestCaseStatus {
+    match status {
+        Status::Pass | Status::Improved | Status::Changed => TestCaseStatus::success(),
+        Status::Skipped => TestCaseStatus::skipped(),
+        // A warning is not a failure: it passes, with the message in system-out.
+        Status::Warn => TestCaseStatus::success(),
+        Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        Status::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+    }
 }
 
 /// One line, without the control characters Jenkins rejects even when escaped.

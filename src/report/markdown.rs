@@ -5,20 +5,33 @@
 use super::document::{Document, Suite};
 use super::view::{Check, Section, View, outcome_emoji, scope_name};
 use std::fmt::Write;
+use std::io;
 
 /// The document as GitHub-flavoured Markdown: a check's report, or a
 /// suite's title and table of workloads with each workload's report one
 /// heading level down, those that failed first.
 pub fn document(doc: &Document<'_>) -> String {
+    let mut out = Vec::new();
+    // Writing to memory cannot fail.
+    let _ = write_document(doc, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`document`] written as it is made: the table of every check (a row per
+/// kernel and rule) goes out a row at a time, never held whole.
+pub fn write_document(doc: &Document<'_>, out: &mut dyn io::Write) -> io::Result<()> {
     let Some(suite) = &doc.suite else {
-        return doc.workloads.iter().map(|w| render(&w.view)).collect();
+        for w in &doc.workloads {
+            write_at(&w.view, 2, out)?;
+        }
+        return Ok(());
     };
-    let mut out = suite_header(doc, suite);
+    out.write_all(suite_header(doc, suite).as_bytes())?;
     for w in doc.failures_first() {
-        let _ = writeln!(out, "\n## Workload `{}`\n", code(w.name()));
-        out.push_str(&render_at(&w.view, 3));
+        writeln!(out, "\n## Workload `{}`\n", code(w.name()))?;
+        write_at(&w.view, 3, out)?;
     }
-    out
+    Ok(())
 }
 
 /// A suite's title, headline, shard and table of workloads, those that
@@ -85,8 +98,24 @@ pub fn render(view: &View<'_>) -> String {
 /// (`##` for a check, `###` for a workload under a suite's title), its
 /// sections one level down.
 pub fn render_at(view: &View<'_>, depth: usize) -> String {
-    let title = "#".repeat(depth);
+    let mut out = Vec::new();
+    // Writing to memory cannot fail.
+    let _ = write_at(view, depth, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`render_at`] written as it is made.
+fn write_at(view: &View<'_>, depth: usize, sink: &mut dyn io::Write) -> io::Result<()> {
     let h = "#".repeat(depth + 1);
+    sink.write_all(head(view, depth, &h).as_bytes())?;
+    checks(sink, view)?;
+    sink.write_all(tail(view, &h).as_bytes())
+}
+
+/// What comes before the table of every check: the headline, what was
+/// gated, the errors, and why each failure matters.
+fn head(view: &View<'_>, depth: usize, h: &str) -> String {
+    let title = "#".repeat(depth);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -114,8 +143,14 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
             let _ = writeln!(out, "- {}", prose(e));
         }
     }
-    why(&mut out, view, &h);
-    checks(&mut out, view);
+    why(&mut out, view, h);
+    out
+}
+
+/// What comes after the table of every check: findings of kernels that
+/// passed, the other gates' lists, the source lines, the notes.
+fn tail(view: &View<'_>, h: &str) -> String {
+    let mut out = String::new();
     let other = view.findings_elsewhere();
     if !other.is_empty() {
         let _ = writeln!(out, "\n{h} New ncu findings\n");
@@ -131,9 +166,9 @@ pub fn render_at(view: &View<'_>, depth: usize) -> String {
         }
     }
     for section in view.lists() {
-        list(&mut out, section, &h);
+        list(&mut out, section, h);
     }
-    source_lines(&mut out, &view.report.explain, &h);
+    source_lines(&mut out, &view.report.explain, h);
     if !view.notes.is_empty() {
         let _ = writeln!(out, "\n{h} Notes\n");
         for n in view.notes {
@@ -220,17 +255,17 @@ fn why(out: &mut String, view: &View<'_>, h: &str) {
 
 /// Every measured check, section by section, folded: the sections above
 /// already list what needs attention.
-fn checks(out: &mut String, view: &View<'_>) {
+fn checks(out: &mut dyn io::Write, view: &View<'_>) -> io::Result<()> {
     let n = view.measured().count();
     if n == 0 {
-        return;
+        return Ok(());
     }
-    let _ = writeln!(out, "\n<details><summary>All {n} checks</summary>\n");
-    let _ = writeln!(
+    writeln!(out, "\n<details><summary>All {n} checks</summary>\n")?;
+    writeln!(
         out,
         "| kernel | check | baseline μ±σ | current | change | verdict |"
-    );
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
+    )?;
+    writeln!(out, "|---|---|---:|---:|---:|---|")?;
     for (c, cells) in view.measured() {
         // A rule's name is a metric: a code span; a structural check is words.
         let name = if cells.rule.is_some() {
@@ -238,17 +273,17 @@ fn checks(out: &mut String, view: &View<'_>) {
         } else {
             c.name.to_string()
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "| `{}` | {name} | {} | {} | {} | {} |",
             code(scope_name(c.kernel)),
-            cells.baseline,
-            cells.current,
-            cells.change,
+            cells.baseline(),
+            cells.current(),
+            cells.change(),
             c.verdict
-        );
+        )?;
     }
-    let _ = writeln!(out, "\n</details>");
+    writeln!(out, "\n</details>")
 }
 
 /// A list section: a line per row, with the host stack where there is one.

@@ -60,14 +60,36 @@ pub struct GitHubFiles {
 /// one at a time as they are written (an HTML report can hold 10^4 charts).
 pub type Files<'v> = Box<dyn Iterator<Item = (PathBuf, Vec<u8>)> + 'v>;
 
+/// Writes the content of a file as it is made (a report of 10^5 kernels is
+/// hundreds of MB in JSON or JUnit: never held whole).
+pub type Stream<'v> = Box<dyn FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + 'v>;
+
 /// What one reporter made of a view, before anything is written.
 pub enum Rendered<'v> {
     /// The whole content of the file the user named.
     File(String),
+    /// The content of the file the user named, written as it is made.
+    Stream(Stream<'v>),
     /// Files under the folder the user named.
     Folder(Files<'v>),
     /// GitHub mode's streams.
     GitHub(github::Streams),
+}
+
+impl Rendered<'_> {
+    /// A file format's whole content, in memory (for tests and for what
+    /// is printed rather than written); `None` for a folder or GitHub's streams.
+    pub fn text(self) -> Option<String> {
+        match self {
+            Rendered::File(text) => Some(text),
+            Rendered::Stream(write) => {
+                let mut out = Vec::new();
+                write(&mut out).ok()?;
+                String::from_utf8(out).ok()
+            }
+            Rendered::Folder(_) | Rendered::GitHub(_) => None,
+        }
+    }
 }
 
 /// Where a reporter's output goes, from the [`Outputs`] the user asked for.
@@ -156,6 +178,7 @@ fn stage(
 ) -> Result<Option<github::Streams>> {
     match (rendered, destination) {
         (Rendered::File(text), Destination::Path(path)) => set.add(path, text.as_bytes())?,
+        (Rendered::Stream(write), Destination::Path(path)) => set.add_with(path, write)?,
         (Rendered::Folder(files), Destination::Path(dir)) => {
             for (name, bytes) in files {
                 set.add(&dir.join(name), &bytes)?;
@@ -180,7 +203,7 @@ impl Reporter for JUnit {
         outputs.junit.as_deref().map(Destination::Path)
     }
     fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
-        Rendered::File(junit::document(doc))
+        Rendered::Stream(Box::new(|out| junit::write_document(doc, out)))
     }
 }
 
@@ -189,7 +212,7 @@ impl Reporter for Markdown {
         outputs.markdown.as_deref().map(Destination::Path)
     }
     fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
-        Rendered::File(markdown::document(doc))
+        Rendered::Stream(Box::new(|out| markdown::write_document(doc, out)))
     }
 }
 
@@ -198,7 +221,7 @@ impl Reporter for Json {
         outputs.json.as_deref().map(Destination::Path)
     }
     fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
-        Rendered::File(json::document(doc))
+        Rendered::Stream(Box::new(|out| doc.model.write_json(out)))
     }
 }
 

@@ -240,17 +240,13 @@ impl<'r> View<'r> {
                 .map_or(section.title.clone(), |l| l.label.to_string()),
         };
         let what = match &check.kind {
-            Kind::Measured(Cells {
-                rule: Some(r),
-                change,
-                allowance,
-                ..
-            }) if !change.is_empty() => {
+            Kind::Measured(cells @ Cells { rule: Some(r), .. }) if !cells.change().is_empty() => {
                 // The metric alone: the roll-up in `(sum)` tells little here.
                 let name = match r.rule.starts_with(&r.metric) {
                     true => r.metric.as_str(),
                     false => r.rule.as_str(),
                 };
+                let (change, allowance) = (cells.change(), cells.allowance());
                 match allowance.is_empty() {
                     true => format!("{name} {change}"),
                     false => format!("{name} {change} (allowed {allowance})"),

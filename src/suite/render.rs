@@ -80,6 +80,10 @@ impl Model for SuiteReport {
         text.push('\n');
         text
     }
+
+    fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::report::json::write_pretty(self, out)
+    }
 }
 
 #[cfg(test)]
@@ -121,9 +125,9 @@ mod tests {
     }
 
     fn file(reporter: &dyn Reporter, doc: &Document<'_>) -> String {
-        match reporter.render(doc) {
-            Rendered::File(text) => text,
-            _ => panic!("a file format renders a file"),
+        match reporter.render(doc).text() {
+            Some(text) => text,
+            None => panic!("a file format renders a file"),
         }
     }
 

@@ -376,3 +376,36 @@ fn the_html_report_keeps_to_jenkins_content_security_policy() {
         );
     }
 }
+
+/// The JSON and JUnit files are written as they are made (one testsuite at
+/// a time, the JSON straight to the file): for real H200 exports, a check's
+/// files hold exactly what rendering its whole report in memory gives, and
+/// the baseline, read as a stream, gives the verdicts it gave read whole.
+#[test]
+fn streamed_report_files_equal_the_reports_rendered_whole() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]).code(0);
+    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    let args = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
+    let files = ["--json", "r.json", "--junit", "j.xml", "--markdown", "m.md"];
+    let out = gate.run(&[&args[..], &files[..]].concat());
+    out.code(1);
+    let report: ncugate::verdict::Report =
+        serde_json::from_str(&gate.read("r.json")).expect("the JSON report reads back");
+    assert!(
+        report
+            .rules
+            .iter()
+            .any(|r| r.status == ncugate::status::Status::Fail)
+    );
+    let view = ncugate::report::View::new(&report);
+    assert_eq!(gate.read("r.json"), ncugate::report::json::render(&view));
+    assert_eq!(gate.read("j.xml"), ncugate::report::junit::render(&view));
+    assert_eq!(gate.read("m.md"), ncugate::report::markdown::render(&view));
+    assert_valid_junit(&gate.path("j.xml"));
+    // The whole-text reader of a baseline, for comparison: the same baseline.
+    let text = gate.read("baseline.json");
+    let whole: ncugate::baseline::Baseline = serde_json::from_str(&text).expect("baseline");
+    let streamed = ncugate::baseline::Baseline::load(&gate.path("baseline.json")).expect("load");
+    assert_eq!(streamed, whole);
+}

@@ -46,16 +46,16 @@ impl Value {
         }
     }
 
-    fn cell<'a>(self, row: &'a Row<'_>) -> &'a str {
+    fn cell<'a>(self, row: &'a Row<'_>) -> std::borrow::Cow<'a, str> {
         let c = row.cells;
-        match self {
-            Value::Baseline { sigma: true } => &c.baseline,
-            Value::Baseline { sigma: false } => &c.baseline_mean,
-            Value::Current => &c.current,
-            Value::Change => &c.change,
-            Value::Allowance => &c.allowance,
-            Value::Verdict => row.check.verdict,
-        }
+        std::borrow::Cow::Owned(match self {
+            Value::Baseline { sigma: true } => c.baseline(),
+            Value::Baseline { sigma: false } => c.baseline_mean(),
+            Value::Current => c.current(),
+            Value::Change => c.change(),
+            Value::Allowance => c.allowance(),
+            Value::Verdict => return std::borrow::Cow::Borrowed(row.check.verdict),
+        })
     }
 }
 

@@ -3,9 +3,9 @@
 //! finding's speedup, a compute-sanitizer finding's and a memory check's row.
 
 use super::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Subject};
-use crate::format::{first_sentence, format_mu_sigma, format_value};
+use crate::format::first_sentence;
 use crate::memory::MemoryResult;
-use crate::rules::{Per, Worse};
+use crate::rules::Per;
 use crate::sanitizer::SanitizerFinding;
 use crate::verdict::{FindingResult, Report, RuleResult, StructureResult};
 use std::borrow::Cow;
@@ -81,14 +81,7 @@ fn inputs(inputs: &[String]) -> String {
     named.join(", ")
 }
 
-fn launches(n: Option<f64>) -> String {
-    n.map_or("—".into(), |n| {
-        crate::format::count(n, "launch", "launches")
-    })
-}
-
 pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
-    let runs: Vec<String> = s.current_launches.iter().map(u64::to_string).collect();
     Check {
         kernel: Some(&s.kernel),
         name: Cow::Borrowed(s.check.as_str()),
@@ -98,16 +91,8 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
         why: None,
         kind: Kind::Measured(Cells {
             rule: None,
+            structure: Some(s),
             rule_index: None,
-            baseline: launches(s.baseline_launches),
-            baseline_mean: launches(s.baseline_launches),
-            current: match runs.iter().all(|r| r == "1") {
-                true => format!("{} launch", runs.join("/")),
-                false => format!("{} launches", runs.join("/")),
-            },
-            change: String::new(),
-            allowance: "exact".into(),
-            allowed: String::new(),
             line: None,
         }),
     }
@@ -117,29 +102,6 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
 pub(super) const NO_KERNEL_MATCHED: &str = "(no kernel matched the rule's `kernels` filter)";
 
 pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
-    let dash = || "—".to_string();
-    let change = match (r.change_pct, r.current, r.baseline) {
-        (Some(p), _, _) => format!("{p:+.1}%"),
-        (None, Some(x), Some(b)) if x == b.mean => "±0%".into(),
-        (None, Some(_), Some(_)) => "new".into(),
-        _ => String::new(),
-    };
-    let sign = if r.worse == Worse::Higher { "+" } else { "-" };
-    let allowance = match (r.allowance, r.baseline, r.limit) {
-        (Some(a), Some(b), limit) => {
-            let rel = if b.mean != 0.0 {
-                format!("{sign}{:.1}%", a / b.mean.abs() * 100.0)
-            } else {
-                format!("{sign}{}", format_value(a, &r.unit))
-            };
-            match limit {
-                Some(l) => format!("{rel}, limit {}", format_value(l, &r.unit)),
-                None => rel,
-            }
-        }
-        (None, _, Some(l)) => format!("limit {}", format_value(l, &r.unit)),
-        _ => String::new(),
-    };
     // A per-kernel rule without a kernel is one whose `kernels` filter
     // matched none: not the whole run's row.
     let kernel = match (r.kernel.as_deref(), r.per) {
@@ -155,45 +117,10 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
         why: r.why.as_deref(),
         kind: Kind::Measured(Cells {
             rule: Some(r),
+            structure: None,
             rule_index: Some(index),
-            baseline: r
-                .baseline
-                .map_or_else(dash, |b| format_mu_sigma(&b, &r.unit)),
-            baseline_mean: r
-                .baseline
-                .map_or_else(dash, |b| format_value(b.mean, &r.unit)),
-            current: r.current.map_or_else(dash, |x| format_value(x, &r.unit)),
-            change,
-            allowance,
-            allowed: allowed(r),
             line: Some(r.line),
         }),
-    }
-}
-
-/// What a rule allows, for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
-fn allowed(r: &RuleResult) -> String {
-    let higher = r.worse == Worse::Higher;
-    let bound = match (r.baseline, r.allowance) {
-        (Some(b), Some(a)) => {
-            let v = if higher {
-                b.mean + a
-            } else {
-                (b.mean - a).max(0.0)
-            };
-            let dir = if higher { "up to" } else { "down to" };
-            Some(format!("{dir} {}", format_value(v, &r.unit)))
-        }
-        _ => None,
-    };
-    let limit = r
-        .limit
-        .map(|l| format!("limit {}", format_value(l, &r.unit)));
-    let parts: Vec<String> = bound.into_iter().chain(limit).collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" — allowed {}", parts.join(", "))
     }
 }
 
@@ -217,13 +144,13 @@ pub(super) fn finding(f: &FindingResult) -> Check<'_> {
             f.finding.description
         )),
         why: None,
-        kind: Kind::Finding(Finding {
+        kind: Kind::Finding(Box::new(Finding {
             rule,
             speedup,
             detail,
             description: &f.finding.description,
             summary: first_sentence(&f.finding.description),
-        }),
+        })),
     }
 }
 

@@ -3,8 +3,10 @@
 //! each row's words, its table cells (a rule, a structural check), its
 //! finding (new ncu findings) or where it happened (a list row).
 
+use crate::format::{format_mu_sigma, format_value};
+use crate::rules::Worse;
 use crate::status::Status;
-use crate::verdict::RuleResult;
+use crate::verdict::{RuleResult, StructureResult};
 use std::borrow::Cow;
 
 /// How a section's rows are shown.
@@ -32,7 +34,9 @@ pub struct Section<'r> {
 
 impl<'r> Section<'r> {
     /// A section of `checks`, its status the worst of theirs.
-    pub fn new(title: String, kind: SectionKind, checks: Vec<Check<'r>>) -> Section<'r> {
+    pub fn new(title: String, kind: SectionKind, mut checks: Vec<Check<'r>>) -> Section<'r> {
+        // Held for every kernel of the report: no room to spare.
+        checks.shrink_to_fit();
         let status = checks
             .iter()
             .map(|c| c.status)
@@ -91,8 +95,8 @@ pub struct Check<'r> {
 pub enum Kind<'r> {
     /// A rule or a structural check: a table row.
     Measured(Cells<'r>),
-    /// A new ncu finding.
-    Finding(Finding<'r>),
+    /// A new ncu finding (boxed: the rarer and larger kind of row).
+    Finding(Box<Finding<'r>>),
     /// A row of a list section (compute-sanitizer, graph memory).
     Listed(Listed<'r>),
 }
@@ -114,7 +118,7 @@ impl<'r> Check<'r> {
     /// A new ncu finding's words.
     pub fn finding(&self) -> Option<&Finding<'r>> {
         match &self.kind {
-            Kind::Finding(finding) => Some(finding),
+            Kind::Finding(finding) => Some(finding.as_ref()),
             _ => None,
         }
     }
@@ -133,26 +137,160 @@ impl<'r> Check<'r> {
     }
 }
 
-/// A rule's or a structural check's table cells.
+/// A rule's or a structural check's table cells, each written when a
+/// format shows it (a report of 100,000 kernels has 700,000 rows, few of
+/// which the terminal shows).
 #[derive(Debug, Clone)]
 pub struct Cells<'r> {
     /// The rule behind a rule row (for charts); `None` for a structural check.
     pub rule: Option<&'r RuleResult>,
+    /// The structural check behind a structural row.
+    pub structure: Option<&'r StructureResult>,
     /// Index of the rule in the report's rules (names its chart file).
     pub rule_index: Option<usize>,
-    /// The baseline, `mean ±stddev` (`—` when there is none).
-    pub baseline: String,
-    /// The baseline without its standard deviation, for narrow tables.
-    pub baseline_mean: String,
-    pub current: String,
-    /// `+20.0%`, `±0%`, `new` (from 0), or empty for a structural check.
-    pub change: String,
-    /// What the check allows on the worse side: `+16.9%`, `limit 60M inst`, `exact`.
-    pub allowance: String,
-    /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
-    pub allowed: String,
     /// Line of the `[[rule]]` in the thresholds file.
     pub line: Option<usize>,
+}
+
+impl Cells<'_> {
+    /// The baseline, `mean ±stddev` (`—` when there is none).
+    pub fn baseline(&self) -> String {
+        self.written(rule_baseline, structure_baseline)
+    }
+
+    /// The baseline without its standard deviation, for narrow tables.
+    pub fn baseline_mean(&self) -> String {
+        self.written(rule_baseline_mean, structure_baseline)
+    }
+
+    pub fn current(&self) -> String {
+        self.written(rule_current, structure_current)
+    }
+
+    /// `+20.0%`, `±0%`, `new` (from 0), or empty for a structural check.
+    pub fn change(&self) -> String {
+        self.written(rule_change, |_| String::new())
+    }
+
+    /// What the check allows on the worse side: `+16.9%`, `limit 60M inst`, `exact`.
+    pub fn allowance(&self) -> String {
+        self.written(rule_allowance, |_| "exact".into())
+    }
+
+    /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
+    pub fn allowed(&self) -> String {
+        self.written(allowed, |_| String::new())
+    }
+
+    /// A cell of the rule's, or of the structural check's.
+    fn written(
+        &self,
+        rule: fn(&RuleResult) -> String,
+        structure: fn(&StructureResult) -> String,
+    ) -> String {
+        match (self.rule, self.structure) {
+            (Some(r), _) => rule(r),
+            (None, Some(s)) => structure(s),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+fn launches(n: Option<f64>) -> String {
+    n.map_or("—".into(), |n| {
+        crate::format::count(n, "launch", "launches")
+    })
+}
+
+/// A structural check's baseline cell: the launches per run.
+fn structure_baseline(s: &StructureResult) -> String {
+    launches(s.baseline_launches)
+}
+
+/// A structural check's current cell: each run's launches, `3/3 launches`.
+fn structure_current(s: &StructureResult) -> String {
+    let runs: Vec<String> = s.current_launches.iter().map(u64::to_string).collect();
+    match runs.iter().all(|r| r == "1") {
+        true => format!("{} launch", runs.join("/")),
+        false => format!("{} launches", runs.join("/")),
+    }
+}
+
+/// A rule's baseline cell, `mean ±stddev`, or `—`.
+fn rule_baseline(r: &RuleResult) -> String {
+    r.baseline
+        .map_or_else(dash, |b| format_mu_sigma(&b, &r.unit))
+}
+
+/// A rule's baseline mean, or `—`.
+fn rule_baseline_mean(r: &RuleResult) -> String {
+    r.baseline
+        .map_or_else(dash, |b| format_value(b.mean, &r.unit))
+}
+
+/// A rule's current value, or `—`.
+fn rule_current(r: &RuleResult) -> String {
+    r.current.map_or_else(dash, |x| format_value(x, &r.unit))
+}
+
+fn dash() -> String {
+    "—".to_string()
+}
+
+/// A rule's change: `+20.0%`, `±0%`, `new` (from 0), or empty.
+fn rule_change(r: &RuleResult) -> String {
+    match (r.change_pct, r.current, r.baseline) {
+        (Some(p), _, _) => format!("{p:+.1}%"),
+        (None, Some(x), Some(b)) if x == b.mean => "±0%".into(),
+        (None, Some(_), Some(_)) => "new".into(),
+        _ => String::new(),
+    }
+}
+
+/// What a rule allows on the worse side: `+16.9%`, `limit 60M inst`, or empty.
+fn rule_allowance(r: &RuleResult) -> String {
+    let sign = if r.worse == Worse::Higher { "+" } else { "-" };
+    match (r.allowance, r.baseline, r.limit) {
+        (Some(a), Some(b), limit) => {
+            let rel = if b.mean != 0.0 {
+                format!("{sign}{:.1}%", a / b.mean.abs() * 100.0)
+            } else {
+                format!("{sign}{}", format_value(a, &r.unit))
+            };
+            match limit {
+                Some(l) => format!("{rel}, limit {}", format_value(l, &r.unit)),
+                None => rel,
+            }
+        }
+        (None, _, Some(l)) => format!("limit {}", format_value(l, &r.unit)),
+        _ => String::new(),
+    }
+}
+
+/// What a rule allows, for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
+fn allowed(r: &RuleResult) -> String {
+    let higher = r.worse == Worse::Higher;
+    let bound = match (r.baseline, r.allowance) {
+        (Some(b), Some(a)) => {
+            let v = if higher {
+                b.mean + a
+            } else {
+                (b.mean - a).max(0.0)
+            };
+            let dir = if higher { "up to" } else { "down to" };
+            Some(format!("{dir} {}", format_value(v, &r.unit)))
+        }
+        _ => None,
+    };
+    let limit = r
+        .limit
+        .map(|l| format!("limit {}", format_value(l, &r.unit)));
+    let parts: Vec<String> = bound.into_iter().chain(limit).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" — allowed {}", parts.join(", "))
+    }
 }
 
 /// A new ncu finding as every reporter words it.
