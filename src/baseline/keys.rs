@@ -212,4 +212,36 @@ mod tests {
         assert!(message("{\"a\": 1").contains("EOF"));
         assert!(message("{} x").contains("trailing characters"));
     }
+
+    #[test]
+    fn the_stream_reader_says_what_the_text_reader_says_and_finds_the_version() {
+        for text in [
+            "{\"runs\": 1,\n\"runs\": 2}",
+            r#"{"kernels": {"k(float *)": {"metrics": {"m": 1, "m": 2}}}}"#,
+            "{\"k\u{202e}\": 1}",
+            "{\"k\": [1, \"a\u{202e}b\", 2]}",
+            "{\"a\": 1",
+            "{} x",
+        ] {
+            let streamed = no_duplicate_keys_or_unprintable_in(text.as_bytes())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            // The stream reader has read one character more past a key (its
+            // column is one more there); the words and the line are the same.
+            let words = |m: &str| m.rsplit_once(" column ").map(|(w, _)| w.to_string());
+            assert_eq!(words(&streamed), words(&message(text)), "{text}");
+        }
+        let version = |t: &str| {
+            no_duplicate_keys_or_unprintable_in(t.as_bytes())
+                .ok()
+                .flatten()
+        };
+        assert_eq!(
+            version(r#"{"a": {"schema_version": 9}, "schema_version": 2}"#),
+            Some(serde_json::json!(2))
+        );
+        assert_eq!(version(r#"{"a": {"schema_version": 9}}"#), None);
+        assert_eq!(version("[1, 2]"), None);
+    }
 }

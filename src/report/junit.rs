@@ -39,7 +39,7 @@ pub fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io::Resul
     let root = head
         .find("<testsuites")
         .and_then(|at| head[at..].find('>').map(|e| at + e + 1));
-    out.write_all(head[..root.unwrap_or(head.len())].as_bytes())?;
+    out.write_all(&head.as_bytes()[..root.unwrap_or(head.len())])?;
     let mut part = Vec::new();
     let mut tail = Vec::new();
     let mut write = |suite: TestSuite| -> std::io::Result<()> {

@@ -409,3 +409,48 @@ fn streamed_report_files_equal_the_reports_rendered_whole() {
     let streamed = ncugate::baseline::Baseline::load(&gate.path("baseline.json")).expect("load");
     assert_eq!(streamed, whole);
 }
+
+/// A baseline read as a stream refuses what the whole-text reader refused,
+/// with the same error, in the same order: a file that is not UTF-8 (even
+/// where its JSON breaks first), a version it cannot read before a
+/// duplicate key, a duplicate key, text that is not JSON.
+#[test]
+fn a_streamed_baseline_gives_the_errors_the_whole_text_gave() {
+    use ncugate::baseline::Baseline;
+    use ncugate::error::Error;
+    let gate = Gate::new();
+    let load = |name: &str, bytes: &[u8]| {
+        std::fs::write(gate.path(name), bytes).expect("write");
+        Baseline::load(&gate.path(name)).err()
+    };
+    let utf8 = load("u.json", b"x \xff {}");
+    assert!(
+        matches!(&utf8, Some(Error::Read { source, .. }) if source.kind() == std::io::ErrorKind::InvalidData),
+        "{utf8:?}"
+    );
+    // The baseline error's variant and fields, as Debug shows them.
+    let baseline = |e: Option<Error>| match e {
+        Some(Error::Baseline(b)) => format!("{b:?}"),
+        other => panic!("not a baseline error: {other:?}"),
+    };
+    let version = baseline(load(
+        "v.json",
+        br#"{"schema_version": 9, "runs": 1, "runs": 2}"#,
+    ));
+    assert!(
+        version.starts_with("SchemaVersion") && version.contains("found: 9"),
+        "{version}"
+    );
+    let duplicate = baseline(load(
+        "d.json",
+        br#"{"schema_version": 2, "runs": 1, "runs": 2}"#,
+    ));
+    assert!(
+        duplicate.starts_with("DuplicateKey") && duplicate.contains("duplicate key `runs`"),
+        "{duplicate}"
+    );
+    let not_json = baseline(load("n.json", b"{\"schema_version\": 2,"));
+    assert!(not_json.starts_with("NotJson"), "{not_json}");
+    let none = baseline(load("none.json", b"[1, 2]"));
+    assert!(none.starts_with("NoSchemaVersion"), "{none}");
+}
