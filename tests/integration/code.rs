@@ -193,8 +193,24 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
     let check = ["check", "--baseline", "b.json", "--input", "base.ncu-rep"];
     gate.run(&check)
         .code(0)
-        .stdout_has("environmental: timing-only change with unchanged code")
-        .stdout_has("not gated (--environmental warn)");
+        .stdout_has("not gated (environmental: timing-only change with unchanged code")
+        .stdout_has("; --environmental warn): ");
+    let with_json: Vec<&str> = check.iter().copied().chain(["--json", "r.json"]).collect();
+    gate.run(&with_json).code(0);
+    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("report");
+    let downgraded: Vec<&serde_json::Value> = json["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r.get("downgraded").is_some())
+        .collect();
+    assert!(!downgraded.is_empty(), "{json}");
+    assert!(downgraded.iter().all(|r| {
+        r["downgraded"]["reason"] == "environmental"
+            && r["status"] == "warn"
+            && r.get("not_gated").is_none()
+            && (r["unit"] == "ns" || r["unit"] == "cycle")
+    }));
     let gated: Vec<&str> = check
         .iter()
         .copied()
@@ -202,7 +218,8 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
         .collect();
     gate.run(&gated)
         .code(1)
-        .stdout_has("gated (--environmental fail)");
+        .stdout_has("gated (environmental: timing-only change with unchanged code")
+        .stdout_has("; --environmental fail): ");
     // The same from ncugate.toml's [gate], and the flag over the file.
     gate.write("ncugate.toml", "[gate]\nenvironmental = \"fail\"\n");
     gate.run(&check).code(1);

@@ -185,6 +185,23 @@ fn every_report_format_says_the_gpu_was_shared() {
         let m = r["metric"].as_str().unwrap();
         m.starts_with("gpu__time_duration") || m.starts_with("dram__")
     }));
+    // Each one beyond its allowance is a warning that says why, as data too.
+    let downgraded: Vec<&&serde_json::Value> = not_gated
+        .iter()
+        .filter(|r| r.get("downgraded").is_some())
+        .collect();
+    assert_eq!(
+        downgraded.len() as u64,
+        s["over_allowance"].as_u64().unwrap()
+    );
+    assert!(downgraded.iter().all(|r| {
+        r["status"] == "warn"
+            && r["downgraded"]["reason"] == "shared_gpu"
+            && r["message"].as_str().unwrap().starts_with(&format!(
+                "not gated ({}): ",
+                r["downgraded"]["neighbour"].as_str().unwrap()
+            ))
+    }));
     // The instruction rules were gated.
     assert!(json["rules"].as_array().unwrap().iter().any(|r| {
         r["metric"] == "sm__inst_executed.sum"
