@@ -244,6 +244,7 @@ fn neighbour_samples() -> Vec<Sample> {
                 name: "python3".into(),
                 memory_bytes: Some(1130 << 20),
                 ours: false,
+                gpu_instance: None,
             },
             GpuProcess {
                 pid: 1866,
@@ -251,6 +252,7 @@ fn neighbour_samples() -> Vec<Sample> {
                 name: "graph_app".into(),
                 memory_bytes: None,
                 ours: true,
+                gpu_instance: None,
             },
         ],
     }]
