@@ -1,7 +1,8 @@
 //! The documentation against the code it describes: every relative link and
 //! anchor in the repository's Markdown files resolves; every flag, its
 //! `NCUGATE_*` variable and every `ncugate.toml` key is named in the README;
-//! and every `ncugate …` command the README shows uses flags its subcommand has.
+//! every `ncugate …` command the README shows uses flags its subcommand has;
+//! and every Markdown table row has its header's cells and every code fence closes.
 
 use clap::CommandFactory;
 use std::collections::BTreeSet;
@@ -363,4 +364,53 @@ fn every_config_key_is_in_the_readme() {
         "ncugate.toml keys not in README.md:\n{}",
         missing.join("\n")
     );
+}
+
+/// The cells of a table row as GitHub splits it: at every `|` not escaped
+/// with a backslash, code spans included.
+fn cells(row: &str) -> usize {
+    let inner = row.trim().trim_start_matches('|');
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let bytes = inner.as_bytes();
+    1 + (0..bytes.len())
+        .filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
+        .count()
+}
+
+#[test]
+fn every_table_row_has_its_header_s_cells_and_every_fence_closes() {
+    let mut files = Vec::new();
+    markdown_files(Path::new(ROOT), &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read");
+        let shown = file
+            .strip_prefix(ROOT)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        let (mut in_fence, mut header) = (false, None);
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                (in_fence, header) = (!in_fence, None);
+            } else if in_fence || !trimmed.starts_with('|') {
+                header = None;
+            } else {
+                let count = cells(trimmed);
+                match header {
+                    None => header = Some(count),
+                    Some(h) if h != count => {
+                        wrong.push(format!("{shown}:{}: {count} cells, its header {h}", n + 1))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        if in_fence {
+            wrong.push(format!("{shown}: a code fence is never closed"));
+        }
+    }
+    assert_eq!(cells("| a | `b|c` | d \\| e |"), 4);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
