@@ -1,7 +1,8 @@
 //! The documentation against the code it describes: every relative link and
 //! anchor in the repository's Markdown files resolves; every flag, its
 //! `NCUGATE_*` variable and every `ncugate.toml` key is named in the README;
-//! every `ncugate …` command the README shows uses flags its subcommand has;
+//! every `ncugate …` command the README shows uses flags its subcommand has, and
+//! every file of the repository it names in a code span exists;
 //! and every Markdown table row has its header's cells and every code fence closes.
 
 use clap::CommandFactory;
@@ -413,4 +414,44 @@ fn every_table_row_has_its_header_s_cells_and_every_fence_closes() {
     }
     assert_eq!(cells("| a | `b|c` | d \\| e |"), 4);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_repository_path_the_readme_names_exists() {
+    const FOLDERS: &[&str] = &[
+        ".ci/",
+        ".github/",
+        "benches/",
+        "docs/",
+        "examples/",
+        "fixtures/",
+        "inject/",
+        "jenkins/",
+        "kernels/",
+        "schemas/",
+        "scripts/",
+        "src/",
+        "tests/",
+        "thresholds/",
+    ];
+    let prose = outside_fences(&readme()).join("\n");
+    let mut missing = BTreeSet::new();
+    let mut checked = 0;
+    // The code spans: every other piece between backticks.
+    for span in prose.split('`').skip(1).step_by(2) {
+        let path = span.split(':').next().unwrap_or_default();
+        let placeholder = path.contains(['…', '<', '*', '{', ' ', '$']);
+        if placeholder || !FOLDERS.iter().any(|f| path.starts_with(f)) {
+            continue;
+        }
+        checked += 1;
+        if !Path::new(ROOT).join(path).exists() {
+            missing.insert(path.to_string());
+        }
+    }
+    assert!(checked > 50, "checked only {checked} paths");
+    assert!(
+        missing.is_empty(),
+        "README.md names files that do not exist: {missing:?}"
+    );
 }
