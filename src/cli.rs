@@ -271,7 +271,7 @@ pub enum ColorArg {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline).
+    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
@@ -330,7 +330,7 @@ pub struct CheckHistoryArgs {
     /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
     #[arg(long, value_enum, value_name = "WHEN")]
     pub history_record: Option<HistoryRecord>,
-    /// The workload name a single check's run is kept under in the history.
+    /// The workload name a single check's run is kept under in the history (a suite check keeps each workload's run, and reads its rolling baseline, under the workload's own name).
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub history_workload: String,
     /// The commit the recorded run is kept under (default: $GITHUB_SHA, $GIT_COMMIT, else `git rev-parse HEAD`).
