@@ -232,9 +232,9 @@ pub struct LaunchValues {
     /// function name: what ncu's `--launch-skip` counts under a
     /// `-k regex:^function$` filter.
     pub ordinal: u64,
-    /// One value per metric of [`Run::metrics`], same order; NaN where the
-    /// cell was `n/a`, empty or absent.
-    pub values: Vec<f64>,
+    /// One value per metric of [`Run::metrics`], same order; `None` where
+    /// the cell was `n/a`, empty or absent.
+    pub values: Vec<Option<f64>>,
 }
 
 /// A metric column as found in an export.

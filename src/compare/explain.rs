@@ -174,14 +174,13 @@ pub fn pick_launch(
             .iter()
             .filter_map(|run| {
                 let m = run.metric_index(&rule.metric)?;
-                let v = *run
-                    .kernels
-                    .get(kernel)?
-                    .first_launches
-                    .get(i)?
+                let launch = run.kernels.get(kernel)?.first_launches.get(i)?;
+                launch
                     .values
-                    .get(m)?;
-                v.is_finite().then_some(v)
+                    .get(m)
+                    .copied()
+                    .flatten()
+                    .filter(|v| v.is_finite())
             })
             .collect();
         if values.is_empty() {

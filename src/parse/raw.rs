@@ -353,7 +353,7 @@ impl<'a> Fold<'a> {
             kernel.first_launches.push(LaunchValues {
                 position: self.total.launches,
                 ordinal,
-                values: vec![f64::NAN; self.metrics.len()],
+                values: vec![None; self.metrics.len()],
             });
         }
     }
@@ -444,7 +444,7 @@ impl<'a> Fold<'a> {
                 if let Some(launch) = kernel.first_launches.last_mut()
                     && launch.position == self.total.launches - 1
                 {
-                    launch.values[m] = v;
+                    launch.values[m] = Some(v);
                 }
                 if !self.total.metrics[m].sum.is_finite() {
                     return Err(bad(
