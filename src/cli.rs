@@ -233,7 +233,7 @@ pub struct ReportArgs {
     /// Write a JSON report (schema_version 2).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder. With a history store (--history), each failing metric's section also shows its trend over the stored runs (charts/trend-N.svg, the first 5).
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
     /// When to colour the terminal report.
