@@ -7,7 +7,7 @@
 
 use crate::common;
 use common::{H200, REFERENCE};
-use ncugate::config::{CheckConfig, Config, Source};
+use ncugate::config::{CheckConfig, Config};
 use ncugate::error::Error;
 use ncugate::report::Outputs;
 use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner};
@@ -554,30 +554,14 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     };
     let check = |variant: &str| {
         let replay = ReplayRunner::new(out.join("run"), steps(variant));
-        let config = CheckConfig {
-            baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
-            source: Source::Profile {
-                runner: Box::new(config(&out)),
-                runs: 1,
-                quiet: true,
-            },
-            details: vec![],
-            thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-            kernel_key: None,
-            allow_device_mismatch: false,
-            shared_gpu: Default::default(),
-            outputs: Outputs {
+        let config = common::profiled_check(
+            gate.path("baseline.json"),
+            config(&out),
+            Outputs {
                 junit: Some(dir.path().join("junit.xml")),
                 ..Outputs::default()
             },
-            style: Default::default(),
-            sanitizer: None,
-            ncu: "ncu".into(),
-            import_with_ncu: false,
-            history: None,
-            environmental: Default::default(),
-            explain: Default::default(),
-        };
+        );
         common::execute(&Config::Check(config), &replay)
     };
     assert_eq!(check("base.fast.run2"), 0);
@@ -720,28 +704,15 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         out_dir: out.join("sanitizer"),
     };
     let config = CheckConfig {
-        baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
-        source: Source::Profile {
-            runner: Box::new(runner_config),
-            runs: 1,
-            quiet: true,
-        },
-        details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-        kernel_key: None,
-        allow_device_mismatch: false,
-        shared_gpu: Default::default(),
-        outputs: Outputs {
-            json: Some(dir.path().join("report.json")),
-            ..Outputs::default()
-        },
-        style: Default::default(),
         sanitizer: Some(sanitizer),
-        ncu: "ncu".into(),
-        import_with_ncu: false,
-        history: None,
-        environmental: Default::default(),
-        explain: Default::default(),
+        ..common::profiled_check(
+            gate.path("baseline.json"),
+            runner_config,
+            Outputs {
+                json: Some(dir.path().join("report.json")),
+                ..Outputs::default()
+            },
+        )
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
