@@ -269,7 +269,7 @@ fn source_lines(explained: &[crate::explain::Explained]) -> Markup {
                     tbody {
                         @for e in explained { @for c in &e.changes {
                             tr {
-                                td { code { (breakable(&e.kernel)) } }
+                                td { code { (breakable(&e.kernel)) } @if let Some(l) = e.launch { " (" (l.label()) ")" } }
                                 td { code { (c.place) } }
                                 td { code { (c.text) } }
                                 td { @for (i, (name, before, after)) in c.counters.iter().enumerate() {
