@@ -1129,9 +1129,15 @@ pub(crate) fn suite_history(fresh: &dyn Fn(&str) -> String) {
     };
     // Against the baselines folder: each workload's run is recorded under
     // its own name; the two regressions are kept but are not baseline material.
-    let mut args = vec!["check", "--json", "c1.json"];
+    let mut args = vec!["check", "--json", "c1.json", "--html", "c1"];
     args.extend(history("c1"));
     assert_eq!(run_suite(&g, &args), 1);
+    // Each regressed workload's page draws its failing metrics' trends.
+    for w in ["strided", "unfolded"] {
+        let page = g.read(&format!("c1/{w}/index.html"));
+        assert!(page.contains("<img src=\"charts/trend-"), "{w}: {page}");
+    }
+    assert!(!g.read("c1/base/index.html").contains("trend-"));
     let c1 = |w: &str, accepted| (w.to_string(), "c1".to_string(), accepted);
     assert_eq!(
         history_runs(&g, &url),
