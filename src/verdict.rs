@@ -225,6 +225,11 @@ pub struct Report {
     /// changed most since the baseline's source profile.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explain: Vec<crate::explain::Explained>,
+    /// Trend charts (SVG) of failing rules, from the history store, each
+    /// with the index of its rule in `rules`: drawn into the HTML report of
+    /// the check that made them, never written to JSON.
+    #[serde(skip)]
+    pub trends: Vec<(usize, String)>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
@@ -295,6 +300,7 @@ impl Report {
             findings: Vec::new(),
             code: Vec::new(),
             explain: Vec::new(),
+            trends: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
             profiling: Vec::new(),

@@ -452,6 +452,21 @@ fn without_line_information_opcodes_are_compared() {
 /// the variant's recorded source page. Every command is kept.
 struct ExplainNcu {
     seen: std::sync::Mutex<Vec<Vec<String>>>,
+    /// The check run's `--log-file` instead of the variant's recorded one.
+    log: Option<Vec<u8>>,
+    /// The variant whose source page the explain run of `--launch-skip`
+    /// (given) gets, instead of the app's `--inject` variant.
+    page_for_skip: Option<fn(&str) -> &'static str>,
+}
+
+impl ExplainNcu {
+    fn new() -> ExplainNcu {
+        ExplainNcu {
+            seen: std::sync::Mutex::new(Vec::new()),
+            log: None,
+            page_for_skip: None,
+        }
+    }
 }
 
 impl ncugate::runner::process::ProcessRunner for ExplainNcu {
@@ -476,12 +491,18 @@ impl ncugate::runner::process::ProcessRunner for ExplainNcu {
                 std::fs::write(out, page).expect("write page");
             }
         } else {
-            let variant = arg("--inject").expect("--inject");
+            let mut variant = arg("--inject").expect("--inject");
+            let explaining = spec.args.iter().any(|a| a == "SourceCounters");
+            if let (true, Some(page), Some(skip)) =
+                (explaining, self.page_for_skip, arg("--launch-skip"))
+            {
+                variant = page(&skip).to_string();
+            }
             let export = arg("--export").expect("--export");
             std::fs::write(format!("{export}.ncu-rep"), &variant).expect("report");
             if let Some(log) = arg("--log-file") {
-                std::fs::write(log, fixture(&format!("graph_app.{variant}.fast.ncu.log")))
-                    .expect("log");
+                let recorded = || fixture(&format!("graph_app.{variant}.fast.ncu.log"));
+                std::fs::write(log, self.log.clone().unwrap_or_else(recorded)).expect("log");
             }
         }
         Finished {
@@ -494,21 +515,128 @@ impl ncugate::runner::process::ProcessRunner for ExplainNcu {
 
 #[test]
 fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
-    use ncugate::config::{CheckConfig, Config, Explain};
+    use ncugate::config::Config;
     let gate = explain_gate();
+    let config = explain_check(&gate, "strided");
+    let ncu = ExplainNcu::new();
+    assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
+    let seen = ncu.seen.lock().expect("lock").clone();
+    // The check's run, then one explain run of `scale` (the one failing
+    // kernel) and its import.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let explain = seen[1].join(" ");
+    assert!(
+        explain.contains("--clock-control none")
+            && explain.contains("-k regex:^scale$ --launch-skip ")
+            && explain.contains(" --launch-count 1 --section SourceCounters --import-source yes"),
+        "{explain}"
+    );
+    assert!(
+        seen[2]
+            .join(" ")
+            .ends_with("--csv --page source --print-source cuda,sass")
+    );
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert!(whys(&r).contains("): graph_app.cu:123"), "{}", whys(&r));
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("explained 1 kernel in "), "{notes}");
+    assert!(notes.contains("s, 1 extra ncu run"), "{notes}");
+}
+
+/// The base run's `--log-file` with the instructions of the third launch of
+/// `scale` tripled: a regression only that launch shows.
+fn late_regression_log() -> Vec<u8> {
+    let log = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.ncu.log"))
+        .expect("fixture");
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("\"ID\""))
+        .expect("header");
+    let cells = |line: &str| -> Vec<String> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes());
+        let record = reader.records().next().expect("row").expect("csv");
+        record.iter().map(str::to_string).collect()
+    };
+    let column = cells(&lines[header])
+        .iter()
+        .position(|c| c == "sm__inst_executed.sum")
+        .expect("column");
+    let mut scales = 0;
+    for line in lines.iter_mut().skip(header + 2) {
+        let mut row = cells(line);
+        if !row[4].contains("scale") {
+            continue;
+        }
+        scales += 1;
+        if scales == 3 {
+            let value: f64 = row[column].replace(',', "").parse().expect("number");
+            row[column] = format!("{}", value * 3.0);
+            let mut w = csv::WriterBuilder::new()
+                .quote_style(csv::QuoteStyle::Always)
+                .from_writer(Vec::new());
+            w.write_record(&row).expect("csv");
+            let out = String::from_utf8(w.into_inner().expect("csv")).expect("utf8");
+            *line = out.trim_end().to_string();
+        }
+    }
+    assert_eq!(scales, 3);
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+#[test]
+fn the_explain_run_profiles_the_launch_that_moved() {
+    use ncugate::config::Config;
+    // Only the third launch of `scale` regressed; its first is as before.
+    // The explain run must profile that third launch (`--launch-skip 2`
+    // among launches of `scale`), whose page here is the strided one: the
+    // first launch's (the base page) would name no line.
+    let gate = explain_gate();
+    let config = explain_check(&gate, "base");
+    let mut ncu = ExplainNcu::new();
+    ncu.log = Some(late_regression_log());
+    ncu.page_for_skip = Some(|skip| if skip == "2" { "strided" } else { "base" });
+    assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
+    let seen = ncu.seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let explain = seen[1].join(" ");
+    assert!(
+        explain.contains("-k regex:^scale$ --launch-skip 2 --launch-count 1"),
+        "{explain}"
+    );
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    let why = whys(&r);
+    assert!(
+        why.contains("lines (launch 3 of 3): graph_app.cu:87"),
+        "{why}"
+    );
+    assert!(why.contains("graph_app.cu:123"), "{why}");
+    let launch = &r["explain"][0]["launch"];
+    assert_eq!(
+        (&launch["index"], &launch["of"], &launch["skip"]),
+        (&2.into(), &3.into(), &2.into())
+    );
+}
+
+/// A profiled check of the reference app's `variant` against the explain
+/// gate's baseline, writing `r.json`.
+fn explain_check(gate: &Gate, variant: &str) -> ncugate::config::CheckConfig {
+    use ncugate::config::{CheckConfig, Explain};
     let out = gate.path("out");
     let runner = crate::common::runner_config(
         &[
             "kernels/build/graph_app",
             "--inject",
-            "strided",
+            variant,
             "--iters",
             "3",
         ],
         gate.dir.path(),
         &out,
     );
-    let config = CheckConfig {
+    CheckConfig {
         explain: Explain {
             mode: Default::default(),
             kernels: 3,
@@ -523,31 +651,7 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
                 ..Default::default()
             },
         )
-    };
-    let ncu = ExplainNcu {
-        seen: std::sync::Mutex::new(Vec::new()),
-    };
-    assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
-    let seen = ncu.seen.lock().expect("lock").clone();
-    // The check's run, then one explain run of `scale` (the one failing
-    // kernel) and its import.
-    assert_eq!(seen.len(), 3, "{seen:?}");
-    let explain = seen[1].join(" ");
-    assert!(
-        explain.contains("--clock-control none")
-            && explain.contains("-k regex:^scale$ --launch-skip 0 --launch-count 1 --section SourceCounters --import-source yes"),
-        "{explain}"
-    );
-    assert!(
-        seen[2]
-            .join(" ")
-            .ends_with("--csv --page source --print-source cuda,sass")
-    );
-    let r = gate.json("r.json");
-    assert!(whys(&r).contains("lines: graph_app.cu:123"), "{}", whys(&r));
-    let notes = r["notes"].to_string();
-    assert!(notes.contains("explained 1 kernel in "), "{notes}");
-    assert!(notes.contains("s, 1 extra ncu run"), "{notes}");
+    }
 }
 
 #[test]

@@ -593,6 +593,7 @@ fn the_postgres_store_keeps_every_run() {
     let cluster = Cluster::start();
     scenarios(&|name| cluster.fresh(name));
     rolling_baseline_and_creep(&|name| cluster.fresh(name));
+    crate::suite::suite_history(&|name| cluster.fresh(name));
     let mut client =
         postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
     let version: i64 = client
@@ -791,4 +792,133 @@ fn changes_refuses_the_trend_pages_flags() {
             .stderr_has("ncugate history show --html DIR");
     }
     assert!(!g.path("trends").exists());
+}
+
+/// The trend charts of a check's HTML report, by file name.
+fn trend_charts(g: &Gate, dir: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(g.path(dir).join("charts"))
+        .expect("charts folder")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.starts_with("trend-")
+                .then(|| (name.clone(), g.read(&format!("{dir}/charts/{name}"))))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_failing_check_draws_each_failing_metric_s_trend_into_its_html() {
+    let g = reports();
+    let url = format!("sqlite:{}", g.path("h.sqlite").display());
+    for commit in ["c1", "c2"] {
+        record(&g, &url, "pass.json", commit, "main").code(0);
+    }
+    // Recorded (main): the chart is the store's series, this run last.
+    let failing = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c3",
+            "--branch",
+            "main",
+            "--html",
+            "html",
+            "--json",
+            "r.json",
+        ],
+    );
+    failing.code(1);
+    let r: serde_json::Value = serde_json::from_str(&g.read("r.json")).expect("JSON");
+    let trend_notes = r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter(|n| n.as_str().is_some_and(|n| n.starts_with("trend of ")))
+        .count();
+    assert!(trend_notes >= 1, "{}", r["notes"]);
+    let charts = trend_charts(&g, "html");
+    assert_eq!(charts.len(), trend_notes.min(5), "{charts:?}");
+    let index = g.read("html/index.html");
+    // The whole run's series has every run (the unfolded `scale<1>` is a
+    // kernel key of its own: its series starts here).
+    let whole = |name: &str| {
+        let i: usize = name
+            .trim_start_matches("trend-")
+            .trim_end_matches(".svg")
+            .parse()
+            .expect("rule index");
+        r["rules"][i]["kernel"].is_null()
+    };
+    assert!(charts.iter().any(|(name, _)| whole(name)), "{charts:?}");
+    for (name, svg) in &charts {
+        assert!(
+            index.contains(&format!("<img src=\"charts/{name}\"")),
+            "{name} shown in its section"
+        );
+        // One point per run: c1, c2 and this one, labelled by commit.
+        let points = if whole(name) { 3 } else { 1 };
+        assert_eq!(svg.matches("<circle").count(), points, "{name}: {svg}");
+        assert!(svg.contains("c3"), "{name}");
+        // Legible: no text under 12 px.
+        for size in svg.split("font-size=\"").skip(1) {
+            let px: f64 = size.split('"').next().expect("size").parse().expect("px");
+            assert!(px >= 12.0, "{name}: {px} px text");
+        }
+    }
+    // The page draws the trend instead of naming the command that draws it.
+    assert!(!index.contains("trend of "), "{index}");
+    assert!(
+        !r.to_string().contains("<svg"),
+        "charts stay out of the JSON"
+    );
+
+    // Read only (a pull request's branch): the store's runs, then this run.
+    let read_only = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c4",
+            "--branch",
+            "12/merge",
+            "--html",
+            "pr",
+        ],
+    );
+    read_only.code(1);
+    let charts = trend_charts(&g, "pr");
+    assert!(!charts.is_empty());
+    for (name, svg) in &charts {
+        let points = if whole(name) { 4 } else { 2 };
+        assert_eq!(svg.matches("<circle").count(), points, "{name}: {svg}");
+        assert!(svg.contains("this run"), "{name}");
+    }
+    // Nothing fails: no chart, and the store is not read for one.
+    let pass = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--branch",
+            "x",
+            "--html",
+            "ok",
+        ],
+    );
+    pass.code(0);
+    assert!(!g.path("ok/charts").join("trend-0.svg").exists());
 }

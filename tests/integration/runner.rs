@@ -737,3 +737,35 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     assert_eq!(report["sanitizer"][0]["api"], "cuMemFreeAsync");
     assert_eq!(report["outcome"], "regression");
 }
+
+#[test]
+fn the_explain_run_selects_the_launch_the_check_chose() {
+    use runner::explain::{Launch, profile_args};
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut c = config(dir.path());
+    // The third launch of `scale`, the eighth of the run.
+    let launch = Launch {
+        ordinal: 2,
+        position: 7,
+    };
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off -k regex:^scale$ --launch-skip 2 --launch-count 1 "),
+        "{args}"
+    );
+    // A check that skipped launches itself: its filter, its skip plus the
+    // launch's place in the export.
+    c.kernel_name = Some("regex:^s".into());
+    c.launch_skip = Some(10);
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off -k regex:^s --launch-skip 17 --launch-count 1 "),
+        "{args}"
+    );
+    c.kernel_name = None;
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off --launch-skip 17 --launch-count 1 "),
+        "{args}"
+    );
+}
