@@ -23,7 +23,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         false,
         processes,
     )?;
-    let runs = read_runs(
+    let Read { runs, code } = read_runs(
         &acquired.inputs,
         &collected,
         config.kernel_key,
@@ -63,6 +63,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     )?;
     let (code, code_note) = read_code(
         &acquired.reports,
+        &code,
         config.kernel_key,
         Opcodes::Always,
         import,
