@@ -152,7 +152,7 @@ mod tests {
         KernelRun {
             launches: values.len() as u64,
             metrics: vec![acc],
-            passes: MetricAcc::default(),
+            ..KernelRun::default()
         }
     }
 
