@@ -99,14 +99,18 @@ impl GpuEnvironment {
     pub fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
         let kernels = clock::of(runs);
         let processes = || samples.iter().flat_map(|s| &s.processes);
-        // The GPUs the app used: a process on another GPU of the machine is no neighbour.
-        let ours: Vec<u32> = processes().filter(|p| p.ours).map(|p| p.device).collect();
+        // The GPUs (and MIG instances) the app used: a process on another GPU
+        // of the machine, or in another MIG instance of ours, is no neighbour.
+        let ours: Vec<(u32, Option<u32>)> = processes()
+            .filter(|p| p.ours)
+            .map(|p| (p.device, p.gpu_instance))
+            .collect();
         let saw_ours = !ours.is_empty();
         let mut others = 0;
         let mut neighbours: Vec<GpuProcess> = Vec::new();
         for p in processes().filter(|p| !p.ours) {
             others += 1;
-            if saw_ours && !ours.contains(&p.device) {
+            if saw_ours && !ours.iter().any(|o| same_partition(*o, p)) {
                 continue;
             }
             match neighbours.iter_mut().find(|n| n.pid == p.pid) {
@@ -221,6 +225,16 @@ pub fn assess(current: &GpuEnvironment, baseline: Option<&GpuEnvironment>) -> Op
         not_gated: 0,
         over_allowance: 0,
     })
+}
+
+/// Whether `p` runs where one of ours ran: the same GPU and, when the GPU
+/// is split into MIG instances, the same instance (unknown matches any).
+fn same_partition((device, instance): (u32, Option<u32>), p: &GpuProcess) -> bool {
+    device == p.device
+        && match (instance, p.gpu_instance) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
 }
 
 /// `pid 1791 python3, 1.2 GB` for each neighbour (three at most, then a count).

@@ -25,6 +25,11 @@ pub struct GpuProcess {
     /// ncugate itself, ncu or the profiled app (ncugate's process tree).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ours: bool,
+    /// The MIG GPU instance it runs in, when the GPU is split into MIG
+    /// instances (NVML gives none otherwise). Instances have their own SMs,
+    /// L2 slices and memory: a process in another instance is no neighbour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_instance: Option<u32>,
 }
 
 /// One look at the GPUs.
@@ -111,6 +116,7 @@ impl GpuProbe for Nvml {
                         name: short_name(&name),
                         memory_bytes,
                         ours: ours.contains(&p.pid),
+                        gpu_instance: p.gpu_instance_id,
                     });
                 }
             }
@@ -145,6 +151,7 @@ mod tests {
                 name: "python3".into(),
                 memory_bytes: Some(1130 << 20),
                 ours: false,
+                gpu_instance: None,
             }],
         };
         let probe = Replayed(vec![sample.clone()]);

@@ -27,6 +27,7 @@ fn process(pid: u32, name: &str, ours: bool) -> GpuProcess {
         name: name.into(),
         memory_bytes: Some(1_184_890_880),
         ours,
+        gpu_instance: None,
     }
 }
 
@@ -102,6 +103,36 @@ fn a_process_on_another_gpu_of_the_machine_is_no_neighbour() {
     assert!(env.neighbours.is_empty());
     assert!(!env.unattributed);
     assert_eq!(assess(&env, None), None);
+}
+
+#[test]
+fn a_process_in_another_mig_instance_is_no_neighbour_and_one_in_ours_is() {
+    // A GPU split into MIG instances: NVML lists every instance's processes
+    // on the one physical GPU, each with its GPU instance id.
+    let on = |pid, name, ours, instance| GpuProcess {
+        gpu_instance: Some(instance),
+        ..process(pid, name, ours)
+    };
+    let sample = Sample {
+        utilization_pct: None,
+        processes: vec![
+            on(1866, "graph_app", true, 1),
+            on(1791, "python3", false, 2),
+            on(1802, "trainer", false, 1),
+        ],
+    };
+    let env = GpuEnvironment::observe(&[], &[sample]);
+    assert_eq!(env.neighbours, [on(1802, "trainer", false, 1)]);
+    // Without instance ids (no MIG), every process on the GPU is a neighbour.
+    let sample = Sample {
+        utilization_pct: None,
+        processes: vec![
+            process(1866, "graph_app", true),
+            on(1791, "python3", false, 2),
+        ],
+    };
+    let env = GpuEnvironment::observe(&[], &[sample]);
+    assert_eq!(env.neighbours.len(), 1);
 }
 
 #[test]

@@ -19,9 +19,10 @@
 use super::nvtx::{NvtxCells, NvtxError, cells};
 use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
-    ProfileResult, RangeResult, RuleResult, Uint64x3,
+    ProfileResult, RangeResult, RuleResult, SourceData, Uint64x3,
 };
 use prost::Message;
+use std::collections::BTreeMap;
 
 /// The first bytes of every Nsight Compute report.
 pub const MAGIC: &[u8; 4] = b"NVR\0";
@@ -63,6 +64,8 @@ pub struct Launch {
     pub nvtx: Option<NvtxCells>,
     /// What ncu's rules found (sections of `--set`/`--section` runs).
     pub rules: Vec<RuleResult>,
+    /// The module of a kernel's code: a key of [`Report::modules`].
+    pub module: Option<u64>,
 }
 
 /// What a result profiled.
@@ -96,25 +99,26 @@ pub struct Metric {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     pub launches: Vec<Launch>,
+    /// Each loaded module's ELF cubin, by its reference (the first of a
+    /// reference wins); see [`super::code`].
+    pub modules: BTreeMap<u64, Vec<u8>>,
+    /// A module message that did not decode: the kernels' code is then
+    /// unknown ([`super::code::of_report`]), the results still read.
+    pub unreadable_module: bool,
 }
 
-/// A bounds-checked reader over the file's bytes (also [`super::code`]'s).
-pub(super) struct Cursor<'a> {
+/// A bounds-checked reader over the file's bytes.
+struct Cursor<'a> {
     data: &'a [u8],
-    pub(super) pos: usize,
+    pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    /// A reader of `data` from byte `pos`.
-    pub(super) fn new(data: &'a [u8], pos: usize) -> Self {
-        Cursor { data, pos }
-    }
-
-    pub(super) fn at_end(&self) -> bool {
+    fn at_end(&self) -> bool {
         self.pos >= self.data.len()
     }
 
-    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
         let left = self.data.len() - self.pos;
         if n > left {
             return Err(Failure::Corrupt(format!(
@@ -133,7 +137,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `u32` size, then that many bytes.
-    pub(super) fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
+    fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
         let start = self.pos;
         let n = self.u32(&format!("the size of {what}"))?;
         self.take(n as usize, what).map_err(|e| match e {
@@ -146,11 +150,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-pub(super) fn decode<M: Message + Default>(
-    bytes: &[u8],
-    what: &str,
-    at: usize,
-) -> Result<M, Failure> {
+fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M, Failure> {
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
@@ -231,7 +231,7 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     Ok(report)
 }
 
-pub(super) fn count(n: Option<u32>) -> usize {
+fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
 }
 
@@ -248,93 +248,35 @@ fn read_payload(
         data: payload,
         pos: 0,
     };
-    for _ in 0..count(header.num_sources) {
-        cursor.sized("a source message")?;
-    }
-    let mut push = |common: Common, kind, grid, block| -> Result<(), Failure> {
-        let nvtx = match &common.nvtx {
-            Some(state) => Some(cells(state, common.thread).map_err(|e| match e {
+    read_modules(count(header.num_sources), &mut cursor, report)?;
+    let mut push = |parts: Parts| -> Result<(), Failure> {
+        let nvtx = match &parts.nvtx {
+            Some(state) => Some(cells(state, parts.thread).map_err(|e| match e {
                 NvtxError::Attributes => Failure::Unsupported(e.message()),
                 NvtxError::UnknownDomain(_) => Failure::Corrupt(e.message()),
             })?),
             None => None,
         };
         report.launches.push(Launch {
-            kind,
+            kind: parts.kind,
             process_id: process.process_id.or(default_pid),
             process_name: process.process_name.clone().unwrap_or_default(),
             host_name: process.hostname.clone().unwrap_or_default(),
-            grid,
-            block,
-            context: common.context,
-            stream: common.stream,
-            metrics: resolve(common.metrics, strings)?,
+            grid: parts.grid,
+            block: parts.block,
+            context: parts.context,
+            stream: parts.stream,
+            metrics: resolve(parts.metrics, strings)?,
             nvtx,
-            rules: common.rules,
+            rules: parts.rules,
+            module: parts.module,
         });
         Ok(())
     };
-    for _ in 0..count(header.num_results) {
-        let at = offset + cursor.pos;
-        let r: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
-        let kind = LaunchKind::Kernel {
-            mangled: r.mangled_name.unwrap_or_default(),
-            function: r.function_name.unwrap_or_default(),
-            demangled: r.demangled_name.unwrap_or_default(),
-        };
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: super::rules::in_section_order(r.rule_results, &r.sections),
-        };
-        push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
-    }
-    for _ in 0..count(header.num_range_results) {
-        let at = offset + cursor.pos;
-        let r: RangeResult = decode(cursor.sized("a range result")?, "a range result", at)?;
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: None,
-            rules: r.rule_results,
-        };
-        push(common, LaunchKind::Range, None, None)?;
-    }
-    for _ in 0..count(header.num_cmdlist_results) {
-        let at = offset + cursor.pos;
-        let what = "a command-list result";
-        let r: CmdlistResult = decode(cursor.sized(what)?, what, at)?;
-        let kind = LaunchKind::CommandList {
-            name: r.display_name.unwrap_or_default(),
-        };
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: r.rule_results,
-        };
-        push(common, kind, None, None)?;
-    }
-    for _ in 0..count(header.num_graph_results) {
-        let at = offset + cursor.pos;
-        let r: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: r.rule_results,
-        };
-        push(common, LaunchKind::Graph, None, None)?;
-    }
+    read_results::<ProfileResult>(&mut cursor, header.num_results, offset, &mut push)?;
+    read_results::<RangeResult>(&mut cursor, header.num_range_results, offset, &mut push)?;
+    read_results::<CmdlistResult>(&mut cursor, header.num_cmdlist_results, offset, &mut push)?;
+    read_results::<GraphResult>(&mut cursor, header.num_graph_results, offset, &mut push)?;
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
             "the payload has {} bytes after the messages its header counts",
@@ -344,17 +286,142 @@ fn read_payload(
     Ok(())
 }
 
-/// What every kind of result has.
-struct Common {
+/// Reads a payload's `n` source messages into [`Report::modules`]; one that
+/// does not decode marks the code unknown ([`Report::unreadable_module`]).
+fn read_modules(n: usize, cursor: &mut Cursor<'_>, report: &mut Report) -> Result<(), Failure> {
+    for _ in 0..n {
+        match SourceData::decode(cursor.sized("a source message")?) {
+            Ok(SourceData {
+                reference: Some(reference),
+                binary: Some(binary),
+            }) => {
+                report.modules.entry(reference).or_insert(binary);
+            }
+            Ok(_) => {}
+            Err(_) => report.unreadable_module = true,
+        }
+    }
+    Ok(())
+}
+
+/// What a launch takes from a result message of any kind.
+struct Parts {
+    kind: LaunchKind,
+    grid: Option<[u64; 3]>,
+    block: Option<[u64; 3]>,
     thread: Option<u32>,
     metrics: Vec<MetricResult>,
     nvtx: Option<NvtxState>,
     context: Option<u32>,
     stream: Option<u32>,
     rules: Vec<RuleResult>,
+    /// The module of a kernel's code ([`Launch::module`]).
+    module: Option<u64>,
 }
 
-pub(super) fn xyz(v: Uint64x3) -> [u64; 3] {
+/// One kind of result message in a payload (kernel, range, command list,
+/// graph): how an error names one, and what a launch takes from it.
+trait ResultMessage: Message + Default {
+    /// How an error names one (`a range result`).
+    const WHAT: &'static str;
+    fn parts(self) -> Parts;
+}
+
+impl ResultMessage for ProfileResult {
+    const WHAT: &'static str = "a result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Kernel {
+                mangled: self.mangled_name.unwrap_or_default(),
+                function: self.function_name.unwrap_or_default(),
+                demangled: self.demangled_name.unwrap_or_default(),
+            },
+            grid: self.grid_size.map(xyz),
+            block: self.block_size.map(xyz),
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: super::rules::in_section_order(self.rule_results, &self.sections),
+            module: self.source.and_then(|s| s.reference),
+        }
+    }
+}
+
+impl ResultMessage for RangeResult {
+    const WHAT: &'static str = "a range result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Range,
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: None,
+            rules: self.rule_results,
+            module: None,
+        }
+    }
+}
+
+impl ResultMessage for CmdlistResult {
+    const WHAT: &'static str = "a command-list result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::CommandList {
+                name: self.display_name.unwrap_or_default(),
+            },
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: self.rule_results,
+            module: None,
+        }
+    }
+}
+
+impl ResultMessage for GraphResult {
+    const WHAT: &'static str = "a graph result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Graph,
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: self.rule_results,
+            module: None,
+        }
+    }
+}
+
+/// The next `n` messages of the payload, all of kind `R`, each handed to
+/// `push`; the payload starts at byte `offset` of the file.
+fn read_results<R: ResultMessage>(
+    cursor: &mut Cursor<'_>,
+    n: Option<u32>,
+    offset: usize,
+    push: &mut impl FnMut(Parts) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    for _ in 0..count(n) {
+        let at = offset + cursor.pos;
+        let r: R = decode(cursor.sized(R::WHAT)?, R::WHAT, at)?;
+        push(r.parts())?;
+    }
+    Ok(())
+}
+
+fn xyz(v: Uint64x3) -> [u64; 3] {
     [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
 }
 

@@ -62,6 +62,7 @@ fn rule(
         message: message.into(),
         why: why.map(str::to_string),
         not_gated: None,
+        downgraded: None,
     }
 }
 
@@ -392,6 +393,7 @@ pub fn shared() -> Report {
             name: "python3".into(),
             memory_bytes: Some(1_184_890_880),
             ours: false,
+            gpu_instance: None,
         }],
         max_utilization_pct: Some(100),
         ..Default::default()
