@@ -82,7 +82,7 @@ pub fn render(
                         }
                     }
                 }
-                for metric in a.metrics.keys().filter(|m| !b.metrics.contains_key(*m)) {
+                for metric in a.metrics.keys().filter(|m| !b.metrics.contains_key(m)) {
                     changes.push(format!("{metric}: removed"));
                 }
                 if !changes.is_empty() {

@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod diff;
 pub mod distinct;
 pub mod keys;
+mod metrics;
 pub mod record;
 mod utf8;
 
@@ -17,6 +18,7 @@ use crate::aggregate::Stats;
 use crate::error::{BaselineError, Error, Result};
 use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
 pub use atomic::write_atomic;
+pub use metrics::MetricMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -144,7 +146,8 @@ pub struct InputFile {
 pub struct KernelEntry {
     /// Launches per run.
     pub launches: Stats,
-    pub metrics: BTreeMap<String, MetricEntry>,
+    #[schemars(with = "BTreeMap<String, MetricEntry>")]
+    pub metrics: MetricMap,
     /// ncu rule results per rule name, when details were recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub findings: BTreeMap<String, Finding>,

@@ -211,7 +211,7 @@ fn entry(
     }
     Ok(KernelEntry {
         launches,
-        metrics: out,
+        metrics: out.into_iter().collect(),
         findings: BTreeMap::new(),
         code: None,
         source: None,

@@ -1,0 +1,165 @@
+//! A kernel's metrics in a baseline, by name: a map that holds just its
+//! entries, sorted, in one allocation. A baseline of 100,000 kernels holds
+//! 100,000 of these while a check compares; a `BTreeMap` of six metrics
+//! takes room for eleven (2.3 KB a kernel, where six entries take 1.2 KB).
+//! Written and read as the JSON object a `BTreeMap` is.
+
+use super::MetricEntry;
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Metric name → its statistics, sorted by name.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MetricMap(Vec<(String, MetricEntry)>);
+
+impl MetricMap {
+    fn find(&self, metric: &str) -> Result<usize, usize> {
+        self.0
+            .binary_search_by(|(name, _)| name.as_str().cmp(metric))
+    }
+
+    pub fn get(&self, metric: &str) -> Option<&MetricEntry> {
+        self.find(metric).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn contains_key(&self, metric: &str) -> bool {
+        self.find(metric).is_ok()
+    }
+
+    /// Adds or replaces `metric`'s entry; the entry it replaced.
+    pub fn insert(&mut self, metric: String, entry: MetricEntry) -> Option<MetricEntry> {
+        match self.find(&metric) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, entry)),
+            Err(i) => {
+                self.0.insert(i, (metric, entry));
+                None
+            }
+        }
+    }
+
+    /// The metric names, sorted.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().map(|(name, _)| name)
+    }
+
+    /// The entries by name, sorted.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &MetricEntry)> {
+        self.0.iter().map(|(name, entry)| (name, entry))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// From entries in any order; of two with one name, the last (as a map's insert keeps it).
+    fn sorted(mut entries: Vec<(String, MetricEntry)>) -> MetricMap {
+        entries.reverse();
+        // Stable: of equal names the last given is now first, and kept.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|later, first| later.0 == first.0);
+        entries.shrink_to_fit();
+        MetricMap(entries)
+    }
+}
+
+impl FromIterator<(String, MetricEntry)> for MetricMap {
+    fn from_iter<I: IntoIterator<Item = (String, MetricEntry)>>(entries: I) -> MetricMap {
+        MetricMap::sorted(entries.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a MetricMap {
+    type Item = (&'a String, &'a MetricEntry);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, MetricEntry)>,
+        fn(&'a (String, MetricEntry)) -> (&'a String, &'a MetricEntry),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(name, entry)| (name, entry))
+    }
+}
+
+impl Serialize for MetricMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, entry) in &self.0 {
+            map.serialize_entry(name, entry)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MetricMap, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = MetricMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetricMap, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+                while let Some(entry) = map.next_entry::<String, MetricEntry>()? {
+                    entries.push(entry);
+                }
+                Ok(MetricMap::sorted(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::Stats;
+    use std::collections::BTreeMap;
+
+    fn entry(unit: &str) -> MetricEntry {
+        let s = Stats::of(&[1.0, 2.0]).unwrap_or_else(|| panic!("stats"));
+        MetricEntry {
+            unit: unit.into(),
+            sum: s,
+            mean: s,
+            max: s,
+            min: s,
+        }
+    }
+
+    #[test]
+    fn reads_and_writes_as_a_btreemap_does() {
+        let text = r#"{"b": X, "a": Y, "c": X, "a": X}"#
+            .replace(
+                'X',
+                &serde_json::to_string(&entry("ns")).unwrap_or_default(),
+            )
+            .replace(
+                'Y',
+                &serde_json::to_string(&entry("inst")).unwrap_or_default(),
+            );
+        let map: MetricMap = serde_json::from_str(&text).unwrap_or_default();
+        let tree: BTreeMap<String, MetricEntry> = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(map.len(), 3);
+        assert_eq!(
+            serde_json::to_string_pretty(&map).ok(),
+            serde_json::to_string_pretty(&tree).ok()
+        );
+        assert_eq!(map.get("a"), tree.get("a"));
+        assert!(map.contains_key("c") && !map.contains_key("d"));
+        let keys: Vec<&String> = map.keys().collect();
+        assert_eq!(keys, tree.keys().collect::<Vec<_>>());
+        let mut built = MetricMap::default();
+        for (k, v) in &tree {
+            assert!(built.insert(k.clone(), v.clone()).is_none());
+        }
+        assert_eq!(built, map);
+        assert_eq!(built.insert("a".into(), entry("x")), tree.get("a").cloned());
+    }
+}
