@@ -65,7 +65,10 @@ struct Scan {
 
 impl std::io::Write for Scan {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if !self.found {
+        // Most of a report is printable ASCII without a `\\`: passed over whole.
+        let plain = |b: &u8| (0x20..0x7f).contains(b) && *b != b'\\';
+        let between = self.escape.is_none() && self.partial.is_empty();
+        if !self.found && !(between && buf.iter().all(plain)) {
             buf.iter().for_each(|&b| self.byte(b));
         }
         Ok(buf.len())
