@@ -68,7 +68,8 @@ impl std::io::Write for Scan {
         // Most of a report is printable ASCII without a `\\`: passed over whole.
         let plain = |b: &u8| (0x20..0x7f).contains(b) && *b != b'\\';
         let between = self.escape.is_none() && self.partial.is_empty();
-        if !self.found && !(between && buf.iter().all(plain)) {
+        let skip = self.found || (between && buf.iter().all(plain));
+        if !skip {
             buf.iter().for_each(|&b| self.byte(b));
         }
         Ok(buf.len())
