@@ -112,12 +112,18 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
-    // SIGHUP and SIGUSR1 killed ncugate and left ncu and the app running.
+    // SIGHUP and SIGUSR1 killed ncugate and left ncu and the app running;
+    // so did SIGQUIT (a terminal's Ctrl-\, which reaches ncugate's process
+    // group and not theirs), SIGALRM (`timeout -s ALRM`) and SIGXCPU (a CPU
+    // time limit, `ulimit -t`).
     for (sig, name) in [
         (libc::SIGINT, "SIGINT"),
         (libc::SIGTERM, "SIGTERM"),
         (libc::SIGHUP, "SIGHUP"),
         (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGXCPU, "SIGXCPU"),
     ] {
         let gate = Gate::new();
         gate.base_baseline(&[]);
