@@ -8,8 +8,8 @@
 //! matched rather than split on.
 //!
 //! Keys are printable: control characters (CR, LF, …), Unicode
-//! noncharacters (U+FFFE, U+FFFF, …) and bidirectional controls (U+202E, …)
-//! in a name are written as `\u{…}`
+//! noncharacters (U+FFFE, U+FFFF, …), bidirectional controls (U+202E, …)
+//! and the line and paragraph separators (U+2028, U+2029) in a name are written as `\u{…}`
 //! escapes here, at the border, so no report can be broken by one — a CR/LF
 //! would inject GitHub workflow commands into a CI log or split a Markdown
 //! row, and U+FFFE is not allowed in XML.
@@ -64,13 +64,18 @@ pub fn one_line(text: String) -> String {
 /// injects GitHub workflow commands or splits a Markdown row), a Unicode
 /// noncharacter (U+FFFE is not allowed in XML), or a bidirectional control
 /// (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C: they reorder what a
-/// reader sees, so a name could pass for another).
+/// reader sees, so a name could pass for another), or a Unicode line or
+/// paragraph separator (U+2028, U+2029: a line break to a Unicode-aware
+/// reader, a log viewer or a JavaScript JUnit viewer).
 pub fn unprintable(c: char) -> bool {
     let u = u32::from(c);
     c.is_control()
         || (0xFDD0..=0xFDEF).contains(&u)
         || u & 0xFFFE == 0xFFFE
-        || matches!(u, 0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C)
+        || matches!(
+            u,
+            0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C | 0x2028 | 0x2029
+        )
 }
 
 const UNNAMED: &str = "<unnamed>";

@@ -26,7 +26,7 @@ fn hostile_kernel_names_break_no_report() {
     gate.base_baseline(&[]);
     gate.write(
         "hostile.csv",
-        renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end"),
+        renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end\u{2028}::error::ls\u{2029}ps"),
     );
     gate.write("summary.md", "").write("output.txt", "");
     let summary = gate.path("summary.md").display().to_string();
@@ -55,11 +55,18 @@ fn hostile_kernel_names_break_no_report() {
         ],
     );
     out.code(1);
-    for line in out.stdout.split('\n') {
+    // U+2028/U+2029 (line and paragraph separators) end a line for Unicode-aware
+    // readers (a log viewer, a JavaScript JUnit viewer): they passed as they were.
+    for line in out
+        .stdout
+        .lines()
+        .flat_map(|l| l.split(['\u{2028}', '\u{2029}']))
+    {
         assert!(!line.contains('\r'), "a CR reached stdout: {line:?}");
         assert!(
             !line.trim_start().starts_with("::add-mask::")
-                && !line.trim_start().starts_with("::stop-commands::"),
+                && !line.trim_start().starts_with("::stop-commands::")
+                && !line.trim_start().starts_with("::error::ls"),
             "an injected workflow command: {line:?}"
         );
     }
@@ -69,6 +76,24 @@ fn hostile_kernel_names_break_no_report() {
         "{}",
         out.stdout
     );
+    assert!(
+        out.stdout.contains("end\\u{2028}::error::ls\\u{2029}ps"),
+        "{}",
+        out.stdout
+    );
+    for written in [
+        "junit.xml",
+        "r.md",
+        "summary.md",
+        "output.txt",
+        "html/index.html",
+    ] {
+        let text = gate.read(written);
+        assert!(
+            !text.contains(['\u{2028}', '\u{2029}']),
+            "{written}: {text}"
+        );
+    }
     assert_valid_junit(&gate.path("junit.xml"));
     // Every SVG chart is well-formed XML (U+FFFE/U+FFFF are not XML characters).
     let charts: Vec<_> = std::fs::read_dir(gate.path("html/charts"))
@@ -302,6 +327,7 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
         ("produce\\r\\nresult=pass", "U+000D"),
         ("produce\u{202E}", "U+202E"),
         ("produce\\ufffe", "U+FFFE"),
+        ("produce\u{2028}::error::forged", "U+2028"),
     ] {
         gate.write(
             "hostile.json",
@@ -350,6 +376,7 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
     for (name, says) in [
         ("base\\nresult=pass", "U+000A"),
         ("base\u{2066}", "U+2066"),
+        ("base\u{2029}result=pass", "U+2029"),
         ("../../escaped", "not safe as a file name"),
         ("javascript:alert(1)", "not safe as a file name"),
     ] {
