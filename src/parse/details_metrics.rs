@@ -93,6 +93,8 @@ struct Layout {
 
 impl Layout {
     fn new(path: &Path, header: &[String]) -> Result<Layout> {
+        // Every column of a details page is read by its name.
+        super::page::no_repeated_column(path, header, |_| true)?;
         let col = |name: &str| header.iter().position(|h| h == name);
         let (Some(id), Some(kernel), Some(section), Some(name), Some(value)) = (
             col("ID"),

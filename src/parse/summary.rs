@@ -56,6 +56,7 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
             .collect(),
         _ => return Err(bad("no header row".into())),
     };
+    super::page::no_repeated_column(path, &header, |_| true)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let [
         Some(kernel),
