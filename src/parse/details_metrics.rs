@@ -91,6 +91,9 @@ struct Layout {
     start_end: Option<usize>,
 }
 
+/// Why a details page or summary without its `Metric Unit` column is refused.
+pub(super) const NO_UNIT_COLUMN: &str = "no \"Metric Unit\" column: ncu writes each value in a unit of its own row (Mbyte on one, Gbyte on another), so without it the values cannot be compared";
+
 impl Layout {
     fn new(path: &Path, header: &[String]) -> Result<Layout> {
         // Every column of a details page is read by its name.
@@ -108,13 +111,19 @@ impl Layout {
                 "a details page needs the columns \"ID\", \"Kernel Name\", \"Section Name\", \"Metric Name\" and \"Metric Value\"".into(),
             ));
         };
+        // ncu scales each row of a details page to a unit of its own (39.40
+        // Mbyte here, 1.14 Gbyte there): without the units the numbers were
+        // compared as written, and a tenfold regression read as an improvement.
+        let Some(unit) = col("Metric Unit") else {
+            return Err(bad(path, NO_UNIT_COLUMN.into()));
+        };
         Ok(Layout {
             id,
             kernel,
             section,
             name,
             value,
-            unit: col("Metric Unit"),
+            unit: Some(unit),
             process: col("Process ID"),
             cc: col("CC"),
             item: col("Body Item Label"),

@@ -638,3 +638,64 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
     }
 }
 
+/// `file` (from `fixtures/h200`) without its `column`.
+fn without_column(file: &str, column: &str) -> Vec<u8> {
+    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&data[..]);
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    let mut at = None;
+    for record in reader.records() {
+        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
+        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+        row.remove(c);
+        writer.write_record(&row).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn a_details_page_or_summary_without_its_unit_column_is_refused() {
+    // ncu writes each details row in a unit of its own: the strided run's
+    // scale<2> moves 1.14 Gbyte where the base run's moves 113 Mbyte. Without
+    // the `Metric Unit` column both recorded and checked as bare numbers
+    // (1.14 against 113: "-99%"), and the +900% DRAM regression passed.
+    let gate = Gate::new();
+    for (file, name) in [
+        ("graph_app.base.fast.run1.details.csv", "base.csv"),
+        ("graph_app.strided.fast.details.csv", "strided.csv"),
+        (
+            "summary/graph_app.base.fast.run1.summary.csv",
+            "summary.csv",
+        ),
+    ] {
+        gate.write(name, without_column(file, "Metric Unit"));
+    }
+    gate.run(&[
+        "baseline", "record", "--input", "base.csv", "--output", "b.json",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+    assert!(!gate.path("b.json").exists());
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "summary.csv",
+        "--output",
+        "b.json",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+    gate.base_baseline(&[]);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+}
