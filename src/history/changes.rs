@@ -172,8 +172,8 @@ pub fn render(changes: &[Change]) -> String {
             super::show::short(&c.commit),
             super::show::escaped(&c.branch),
             super::show::escaped(&c.metric),
-            format_value(c.from, &c.unit),
-            format_value(c.to, &c.unit),
+            format_value(c.from, &super::show::escaped(&c.unit)),
+            format_value(c.to, &super::show::escaped(&c.unit)),
             format_change(c.from, c.to),
         ));
     }

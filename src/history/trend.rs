@@ -76,7 +76,7 @@ pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
         hi.abs().max(1.0) * 0.1
     };
     let n = series.points.len();
-    let unit = series.unit.clone();
+    let unit = escaped(&series.unit);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (640, 220)).into_drawing_area();

@@ -868,3 +868,67 @@ fn changes_refuses_the_trend_pages_flags() {
     }
     assert!(!g.path("trends").exists());
 }
+
+#[test]
+fn names_and_units_from_a_hostile_store_add_no_line() {
+    // Another writer shares the store: every text it holds is hostile. A
+    // series' unit was printed as it was, so a newline in it wrote
+    // `::error::…` on a line of its own in `history show` and `changes`.
+    let g = reports();
+    for (commit, report) in [("c1", "pass.json"), ("c2", "regression.json")] {
+        assert_eq!(
+            record(&g, "sqlite:h.sqlite", report, commit, "main").code,
+            0
+        );
+    }
+    let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    db.execute_batch(
+        "UPDATE series SET unit = 'inst' || char(10) || '::error::unit' || char(8232) || 'ls' WHERE metric = 'sm__inst_executed.sum';
+         UPDATE series SET kernel = kernel || char(13) || '::error::kernel' || char(8238) WHERE id = 1;
+         UPDATE runs SET branch = 'main' || char(10) || '::error::branch' WHERE commit_sha = 'c2';",
+    )
+    .expect("tamper");
+    drop(db);
+    let dir = g.path("trend").display().to_string();
+    for args in [
+        &["history", "show", "--history", "sqlite:h.sqlite"][..],
+        &["history", "changes", "--history", "sqlite:h.sqlite"],
+        &[
+            "history",
+            "show",
+            "--history",
+            "sqlite:h.sqlite",
+            "--html",
+            &dir,
+        ],
+    ] {
+        let out = g.run(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(
+                !line.contains("::error::") || !line.trim_start().starts_with("::"),
+                "{args:?}: {line:?}"
+            );
+            assert!(
+                !line.contains(['\r', '\u{2028}', '\u{202E}']),
+                "{args:?}: {line:?}"
+            );
+        }
+    }
+    let show = g.run(&["history", "show", "--history", "sqlite:h.sqlite"]);
+    assert!(
+        show.stdout.contains("inst\\u{a}::error::unit\\u{2028}ls"),
+        "{}",
+        show.stdout
+    );
+    for page in std::fs::read_dir(g.path("trend")).expect("trend").flatten() {
+        if page.path().is_file() {
+            let text = std::fs::read_to_string(page.path()).expect("page");
+            assert!(
+                !text.contains(['\u{2028}', '\u{202E}', '\r']),
+                "{}",
+                page.path().display()
+            );
+        }
+    }
+}
