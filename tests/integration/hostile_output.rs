@@ -216,6 +216,31 @@ fn init_on_a_closed_stdout_still_writes_and_on_a_full_one_is_an_error() {
     }
 }
 
+#[test]
+fn help_and_version_on_a_full_stdout_are_an_error() {
+    // clap's help and version ignored a failed write: `ncugate --help >
+    // /dev/full` printed nothing and exited 0.
+    let gate = Gate::new();
+    for args in [
+        &["--help"][..],
+        &["check", "--help"],
+        &["-h"],
+        &["--version"],
+    ] {
+        let out = gate.run_stdout_closed(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        if let Some(out) = gate.run_stdout_full(args) {
+            assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+            assert!(
+                out.stderr
+                    .contains("ncugate: error: cannot write standard output"),
+                "{args:?}: {}",
+                out.stderr
+            );
+        }
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
