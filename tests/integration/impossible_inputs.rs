@@ -699,3 +699,37 @@ fn a_details_page_or_summary_without_its_unit_column_is_refused() {
     ])
     .one_clear_error("no \"Metric Unit\" column");
 }
+
+#[test]
+fn recording_exports_that_name_no_gpu_says_every_check_will_need_the_mismatch_flag() {
+    // A details page without `CC` (older ncu versions write none) recorded
+    // "an unknown GPU" with exit 0 and no word; every check against it was
+    // then a device mismatch (exit 2), even with the same export.
+    let gate = Gate::new();
+    let stripped = without_column("graph_app.base.fast.run1.details.csv", "CC");
+    gate.write("base.csv", stripped);
+    let out = gate.run(&[
+        "baseline", "record", "--input", "base.csv", "--output", "b.json",
+    ]);
+    out.code(0);
+    assert!(
+        out.stderr.contains("warning: the exports name no GPU"),
+        "{}",
+        out.stderr
+    );
+    gate.run(&["check", "--baseline", "b.json", "--input", "base.csv"])
+        .code(2)
+        .stderr_has("device mismatch");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "base.csv",
+        "--allow-device-mismatch",
+    ])
+    .code(0);
+    // Exports that name the GPU record without the warning.
+    gate.base_baseline(&[]).code(0);
+    assert!(!gate.base_baseline(&[]).stderr.contains("name no GPU"));
+}
