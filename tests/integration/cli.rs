@@ -442,6 +442,10 @@ fn an_explain_budget_that_is_no_number_of_seconds_is_refused() {
             "{value}: {}",
             out.stderr
         );
-        assert!(out.stderr.contains("a finite number"), "{value}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("a finite number"),
+            "{value}: {}",
+            out.stderr
+        );
     }
 }
