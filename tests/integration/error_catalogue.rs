@@ -850,6 +850,12 @@ fn every_error() -> Vec<(String, Error)> {
             source: io(ErrorKind::PermissionDenied),
         },
     );
+    add(
+        s("LinkedFolder"),
+        Error::LinkedFolder {
+            path: p("html/charts"),
+        },
+    );
     for e in export_errors() {
         add(
             format!("Export/{}", export_name(&e)),
@@ -986,6 +992,7 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Toml { .. } => "Toml",
         Error::Process(_) => "Process",
         Error::Write { .. } => "Write",
+        Error::LinkedFolder { .. } => "LinkedFolder",
         Error::Malformed { .. } => "Malformed",
         Error::Export { .. } => "Export",
         Error::Report { .. } => "Report",

@@ -517,3 +517,50 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
         "{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_report_folder_holding_a_link_writes_nothing_through_it() {
+    // A checkout can hold `html/charts -> ../elsewhere`: `check --html html`
+    // wrote every chart there, outside the folder it was given.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
+    std::fs::create_dir_all(gate.path("html")).expect("mkdir");
+    std::fs::create_dir_all(gate.path("elsewhere")).expect("mkdir");
+    std::os::unix::fs::symlink(gate.path("elsewhere"), gate.path("html/charts")).expect("link");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+        "--html",
+        "html",
+    ])
+    .one_clear_error("is a symbolic link");
+    let written: Vec<_> = std::fs::read_dir(gate.path("elsewhere"))
+        .expect("list")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+    // A link in place of a file is replaced, not written through.
+    std::fs::remove_file(gate.path("html/charts")).expect("unlink");
+    std::os::unix::fs::symlink(
+        gate.path("elsewhere/page.html"),
+        gate.path("html/index.html"),
+    )
+    .expect("link");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+        "--html",
+        "html",
+    ])
+    .code(1);
+    assert!(!gate.path("elsewhere/page.html").exists());
+}
