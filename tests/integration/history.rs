@@ -932,3 +932,49 @@ fn names_and_units_from_a_hostile_store_add_no_line() {
         }
     }
 }
+
+#[test]
+fn a_huge_value_in_the_store_draws_no_chart_and_ends() {
+    // A mean near f64::MAX (or infinite) in the store made the trend chart's
+    // band and axis infinite: `history show --html` never ended.
+    let g = reports();
+    for (commit, report) in [
+        ("c1", "pass.json"),
+        ("c2", "pass.json"),
+        ("c3", "regression.json"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            report,
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            &format!("2026-12-0{}T00:00:00Z", &commit[1..]),
+            "--history",
+            "sqlite:h.sqlite",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    db.execute_batch(
+        "UPDATE run_values SET mean = 1e308 WHERE series_id = 1;
+         UPDATE run_values SET mean = 9e999 WHERE series_id = 2;",
+    )
+    .expect("tamper");
+    drop(db);
+    let dir = g.path("trend").display().to_string();
+    let out = g.run(&[
+        "history",
+        "show",
+        "--history",
+        "sqlite:h.sqlite",
+        "--html",
+        &dir,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = g.read("trend/index.html");
+    assert!(page.contains("too large to chart"), "{page}");
+}
