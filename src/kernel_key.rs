@@ -41,6 +41,24 @@ pub fn printable(text: String) -> String {
     out
 }
 
+/// Every string and key of `value` made [`printable`]: JSON written for
+/// machines keeps U+202E, U+2028 and U+FFFE as they are, and a viewer shows them.
+pub fn printable_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => *s = printable(std::mem::take(s)),
+        Value::Array(items) => items.iter_mut().for_each(printable_json),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut v) in entries {
+                printable_json(&mut v);
+                map.insert(printable(key), v);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// `text` on one line: CR, LF and tab become spaces (text from XML may wrap),
 /// any other [`unprintable`] character is escaped as by [`printable`].
 pub fn one_line(text: String) -> String {

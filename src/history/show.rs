@@ -166,7 +166,9 @@ pub fn short(commit: &str) -> String {
 
 /// The series as JSON (`{"series": […]}`).
 pub fn json(series: &[Series]) -> String {
-    let doc = serde_json::json!({ "schema_version": 1, "series": series });
+    // Names from the store, escaped as the text view escapes them.
+    let mut doc = serde_json::json!({ "schema_version": 1, "series": series });
+    crate::kernel_key::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

@@ -901,6 +901,15 @@ fn names_and_units_from_a_hostile_store_add_no_line() {
             "--html",
             &dir,
         ],
+        // JSON kept U+2028 and U+202E as they were.
+        &["history", "show", "--json", "--history", "sqlite:h.sqlite"],
+        &[
+            "history",
+            "changes",
+            "--json",
+            "--history",
+            "sqlite:h.sqlite",
+        ],
     ] {
         let out = g.run(args);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
