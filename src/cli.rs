@@ -233,7 +233,7 @@ pub struct ReportArgs {
     /// Write a JSON report (schema_version 2).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder.
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder. With a history store (--history), each failing metric's section also shows its trend over the stored runs (charts/trend-N.svg, the first 5).
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
     /// When to colour the terminal report.
@@ -271,7 +271,7 @@ pub enum ColorArg {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline).
+    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
@@ -285,7 +285,7 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
-    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict.
+    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict. When ncugate profiles, each kernel's explain run profiles the launch whose value moved most from the baseline's mean per launch (the why says which: `launch 3 of 3`).
     #[arg(
         long,
         value_enum,
@@ -330,7 +330,7 @@ pub struct CheckHistoryArgs {
     /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
     #[arg(long, value_enum, value_name = "WHEN")]
     pub history_record: Option<HistoryRecord>,
-    /// The workload name a single check's run is kept under in the history.
+    /// The workload name a single check's run is kept under in the history (a suite check keeps each workload's run, and reads its rolling baseline, under the workload's own name).
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub history_workload: String,
     /// The commit the recorded run is kept under (default: $GITHUB_SHA, $GIT_COMMIT, else `git rev-parse HEAD`).

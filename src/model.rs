@@ -214,6 +214,27 @@ pub struct KernelRun {
     pub metrics: Vec<MetricAcc>,
     /// ncu's replay passes per launch (`profiler__replayer_passes`), where the export has them.
     pub passes: MetricAcc,
+    /// The kernel's first [`KEPT_LAUNCHES`] launches one by one, in the
+    /// export's order (empty where the parser keeps none): the explain stage
+    /// profiles the launch whose value moved most.
+    pub first_launches: Vec<LaunchValues>,
+}
+
+/// Launches of one kernel kept one by one per run (see [`KernelRun::first_launches`]).
+pub const KEPT_LAUNCHES: usize = 32;
+
+/// One launch of a kernel, as the export listed it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchValues {
+    /// Its place among the export's launches (0 for the first row).
+    pub position: u64,
+    /// Its place among the export's launches of kernels of the same
+    /// function name: what ncu's `--launch-skip` counts under a
+    /// `-k regex:^function$` filter.
+    pub ordinal: u64,
+    /// One value per metric of [`Run::metrics`], same order; `None` where
+    /// the cell was `n/a`, empty or absent.
+    pub values: Vec<Option<f64>>,
 }
 
 /// A metric column as found in an export.

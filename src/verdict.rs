@@ -54,15 +54,58 @@ pub struct RuleResult {
     /// the evidence. The status is then at worst `warn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_gated: Option<String>,
+    /// Set when a failing result is a warning that is not gated: why (its
+    /// message starts `not gated (…): `). Reports written before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downgraded: Option<Downgrade>,
+}
+
+/// Why a failing rule result is a warning that is not gated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Downgrade {
+    /// The GPU was shared and the metric is one another process can move
+    /// (`[gate] shared_gpu = "warn"`).
+    SharedGpu {
+        /// The first part of the evidence: the neighbour, or the clock (the
+        /// report's `shared_gpu` has all of it).
+        neighbour: String,
+    },
+    /// A timing-only failure of a kernel whose machine code, instruction
+    /// counts, launches and launch configuration are unchanged
+    /// (`--environmental warn`).
+    Environmental,
+}
+
+/// Why a timing-only failure with unchanged code is environmental.
+pub const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
+
+impl Downgrade {
+    /// The reason as the message gives it, in `not gated (…): `.
+    pub fn reason(&self) -> String {
+        match self {
+            Downgrade::SharedGpu { neighbour } => neighbour.clone(),
+            Downgrade::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
+        }
+    }
 }
 
 impl RuleResult {
+    /// Makes a failing result a warning that is not gated, its reason in
+    /// front of its message (`not gated (REASON): …`): the one way a failure
+    /// becomes a warning, whatever the reason, in every format.
+    pub fn downgrade(&mut self, why: Downgrade) {
+        self.status = Status::Warn;
+        self.message = format!("not gated ({}): {}", why.reason(), self.message);
+        self.downgraded = Some(why);
+    }
+
     /// The verdict word for tables: the status, except that a `changed`
-    /// result says which way it moved (`higher`, `lower`) and a result a
-    /// shared GPU left ungated says `not gated` (its status, `warn` beyond
-    /// the allowance, still counts).
+    /// result says which way it moved (`higher`, `lower`) and a result left
+    /// ungated (a shared GPU's sensitive metric, a downgraded failure) says
+    /// `not gated` (its status, `warn` for a downgraded failure, still counts).
     pub fn verdict(&self) -> &'static str {
-        if self.not_gated.is_some() {
+        if self.not_gated.is_some() || self.downgraded.is_some() {
             return "not gated";
         }
         match (self.status, self.current, self.baseline) {
@@ -182,6 +225,11 @@ pub struct Report {
     /// changed most since the baseline's source profile.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explain: Vec<crate::explain::Explained>,
+    /// Trend charts (SVG) of failing rules, from the history store, each
+    /// with the index of its rule in `rules`: drawn into the HTML report of
+    /// the check that made them, never written to JSON.
+    #[serde(skip)]
+    pub trends: Vec<(usize, String)>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
@@ -252,6 +300,7 @@ impl Report {
             findings: Vec::new(),
             code: Vec::new(),
             explain: Vec::new(),
+            trends: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
             profiling: Vec::new(),

@@ -116,7 +116,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     };
     let mut report = compare::compare(&inputs)?;
     report.notes.extend(code_note);
-    explain_stage(&mut report, &baseline, config, processes);
+    explain_stage(&mut report, &baseline, &runs, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
@@ -146,10 +146,11 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
 fn explain_stage(
     report: &mut Report,
     baseline: &Baseline,
+    runs: &[Run],
     config: &CheckConfig,
     processes: &dyn ProcessRunner,
 ) {
-    use crate::compare::explain::{ExplainMode, attach, chosen};
+    use crate::compare::explain::{ExplainMode, attach, chosen, pick_launch};
     let explain = &config.explain;
     let kernels = chosen(report, explain.mode, explain.kernels);
     if kernels.is_empty() {
@@ -157,7 +158,9 @@ fn explain_stage(
     }
     let (profiles, mut notes) = match (&config.source, explain.pages.is_empty()) {
         (Source::Profile { runner, .. }, true) => {
-            profile_sources(&kernels, baseline, runner, explain.budget, processes)
+            let seen: &Report = report;
+            let pick = |k: &str| Some(pick_launch(seen, baseline, runs, k));
+            profile_sources(&kernels, &pick, baseline, runner, explain.budget, processes)
         }
         (_, true) => {
             // Nothing to explain with: said only when every kernel was asked for.

@@ -226,6 +226,20 @@ pub(super) fn after_check(
         ));
     }
     report.notes.extend(trend_notes(h, &shown, report));
+    let recorded = record_check(h, &shown, report, store.as_mut(), processes)?;
+    report.trends = trend_charts(h, &shown, report, inputs.thresholds, recorded);
+    Ok(())
+}
+
+/// Records the check's run (when `--history-record` and the branch say
+/// so), with a note either way; whether it was recorded.
+fn record_check(
+    h: &CheckHistory,
+    shown: &str,
+    report: &mut Report,
+    store: Option<&mut Box<dyn history::Store>>,
+    processes: &dyn ProcessRunner,
+) -> Result<bool> {
     let Some(at) = to_record(h, processes)? else {
         report.notes.push(format!(
             "history {shown}: this run is not recorded (read only: --history-record {})",
@@ -234,15 +248,19 @@ pub(super) fn after_check(
                 _ => "auto, and the branch is not one of [history] branches",
             }
         ));
-        return Ok(());
+        return Ok(false);
     };
     let Some(run) = record::run_of(&h.workload, report) else {
-        return Ok(());
+        return Ok(false);
     };
     let accepted = h.branches.contains(&at.branch) && run.outcome == "pass";
-    let mut store = match store {
+    let mut opened;
+    let store = match store {
         Some(s) => s,
-        None => history::open(&h.url, true)?,
+        None => {
+            opened = history::open(&h.url, true)?;
+            &mut opened
+        }
     };
     store.record(
         &at,
@@ -261,7 +279,95 @@ pub(super) fn after_check(
             " (not baseline material)"
         }
     ));
-    Ok(())
+    Ok(true)
+}
+
+/// The trend chart of each failing metric (the first 5, as the notes name
+/// them) for the HTML report: its series in the store for this workload and
+/// GPU, this run last (added as `this run` when it was not recorded). A
+/// store that cannot be read for them is a note: the charts never change a verdict.
+fn trend_charts(
+    h: &CheckHistory,
+    shown: &str,
+    report: &mut Report,
+    thresholds: &crate::rules::Thresholds,
+    recorded: bool,
+) -> Vec<(usize, String)> {
+    let Some(run) = record::run_of(&h.workload, report) else {
+        return Vec::new();
+    };
+    let failing: Vec<usize> = (0..report.rules.len())
+        .filter(|&i| {
+            matches!(
+                report.rules[i].status,
+                crate::status::Status::Fail | crate::status::Status::Warn
+            )
+        })
+        .take(5)
+        .collect();
+    if failing.is_empty() {
+        return Vec::new();
+    }
+    let mut store = match history::open(&h.url, false) {
+        Ok(store) => store,
+        Err(e) => {
+            report
+                .notes
+                .push(format!("history {shown}: no trend charts: {e}"));
+            return Vec::new();
+        }
+    };
+    let mut charts = Vec::new();
+    for i in failing {
+        let r = &report.rules[i];
+        let kernel = r.kernel.clone().unwrap_or_default();
+        let points = store.series(&history::Query {
+            workload: Some(h.workload.clone()),
+            kernel: r.kernel.clone(),
+            metric: Some(r.metric.clone()),
+        });
+        let points = match points {
+            Ok(points) => points,
+            Err(e) => {
+                report
+                    .notes
+                    .push(format!("history {shown}: no trend charts: {e}"));
+                return Vec::new();
+            }
+        };
+        let mut series = show::group(points).into_iter().find(|s| {
+            s.workload == h.workload && s.gpu == run.gpu && s.kernel == kernel && s.rule == r.rule
+        });
+        if !recorded {
+            let value = run
+                .values
+                .iter()
+                .find(|v| v.kernel == kernel && v.rule == r.rule);
+            let series = series.get_or_insert_with(|| show::Series {
+                workload: h.workload.clone(),
+                gpu: run.gpu.clone(),
+                kernel: kernel.clone(),
+                rule: r.rule.clone(),
+                metric: r.metric.clone(),
+                aggregate: r.aggregate.to_string(),
+                unit: r.unit.clone(),
+                points: Vec::new(),
+            });
+            series.points.push(show::SeriesPoint {
+                commit: "this run".into(),
+                branch: String::new(),
+                time: String::new(),
+                accepted: false,
+                outcome: run.outcome.clone(),
+                value: value.and_then(|v| v.mean),
+                status: value.map(|v| v.status.clone()).unwrap_or_default(),
+            });
+        }
+        if let Some(svg) = series.and_then(|s| history::trend::chart(&s, thresholds, h.window)) {
+            charts.push((i, svg));
+        }
+    }
+    charts
 }
 
 /// The command that draws the trend of each failing metric (the first 5).

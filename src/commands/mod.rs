@@ -142,8 +142,11 @@ fn read_source_pages(
 
 /// One explain run per kernel, the worst first, until `budget` seconds are
 /// spent; the cost is a note.
+/// Profiles each kernel's source counters once: the launch `pick` chooses
+/// (`None`: its first, as `baseline record` does).
 fn profile_sources(
     kernels: &[String],
+    pick: &dyn Fn(&str) -> Option<crate::compare::explain::Pick>,
     baseline: &Baseline,
     runner: &RunnerConfig,
     budget: f64,
@@ -163,9 +166,17 @@ fn profile_sources(
         }
         let function = crate::kernel_key::kernel_key(kernel, KernelKeyMode::Function);
         runs += 1;
+        let chosen = pick(kernel);
+        let launch = chosen.map_or(runner::explain::Launch::FIRST, |p| {
+            runner::explain::Launch {
+                ordinal: p.ordinal,
+                position: p.position,
+            }
+        });
         let page = runner::explain::source_page(
             runner,
             &function,
+            launch,
             &format!("explain-{}", i + 1),
             processes,
         )
@@ -174,6 +185,11 @@ fn profile_sources(
             Ok(mut p) => {
                 // The page names the kernel as ncu does; it was asked for this one.
                 p.kernel.clone_from(kernel);
+                p.launch = chosen.map(|c| crate::explain::ProfiledLaunch {
+                    index: c.index,
+                    of: c.of,
+                    skip: runner::explain::selection(runner, &function, launch).1,
+                });
                 profiles.push(p);
             }
             Err(e) => notes.push(format!("explain: {kernel}: {e}")),

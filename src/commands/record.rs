@@ -76,7 +76,9 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     let (mut profiles, mut page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
     if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
         let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
-        let (more, notes) = profile_sources(&kernels, &baseline, runner, f64::INFINITY, processes);
+        let first = |_: &str| None;
+        let (more, notes) =
+            profile_sources(&kernels, &first, &baseline, runner, f64::MAX, processes);
         profiles.extend(more);
         page_notes.extend(notes);
     }

@@ -6,10 +6,12 @@
 //! same, the change came from outside the code: clocks, other work on the GPU,
 //! thermals. `--environmental` (`[gate] environmental`) says what such a failure becomes: `warn`
 //! (default: shown, counted as a warning, not gated) or `fail` (gated as any
-//! other failure). It is never silent: the rule's message says why.
+//! other failure). It is never silent: the rule's message says why, in front
+//! (`not gated (environmental: …)`, as every downgraded failure,
+//! [`crate::verdict::RuleResult::downgrade`]; `gated (environmental: …)`).
 
 use crate::status::Status;
-use crate::verdict::Report;
+use crate::verdict::{Downgrade, ENVIRONMENTAL, Report};
 use std::collections::BTreeMap;
 
 /// The verdict of a timing-only failure with unchanged code.
@@ -56,17 +58,15 @@ pub fn apply(
             && is_timing(&r.unit)
             && r.kernel.as_ref().is_some_and(|k| environmental.contains(k))
     }) {
-        let flag = match verdict {
-            Environmental::Warn => {
-                rule.status = Status::Warn;
-                "not gated (--environmental warn)"
+        match verdict {
+            Environmental::Warn => rule.downgrade(Downgrade::Environmental),
+            Environmental::Fail => {
+                rule.message = format!(
+                    "gated ({ENVIRONMENTAL}; --environmental fail): {}",
+                    rule.message
+                );
             }
-            Environmental::Fail => "gated (--environmental fail)",
-        };
-        rule.message = format!(
-            "{}; environmental: timing-only change with unchanged code, instruction counts and launch configuration (clocks, other work on the GPU, thermals), {flag}",
-            rule.message
-        );
+        }
         marked += 1;
     }
     if marked > 0 {

@@ -91,10 +91,11 @@ pub fn attach(
         if let Some(i) = worst {
             // Unchanged lines say the launch itself is as before: the cause
             // is elsewhere (more launches, another kernel's work).
-            let text = if lines.is_empty() {
-                "source lines unchanged (one launch compared)".to_string()
-            } else {
-                format!("lines: {}", lines.join(" · "))
+            let text = match (lines.is_empty(), now.launch) {
+                (true, Some(l)) => format!("source lines unchanged ({} compared)", l.label()),
+                (true, None) => "source lines unchanged (one launch compared)".to_string(),
+                (false, Some(l)) => format!("lines ({}): {}", l.label(), lines.join(" · ")),
+                (false, None) => format!("lines: {}", lines.join(" · ")),
             };
             let rule = &mut report.rules[i];
             rule.why = Some(match rule.why.take() {
@@ -105,6 +106,97 @@ pub fn attach(
         report.explain.push(explained);
     }
     notes
+}
+
+/// A launch of one kernel for the explain run to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pick {
+    /// Its place among the kernel's launches in a run, from 0.
+    pub index: u64,
+    /// The kernel's launches per run (the first run's).
+    pub of: u64,
+    /// Its place among the run's launches (the export's row).
+    pub position: u64,
+    /// Its place among the run's launches of the same function name.
+    pub ordinal: u64,
+}
+
+/// The launch of `kernel` whose value of its worst failing rule's metric
+/// lies farthest, in the direction the rule failed, from the baseline's
+/// mean per launch, averaged over `runs` launch by launch (the kernel's
+/// first [`crate::model::KEPT_LAUNCHES`] launches); its first launch when
+/// the runs kept no launches one by one or the rule has no baseline.
+pub fn pick_launch(
+    report: &Report,
+    baseline: &Baseline,
+    runs: &[crate::model::Run],
+    kernel: &str,
+) -> Pick {
+    let Some((of, first)) = runs
+        .first()
+        .and_then(|run| run.kernels.get(kernel))
+        .map(|k| (k.launches, &k.first_launches[..]))
+    else {
+        return Pick {
+            index: 0,
+            of: 0,
+            position: 0,
+            ordinal: 0,
+        };
+    };
+    let pick = |i: usize| Pick {
+        index: i as u64,
+        of,
+        position: first.get(i).map_or(0, |l| l.position),
+        ordinal: first.get(i).map_or(0, |l| l.ordinal),
+    };
+    let worst = report
+        .rules
+        .iter()
+        .filter(|r| r.kernel.as_deref() == Some(kernel) && r.status == Status::Fail)
+        .max_by(|a, b| magnitude(a).total_cmp(&magnitude(b)));
+    let Some(rule) = worst else { return pick(0) };
+    let Some(reference) = baseline
+        .kernels
+        .get(kernel)
+        .and_then(|k| k.metrics.get(&rule.metric))
+        .map(|m| m.mean.mean)
+    else {
+        return pick(0);
+    };
+    let up = match (rule.current, &rule.baseline) {
+        (Some(now), Some(before)) => now >= before.mean,
+        _ => true,
+    };
+    let mut best: Option<(usize, f64)> = None;
+    for i in 0..first.len() {
+        let values: Vec<f64> = runs
+            .iter()
+            .filter_map(|run| {
+                let m = run.metric_index(&rule.metric)?;
+                let launch = run.kernels.get(kernel)?.first_launches.get(i)?;
+                launch
+                    .values
+                    .get(m)
+                    .copied()
+                    .flatten()
+                    .filter(|v| v.is_finite())
+            })
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let moved = if up {
+            mean - reference
+        } else {
+            reference - mean
+        };
+        if best.is_none_or(|(_, b)| moved > b) {
+            best = Some((i, moved));
+        }
+    }
+    pick(best.map_or(0, |(i, _)| i))
 }
 
 /// How far a rule's value moved: its relative change, a new value as infinite.

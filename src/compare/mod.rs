@@ -77,6 +77,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         findings: Vec::new(),
         code: Vec::new(),
         explain: Vec::new(),
+        trends: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
         profiling: runs

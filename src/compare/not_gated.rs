@@ -4,7 +4,8 @@
 //! - [`apply`]: under `[gate] shared_gpu = "warn"` every result of a
 //!   sensitive rule (`environment = "sensitive"`) is marked `not_gated` with
 //!   the evidence, and one beyond its allowance becomes a warning that names
-//!   the neighbour (never a silent pass, never a failure); deterministic
+//!   the neighbour ([`RuleResult::downgrade`]: never a silent pass, never a
+//!   failure); deterministic
 //!   rules are gated as always. `"refuse"` is an error (exit 2), `"gate"`
 //!   gates everything. The report's `shared_gpu` says which and how many.
 //! - [`cycles`]: a duration rule's message also gives the kernel's elapsed
@@ -16,7 +17,7 @@ use crate::error::{BaselineError, Error, Result};
 use crate::rules::{Environment, Thresholds};
 use crate::shared_gpu::{GpuEnvironment, Policy, SharedGpu};
 use crate::status::Status;
-use crate::verdict::{Report, RuleResult};
+use crate::verdict::{Downgrade, Report, RuleResult};
 
 /// Applies `policy` to `report`'s rules when `shared` says the GPU was shared.
 pub fn apply(
@@ -59,11 +60,12 @@ pub fn apply(
                 r.not_gated = Some(shared.evidence.clone());
                 if matches!(r.status, Status::Fail | Status::Warn) {
                     shared.over_allowance += 1;
-                    r.status = Status::Warn;
                     // The header line has the whole evidence; each warning names
                     // its first part (the neighbour, or the clock), to stay short.
                     let first = shared.evidence.split("; ").next().unwrap_or_default();
-                    r.message = format!("not gated ({first}): {}", r.message);
+                    r.downgrade(Downgrade::SharedGpu {
+                        neighbour: first.to_string(),
+                    });
                 }
             }
         }

@@ -113,6 +113,7 @@ fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
         message: String::new(),
         why: None,
         not_gated: None,
+        downgraded: None,
     }
 }
 

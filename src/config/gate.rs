@@ -248,14 +248,25 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
 
 /// `check` over a suite: each selected workload's check, its thresholds
 /// (the flag over the workload's), data and baseline resolved.
+/// `--baseline history` (or `[gate] baseline = "history"`) compares every
+/// workload with its own rolling baseline, and `--history` (or
+/// `[history] url`) records every workload's run under its name, as a
+/// check of one workload named so would.
 fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
+    let word = |b: &PathBuf| b.as_os_str() == super::history::BASELINE_WORD;
+    let rolling = match &args.baseline {
+        Some(b) => word(b),
+        None => file.gate.baseline.as_ref().is_some_and(word),
+    };
+    let history = super::history::check_history(&args.history, file, rolling)?;
     let selection = Selection::new(
         Request {
             suite: &args.suite,
             run: &args.run,
             ncu: &args.ncu,
             thresholds: args.gate.thresholds.clone(),
-            one_workload_flag: ("--baseline", args.baseline.clone()),
+            // The rolling baseline is every workload's: no one file.
+            one_workload_flag: ("--baseline", args.baseline.clone().filter(|b| !word(b))),
             inputs: args.inputs.clone(),
         },
         file,
@@ -269,7 +280,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             None
         };
         checks.push(CheckConfig {
-            baseline: selection.baseline(w, true),
+            baseline: if rolling {
+                BaselinePlace::History
+            } else {
+                selection.baseline(w, true)
+            },
             source: selection.source(w, 1),
             details: args.details.clone(),
             thresholds: w.thresholds.clone(),
@@ -285,7 +300,10 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             sanitizer,
             ncu: ncu_program(&args.ncu, file),
             import_with_ncu: import_with_ncu(&args.ncu, file),
-            history: None,
+            history: history.clone().map(|h| super::history::CheckHistory {
+                workload: w.name.clone(),
+                ..h
+            }),
             environmental: args
                 .gate
                 .environmental

@@ -39,6 +39,29 @@ pub struct SourceProfile {
     /// Per opcode, over all instructions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub opcodes: BTreeMap<String, Counters>,
+    /// Which launch was profiled, when ncugate chose one (a check's explain
+    /// run); absent for source pages given to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<ProfiledLaunch>,
+}
+
+/// The launch of a kernel an explain run profiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfiledLaunch {
+    /// Its place among the kernel's launches in a run, from 0.
+    pub index: u64,
+    /// The kernel's launches per run.
+    pub of: u64,
+    /// ncu's `--launch-skip` for it.
+    pub skip: u64,
+}
+
+impl ProfiledLaunch {
+    /// `launch 3 of 3` (counted from 1).
+    pub fn label(&self) -> String {
+        format!("launch {} of {}", self.index + 1, self.of)
+    }
 }
 
 /// One source line's counters.
@@ -73,6 +96,9 @@ pub struct Explained {
     pub by_line: bool,
     /// The top changes, largest first (at most [`TOP`]).
     pub changes: Vec<ChangedLine>,
+    /// The launch of this run that was profiled, when ncugate chose it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<ProfiledLaunch>,
 }
 
 /// Lines named per kernel.
@@ -160,6 +186,7 @@ pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) ->
         kernel: current.kernel.clone(),
         by_line,
         changes,
+        launch: current.launch,
     }
 }
 
@@ -283,6 +310,7 @@ mod tests {
                 })
                 .collect(),
             opcodes: BTreeMap::new(),
+            launch: None,
         }
     }
 

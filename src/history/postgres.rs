@@ -186,37 +186,13 @@ impl Store for Postgres {
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, s.unit,
-                r.commit_sha, r.branch, r.at, r.accepted, r.outcome, v.mean, v.status
-            FROM run_values v JOIN series s ON s.id = v.series_id JOIN runs r ON r.id = v.run_id
-            WHERE ($1::TEXT IS NULL OR s.workload = $1::TEXT)
-              AND ($2::TEXT IS NULL OR strpos(s.kernel, $2::TEXT) > 0)
-              AND ($3::TEXT IS NULL OR strpos(s.metric, $3::TEXT) > 0 OR s.rule = $3::TEXT)
-            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, r.at, r.id";
+        let sql = store::series_sql(Dialect::Postgres);
         let rows = self
             .client
-            .query(sql, &[&query.workload, &query.kernel, &query.metric])
+            .query(&sql, &[&query.workload, &query.kernel, &query.metric])
             .map_err(|e| fail(&self.shown, &e))?;
-        let point = |r: &postgres::Row| -> std::result::Result<Point, postgres::Error> {
-            Ok(Point {
-                workload: r.try_get(0)?,
-                gpu: r.try_get(1)?,
-                kernel: r.try_get(2)?,
-                rule: r.try_get(3)?,
-                metric: r.try_get(4)?,
-                aggregate: r.try_get(5)?,
-                unit: r.try_get(6)?,
-                commit: r.try_get(7)?,
-                branch: r.try_get(8)?,
-                time: r.try_get(9)?,
-                accepted: r.try_get::<_, i32>(10)? != 0,
-                outcome: r.try_get(11)?,
-                mean: r.try_get(12)?,
-                status: store::status_name(r.try_get::<_, i32>(13)?.into()),
-            })
-        };
         rows.iter()
-            .map(point)
+            .map(store::point)
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| fail(&self.shown, &e))
     }
@@ -231,29 +207,9 @@ impl Store for Postgres {
             Pick::Commit(c) => self.client.query(&sql, &[&workload, &gpu, &c]),
         }
         .map_err(|e| fail(&self.shown, &e))?;
-        let row = |r: &postgres::Row| -> std::result::Result<_, postgres::Error> {
-            let mean: Option<f64> = r.try_get(8)?;
-            let samples: String = r.try_get(9)?;
-            Ok((
-                r.try_get::<_, i64>(0)?,
-                r.try_get::<_, String>(1)?,
-                r.try_get::<_, i64>(2)?,
-                r.try_get::<_, String>(11)?,
-                super::record::Value {
-                    kernel: r.try_get(3)?,
-                    rule: r.try_get(4)?,
-                    metric: r.try_get(5)?,
-                    aggregate: r.try_get(6)?,
-                    unit: r.try_get(7)?,
-                    mean,
-                    samples: store::samples_of(&samples, mean),
-                    status: store::status_name(r.try_get::<_, i32>(10)?.into()),
-                },
-            ))
-        };
         let rows = rows
             .iter()
-            .map(row)
+            .map(store::picked)
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| fail(&self.shown, &e))?;
         Ok(store::group_runs(rows))
@@ -276,6 +232,22 @@ impl Store for Postgres {
             .and_then(|r| r.try_get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(|e| fail(&self.shown, &e))
+    }
+}
+
+impl store::Row for postgres::Row {
+    type Error = postgres::Error;
+    fn text(&self, i: usize) -> std::result::Result<String, postgres::Error> {
+        self.try_get(i)
+    }
+    fn big(&self, i: usize) -> std::result::Result<i64, postgres::Error> {
+        self.try_get(i)
+    }
+    fn int(&self, i: usize) -> std::result::Result<i64, postgres::Error> {
+        self.try_get::<_, i32>(i).map(i64::from)
+    }
+    fn real(&self, i: usize) -> std::result::Result<Option<f64>, postgres::Error> {
+        self.try_get(i)
     }
 }
 

@@ -206,33 +206,12 @@ impl Store for Sqlite {
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        let sql = "SELECT s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, s.unit,
-                r.commit_sha, r.branch, r.at, r.accepted, r.outcome, v.mean, v.status
-            FROM run_values v JOIN series s ON s.id = v.series_id JOIN runs r ON r.id = v.run_id
-            WHERE (?1 IS NULL OR s.workload = ?1)
-              AND (?2 IS NULL OR instr(s.kernel, ?2) > 0)
-              AND (?3 IS NULL OR instr(s.metric, ?3) > 0 OR s.rule = ?3)
-            ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, r.at, r.id";
+        let sql = store::series_sql(Dialect::Sqlite);
         let read = || -> rusqlite::Result<Vec<Point>> {
-            let mut statement = self.conn.prepare(sql)?;
-            let rows =
-                statement.query_map(params![query.workload, query.kernel, query.metric], |r| {
-                    Ok(Point {
-                        workload: r.get(0)?,
-                        gpu: r.get(1)?,
-                        kernel: r.get(2)?,
-                        rule: r.get(3)?,
-                        metric: r.get(4)?,
-                        aggregate: r.get(5)?,
-                        unit: r.get(6)?,
-                        commit: r.get(7)?,
-                        branch: r.get(8)?,
-                        time: r.get(9)?,
-                        accepted: r.get::<_, i64>(10)? != 0,
-                        outcome: r.get(11)?,
-                        mean: r.get(12)?,
-                        status: store::status_name(r.get(13)?),
-                    })
+            let mut statement = self.conn.prepare(&sql)?;
+            let rows = statement
+                .query_map(params![query.workload, query.kernel, query.metric], |r| {
+                    store::point(r)
                 })?;
             rows.collect()
         };
@@ -247,26 +226,7 @@ impl Store for Sqlite {
                 Pick::LastAccepted(n) => (n.min(i64::MAX as usize) as i64).into(),
                 Pick::Commit(c) => c.to_string().into(),
             };
-            let rows = statement.query_map(params![workload, gpu, third], |r| {
-                let mean: Option<f64> = r.get(8)?;
-                let samples: String = r.get(9)?;
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(11)?,
-                    super::record::Value {
-                        kernel: r.get(3)?,
-                        rule: r.get(4)?,
-                        metric: r.get(5)?,
-                        aggregate: r.get(6)?,
-                        unit: r.get(7)?,
-                        mean,
-                        samples: store::samples_of(&samples, mean),
-                        status: store::status_name(r.get(10)?),
-                    },
-                ))
-            })?;
+            let rows = statement.query_map(params![workload, gpu, third], |r| store::picked(r))?;
             Ok(store::group_runs(rows.collect::<rusqlite::Result<_>>()?))
         };
         read().map_err(|e| fail(&self.path, e))
@@ -288,6 +248,22 @@ impl Store for Sqlite {
             .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(|e| fail(&self.path, e))
+    }
+}
+
+impl store::Row for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn big(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
+        self.get(i)
     }
 }
 

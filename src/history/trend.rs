@@ -52,6 +52,20 @@ pub fn bands(
         .collect()
 }
 
+/// Chart text size as plotters takes it (tick labels): its SVG writes
+/// sizes as this / 1.24, so 15 is 12.1 px, legible at the page's scale.
+const TEXT_PX: u32 = 15;
+
+/// The chart of `series` with the band its rule in `thresholds` allowed at
+/// each run (`window` accepted runs before it); `None` when no run has a value.
+pub fn chart(series: &Series, thresholds: &Thresholds, window: usize) -> Option<String> {
+    let bands = match rule_of(series, thresholds).and_then(|r| r.max_change.map(|c| (r.worse, c))) {
+        Some((worse, c)) => bands(series, worse, c, window),
+        None => vec![None; series.points.len()],
+    };
+    svg(series, &bands)
+}
+
 /// The chart of one series; `None` when no run has a value.
 pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
     let values: Vec<(usize, f64)> = series
@@ -96,7 +110,7 @@ pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
         let commits: Vec<String> = series.points.iter().map(|p| short(&p.commit)).collect();
         c.configure_mesh()
             .disable_x_mesh()
-            .label_style(("sans-serif", 12))
+            .label_style(("sans-serif", TEXT_PX))
             .x_labels(n.min(8))
             .x_label_formatter(&|x| {
                 let i = x.round();
@@ -156,11 +170,7 @@ pub fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String
         .iter()
         .map(|s| {
             let rule = rule_of(s, thresholds);
-            let bands = match rule.and_then(|r| r.max_change.map(|c| (r.worse, c))) {
-                Some((worse, c)) => bands(s, worse, c, window),
-                None => vec![None; s.points.len()],
-            };
-            let chart = svg(s, &bands);
+            let chart = chart(s, thresholds, window);
             let kernel = if s.kernel.is_empty() {
                 "(total)".to_string()
             } else {

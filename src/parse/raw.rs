@@ -14,7 +14,8 @@ use super::scan::{Row, RowScanner, RowSource, Wanted};
 use crate::error::{Error, ExportError, Result};
 use crate::kernel_key::kernel_key;
 use crate::model::{
-    ExportPage, Fingerprint, Gpu, KernelKeyMode, KernelRun, MetricAcc, MetricColumn, Run,
+    ExportPage, Fingerprint, Gpu, KEPT_LAUNCHES, KernelKeyMode, KernelRun, LaunchValues, MetricAcc,
+    MetricColumn, Run,
 };
 use crate::units::Unit;
 use std::collections::HashMap;
@@ -263,6 +264,12 @@ struct Fold<'a> {
     last_gpu_bytes: Vec<u8>,
     /// Results that fill a graph launch attribute.
     graph_results: u64,
+    /// Kernel index → its function name's index in `function_launches`.
+    function_of: Vec<usize>,
+    /// Function name → its index in `function_launches`.
+    functions: HashMap<String, usize>,
+    /// Launches so far per function name.
+    function_launches: Vec<u64>,
 }
 
 impl<'a> Fold<'a> {
@@ -278,6 +285,9 @@ impl<'a> Fold<'a> {
             gpus: Vec::new(),
             last_gpu_bytes: Vec::new(),
             graph_results: 0,
+            function_of: Vec::new(),
+            functions: HashMap::new(),
+            function_launches: Vec::new(),
         }
     }
 
@@ -303,6 +313,7 @@ impl<'a> Fold<'a> {
             self.graph_results += 1;
         }
         let index = self.kernel_index(layout, row);
+        self.keep_launch(index);
         self.kernels[index].1.launches += 1;
         self.total.launches += 1;
         if let Some(slot) = layout.passes
@@ -338,6 +349,32 @@ impl<'a> Fold<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Keeps the launch of kernel `index` one by one while the kernel has
+    /// fewer than [`KEPT_LAUNCHES`]; its values are filled in by `metric`.
+    fn keep_launch(&mut self, index: usize) {
+        while self.function_of.len() <= index {
+            let key = &self.kernels[self.function_of.len()].0;
+            let function = kernel_key(key, KernelKeyMode::Function);
+            let next = self.functions.len();
+            let slot = *self.functions.entry(function).or_insert(next);
+            if slot == next {
+                self.function_launches.push(0);
+            }
+            self.function_of.push(slot);
+        }
+        let slot = self.function_of[index];
+        let ordinal = self.function_launches[slot];
+        self.function_launches[slot] += 1;
+        let kernel = &mut self.kernels[index].1;
+        if kernel.first_launches.len() < KEPT_LAUNCHES {
+            kernel.first_launches.push(LaunchValues {
+                position: self.total.launches,
+                ordinal,
+                values: vec![None; self.metrics.len()],
+            });
+        }
     }
 
     /// Notes the GPU of `row` (compared as written with the previous row's
@@ -423,6 +460,11 @@ impl<'a> Fold<'a> {
                 }
                 kernel.metrics[m].push(v);
                 self.total.metrics[m].push(v);
+                if let Some(launch) = kernel.first_launches.last_mut()
+                    && launch.position == self.total.launches - 1
+                {
+                    launch.values[m] = Some(v);
+                }
                 if !self.total.metrics[m].sum.is_finite() {
                     return Err(bad(
                         self.path,
@@ -484,6 +526,7 @@ fn empty_kernel(n: usize) -> KernelRun {
         launches: 0,
         metrics: vec![MetricAcc::default(); n],
         passes: MetricAcc::default(),
+        first_launches: Vec::new(),
     }
 }
 

@@ -97,8 +97,10 @@ fn breakable(text: &str) -> Markup {
 }
 
 /// The report's files, in the order to write them: `style.css`,
-/// `charts/rule-N.svg`, then `index.html` (which links to the others and
-/// shows the charts that were drawn). Each chart is drawn as it is written.
+/// `charts/rule-N.svg`, `charts/trend-N.svg` (a failing rule's trend in the
+/// history store, when the check had one), then `index.html` (which links
+/// to the others and shows the charts that were drawn). Each rule chart is
+/// drawn as it is written.
 pub fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
     let drawn: Rc<RefCell<HashMap<usize, String>>> = Rc::default();
     let record = Rc::clone(&drawn);
@@ -111,6 +113,11 @@ pub fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
             record.borrow_mut().insert(i, name.clone());
             Some((PathBuf::from(name), svg.into_bytes()))
         });
+    let trends = view
+        .report
+        .trends
+        .iter()
+        .map(|(i, svg)| (PathBuf::from(trend_file(*i)), svg.as_bytes().to_vec()));
     let index = std::iter::once_with(move || {
         let page = page(view, workload, &drawn.borrow());
         (PathBuf::from("index.html"), page.into_string().into_bytes())
@@ -118,8 +125,14 @@ pub fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
     Box::new(
         std::iter::once((PathBuf::from("style.css"), CSS.as_bytes().to_vec()))
             .chain(charts)
+            .chain(trends)
             .chain(index),
     )
+}
+
+/// The file of rule `i`'s trend chart.
+fn trend_file(i: usize) -> String {
+    format!("charts/trend-{i}.svg")
 }
 
 /// The CSS class of a status: its colour on the page.
@@ -205,20 +218,36 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
         .filter(|s| s.kind != SectionKind::List)
         .collect();
     kernels.sort_by_key(|s| std::cmp::Reverse(s.status));
+    // A trend drawn on the page needs no note with the command that draws it.
+    let drawn: Vec<String> = view
+        .report
+        .trends
+        .iter()
+        .filter_map(|(i, _)| view.report.rules.get(*i))
+        .map(|r| {
+            let on = r.kernel.as_deref().unwrap_or("the whole run");
+            format!("trend of {} on {on}: ", r.metric)
+        })
+        .collect();
+    let notes: Vec<&String> = view
+        .notes
+        .iter()
+        .filter(|n| !drawn.iter().any(|d| n.starts_with(d.as_str())))
+        .collect();
     let main = html! {
         @if !view.errors.is_empty() {
             section.errors { h2 { "Errors" } ul { @for e in view.errors { li { (e) } } } }
             "\n"
         }
         @for section in kernels {
-            (kernel(section, images))
+            (kernel(section, images, &view.report.trends))
         }
         @for section in view.lists() {
             (list(section))
         }
         (source_lines(&view.report.explain))
-        @if !view.notes.is_empty() {
-            section { h2 { "Notes" } ul { @for n in view.notes { li { (n) } } } }
+        @if !notes.is_empty() {
+            section { h2 { "Notes" } ul { @for n in notes { li { (n) } } } }
             "\n"
         }
     };
@@ -240,7 +269,7 @@ fn source_lines(explained: &[crate::explain::Explained]) -> Markup {
                     tbody {
                         @for e in explained { @for c in &e.changes {
                             tr {
-                                td { code { (breakable(&e.kernel)) } }
+                                td { code { (breakable(&e.kernel)) } @if let Some(l) = e.launch { " (" (l.label()) ")" } }
                                 td { code { (c.place) } }
                                 td { code { (c.text) } }
                                 td { @for (i, (name, before, after)) in c.counters.iter().enumerate() {
@@ -283,7 +312,11 @@ fn list(section: &Section<'_>) -> Markup {
 }
 
 /// One kernel's (or the whole run's) section: its checks, their charts, its findings.
-fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
+fn kernel(
+    section: &Section<'_>,
+    images: &HashMap<usize, String>,
+    trends: &[(usize, String)],
+) -> Markup {
     html! {
         section.kernel {
             h2 { (badge(class(section.status), section.status.as_str())) " " code { (section.title) } }
@@ -308,10 +341,23 @@ fn kernel(section: &Section<'_>, images: &HashMap<usize, String>) -> Markup {
             "\n"
             div.charts {
                 @for (c, cells) in section.measured() {
-                    @if let Some(name) = cells.rule_index.and_then(|i| images.get(&i)) {
-                        figure {
-                            img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="150";
-                            figcaption { code { (breakable(&c.name)) } (cells.allowed) }
+                    @let image = cells.rule_index.and_then(|i| images.get(&i));
+                    @let trend = cells.rule_index.filter(|i| trends.iter().any(|(t, _)| t == i));
+                    @if image.is_some() || trend.is_some() {
+                        // A metric's charts side by side: this run, then its trend.
+                        div.metric {
+                            @if let Some(name) = image {
+                                figure {
+                                    img src=(name) alt={ (c.name) ": baseline vs current" } width="520" height="150";
+                                    figcaption { code { (breakable(&c.name)) } (cells.allowed) }
+                                }
+                            }
+                            @if let Some(i) = trend {
+                                figure.trend {
+                                    img src=(trend_file(i)) alt={ (c.name) ": trend over the history's runs" } width="640" height="220";
+                                    figcaption { code { (breakable(&c.name)) } " — trend in the history, oldest run left, this run last; grey: the band the rolling baseline allowed" }
+                                }
+                            }
                         }
                     }
                 }

@@ -172,9 +172,13 @@ fn source_lines(out: &mut String, explained: &[crate::explain::Explained], h: &s
             } else {
                 format!("`{}`", code(&c.text))
             };
+            let launch = e
+                .launch
+                .map(|l| format!(" ({})", l.label()))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| `{}` | `{}` | {source} | {} |",
+                "| `{}`{launch} | `{}` | {source} | {} |",
                 code(&e.kernel),
                 code(&c.place),
                 text(&counters.join(", "))

@@ -55,7 +55,7 @@ fn record(gate: &Gate) {
 }
 
 fn edit_baseline(gate: &Gate, edit: impl FnOnce(&mut serde_json::Value)) {
-    let mut b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let mut b = gate.json("b.json");
     edit(&mut b);
     gate.write("b.json", serde_json::to_string_pretty(&b).expect("json"));
 }
@@ -127,20 +127,15 @@ fn sass_pages_of_two_runs_give_one_histogram_and_a_variant_another() {
 fn baseline_record_stores_code_and_check_names_the_opcodes_that_changed() {
     let gate = gate();
     record(&gate);
-    let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let b = gate.json("b.json");
     let code = &b["kernels"][SCALE]["code"];
     assert_eq!(code["instructions"], 36);
     assert_eq!(code["opcodes"]["FFMA"], 8);
     assert_eq!(code["fingerprint"].as_str().map(str::len), Some(16));
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "b.json",
-        "--input",
-        "fp64.ncu-rep",
-        "--ncu",
-        "./fake-ncu",
-    ]);
+        &["--input", "fp64.ncu-rep", "--ncu", "./fake-ncu"],
+    );
     out.code(1)
         .stdout_has("code changed (+3 instructions: 4 DFMA new, 4 FFMA gone, 3 F2F new)");
     out.stdout_has("note: code: 2 kernels unchanged;");
@@ -155,15 +150,10 @@ fn baseline_record_stores_code_and_check_names_the_opcodes_that_changed() {
 fn unchanged_code_costs_no_ncu_call() {
     let gate = gate();
     record(&gate);
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "b.json",
-        "--input",
-        "base.ncu-rep",
-        "--ncu",
-        "./fake-ncu",
-    ])
+        &["--input", "base.ncu-rep", "--ncu", "./fake-ncu"],
+    )
     .code(0)
     .stdout_has("note: code: 3 kernels unchanged");
     assert!(!gate.path("ncu.args").exists());
@@ -193,8 +183,24 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
     let check = ["check", "--baseline", "b.json", "--input", "base.ncu-rep"];
     gate.run(&check)
         .code(0)
-        .stdout_has("environmental: timing-only change with unchanged code")
-        .stdout_has("not gated (--environmental warn)");
+        .stdout_has("not gated (environmental: timing-only change with unchanged code")
+        .stdout_has("; --environmental warn): ");
+    let with_json: Vec<&str> = check.iter().copied().chain(["--json", "r.json"]).collect();
+    gate.run(&with_json).code(0);
+    let json = gate.json("r.json");
+    let downgraded: Vec<&serde_json::Value> = json["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r.get("downgraded").is_some())
+        .collect();
+    assert!(!downgraded.is_empty(), "{json}");
+    assert!(downgraded.iter().all(|r| {
+        r["downgraded"]["reason"] == "environmental"
+            && r["status"] == "warn"
+            && r.get("not_gated").is_none()
+            && (r["unit"] == "ns" || r["unit"] == "cycle")
+    }));
     let gated: Vec<&str> = check
         .iter()
         .copied()
@@ -202,7 +208,8 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
         .collect();
     gate.run(&gated)
         .code(1)
-        .stdout_has("gated (--environmental fail)");
+        .stdout_has("gated (environmental: timing-only change with unchanged code")
+        .stdout_has("; --environmental fail): ");
     // The same from ncugate.toml's [gate], and the flag over the file.
     gate.write("ncugate.toml", "[gate]\nenvironmental = \"fail\"\n");
     gate.run(&check).code(1);
@@ -297,29 +304,29 @@ fn whys(report: &serde_json::Value) -> String {
 #[test]
 fn the_strided_variant_is_explained_by_its_gather_line() {
     let gate = explain_gate();
-    let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let b = gate.json("b.json");
     let lines = b["kernels"][SCALE]["source"]["lines"]
         .as_array()
         .expect("lines");
     assert_eq!(lines.len(), 7);
     assert_eq!(lines[4]["line"], 126);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "b.json",
-        "--input",
-        "strided.csv",
-        "--source-page",
-        "graph_app.strided.scale.csv",
-        "--json",
-        "r.json",
-        "--markdown",
-        "s.md",
-        "--html",
-        "html",
-        "--junit",
-        "j.xml",
-    ]);
+        &[
+            "--input",
+            "strided.csv",
+            "--source-page",
+            "graph_app.strided.scale.csv",
+            "--json",
+            "r.json",
+            "--markdown",
+            "s.md",
+            "--html",
+            "html",
+            "--junit",
+            "j.xml",
+        ],
+    );
     out.code(1);
     // The lines in every format: a small table in Markdown, highlighted
     // counters in HTML, the failure text in JUnit.
@@ -334,7 +341,7 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
         "{html}"
     );
     assert!(gate.read("j.xml").contains("graph_app.cu:123"));
-    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    let r = gate.json("r.json");
     assert!(
         whys(&r).contains("lines: graph_app.cu:123  const float x = (Impl == ScaleImpl::Strided) ? in[gather_index(i, n)] : in[i];  L2 sectors 2.10M → 16.78M (+700%)"),
         "{}",
@@ -348,17 +355,17 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
     assert_eq!(explained["by_line"], true);
     assert_eq!(explained["changes"][0]["place"], "graph_app.cu:123");
     // Never: the same check without lines; the verdict is the same.
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "b.json",
-        "--input",
-        "strided.csv",
-        "--source-page",
-        "graph_app.strided.scale.csv",
-        "--explain",
-        "never",
-    ]);
+        &[
+            "--input",
+            "strided.csv",
+            "--source-page",
+            "graph_app.strided.scale.csv",
+            "--explain",
+            "never",
+        ],
+    );
     out.code(1);
     assert!(!out.stdout.contains("lines:"), "{}", out.stdout);
 }
@@ -367,23 +374,23 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
 fn the_unfolded_loop_names_the_loop_lines_and_a_bad_page_is_a_note() {
     let gate = explain_gate();
     gate.write("broken.csv", "\"File Path\",\"x\"\n");
-    let out = gate.run(&[
-        "check",
-        "--baseline",
+    let out = gate.check(
         "b.json",
-        "--input",
-        "unfolded.csv",
-        "--source-page",
-        "graph_app.unfolded-loop.scale.csv",
-        "--source-page",
-        "broken.csv",
-        "--source-page",
-        "torch_mlp.gemm.csv",
-        "--json",
-        "r.json",
-    ]);
+        &[
+            "--input",
+            "unfolded.csv",
+            "--source-page",
+            "graph_app.unfolded-loop.scale.csv",
+            "--source-page",
+            "broken.csv",
+            "--source-page",
+            "torch_mlp.gemm.csv",
+            "--json",
+            "r.json",
+        ],
+    );
     out.code(1);
-    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    let r = gate.json("r.json");
     assert!(
         whys(&r).contains("lines: graph_app.cu:117  for (int k = degree - 1; k >= 0; --k) {  instructions 0 → 13.63M (new)"),
         "{}",
@@ -445,6 +452,21 @@ fn without_line_information_opcodes_are_compared() {
 /// the variant's recorded source page. Every command is kept.
 struct ExplainNcu {
     seen: std::sync::Mutex<Vec<Vec<String>>>,
+    /// The check run's `--log-file` instead of the variant's recorded one.
+    log: Option<Vec<u8>>,
+    /// The variant whose source page the explain run of `--launch-skip`
+    /// (given) gets, instead of the app's `--inject` variant.
+    page_for_skip: Option<fn(&str) -> &'static str>,
+}
+
+impl ExplainNcu {
+    fn new() -> ExplainNcu {
+        ExplainNcu {
+            seen: std::sync::Mutex::new(Vec::new()),
+            log: None,
+            page_for_skip: None,
+        }
+    }
 }
 
 impl ncugate::runner::process::ProcessRunner for ExplainNcu {
@@ -469,12 +491,18 @@ impl ncugate::runner::process::ProcessRunner for ExplainNcu {
                 std::fs::write(out, page).expect("write page");
             }
         } else {
-            let variant = arg("--inject").expect("--inject");
+            let mut variant = arg("--inject").expect("--inject");
+            let explaining = spec.args.iter().any(|a| a == "SourceCounters");
+            if let (true, Some(page), Some(skip)) =
+                (explaining, self.page_for_skip, arg("--launch-skip"))
+            {
+                variant = page(&skip).to_string();
+            }
             let export = arg("--export").expect("--export");
             std::fs::write(format!("{export}.ncu-rep"), &variant).expect("report");
             if let Some(log) = arg("--log-file") {
-                std::fs::write(log, fixture(&format!("graph_app.{variant}.fast.ncu.log")))
-                    .expect("log");
+                let recorded = || fixture(&format!("graph_app.{variant}.fast.ncu.log"));
+                std::fs::write(log, self.log.clone().unwrap_or_else(recorded)).expect("log");
             }
         }
         Finished {
@@ -487,52 +515,10 @@ impl ncugate::runner::process::ProcessRunner for ExplainNcu {
 
 #[test]
 fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
-    use ncugate::config::{CheckConfig, Config, Explain, Source};
+    use ncugate::config::Config;
     let gate = explain_gate();
-    let out = gate.path("out");
-    let runner = crate::common::runner_config(
-        &[
-            "kernels/build/graph_app",
-            "--inject",
-            "strided",
-            "--iters",
-            "3",
-        ],
-        gate.dir.path(),
-        &out,
-    );
-    let config = CheckConfig {
-        baseline: ncugate::config::BaselinePlace::File(gate.path("b.json")),
-        source: Source::Profile {
-            runner: Box::new(runner),
-            runs: 1,
-            quiet: true,
-        },
-        details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-        kernel_key: None,
-        allow_device_mismatch: false,
-        shared_gpu: Default::default(),
-        outputs: ncugate::report::Outputs {
-            json: Some(gate.path("r.json")),
-            ..Default::default()
-        },
-        style: Default::default(),
-        sanitizer: None,
-        ncu: "ncu".into(),
-        import_with_ncu: false,
-        history: None,
-        environmental: Default::default(),
-        explain: Explain {
-            mode: Default::default(),
-            kernels: 3,
-            budget: 60.0,
-            pages: vec![],
-        },
-    };
-    let ncu = ExplainNcu {
-        seen: std::sync::Mutex::new(Vec::new()),
-    };
+    let config = explain_check(&gate, "strided");
+    let ncu = ExplainNcu::new();
     assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
     let seen = ncu.seen.lock().expect("lock").clone();
     // The check's run, then one explain run of `scale` (the one failing
@@ -541,7 +527,8 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
     let explain = seen[1].join(" ");
     assert!(
         explain.contains("--clock-control none")
-            && explain.contains("-k regex:^scale$ --launch-skip 0 --launch-count 1 --section SourceCounters --import-source yes"),
+            && explain.contains("-k regex:^scale$ --launch-skip ")
+            && explain.contains(" --launch-count 1 --section SourceCounters --import-source yes"),
         "{explain}"
     );
     assert!(
@@ -550,10 +537,121 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
             .ends_with("--csv --page source --print-source cuda,sass")
     );
     let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
-    assert!(whys(&r).contains("lines: graph_app.cu:123"), "{}", whys(&r));
+    assert!(whys(&r).contains("): graph_app.cu:123"), "{}", whys(&r));
     let notes = r["notes"].to_string();
     assert!(notes.contains("explained 1 kernel in "), "{notes}");
     assert!(notes.contains("s, 1 extra ncu run"), "{notes}");
+}
+
+/// The base run's `--log-file` with the instructions of the third launch of
+/// `scale` tripled: a regression only that launch shows.
+fn late_regression_log() -> Vec<u8> {
+    let log = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.ncu.log"))
+        .expect("fixture");
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("\"ID\""))
+        .expect("header");
+    let cells = |line: &str| -> Vec<String> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes());
+        let record = reader.records().next().expect("row").expect("csv");
+        record.iter().map(str::to_string).collect()
+    };
+    let column = cells(&lines[header])
+        .iter()
+        .position(|c| c == "sm__inst_executed.sum")
+        .expect("column");
+    let mut scales = 0;
+    for line in lines.iter_mut().skip(header + 2) {
+        let mut row = cells(line);
+        if !row[4].contains("scale") {
+            continue;
+        }
+        scales += 1;
+        if scales == 3 {
+            let value: f64 = row[column].replace(',', "").parse().expect("number");
+            row[column] = format!("{}", value * 3.0);
+            let mut w = csv::WriterBuilder::new()
+                .quote_style(csv::QuoteStyle::Always)
+                .from_writer(Vec::new());
+            w.write_record(&row).expect("csv");
+            let out = String::from_utf8(w.into_inner().expect("csv")).expect("utf8");
+            *line = out.trim_end().to_string();
+        }
+    }
+    assert_eq!(scales, 3);
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+#[test]
+fn the_explain_run_profiles_the_launch_that_moved() {
+    use ncugate::config::Config;
+    // Only the third launch of `scale` regressed; its first is as before.
+    // The explain run must profile that third launch (`--launch-skip 2`
+    // among launches of `scale`), whose page here is the strided one: the
+    // first launch's (the base page) would name no line.
+    let gate = explain_gate();
+    let config = explain_check(&gate, "base");
+    let mut ncu = ExplainNcu::new();
+    ncu.log = Some(late_regression_log());
+    ncu.page_for_skip = Some(|skip| if skip == "2" { "strided" } else { "base" });
+    assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
+    let seen = ncu.seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let explain = seen[1].join(" ");
+    assert!(
+        explain.contains("-k regex:^scale$ --launch-skip 2 --launch-count 1"),
+        "{explain}"
+    );
+    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    let why = whys(&r);
+    assert!(
+        why.contains("lines (launch 3 of 3): graph_app.cu:87"),
+        "{why}"
+    );
+    assert!(why.contains("graph_app.cu:123"), "{why}");
+    let launch = &r["explain"][0]["launch"];
+    assert_eq!(
+        (&launch["index"], &launch["of"], &launch["skip"]),
+        (&2.into(), &3.into(), &2.into())
+    );
+}
+
+/// A profiled check of the reference app's `variant` against the explain
+/// gate's baseline, writing `r.json`.
+fn explain_check(gate: &Gate, variant: &str) -> ncugate::config::CheckConfig {
+    use ncugate::config::{CheckConfig, Explain};
+    let out = gate.path("out");
+    let runner = crate::common::runner_config(
+        &[
+            "kernels/build/graph_app",
+            "--inject",
+            variant,
+            "--iters",
+            "3",
+        ],
+        gate.dir.path(),
+        &out,
+    );
+    CheckConfig {
+        explain: Explain {
+            mode: Default::default(),
+            kernels: 3,
+            budget: 60.0,
+            pages: vec![],
+        },
+        ..crate::common::profiled_check(
+            gate.path("b.json"),
+            runner,
+            ncugate::report::Outputs {
+                json: Some(gate.path("r.json")),
+                ..Default::default()
+            },
+        )
+    }
 }
 
 #[test]
@@ -562,19 +660,19 @@ fn a_launch_as_before_says_its_lines_are_unchanged() {
     // launch executes every line as the baseline's did.
     let gate = explain_gate();
     edit_baseline(&gate, |b| halve(b, SCALE, "sm__inst_executed.sum"));
-    gate.run(&[
-        "check",
-        "--baseline",
+    gate.check(
         "b.json",
-        "--input",
-        "base.csv",
-        "--source-page",
-        "graph_app.base.scale.csv",
-        "--json",
-        "r.json",
-    ])
+        &[
+            "--input",
+            "base.csv",
+            "--source-page",
+            "graph_app.base.scale.csv",
+            "--json",
+            "r.json",
+        ],
+    )
     .code(1);
-    let r: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    let r = gate.json("r.json");
     assert!(
         whys(&r).contains("source lines unchanged (one launch compared)"),
         "{}",

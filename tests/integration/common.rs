@@ -78,6 +78,11 @@ impl Gate {
         std::fs::read_to_string(self.path(name)).unwrap_or_else(|e| panic!("read {name}: {e}"))
     }
 
+    /// The JSON document in the scratch dir's file `name`.
+    pub fn json(&self, name: &str) -> serde_json::Value {
+        serde_json::from_str(&self.read(name)).unwrap_or_else(|e| panic!("{name}: not JSON: {e}"))
+    }
+
     /// Runs `ncugate ARGS` in the scratch dir.
     pub fn run(&self, args: &[&str]) -> Outcome {
         self.run_with(args, &[])
@@ -245,6 +250,112 @@ impl Gate {
         let out = self.run(&args);
         assert_eq!(out.code, 0, "record failed: {}", out.stderr);
         out
+    }
+}
+
+impl Gate {
+    /// Runs `ncugate ARGS` as a GitHub Actions step: `$GITHUB_STEP_SUMMARY`
+    /// is `summary.md` and `$GITHUB_OUTPUT` is `output.txt`, both empty first.
+    pub fn run_as_github_step(&self, args: &[&str]) -> Outcome {
+        self.write("summary.md", "").write("output.txt", "");
+        let summary = self.path("summary.md").display().to_string();
+        let output = self.path("output.txt").display().to_string();
+        self.run_with(
+            args,
+            &[
+                ("GITHUB_STEP_SUMMARY", &summary),
+                ("GITHUB_OUTPUT", &output),
+            ],
+        )
+    }
+
+    /// `ncugate ARGS | head -0`: the reader is gone before ncugate writes;
+    /// it exits `code` all the same, with no panic.
+    pub fn closed_stdout_exits(&self, args: &[&str], code: i32) -> Outcome {
+        let out = self.run_stdout_closed(args);
+        let stderr = &out.stderr;
+        assert_eq!(out.code, code, "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        out
+    }
+
+    /// `ncugate ARGS > /dev/full` (where there is one): exit 2, the error
+    /// says standard output could not be written, no panic.
+    pub fn full_stdout_is_an_error(&self, args: &[&str]) {
+        if let Some(out) = self.run_stdout_full(args) {
+            let stderr = &out.stderr;
+            assert_eq!(out.code, 2, "{stderr}");
+            assert!(
+                stderr.contains("ncugate: error: cannot write standard output"),
+                "{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+        }
+    }
+
+    /// `ncugate history record REPORT --commit C --branch B --time T --history URL`.
+    pub fn history_record(
+        &self,
+        url: &str,
+        report: &str,
+        (commit, branch, time): (&str, &str, &str),
+    ) -> Outcome {
+        self.run(&[
+            "history",
+            "record",
+            report,
+            "--commit",
+            commit,
+            "--branch",
+            branch,
+            "--time",
+            time,
+            "--history",
+            url,
+        ])
+    }
+
+    /// Records `pass.json` in the history at `url` as two accepted runs on
+    /// main a day apart: commits c1 and c2.
+    pub fn two_accepted_runs(&self, url: &str) {
+        for (commit, time) in [
+            ("c1", "2026-11-01T00:00:00Z"),
+            ("c2", "2026-11-02T00:00:00Z"),
+        ] {
+            self.history_record(url, "pass.json", (commit, "main", time))
+                .code(0);
+        }
+    }
+}
+
+/// `check` as `ncugate.toml` gives it for the reference app: profiles with
+/// `runner` once, against the baseline file `baseline`, with the built-in
+/// rules and every other setting at its default; the reports in `outputs`.
+pub fn profiled_check(
+    baseline: PathBuf,
+    runner: ncugate::runner::RunnerConfig,
+    outputs: ncugate::report::Outputs,
+) -> ncugate::config::CheckConfig {
+    ncugate::config::CheckConfig {
+        baseline: ncugate::config::BaselinePlace::File(baseline),
+        source: ncugate::config::Source::Profile {
+            runner: Box::new(runner),
+            runs: 1,
+            quiet: true,
+        },
+        details: vec![],
+        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
+        kernel_key: None,
+        allow_device_mismatch: false,
+        shared_gpu: Default::default(),
+        outputs,
+        style: Default::default(),
+        sanitizer: None,
+        ncu: "ncu".into(),
+        import_with_ncu: false,
+        history: None,
+        environmental: Default::default(),
+        explain: Default::default(),
     }
 }
 

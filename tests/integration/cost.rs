@@ -5,7 +5,7 @@
 
 use crate::common;
 use common::{Gate, THRESHOLDS};
-use ncugate::config::{CheckConfig, Config, Source};
+use ncugate::config::{CheckConfig, Config};
 use ncugate::report::Outputs;
 use ncugate::runner::process::Exit;
 use ncugate::runner::replay::{Recorded, ReplayRunner};
@@ -52,33 +52,20 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
     ));
     let replay = ReplayRunner::new(out.join("run"), vec![step]);
     let config = CheckConfig {
-        baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
-        source: Source::Profile {
-            runner: Box::new(common::runner_config(
+        thresholds: ncugate::rules::ThresholdsSource::File(fixed_ratio.clone().into()),
+        ..common::profiled_check(
+            gate.path("baseline.json"),
+            common::runner_config(
                 &["kernels/build/graph_app", "--iters", "3"],
                 Path::new("."),
                 &out,
-            )),
-            runs: 1,
-            quiet: true,
-        },
-        details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::File(fixed_ratio.clone().into()),
-        kernel_key: None,
-        allow_device_mismatch: false,
-        shared_gpu: Default::default(),
-        outputs: Outputs {
-            json: Some(gate.path("report.json")),
-            markdown: Some(gate.path("report.md")),
-            ..Outputs::default()
-        },
-        style: Default::default(),
-        sanitizer: None,
-        ncu: "ncu".into(),
-        import_with_ncu: false,
-        history: None,
-        environmental: Default::default(),
-        explain: Default::default(),
+            ),
+            Outputs {
+                json: Some(gate.path("report.json")),
+                markdown: Some(gate.path("report.md")),
+                ..Outputs::default()
+            },
+        )
     };
     // The fixed 75% floor fails the unchanged app (why fixed-ratio.toml is not the default).
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
@@ -88,7 +75,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
         "one ncu process"
     );
 
-    let report: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    let report = gate.json("report.json");
     let profiling = &report["profiling"][0];
     assert_eq!(profiling["launches"], 9);
     assert_eq!(profiling["passes_per_kernel"]["min"], 6);
@@ -138,7 +125,7 @@ fn the_built_in_rules_take_one_pass_and_get_no_note() {
         "{}",
         out.stdout
     );
-    let report: serde_json::Value = serde_json::from_str(&gate.read("report.json")).expect("JSON");
+    let report = gate.json("report.json");
     assert_eq!(report["profiling"][0]["passes_per_kernel"]["max"], 1);
     assert!(
         report["profiling"][0]["seconds"].is_null(),

@@ -30,21 +30,9 @@ fn reports() -> Gate {
     g
 }
 
-/// `ncugate history record REPORT --commit C --branch B --history URL`.
+/// `ncugate history record REPORT --commit C --branch B --history URL`, all on one day.
 fn record(g: &Gate, url: &str, report: &str, commit: &str, branch: &str) -> crate::common::Outcome {
-    g.run(&[
-        "history",
-        "record",
-        report,
-        "--commit",
-        commit,
-        "--branch",
-        branch,
-        "--time",
-        "2026-12-01T00:00:00Z",
-        "--history",
-        url,
-    ])
+    g.history_record(url, report, (commit, branch, "2026-12-01T00:00:00Z"))
 }
 
 /// The series as `history show --json` prints them.
@@ -206,6 +194,23 @@ fn check_with_history(g: &Gate, url: &str, args: &[&str]) -> crate::common::Outc
     g.run(&all)
 }
 
+/// `check` of `input` against the rolling baseline with `creep.toml`'s
+/// rules, recording nothing; `extra` after.
+fn check_creep(g: &Gate, url: &str, input: &str, extra: &[&str]) -> crate::common::Outcome {
+    let mut args = vec![
+        "--baseline",
+        "history",
+        "--input",
+        input,
+        "--thresholds",
+        "creep.toml",
+        "--history-record",
+        "never",
+    ];
+    args.extend_from_slice(extra);
+    check_with_history(g, url, &args)
+}
+
 /// The rolling baseline (`--baseline history --window N`), the check's own
 /// run recorded on an accepted branch only, and creep since an anchor.
 fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
@@ -220,25 +225,7 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
     none.one_clear_error("has no accepted run of workload `default`");
 
     // Two accepted runs of the base build: the baseline is theirs, and says so.
-    for (commit, time) in [
-        ("c1", "2026-11-01T00:00:00Z"),
-        ("c2", "2026-11-02T00:00:00Z"),
-    ] {
-        let out = g.run(&[
-            "history",
-            "record",
-            "pass.json",
-            "--commit",
-            commit,
-            "--branch",
-            "main",
-            "--time",
-            time,
-            "--history",
-            &url,
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    }
+    g.two_accepted_runs(&url);
     let pass = check_with_history(
         &g,
         &url,
@@ -318,59 +305,13 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
 
     // Creep: one step of +45% is within max_change = 50%, but the kernel
     // drifted +45% since the anchor c1, past max_drift = 25%.
-    let creep = check_with_history(
-        &g,
-        &url,
-        &[
-            "--baseline",
-            "history",
-            "--input",
-            "unfolded.csv",
-            "--thresholds",
-            "creep.toml",
-            "--anchor",
-            "c1",
-            "--history-record",
-            "never",
-        ],
-    );
-    creep
+    check_creep(&g, &url, "unfolded.csv", &["--anchor", "c1"])
         .code(1)
         .stdout_has("drift since c1: +45% over 3 commits (each within +50%), allowed +25%");
     // Without the anchor the same step passes: the drift is what failed it.
-    let step = check_with_history(
-        &g,
-        &url,
-        &[
-            "--baseline",
-            "history",
-            "--input",
-            "unfolded.csv",
-            "--thresholds",
-            "creep.toml",
-            "--history-record",
-            "never",
-        ],
-    );
-    step.code(0);
+    check_creep(&g, &url, "unfolded.csv", &[]).code(0);
     // An anchor the history does not have is an error, not an unchecked creep.
-    check_with_history(
-        &g,
-        &url,
-        &[
-            "--baseline",
-            "history",
-            "--input",
-            "base2.csv",
-            "--thresholds",
-            "creep.toml",
-            "--anchor",
-            "v0.9",
-            "--history-record",
-            "never",
-        ],
-    )
-    .one_clear_error("at anchor `v0.9`");
+    check_creep(&g, &url, "base2.csv", &["--anchor", "v0.9"]).one_clear_error("at anchor `v0.9`");
 
     // The trend page: a chart per series, the allowance band where a rule has max_change.
     let page = g.run(&[
@@ -424,8 +365,13 @@ fn the_sqlite_store_keeps_every_run() {
     rolling_baseline_and_creep(&|name| {
         format!("sqlite:{}", root.join(format!("{name}.sqlite")).display())
     });
-    let schema = rusqlite::Connection::open(root.join("record.sqlite")).expect("open");
-    let version: i64 = schema
+    assert_schema_is_current(&root.join("record.sqlite"));
+}
+
+/// The SQLite store at `path` is at the schema version this ncugate writes.
+fn assert_schema_is_current(path: &Path) {
+    let db = rusqlite::Connection::open(path).expect("open");
+    let version: i64 = db
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .expect("schema_version");
     assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
@@ -647,6 +593,7 @@ fn the_postgres_store_keeps_every_run() {
     let cluster = Cluster::start();
     scenarios(&|name| cluster.fresh(name));
     rolling_baseline_and_creep(&|name| cluster.fresh(name));
+    crate::suite::suite_history(&|name| cluster.fresh(name));
     let mut client =
         postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
     let version: i64 = client
@@ -784,36 +731,14 @@ fn a_version_1_store_is_migrated_with_its_runs() {
     let points = all[0]["points"].as_array().expect("points");
     assert_eq!(points[0]["status"], "fail", "{points:?}");
     assert_eq!(points[0]["commit"], "c0");
-    let db = rusqlite::Connection::open(&path).expect("open");
-    let version: i64 = db
-        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
-        .expect("version");
-    assert_eq!(version, ncugate::history::store::SCHEMA_VERSION);
+    assert_schema_is_current(&path);
 }
 
 #[test]
 fn ncugate_toml_names_the_history_baseline_window_and_anchor() {
     let g = reports();
     g.write("creep.toml", CREEP);
-    for (commit, time) in [
-        ("c1", "2026-11-01T00:00:00Z"),
-        ("c2", "2026-11-02T00:00:00Z"),
-    ] {
-        let out = g.run(&[
-            "history",
-            "record",
-            "pass.json",
-            "--commit",
-            commit,
-            "--branch",
-            "main",
-            "--time",
-            time,
-            "--history",
-            "sqlite:h.sqlite",
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    }
+    g.two_accepted_runs("sqlite:h.sqlite");
     g.write(
         "ncugate.toml",
         "[gate]\nbaseline = \"history\"\n[history]\nurl = \"sqlite:h.sqlite\"\nwindow = 1\nanchor = \"c1\"\n",
@@ -867,6 +792,135 @@ fn changes_refuses_the_trend_pages_flags() {
             .stderr_has("ncugate history show --html DIR");
     }
     assert!(!g.path("trends").exists());
+}
+
+/// The trend charts of a check's HTML report, by file name.
+fn trend_charts(g: &Gate, dir: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(g.path(dir).join("charts"))
+        .expect("charts folder")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.starts_with("trend-")
+                .then(|| (name.clone(), g.read(&format!("{dir}/charts/{name}"))))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_failing_check_draws_each_failing_metric_s_trend_into_its_html() {
+    let g = reports();
+    let url = format!("sqlite:{}", g.path("h.sqlite").display());
+    for commit in ["c1", "c2"] {
+        record(&g, &url, "pass.json", commit, "main").code(0);
+    }
+    // Recorded (main): the chart is the store's series, this run last.
+    let failing = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c3",
+            "--branch",
+            "main",
+            "--html",
+            "html",
+            "--json",
+            "r.json",
+        ],
+    );
+    failing.code(1);
+    let r: serde_json::Value = serde_json::from_str(&g.read("r.json")).expect("JSON");
+    let trend_notes = r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter(|n| n.as_str().is_some_and(|n| n.starts_with("trend of ")))
+        .count();
+    assert!(trend_notes >= 1, "{}", r["notes"]);
+    let charts = trend_charts(&g, "html");
+    assert_eq!(charts.len(), trend_notes.min(5), "{charts:?}");
+    let index = g.read("html/index.html");
+    // The whole run's series has every run (the unfolded `scale<1>` is a
+    // kernel key of its own: its series starts here).
+    let whole = |name: &str| {
+        let i: usize = name
+            .trim_start_matches("trend-")
+            .trim_end_matches(".svg")
+            .parse()
+            .expect("rule index");
+        r["rules"][i]["kernel"].is_null()
+    };
+    assert!(charts.iter().any(|(name, _)| whole(name)), "{charts:?}");
+    for (name, svg) in &charts {
+        assert!(
+            index.contains(&format!("<img src=\"charts/{name}\"")),
+            "{name} shown in its section"
+        );
+        // One point per run: c1, c2 and this one, labelled by commit.
+        let points = if whole(name) { 3 } else { 1 };
+        assert_eq!(svg.matches("<circle").count(), points, "{name}: {svg}");
+        assert!(svg.contains("c3"), "{name}");
+        // Legible: no text under 12 px.
+        for size in svg.split("font-size=\"").skip(1) {
+            let px: f64 = size.split('"').next().expect("size").parse().expect("px");
+            assert!(px >= 12.0, "{name}: {px} px text");
+        }
+    }
+    // The page draws the trend instead of naming the command that draws it.
+    assert!(!index.contains("trend of "), "{index}");
+    assert!(
+        !r.to_string().contains("<svg"),
+        "charts stay out of the JSON"
+    );
+
+    // Read only (a pull request's branch): the store's runs, then this run.
+    let read_only = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--commit",
+            "c4",
+            "--branch",
+            "12/merge",
+            "--html",
+            "pr",
+        ],
+    );
+    read_only.code(1);
+    let charts = trend_charts(&g, "pr");
+    assert!(!charts.is_empty());
+    for (name, svg) in &charts {
+        let points = if whole(name) { 4 } else { 2 };
+        assert_eq!(svg.matches("<circle").count(), points, "{name}: {svg}");
+        assert!(svg.contains("this run"), "{name}");
+    }
+    // Nothing fails: no chart, and the store is not read for one.
+    let pass = check_with_history(
+        &g,
+        &url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "base2.csv",
+            "--branch",
+            "x",
+            "--html",
+            "ok",
+        ],
+    );
+    pass.code(0);
+    assert!(!g.path("ok/charts").join("trend-0.svg").exists());
 }
 
 #[test]

@@ -28,32 +28,23 @@ fn hostile_kernel_names_break_no_report() {
         "hostile.csv",
         renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end\u{2028}::error::ls\u{2029}ps"),
     );
-    gate.write("summary.md", "").write("output.txt", "");
-    let summary = gate.path("summary.md").display().to_string();
-    let output = gate.path("output.txt").display().to_string();
-    let out = gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "hostile.csv",
-            "--format",
-            "github",
-            "--junit",
-            "junit.xml",
-            "--markdown",
-            "r.md",
-            "--html",
-            "html",
-            "--show",
-            "all",
-        ],
-        &[
-            ("GITHUB_STEP_SUMMARY", &summary),
-            ("GITHUB_OUTPUT", &output),
-        ],
-    );
+    let out = gate.run_as_github_step(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "hostile.csv",
+        "--format",
+        "github",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "r.md",
+        "--html",
+        "html",
+        "--show",
+        "all",
+    ]);
     out.code(1);
     // U+2028/U+2029 (line and paragraph separators) end a line for Unicode-aware
     // readers (a log viewer, a JavaScript JUnit viewer): they passed as they were.
@@ -147,24 +138,13 @@ fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
         "all",
     ];
     // `check … | head -0`: the reader is gone before ncugate writes.
-    let out = gate.run_stdout_closed(&args);
-    let stderr = &out.stderr;
-    assert_eq!(out.code, 1, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    gate.closed_stdout_exits(&args, 1);
     assert!(
         gate.path("r.json").exists(),
         "the file report is written first"
     );
     // `check … > /dev/full`.
-    if let Some(out) = gate.run_stdout_full(&args) {
-        let stderr = &out.stderr;
-        assert_eq!(out.code, 2, "{stderr}");
-        assert!(
-            stderr.contains("ncugate: error: cannot write standard output"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
+    gate.full_stdout_is_an_error(&args);
 }
 
 #[test]
@@ -178,20 +158,9 @@ fn doctor_on_a_closed_stdout_keeps_its_verdict_and_on_a_full_one_is_an_error() {
         said.stdout
     );
     // `doctor | head -0`.
-    let out = gate.run_stdout_closed(&["doctor"]);
-    let stderr = &out.stderr;
-    assert_eq!(out.code, said.code, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    gate.closed_stdout_exits(&["doctor"], said.code);
     // `doctor > /dev/full`.
-    if let Some(out) = gate.run_stdout_full(&["doctor"]) {
-        let stderr = &out.stderr;
-        assert_eq!(out.code, 2, "{stderr}");
-        assert!(
-            stderr.contains("ncugate: error: cannot write standard output"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
+    gate.full_stdout_is_an_error(&["doctor"]);
 }
 
 #[test]
@@ -199,21 +168,10 @@ fn init_on_a_closed_stdout_still_writes_and_on_a_full_one_is_an_error() {
     let gate = Gate::new();
     let args = ["init", "--no-profile", "--force", "--", "./app"];
     // `init … | head -0`: the files are what it is for.
-    let out = gate.run_stdout_closed(&args);
-    let stderr = &out.stderr;
-    assert_eq!(out.code, 0, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    gate.closed_stdout_exits(&args, 0);
     assert!(gate.read("ncugate.toml").contains("command = [\"./app\"]"));
     // `init … > /dev/full`.
-    if let Some(out) = gate.run_stdout_full(&args) {
-        let stderr = &out.stderr;
-        assert_eq!(out.code, 2, "{stderr}");
-        assert!(
-            stderr.contains("ncugate: error: cannot write standard output"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
+    gate.full_stdout_is_an_error(&args);
 }
 
 #[test]
@@ -457,34 +415,25 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
             "why = \"more\\n::error::forged\\u202E\\uFFFE\\r\\nresult=pass redundant work",
         ),
     );
-    gate.write("summary.md", "").write("output.txt", "");
-    let summary = gate.path("summary.md").display().to_string();
-    let output = gate.path("output.txt").display().to_string();
-    let out = gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            input,
-            "--thresholds",
-            "t.toml",
-            "--format",
-            "github",
-            "--junit",
-            "junit.xml",
-            "--markdown",
-            "r.md",
-            "--html",
-            "html",
-            "--json",
-            "r.json",
-        ],
-        &[
-            ("GITHUB_STEP_SUMMARY", &summary),
-            ("GITHUB_OUTPUT", &output),
-        ],
-    );
+    let out = gate.run_as_github_step(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        input,
+        "--thresholds",
+        "t.toml",
+        "--format",
+        "github",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "r.md",
+        "--html",
+        "html",
+        "--json",
+        "r.json",
+    ]);
     out.code(1);
     let lines = |what: &str, text: &str| {
         for line in text.split('\n') {
@@ -510,7 +459,7 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
     lines("HTML", &gate.read("html/index.html"));
     lines("JUnit", &gate.read("junit.xml"));
     assert_valid_junit(&gate.path("junit.xml"));
-    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("JSON");
+    let json = gate.json("r.json");
     let text = json.to_string();
     assert!(
         !text.contains("\\n::error") && !text.contains('\u{202E}'),

@@ -190,6 +190,7 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         message: format!("+48.5% in {name}\u{7}"),
         why: Some("<why> & more".into()),
         not_gated: None,
+        downgraded: None,
     });
     report.finish();
     let gate = Gate::new();

@@ -7,7 +7,7 @@
 
 use crate::common;
 use common::{H200, REFERENCE};
-use ncugate::config::{CheckConfig, Config, Source};
+use ncugate::config::{CheckConfig, Config};
 use ncugate::error::Error;
 use ncugate::report::Outputs;
 use ncugate::runner::process::{CommandSpec, Exit, ProcessRunner};
@@ -554,30 +554,14 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     };
     let check = |variant: &str| {
         let replay = ReplayRunner::new(out.join("run"), steps(variant));
-        let config = CheckConfig {
-            baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
-            source: Source::Profile {
-                runner: Box::new(config(&out)),
-                runs: 1,
-                quiet: true,
-            },
-            details: vec![],
-            thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-            kernel_key: None,
-            allow_device_mismatch: false,
-            shared_gpu: Default::default(),
-            outputs: Outputs {
+        let config = common::profiled_check(
+            gate.path("baseline.json"),
+            config(&out),
+            Outputs {
                 junit: Some(dir.path().join("junit.xml")),
                 ..Outputs::default()
             },
-            style: Default::default(),
-            sanitizer: None,
-            ncu: "ncu".into(),
-            import_with_ncu: false,
-            history: None,
-            environmental: Default::default(),
-            explain: Default::default(),
-        };
+        );
         common::execute(&Config::Check(config), &replay)
     };
     assert_eq!(check("base.fast.run2"), 0);
@@ -720,28 +704,15 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
         out_dir: out.join("sanitizer"),
     };
     let config = CheckConfig {
-        baseline: ncugate::config::BaselinePlace::File(gate.path("baseline.json")),
-        source: Source::Profile {
-            runner: Box::new(runner_config),
-            runs: 1,
-            quiet: true,
-        },
-        details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-        kernel_key: None,
-        allow_device_mismatch: false,
-        shared_gpu: Default::default(),
-        outputs: Outputs {
-            json: Some(dir.path().join("report.json")),
-            ..Outputs::default()
-        },
-        style: Default::default(),
         sanitizer: Some(sanitizer),
-        ncu: "ncu".into(),
-        import_with_ncu: false,
-        history: None,
-        environmental: Default::default(),
-        explain: Default::default(),
+        ..common::profiled_check(
+            gate.path("baseline.json"),
+            runner_config,
+            Outputs {
+                json: Some(dir.path().join("report.json")),
+                ..Outputs::default()
+            },
+        )
     };
     // The metrics pass; the sanitizer's findings turn the stage red.
     assert_eq!(common::execute(&Config::Check(config), &replay), 1);
@@ -765,4 +736,36 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     );
     assert_eq!(report["sanitizer"][0]["api"], "cuMemFreeAsync");
     assert_eq!(report["outcome"], "regression");
+}
+
+#[test]
+fn the_explain_run_selects_the_launch_the_check_chose() {
+    use runner::explain::{Launch, profile_args};
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut c = config(dir.path());
+    // The third launch of `scale`, the eighth of the run.
+    let launch = Launch {
+        ordinal: 2,
+        position: 7,
+    };
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off -k regex:^scale$ --launch-skip 2 --launch-count 1 "),
+        "{args}"
+    );
+    // A check that skipped launches itself: its filter, its skip plus the
+    // launch's place in the export.
+    c.kernel_name = Some("regex:^s".into());
+    c.launch_skip = Some(10);
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off -k regex:^s --launch-skip 17 --launch-count 1 "),
+        "{args}"
+    );
+    c.kernel_name = None;
+    let args = profile_args(&c, "scale", launch, Path::new("/w/e")).join(" ");
+    assert!(
+        args.contains("--config-file off --launch-skip 17 --launch-count 1 "),
+        "{args}"
+    );
 }

@@ -44,7 +44,7 @@ fn check(gate: &Gate, recording: &str, args: &[&str]) -> common::Outcome {
 fn the_baseline_keeps_each_kernels_clock_and_cycles() {
     let gate = Gate::new();
     quiet_baseline(&gate, "graph_app");
-    let baseline: serde_json::Value = serde_json::from_str(&gate.read("baseline.json")).unwrap();
+    let baseline = gate.json("baseline.json");
     let gpu = &baseline["gpu"];
     let hz = gpu["sm_clock_hz"].as_f64().expect("an SM clock");
     assert!((1.9e9..2.0e9).contains(&hz), "{gpu}");
@@ -168,7 +168,7 @@ fn every_report_format_says_the_gpu_was_shared() {
     out.code(0)
         .stdout_has("::warning")
         .stdout_has("not gated (SM clock");
-    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
+    let json = gate.json("r.json");
     common::assert_valid_json("report.v2.json", &json);
     let s = &json["shared_gpu"];
     assert_eq!(s["policy"], "warn");
@@ -184,6 +184,23 @@ fn every_report_format_says_the_gpu_was_shared() {
     assert!(not_gated.iter().all(|r| {
         let m = r["metric"].as_str().unwrap();
         m.starts_with("gpu__time_duration") || m.starts_with("dram__")
+    }));
+    // Each one beyond its allowance is a warning that says why, as data too.
+    let downgraded: Vec<&&serde_json::Value> = not_gated
+        .iter()
+        .filter(|r| r.get("downgraded").is_some())
+        .collect();
+    assert_eq!(
+        downgraded.len() as u64,
+        s["over_allowance"].as_u64().unwrap()
+    );
+    assert!(downgraded.iter().all(|r| {
+        r["status"] == "warn"
+            && r["downgraded"]["reason"] == "shared_gpu"
+            && r["message"].as_str().unwrap().starts_with(&format!(
+                "not gated ({}): ",
+                r["downgraded"]["neighbour"].as_str().unwrap()
+            ))
     }));
     // The instruction rules were gated.
     assert!(json["rules"].as_array().unwrap().iter().any(|r| {
@@ -258,13 +275,18 @@ fn replayed(recording: &str) -> Vec<Recorded> {
     vec![run, import]
 }
 
+/// The reference app as `ncugate.toml` runs it, its artifacts under `out`.
+fn reference_app(out: &Path) -> ncugate::runner::RunnerConfig {
+    common::runner_config(
+        &["kernels/build/graph_app", "--iters", "3"],
+        Path::new("."),
+        out,
+    )
+}
+
 fn profile_source(out: &Path) -> Source {
     Source::Profile {
-        runner: Box::new(common::runner_config(
-            &["kernels/build/graph_app", "--iters", "3"],
-            Path::new("."),
-            out,
-        )),
+        runner: Box::new(reference_app(out)),
         runs: 1,
         quiet: true,
     }
@@ -278,21 +300,12 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
     let replay = ReplayRunner::new(out.join("run"), replayed("graph_app.base.shared.1"))
         .with_gpu(neighbour_samples());
     let config = CheckConfig {
-        baseline: BaselinePlace::File(gate.path("baseline.json")),
-        source: profile_source(&out),
-        details: vec![],
-        thresholds: ncugate::rules::ThresholdsSource::BuiltIn,
-        kernel_key: None,
-        allow_device_mismatch: false,
         shared_gpu: Policy::Warn,
-        outputs: Outputs::default(),
-        style: Default::default(),
-        sanitizer: None,
-        ncu: "ncu".into(),
-        import_with_ncu: false,
-        history: None,
-        environmental: Default::default(),
-        explain: Default::default(),
+        ..common::profiled_check(
+            gate.path("baseline.json"),
+            reference_app(&out),
+            Outputs::default(),
+        )
     };
     let report = ncugate::commands::check(&config, &replay).expect("a report");
     assert_eq!(report.exit_code, 0, "{:#?}", report.rules);
@@ -377,7 +390,7 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
         "{:?}",
         said.notes
     );
-    let baseline: serde_json::Value = serde_json::from_str(&gate.read("shared.json")).unwrap();
+    let baseline = gate.json("shared.json");
     assert_eq!(
         baseline["gpu"]["shared"],
         "GPU shared with pid 1791 python3, 1.2 GB"
@@ -419,7 +432,7 @@ fn a_cycles_rule_gates_compute_bound_kernels_through_a_neighbour() {
         &["--thresholds", "rules.toml", "--json", "r.json"],
     )
     .code(0);
-    let json: serde_json::Value = serde_json::from_str(&gate.read("r.json")).unwrap();
+    let json = gate.json("r.json");
     let gated: Vec<&serde_json::Value> = json["rules"]
         .as_array()
         .unwrap()

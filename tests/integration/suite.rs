@@ -187,6 +187,19 @@ fn comparable(text: &str) -> serde_json::Value {
     }
     for w in o["workloads"].as_array_mut().expect("workloads") {
         w.as_object_mut().expect("workload").remove("seconds");
+        // The explain stage's note says how long it took (`explained 0
+        // kernels in 0.1 s, …`): a timing too.
+        if let Some(notes) = w["report"]["notes"].as_array_mut() {
+            for note in notes {
+                let timed = note
+                    .as_str()
+                    .filter(|n| n.starts_with("explained "))
+                    .and_then(|n| Some((n.find(" in ")?, n.find(" s, ")?, n)));
+                if let Some((from, to, n)) = timed {
+                    *note = format!("{} in … s{}", &n[..from], &n[to + 2..]).into();
+                }
+            }
+        }
         if let Some(runs) = w["report"]["profiling"].as_array_mut() {
             for run in runs {
                 run.as_object_mut().expect("run").remove("seconds");
@@ -1065,4 +1078,143 @@ command = ["./infer"]
     );
     assert!(at("ERROR infer") < at("── workload train-step ──"), "{log}");
     assert_eq!(log.matches("ERROR train-step").count(), 1, "{log}");
+}
+
+/// (workload, commit, accepted) of every run in the store, from the first
+/// series of each workload as `history show --json` prints them.
+fn history_runs(g: &Gate, url: &str) -> Vec<(String, String, bool)> {
+    let out = g.run(&["history", "show", "--json", "--history", url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut runs = Vec::new();
+    for s in doc["series"].as_array().expect("series") {
+        let workload = s["workload"].as_str().expect("workload").to_string();
+        if !seen.insert(workload.clone()) {
+            continue;
+        }
+        for p in s["points"].as_array().expect("points") {
+            runs.push((
+                workload.clone(),
+                p["commit"].as_str().expect("commit").to_string(),
+                p["accepted"].as_bool().expect("accepted"),
+            ));
+        }
+    }
+    runs.sort();
+    runs
+}
+
+#[test]
+fn a_suite_check_records_each_workload_and_gates_each_against_its_own_history() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    suite_history(&|name| format!("sqlite:{}", dir.path().join(name).display()));
+}
+
+/// A suite check with a history store (`fresh(name)`: the URL of a new,
+/// empty database): each workload recorded under its name, each gated
+/// against its own rolling baseline, shards recording each workload once.
+pub(crate) fn suite_history(fresh: &dyn Fn(&str) -> String) {
+    let g = suite();
+    let url = fresh("suite");
+    let history = |commit: &'static str| {
+        [
+            "--history",
+            url.as_str(),
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+        ]
+    };
+    // Against the baselines folder: each workload's run is recorded under
+    // its own name; the two regressions are kept but are not baseline material.
+    let mut args = vec!["check", "--json", "c1.json", "--html", "c1"];
+    args.extend(history("c1"));
+    assert_eq!(run_suite(&g, &args), 1);
+    // Each regressed workload's page draws its failing metrics' trends.
+    for w in ["strided", "unfolded"] {
+        let page = g.read(&format!("c1/{w}/index.html"));
+        assert!(page.contains("<img src=\"charts/trend-"), "{w}: {page}");
+    }
+    assert!(!g.read("c1/base/index.html").contains("trend-"));
+    let c1 = |w: &str, accepted| (w.to_string(), "c1".to_string(), accepted);
+    assert_eq!(
+        history_runs(&g, &url),
+        [
+            c1("base", true),
+            c1("fp64", true),
+            c1("strided", false),
+            c1("unfolded", false)
+        ]
+    );
+    let r: serde_json::Value = serde_json::from_str(&g.read("c1.json")).expect("JSON");
+    let notes = r["workloads"][2]["report"]["notes"].to_string();
+    assert!(
+        notes.contains("this run is recorded as commit c1 on main (not baseline material)"),
+        "{notes}"
+    );
+
+    // The regressions were intended: accepted, they are each workload's
+    // rolling baseline, and the same data passes against it. A workload
+    // with no accepted run would be that workload's error.
+    g.run(&["history", "accept", "c1", "--history", &url])
+        .code(0);
+    let mut args = vec!["check", "--baseline", "history", "--json", "c2.json"];
+    args.extend(history("c2"));
+    assert_eq!(run_suite(&g, &args), 0, "{}", g.read("c2.json"));
+    let r: serde_json::Value = serde_json::from_str(&g.read("c2.json")).expect("JSON");
+    for (i, w) in ["base", "fp64", "strided", "unfolded"].iter().enumerate() {
+        let report = &r["workloads"][i]["report"];
+        assert!(
+            report["baseline"]
+                .as_str()
+                .expect("baseline")
+                .starts_with("history "),
+            "{report}"
+        );
+        let notes = report["notes"].to_string();
+        assert!(
+            notes.contains(&format!(
+                "the last 1 accepted run(s) of workload `{w}` on this GPU, commits c1"
+            )),
+            "{w}: {notes}"
+        );
+    }
+
+    // Sharded, then merged: each shard records the workloads it ran, so
+    // every workload is in the store once for the commit.
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let (shard, json) = (format!("{k}/2"), format!("c3-{k}.json"));
+        let mut args = vec![
+            "check",
+            "--shard",
+            &shard,
+            "--baseline",
+            "history",
+            "--json",
+            &json,
+        ];
+        args.extend(history("c3"));
+        assert_eq!(run_suite(&g, &args), 0);
+        shards.push(json);
+    }
+    let mut args = vec!["merge", "--expect-shards", "2", "--json", "c3.json"];
+    args.extend(shards.iter().map(String::as_str));
+    g.run(&args).code(0);
+    let c3: Vec<_> = history_runs(&g, &url)
+        .into_iter()
+        .filter(|(_, c, _)| c == "c3")
+        .map(|(w, _, accepted)| (w, accepted))
+        .collect();
+    assert_eq!(
+        c3,
+        [
+            ("base".to_string(), true),
+            ("fp64".into(), true),
+            ("strided".into(), true),
+            ("unfolded".into(), true)
+        ]
+    );
 }

@@ -251,90 +251,33 @@ fn read_payload(
     for _ in 0..count(header.num_sources) {
         cursor.sized("a source message")?;
     }
-    let mut push = |common: Common, kind, grid, block| -> Result<(), Failure> {
-        let nvtx = match &common.nvtx {
-            Some(state) => Some(cells(state, common.thread).map_err(|e| match e {
+    let mut push = |parts: Parts| -> Result<(), Failure> {
+        let nvtx = match &parts.nvtx {
+            Some(state) => Some(cells(state, parts.thread).map_err(|e| match e {
                 NvtxError::Attributes => Failure::Unsupported(e.message()),
                 NvtxError::UnknownDomain(_) => Failure::Corrupt(e.message()),
             })?),
             None => None,
         };
         report.launches.push(Launch {
-            kind,
+            kind: parts.kind,
             process_id: process.process_id.or(default_pid),
             process_name: process.process_name.clone().unwrap_or_default(),
             host_name: process.hostname.clone().unwrap_or_default(),
-            grid,
-            block,
-            context: common.context,
-            stream: common.stream,
-            metrics: resolve(common.metrics, strings)?,
+            grid: parts.grid,
+            block: parts.block,
+            context: parts.context,
+            stream: parts.stream,
+            metrics: resolve(parts.metrics, strings)?,
             nvtx,
-            rules: common.rules,
+            rules: parts.rules,
         });
         Ok(())
     };
-    for _ in 0..count(header.num_results) {
-        let at = offset + cursor.pos;
-        let r: ProfileResult = decode(cursor.sized("a result")?, "a result", at)?;
-        let kind = LaunchKind::Kernel {
-            mangled: r.mangled_name.unwrap_or_default(),
-            function: r.function_name.unwrap_or_default(),
-            demangled: r.demangled_name.unwrap_or_default(),
-        };
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: super::rules::in_section_order(r.rule_results, &r.sections),
-        };
-        push(common, kind, r.grid_size.map(xyz), r.block_size.map(xyz))?;
-    }
-    for _ in 0..count(header.num_range_results) {
-        let at = offset + cursor.pos;
-        let r: RangeResult = decode(cursor.sized("a range result")?, "a range result", at)?;
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: None,
-            rules: r.rule_results,
-        };
-        push(common, LaunchKind::Range, None, None)?;
-    }
-    for _ in 0..count(header.num_cmdlist_results) {
-        let at = offset + cursor.pos;
-        let what = "a command-list result";
-        let r: CmdlistResult = decode(cursor.sized(what)?, what, at)?;
-        let kind = LaunchKind::CommandList {
-            name: r.display_name.unwrap_or_default(),
-        };
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: r.rule_results,
-        };
-        push(common, kind, None, None)?;
-    }
-    for _ in 0..count(header.num_graph_results) {
-        let at = offset + cursor.pos;
-        let r: GraphResult = decode(cursor.sized("a graph result")?, "a graph result", at)?;
-        let common = Common {
-            thread: r.thread_id,
-            metrics: r.metric_results,
-            nvtx: r.nvtx,
-            context: r.context_id,
-            stream: r.stream_id,
-            rules: r.rule_results,
-        };
-        push(common, LaunchKind::Graph, None, None)?;
-    }
+    read_results::<ProfileResult>(&mut cursor, header.num_results, offset, &mut push)?;
+    read_results::<RangeResult>(&mut cursor, header.num_range_results, offset, &mut push)?;
+    read_results::<CmdlistResult>(&mut cursor, header.num_cmdlist_results, offset, &mut push)?;
+    read_results::<GraphResult>(&mut cursor, header.num_graph_results, offset, &mut push)?;
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
             "the payload has {} bytes after the messages its header counts",
@@ -344,14 +287,115 @@ fn read_payload(
     Ok(())
 }
 
-/// What every kind of result has.
-struct Common {
+/// What a launch takes from a result message of any kind.
+struct Parts {
+    kind: LaunchKind,
+    grid: Option<[u64; 3]>,
+    block: Option<[u64; 3]>,
     thread: Option<u32>,
     metrics: Vec<MetricResult>,
     nvtx: Option<NvtxState>,
     context: Option<u32>,
     stream: Option<u32>,
     rules: Vec<RuleResult>,
+}
+
+/// One kind of result message in a payload (kernel, range, command list,
+/// graph): how an error names one, and what a launch takes from it.
+trait ResultMessage: Message + Default {
+    /// How an error names one (`a range result`).
+    const WHAT: &'static str;
+    fn parts(self) -> Parts;
+}
+
+impl ResultMessage for ProfileResult {
+    const WHAT: &'static str = "a result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Kernel {
+                mangled: self.mangled_name.unwrap_or_default(),
+                function: self.function_name.unwrap_or_default(),
+                demangled: self.demangled_name.unwrap_or_default(),
+            },
+            grid: self.grid_size.map(xyz),
+            block: self.block_size.map(xyz),
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: super::rules::in_section_order(self.rule_results, &self.sections),
+        }
+    }
+}
+
+impl ResultMessage for RangeResult {
+    const WHAT: &'static str = "a range result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Range,
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: None,
+            rules: self.rule_results,
+        }
+    }
+}
+
+impl ResultMessage for CmdlistResult {
+    const WHAT: &'static str = "a command-list result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::CommandList {
+                name: self.display_name.unwrap_or_default(),
+            },
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: self.rule_results,
+        }
+    }
+}
+
+impl ResultMessage for GraphResult {
+    const WHAT: &'static str = "a graph result";
+    fn parts(self) -> Parts {
+        Parts {
+            kind: LaunchKind::Graph,
+            grid: None,
+            block: None,
+            thread: self.thread_id,
+            metrics: self.metric_results,
+            nvtx: self.nvtx,
+            context: self.context_id,
+            stream: self.stream_id,
+            rules: self.rule_results,
+        }
+    }
+}
+
+/// The next `n` messages of the payload, all of kind `R`, each handed to
+/// `push`; the payload starts at byte `offset` of the file.
+fn read_results<R: ResultMessage>(
+    cursor: &mut Cursor<'_>,
+    n: Option<u32>,
+    offset: usize,
+    push: &mut impl FnMut(Parts) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    for _ in 0..count(n) {
+        let at = offset + cursor.pos;
+        let r: R = decode(cursor.sized(R::WHAT)?, R::WHAT, at)?;
+        push(r.parts())?;
+    }
+    Ok(())
 }
 
 pub(super) fn xyz(v: Uint64x3) -> [u64; 3] {

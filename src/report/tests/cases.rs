@@ -62,6 +62,7 @@ fn rule(
         message: message.into(),
         why: why.map(str::to_string),
         not_gated: None,
+        downgraded: None,
     }
 }
 
