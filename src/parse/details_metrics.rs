@@ -91,13 +91,10 @@ struct Layout {
     start_end: Option<usize>,
 }
 
-/// Why a details page or summary without its `Metric Unit` column is refused.
-pub(super) const NO_UNIT_COLUMN: &str = "no \"Metric Unit\" column: ncu writes each value in a unit of its own row (Mbyte on one, Gbyte on another), so without it the values cannot be compared";
-
 impl Layout {
     fn new(path: &Path, header: &[String]) -> Result<Layout> {
         // Every column of a details page is read by its name.
-        super::page::no_repeated_column(path, header, |_| true)?;
+        super::columns::no_repeated_column(path, header, |_| true)?;
         let col = |name: &str| header.iter().position(|h| h == name);
         let (Some(id), Some(kernel), Some(section), Some(name), Some(value)) = (
             col("ID"),
@@ -115,7 +112,7 @@ impl Layout {
         // Mbyte here, 1.14 Gbyte there): without the units the numbers were
         // compared as written, and a tenfold regression read as an improvement.
         let Some(unit) = col("Metric Unit") else {
-            return Err(bad(path, NO_UNIT_COLUMN.into()));
+            return Err(bad(path, super::columns::NO_UNIT_COLUMN.into()));
         };
         Ok(Layout {
             id,

@@ -64,36 +64,6 @@ fn is_gui_summary(header: &[String]) -> bool {
     has("ID") && (has("Demangled Name") || has("Function Name")) && !has(KERNEL_NAME)
 }
 
-/// `Err` when `header` names a column that `read` says is read more than
-/// once. ncu names each column once; a reader that took the first of two
-/// copies let whichever copy came first decide the verdict (a better first
-/// `Metric Value` hid a regression).
-pub(super) fn no_repeated_column(
-    path: &Path,
-    header: &[String],
-    read: impl Fn(&str) -> bool,
-) -> Result<()> {
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, name) in header.iter().enumerate() {
-        if !read(name) {
-            continue;
-        }
-        if let Some(first) = seen.insert(name, i) {
-            return Err(Error::malformed(
-                crate::error::FileKind::Export,
-                path,
-                format!(
-                    "the header names the column \"{}\" twice (fields {} and {}): which one holds the data cannot be told",
-                    crate::kernel_key::printable(name.clone()),
-                    first + 1,
-                    i + 1
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// A CSV export with its preamble removed.
 pub struct Located<'a> {
     /// The bytes from the header row on.

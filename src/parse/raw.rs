@@ -80,7 +80,7 @@ pub fn read_raw_rows(
     check_raw_header(path, &header)?;
     // The columns read by name; a metric's column may repeat (equal copies
     // are one metric, see `Layout::repeats`).
-    super::page::no_repeated_column(path, &header, |name| {
+    super::columns::no_repeated_column(path, &header, |name| {
         [
             KERNEL_NAME,
             DISPLAY_NAME,

@@ -56,7 +56,7 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
             .collect(),
         _ => return Err(bad("no header row".into())),
     };
-    super::page::no_repeated_column(path, &header, |_| true)?;
+    super::columns::no_repeated_column(path, &header, |_| true)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let [
         Some(kernel),
@@ -87,7 +87,7 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
     .filter_map(|c| col(c))
     .collect();
     let Some(unit) = col("Metric Unit") else {
-        return Err(bad(super::details_metrics::NO_UNIT_COLUMN.into()));
+        return Err(bad(super::columns::NO_UNIT_COLUMN.into()));
     };
     let mut out = csv::WriterBuilder::new()
         .quote_style(csv::QuoteStyle::Always)
