@@ -4,7 +4,8 @@
 //! (so a timeout can kill the app's whole family), which also means a
 //! terminal's SIGINT never reaches them: ncugate has to stop them itself.
 //!
-//! On the first SIGINT or SIGTERM (or any other signal of [`SIGNALS`]) a thread of its own (signal-hook) stops the
+//! On the first SIGINT or SIGTERM (or SIGHUP, SIGQUIT, SIGALRM, SIGXCPU and the other signals whose
+//! default action would end ncugate) a thread of its own (signal-hook) stops the
 //! processes the runner registered here (the tree kill of a timeout), removes
 //! the temp files registered here, and, unless this run's report set was
 //! already committed, the report files this run claimed (a report from an
@@ -102,7 +103,7 @@ pub fn error() -> crate::error::Error {
     }
 }
 
-/// Catches the [`SIGNALS`] for the rest of the process (call once, first
+/// Catches the signals that stop a run for the rest of the process (call once, first
 /// thing in `main`).
 pub fn install() -> std::io::Result<()> {
     for signal in SIGNALS {
