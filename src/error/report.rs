@@ -44,6 +44,20 @@ pub enum ReportError {
     },
     #[error("workload `{workload}` has no check that ran (every check skipped, or none)")]
     NothingGated { workload: String },
+    /// A rule row whose status its own numbers (current value, baseline
+    /// mean, allowance, limit) contradict: they fail it and it says otherwise.
+    #[error(
+        "workload `{workload}`: {kernel} · {rule} says {says}, but its numbers fail it ({current} against baseline {mean}, allowance {allowance})"
+    )]
+    RowContradicted {
+        workload: String,
+        kernel: String,
+        rule: String,
+        says: String,
+        current: String,
+        mean: String,
+        allowance: String,
+    },
 }
 
 impl ReportError {
@@ -57,6 +71,7 @@ impl ReportError {
             ReportError::UnsafeName { .. }
             | ReportError::WorkloadSchemaVersion { .. }
             | ReportError::Contradicted { .. }
+            | ReportError::RowContradicted { .. }
             | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
         }
         .into()
