@@ -46,17 +46,12 @@ pub enum ReportError {
     NothingGated { workload: String },
     /// A rule row whose status its own numbers (current value, baseline
     /// mean, allowance, limit) contradict: they fail it and it says otherwise.
-    #[error(
-        "workload `{workload}`: {kernel} · {rule} says {says}, but its numbers fail it ({current} against baseline {mean}, allowance {allowance})"
-    )]
+    /// `row` names it and what it says, `numbers` are its numbers.
+    #[error("workload `{workload}`: {row}, but its numbers fail it ({numbers})")]
     RowContradicted {
         workload: String,
-        kernel: String,
-        rule: String,
-        says: String,
-        current: String,
-        mean: String,
-        allowance: String,
+        row: String,
+        numbers: String,
     },
 }
 

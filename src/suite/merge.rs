@@ -81,14 +81,18 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
             let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
             return Err(ReportError::RowContradicted {
                 workload: name.clone(),
-                kernel: crate::kernel_key::printable(
-                    row.kernel.clone().unwrap_or_else(|| "(total)".into()),
+                row: crate::kernel_key::printable(format!(
+                    "{} · {} says {}",
+                    row.kernel.as_deref().unwrap_or("(total)"),
+                    row.rule,
+                    row.status.as_str()
+                )),
+                numbers: format!(
+                    "{} against baseline {}, allowance {}",
+                    number(row.current),
+                    number(row.baseline.map(|b| b.mean)),
+                    number(row.allowance)
                 ),
-                rule: crate::kernel_key::printable(row.rule.clone()),
-                says: row.status.as_str().to_string(),
-                current: number(row.current),
-                mean: number(row.baseline.map(|b| b.mean)),
-                allowance: number(row.allowance),
             });
         }
         // A version-1 report reads as a version-2 one; it is written back as such.

@@ -466,12 +466,10 @@ fn report_errors() -> Vec<ReportError> {
         },
         ReportError::RowContradicted {
             workload: s("train"),
-            kernel: s("void scale<2>(const float *, float *, long, int)"),
-            rule: s("sm__inst_executed.sum (sum)"),
-            says: s("pass"),
-            current: s("92800000"),
-            mean: s("55050240"),
-            allowance: s("11010048"),
+            row: s(
+                "void scale<2>(const float *, float *, long, int) · sm__inst_executed.sum (sum) says pass",
+            ),
+            numbers: s("92800000 against baseline 55050240, allowance 11010048"),
         },
     ]
 }
