@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet || exit 2
-ncugate=target/release/ncugate
+ncugate=${CARGO_TARGET_DIR:-target}/release/ncugate   # where cargo build put it
 fx=fixtures/h200
 out=target/gate-fixtures
 mkdir -p "$out"

@@ -355,7 +355,7 @@ pub enum HistoryRecord {
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample). Without --input, ncugate builds and profiles the app --runs times.
+    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times.
     #[arg(long = "input", value_name = "RAW.csv")]
     pub inputs: Vec<PathBuf>,
     /// Profiled runs to record when no --input is given.

@@ -169,6 +169,10 @@ pub struct MetricAcc {
     pub present: u64,
     /// Launches where the cell was `n/a` or empty.
     pub missing: u64,
+    /// The coarsest step its values were printed with (see
+    /// [`crate::parse::number::parse_printed`]): each is within half a step
+    /// of what ncu measured. 0 for values taken as exact.
+    pub step: f64,
 }
 
 impl Default for MetricAcc {
@@ -179,6 +183,7 @@ impl Default for MetricAcc {
             max: f64::NEG_INFINITY,
             present: 0,
             missing: 0,
+            step: 0.0,
         }
     }
 }
@@ -190,6 +195,12 @@ impl MetricAcc {
         self.min = self.min.min(value);
         self.max = self.max.max(value);
         self.present += 1;
+    }
+
+    /// Adds one launch's value as printed with `step` (the place of its last digit).
+    pub fn push_printed(&mut self, value: f64, step: f64) {
+        self.push(value);
+        self.step = self.step.max(step);
     }
 
     /// The launches combined by `aggregate`; `None` when any launch lacked a value.
@@ -288,6 +299,10 @@ pub struct Run {
     pub kernels: BTreeMap<String, KernelRun>,
     /// Every launch of the run together.
     pub total: KernelRun,
+    /// Launches per process, by the `Process ID` the export gives each
+    /// launch (empty where it names no process): who ran them, which tells
+    /// one run exported twice from two runs.
+    pub processes: BTreeMap<String, u64>,
 }
 
 impl Run {

@@ -8,6 +8,7 @@
 
 pub mod atomic;
 pub mod diff;
+pub mod distinct;
 pub mod keys;
 pub mod record;
 

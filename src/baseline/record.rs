@@ -96,25 +96,6 @@ pub fn build(
     })
 }
 
-/// Exports the user named (`--input`) must differ: two with one content are
-/// one run given twice, and a baseline of copies would claim a noise band of
-/// σ = 0 over "2 runs". (Profiled runs are not checked: a replaying stand-in
-/// for ncu gives identical runs on purpose.)
-pub fn distinct_inputs(runs: &[Run]) -> Result<()> {
-    for (i, run) in runs.iter().enumerate() {
-        if let Some(first) = runs[..i].iter().find(|r| r.sha256 == run.sha256) {
-            return Err(Error::export(
-                &run.source,
-                ExportError::SameExportTwice {
-                    first: first.source.display().to_string(),
-                    digest: run.sha256.get(..12).unwrap_or(&run.sha256).to_string(),
-                },
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Runs that launched different kernels are not runs of one workload: their
 /// launch counts would average to "1.5 launches per run" and let a check pass
 /// a kernel launched 0 or 3 times.

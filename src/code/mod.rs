@@ -45,7 +45,12 @@ pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
         return None;
     }
     let data = std::fs::read(path).ok()?;
-    let launches = native::read(&data).ok()?;
+    Some(of_launches(&native::read(&data).ok()?, key_mode))
+}
+
+/// The code of every kernel key of `launches` (a report's, as
+/// [`native::of_report`] reads them).
+pub fn of_launches(launches: &[native::LaunchCode], key_mode: KernelKeyMode) -> CodeMap {
     let mut functions: BTreeMap<String, BTreeMap<String, native::Code>> = BTreeMap::new();
     let mut launch: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for l in launches {
@@ -57,10 +62,13 @@ pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
                 dims(b)
             ));
         }
-        let Some(code) = l.code else { continue };
-        functions.entry(key).or_default().insert(l.mangled, code);
+        let Some(code) = &l.code else { continue };
+        functions
+            .entry(key)
+            .or_default()
+            .insert(l.mangled.clone(), code.clone());
     }
-    let out = functions
+    functions
         .into_iter()
         .map(|(key, functions)| {
             let code = combine(functions.into_values().collect());
@@ -71,8 +79,7 @@ pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
             };
             (key, entry)
         })
-        .collect();
-    Some(out)
+        .collect()
 }
 
 fn dims(d: [u64; 3]) -> String {

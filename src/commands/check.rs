@@ -80,8 +80,8 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         let later = Metrics::Later;
         read_runs(&acquired.inputs, &metrics, key, &thresholds, import, later)
     };
-    let runs = read(candidates.kernel_key())?;
-    let chosen = candidates.choose(config, &thresholds, runs, read)?;
+    let Read { runs, code } = read(candidates.kernel_key())?;
+    let chosen = candidates.choose(config, &thresholds, runs, |key| read(key).map(|r| r.runs))?;
     let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     // Another GPU before a missing metric: that GPU's export lacks it because it is another GPU.
     let current = crate::model::common_fingerprint(&runs)?;
@@ -91,6 +91,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let findings = read_findings(&acquired.details, baseline.kernel_key, import)?;
     let (code, code_note) = read_code(
         &acquired.reports,
+        &code,
         baseline.kernel_key,
         Opcodes::IfChangedFrom(&baseline),
         import,

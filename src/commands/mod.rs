@@ -213,9 +213,13 @@ enum Opcodes<'a> {
 }
 
 /// The kernels' code, from the first of the reports that embeds it (runs of
-/// one build share it), with a note when the opcodes could not be read.
+/// one build share it), with a note when the opcodes could not be read. A
+/// report that is an input was read with its run (`inputs`, [`Read::code`]);
+/// only the others (the reports of profiled runs, whose runs come from their
+/// CSVs) are read here.
 fn read_code(
     reports: &[PathBuf],
+    inputs: &[InputCode],
     key_mode: KernelKeyMode,
     opcodes: Opcodes,
     import: parse::NcuImport,
@@ -223,7 +227,15 @@ fn read_code(
     let Some((report, mut codes)) = reports
         .iter()
         .filter(|p| p.as_path() != Path::new("-"))
-        .find_map(|p| crate::code::of_report(p, key_mode).map(|c| (p, c)))
+        .find_map(|p| {
+            let code = match inputs.iter().find(|(input, _)| input == p) {
+                Some((_, launches)) => launches
+                    .as_deref()
+                    .map(|l| crate::code::of_launches(l, key_mode)),
+                None => crate::code::of_report(p, key_mode),
+            };
+            code.map(|c| (p, c))
+        })
     else {
         return (None, None);
     };
@@ -340,6 +352,17 @@ fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> Vec<String> 
     metrics
 }
 
+/// The inputs, each read once: their runs, and what the reports among them
+/// hold of the kernels' code.
+struct Read {
+    runs: Vec<Run>,
+    /// Each input with its kernel launches' code.
+    code: Vec<InputCode>,
+}
+
+/// An input and its kernel launches' code ([`parse::Input::code`]).
+type InputCode = (PathBuf, Option<Vec<parse::ncu_rep::code::LaunchCode>>);
+
 /// Parses every input; a metric that a non-optional rule needs must be in each.
 fn read_runs(
     inputs: &[PathBuf],
@@ -348,16 +371,20 @@ fn read_runs(
     thresholds: &Thresholds,
     import: parse::NcuImport,
     check_metrics: Metrics,
-) -> Result<Vec<Run>> {
-    let mut runs = Vec::with_capacity(inputs.len());
+) -> Result<Read> {
+    let mut read = Read {
+        runs: Vec::with_capacity(inputs.len()),
+        code: Vec::with_capacity(inputs.len()),
+    };
     for path in inputs {
-        let run = parse::read_run(path, metrics, key_mode, import)?;
+        let input = parse::read_input(path, metrics, key_mode, import)?;
         if check_metrics == Metrics::Now {
-            has_metrics(std::slice::from_ref(&run), thresholds)?;
+            has_metrics(std::slice::from_ref(&input.run), thresholds)?;
         }
-        runs.push(run);
+        read.runs.push(input.run);
+        read.code.push((path.clone(), input.code));
     }
-    Ok(runs)
+    Ok(read)
 }
 
 /// When [`read_runs`] checks that every run has each non-optional rule's

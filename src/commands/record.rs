@@ -23,7 +23,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         false,
         processes,
     )?;
-    let runs = read_runs(
+    let Read { runs, code } = read_runs(
         &acquired.inputs,
         &collected,
         config.kernel_key,
@@ -33,7 +33,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     )?;
     let gpu = recorded_gpu(&runs, &acquired.gpu, config.shared_gpu)?;
     if matches!(config.source, Source::Inputs(_)) {
-        baseline::record::distinct_inputs(&runs)?;
+        baseline::distinct::distinct_inputs(&runs)?;
     }
     let data = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
     let mut notes: Vec<String> = data
@@ -63,6 +63,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     )?;
     let (code, code_note) = read_code(
         &acquired.reports,
+        &code,
         config.kernel_key,
         Opcodes::Always,
         import,

@@ -142,6 +142,17 @@ pub enum ExportError {
     /// One export given twice to `baseline record`: a noise band of copies.
     #[error("the same export as {first} (SHA-256 {digest}…): one run given twice")]
     SameExportTwice { first: String, digest: String },
+    /// One run given twice to `baseline record` in two forms (a report and
+    /// its CSV, two pages of one report): the same processes, kernels and
+    /// launches, and the same values of a metric that differs from run to run.
+    #[error(
+        "the same run as {first}: {processes} launched the same kernels with the same `{metric}`, in another format: one run given twice"
+    )]
+    SameRunTwice {
+        first: String,
+        processes: String,
+        metric: String,
+    },
     /// Recorded runs that launched different kernels.
     #[error(
         "kernel `{kernel}` is in {other} but not in this run: the runs launched different kernels"
@@ -206,6 +217,7 @@ impl ExportError {
             E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
+            E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),
             E::DifferentKernels { .. } => "record runs of one build with the same arguments; if one run is odd, profile it again".into(),
             E::StatisticsOverflow { .. } => "no ncu counter reaches 1e308: check the exports for a corrupted value".into(),
             E::MissingValues { .. } => "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),

@@ -139,9 +139,10 @@ struct Hit<'r> {
     line: usize,
 }
 
-/// A metric's value in one launch: the value, where its row is, and the
-/// priority of the way it matched (see [`wanted`]).
-type Found = Option<(f64, Spot, usize)>;
+/// A metric's value in one launch: the value, where its row is, the
+/// priority of the way it matched (see [`wanted`]) and the value's step as
+/// printed.
+type Found = Option<(f64, Spot, usize, f64)>;
 
 /// A launch as the page names it: process ID (empty where the page has no
 /// such column) and `ID`.
@@ -160,6 +161,8 @@ struct Fold<'a> {
     current: Option<(LaunchKey, usize)>,
     /// Each launch's kernel key.
     launch_kernel: Vec<String>,
+    /// Each launch's process ID, as written (empty where the page has none).
+    launch_process: Vec<String>,
     /// `values[launch][metric]`.
     values: Vec<Vec<Found>>,
     units: Vec<Option<String>>,
@@ -177,6 +180,7 @@ impl<'a> Fold<'a> {
             launch_index: HashMap::new(),
             current: None,
             launch_kernel: Vec::new(),
+            launch_process: Vec::new(),
             values: Vec::new(),
             units: vec![None; metrics.len()],
             ccs: Vec::new(),
@@ -277,6 +281,7 @@ impl<'a> Fold<'a> {
                     &text(layout.start_end),
                     self.key_mode,
                 ));
+                self.launch_process.push(trimmed(process));
                 self.values.push(vec![None; self.metrics.len()]);
                 let cc = text(layout.cc);
                 if !cc.is_empty() && !self.ccs.contains(&cc) {
@@ -299,7 +304,8 @@ impl<'a> Fold<'a> {
             line,
         } = row;
         let metric = &self.metrics[m];
-        let value = match parse_cell(raw, unit.exp10) {
+        let (cell, step) = super::number::parse_printed(raw, unit.exp10);
+        let value = match cell {
             Cell::Value(v) => match super::number::impossible(v) {
                 None => v,
                 Some(problem) => {
@@ -329,9 +335,9 @@ impl<'a> Fold<'a> {
         // ambiguous in different places (sections, charts) and contradictory
         // in one place (which one of them is gated decided the verdict).
         match &self.values[launch][m] {
-            Some((_, _, p)) if *p < priority => return Ok(()),
-            Some((v, _, p)) if *p == priority && *v == value => return Ok(()),
-            Some((v, other, p)) if *p == priority && other == spot => {
+            Some((_, _, p, _)) if *p < priority => return Ok(()),
+            Some((v, _, p, _)) if *p == priority && *v == value => return Ok(()),
+            Some((v, other, p, _)) if *p == priority && other == spot => {
                 return Err(Error::export(
                     self.path,
                     crate::error::ExportError::ContradictoryRows {
@@ -343,7 +349,7 @@ impl<'a> Fold<'a> {
                     },
                 ));
             }
-            Some((_, other, p)) if *p == priority => {
+            Some((_, other, p, _)) if *p == priority => {
                 let name = &self.wanted[m][priority].name;
                 return Err(Error::export(
                     self.path,
@@ -370,7 +376,7 @@ impl<'a> Fold<'a> {
             }
             Some(_) => {}
         }
-        self.values[launch][m] = Some((value, spot.clone(), priority));
+        self.values[launch][m] = Some((value, spot.clone(), priority, step));
         Ok(())
     }
 
@@ -387,7 +393,7 @@ impl<'a> Fold<'a> {
             !self
                 .values
                 .iter()
-                .filter_map(|l| l[m].as_ref().map(|(v, _, _)| *v))
+                .filter_map(|l| l[m].as_ref().map(|(v, _, _, _)| *v))
                 .sum::<f64>()
                 .is_finite()
         }) {
@@ -403,15 +409,19 @@ impl<'a> Fold<'a> {
         };
         let mut kernels: BTreeMap<String, KernelRun> = BTreeMap::new();
         let mut total = empty();
+        let mut processes: BTreeMap<String, u64> = BTreeMap::new();
+        for pid in self.launch_process.iter().filter(|p| !p.trim().is_empty()) {
+            *processes.entry(pid.clone()).or_default() += 1;
+        }
         for (launch, name) in self.launch_kernel.iter().enumerate() {
             let kernel = kernels.entry(name.clone()).or_insert_with(empty);
             kernel.launches += 1;
             total.launches += 1;
             for (m, value) in self.values[launch].iter().enumerate() {
                 match value {
-                    Some((v, _, _)) => {
-                        kernel.metrics[m].push(*v);
-                        total.metrics[m].push(*v);
+                    Some((v, _, _, step)) => {
+                        kernel.metrics[m].push_printed(*v, *step);
+                        total.metrics[m].push_printed(*v, *step);
                     }
                     None => {
                         kernel.metrics[m].missing += 1;
@@ -440,6 +450,7 @@ impl<'a> Fold<'a> {
                 .collect(),
             kernels,
             total,
+            processes,
         })
     }
 }

@@ -31,14 +31,33 @@ pub fn read_run(
     key_mode: KernelKeyMode,
     import: NcuImport,
 ) -> Result<Run> {
+    read_input(path, metrics, key_mode, import).map(|input| input.run)
+}
+
+/// One input read once: its run and, for a report read natively, its
+/// kernels' code from the same read.
+pub struct Input {
+    pub run: Run,
+    /// Every kernel launch's code, for a report read natively (`None` for a
+    /// CSV, a report ncu converted, or one whose modules are unreadable).
+    pub code: Option<Vec<ncu_rep::code::LaunchCode>>,
+}
+
+/// [`read_run`], keeping a report's code ([`Input::code`]).
+pub fn read_input(
+    path: &Path,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+    import: NcuImport,
+) -> Result<Input> {
     if path != Path::new("-") && is_report(path)? {
         // Natively first; a report the native reader does not know goes to
         // ncu, and if ncu cannot read it either, the native reader says why.
         let native = match import
             .native
-            .then(|| ncu_rep::read_run(path, metrics, key_mode))
+            .then(|| ncu_rep::read_run_and_code(path, metrics, key_mode))
         {
-            Some(Ok(run)) => return Ok(run),
+            Some(Ok((run, code))) => return Ok(Input { run, code }),
             Some(Err(ncu_rep::Refusal::Corrupt(e))) => return Err(e),
             Some(Err(ncu_rep::Refusal::Unsupported(e))) => Some(e),
             None => None,
@@ -49,8 +68,13 @@ pub fn read_run(
         })
         .map_err(|e| native.unwrap_or(e))?;
         run.sha256 = sha256;
-        return Ok(run);
+        return Ok(Input { run, code: None });
     }
+    read_csv(path, metrics, key_mode).map(|run| Input { run, code: None })
+}
+
+/// Reads one run from a CSV export (or standard input, `-`).
+fn read_csv(path: &Path, metrics: &[String], key_mode: KernelKeyMode) -> Result<Run> {
     // A CSV: a raw page streams from the file or standard input (after any
     // preamble); anything else (a details page, a summary) is read whole first.
     if path != Path::new("-") && starts_with_raw_header(path)? {

@@ -19,18 +19,27 @@ pub enum Cell {
 
 /// Parses a cell and scales it by `10^exp10`.
 pub fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
+    parse_printed(raw, exp10).0
+}
+
+/// [`parse_cell`], with the value's step as printed: the place of its last
+/// digit in the base unit (`41.41` us: 10 ns; `41,408` ns: 1 ns), so a value
+/// printed rounded is within half a step of the value ncu measured. The
+/// step is 0 for a cell that is not a number.
+pub fn parse_printed(raw: &[u8], exp10: i32) -> (Cell, f64) {
     let s = trim(raw);
     if s.is_empty() || s.eq_ignore_ascii_case(b"n/a") {
-        return Cell::Missing;
+        return (Cell::Missing, 0.0);
     }
     match parse_decimal(s) {
         Some((negative, mantissa, exp)) => {
             // Saturating: an exponent past i32 reads as infinite (and is
             // refused as not finite), never wraps around to a tiny value.
-            let v = to_f64(mantissa, exp.saturating_add(exp10));
-            Cell::Value(if negative { -v } else { v })
+            let exp = exp.saturating_add(exp10);
+            let v = to_f64(mantissa, exp);
+            (Cell::Value(if negative { -v } else { v }), to_f64(1, exp))
         }
-        None => Cell::Text,
+        None => (Cell::Text, 0.0),
     }
 }
 
@@ -163,6 +172,18 @@ mod tests {
             parse_cell(b"2.581269", 12),
             Cell::Value(2_581_269_000_000.0)
         );
+    }
+
+    #[test]
+    fn a_step_is_the_place_of_the_last_digit_printed() {
+        // One H200 duration as the details page (`41.41` us), the raw page
+        // (`41.408000` us) and the raw page in base units (`41,408` ns) print it.
+        assert_eq!(parse_printed(b"41.41", 3), (Cell::Value(41_410.0), 10.0));
+        assert_eq!(parse_printed(b"41.408000", 3).1, 0.001);
+        assert_eq!(parse_printed(b"41,408", 0), (Cell::Value(41_408.0), 1.0));
+        assert_eq!(parse_printed(b"1e3", 0).1, 1000.0);
+        assert_eq!(parse_printed(b"n/a", 0), (Cell::Missing, 0.0));
+        assert_eq!(parse_printed(b"PolicySpread", 0), (Cell::Text, 0.0));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! each value is normalized to its base unit and folded into its kernel's
 //! accumulator as it streams by, so memory is bounded by kernels × metrics.
 
-use super::number::{Cell, parse_cell};
+use super::number::{Cell, parse_cell, parse_printed};
 use super::nvtx;
 use super::page::{KERNEL_NAME, detect_page};
 use super::scan::{Row, RowScanner, RowSource, Wanted};
@@ -27,6 +27,7 @@ const CC_MAJOR: &str = "device__attribute_compute_capability_major";
 const CC_MINOR: &str = "device__attribute_compute_capability_minor";
 const SM_COUNT: &str = "device__attribute_multiprocessor_count";
 const CC: &str = "CC";
+const PROCESS_ID: &str = "Process ID";
 /// ncu's replay passes for a launch (what its progress line ends with).
 pub const PASSES: &str = "profiler__replayer_passes";
 /// Launch attributes only a whole-graph result has (`--graph-profiling graph`).
@@ -156,6 +157,7 @@ struct Layout {
     /// SM count, `CC` (older exports).
     gpu: [Option<usize>; 5],
     passes: Option<usize>,
+    process: Option<usize>,
     /// The launch attributes only a whole-graph result has.
     graph: [Option<usize>; 2],
     push_pop: Option<usize>,
@@ -201,6 +203,7 @@ impl Layout {
         let kernel = slot(column(KERNEL_NAME)).unwrap_or_default();
         let gpu = [DISPLAY_NAME, CC_MAJOR, CC_MINOR, SM_COUNT, CC].map(|c| slot(column(c)));
         let passes = slot(column(PASSES));
+        let process = slot(column(PROCESS_ID));
         let graph = [GRAPH_LAUNCHABLE, GRAPH_DEVICE_LAUNCH].map(|c| slot(column(c)));
         let push_pop = slot(column(nvtx::PUSH_POP));
         let start_end = slot(column(nvtx::START_END));
@@ -237,6 +240,7 @@ impl Layout {
             kernel,
             gpu,
             passes,
+            process,
             graph,
             push_pop,
             start_end,
@@ -264,6 +268,8 @@ struct Fold<'a> {
     last_gpu_bytes: Vec<u8>,
     /// Results that fill a graph launch attribute.
     graph_results: u64,
+    /// Launches per process ID, as written.
+    processes: HashMap<Vec<u8>, u64>,
     /// Kernel index → its function name's index in `function_launches`.
     function_of: Vec<usize>,
     /// Function name → its index in `function_launches`.
@@ -285,6 +291,7 @@ impl<'a> Fold<'a> {
             gpus: Vec::new(),
             last_gpu_bytes: Vec::new(),
             graph_results: 0,
+            processes: HashMap::new(),
             function_of: Vec::new(),
             functions: HashMap::new(),
             function_launches: Vec::new(),
@@ -313,6 +320,16 @@ impl<'a> Fold<'a> {
             self.graph_results += 1;
         }
         let index = self.kernel_index(layout, row);
+        if let Some(pid) = layout.process.and_then(|s| row.field(s))
+            && !pid.trim_ascii().is_empty()
+        {
+            match self.processes.get_mut(pid.as_ref()) {
+                Some(n) => *n += 1,
+                None => {
+                    self.processes.insert(pid.into_owned(), 1);
+                }
+            }
+        }
         self.keep_launch(index);
         self.kernels[index].1.launches += 1;
         self.total.launches += 1;
@@ -445,7 +462,8 @@ impl<'a> Fold<'a> {
     ) -> Result<()> {
         let kernel = &mut self.kernels[index].1;
         let metric = &self.metrics[m];
-        match parse_cell(raw, exp10) {
+        let (cell, step) = parse_printed(raw, exp10);
+        match cell {
             Cell::Value(v) => {
                 if let Some(problem) = super::number::impossible(v) {
                     return Err(bad(
@@ -458,8 +476,8 @@ impl<'a> Fold<'a> {
                         },
                     ));
                 }
-                kernel.metrics[m].push(v);
-                self.total.metrics[m].push(v);
+                kernel.metrics[m].push_printed(v, step);
+                self.total.metrics[m].push_printed(v, step);
                 if let Some(launch) = kernel.first_launches.last_mut()
                     && launch.position == self.total.launches - 1
                 {
@@ -516,6 +534,11 @@ impl<'a> Fold<'a> {
             metrics: layout.metric_columns,
             kernels: self.kernels.into_iter().collect(),
             total: self.total,
+            processes: self
+                .processes
+                .into_iter()
+                .map(|(pid, n)| (String::from_utf8_lossy(&pid).into_owned(), n))
+                .collect(),
         })
     }
 }

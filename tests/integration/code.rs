@@ -101,6 +101,79 @@ fn two_runs_of_one_binary_share_fingerprints_and_fp64_does_not() {
     );
 }
 
+/// A report that can be read only once (a named pipe called `….ncu-rep`) records with its
+/// kernels' code: the run and the code come from one read of the file.
+#[test]
+fn a_report_is_read_once_for_its_run_and_its_code() {
+    let gate = gate();
+    record(&gate);
+    // The stand-in ncu prints the SASS page beside the report.
+    gate.copy(explain("graph_app.base.sass.csv"), "piped.sass.csv");
+    let fifo = gate.path("piped.ncu-rep");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let bytes = std::fs::read(explain("graph_app.base.fast.ncu-rep")).expect("report");
+    let writer = std::thread::spawn(move || {
+        // Opening blocks until ncugate opens the pipe to read it.
+        let mut pipe = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&fifo)
+            .expect("open the pipe");
+        std::io::Write::write_all(&mut pipe, &bytes).expect("write the report");
+    });
+    let args = [
+        "baseline",
+        "record",
+        "--input",
+        "piped.ncu-rep",
+        "-o",
+        "piped.json",
+        "--ncu",
+        "./fake-ncu",
+    ];
+    // A second open of the pipe would wait for a writer that never comes:
+    // `timeout` ends it (exit 124) instead of the test hanging.
+    let ncugate = gate.command(&args, &[]);
+    let mut guarded = std::process::Command::new("timeout");
+    guarded
+        .arg("60")
+        .arg(ncugate.get_program())
+        .args(ncugate.get_args())
+        .current_dir(gate.dir.path());
+    for (key, value) in ncugate.get_envs() {
+        match value {
+            Some(v) => guarded.env(key, v),
+            None => guarded.env_remove(key),
+        };
+    }
+    let out = guarded.output().expect("run ncugate");
+    writer.join().expect("writer");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = |file: &str| {
+        let b: serde_json::Value = serde_json::from_str(&gate.read(file)).expect("json");
+        let kernels = b["kernels"].as_object().expect("kernels").clone();
+        kernels
+            .into_iter()
+            .map(|(k, v)| (k, v["code"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let (piped, file) = (code("piped.json"), code("b.json"));
+    assert_eq!(piped.len(), 3);
+    assert!(
+        piped.iter().all(|(_, c)| c["fingerprint"].is_string()),
+        "{piped:?}"
+    );
+    assert_eq!(piped, file);
+}
+
 #[test]
 fn sass_pages_of_two_runs_give_one_histogram_and_a_variant_another() {
     let read = |f: &str| {

@@ -262,6 +262,11 @@ fn export_errors() -> Vec<ExportError> {
             first: s("r1.csv"),
             digest: s("ae957444a059"),
         },
+        E::SameRunTwice {
+            first: s("r1.ncu-rep"),
+            processes: s("process 3089"),
+            metric: s("gpu__time_duration.sum"),
+        },
         E::DifferentKernels {
             kernel: s("scale"),
             other: s("r1.csv"),
@@ -304,6 +309,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",
+        E::SameRunTwice { .. } => "SameRunTwice",
         E::DifferentKernels { .. } => "DifferentKernels",
         E::StatisticsOverflow { .. } => "StatisticsOverflow",
         E::NotAvailable { .. } => "NotAvailable",

@@ -316,6 +316,72 @@ fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
     .stdout_has("device mismatch allowed by --allow-device-mismatch");
 }
 
+/// `baseline record --input` of one run in two formats (a report and the raw page
+/// exported from it, the details and the raw page of one report).
+fn record(gate: &Gate, rules: &str, inputs: &[&str]) -> crate::common::Outcome {
+    let mut args = vec![
+        "baseline",
+        "record",
+        "--thresholds",
+        rules,
+        "--output",
+        "x.json",
+    ];
+    for input in inputs {
+        args.extend(["--input", input]);
+    }
+    gate.run(&args)
+}
+
+#[test]
+fn one_run_in_two_formats_is_not_two_runs() {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run1.ncu-rep")
+        .h200("graph_app.base.fast.run1.raw.csv", "run1.raw.csv")
+        .h200(
+            "graph_app.base.fast.run1.raw.base-units.csv",
+            "run1.base.csv",
+        )
+        .h200("graph_app.base.fast.run1.details.csv", "run1.details.csv")
+        .h200("graph_app.base.fast.run2.raw.csv", "run2.raw.csv")
+        .h200("graph_app.base.fast.run3.details.csv", "run3.details.csv");
+    let time =
+        "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+    let inst = time.replace("gpu__time_duration.sum", "sm__inst_executed.sum");
+    gate.write("time.toml", time).write("inst.toml", &inst);
+    // "2 runs" with σ = 0 were recorded from a report and its own CSV.
+    for (first, second) in [
+        ("run1.ncu-rep", "run1.raw.csv"),
+        ("run1.ncu-rep", "run1.base.csv"),
+        ("run1.raw.csv", "run1.details.csv"),
+        ("run1.details.csv", "run1.ncu-rep"),
+    ] {
+        record(&gate, "time.toml", &[first, second]).one_clear_error(&format!(
+            "{second}: the same run as {first}: process 3089 launched the same kernels with the same `gpu__time_duration.sum`"
+        ));
+    }
+    // Found among other runs too.
+    record(
+        &gate,
+        "time.toml",
+        &["run1.ncu-rep", "run2.raw.csv", "run1.details.csv"],
+    )
+    .one_clear_error("run1.details.csv: the same run as run1.ncu-rep");
+    // Three real runs, in three formats: recorded.
+    let three = record(
+        &gate,
+        "time.toml",
+        &["run1.ncu-rep", "run2.raw.csv", "run3.details.csv"],
+    );
+    assert_eq!(three.code, 0, "{}", three.stderr);
+    assert!(three.stdout.contains("3 runs"), "{}", three.stdout);
+    // Instruction counts are the same in every run of this workload: one
+    // run's two formats cannot be told from two runs, and σ = 0 is the truth.
+    let same = record(&gate, "inst.toml", &["run1.ncu-rep", "run1.details.csv"]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    assert!(same.stdout.contains("2 runs"), "{}", same.stdout);
+}
+
 #[test]
 fn a_baseline_cannot_fake_its_noise_band() {
     let gate = Gate::new();

@@ -28,6 +28,7 @@ mod never_silent;
 mod nvtx_exports;
 mod output;
 mod public_exports;
+mod readme;
 mod reports;
 mod runner;
 mod sanitizer;

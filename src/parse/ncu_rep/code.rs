@@ -13,8 +13,7 @@
 //! call; opcode names need the disassembly (`ncu --import R --page source
 //! --print-source sass`, see [`crate::parse::sass`]).
 
-use super::container::{self, Cursor, Failure, count, decode, xyz};
-use super::schema::{BlockHeader, FileHeader, ResultCode, SourceData};
+use super::container::{self, Failure, LaunchKind, Report};
 use std::collections::BTreeMap;
 
 /// One kernel launch's code and launch configuration.
@@ -42,58 +41,53 @@ pub struct Code {
 /// for `NOP`.
 const NOP: u64 = 0x918;
 
-/// Reads every kernel launch's code from a version-7 report's bytes, framed
-/// as [`container::read`] reads them.
+/// Reads every kernel launch's code from a version-7 report's bytes (for a
+/// report read for nothing else; one read for its runs gives it through
+/// [`of_report`]).
 pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
-    container::version(data)?;
-    let mut cursor = Cursor::new(data, 4);
-    let at = cursor.pos;
-    let _: FileHeader = decode(cursor.sized("the file header")?, "the file header", at)?;
-    let mut modules: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    let mut cache: BTreeMap<(u64, String), Option<Code>> = BTreeMap::new();
-    let mut out = Vec::new();
-    while !cursor.at_end() {
-        let at = cursor.pos;
-        let header: BlockHeader = decode(cursor.sized("a block header")?, "a block header", at)?;
-        let size = header.payload_size.unwrap_or(0) as usize;
-        let offset = cursor.pos;
-        let mut payload = Cursor::new(cursor.take(size, "a block's payload")?, 0);
-        for _ in 0..count(header.num_sources) {
-            let at = offset + payload.pos;
-            let source: SourceData =
-                decode(payload.sized("a source message")?, "a source message", at)?;
-            if let (Some(reference), Some(binary)) = (source.reference, source.binary) {
-                modules.entry(reference).or_insert(binary);
-            }
-        }
-        for _ in 0..count(header.num_results) {
-            let at = offset + payload.pos;
-            let result: ResultCode = decode(payload.sized("a result")?, "a result", at)?;
-            let mangled = result.mangled_name.unwrap_or_default();
-            let reference = result.source.and_then(|s| s.reference);
-            let code = match reference {
-                Some(r) => cache
-                    .entry((r, mangled.clone()))
-                    .or_insert_with(|| modules.get(&r).and_then(|elf| function(elf, &mangled)))
-                    .clone(),
-                None => None,
-            };
-            // The name as ncu shows it, as on the raw page.
-            let name = super::names::display(
-                &mangled,
-                result.function_name.as_deref().unwrap_or_default(),
-                result.demangled_name.as_deref().unwrap_or_default(),
-            );
-            out.push(LaunchCode {
-                name,
-                mangled,
-                grid: result.grid_size.map(xyz),
-                block: result.block_size.map(xyz),
-                code,
-            });
-        }
+    let report = container::read(data)?;
+    of_report(&report).ok_or_else(|| Failure::Corrupt("a module message is corrupt".into()))
+}
+
+/// Every kernel launch's code in a report already read, in the report's
+/// order; `None` when one of its module messages did not decode (the code
+/// is then unknown).
+pub fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
+    if report.unreadable_module {
+        return None;
     }
-    Ok(out)
+    let mut cache: BTreeMap<(u64, &str), Option<Code>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for launch in &report.launches {
+        let LaunchKind::Kernel {
+            mangled,
+            function: name,
+            demangled,
+        } = &launch.kind
+        else {
+            continue;
+        };
+        let code = launch.module.and_then(|r| {
+            cache
+                .entry((r, mangled.as_str()))
+                .or_insert_with(|| {
+                    report
+                        .modules
+                        .get(&r)
+                        .and_then(|elf| function(elf, mangled))
+                })
+                .clone()
+        });
+        out.push(LaunchCode {
+            // The name as ncu shows it, as on the raw page.
+            name: super::names::display(mangled, name, demangled),
+            mangled: mangled.clone(),
+            grid: launch.grid,
+            block: launch.block,
+            code,
+        });
+    }
+    Some(out)
 }
 
 /// The code of function `mangled` in an ELF64 little-endian cubin: its

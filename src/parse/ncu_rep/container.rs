@@ -19,9 +19,10 @@
 use super::nvtx::{NvtxCells, NvtxError, cells};
 use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
-    ProfileResult, RangeResult, RuleResult, Uint64x3,
+    ProfileResult, RangeResult, RuleResult, SourceData, Uint64x3,
 };
 use prost::Message;
+use std::collections::BTreeMap;
 
 /// The first bytes of every Nsight Compute report.
 pub const MAGIC: &[u8; 4] = b"NVR\0";
@@ -63,6 +64,8 @@ pub struct Launch {
     pub nvtx: Option<NvtxCells>,
     /// What ncu's rules found (sections of `--set`/`--section` runs).
     pub rules: Vec<RuleResult>,
+    /// The module of a kernel's code: a key of [`Report::modules`].
+    pub module: Option<u64>,
 }
 
 /// What a result profiled.
@@ -96,25 +99,26 @@ pub struct Metric {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     pub launches: Vec<Launch>,
+    /// Each loaded module's ELF cubin, by its reference (the first of a
+    /// reference wins); see [`super::code`].
+    pub modules: BTreeMap<u64, Vec<u8>>,
+    /// A module message that did not decode: the kernels' code is then
+    /// unknown ([`super::code::of_report`]), the results still read.
+    pub unreadable_module: bool,
 }
 
-/// A bounds-checked reader over the file's bytes (also [`super::code`]'s).
-pub(super) struct Cursor<'a> {
+/// A bounds-checked reader over the file's bytes.
+struct Cursor<'a> {
     data: &'a [u8],
-    pub(super) pos: usize,
+    pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    /// A reader of `data` from byte `pos`.
-    pub(super) fn new(data: &'a [u8], pos: usize) -> Self {
-        Cursor { data, pos }
-    }
-
-    pub(super) fn at_end(&self) -> bool {
+    fn at_end(&self) -> bool {
         self.pos >= self.data.len()
     }
 
-    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Failure> {
         let left = self.data.len() - self.pos;
         if n > left {
             return Err(Failure::Corrupt(format!(
@@ -133,7 +137,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `u32` size, then that many bytes.
-    pub(super) fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
+    fn sized(&mut self, what: &str) -> Result<&'a [u8], Failure> {
         let start = self.pos;
         let n = self.u32(&format!("the size of {what}"))?;
         self.take(n as usize, what).map_err(|e| match e {
@@ -146,11 +150,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-pub(super) fn decode<M: Message + Default>(
-    bytes: &[u8],
-    what: &str,
-    at: usize,
-) -> Result<M, Failure> {
+fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M, Failure> {
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
@@ -231,7 +231,7 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     Ok(report)
 }
 
-pub(super) fn count(n: Option<u32>) -> usize {
+fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
 }
 
@@ -248,9 +248,7 @@ fn read_payload(
         data: payload,
         pos: 0,
     };
-    for _ in 0..count(header.num_sources) {
-        cursor.sized("a source message")?;
-    }
+    read_modules(count(header.num_sources), &mut cursor, report)?;
     let mut push = |parts: Parts| -> Result<(), Failure> {
         let nvtx = match &parts.nvtx {
             Some(state) => Some(cells(state, parts.thread).map_err(|e| match e {
@@ -271,6 +269,7 @@ fn read_payload(
             metrics: resolve(parts.metrics, strings)?,
             nvtx,
             rules: parts.rules,
+            module: parts.module,
         });
         Ok(())
     };
@@ -287,6 +286,24 @@ fn read_payload(
     Ok(())
 }
 
+/// Reads a payload's `n` source messages into [`Report::modules`]; one that
+/// does not decode marks the code unknown ([`Report::unreadable_module`]).
+fn read_modules(n: usize, cursor: &mut Cursor<'_>, report: &mut Report) -> Result<(), Failure> {
+    for _ in 0..n {
+        match SourceData::decode(cursor.sized("a source message")?) {
+            Ok(SourceData {
+                reference: Some(reference),
+                binary: Some(binary),
+            }) => {
+                report.modules.entry(reference).or_insert(binary);
+            }
+            Ok(_) => {}
+            Err(_) => report.unreadable_module = true,
+        }
+    }
+    Ok(())
+}
+
 /// What a launch takes from a result message of any kind.
 struct Parts {
     kind: LaunchKind,
@@ -298,6 +315,8 @@ struct Parts {
     context: Option<u32>,
     stream: Option<u32>,
     rules: Vec<RuleResult>,
+    /// The module of a kernel's code ([`Launch::module`]).
+    module: Option<u64>,
 }
 
 /// One kind of result message in a payload (kernel, range, command list,
@@ -325,6 +344,7 @@ impl ResultMessage for ProfileResult {
             context: self.context_id,
             stream: self.stream_id,
             rules: super::rules::in_section_order(self.rule_results, &self.sections),
+            module: self.source.and_then(|s| s.reference),
         }
     }
 }
@@ -342,6 +362,7 @@ impl ResultMessage for RangeResult {
             context: self.context_id,
             stream: None,
             rules: self.rule_results,
+            module: None,
         }
     }
 }
@@ -361,6 +382,7 @@ impl ResultMessage for CmdlistResult {
             context: self.context_id,
             stream: self.stream_id,
             rules: self.rule_results,
+            module: None,
         }
     }
 }
@@ -378,6 +400,7 @@ impl ResultMessage for GraphResult {
             context: self.context_id,
             stream: self.stream_id,
             rules: self.rule_results,
+            module: None,
         }
     }
 }
@@ -398,7 +421,7 @@ fn read_results<R: ResultMessage>(
     Ok(())
 }
 
-pub(super) fn xyz(v: Uint64x3) -> [u64; 3] {
+fn xyz(v: Uint64x3) -> [u64; 3] {
     [v.x.unwrap_or(0), v.y.unwrap_or(0), v.z.unwrap_or(0)]
 }
 

@@ -331,6 +331,16 @@ pub fn read_run(
     metrics: &[String],
     key_mode: KernelKeyMode,
 ) -> std::result::Result<Run, Refusal> {
+    read_run_and_code(path, metrics, key_mode).map(|(run, _)| run)
+}
+
+/// [`read_run`], with every kernel launch's code ([`code::of_report`]) from
+/// the same read of the file: `None` where a module is unreadable.
+pub fn read_run_and_code(
+    path: &Path,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+) -> std::result::Result<(Run, Option<Vec<code::LaunchCode>>), Refusal> {
     let (data, report) = read_report(path, crate::error::FileKind::Export)?;
     let page = raw_page(&report);
     if let Some(unknown) = metrics
@@ -349,7 +359,7 @@ pub fn read_run(
         super::raw::read_raw(path, &csv[..], metrics, key_mode).map_err(Refusal::Corrupt)?;
     // The run's digest is the report's, as when ncu converts it.
     run.sha256 = super::sha256_bytes(&data);
-    Ok(run)
+    Ok((run, code::of_report(&report)))
 }
 
 /// Reads the findings (rule results) of a report, folded by the

@@ -15,7 +15,7 @@
 //! | `ReportSessionDetails` | 1: process ID |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
-//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 17: sections, 19: rule results, 21: NVTX state, 22: context, 23: stream |
+//! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 17: sections, 19: rule results, 15: module, 21: NVTX state, 22: context, 23: stream |
 //! | `SourceData` (one loaded module's code) | 1: reference (a result's field 15 names it), 4: binary (the module's ELF cubin) |
 //! | `RangeResult` (one replayed range) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 20: rule results |
 //! | `CmdlistResult` (one replayed command list) | 1: thread ID, 4: metric results, 10: NVTX state, 11: context, 12: stream, 18: display name, 21: rule results |
@@ -120,6 +120,10 @@ pub struct ProfileResult {
     pub context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
     pub stream_id: Option<u32>,
+    /// The module the kernel's code is in (a `SourceData` with only its
+    /// reference; see [`SourceData`]).
+    #[prost(message, optional, tag = "15")]
+    pub source: Option<SourceData>,
 }
 
 /// `ProfilerSection`: a section of a `--set`/`--section` run; only its
@@ -141,24 +145,6 @@ pub struct SourceData {
     pub reference: Option<u64>,
     #[prost(bytes = "vec", optional, tag = "4")]
     pub binary: Option<Vec<u8>>,
-}
-
-/// A kernel result read for its code only: names, launch configuration and
-/// module (see [`super::code`]).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct ResultCode {
-    #[prost(string, optional, tag = "5")]
-    pub mangled_name: Option<String>,
-    #[prost(string, optional, tag = "6")]
-    pub function_name: Option<String>,
-    #[prost(string, optional, tag = "7")]
-    pub demangled_name: Option<String>,
-    #[prost(message, optional, tag = "10")]
-    pub grid_size: Option<Uint64x3>,
-    #[prost(message, optional, tag = "11")]
-    pub block_size: Option<Uint64x3>,
-    #[prost(message, optional, tag = "15")]
-    pub source: Option<SourceData>,
 }
 
 /// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling
