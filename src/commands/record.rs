@@ -110,8 +110,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     }
     let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;
-    notes.extend(one_run_warning(&baseline, &thresholds));
-    notes.extend(unidentified_warning(&baseline));
+    notes.extend(warnings(&baseline, &thresholds));
     let line = format!(
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
@@ -192,6 +191,14 @@ impl Recorded {
             .collect();
         Recorded { required, optional }
     }
+}
+
+/// What a recorded baseline will make of later checks that its recording
+/// should say: no spread, no GPU named.
+fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
+    let mut out = one_run_warning(baseline, thresholds);
+    out.extend(unidentified_warning(baseline));
+    out
 }
 
 /// A baseline whose exports name no GPU (an older ncu's details page has no
