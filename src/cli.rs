@@ -298,7 +298,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub explain_kernels: usize,
     /// Seconds the explain runs may take together when ncugate profiles (one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = seconds)]
     pub explain_budget: f64,
     /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
@@ -476,6 +476,16 @@ pub struct HistoryShowArgs {
     /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
+}
+
+/// A number of seconds: finite and not negative (`nan` made the explain
+/// budget endless: no elapsed time is `>=` it).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err("seconds are a finite number, 0 or more".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as

@@ -20,7 +20,7 @@ Exit codes:
   1  regression: a rule or structural check with severity \"fail\" failed
   2  error or incomparable: bad/missing input, missing metric, no kernels,
      unknown baseline schema, device mismatch, invalid thresholds,
-     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `sanitize`, as shown in its `--help`.
 pub const SANITIZE_TABLE: &str = "\
@@ -28,7 +28,7 @@ Exit codes:
   0  pass: no finding outside the allow-list (allowed findings warn)
   1  findings: compute-sanitizer reported an error that is not allowed
   2  error: the app or compute-sanitizer could not run, the XML is unreadable
-     or truncated, interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+     or truncated, interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `leaks`, as shown in its `--help`.
 pub const LEAKS_TABLE: &str = "\
@@ -37,7 +37,7 @@ Exit codes:
   1  leak: graph executables alive at exit, or memory growth, peak or live
      graphs beyond their limits (or the history rule)
   2  error: the audit library could not be built or loaded, the app failed,
-     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `merge`, as shown in its `--help`.
 pub const MERGE_TABLE: &str = "\
@@ -52,7 +52,7 @@ pub const RECORD_TABLE: &str = "\
 Exit codes:
   0  done: every workload recorded (or profiled)
   2  error: the build, ncu or the app failed, an export is unreadable,
-     interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2)";
+     interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `baseline diff`, as shown in its `--help`: it compares
 /// files, and says with its code whether they differ.

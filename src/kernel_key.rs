@@ -8,8 +8,8 @@
 //! matched rather than split on.
 //!
 //! Keys are printable: control characters (CR, LF, …), Unicode
-//! noncharacters (U+FFFE, U+FFFF, …) and bidirectional controls (U+202E, …)
-//! in a name are written as `\u{…}`
+//! noncharacters (U+FFFE, U+FFFF, …), bidirectional controls (U+202E, …)
+//! and the line and paragraph separators (U+2028, U+2029) in a name are written as `\u{…}`
 //! escapes here, at the border, so no report can be broken by one — a CR/LF
 //! would inject GitHub workflow commands into a CI log or split a Markdown
 //! row, and U+FFFE is not allowed in XML.
@@ -41,6 +41,24 @@ pub fn printable(text: String) -> String {
     out
 }
 
+/// Every string and key of `value` made [`printable`]: JSON written for
+/// machines keeps U+202E, U+2028 and U+FFFE as they are, and a viewer shows them.
+pub fn printable_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => *s = printable(std::mem::take(s)),
+        Value::Array(items) => items.iter_mut().for_each(printable_json),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut v) in entries {
+                printable_json(&mut v);
+                map.insert(printable(key), v);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// `text` on one line: CR, LF and tab become spaces (text from XML may wrap),
 /// any other [`unprintable`] character is escaped as by [`printable`].
 pub fn one_line(text: String) -> String {
@@ -64,13 +82,18 @@ pub fn one_line(text: String) -> String {
 /// injects GitHub workflow commands or splits a Markdown row), a Unicode
 /// noncharacter (U+FFFE is not allowed in XML), or a bidirectional control
 /// (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C: they reorder what a
-/// reader sees, so a name could pass for another).
+/// reader sees, so a name could pass for another), or a Unicode line or
+/// paragraph separator (U+2028, U+2029: a line break to a Unicode-aware
+/// reader, a log viewer or a JavaScript JUnit viewer).
 pub fn unprintable(c: char) -> bool {
     let u = u32::from(c);
     c.is_control()
         || (0xFDD0..=0xFDEF).contains(&u)
         || u & 0xFFFE == 0xFFFE
-        || matches!(u, 0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C)
+        || matches!(
+            u,
+            0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C | 0x2028 | 0x2029
+        )
 }
 
 const UNNAMED: &str = "<unnamed>";

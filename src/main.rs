@@ -63,13 +63,25 @@ fn main() {
                 std::process::exit(exit::ERROR);
             }
             // Usage errors are exit 2 like every other error; help and version exit 0.
-            let code = if e.use_stderr() {
-                exit::ERROR
-            } else {
-                exit::PASS
-            };
-            let _ = e.print();
-            std::process::exit(code);
+            if e.use_stderr() {
+                let _ = e.print();
+                std::process::exit(exit::ERROR);
+            }
+            // Help and version on standard output: a reader that stopped early
+            // is no error, a full disk is (it exited 0 having printed nothing).
+            let printed = e
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            match printed {
+                Err(source) if source.kind() != std::io::ErrorKind::BrokenPipe => {
+                    commands::print_error(&ncugate::error::Error::Write {
+                        path: "standard output".into(),
+                        source,
+                    });
+                    std::process::exit(exit::ERROR);
+                }
+                _ => std::process::exit(exit::PASS),
+            }
         }
     };
     let config = match Config::from_matches(&matches) {

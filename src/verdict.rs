@@ -91,6 +91,34 @@ impl Downgrade {
 }
 
 impl RuleResult {
+    /// Whether the row's own numbers fail it, as the rule's judgment does:
+    /// the current value past its limit, or worse than the baseline mean by
+    /// more than its allowance. Such a row is `fail`, or a `warn` of a
+    /// warn-severity rule or of a downgraded failure; `merge` refuses a row
+    /// that says anything else (a report edited to pass kept its numbers).
+    pub fn numbers_fail(&self) -> bool {
+        let (Some(x), Some(stats)) = (self.current, self.baseline) else {
+            return false;
+        };
+        let past_limit = self.limit.is_some_and(|limit| match self.worse {
+            Worse::Higher => x > limit,
+            Worse::Lower => x < limit,
+        });
+        let worse_by = match self.worse {
+            Worse::Higher => x - stats.mean,
+            Worse::Lower => stats.mean - x,
+        };
+        past_limit || self.allowance.is_some_and(|a| worse_by > a)
+    }
+
+    /// Whether the status is one its numbers allow (see [`Self::numbers_fail`]).
+    pub fn status_fits_numbers(&self) -> bool {
+        !self.numbers_fail()
+            || self.status == Status::Fail && self.severity == Severity::Fail
+            || self.status == Status::Warn
+                && (self.severity == Severity::Warn || self.downgraded.is_some())
+    }
+
     /// Makes a failing result a warning that is not gated, its reason in
     /// front of its message (`not gated (REASON): …`): the one way a failure
     /// becomes a warning, whatever the reason, in every format.

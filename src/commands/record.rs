@@ -110,7 +110,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     }
     let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;
-    notes.extend(one_run_warning(&baseline, &thresholds));
+    notes.extend(warnings(&baseline, &thresholds));
     let line = format!(
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
@@ -191,6 +191,28 @@ impl Recorded {
             .collect();
         Recorded { required, optional }
     }
+}
+
+/// What a recorded baseline will make of later checks that its recording
+/// should say: no spread, no GPU named.
+fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
+    let mut out = one_run_warning(baseline, thresholds);
+    out.extend(unidentified_warning(baseline));
+    out
+}
+
+/// A baseline whose exports name no GPU (an older ncu's details page has no
+/// `CC` and no device attributes): every check against it is a device
+/// mismatch (exit 2) until it passes `--allow-device-mismatch`. Recording
+/// said nothing of it.
+fn unidentified_warning(baseline: &Baseline) -> Vec<String> {
+    if crate::model::shares_identity(&baseline.fingerprint, &baseline.fingerprint) {
+        return Vec::new();
+    }
+    vec![
+        "ncugate: warning: the exports name no GPU (no CC, device name or SM count): every check against this baseline is a device mismatch (exit 2) unless it passes --allow-device-mismatch".into(),
+        "hint: record from exports that name the GPU (a raw page always does; a details page with its `CC` column), or check with --allow-device-mismatch".into(),
+    ]
 }
 
 /// A baseline of one run has no spread: which `noise` allowances that

@@ -66,6 +66,11 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A folder inside a report folder is a symbolic link: the report's files
+    /// would be written where it points, outside the folder.
+    #[error("cannot write into {}: it is a symbolic link, and a report folder's files are written only into folders inside it", path.display())]
+    LinkedFolder { path: PathBuf },
+
     /// A file whose content is not what its `kind` should hold; `problem`
     /// says where and what.
     #[error("{}: {problem}", .path.display())]
@@ -129,6 +134,9 @@ impl Error {
         match self {
             Error::Read { kind, path, source } => kind.read_hint(path, source),
             Error::Write { .. } => "check that the directory exists and is writable".into(),
+            Error::LinkedFolder { .. } => {
+                "remove the link, or write the report to a folder that holds none".into()
+            }
             Error::Malformed { kind, .. } => kind.malformed_hint().into(),
             // Nothing came down the pipe: the fix is the command before it.
             Error::Export { error, path }

@@ -44,6 +44,15 @@ pub enum ReportError {
     },
     #[error("workload `{workload}` has no check that ran (every check skipped, or none)")]
     NothingGated { workload: String },
+    /// A rule row whose status its own numbers (current value, baseline
+    /// mean, allowance, limit) contradict: they fail it and it says otherwise.
+    /// `row` names it and what it says, `numbers` are its numbers.
+    #[error("workload `{workload}`: {row}, but its numbers fail it ({numbers})")]
+    RowContradicted {
+        workload: String,
+        row: String,
+        numbers: String,
+    },
 }
 
 impl ReportError {
@@ -57,6 +66,7 @@ impl ReportError {
             ReportError::UnsafeName { .. }
             | ReportError::WorkloadSchemaVersion { .. }
             | ReportError::Contradicted { .. }
+            | ReportError::RowContradicted { .. }
             | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
         }
         .into()

@@ -172,8 +172,8 @@ pub fn render(changes: &[Change]) -> String {
             super::show::short(&c.commit),
             super::show::escaped(&c.branch),
             super::show::escaped(&c.metric),
-            format_value(c.from, &c.unit),
-            format_value(c.to, &c.unit),
+            format_value(c.from, &super::show::escaped(&c.unit)),
+            format_value(c.to, &super::show::escaped(&c.unit)),
             format_change(c.from, c.to),
         ));
     }
@@ -182,7 +182,9 @@ pub fn render(changes: &[Change]) -> String {
 
 /// The changes as JSON (`{"changes": […]}`).
 pub fn json(changes: &[Change]) -> String {
-    let doc = serde_json::json!({ "schema_version": 1, "changes": changes });
+    // Names from the store, escaped as the text view escapes them.
+    let mut doc = serde_json::json!({ "schema_version": 1, "changes": changes });
+    crate::kernel_key::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

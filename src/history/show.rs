@@ -129,14 +129,15 @@ pub fn render(series: &[Series]) -> String {
         }
         let values: Vec<Option<f64>> = s.points.iter().map(|p| p.value).collect();
         let known: Vec<f64> = values.iter().flatten().copied().collect();
+        let unit = escaped(&s.unit);
         let span = match (known.first(), known.last()) {
             (Some(&a), Some(&b)) if known.len() > 1 => format!(
                 "{} → {} ({})",
-                format_value(a, &s.unit),
-                format_value(b, &s.unit),
+                format_value(a, &unit),
+                format_value(b, &unit),
                 format_change(a, b)
             ),
-            (Some(&a), _) => format_value(a, &s.unit),
+            (Some(&a), _) => format_value(a, &unit),
             _ => "not measured".into(),
         };
         let accepted = s.points.iter().filter(|p| p.accepted).count();
@@ -165,7 +166,9 @@ pub fn short(commit: &str) -> String {
 
 /// The series as JSON (`{"series": […]}`).
 pub fn json(series: &[Series]) -> String {
-    let doc = serde_json::json!({ "schema_version": 1, "series": series });
+    // Names from the store, escaped as the text view escapes them.
+    let mut doc = serde_json::json!({ "schema_version": 1, "series": series });
+    crate::kernel_key::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

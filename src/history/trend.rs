@@ -89,8 +89,14 @@ pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
     } else {
         hi.abs().max(1.0) * 0.1
     };
+    // A store can hold any number (another writer, an edited file): a mean
+    // near f64::MAX made the band and the axis infinite, and drawing its
+    // ticks never ended. Such a series gets no chart.
+    if !(lo - pad).is_finite() || !(hi + pad).is_finite() {
+        return None;
+    }
     let n = series.points.len();
-    let unit = series.unit.clone();
+    let unit = escaped(&series.unit);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (640, 220)).into_drawing_area();
@@ -178,7 +184,9 @@ pub fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String
                         " · rule " code { (escaped(&s.rule)) } " · " (s.points.len()) " runs"
                         @if rule.is_none() { " · no rule of these thresholds: no band" }
                     }
-                    @if let Some(svg) = chart { (PreEscaped(svg)) } @else { p { "no value measured" } }
+                    @if let Some(svg) = chart { (PreEscaped(svg)) }
+                    @else if s.points.iter().any(|p| p.value.is_some()) { p { "not drawn: its values are too large to chart" } }
+                    @else { p { "no value measured" } }
                 }
             }
         })

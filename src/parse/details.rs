@@ -39,6 +39,7 @@ pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> 
         Some(ExportPage::Raw) => return Err(bad("this is a raw page, not a details page; pass it with --input".into())),
         None => return Err(bad("not an ncu details-page CSV export (no \"Section Name\", \"Metric Name\", \"Metric Value\" columns)".into())),
     }
+    super::columns::no_repeated_column(path, &header, |_| true)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let (Some(kernel), Some(section)) = (col("Kernel Name"), col("Section Name")) else {
         return Err(bad("no \"Kernel Name\" column".into()));

@@ -93,6 +93,8 @@ struct Layout {
 
 impl Layout {
     fn new(path: &Path, header: &[String]) -> Result<Layout> {
+        // Every column of a details page is read by its name.
+        super::columns::no_repeated_column(path, header, |_| true)?;
         let col = |name: &str| header.iter().position(|h| h == name);
         let (Some(id), Some(kernel), Some(section), Some(name), Some(value)) = (
             col("ID"),
@@ -106,13 +108,19 @@ impl Layout {
                 "a details page needs the columns \"ID\", \"Kernel Name\", \"Section Name\", \"Metric Name\" and \"Metric Value\"".into(),
             ));
         };
+        // ncu scales each row of a details page to a unit of its own (39.40
+        // Mbyte here, 1.14 Gbyte there): without the units the numbers were
+        // compared as written, and a tenfold regression read as an improvement.
+        let Some(unit) = col("Metric Unit") else {
+            return Err(bad(path, super::columns::NO_UNIT_COLUMN.into()));
+        };
         Ok(Layout {
             id,
             kernel,
             section,
             name,
             value,
-            unit: col("Metric Unit"),
+            unit: Some(unit),
             process: col("Process ID"),
             cc: col("CC"),
             item: col("Body Item Label"),

@@ -1,6 +1,7 @@
 //! Reading ncu exports: raw pages (metrics per launch) and details pages
 //! (rule results), from CSV files or `.ncu-rep` reports converted by `ncu`.
 
+pub mod columns;
 pub mod details;
 pub mod details_metrics;
 pub mod details_names;

@@ -79,6 +79,25 @@ pub fn read_raw_rows(
 ) -> Result<Run> {
     let header = super::page::first_csv_row(&mut scanner, path)?;
     check_raw_header(path, &header)?;
+    // The columns read by name; a metric's column may repeat (equal copies
+    // are one metric, see `Layout::repeats`).
+    super::columns::no_repeated_column(path, &header, |name| {
+        [
+            KERNEL_NAME,
+            DISPLAY_NAME,
+            CC_MAJOR,
+            CC_MINOR,
+            SM_COUNT,
+            CC,
+            PASSES,
+            GRAPH_LAUNCHABLE,
+            GRAPH_DEVICE_LAUNCH,
+            GRID_SIZE,
+            nvtx::PUSH_POP,
+            nvtx::START_END,
+        ]
+        .contains(&name)
+    })?;
     let units = units_row(path, &mut scanner, header.len())?;
     let layout = Layout::new(&header, &units, metrics);
     scanner.want(Wanted::Columns(layout.columns.clone()));

@@ -56,6 +56,7 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
             .collect(),
         _ => return Err(bad("no header row".into())),
     };
+    super::columns::no_repeated_column(path, &header, |_| true)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let [
         Some(kernel),
@@ -85,7 +86,9 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
     .iter()
     .filter_map(|c| col(c))
     .collect();
-    let unit = col("Metric Unit");
+    let Some(unit) = col("Metric Unit") else {
+        return Err(bad(super::columns::NO_UNIT_COLUMN.into()));
+    };
     let mut out = csv::WriterBuilder::new()
         .quote_style(csv::QuoteStyle::Always)
         .from_writer(Vec::new());
@@ -148,12 +151,7 @@ pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
             let launch = launch.to_string();
             let mut row: Vec<&[u8]> = vec![launch.as_bytes()];
             row.extend(id.iter().map(Vec::as_slice));
-            row.extend([
-                field(section),
-                field(name),
-                unit.map_or(&b""[..], field),
-                field(average),
-            ]);
+            row.extend([field(section), field(name), field(unit), field(average)]);
             out.write_record(&row).map_err(io)?;
         }
     }

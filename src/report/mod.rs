@@ -169,6 +169,21 @@ impl Outputs {
     }
 }
 
+/// `Err` when a folder on the way from `dir` to its file `name` is a
+/// symbolic link: the file would be written through it, outside `dir` (a
+/// checkout can hold a link `report/charts -> ~/elsewhere`, and the charts
+/// went there). The file itself may be one: the rename replaces the link.
+fn under(dir: &Path, name: &Path) -> Result<()> {
+    let mut at = dir.to_path_buf();
+    for part in name.parent().into_iter().flat_map(Path::components) {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::LinkedFolder { path: at });
+        }
+    }
+    Ok(())
+}
+
 /// Stages one rendered report where it goes, in `set`: the one place reports
 /// reach the disk. GitHub mode's streams are returned, to deliver after the set.
 fn stage(
@@ -181,6 +196,7 @@ fn stage(
         (Rendered::Stream(write), Destination::Path(path)) => set.add_with(path, write)?,
         (Rendered::Folder(files), Destination::Path(dir)) => {
             for (name, bytes) in files {
+                under(dir, &name)?;
                 set.add(&dir.join(name), &bytes)?;
             }
         }

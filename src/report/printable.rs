@@ -25,30 +25,13 @@ pub fn escaped<T: Serialize + DeserializeOwned + Clone>(model: &T) -> Cow<'_, T>
         return Cow::Borrowed(model);
     }
     let escaped = serde_json::to_value(model).ok().and_then(|mut json| {
-        escape(&mut json);
+        crate::kernel_key::printable_json(&mut json);
         serde_json::from_value(json).ok()
     });
     // Only a number JSON cannot hold (NaN, infinity) would fail the round
     // trip, and reports hold finite numbers (the readers refuse the others);
     // such a model would keep its text as it is.
     escaped.map_or(Cow::Borrowed(model), Cow::Owned)
-}
-
-/// Every string and key of `value`, escaped.
-fn escape(value: &mut serde_json::Value) {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => *s = crate::kernel_key::printable(std::mem::take(s)),
-        Value::Array(items) => items.iter_mut().for_each(escape),
-        Value::Object(map) => {
-            let entries = std::mem::take(map);
-            for (key, mut v) in entries {
-                escape(&mut v);
-                map.insert(crate::kernel_key::printable(key), v);
-            }
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
 }
 
 /// Reads serde_json's output as it is written and notes any unprintable

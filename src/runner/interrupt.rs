@@ -4,7 +4,8 @@
 //! (so a timeout can kill the app's whole family), which also means a
 //! terminal's SIGINT never reaches them: ncugate has to stop them itself.
 //!
-//! On the first SIGINT or SIGTERM (or SIGHUP, SIGUSR1, SIGUSR2) a thread of its own (signal-hook) stops the
+//! On the first SIGINT or SIGTERM (or SIGHUP, SIGQUIT, SIGALRM, SIGXCPU and the other signals whose
+//! default action would end ncugate) a thread of its own (signal-hook) stops the
 //! processes the runner registered here (the tree kill of a timeout), removes
 //! the temp files registered here, and, unless this run's report set was
 //! already committed, the report files this run claimed (a report from an
@@ -58,15 +59,27 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The signals that stop a run: Ctrl-C and CI cancellation, and those whose
-/// default action would end ncugate without stopping ncu and the app it
-/// started in their own process group (a closed terminal's SIGHUP, SIGUSR1/2).
-const SIGNALS: [i32; 5] = [
+/// The signals that stop a run: Ctrl-C and CI cancellation, and every other
+/// signal sent from outside whose default action would end ncugate without
+/// stopping ncu and the app it started in their own process group: a closed
+/// terminal's SIGHUP, SIGUSR1/2, a terminal's Ctrl-\ (SIGQUIT reaches
+/// ncugate's process group, not theirs), `timeout -s ALRM`, a CPU or file
+/// size limit (SIGXCPU, SIGXFSZ), the timers (SIGVTALRM, SIGPROF), SIGPWR and
+/// SIGIO. The signals of a fault (SIGSEGV, SIGABRT, …) are left as they are.
+const SIGNALS: [i32; 13] = [
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGHUP,
     libc::SIGUSR1,
     libc::SIGUSR2,
+    libc::SIGQUIT,
+    libc::SIGALRM,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGPWR,
+    libc::SIGIO,
 ];
 
 /// `SIGINT`, `SIGTERM`.
@@ -90,7 +103,7 @@ pub fn error() -> crate::error::Error {
     }
 }
 
-/// Catches SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 for the rest of the process (call once, first
+/// Catches the signals that stop a run for the rest of the process (call once, first
 /// thing in `main`).
 pub fn install() -> std::io::Result<()> {
     for signal in SIGNALS {

@@ -4,7 +4,8 @@
 //! repeated shard, a workload reported twice, shards made with different
 //! thresholds, baselines or ncugate versions, a report with duplicate keys,
 //! a written outcome that its checks contradict (every outcome is recomputed
-//! by the code `check` uses), and a merge that gates nothing.
+//! by the code `check` uses), a rule row whose own numbers fail it while it
+//! says otherwise, and a merge that gates nothing.
 
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
 use crate::config::Shard;
@@ -74,6 +75,24 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
                 workload: name.clone(),
                 found: inner,
                 reads: crate::verdict::REPORT_SCHEMA_VERSION,
+            });
+        }
+        if let Some(row) = w.report.rules.iter().find(|r| !r.status_fits_numbers()) {
+            let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
+            return Err(ReportError::RowContradicted {
+                workload: name.clone(),
+                row: crate::kernel_key::printable(format!(
+                    "{} · {} says {}",
+                    row.kernel.as_deref().unwrap_or("(total)"),
+                    row.rule,
+                    row.status.as_str()
+                )),
+                numbers: format!(
+                    "{} against baseline {}, allowance {}",
+                    number(row.current),
+                    number(row.baseline.map(|b| b.mean)),
+                    number(row.allowance)
+                ),
             });
         }
         // A version-1 report reads as a version-2 one; it is written back as such.

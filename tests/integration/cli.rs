@@ -427,3 +427,25 @@ fn short_help_fits_80_columns_and_each_subcommand_says_its_own_exit_codes() {
     assert!(!record.contains("the table that repeats"), "{record}");
     assert!(help(&["check", "--help"]).contains("schema_version 2"));
 }
+
+#[test]
+fn an_explain_budget_that_is_no_number_of_seconds_is_refused() {
+    // `--explain-budget nan` was taken: no elapsed time is `>=` NaN, so the
+    // explain runs had no budget at all.
+    let gate = Gate::new();
+    for value in ["nan", "inf", "NaN", "1e400"] {
+        let out = gate.run(&["check", "--explain-budget", value]);
+        out.code(2);
+        assert!(
+            out.stderr
+                .contains(&format!("ncugate: error: --explain-budget {value}")),
+            "{value}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("a finite number"),
+            "{value}: {}",
+            out.stderr
+        );
+    }
+}

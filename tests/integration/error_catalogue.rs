@@ -470,6 +470,13 @@ fn report_errors() -> Vec<ReportError> {
         ReportError::NothingGated {
             workload: s("train"),
         },
+        ReportError::RowContradicted {
+            workload: s("train"),
+            row: s(
+                "void scale<2>(const float *, float *, long, int) · sm__inst_executed.sum (sum) says pass",
+            ),
+            numbers: s("92800000 against baseline 55050240, allowance 11010048"),
+        },
     ]
 }
 
@@ -484,6 +491,7 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::WorkloadSchemaVersion { .. } => "WorkloadSchemaVersion",
         ReportError::Contradicted { .. } => "Contradicted",
         ReportError::NothingGated { .. } => "NothingGated",
+        ReportError::RowContradicted { .. } => "RowContradicted",
     }
 }
 
@@ -856,6 +864,12 @@ fn every_error() -> Vec<(String, Error)> {
             source: io(ErrorKind::PermissionDenied),
         },
     );
+    add(
+        s("LinkedFolder"),
+        Error::LinkedFolder {
+            path: p("html/charts"),
+        },
+    );
     for e in export_errors() {
         add(
             format!("Export/{}", export_name(&e)),
@@ -992,6 +1006,7 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Toml { .. } => "Toml",
         Error::Process(_) => "Process",
         Error::Write { .. } => "Write",
+        Error::LinkedFolder { .. } => "LinkedFolder",
         Error::Malformed { .. } => "Malformed",
         Error::Export { .. } => "Export",
         Error::Report { .. } => "Report",

@@ -922,3 +922,122 @@ fn a_failing_check_draws_each_failing_metric_s_trend_into_its_html() {
     pass.code(0);
     assert!(!g.path("ok/charts").join("trend-0.svg").exists());
 }
+
+#[test]
+fn names_and_units_from_a_hostile_store_add_no_line() {
+    // Another writer shares the store: every text it holds is hostile. A
+    // series' unit was printed as it was, so a newline in it wrote
+    // `::error::…` on a line of its own in `history show` and `changes`.
+    let g = reports();
+    for (commit, report) in [("c1", "pass.json"), ("c2", "regression.json")] {
+        assert_eq!(
+            record(&g, "sqlite:h.sqlite", report, commit, "main").code,
+            0
+        );
+    }
+    let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    db.execute_batch(
+        "UPDATE series SET unit = 'inst' || char(10) || '::error::unit' || char(8232) || 'ls' WHERE metric = 'sm__inst_executed.sum';
+         UPDATE series SET kernel = kernel || char(13) || '::error::kernel' || char(8238) WHERE id = 1;
+         UPDATE runs SET branch = 'main' || char(10) || '::error::branch' WHERE commit_sha = 'c2';",
+    )
+    .expect("tamper");
+    drop(db);
+    let dir = g.path("trend").display().to_string();
+    for args in [
+        &["history", "show", "--history", "sqlite:h.sqlite"][..],
+        &["history", "changes", "--history", "sqlite:h.sqlite"],
+        &[
+            "history",
+            "show",
+            "--history",
+            "sqlite:h.sqlite",
+            "--html",
+            &dir,
+        ],
+        // JSON kept U+2028 and U+202E as they were.
+        &["history", "show", "--json", "--history", "sqlite:h.sqlite"],
+        &[
+            "history",
+            "changes",
+            "--json",
+            "--history",
+            "sqlite:h.sqlite",
+        ],
+    ] {
+        let out = g.run(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(
+                !line.contains("::error::") || !line.trim_start().starts_with("::"),
+                "{args:?}: {line:?}"
+            );
+            assert!(
+                !line.contains(['\r', '\u{2028}', '\u{202E}']),
+                "{args:?}: {line:?}"
+            );
+        }
+    }
+    let show = g.run(&["history", "show", "--history", "sqlite:h.sqlite"]);
+    assert!(
+        show.stdout.contains("inst\\u{a}::error::unit\\u{2028}ls"),
+        "{}",
+        show.stdout
+    );
+    for page in std::fs::read_dir(g.path("trend")).expect("trend").flatten() {
+        if page.path().is_file() {
+            let text = std::fs::read_to_string(page.path()).expect("page");
+            assert!(
+                !text.contains(['\u{2028}', '\u{202E}', '\r']),
+                "{}",
+                page.path().display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_huge_value_in_the_store_draws_no_chart_and_ends() {
+    // A mean near f64::MAX (or infinite) in the store made the trend chart's
+    // band and axis infinite: `history show --html` never ended.
+    let g = reports();
+    for (commit, report) in [
+        ("c1", "pass.json"),
+        ("c2", "pass.json"),
+        ("c3", "regression.json"),
+    ] {
+        let out = g.run(&[
+            "history",
+            "record",
+            report,
+            "--commit",
+            commit,
+            "--branch",
+            "main",
+            "--time",
+            &format!("2026-12-0{}T00:00:00Z", &commit[1..]),
+            "--history",
+            "sqlite:h.sqlite",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    db.execute_batch(
+        "UPDATE run_values SET mean = 1e308 WHERE series_id = 1;
+         UPDATE run_values SET mean = 9e999 WHERE series_id = 2;",
+    )
+    .expect("tamper");
+    drop(db);
+    let dir = g.path("trend").display().to_string();
+    let out = g.run(&[
+        "history",
+        "show",
+        "--history",
+        "sqlite:h.sqlite",
+        "--html",
+        &dir,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = g.read("trend/index.html");
+    assert!(page.contains("too large to chart"), "{page}");
+}

@@ -26,7 +26,7 @@ fn hostile_kernel_names_break_no_report() {
     gate.base_baseline(&[]);
     gate.write(
         "hostile.csv",
-        renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end"),
+        renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end\u{2028}::error::ls\u{2029}ps"),
     );
     let out = gate.run_as_github_step(&[
         "check",
@@ -46,11 +46,18 @@ fn hostile_kernel_names_break_no_report() {
         "all",
     ]);
     out.code(1);
-    for line in out.stdout.split('\n') {
+    // U+2028/U+2029 (line and paragraph separators) end a line for Unicode-aware
+    // readers (a log viewer, a JavaScript JUnit viewer): they passed as they were.
+    for line in out
+        .stdout
+        .lines()
+        .flat_map(|l| l.split(['\u{2028}', '\u{2029}']))
+    {
         assert!(!line.contains('\r'), "a CR reached stdout: {line:?}");
         assert!(
             !line.trim_start().starts_with("::add-mask::")
-                && !line.trim_start().starts_with("::stop-commands::"),
+                && !line.trim_start().starts_with("::stop-commands::")
+                && !line.trim_start().starts_with("::error::ls"),
             "an injected workflow command: {line:?}"
         );
     }
@@ -60,6 +67,24 @@ fn hostile_kernel_names_break_no_report() {
         "{}",
         out.stdout
     );
+    assert!(
+        out.stdout.contains("end\\u{2028}::error::ls\\u{2029}ps"),
+        "{}",
+        out.stdout
+    );
+    for written in [
+        "junit.xml",
+        "r.md",
+        "summary.md",
+        "output.txt",
+        "html/index.html",
+    ] {
+        let text = gate.read(written);
+        assert!(
+            !text.contains(['\u{2028}', '\u{2029}']),
+            "{written}: {text}"
+        );
+    }
     assert_valid_junit(&gate.path("junit.xml"));
     // Every SVG chart is well-formed XML (U+FFFE/U+FFFF are not XML characters).
     let charts: Vec<_> = std::fs::read_dir(gate.path("html/charts"))
@@ -147,6 +172,31 @@ fn init_on_a_closed_stdout_still_writes_and_on_a_full_one_is_an_error() {
     assert!(gate.read("ncugate.toml").contains("command = [\"./app\"]"));
     // `init … > /dev/full`.
     gate.full_stdout_is_an_error(&args);
+}
+
+#[test]
+fn help_and_version_on_a_full_stdout_are_an_error() {
+    // clap's help and version ignored a failed write: `ncugate --help >
+    // /dev/full` printed nothing and exited 0.
+    let gate = Gate::new();
+    for args in [
+        &["--help"][..],
+        &["check", "--help"],
+        &["-h"],
+        &["--version"],
+    ] {
+        let out = gate.run_stdout_closed(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        if let Some(out) = gate.run_stdout_full(args) {
+            assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+            assert!(
+                out.stderr
+                    .contains("ncugate: error: cannot write standard output"),
+                "{args:?}: {}",
+                out.stderr
+            );
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -260,6 +310,7 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
         ("produce\\r\\nresult=pass", "U+000D"),
         ("produce\u{202E}", "U+202E"),
         ("produce\\ufffe", "U+FFFE"),
+        ("produce\u{2028}::error::forged", "U+2028"),
     ] {
         gate.write(
             "hostile.json",
@@ -308,6 +359,7 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
     for (name, says) in [
         ("base\\nresult=pass", "U+000A"),
         ("base\u{2066}", "U+2066"),
+        ("base\u{2029}result=pass", "U+2029"),
         ("../../escaped", "not safe as a file name"),
         ("javascript:alert(1)", "not safe as a file name"),
     ] {
@@ -413,4 +465,51 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
         !text.contains("\\n::error") && !text.contains('\u{202E}'),
         "{text}"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_report_folder_holding_a_link_writes_nothing_through_it() {
+    // A checkout can hold `html/charts -> ../elsewhere`: `check --html html`
+    // wrote every chart there, outside the folder it was given.
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
+    std::fs::create_dir_all(gate.path("html")).expect("mkdir");
+    std::fs::create_dir_all(gate.path("elsewhere")).expect("mkdir");
+    std::os::unix::fs::symlink(gate.path("elsewhere"), gate.path("html/charts")).expect("link");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+        "--html",
+        "html",
+    ])
+    .one_clear_error("is a symbolic link");
+    let written: Vec<_> = std::fs::read_dir(gate.path("elsewhere"))
+        .expect("list")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+    // A link in place of a file is replaced, not written through.
+    std::fs::remove_file(gate.path("html/charts")).expect("unlink");
+    std::os::unix::fs::symlink(
+        gate.path("elsewhere/page.html"),
+        gate.path("html/index.html"),
+    )
+    .expect("link");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+        "--html",
+        "html",
+    ])
+    .code(1);
+    assert!(!gate.path("elsewhere/page.html").exists());
 }

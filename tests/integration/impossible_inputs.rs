@@ -575,3 +575,227 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
     ])
     .one_clear_error("metric `sm__inst_executed.sum` is");
 }
+
+/// `file` (from `fixtures/h200`) with the column `column` written twice: a
+/// copy before it whose cells are `copy(cell, row)`.
+fn with_column_twice(file: &str, column: &str, copy: impl Fn(&str, usize) -> String) -> Vec<u8> {
+    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&data[..]);
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    let mut at = None;
+    for (i, record) in reader.records().enumerate() {
+        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
+        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+        let cell = if i == 0 {
+            row[c].clone()
+        } else {
+            copy(&row[c], i)
+        };
+        row.insert(c, cell);
+        writer.write_record(&row).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
+    // Found by fuzzing: every page's fixed columns were looked up by the first
+    // header that named them, so a copy placed before the real column decided
+    // the verdict — a `Metric Value` copy with better values passed a
+    // regression, and one with worse values failed a passing run (exit 1).
+    let gate = Gate::new();
+    gate.base_baseline(&[]);
+    let times = |k: f64| {
+        move |cell: &str, _: usize| match cell.replace(',', "").parse::<f64>() {
+            Ok(v) => format!("{}", v * k),
+            Err(_) => cell.to_string(),
+        }
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "details",
+            with_column_twice(
+                "graph_app.strided.fast.details.csv",
+                "Metric Value",
+                times(0.1),
+            ),
+            "Metric Value",
+        ),
+        (
+            "details",
+            with_column_twice(
+                "graph_app.base.fast.run1.details.csv",
+                "Metric Value",
+                times(8.0),
+            ),
+            "Metric Value",
+        ),
+        (
+            "details",
+            with_column_twice(
+                "graph_app.base.fast.run1.details.csv",
+                "Metric Unit",
+                |u, _| u.replace("Mbyte", "Gbyte"),
+            ),
+            "Metric Unit",
+        ),
+        (
+            "raw",
+            with_column_twice(
+                "graph_app.base.fast.run1.raw.csv",
+                "Kernel Name",
+                |n, row| {
+                    if row >= 2 {
+                        "other".into()
+                    } else {
+                        n.to_string()
+                    }
+                },
+            ),
+            "Kernel Name",
+        ),
+        (
+            "summary",
+            with_column_twice(
+                "summary/graph_app.base.fast.run1.summary.csv",
+                "Average",
+                times(8.0),
+            ),
+            "Average",
+        ),
+        (
+            "summary",
+            with_column_twice(
+                "summary/graph_app.base.fast.run1.summary.csv",
+                "Invocations",
+                |_, _| "6".into(),
+            ),
+            "Invocations",
+        ),
+    ];
+    for (page, bytes, column) in cases {
+        gate.write("twice.csv", bytes);
+        gate.run(&[
+            "check",
+            "--baseline",
+            "baseline.json",
+            "--input",
+            "twice.csv",
+        ])
+        .one_clear_error(&format!("the header names the column \"{column}\" twice"));
+        if page == "details" {
+            gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+            gate.run(&[
+                "check",
+                "--baseline",
+                "baseline.json",
+                "--input",
+                "run.csv",
+                "--details",
+                "twice.csv",
+            ])
+            .one_clear_error(&format!("the header names the column \"{column}\" twice"));
+        }
+    }
+}
+
+/// `file` (from `fixtures/h200`) without its `column`.
+fn without_column(file: &str, column: &str) -> Vec<u8> {
+    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&data[..]);
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_writer(Vec::new());
+    let mut at = None;
+    for record in reader.records() {
+        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
+        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+        row.remove(c);
+        writer.write_record(&row).expect("write");
+    }
+    writer.into_inner().expect("csv")
+}
+
+#[test]
+fn a_details_page_or_summary_without_its_unit_column_is_refused() {
+    // ncu writes each details row in a unit of its own: the strided run's
+    // scale<2> moves 1.14 Gbyte where the base run's moves 113 Mbyte. Without
+    // the `Metric Unit` column both recorded and checked as bare numbers
+    // (1.14 against 113: "-99%"), and the +900% DRAM regression passed.
+    let gate = Gate::new();
+    for (file, name) in [
+        ("graph_app.base.fast.run1.details.csv", "base.csv"),
+        ("graph_app.strided.fast.details.csv", "strided.csv"),
+        (
+            "summary/graph_app.base.fast.run1.summary.csv",
+            "summary.csv",
+        ),
+    ] {
+        gate.write(name, without_column(file, "Metric Unit"));
+    }
+    gate.run(&[
+        "baseline", "record", "--input", "base.csv", "--output", "b.json",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+    assert!(!gate.path("b.json").exists());
+    gate.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "summary.csv",
+        "--output",
+        "b.json",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+    gate.base_baseline(&[]);
+    gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "strided.csv",
+    ])
+    .one_clear_error("no \"Metric Unit\" column");
+}
+
+#[test]
+fn recording_exports_that_name_no_gpu_says_every_check_will_need_the_mismatch_flag() {
+    // A details page without `CC` (older ncu versions write none) recorded
+    // "an unknown GPU" with exit 0 and no word; every check against it was
+    // then a device mismatch (exit 2), even with the same export.
+    let gate = Gate::new();
+    let stripped = without_column("graph_app.base.fast.run1.details.csv", "CC");
+    gate.write("base.csv", stripped);
+    let out = gate.run(&[
+        "baseline", "record", "--input", "base.csv", "--output", "b.json",
+    ]);
+    out.code(0);
+    assert!(
+        out.stderr.contains("warning: the exports name no GPU"),
+        "{}",
+        out.stderr
+    );
+    gate.run(&["check", "--baseline", "b.json", "--input", "base.csv"])
+        .code(2)
+        .stderr_has("device mismatch");
+    gate.run(&[
+        "check",
+        "--baseline",
+        "b.json",
+        "--input",
+        "base.csv",
+        "--allow-device-mismatch",
+    ])
+    .code(0);
+    // Exports that name the GPU record without the warning.
+    gate.base_baseline(&[]).code(0);
+    assert!(!gate.base_baseline(&[]).stderr.contains("name no GPU"));
+}

@@ -781,6 +781,30 @@ fn merge_recomputes_every_outcome_and_refuses_a_report_its_checks_contradict() {
         }
     })
     .one_clear_error("workload `base` has no check that ran");
+    // Every FAIL row made `pass` (or `warn`), the outcomes with them: each
+    // outcome agreed with its rows and merged to exit 0, while each row's own
+    // numbers (current, baseline mean, allowance) still failed it.
+    for (says, file) in [("pass", "rows-pass.json"), ("warn", "rows-warn.json")] {
+        tampered(file, &|v| {
+            says_pass(v);
+            v["outcome"] = "pass".into();
+            v["exit_code"] = 0.into();
+            for name in ["strided", "unfolded"] {
+                let r = workload(v, name);
+                for row in r["rules"].as_array_mut().expect("rules") {
+                    if row["status"] == "fail" {
+                        row["status"] = says.into();
+                    }
+                }
+                for row in r["structure"].as_array_mut().expect("structure") {
+                    if row["status"] == "fail" {
+                        row["status"] = "pass".into();
+                    }
+                }
+            }
+        })
+        .one_clear_error(&format!("says {says}, but its numbers fail it"));
+    }
     tampered("schema.json", &|v| {
         let r = workload(v, "base");
         r["schema_version"] = 99.into();
