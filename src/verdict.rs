@@ -8,6 +8,7 @@ use crate::exit;
 use crate::rules::{Per, Severity, Worse};
 use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Version of the JSON report schema.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
@@ -23,22 +24,25 @@ pub fn reads_report_version(version: u64) -> bool {
 /// One rule applied to one kernel key (or to the run total).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleResult {
+    // The key is shared with the kernel's other results, as are the rule,
+    // metric, unit and `why` with the rule's: at 100,000 kernels a copy per
+    // result is most of a report's memory.
     /// The kernel key; `None` for a `per = "total"` rule.
-    pub kernel: Option<String>,
-    pub rule: String,
-    pub metric: String,
+    pub kernel: Option<Arc<str>>,
+    pub rule: Arc<str>,
+    pub metric: Arc<str>,
     pub per: Per,
     pub aggregate: crate::model::Aggregate,
     pub worse: Worse,
     pub severity: Severity,
     /// Line of the `[[rule]]` in `thresholds`.
     pub line: usize,
-    pub unit: String,
+    pub unit: Arc<str>,
     pub baseline: Option<Stats>,
     /// The current value: the mean over the current runs.
     pub current: Option<f64>,
     /// One value per current run.
-    pub current_runs: Vec<f64>,
+    pub current_runs: Box<[f64]>,
     /// Change from the baseline mean, percent (`None` when the mean is 0).
     pub change_pct: Option<f64>,
     /// Allowed change in the worse direction, base units: `max(max_change·|μ| + noise·σ, noise_floor)`.
@@ -48,16 +52,16 @@ pub struct RuleResult {
     /// One line saying what happened.
     pub message: String,
     /// The rule's `why`, for failures.
-    pub why: Option<String>,
+    pub why: Option<Arc<str>>,
     /// Set when the rule was not gated because the GPU was shared and the
     /// metric is one another process can move (`environment = "sensitive"`):
     /// the evidence. The status is then at worst `warn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_gated: Option<String>,
+    pub not_gated: Option<Arc<str>>,
     /// Set when a failing result is a warning that is not gated: why (its
     /// message starts `not gated (…): `). Reports written before it have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub downgraded: Option<Downgrade>,
+    pub downgraded: Option<Box<Downgrade>>,
 }
 
 /// Why a failing rule result is a warning that is not gated.
@@ -125,7 +129,7 @@ impl RuleResult {
     pub fn downgrade(&mut self, why: Downgrade) {
         self.status = Status::Warn;
         self.message = format!("not gated ({}): {}", why.reason(), self.message);
-        self.downgraded = Some(why);
+        self.downgraded = Some(Box::new(why));
     }
 
     /// The verdict word for tables: the status, except that a `changed`

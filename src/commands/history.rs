@@ -320,11 +320,11 @@ fn trend_charts(
     let mut charts = Vec::new();
     for i in failing {
         let r = &report.rules[i];
-        let kernel = r.kernel.clone().unwrap_or_default();
+        let kernel = r.kernel.as_deref().unwrap_or_default().to_string();
         let points = store.series(&history::Query {
             workload: Some(h.workload.clone()),
-            kernel: r.kernel.clone(),
-            metric: Some(r.metric.clone()),
+            kernel: r.kernel.as_deref().map(str::to_string),
+            metric: Some(r.metric.to_string()),
         });
         let points = match points {
             Ok(points) => points,
@@ -336,21 +336,21 @@ fn trend_charts(
             }
         };
         let mut series = show::group(points).into_iter().find(|s| {
-            s.workload == h.workload && s.gpu == run.gpu && s.kernel == kernel && s.rule == r.rule
+            s.workload == h.workload && s.gpu == run.gpu && s.kernel == kernel && s.rule == *r.rule
         });
         if !recorded {
             let value = run
                 .values
                 .iter()
-                .find(|v| v.kernel == kernel && v.rule == r.rule);
+                .find(|v| v.kernel == kernel && v.rule == *r.rule);
             let series = series.get_or_insert_with(|| show::Series {
                 workload: h.workload.clone(),
                 gpu: run.gpu.clone(),
                 kernel: kernel.clone(),
-                rule: r.rule.clone(),
-                metric: r.metric.clone(),
+                rule: r.rule.to_string(),
+                metric: r.metric.to_string(),
                 aggregate: r.aggregate.to_string(),
-                unit: r.unit.clone(),
+                unit: r.unit.to_string(),
                 points: Vec::new(),
             });
             series.points.push(show::SeriesPoint {

@@ -47,13 +47,13 @@ pub fn check(report: &mut Report, baseline: &Baseline, current: &CodeMap, verdic
         let Some(c) = rule
             .kernel
             .as_ref()
-            .and_then(|k| report.code.iter().find(|c| &c.kernel == k))
+            .and_then(|k| report.code.iter().find(|c| *c.kernel == **k))
         else {
             continue;
         };
         rule.why = Some(match rule.why.take() {
-            Some(why) => format!("{}; {why}", c.summary),
-            None => c.summary.clone(),
+            Some(why) => format!("{}; {why}", c.summary).into(),
+            None => c.summary.as_str().into(),
         });
     }
     report.notes.push(note(&report.code));

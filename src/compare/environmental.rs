@@ -56,7 +56,9 @@ pub fn apply(
     for rule in report.rules.iter_mut().filter(|r| {
         r.status == Status::Fail
             && is_timing(&r.unit)
-            && r.kernel.as_ref().is_some_and(|k| environmental.contains(k))
+            && r.kernel
+                .as_deref()
+                .is_some_and(|k| environmental.iter().any(|e| e == k))
     }) {
         match verdict {
             Environmental::Warn => rule.downgrade(Downgrade::Environmental),
@@ -85,7 +87,7 @@ fn explained_by_time_only(report: &Report, kernel: &str) -> bool {
         .collect();
     let failing = rules.iter().filter(|r| r.status == Status::Fail);
     let timing_only = failing.clone().count() > 0 && failing.clone().all(|r| is_timing(&r.unit));
-    let inst: Vec<_> = rules.iter().filter(|r| r.unit == "inst").collect();
+    let inst: Vec<_> = rules.iter().filter(|r| &*r.unit == "inst").collect();
     let counts_same = !inst.is_empty() && inst.iter().all(|r| r.status == Status::Pass);
     let structure_same = report
         .structure

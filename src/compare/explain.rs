@@ -27,11 +27,13 @@ pub enum ExplainMode {
 pub fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
     let mut failing: Vec<(String, f64)> = Vec::new();
     for r in report.rules.iter().filter(|r| r.status == Status::Fail) {
-        let Some(k) = &r.kernel else { continue };
+        let Some(k) = r.kernel.as_deref() else {
+            continue;
+        };
         let change = magnitude(r);
         match failing.iter_mut().find(|(name, _)| name == k) {
             Some((_, worst)) => *worst = worst.max(change),
-            None => failing.push((k.clone(), change)),
+            None => failing.push((k.to_string(), change)),
         }
     }
     failing.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -43,7 +45,7 @@ pub fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
             let others: Vec<String> = report
                 .rules
                 .iter()
-                .filter_map(|r| r.kernel.clone())
+                .filter_map(|r| r.kernel.as_deref().map(str::to_string))
                 .filter(|k| !out.contains(k))
                 .collect();
             for k in others {
@@ -82,10 +84,12 @@ pub fn attach(
             .rules
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.kernel.as_ref() == Some(kernel) && r.status == Status::Fail)
+            .filter(|(_, r)| {
+                r.kernel.as_deref() == Some(kernel.as_str()) && r.status == Status::Fail
+            })
             .max_by(|(_, a), (_, b)| magnitude(a).total_cmp(&magnitude(b)))
             .map(|(i, _)| i);
-        let unit = worst.map_or("inst", |i| report.rules[i].unit.as_str());
+        let unit = worst.map_or("inst", |i| &*report.rules[i].unit);
         let explained = explain::compare(before, now, explain::ranking_counter(unit));
         let lines = explained.lines();
         if let Some(i) = worst {
@@ -99,8 +103,8 @@ pub fn attach(
             };
             let rule = &mut report.rules[i];
             rule.why = Some(match rule.why.take() {
-                Some(why) => format!("{why}; {text}"),
-                None => text,
+                Some(why) => format!("{why}; {text}").into(),
+                None => text.into(),
             });
         }
         report.explain.push(explained);

@@ -34,7 +34,7 @@ pub fn apply(
         let environment = thresholds
             .rules
             .iter()
-            .find(|rule| rule.line == r.line && rule.metric == r.metric)
+            .find(|rule| rule.line == r.line && *rule.metric == *r.metric)
             .map_or_else(
                 || Environment::of_metric(&r.metric),
                 |rule| rule.environment,
@@ -55,9 +55,10 @@ pub fn apply(
             }
         }
         Policy::Warn => {
+            let evidence: std::sync::Arc<str> = shared.evidence.as_str().into();
             for r in report.rules.iter_mut().filter(|r| sensitive(r)) {
                 shared.not_gated += 1;
-                r.not_gated = Some(shared.evidence.clone());
+                r.not_gated = Some(std::sync::Arc::clone(&evidence));
                 if matches!(r.status, Status::Fail | Status::Warn) {
                     shared.over_allowance += 1;
                     // The header line has the whole evidence; each warning names

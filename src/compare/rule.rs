@@ -12,6 +12,7 @@ use crate::model::Run;
 use crate::rules::{KernelFilter, Per, Rule, Thresholds, Worse};
 use crate::status::Status;
 use crate::verdict::RuleResult;
+use std::sync::Arc;
 
 pub(super) fn check_all(
     baseline: &Baseline,
@@ -24,14 +25,18 @@ pub(super) fn check_all(
     let per_kernel = thresholds.rules.iter().filter(|r| r.per == Per::Kernel);
     let most = thresholds.rules.len() + per_kernel.count() * baseline.kernels.len();
     let mut out = Vec::with_capacity(most);
+    // One copy of each kernel key, shared by the kernel's results.
+    let mut keys: Vec<Option<Arc<str>>> = vec![None; baseline.kernels.len()];
     for rule in &thresholds.rules {
+        let shared = Shared::of(rule);
         match rule.per {
-            Per::Total => out.push(check(rule, None, &baseline.total, runs)),
+            Per::Total => out.push(check(rule, &shared, None, &baseline.total, runs)),
             Per::Kernel => {
-                for (key, entry) in &baseline.kernels {
+                for ((key, entry), name) in baseline.kernels.iter().zip(keys.iter_mut()) {
                     // New and missing kernels are structural results, not rule results.
                     if current.contains(key) && rule.kernels.matches(key) {
-                        out.push(check(rule, Some(key), entry, runs));
+                        let name = name.get_or_insert_with(|| Arc::from(key.as_str()));
+                        out.push(check(rule, &shared, Some(name), entry, runs));
                     }
                 }
                 // A filter that selects nothing would gate nothing, silently:
@@ -92,25 +97,54 @@ fn matches_nothing(
         } else {
             format!("{message}: fix the filter (an exact key, or `regex:…`)")
         },
-        ..unjudged(rule, None)
+        ..unjudged(rule, &Shared::of(rule), None)
+    }
+}
+
+/// What every result of one rule says alike, one copy shared by all of them.
+struct Shared {
+    label: Arc<str>,
+    metric: Arc<str>,
+    why: Option<Arc<str>>,
+    /// The unit last read from the baseline: the same for most kernels.
+    unit: std::cell::RefCell<Arc<str>>,
+}
+
+impl Shared {
+    fn of(rule: &Rule) -> Shared {
+        Shared {
+            label: rule.label().into(),
+            metric: rule.metric.as_str().into(),
+            why: rule.why.as_deref().map(Arc::from),
+            unit: std::cell::RefCell::new(Arc::from("")),
+        }
+    }
+
+    /// `unit`, shared with the rule's earlier results when it is theirs.
+    fn unit(&self, unit: &str) -> Arc<str> {
+        let mut last = self.unit.borrow_mut();
+        if &**last != unit {
+            *last = Arc::from(unit);
+        }
+        Arc::clone(&last)
     }
 }
 
 /// The result of `rule` on `kernel` (`None`: the whole run) before anything is measured.
-fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
+fn unjudged(rule: &Rule, shared: &Shared, kernel: Option<&Arc<str>>) -> RuleResult {
     RuleResult {
-        kernel: kernel.map(str::to_string),
-        rule: rule.label(),
-        metric: rule.metric.clone(),
+        kernel: kernel.cloned(),
+        rule: Arc::clone(&shared.label),
+        metric: Arc::clone(&shared.metric),
         per: rule.per,
         aggregate: rule.aggregate,
         worse: rule.worse,
         severity: rule.severity,
         line: rule.line,
-        unit: String::new(),
+        unit: Arc::from(""),
         baseline: None,
         current: None,
-        current_runs: Vec::new(),
+        current_runs: Box::default(),
         change_pct: None,
         allowance: None,
         limit: rule.limit,
@@ -123,10 +157,16 @@ fn unjudged(rule: &Rule, kernel: Option<&str>) -> RuleResult {
 }
 
 /// The result of `rule` on `kernel` (`None`: the whole run): measured, then judged.
-fn check(rule: &Rule, kernel: Option<&str>, entry: &KernelEntry, runs: &[Run]) -> RuleResult {
-    let mut result = unjudged(rule, kernel);
-    match measure(rule, kernel, entry, runs, &mut result) {
-        Ok((x, stats)) => judge(rule, result, x, &stats),
+fn check(
+    rule: &Rule,
+    shared: &Shared,
+    kernel: Option<&Arc<str>>,
+    entry: &KernelEntry,
+    runs: &[Run],
+) -> RuleResult {
+    let mut result = unjudged(rule, shared, kernel);
+    match measure(rule, shared, entry, runs, &mut result) {
+        Ok((x, stats)) => judge(rule, shared, result, x, &stats),
         Err(message) => unavailable(rule, result, message),
     }
 }
@@ -151,19 +191,19 @@ fn unavailable(rule: &Rule, mut result: RuleResult, message: String) -> RuleResu
 /// rule cannot be measured.
 fn measure(
     rule: &Rule,
-    kernel: Option<&str>,
+    shared: &Shared,
     entry: &KernelEntry,
     runs: &[Run],
     result: &mut RuleResult,
 ) -> Result<(f64, Stats), String> {
-    let scope = kernel.map_or(Scope::Total, Scope::Kernel);
+    let scope = result.kernel.as_deref().map_or(Scope::Total, Scope::Kernel);
     let Some(base) = entry.metrics.get(&rule.metric) else {
         return Err(format!(
             "`{}` is not in the baseline: re-record it with these thresholds",
             rule.metric
         ));
     };
-    result.unit = base.unit.clone();
+    result.unit = shared.unit(&base.unit);
     let stats: Stats = *base.stats(rule.aggregate);
     result.baseline = Some(stats);
 
@@ -200,13 +240,19 @@ fn measure(
         return Err("no current value".into());
     };
     result.current = Some(x);
-    result.current_runs = samples.values;
+    result.current_runs = samples.values.into_boxed_slice();
     Ok((x, stats))
 }
 
 /// The verdict on the current value `x` against the baseline's `stats`: the
 /// change, the allowance, the status and the message saying why.
-fn judge(rule: &Rule, mut result: RuleResult, x: f64, stats: &Stats) -> RuleResult {
+fn judge(
+    rule: &Rule,
+    shared: &Shared,
+    mut result: RuleResult,
+    x: f64,
+    stats: &Stats,
+) -> RuleResult {
     let mu = stats.mean;
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
     let allowance = rule
@@ -222,7 +268,7 @@ fn judge(rule: &Rule, mut result: RuleResult, x: f64, stats: &Stats) -> RuleResu
         Worse::Higher => x > limit,
         Worse::Lower => x < limit,
     });
-    let unit = &result.unit.clone();
+    let unit = &Arc::clone(&result.unit);
     let change = format_change(mu, x);
     let values = format!(
         "{} vs baseline {}",
@@ -266,7 +312,7 @@ fn judge(rule: &Rule, mut result: RuleResult, x: f64, stats: &Stats) -> RuleResu
         result.message = format!("{change} ({values})");
     }
     if matches!(result.status, Status::Fail | Status::Warn) {
-        result.why = rule.why.clone();
+        result.why = shared.why.clone();
     }
     result
 }

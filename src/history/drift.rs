@@ -132,7 +132,7 @@ fn judge(rule: &Rule, result: &mut RuleResult, d: Drift, anchor: &str, steps: u6
     }
     result.message = format!("{}; {why}", result.message);
     result.why = Some(match &rule.why {
-        Some(w) => format!("{why}; {w}"),
-        None => why,
+        Some(w) => format!("{why}; {w}").into(),
+        None => why.into(),
     });
 }

@@ -134,19 +134,19 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
     let mut values: Vec<Value> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in &report.rules {
-        let kernel = r.kernel.clone().unwrap_or_default();
-        if !seen.insert((kernel.clone(), r.rule.clone())) {
+        let kernel = r.kernel.as_deref().unwrap_or_default().to_string();
+        if !seen.insert((kernel.clone(), r.rule.to_string())) {
             continue;
         }
         values.push(Value {
             kernel,
-            rule: r.rule.clone(),
-            metric: r.metric.clone(),
+            rule: r.rule.to_string(),
+            metric: r.metric.to_string(),
             aggregate: serde_json::to_value(r.aggregate)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            unit: r.unit.clone(),
+            unit: r.unit.to_string(),
             mean: r.current.filter(|v| v.is_finite()),
             samples: r
                 .current_runs

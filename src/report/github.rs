@@ -246,9 +246,9 @@ fn chart_label(r: &crate::verdict::RuleResult) -> String {
         None => "total",
         Some(k) => super::view::short_kernel(k),
     };
-    let what = match r.rule.starts_with(&r.metric) {
+    let what = match r.rule.starts_with(&*r.metric) {
         true => r.metric.split('.').next().unwrap_or(&r.metric),
-        false => r.rule.as_str(),
+        false => &r.rule,
     };
     format!(
         "{}: {}",

@@ -242,9 +242,9 @@ impl<'r> View<'r> {
         let what = match &check.kind {
             Kind::Measured(cells @ Cells { rule: Some(r), .. }) if !cells.change().is_empty() => {
                 // The metric alone: the roll-up in `(sum)` tells little here.
-                let name = match r.rule.starts_with(&r.metric) {
-                    true => r.metric.as_str(),
-                    false => r.rule.as_str(),
+                let name: &str = match r.rule.starts_with(&*r.metric) {
+                    true => &r.metric,
+                    false => &r.rule,
                 };
                 let (change, allowance) = (cells.change(), cells.allowance());
                 match allowance.is_empty() {

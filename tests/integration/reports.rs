@@ -182,7 +182,7 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         unit: "inst".into(),
         baseline: Stats::of(&[100.0, 102.0]),
         current: Some(150.0),
-        current_runs: vec![150.0],
+        current_runs: Box::new([150.0]),
         change_pct: Some(48.5),
         allowance: Some(20.2),
         limit: None,

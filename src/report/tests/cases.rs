@@ -39,8 +39,8 @@ fn rule(
         .filter(|b| b.mean != 0.0)
         .map(|b| (current - b.mean) / b.mean.abs() * 100.0);
     RuleResult {
-        kernel: kernel.map(str::to_string),
-        rule: format!("{metric} (sum)"),
+        kernel: kernel.map(Into::into),
+        rule: format!("{metric} (sum)").into(),
         metric: metric.into(),
         per: if kernel.is_some() {
             Per::Kernel
@@ -54,13 +54,13 @@ fn rule(
         unit: unit.into(),
         baseline: b,
         current: Some(current),
-        current_runs: vec![current],
+        current_runs: Box::new([current]),
         change_pct,
         allowance: Some(allowance),
         limit: None,
         status,
         message: message.into(),
-        why: why.map(str::to_string),
+        why: why.map(Into::into),
         not_gated: None,
         downgraded: None,
     }
