@@ -2,22 +2,55 @@
 //! entries, sorted, in one allocation. A baseline of 100,000 kernels holds
 //! 100,000 of these while a check compares; a `BTreeMap` of six metrics
 //! takes room for eleven (2.3 KB a kernel, where six entries take 1.2 KB).
-//! Written and read as the JSON object a `BTreeMap` is.
+//! Written and read as the JSON object a `BTreeMap` is. The metric names
+//! and units read are shared between kernels (see [`interned`]).
 
 use super::MetricEntry;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 /// Metric name → its statistics, sorted by name.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct MetricMap(Vec<(String, MetricEntry)>);
+pub struct MetricMap(Vec<(Arc<str>, MetricEntry)>);
+
+/// The most names and units [`interned`] keeps: a baseline has a handful;
+/// a hostile one with more gets a copy of each past these.
+const INTERNED_MOST: usize = 4096;
+
+/// `text`, one copy shared by every kernel that names it: the 100,000
+/// kernels of a baseline share a handful of metric names and units, which
+/// one `String` each made a fifth of its memory. Per thread, as serde
+/// gives no state to share while it reads.
+pub fn interned(text: &str) -> Arc<str> {
+    thread_local! {
+        static SEEN: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some(shared) = seen.get(text) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(text);
+        if seen.len() < INTERNED_MOST {
+            seen.insert(Arc::clone(&shared));
+        }
+        shared
+    })
+}
+
+/// Reads a string as [`interned`] shares it.
+pub fn read_interned<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+    Ok(interned(&text))
+}
 
 impl MetricMap {
     fn find(&self, metric: &str) -> Result<usize, usize> {
-        self.0
-            .binary_search_by(|(name, _)| name.as_str().cmp(metric))
+        self.0.binary_search_by(|(name, _)| (**name).cmp(metric))
     }
 
     pub fn get(&self, metric: &str) -> Option<&MetricEntry> {
@@ -33,20 +66,20 @@ impl MetricMap {
         match self.find(&metric) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, entry)),
             Err(i) => {
-                self.0.insert(i, (metric, entry));
+                self.0.insert(i, (interned(&metric), entry));
                 None
             }
         }
     }
 
     /// The metric names, sorted.
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().map(|(name, _)| name)
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(name, _)| &**name)
     }
 
     /// The entries by name, sorted.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &MetricEntry)> {
-        self.0.iter().map(|(name, entry)| (name, entry))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &MetricEntry)> {
+        self.0.iter().map(|(name, entry)| (&**name, entry))
     }
 
     pub fn len(&self) -> usize {
@@ -58,7 +91,7 @@ impl MetricMap {
     }
 
     /// From entries in any order; of two with one name, the last (as a map's insert keeps it).
-    fn sorted(mut entries: Vec<(String, MetricEntry)>) -> MetricMap {
+    fn sorted(mut entries: Vec<(Arc<str>, MetricEntry)>) -> MetricMap {
         entries.reverse();
         // Stable: of equal names the last given is now first, and kept.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -70,19 +103,20 @@ impl MetricMap {
 
 impl FromIterator<(String, MetricEntry)> for MetricMap {
     fn from_iter<I: IntoIterator<Item = (String, MetricEntry)>>(entries: I) -> MetricMap {
-        MetricMap::sorted(entries.into_iter().collect())
+        let entries = entries.into_iter();
+        MetricMap::sorted(entries.map(|(name, e)| (interned(&name), e)).collect())
     }
 }
 
 impl<'a> IntoIterator for &'a MetricMap {
-    type Item = (&'a String, &'a MetricEntry);
+    type Item = (&'a str, &'a MetricEntry);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, MetricEntry)>,
-        fn(&'a (String, MetricEntry)) -> (&'a String, &'a MetricEntry),
+        std::slice::Iter<'a, (Arc<str>, MetricEntry)>,
+        fn(&'a (Arc<str>, MetricEntry)) -> (&'a str, &'a MetricEntry),
     >;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(name, entry)| (name, entry))
+        self.0.iter().map(|(name, entry)| (&**name, entry))
     }
 }
 
@@ -90,7 +124,7 @@ impl Serialize for MetricMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (name, entry) in &self.0 {
-            map.serialize_entry(name, entry)?;
+            map.serialize_entry(&**name, entry)?;
         }
         map.end()
     }
@@ -106,8 +140,9 @@ impl<'de> Deserialize<'de> for MetricMap {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetricMap, A::Error> {
                 let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
-                while let Some(entry) = map.next_entry::<String, MetricEntry>()? {
-                    entries.push(entry);
+                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let entry = map.next_value::<MetricEntry>()?;
+                    entries.push((interned(&name), entry));
                 }
                 Ok(MetricMap::sorted(entries))
             }
@@ -153,8 +188,8 @@ mod tests {
         );
         assert_eq!(map.get("a"), tree.get("a"));
         assert!(map.contains_key("c") && !map.contains_key("d"));
-        let keys: Vec<&String> = map.keys().collect();
-        assert_eq!(keys, tree.keys().collect::<Vec<_>>());
+        let keys: Vec<&str> = map.keys().collect();
+        assert_eq!(keys, tree.keys().map(String::as_str).collect::<Vec<_>>());
         let mut built = MetricMap::default();
         for (k, v) in &tree {
             assert!(built.insert(k.clone(), v.clone()).is_none());

@@ -18,7 +18,7 @@ use crate::aggregate::Stats;
 use crate::error::{BaselineError, Error, Result};
 use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
 pub use atomic::write_atomic;
-pub use metrics::MetricMap;
+pub use metrics::{MetricMap, interned};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -168,7 +168,8 @@ pub struct KernelEntry {
 #[serde(deny_unknown_fields)]
 pub struct MetricEntry {
     /// The base unit (see `units.rs`): `ns`, `byte`, `%`, `inst`, …
-    pub unit: String,
+    #[serde(deserialize_with = "metrics::read_interned")]
+    pub unit: std::sync::Arc<str>,
     pub sum: Stats,
     pub mean: Stats,
     pub max: Stats,

@@ -194,9 +194,9 @@ fn entry(
                 .iter()
                 .find_map(|r| {
                     r.metric_index(metric)
-                        .and_then(|m| r.metrics[m].unit.clone())
+                        .and_then(|m| r.metrics[m].unit.as_deref())
                 })
-                .unwrap_or_default();
+                .map_or_else(|| super::metrics::interned(""), super::metrics::interned);
             out.insert(
                 metric.clone(),
                 MetricEntry {

@@ -392,7 +392,7 @@ fn usable(
     }
     for rule in thresholds.rules.iter().filter(|r| !r.optional) {
         if !baseline.total.metrics.contains_key(&rule.metric) {
-            let known = baseline.total.metrics.keys().map(String::as_str);
+            let known = baseline.total.metrics.keys();
             return Err(Error::from(crate::error::BaselineError::MetricMissing {
                 path: path.to_path_buf(),
                 metric: rule.metric.clone(),

@@ -106,8 +106,6 @@ struct Shared {
     label: Arc<str>,
     metric: Arc<str>,
     why: Option<Arc<str>>,
-    /// The unit last read from the baseline: the same for most kernels.
-    unit: std::cell::RefCell<Arc<str>>,
 }
 
 impl Shared {
@@ -116,17 +114,7 @@ impl Shared {
             label: rule.label().into(),
             metric: rule.metric.as_str().into(),
             why: rule.why.as_deref().map(Arc::from),
-            unit: std::cell::RefCell::new(Arc::from("")),
         }
-    }
-
-    /// `unit`, shared with the rule's earlier results when it is theirs.
-    fn unit(&self, unit: &str) -> Arc<str> {
-        let mut last = self.unit.borrow_mut();
-        if &**last != unit {
-            *last = Arc::from(unit);
-        }
-        Arc::clone(&last)
     }
 }
 
@@ -165,7 +153,7 @@ fn check(
     runs: &[Run],
 ) -> RuleResult {
     let mut result = unjudged(rule, shared, kernel);
-    match measure(rule, shared, entry, runs, &mut result) {
+    match measure(rule, entry, runs, &mut result) {
         Ok((x, stats)) => judge(rule, shared, result, x, &stats),
         Err(message) => unavailable(rule, result, message),
     }
@@ -191,7 +179,6 @@ fn unavailable(rule: &Rule, mut result: RuleResult, message: String) -> RuleResu
 /// rule cannot be measured.
 fn measure(
     rule: &Rule,
-    shared: &Shared,
     entry: &KernelEntry,
     runs: &[Run],
     result: &mut RuleResult,
@@ -203,7 +190,8 @@ fn measure(
             rule.metric
         ));
     };
-    result.unit = shared.unit(&base.unit);
+    // The baseline's unit, one copy for all its kernels.
+    result.unit = Arc::clone(&base.unit);
     let stats: Stats = *base.stats(rule.aggregate);
     result.baseline = Some(stats);
 
@@ -226,7 +214,7 @@ fn measure(
         if let Some(unit) = run
             .metric_index(&rule.metric)
             .and_then(|m| run.metrics[m].unit.as_deref())
-            && unit != base.unit
+            && unit != &*base.unit
         {
             return Err(format!(
                 "`{}` is in {unit} in {}, but in {} in the baseline",

@@ -199,7 +199,7 @@ fn metric_entry(unit: &str, by: &BTreeMap<String, Vec<f64>>) -> Option<MetricEnt
     let stats = |a: Aggregate| by.get(&a.to_string()).and_then(|s| Stats::of(s));
     let any = Aggregate::ALL.into_iter().find_map(stats)?;
     Some(MetricEntry {
-        unit: unit.to_string(),
+        unit: crate::baseline::interned(unit),
         sum: stats(Aggregate::Sum).unwrap_or(any),
         mean: stats(Aggregate::Mean).unwrap_or(any),
         max: stats(Aggregate::Max).unwrap_or(any),
