@@ -151,14 +151,16 @@ pub struct KernelEntry {
     /// ncu rule results per rule name, when details were recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub findings: BTreeMap<String, Finding>,
+    // Boxed, as the code and the source profile are rare: a baseline of
+    // 100,000 kernels without them holds 100,000 of this entry.
     /// The kernel's machine code in brief (fingerprint, instructions, opcodes,
     /// launch configurations), when the baseline was recorded from reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<crate::code::KernelCode>,
+    pub code: Option<Box<crate::code::KernelCode>>,
     /// The kernel's source-counter profile (per source line, per opcode),
     /// when `baseline record` was given one (`--source-page`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<crate::explain::SourceProfile>,
+    pub source: Option<Box<crate::explain::SourceProfile>>,
 }
 
 /// One metric of one kernel: statistics over runs of each way of combining

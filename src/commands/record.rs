@@ -70,7 +70,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     );
     for (kernel, code) in code.into_iter().flatten() {
         if let Some(entry) = baseline.kernels.get_mut(&kernel) {
-            entry.code = Some(code);
+            entry.code = Some(Box::new(code));
         }
     }
     notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
@@ -90,7 +90,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     );
     for profile in profiles {
         match baseline.kernels.get_mut(&profile.kernel) {
-            Some(entry) => entry.source = Some(profile),
+            Some(entry) => entry.source = Some(Box::new(profile)),
             None => notes.push(format!(
                 "ncugate: note: the source page of {} names no kernel of the runs: not recorded",
                 profile.kernel

@@ -219,7 +219,7 @@ fn baseline_profile<'a>(baseline: &'a Baseline, kernel: &str) -> Option<&'a Sour
         .kernels
         .iter()
         .filter(|(k, _)| function(k) == function(kernel))
-        .filter_map(|(_, e)| e.source.as_ref())
+        .filter_map(|(_, e)| e.source.as_deref())
         .collect();
     match same[..] {
         [one] => Some(one),
