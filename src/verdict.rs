@@ -26,7 +26,8 @@ pub fn reads_report_version(version: u64) -> bool {
 pub struct RuleResult {
     // The key is shared with the kernel's other results, as are the rule,
     // metric, unit and `why` with the rule's: at 100,000 kernels a copy per
-    // result is most of a report's memory.
+    // result is most of a report's memory. The rare `why` and `not_gated`
+    // are one pointer each (`Arc<String>`), not two.
     /// The kernel key; `None` for a `per = "total"` rule.
     pub kernel: Option<Arc<str>>,
     pub rule: Arc<str>,
@@ -52,12 +53,12 @@ pub struct RuleResult {
     /// One line saying what happened.
     pub message: String,
     /// The rule's `why`, for failures.
-    pub why: Option<Arc<str>>,
+    pub why: Option<Arc<String>>,
     /// Set when the rule was not gated because the GPU was shared and the
     /// metric is one another process can move (`environment = "sensitive"`):
     /// the evidence. The status is then at worst `warn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_gated: Option<Arc<str>>,
+    pub not_gated: Option<Arc<String>>,
     /// Set when a failing result is a warning that is not gated: why (its
     /// message starts `not gated (…): `). Reports written before it have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -53,7 +53,7 @@ pub fn check(report: &mut Report, baseline: &Baseline, current: &CodeMap, verdic
         };
         rule.why = Some(match rule.why.take() {
             Some(why) => format!("{}; {why}", c.summary).into(),
-            None => c.summary.as_str().into(),
+            None => c.summary.clone().into(),
         });
     }
     report.notes.push(note(&report.code));

@@ -55,7 +55,7 @@ pub fn apply(
             }
         }
         Policy::Warn => {
-            let evidence: std::sync::Arc<str> = shared.evidence.as_str().into();
+            let evidence = std::sync::Arc::new(shared.evidence.clone());
             for r in report.rules.iter_mut().filter(|r| sensitive(r)) {
                 shared.not_gated += 1;
                 r.not_gated = Some(std::sync::Arc::clone(&evidence));

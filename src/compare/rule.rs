@@ -105,7 +105,7 @@ fn matches_nothing(
 struct Shared {
     label: Arc<str>,
     metric: Arc<str>,
-    why: Option<Arc<str>>,
+    why: Option<Arc<String>>,
 }
 
 impl Shared {
@@ -113,7 +113,7 @@ impl Shared {
         Shared {
             label: rule.label().into(),
             metric: rule.metric.as_str().into(),
-            why: rule.why.as_deref().map(Arc::from),
+            why: rule.why.clone().map(Arc::new),
         }
     }
 }

@@ -60,7 +60,7 @@ fn rule(
         limit: None,
         status,
         message: message.into(),
-        why: why.map(Into::into),
+        why: why.map(|w| w.to_string().into()),
         not_gated: None,
         downgraded: None,
     }

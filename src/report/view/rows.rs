@@ -114,7 +114,7 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
         status: r.status,
         verdict: r.verdict(),
         message: Cow::Borrowed(&r.message),
-        why: r.why.as_deref(),
+        why: r.why.as_deref().map(String::as_str),
         kind: Kind::Measured(Cells {
             rule: Some(r),
             structure: None,
