@@ -197,4 +197,19 @@ mod tests {
         assert_eq!(built, map);
         assert_eq!(built.insert("a".into(), entry("x")), tree.get("a").cloned());
     }
+
+    #[test]
+    fn kernels_read_share_one_copy_of_each_name_and_unit() {
+        let text = format!(
+            r#"[{{"m": {e}}}, {{"m": {e}}}]"#,
+            e = serde_json::to_string(&entry("ns")).unwrap_or_default()
+        );
+        let maps: Vec<MetricMap> = serde_json::from_str(&text).unwrap_or_default();
+        let [a, b] = &maps[..] else {
+            panic!("two maps: {maps:?}")
+        };
+        assert!(Arc::ptr_eq(&a.0[0].0, &b.0[0].0), "one name");
+        assert!(Arc::ptr_eq(&a.0[0].1.unit, &b.0[0].1.unit), "one unit");
+        assert_eq!(serde_json::to_string(&maps).ok().as_deref(), Some(&*text.replace(' ', "")));
+    }
 }
