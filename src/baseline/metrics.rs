@@ -210,6 +210,9 @@ mod tests {
         };
         assert!(Arc::ptr_eq(&a.0[0].0, &b.0[0].0), "one name");
         assert!(Arc::ptr_eq(&a.0[0].1.unit, &b.0[0].1.unit), "one unit");
-        assert_eq!(serde_json::to_string(&maps).ok().as_deref(), Some(&*text.replace(' ', "")));
+        assert_eq!(
+            serde_json::to_string(&maps).ok().as_deref(),
+            Some(&*text.replace(' ', ""))
+        );
     }
 }
