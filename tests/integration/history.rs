@@ -1006,19 +1006,8 @@ fn a_huge_value_in_the_store_draws_no_chart_and_ends() {
         ("c2", "pass.json"),
         ("c3", "regression.json"),
     ] {
-        let out = g.run(&[
-            "history",
-            "record",
-            report,
-            "--commit",
-            commit,
-            "--branch",
-            "main",
-            "--time",
-            &format!("2026-12-0{}T00:00:00Z", &commit[1..]),
-            "--history",
-            "sqlite:h.sqlite",
-        ]);
+        let time = format!("2026-12-0{}T00:00:00Z", &commit[1..]);
+        let out = g.history_record("sqlite:h.sqlite", report, (commit, "main", &time));
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
     let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");

@@ -6,25 +6,43 @@ use crate::common;
 use common::{Gate, H200};
 use std::path::Path;
 
-/// A copy of a raw export with the cell (row `row`, column `column`) replaced.
-fn with_cell(file: &str, row: usize, column: &str, value: &str) -> Vec<u8> {
+/// `file` (from `fixtures/h200`) rewritten row by row, every cell quoted:
+/// `edit(row, c, i)` changes row `i` (0 is the header), `c` being where the
+/// header names `column`.
+fn rewritten(
+    file: &str,
+    column: &str,
+    mut edit: impl FnMut(&mut Vec<String>, usize, usize),
+) -> Vec<u8> {
     let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
+        .flexible(true)
         .from_reader(&data[..]);
-    let mut rows: Vec<Vec<String>> = reader
-        .records()
-        .map(|r| r.expect("row").iter().map(str::to_string).collect())
-        .collect();
-    let c = rows[0].iter().position(|h| h == column).expect(column);
-    rows[row][c] = value.to_string();
     let mut writer = csv::WriterBuilder::new()
         .quote_style(csv::QuoteStyle::Always)
         .from_writer(Vec::new());
-    for r in rows {
-        writer.write_record(&r).expect("write");
+    let mut at = None;
+    for (i, record) in reader.records().enumerate() {
+        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
+        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+        edit(&mut row, c, i);
+        writer.write_record(&row).expect("write");
     }
     writer.into_inner().expect("csv")
+}
+
+/// A copy of a raw export with the cell (row `row`, column `column`) replaced.
+fn with_cell(file: &str, row: usize, column: &str, value: &str) -> Vec<u8> {
+    let mut replaced = false;
+    let out = rewritten(file, column, |cells, c, i| {
+        if i == row {
+            cells[c] = value.to_string();
+            replaced = true;
+        }
+    });
+    assert!(replaced, "{file} has no row {row}");
+    out
 }
 
 #[test]
@@ -579,27 +597,14 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
 /// `file` (from `fixtures/h200`) with the column `column` written twice: a
 /// copy before it whose cells are `copy(cell, row)`.
 fn with_column_twice(file: &str, column: &str, copy: impl Fn(&str, usize) -> String) -> Vec<u8> {
-    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(&data[..]);
-    let mut writer = csv::WriterBuilder::new()
-        .quote_style(csv::QuoteStyle::Always)
-        .from_writer(Vec::new());
-    let mut at = None;
-    for (i, record) in reader.records().enumerate() {
-        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
-        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+    rewritten(file, column, |row, c, i| {
         let cell = if i == 0 {
             row[c].clone()
         } else {
             copy(&row[c], i)
         };
         row.insert(c, cell);
-        writer.write_record(&row).expect("write");
-    }
-    writer.into_inner().expect("csv")
+    })
 }
 
 #[test]
@@ -706,22 +711,9 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
 
 /// `file` (from `fixtures/h200`) without its `column`.
 fn without_column(file: &str, column: &str) -> Vec<u8> {
-    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(&data[..]);
-    let mut writer = csv::WriterBuilder::new()
-        .quote_style(csv::QuoteStyle::Always)
-        .from_writer(Vec::new());
-    let mut at = None;
-    for record in reader.records() {
-        let mut row: Vec<String> = record.expect("row").iter().map(str::to_string).collect();
-        let c = *at.get_or_insert_with(|| row.iter().position(|h| h == column).expect(column));
+    rewritten(file, column, |row, c, _| {
         row.remove(c);
-        writer.write_record(&row).expect("write");
-    }
-    writer.into_inner().expect("csv")
+    })
 }
 
 #[test]
