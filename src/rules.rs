@@ -149,6 +149,24 @@ pub enum Worse {
     Lower,
 }
 
+impl Worse {
+    /// How much worse than `mean` the value `x` is (negative: better).
+    pub fn worse_by(self, x: f64, mean: f64) -> f64 {
+        match self {
+            Worse::Higher => x - mean,
+            Worse::Lower => mean - x,
+        }
+    }
+
+    /// Whether `x` is past `limit` on the worse side.
+    pub fn past(self, x: f64, limit: f64) -> bool {
+        match self {
+            Worse::Higher => x > limit,
+            Worse::Lower => x < limit,
+        }
+    }
+}
+
 /// Severity of a failed rule.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, schemars::JsonSchema,

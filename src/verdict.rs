@@ -105,15 +105,11 @@ impl RuleResult {
         let (Some(x), Some(stats)) = (self.current, self.baseline) else {
             return false;
         };
-        let past_limit = self.limit.is_some_and(|limit| match self.worse {
-            Worse::Higher => x > limit,
-            Worse::Lower => x < limit,
-        });
-        let worse_by = match self.worse {
-            Worse::Higher => x - stats.mean,
-            Worse::Lower => stats.mean - x,
-        };
-        past_limit || self.allowance.is_some_and(|a| worse_by > a)
+        let past_limit = self.limit.is_some_and(|limit| self.worse.past(x, limit));
+        past_limit
+            || self
+                .allowance
+                .is_some_and(|a| self.worse.worse_by(x, stats.mean) > a)
     }
 
     /// Whether the status is one its numbers allow (see [`Self::numbers_fail`]).

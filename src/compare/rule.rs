@@ -251,15 +251,8 @@ fn judge(
         .max_change
         .map(|c| (c * mu.abs() + rule.noise * stats.stddev).max(rule.noise_floor));
     result.allowance = allowance;
-    // How much worse than the baseline x is (negative: better).
-    let worse_by = match rule.worse {
-        Worse::Higher => x - mu,
-        Worse::Lower => mu - x,
-    };
-    let past_limit = rule.limit.is_some_and(|limit| match rule.worse {
-        Worse::Higher => x > limit,
-        Worse::Lower => x < limit,
-    });
+    let worse_by = rule.worse.worse_by(x, mu);
+    let past_limit = rule.limit.is_some_and(|limit| rule.worse.past(x, limit));
     let unit = &Arc::clone(&result.unit);
     let change = format_change(mu, x);
     let values = format!(
