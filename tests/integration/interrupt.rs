@@ -336,9 +336,11 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
         ],
         &[],
     );
-    for file in ["app.pid", "ncu.pid"] {
-        // The fake ncu may already have ended of itself once its app died
-        // (and been reaped): that is the order this test is about too.
+    // ncu first: the fake ncu is a shell whose `wait` ends with status 0 when
+    // its app dies, which would read as "ncu exited 0" instead of a death by
+    // the signal. The app may be gone by the time it is signalled (ncugate
+    // ends ncu's process group once ncu dies): that is no failed kill.
+    for file in ["ncu.pid", "app.pid"] {
         // SAFETY: kill(2) has no memory-safety preconditions.
         let sent = unsafe { libc::kill(pid(&gate, file), libc::SIGTERM) };
         let gone = std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
