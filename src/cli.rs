@@ -293,7 +293,7 @@ pub struct CheckArgs {
         env = "NCUGATE_EXPLAIN",
         value_name = "WHEN"
     )]
-    pub explain: crate::compare::explain::ExplainMode,
+    pub explain: crate::explain::ExplainMode,
     /// At most this many kernels explained, the worst first.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub explain_kernels: usize,

@@ -5,33 +5,36 @@
 //! Every command has the same shape: [`cli`] (clap, no logic) → [`config`]
 //! (every setting, defined once in [`options`], layered flag over `NCUGATE_*`
 //! over `ncugate.toml` over default and validated once into one config per
-//! command) → a function in [`commands`] of that config and a
-//! [`runner::process::ProcessRunner`] (every process — build, app, ncu,
+//! command) → a function in [`commands`] that wires that config to a gate,
+//! with a [`runner::process::ProcessRunner`] (every process — build, app, ncu,
 //! compute-sanitizer, git — runs through it; `main` builds the real one, the
-//! tests a replaying one) that returns a value: a [`verdict::Report`], a
-//! suite's [`suite::SuiteReport`] or a [`commands::Text`], or a
-//! [`commands::Failed`]. [`commands::execute`] is the one place that writes
+//! tests a replaying one), and returns a value: a [`verdict::Report`], a
+//! suite's [`suite::SuiteReport`] or a [`gated::Text`], or a
+//! [`gated::Failed`]. [`commands::execute`] is the one place that writes
 //! the file reports, prints the terminal view and takes the [`exit`] code from
 //! the value's [`status::Outcome`].
 //!
 //! The gates, stage by stage:
 //!
-//! - **Metrics, `check`** ([`commands::check`]): [`runner`] builds the app and
-//!   profiles it under ncu (or `--input` names exports) → [`parse`] reads the
-//!   raw page (values born in base units via [`units`]) and the details
-//!   page's findings → [`model`] / [`aggregate`] per [`kernel_key`], per run →
-//!   [`baseline`] loads the recorded statistics (one file, or the one for
-//!   this GPU in a suite's folder) → [`rules`] (thresholds) → [`compare`]
+//! - **Metrics, `check`** ([`metrics`], one folder read top to bottom):
+//!   acquire ([`runner`] builds the app and profiles it under ncu, or
+//!   `--input` names exports) → read ([`parse`]: the raw page, values born in
+//!   base units via [`units`], and the details page's findings; [`model`] /
+//!   [`aggregate`] per [`kernel_key`], per run) → pick the baseline
+//!   ([`baseline`]: one file, the one for this GPU in a suite's folder, or a
+//!   rolling one from [`history`]) → judge ([`rules`], then [`compare`]
 //!   decides, in order, fingerprint, structure, rules, findings, into a
-//!   [`verdict::Report`] → the sanitizer stage when `[sanitizer]` asks for it →
-//!   [`report`]: every gate turns its results into the sections of one
-//!   [`report::View`] (each kernel, the whole run, each compute-sanitizer
-//!   tool, the graph memory), each a list of checks with its title and
-//!   order decided there; a [`report::Document`] of that one view (a check)
-//!   or of a suite's workloads is rendered by one [`report::Reporter`] per
-//!   format (terminal, Markdown, JUnit, JSON, HTML, GitHub), the same for
-//!   both, and written by one path.
-//! - **Baseline, `baseline record`** ([`commands::record`]): the same
+//!   [`verdict::Report`]) → the stages that add words (source lines, with
+//!   [`explain`] reading the profiles; the sanitizer stage when `[sanitizer]`
+//!   asks for it; the history's creep and recording) → [`report`]: every gate
+//!   turns its results into the sections of one [`report::View`] (each
+//!   kernel, the whole run, each compute-sanitizer tool, the graph memory),
+//!   each a list of checks with its title and order decided there; a
+//!   [`report::Document`] of that one view (a check) or of a suite's
+//!   workloads is rendered by one [`report::Reporter`] per format (terminal,
+//!   Markdown, JUnit, JSON, HTML, GitHub), the same for both, and written by
+//!   one path.
+//! - **Baseline, `baseline record`** ([`metrics::record`]): the same
 //!   acquisition, parsing and aggregation → [`baseline::record`] (statistics
 //!   over the runs) → an atomically written baseline file; `baseline diff`
 //!   is [`baseline::diff`].
@@ -43,17 +46,17 @@
 //!   app with the CUPTI audit library injected and NVML sampling, judges the
 //!   `[memory]` limits and appends the history → a report whose subject is
 //!   the app.
-//! - **Suites and `merge`** ([`commands::suite`], [`commands::merge`]):
+//! - **Suites and `merge`** ([`metrics::suite`]):
 //!   [`config`] selects the workloads, resolves each one's complete run and
-//!   takes this runner's shard, [`suite`] plans
-//!   the split by recorded cost and lays out `baselines/<workload>/<gpu>.json`;
+//!   takes this runner's shard, [`suite`] plans the split by recorded cost,
+//!   [`baseline::layout`] lays out `baselines/<workload>/<gpu>.json`;
 //!   each workload is built once and gated by the same `check`, `baseline
 //!   record` or `profile` as a single run; the workloads' reports become one
 //!   [`suite::SuiteReport`], and `merge` joins shards' reports into one; its
 //!   [`suite::render::document`] goes through the same reporters as a check.
 //!
 //! - **History, `history record | accept | show | changes`**
-//!   ([`commands::history`]): the JSON reports of `check` and `merge` become
+//!   ([`history::command`]): the JSON reports of `check` and `merge` become
 //!   runs (workload × GPU × commit) in a [`history::Store`] — a SQLite file
 //!   or a PostgreSQL server — whose series [`history::show`] draws and
 //!   [`history::changes`] scans for the commits where they moved.
@@ -78,10 +81,12 @@ pub mod error;
 pub mod exit;
 pub mod explain;
 pub mod format;
+pub mod gated;
 pub mod history;
 pub mod init;
 pub mod kernel_key;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 pub mod options;
 pub mod parse;

@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod diff;
 pub mod distinct;
 pub mod keys;
+pub mod layout;
 mod metrics;
 pub mod record;
 mod utf8;

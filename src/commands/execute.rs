@@ -5,70 +5,16 @@
 //! the terminal view and the error lines, and takes the exit code from the
 //! value's [`Outcome`].
 
-use super::suites::SuiteRun;
-use super::*;
+use super::{check, diff, history, leaks, merge, profile, record, sanitize, suite};
 use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::gated::{Failed, Gated, Text, print_error, print_stdout};
+use crate::metrics::suite::SuiteRun;
+use crate::report::{self, terminal};
+use crate::runner::process::ProcessRunner;
+use crate::status::Outcome;
 use crate::suite::{SuiteReport, render};
-
-/// A command that could not decide (exit 2): the error to print, and for a
-/// gate the error report that still goes wherever reports go.
-#[derive(Debug)]
-pub struct Failed {
-    pub error: Error,
-    pub report: Option<Box<Report>>,
-}
-
-impl Failed {
-    /// The error of a gate, with the error report to write.
-    pub fn with_report(error: Error, report: Report) -> Failed {
-        Failed {
-            error,
-            report: Some(Box::new(report)),
-        }
-    }
-}
-
-impl From<Error> for Failed {
-    fn from(error: Error) -> Failed {
-        Failed {
-            error,
-            report: None,
-        }
-    }
-}
-
-/// A gate's value, or why it could not decide.
-pub type Gated<T> = std::result::Result<T, Failed>;
-
-/// What a command that writes no report says, and the verdict that it
-/// carries (`baseline diff` is a regression when the baselines differ).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Text {
-    /// Notes, warnings and their hints for standard error, shown first.
-    pub notes: Vec<String>,
-    pub stdout: String,
-    pub outcome: Outcome,
-}
-
-impl Text {
-    /// Text of a command that did what it was asked.
-    pub fn pass(stdout: String) -> Text {
-        Text {
-            notes: Vec::new(),
-            stdout,
-            outcome: Outcome::Pass,
-        }
-    }
-
-    /// Shows the text: the notes, then standard output. False when standard
-    /// output could not be written (the error is said).
-    pub(super) fn show(&self) -> bool {
-        for note in &self.notes {
-            eprintln!("{note}");
-        }
-        print_stdout(&self.stdout)
-    }
-}
+use crate::verdict::Report;
 
 /// Runs the command `config` names with `processes`, shows its value and
 /// returns the exit code: 0 pass, 1 regression, 2 error ([`crate::exit`]).
@@ -239,55 +185,4 @@ fn explain_error_rows(report: &Report) {
             );
         }
     }
-}
-
-thread_local! {
-    /// What this thread's commands write to standard output while
-    /// [`capture_stdout`] runs.
-    static CAPTURED: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` and returns its value with what it wrote to standard output on
-/// this thread, which then does not reach the process's standard output.
-/// For tests that run commands in their own process: the test harness
-/// captures `print!`, not writes to the standard output handle.
-pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
-    let outer = CAPTURED.replace(Some(Vec::new()));
-    let value = f();
-    let captured = CAPTURED.replace(outer).unwrap_or_default();
-    (value, String::from_utf8_lossy(&captured).into_owned())
-}
-
-/// Writes text to standard output without panicking when stdout is gone: a
-/// reader that stopped early (`| head -1`) keeps the verdict's exit code; a
-/// full disk or any other failure is exit 2 with one error line (the file
-/// reports are already written): false then.
-fn print_stdout(text: &str) -> bool {
-    use std::io::Write;
-    let captured = CAPTURED.with_borrow_mut(|captured| {
-        captured
-            .as_mut()
-            .map(|buf| buf.extend_from_slice(text.as_bytes()))
-    });
-    if captured.is_some() {
-        return true;
-    }
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
-        Err(e) => {
-            print_error(&Error::Write {
-                path: "standard output".into(),
-                source: e,
-            });
-            false
-        }
-    }
-}
-
-/// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
-/// report, a command's output) indented below, and its `hint:`.
-pub fn print_error(error: &Error) {
-    eprint!("{}", error.printed());
 }

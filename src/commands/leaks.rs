@@ -1,9 +1,13 @@
-//! `ncugate leaks`: the graph-memory gate.
+//! `ncugate leaks`: the graph-memory gate ([`crate::memory::run`]).
 
-use super::*;
+use crate::config::LeaksConfig;
+use crate::format::shell_words;
+use crate::gated::{Gated, conclude};
+use crate::runner::process::ProcessRunner;
+use crate::verdict::{Report, Subject};
 
-/// `ncugate leaks`: the graph-memory gate.
-pub fn leaks(config: &crate::config::LeaksConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
+/// `ncugate leaks`: a report whose subject is the app.
+pub fn leaks(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
     let subject = Subject::Memory {
         app: shell_words(&config.runner.app),
     };

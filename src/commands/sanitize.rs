@@ -1,9 +1,13 @@
-//! `ncugate sanitize`, and the sanitizer stage that `check` runs when
-//! `ncugate.toml` has a `[sanitizer]` section.
+//! `ncugate sanitize`: run compute-sanitizer (or read saved XML) and gate the
+//! findings; the stage itself is [`crate::sanitizer::run::run_all`].
 
-use super::*;
+use crate::config::SanitizeConfig;
+use crate::format::shell_words;
+use crate::gated::{Gated, conclude};
+use crate::runner::{self, process::ProcessRunner};
+use crate::verdict::{Report, Subject};
 
-/// `ncugate sanitize`: run compute-sanitizer (or read saved XML), gate the findings.
+/// `ncugate sanitize`: a report whose subject is the tools and the app.
 pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
     let running = config.xml.is_empty();
     let inputs: Vec<String> = config
@@ -33,7 +37,11 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
     let mut report = Report::about(subject.clone(), inputs.clone());
     let result = if running {
         runner::build(&config.runner, processes)
-            .and_then(|()| sanitizer_stage(&mut report, &config.sanitizer, processes))
+            .and_then(|()| crate::sanitizer::run::run_all(&config.sanitizer, processes))
+            .map(|ran| {
+                report.notes.extend(ran.notes);
+                report.sanitizer.extend(ran.findings);
+            })
     } else {
         config.xml.iter().try_for_each(|(path, tool)| {
             let (findings, records) =
@@ -49,33 +57,4 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
         })
     };
     conclude(result.map(|()| report), inputs, subject)
-}
-
-/// Runs every configured sanitizer tool on the app; findings and notes go into `report`.
-pub(super) fn sanitizer_stage(
-    report: &mut Report,
-    config: &SanitizerConfig,
-    processes: &dyn ProcessRunner,
-) -> Result<()> {
-    for &tool in &config.tools {
-        let run = crate::sanitizer::run::run_tool(config, tool, processes)?;
-        let reported = match run.reported {
-            Some(n) if n > run.records => format!(
-                "; compute-sanitizer counted {n} errors, {} beyond --print-limit are not in the XML",
-                n - run.records
-            ),
-            _ => String::new(),
-        };
-        report.notes.push(format!(
-            "{tool}: {} in {} grouped into {}{reported}",
-            crate::format::count(run.records, "record", "records"),
-            run.xml.display(),
-            crate::format::count(run.findings.len(), "finding", "findings")
-        ));
-        if let Some(note) = run.note {
-            report.notes.push(note);
-        }
-        report.sanitizer.extend(run.findings);
-    }
-    Ok(())
 }

@@ -6,7 +6,6 @@
 
 mod code;
 pub mod environmental;
-pub mod explain;
 mod findings;
 pub mod identity;
 pub mod not_gated;

@@ -97,7 +97,7 @@ pub struct CheckConfig {
 /// `check --explain`, `--explain-kernels`, `--source-page`.
 #[derive(Debug, Clone, Default)]
 pub struct Explain {
-    pub mode: crate::compare::explain::ExplainMode,
+    pub mode: crate::explain::ExplainMode,
     pub kernels: usize,
     /// Seconds the explain runs may take together (`--explain-budget`).
     pub budget: f64,

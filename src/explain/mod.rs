@@ -15,6 +15,18 @@ pub mod page;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// When a check explains kernels by their source lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ExplainMode {
+    /// The failing kernels (the worst first, at most --explain-kernels).
+    #[default]
+    OnFail,
+    /// Every kernel with a source profile on both sides.
+    Always,
+    /// None.
+    Never,
+}
+
 /// Counter (short name) → value.
 pub type Counters = BTreeMap<String, f64>;
 

@@ -7,6 +7,7 @@
 //! error (exit 2) with a hint; it never changes a verdict.
 
 pub mod changes;
+pub mod command;
 pub mod drift;
 pub mod postgres;
 pub mod record;

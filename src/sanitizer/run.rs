@@ -150,6 +150,42 @@ fn error_summary(line: &str) -> Option<u64> {
     number.replace(',', "").parse().ok()
 }
 
+/// What the configured tools found, with a note per tool (records read,
+/// findings grouped, errors beyond `--print-limit`).
+pub struct Ran {
+    pub findings: Vec<SanitizerFinding>,
+    pub notes: Vec<String>,
+}
+
+/// Runs every configured tool on the app: the sanitizer gate's stage, which
+/// `sanitize` runs alone and `check` after the metric gate when
+/// `[sanitizer]` asks for it.
+pub fn run_all(config: &SanitizerConfig, processes: &dyn ProcessRunner) -> Result<Ran> {
+    let mut ran = Ran {
+        findings: Vec::new(),
+        notes: Vec::new(),
+    };
+    for &tool in &config.tools {
+        let run = run_tool(config, tool, processes)?;
+        let reported = match run.reported {
+            Some(n) if n > run.records => format!(
+                "; compute-sanitizer counted {n} errors, {} beyond --print-limit are not in the XML",
+                n - run.records
+            ),
+            _ => String::new(),
+        };
+        ran.notes.push(format!(
+            "{tool}: {} in {} grouped into {}{reported}",
+            crate::format::count(run.records, "record", "records"),
+            run.xml.display(),
+            crate::format::count(run.findings.len(), "finding", "findings")
+        ));
+        ran.notes.extend(run.note);
+        ran.findings.extend(run.findings);
+    }
+    Ok(ran)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -3,13 +3,12 @@
 //! `--shard K/N` and merged back into one verdict with `ncugate merge`.
 //!
 //! The workloads (`[[workload]]`, or `[app]` as the workload `default`) and
-//! the shard come from [`crate::config`]; [`baselines`] lays out
-//! `baselines/<workload>/<gpu>.json`; [`shard`] plans the split; [`report`]
-//! is the one report of a run; [`render`] shows it; [`merge`] joins shard
-//! reports. The commands that run a suite are in [`crate::commands`], which
-//! uses this module and never the other way round.
+//! the shard come from [`crate::config`]; [`crate::baseline::layout`] lays out
+//! `baselines/<workload>/<gpu>.json`; [`shard`] plans the split; `crate::metrics::suite`
+//! gates this shard's workloads, each with the same [`crate::metrics`] gate a
+//! single check uses; [`report`] is the one report of a run; [`render`] shows
+//! it; [`merge`] joins shard reports.
 
-pub mod baselines;
 pub mod merge;
 pub mod render;
 pub mod report;

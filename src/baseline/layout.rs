@@ -1,4 +1,4 @@
-//! The baselines directory of a suite: `<dir>/<workload>/<gpu>.json`, one
+//! The baselines folder of a suite: `<dir>/<workload>/<gpu>.json`, one
 //! baseline per workload and GPU model, `<gpu>` a readable slug of the
 //! fingerprint (`nvidia-h200-cc90-132sm`). `check` takes the file of the GPU
 //! the data comes from; `baseline record` writes it.

@@ -1,26 +1,12 @@
-//! The explain stage of a check: for the worst failing kernels (or every
-//! kernel, or none, as `--explain` says), the source lines whose counters
-//! changed most since the baseline's source profile, in the *why* of their
-//! failing rules. It only adds words: whatever it finds or misses, the verdict
-//! stays; what it could not do is a note.
+//! Which kernels the explain stage names source lines for (the worst failing
+//! first), which launch of each it profiles, and how the lines found go into
+//! the *why* of their failing rules.
 
 use crate::baseline::Baseline;
-use crate::explain::{self, SourceProfile};
+use crate::explain::{self, ExplainMode, SourceProfile};
 use crate::model::KernelKeyMode;
 use crate::status::Status;
 use crate::verdict::Report;
-
-/// When a check explains kernels by their source lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ExplainMode {
-    /// The failing kernels (the worst first, at most --explain-kernels).
-    #[default]
-    OnFail,
-    /// Every kernel with a source profile on both sides.
-    Always,
-    /// None.
-    Never,
-}
 
 /// The kernels to explain, worst first: those with failing rules, by their
 /// largest relative change (`always`: then every other kernel).

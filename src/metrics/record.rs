@@ -1,7 +1,20 @@
 //! `ncugate baseline record`: the runs' statistics per kernel into a baseline
 //! file (or `<dir>/<workload>/<gpu>.json`), with the profiled wall time.
 
-use super::*;
+use super::acquire::{acquire, with_clock_metrics};
+use super::explain::{profile_sources, read_source_pages};
+use super::notes::DataNotes;
+use super::pick::baseline_file;
+use super::read::{self, Metrics, Opcodes, Read};
+use crate::baseline::{self, Baseline};
+use crate::config::{RecordConfig, Source};
+use crate::error::{Error, Result};
+use crate::gated::Text;
+use crate::model::Run;
+use crate::parse;
+use crate::rules::Thresholds;
+use crate::runner::{self, process::ProcessRunner};
+use crate::shared_gpu::GpuEnvironment;
 
 /// `ncugate baseline record`: writes the baseline; says where on standard
 /// output, with what the reader should know about it (a details page read,
@@ -23,7 +36,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         false,
         processes,
     )?;
-    let Read { runs, code } = read_runs(
+    let Read { runs, code } = read::runs(
         &acquired.inputs,
         &collected,
         config.kernel_key,
@@ -53,7 +66,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         .into_iter()
         .map(|run| keep_metrics(run, &recorded.required))
         .collect();
-    let findings = read_findings(&acquired.details, config.kernel_key, import)?;
+    let findings = read::findings(&acquired.details, config.kernel_key, import)?;
     let mut baseline = baseline::record::build(
         &runs,
         &recorded.required,
@@ -61,7 +74,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
-    let (code, code_note) = read_code(
+    let (code, code_note) = read::code(
         &acquired.reports,
         &code,
         config.kernel_key,

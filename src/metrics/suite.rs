@@ -1,19 +1,21 @@
-//! `ncugate check|baseline record|profile` over a suite, and `ncugate merge`.
+//! The metric gate over a suite: `ncugate check|baseline record|profile` of
+//! every workload of this shard, and `ncugate merge`.
 //! `crate::config` resolved every workload's run; a suite run picks this
 //! shard's workloads, builds each distinct build once, then checks, records
 //! or profiles every workload in config order with the same per-workload
 //! commands a single run uses. A workload that fails is reported (exit 2)
 //! and the others still run.
 
-use super::{Failed, Text};
+use crate::baseline::layout as baselines;
 use crate::config::Workload;
 use crate::config::suite::{SuiteConfig, SuiteRuns};
 use crate::config::{CheckConfig, MergeConfig, RecordConfig, Source};
 use crate::error::{Error, Result};
+use crate::gated::{Failed, Text};
 use crate::runner::{self, RunnerConfig, process::ProcessRunner};
 use crate::status::Outcome;
 use crate::suite::report::{SuiteReport, WorkloadReport};
-use crate::suite::{baselines, merge, render, shard};
+use crate::suite::{merge, render, shard};
 use sha2::{Digest, Sha256};
 
 /// Each workload that could not be gated, by name, with why.
@@ -237,7 +239,7 @@ fn check(
                             &c.baseline.display(),
                             Vec::new(),
                             Vec::new(),
-                            &super::check::thresholds_name(c),
+                            &super::thresholds_name(c),
                             error.report_line(),
                         )
                     },

@@ -1,0 +1,179 @@
+//! Stage 1, acquire: the exports a check or a recording works on — the
+//! `--input` files as given, or the app built and profiled under ncu — and
+//! `ncugate profile`, which is this stage alone.
+
+use crate::baseline::ProfileSettings;
+use crate::config::Source;
+use crate::error::Result;
+use crate::gated::Text;
+use crate::rules::Thresholds;
+use crate::runner::process::ProcessRunner;
+use crate::runner::progress::Progress;
+use crate::runner::{self, RunnerConfig};
+use std::path::PathBuf;
+
+/// The exports a check or a recording works on, and how they were made.
+pub(super) struct Acquired {
+    pub(super) inputs: Vec<PathBuf>,
+    pub(super) details: Vec<PathBuf>,
+    pub(super) profile: Option<ProfileSettings>,
+    /// Wall seconds of each profiled run (empty for `--input` files).
+    pub(super) seconds: Vec<f64>,
+    /// The `.ncu-rep` reports of the runs, whose cubins hold the kernels'
+    /// code (the `--input` files: those that are not reports have none).
+    pub(super) reports: Vec<PathBuf>,
+    /// What the GPU probe saw during the profiled runs (empty for `--input` files).
+    pub(super) gpu: Vec<crate::shared_gpu::Sample>,
+}
+
+/// `--input` files as given, or the app built and profiled `runs` times.
+pub(super) fn acquire(
+    source: &Source,
+    details: &[PathBuf],
+    metrics: &[String],
+    expected: Option<u64>,
+    github: bool,
+    runner: &dyn ProcessRunner,
+) -> Result<Acquired> {
+    match source {
+        Source::Inputs(inputs) => Ok(Acquired {
+            inputs: inputs.clone(),
+            details: details.to_vec(),
+            profile: None,
+            seconds: Vec::new(),
+            reports: inputs.clone(),
+            gpu: Vec::new(),
+        }),
+        Source::Profile {
+            runner: config,
+            runs,
+            quiet,
+        } => {
+            runner::build(config, runner)?;
+            let mut acquired = Acquired {
+                inputs: Vec::new(),
+                details: details.to_vec(),
+                profile: Some(ProfileSettings::of(config)),
+                seconds: Vec::new(),
+                reports: Vec::new(),
+                gpu: Vec::new(),
+            };
+            for i in 1..=*runs {
+                let name = if *runs == 1 {
+                    "run".to_string()
+                } else {
+                    format!("run-{i}")
+                };
+                let mut progress = Progress::new(expected, *quiet).github(github);
+                let artifacts =
+                    runner::profile_once(config, metrics, &name, runner, &mut progress)?;
+                eprintln!(
+                    "ncugate: artifacts of {name} ({:.1}s): {}",
+                    artifacts.seconds,
+                    artifacts.dir.display()
+                );
+                acquired.inputs.push(artifacts.raw);
+                acquired.details.extend(artifacts.details);
+                acquired.seconds.push(artifacts.seconds);
+                acquired.reports.push(artifacts.report);
+                acquired.gpu.extend(artifacts.gpu);
+            }
+            Ok(acquired)
+        }
+    }
+}
+
+/// `metrics` and the clock metrics every profiled run collects too (the SM
+/// clock and elapsed cycles of each kernel, in the same replay pass), read
+/// from exports where they have them. Not when ncu profiles whole graphs:
+/// that mode refuses some metrics, and a graph has no one kernel's clock.
+pub(super) fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> Vec<String> {
+    if let Source::Profile { runner, .. } = source
+        && runner.graph_profiling == crate::model::GraphProfiling::Graph
+    {
+        return metrics;
+    }
+    for m in crate::shared_gpu::clock::METRICS {
+        if !metrics.iter().any(|have| have == m) {
+            metrics.push(m.to_string());
+        }
+    }
+    metrics
+}
+
+/// `ncugate profile`: build, profile once, say where everything is.
+pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<Text> {
+    let thresholds = Thresholds::builtin()?;
+    runner::build(config, processes)?;
+    let mut progress = Progress::new(None, false);
+    let a = runner::profile_once(
+        config,
+        &thresholds.metrics(),
+        "profile",
+        processes,
+        &mut progress,
+    )?;
+    let mut text = format!(
+        "ncugate: profiled in {:.1}s; artifacts in {}\n",
+        a.seconds,
+        a.dir.display()
+    );
+    let files = [
+        ("report", Some(&a.report)),
+        ("raw page", Some(&a.raw)),
+        ("details page", a.details.as_ref()),
+        ("ncu log", Some(&a.ncu_log)),
+        ("app output", Some(&a.app_log)),
+    ];
+    for (what, path) in files {
+        if let Some(path) = path {
+            text.push_str(&format!("  {what:<13} {}\n", path.display()));
+        }
+    }
+    Ok(Text::pass(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiled_runs_collect_the_clock_metrics_but_whole_graph_profiles_do_not() {
+        let runner = |graph_profiling| Source::Profile {
+            runner: Box::new(RunnerConfig {
+                build: None,
+                app: vec!["app".into()],
+                env: vec![],
+                workdir: ".".into(),
+                timeout: std::time::Duration::from_secs(1),
+                mode: runner::Mode::Fast,
+                graph_profiling,
+                clock_control: crate::options::profile::DEFAULT_CLOCK_CONTROL,
+                cache_control: crate::options::profile::DEFAULT_CACHE_CONTROL,
+                replay_mode: crate::options::profile::DEFAULT_REPLAY_MODE,
+                kernel_name: None,
+                launch_skip: None,
+                launch_count: None,
+                extra_metrics: vec![],
+                ncu: "ncu".into(),
+                out_dir: ".".into(),
+            }),
+            runs: 1,
+            quiet: true,
+        };
+        let rules = vec!["sm__inst_executed.sum".to_string()];
+        let node = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Node));
+        assert_eq!(
+            node,
+            [
+                "sm__inst_executed.sum",
+                "sm__cycles_elapsed.avg.per_second",
+                "gpc__cycles_elapsed.max"
+            ]
+        );
+        let graph = with_clock_metrics(rules.clone(), &runner(crate::model::GraphProfiling::Graph));
+        assert_eq!(graph, rules);
+        let exports = with_clock_metrics(rules, &Source::Inputs(vec![]));
+        assert_eq!(exports.len(), 3);
+    }
+}

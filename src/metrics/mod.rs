@@ -1,0 +1,190 @@
+//! The metric gate: one workload's ncu data against its baseline under the
+//! threshold rules, into a [`Report`]. [`check`] reads top to bottom, a stage
+//! a step:
+//!
+//! 1. **acquire** (`acquire.rs`): the `--input` exports as given, or the app
+//!    built and profiled under ncu `--runs` times;
+//! 2. **read** (`read.rs`): each export read once into a run (values born in
+//!    base units), the details pages' findings, the kernels' code;
+//! 3. **pick the baseline** (`pick.rs`): one file, the file of this data's GPU
+//!    in a suite's folder, or a rolling baseline made from the history;
+//! 4. **judge** ([`crate::compare`]): fingerprint, structure, rules, findings,
+//!    shared GPU and environmental downgrades, in that order;
+//! 5. **the stages that add words, never verdicts**: source lines
+//!    (`explain/`), the sanitizer when `[sanitizer]` asks for it, the
+//!    notes about the data (`notes.rs`), then `history.rs` (creep from an
+//!    anchor; the run recorded).
+//!
+//! The report goes back to `crate::commands::execute`, which renders it in
+//! every format asked for and takes the exit code from it. `baseline record`
+//! ([`record`]) shares steps 1 and 2 and ends in a baseline file instead;
+//! `profile` ([`profile`]) is step 1 alone; [`suite`] runs them for each
+//! workload of a suite's shard.
+
+mod acquire;
+mod explain;
+mod history;
+mod notes;
+mod pick;
+mod read;
+mod record;
+pub mod suite;
+
+pub use acquire::profile;
+pub use record::record;
+
+use crate::compare::{self, Inputs};
+use crate::config::{BaselinePlace, CheckConfig, Source};
+use crate::error::{Error, Result};
+use crate::gated::{Failed, Gated};
+use crate::parse;
+use crate::rules::Thresholds;
+use crate::runner::process::ProcessRunner;
+use crate::shared_gpu::GpuEnvironment;
+use crate::verdict::Report;
+use std::path::PathBuf;
+
+/// `ncugate check`: the report, or the error with its error report (which
+/// is written wherever the reports go, like any other). A suite checks each
+/// workload with this same function.
+pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Report> {
+    let mut known = Known::given(config);
+    steps(config, processes, &mut known).map_err(|error| known.fail(error))
+}
+
+/// The thresholds file a check reads, as its report names it.
+pub fn thresholds_name(config: &CheckConfig) -> String {
+    config.thresholds.to_string()
+}
+
+/// A check under way: its config and the files it knows of, which its error
+/// report names (the `--input` and `--details` files given, then the ones
+/// profiled).
+struct Known<'a> {
+    config: &'a CheckConfig,
+    inputs: Vec<PathBuf>,
+    details: Vec<PathBuf>,
+}
+
+impl<'a> Known<'a> {
+    fn given(config: &'a CheckConfig) -> Known<'a> {
+        let inputs = match &config.source {
+            Source::Inputs(i) => i.clone(),
+            Source::Profile { .. } => Vec::new(),
+        };
+        Known {
+            config,
+            inputs,
+            details: config.details.clone(),
+        }
+    }
+
+    /// The error of any step, with its error report: built here, once.
+    fn fail(&self, error: Error) -> Failed {
+        let config = self.config;
+        let paths = |p: &[PathBuf]| p.iter().map(|p| p.display().to_string()).collect();
+        let report = Report::error(
+            &config.baseline.display(),
+            paths(&self.inputs),
+            paths(&self.details),
+            &thresholds_name(config),
+            error.report_line(),
+        );
+        Failed::with_report(error, report)
+    }
+}
+
+/// The check, stage by stage (see the module's header).
+fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known) -> Result<Report> {
+    let import = parse::NcuImport {
+        ncu: &config.ncu,
+        runner: processes,
+        native: !config.import_with_ncu,
+    };
+    let thresholds = Thresholds::load(config.thresholds.file())?;
+    let metrics = acquire::with_clock_metrics(thresholds.metrics(), &config.source);
+    let candidates = pick::Candidates::of(config, &thresholds)?;
+
+    // 1. acquire
+    let acquired = acquire::acquire(
+        &config.source,
+        &config.details,
+        &metrics,
+        candidates.expected_launches(),
+        config.outputs.github,
+        processes,
+    )?;
+    known.inputs.clone_from(&acquired.inputs);
+    known.details.clone_from(&acquired.details);
+
+    // 2. read (again only when the baseline picked groups launches otherwise)
+    let read = |key| {
+        let later = read::Metrics::Later;
+        read::runs(&acquired.inputs, &metrics, key, &thresholds, import, later)
+    };
+    let read::Read { runs, code } = read(candidates.kernel_key())?;
+
+    // 3. pick the baseline
+    let chosen = candidates.choose(config, &thresholds, runs, |key| read(key).map(|r| r.runs))?;
+    let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
+    // Another GPU before a missing metric: that GPU's export lacks it because it is another GPU.
+    let current = crate::model::common_fingerprint(&runs)?;
+    compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
+    read::has_metrics(&runs, &thresholds)?;
+    let findings = read::findings(&acquired.details, baseline.kernel_key, import)?;
+    let changed = read::Opcodes::IfChangedFrom(&baseline);
+    let (code, code_note) = read::code(
+        &acquired.reports,
+        &code,
+        baseline.kernel_key,
+        changed,
+        import,
+    );
+
+    // 4. judge
+    let data = notes::DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
+    let gpu = GpuEnvironment::observe(&runs, &acquired.gpu);
+    let inputs = Inputs {
+        gpu: &gpu,
+        shared_gpu: config.shared_gpu,
+        baseline: &baseline,
+        baseline_path: baseline_path.display().to_string(),
+        runs: &runs,
+        findings: findings.as_ref().map(|(f, _)| f),
+        details_paths: acquired
+            .details
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        thresholds: &thresholds,
+        allow_device_mismatch: config.allow_device_mismatch,
+        notes: data.details_page,
+        code: code.as_ref(),
+        environmental: config.environmental,
+    };
+    let mut report = compare::compare(&inputs)?;
+
+    // 5. the stages that add words
+    report.notes.extend(code_note);
+    explain::stage(&mut report, &baseline, &runs, config, processes);
+    for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
+        p.seconds = Some(*s);
+    }
+    report.notes.extend(chosen.note);
+    report.notes.extend(data.cost);
+    if let Some(sanitizer) = &config.sanitizer {
+        let ran = crate::sanitizer::run::run_all(sanitizer, processes)?;
+        report.notes.extend(ran.notes);
+        report.sanitizer.extend(ran.findings);
+        report.finish();
+    }
+    // A rolling baseline keeps no ncu settings: its runs were checks like this one.
+    if !matches!(config.baseline, BaselinePlace::History) {
+        let settings = notes::settings(baseline.profile.as_ref(), acquired.profile.as_ref());
+        report.notes.extend(settings);
+    }
+    if let Some(h) = &config.history {
+        history::after_check(h, &mut report, &inputs, processes)?;
+    }
+    Ok(report)
+}
