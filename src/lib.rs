@@ -88,6 +88,7 @@ pub mod kernel_key;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod nvml;
 pub mod options;
 pub mod parse;
 pub mod report;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Fitted growth of sampled memory.
@@ -72,36 +72,19 @@ pub fn monotonic_s() -> f64 {
 /// `every` until `stop` is set. Returns `(CLOCK_MONOTONIC seconds, bytes)`;
 /// empty when NVML is unavailable.
 pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
-    let Ok(nvml) = nvml_wrapper::Nvml::init() else {
+    let Some(gpus) = crate::nvml::Gpus::open() else {
         return Vec::new();
     };
-    let count = nvml.device_count().unwrap_or(0);
-    let devices: Vec<_> = (0..count)
-        .filter_map(|i| nvml.device_by_index(i).ok())
-        .collect();
-    let mut out = Vec::new();
-    loop {
+    crate::nvml::every(every, &stop, || {
         let family = family_of(pid);
-        let mut bytes = 0u64;
-        for d in &devices {
-            if let Ok(procs) = d.running_compute_processes() {
-                for p in procs {
-                    if family.contains(&p.pid)
-                        && let nvml_wrapper::enums::device::UsedGpuMemory::Used(b) =
-                            p.used_gpu_memory
-                    {
-                        bytes = bytes.saturating_add(b);
-                    }
-                }
-            }
-        }
-        out.push((monotonic_s(), bytes as f64));
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        std::thread::sleep(every);
-    }
-    out
+        let (processes, _) = gpus.look();
+        let bytes = processes
+            .iter()
+            .filter(|p| family.contains(&p.pid))
+            .filter_map(|p| p.memory_bytes)
+            .fold(0u64, u64::saturating_add);
+        (monotonic_s(), bytes as f64)
+    })
 }
 
 /// `pid` and its descendants (an app may run its CUDA work in a child).

@@ -83,50 +83,30 @@ pub struct Nvml {
 
 impl GpuProbe for Nvml {
     fn watch(&self, stop: &AtomicBool) -> Vec<Sample> {
-        let Ok(nvml) = nvml_wrapper::Nvml::init() else {
+        let Some(gpus) = crate::nvml::Gpus::open() else {
             return Vec::new();
         };
-        let count = nvml.device_count().unwrap_or(0);
-        let devices: Vec<_> = (0..count)
-            .filter_map(|i| nvml.device_by_index(i).ok())
-            .collect();
         let me = std::process::id();
-        let mut out = Vec::new();
-        loop {
+        crate::nvml::every(EVERY, stop, || {
             let mut ours = (self.family)(me);
             ours.push(me);
-            let mut sample = Sample::default();
-            for (index, d) in (0u32..).zip(&devices) {
-                if let Ok(u) = d.utilization_rates() {
-                    sample.utilization_pct = Some(sample.utilization_pct.unwrap_or(0).max(u.gpu));
-                }
-                for p in d.running_compute_processes().unwrap_or_default() {
-                    let memory_bytes = match p.used_gpu_memory {
-                        nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
-                        nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
-                    };
-                    let name = nvml
-                        .sys_process_name(p.pid, 64)
-                        .ok()
-                        .or_else(|| std::fs::read_to_string(format!("/proc/{}/comm", p.pid)).ok())
-                        .unwrap_or_default();
-                    sample.processes.push(GpuProcess {
-                        pid: p.pid,
-                        device: index,
-                        name: short_name(&name),
-                        memory_bytes,
-                        ours: ours.contains(&p.pid),
-                        gpu_instance: p.gpu_instance_id,
-                    });
-                }
+            let (processes, utilization_pct) = gpus.look();
+            let processes = processes
+                .into_iter()
+                .map(|p| GpuProcess {
+                    pid: p.pid,
+                    device: p.device,
+                    name: short_name(&gpus.process_name(p.pid)),
+                    memory_bytes: p.memory_bytes,
+                    ours: ours.contains(&p.pid),
+                    gpu_instance: p.gpu_instance,
+                })
+                .collect();
+            Sample {
+                utilization_pct,
+                processes,
             }
-            out.push(sample);
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            std::thread::sleep(EVERY);
-        }
-        out
+        })
     }
 }
 
