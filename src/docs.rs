@@ -47,7 +47,7 @@ fn write_pages(
     let mut page = Vec::new();
     render(&cmd, &mut page)?;
     let path = dir.join(format!("{name}.1"));
-    crate::baseline::write_atomic(&path, &page)?;
+    crate::io::write_atomic(&path, &page)?;
     written.push(path);
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;

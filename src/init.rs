@@ -224,7 +224,7 @@ fn ask_words(prompt: &mut dyn Prompt, question: &str) -> Result<Vec<String>> {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    crate::baseline::write_atomic(path, text.as_bytes())
+    crate::io::write_atomic(path, text.as_bytes())
 }
 
 /// A TOML array of strings: `["./app", "--iters", "3"]`.
@@ -311,7 +311,7 @@ pub fn thresholds_text(app: &[String]) -> String {
          # them: tighten what matters, add `why` to say what a failure means, `severity = \"warn\"`\n\
          # for checks that should not block a merge. Re-record the baseline after adding a metric.\n{body}",
         // A comment ends at a line break: an argument's newline would start a TOML line.
-        crate::kernel_key::printable(crate::format::shell_words(app))
+        crate::text::escape::printable(crate::format::shell_words(app))
     )
 }
 

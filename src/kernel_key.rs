@@ -7,14 +7,12 @@
 //! such as `(anonymous namespace)` or template arguments like `(int)1`, are
 //! matched rather than split on.
 //!
-//! Keys are printable: control characters (CR, LF, …), Unicode
-//! noncharacters (U+FFFE, U+FFFF, …), bidirectional controls (U+202E, …)
-//! and the line and paragraph separators (U+2028, U+2029) in a name are written as `\u{…}`
-//! escapes here, at the border, so no report can be broken by one — a CR/LF
-//! would inject GitHub workflow commands into a CI log or split a Markdown
-//! row, and U+FFFE is not allowed in XML.
+//! Keys are printable: the characters no report may show as they are
+//! ([`crate::text::escape::unprintable`]) are written as `\u{…}` escapes
+//! here, at the border, so no report can be broken by a kernel's name.
 
 use crate::model::KernelKeyMode;
+use crate::text::escape::printable;
 
 /// The key of a launch of the kernel named `name`.
 pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
@@ -23,77 +21,6 @@ pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
         KernelKeyMode::Function => function_name(name),
     };
     printable(key)
-}
-
-/// `text` with control characters and noncharacters escaped as `\u{…}`.
-pub fn printable(text: String) -> String {
-    if !text.chars().any(unprintable) {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unprintable(c) {
-            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Every string and key of `value` made [`printable`]: JSON written for
-/// machines keeps U+202E, U+2028 and U+FFFE as they are, and a viewer shows them.
-pub fn printable_json(value: &mut serde_json::Value) {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => *s = printable(std::mem::take(s)),
-        Value::Array(items) => items.iter_mut().for_each(printable_json),
-        Value::Object(map) => {
-            let entries = std::mem::take(map);
-            for (key, mut v) in entries {
-                printable_json(&mut v);
-                map.insert(printable(key), v);
-            }
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
-}
-
-/// `text` on one line: CR, LF and tab become spaces (text from XML may wrap),
-/// any other [`unprintable`] character is escaped as by [`printable`].
-pub fn one_line(text: String) -> String {
-    if !text.chars().any(unprintable) {
-        return text;
-    }
-    let spaced: String = text
-        .chars()
-        .map(|c| {
-            if matches!(c, '\n' | '\r' | '\t') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    printable(spaced)
-}
-
-/// A character no report may show as it is: a control character (a CR/LF
-/// injects GitHub workflow commands or splits a Markdown row), a Unicode
-/// noncharacter (U+FFFE is not allowed in XML), or a bidirectional control
-/// (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C: they reorder what a
-/// reader sees, so a name could pass for another), or a Unicode line or
-/// paragraph separator (U+2028, U+2029: a line break to a Unicode-aware
-/// reader, a log viewer or a JavaScript JUnit viewer).
-pub fn unprintable(c: char) -> bool {
-    let u = u32::from(c);
-    c.is_control()
-        || (0xFDD0..=0xFDEF).contains(&u)
-        || u & 0xFFFE == 0xFFFE
-        || matches!(
-            u,
-            0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C | 0x2028 | 0x2029
-        )
 }
 
 const UNNAMED: &str = "<unnamed>";

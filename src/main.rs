@@ -43,7 +43,7 @@ fn misplaced(e: &clap::Error) -> bool {
 }
 
 fn main() {
-    ncugate::baseline::atomic::mark_start();
+    ncugate::io::atomic::mark_start();
     if let Err(e) = ncugate::runner::interrupt::install() {
         eprintln!(
             "ncugate: warning: cannot catch SIGINT/SIGTERM ({e}); an interrupted run may leave processes and temp files"

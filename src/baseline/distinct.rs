@@ -61,7 +61,7 @@ fn processes(run: &Run) -> String {
     let ids: Vec<String> = run
         .processes
         .keys()
-        .map(|p| crate::kernel_key::printable(p.clone()))
+        .map(|p| crate::text::escape::printable(p.clone()))
         .collect();
     match ids.as_slice() {
         [one] => format!("process {one}"),

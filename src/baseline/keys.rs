@@ -11,7 +11,7 @@
 //! This walk reads the text once, without building a value, and names the
 //! first offending key or string and where it is.
 
-use crate::kernel_key::unprintable;
+use crate::text::escape::unprintable;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::HashSet;
 use std::fmt;

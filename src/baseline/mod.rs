@@ -3,10 +3,9 @@
 //!
 //! JSON, `schema_version: 2` (version 1 is still read), pretty-printed with a stable key order (struct
 //! fields in declaration order, maps sorted) so that a diff of two baselines
-//! is reviewable. Writes are atomic ([`atomic`]): a temp file in the same
+//! is reviewable. Writes are atomic ([`crate::io::atomic`]): a temp file in the same
 //! directory, then a rename.
 
-pub mod atomic;
 pub mod diff;
 pub mod distinct;
 pub mod keys;
@@ -17,8 +16,8 @@ mod utf8;
 
 use crate::aggregate::Stats;
 use crate::error::{BaselineError, Error, Result};
+pub use crate::io::write_atomic;
 use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
-pub use atomic::write_atomic;
 pub use metrics::{MetricMap, interned};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -199,7 +198,7 @@ impl Baseline {
     /// reads the typed baseline.
     pub fn load(path: &Path) -> Result<Baseline> {
         // A `baseline record` killed while writing left its temp file here.
-        atomic::remove_stale_temps(path);
+        crate::io::atomic::remove_stale_temps(path);
         let walked = keys::no_duplicate_keys_or_unprintable_in(open(path)?);
         let version = match walked {
             Ok(version) => version,

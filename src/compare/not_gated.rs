@@ -124,6 +124,6 @@ pub fn baseline_note(baseline: Option<&GpuEnvironment>) -> Option<String> {
     let why = baseline?.shared.as_deref()?;
     Some(format!(
         "the baseline was recorded on a shared GPU ({}): its durations and DRAM traffic may be a neighbour's too; re-record it on a quiet GPU",
-        crate::kernel_key::one_line(why.to_string())
+        crate::text::escape::one_line(why.to_string())
     ))
 }

@@ -262,7 +262,7 @@ pub fn checked(what: &'static str, value: String) -> Result<String> {
     let value = value.trim().to_string();
     if value.is_empty()
         || value.chars().count() > 200
-        || value.chars().any(crate::kernel_key::unprintable)
+        || value.chars().any(crate::text::escape::unprintable)
     {
         return Err(HistoryError::BadName {
             what,

@@ -62,9 +62,9 @@ pub fn read_source_page(data: &[u8], key_mode: KernelKeyMode) -> Result<SourcePr
                     continue;
                 };
                 profile.lines.push(Line {
-                    file: crate::kernel_key::one_line(file_name(&file)),
+                    file: crate::text::escape::one_line(file_name(&file)),
                     line,
-                    text: crate::kernel_key::one_line(cell(1).trim().to_string()),
+                    text: crate::text::escape::one_line(cell(1).trim().to_string()),
                     counters: read_counters(&record, &columns),
                 });
             }

@@ -184,7 +184,7 @@ pub fn render(changes: &[Change]) -> String {
 pub fn json(changes: &[Change]) -> String {
     // Names from the store, escaped as the text view escapes them.
     let mut doc = serde_json::json!({ "schema_version": 1, "changes": changes });
-    crate::kernel_key::printable_json(&mut doc);
+    crate::text::escape::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

@@ -48,7 +48,7 @@ fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Resul
         path: dir.to_path_buf(),
         source,
     })?;
-    crate::baseline::write_atomic(&path, page.as_bytes())?;
+    crate::io::write_atomic(&path, page.as_bytes())?;
     Ok(format!(
         "ncugate: trends of {} series written to {}\n",
         series.len(),

@@ -101,7 +101,7 @@ pub fn sparkline(values: &[Option<f64>]) -> String {
 pub fn escaped(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if crate::kernel_key::unprintable(c) {
+            if crate::text::escape::unprintable(c) {
                 format!("\\u{{{:x}}}", u32::from(c))
             } else {
                 c.to_string()
@@ -168,7 +168,7 @@ pub fn short(commit: &str) -> String {
 pub fn json(series: &[Series]) -> String {
     // Names from the store, escaped as the text view escapes them.
     let mut doc = serde_json::json!({ "schema_version": 1, "series": series });
-    crate::kernel_key::printable_json(&mut doc);
+    crate::text::escape::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

@@ -28,7 +28,7 @@ pub fn no_repeated_column(
                 path,
                 format!(
                     "the header names the column \"{}\" twice (fields {} and {}): which one holds the data cannot be told",
-                    crate::kernel_key::printable(name.clone()),
+                    crate::text::escape::printable(name.clone()),
                     first + 1,
                     i + 1
                 ),

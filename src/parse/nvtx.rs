@@ -12,8 +12,9 @@
 //! ranges are two rows of the gate rather than one. Thread and range IDs are
 //! left out: they change from run to run.
 
-use crate::kernel_key::{kernel_key, printable};
+use crate::kernel_key::kernel_key;
 use crate::model::KernelKeyMode;
+use crate::text::escape::printable;
 
 /// The push/pop column.
 pub const PUSH_POP: &str =

@@ -26,8 +26,8 @@ pub(crate) mod tests;
 pub use document::{Document, Model, Workload};
 pub use view::{View, scope_name};
 
-use crate::baseline::atomic::FileSet;
 use crate::error::{Error, Result};
+use crate::io::atomic::FileSet;
 use crate::verdict::Report;
 use std::path::{Path, PathBuf};
 

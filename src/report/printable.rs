@@ -8,7 +8,7 @@
 //! step summary; U+FFFE makes JUnit ill-formed; a bidi control reorders what a
 //! reader sees. Readers refuse or escape what they can at their border; this is
 //! the place that makes it true of every report whatever its source: each
-//! string of the model with an [`unprintable`](crate::kernel_key::unprintable)
+//! string of the model with an [`unprintable`](crate::text::escape::unprintable)
 //! character is escaped as `\u{000a}` (idempotent: an escaped string is
 //! printable), before the terminal, GitHub, JUnit, Markdown, HTML and JSON
 //! reporters render it.
@@ -25,7 +25,7 @@ pub fn escaped<T: Serialize + DeserializeOwned + Clone>(model: &T) -> Cow<'_, T>
         return Cow::Borrowed(model);
     }
     let escaped = serde_json::to_value(model).ok().and_then(|mut json| {
-        crate::kernel_key::printable_json(&mut json);
+        crate::text::escape::printable_json(&mut json);
         serde_json::from_value(json).ok()
     });
     // Only a number JSON cannot hold (NaN, infinity) would fail the round
@@ -75,7 +75,7 @@ impl Scan {
                         .and_then(|h| u32::from_str_radix(h, 16).ok());
                     self.found |= code
                         .and_then(char::from_u32)
-                        .is_none_or(crate::kernel_key::unprintable);
+                        .is_none_or(crate::text::escape::unprintable);
                 }
                 b'u' => return,
                 _ => {}
@@ -94,7 +94,7 @@ impl Scan {
         self.partial.push(b);
         match std::str::from_utf8(&self.partial) {
             Ok(s) => {
-                self.found |= s.chars().any(crate::kernel_key::unprintable);
+                self.found |= s.chars().any(crate::text::escape::unprintable);
                 self.partial.clear();
             }
             Err(e) if e.error_len().is_some() => self.partial.clear(),

@@ -243,7 +243,8 @@ impl Walk {
         };
         // No value may carry a line break or a control into a report (a `&#10;`
         // in a function name injected GitHub workflow commands).
-        let value = crate::kernel_key::one_line(std::mem::take(&mut self.text).trim().to_string());
+        let value =
+            crate::text::escape::one_line(std::mem::take(&mut self.text).trim().to_string());
         if self.record.is_some() {
             self.field(&name, value);
         }

@@ -246,7 +246,7 @@ pub fn neighbours(list: &[GpuProcess]) -> String {
             let mut w = format!("pid {}", p.pid);
             if !p.name.is_empty() {
                 w.push(' ');
-                w.push_str(&crate::kernel_key::printable(p.name.clone()));
+                w.push_str(&crate::text::escape::printable(p.name.clone()));
             }
             if let Some(b) = p.memory_bytes {
                 w.push_str(&format!(", {:.1} GB", b as f64 / 1e9));

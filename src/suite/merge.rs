@@ -81,7 +81,7 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
             let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
             return Err(ReportError::RowContradicted {
                 workload: name.clone(),
-                row: crate::kernel_key::printable(format!(
+                row: crate::text::escape::printable(format!(
                     "{} · {} says {}",
                     row.kernel.as_deref().unwrap_or("(total)"),
                     row.rule,
