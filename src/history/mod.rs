@@ -2,9 +2,10 @@
 //! commit, branch and time, in a SQLite file (`sqlite:PATH`) or a
 //! PostgreSQL server shared by a fleet of runners (`postgres://…`), behind
 //! the one [`Store`] trait and one schema with migrations
-//! ([`store::MIGRATIONS`]). [`record`] turns reports into runs, [`show`]
-//! draws their series. A store that cannot be opened, read or written is an
-//! error (exit 2) with a hint; it never changes a verdict.
+//! ([`store::MIGRATIONS`]), run on either driver by the one SQL code of
+//! [`sql`]. [`record`] turns reports into runs, [`show`] draws their
+//! series. A store that cannot be opened, read or written is an error
+//! (exit 2) with a hint; it never changes a verdict.
 
 pub mod changes;
 pub mod command;
@@ -13,6 +14,7 @@ pub mod postgres;
 pub mod record;
 pub mod rolling;
 pub mod show;
+pub mod sql;
 pub mod sqlite;
 pub mod store;
 pub mod trend;

@@ -5,11 +5,11 @@
 //! advisory lock, so concurrent writers — and concurrent first migrations —
 //! queue one after the other and none loses a run.
 
-use super::store::{
-    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun,
-};
+use super::sql::{self, Param, Tx};
+use super::store::{Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun};
 use crate::error::{Error, Result};
-use postgres::{Client, NoTls, Transaction};
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -52,190 +52,167 @@ impl Postgres {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let shown = self.shown.clone();
-        let found = (|| -> std::result::Result<Option<i64>, postgres::Error> {
-            let mut tx = self.client.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])?;
-            tx.batch_execute(
-                "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)",
-            )?;
-            let found: i64 = tx
-                .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?
-                .get(0);
-            if found > store::SCHEMA_VERSION {
-                return Ok(Some(found));
+        let newer = (|| -> std::result::Result<Option<i64>, postgres::Error> {
+            let mut tx = write(&mut self.client)?;
+            let newer = sql::migrate(&mut Pg::new(&mut tx))?;
+            // A newer schema is left as it was: the transaction rolls back.
+            if newer.is_none() {
+                tx.commit()?;
             }
-            for (i, template) in store::MIGRATIONS.iter().enumerate().skip(found as usize) {
-                tx.batch_execute(&store::migration_sql(template, Dialect::Postgres))?;
-                tx.execute(
-                    "INSERT INTO schema_version (version) VALUES ($1)",
-                    &[&(i as i64 + 1)],
-                )?;
-            }
-            tx.commit()?;
-            Ok(None)
+            Ok(newer)
         })()
-        .map_err(|e| fail(&shown, &e))?;
-        match found {
-            Some(newer) => Err(super::newer_schema(&shown, newer)),
+        .map_err(|e| fail(&self.shown, &e))?;
+        match newer {
+            Some(found) => Err(super::newer_schema(&self.shown, found)),
             None => Ok(()),
         }
     }
-
-    fn record_all(
-        &mut self,
-        at: &Provenance,
-        runs: &[Entry<'_>],
-    ) -> std::result::Result<Vec<Recorded>, postgres::Error> {
-        let mut tx = self.client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])?;
-        let mut series = HashMap::new();
-        let mut done = Vec::with_capacity(runs.len());
-        for entry in runs {
-            let run = entry.run;
-            let accepted = i32::from(entry.accepted);
-            let existing = tx.query_opt(
-                "SELECT id, report_sha256 FROM runs WHERE workload = $1 AND gpu = $2 AND commit_sha = $3",
-                &[&run.workload, &run.gpu, &at.commit],
-            )?;
-            let existing = existing.map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)));
-            let (id, recorded) = match existing {
-                Some((_, digest)) if digest == run.digest => {
-                    done.push(Recorded::Unchanged);
-                    continue;
-                }
-                Some((id, _)) => {
-                    tx.execute("DELETE FROM run_values WHERE run_id = $1", &[&id])?;
-                    tx.execute(
-                        "UPDATE runs SET branch = $2, at = $3, outcome = $4, report_sha256 = $5, accepted = $6, kernel_key = $7 WHERE id = $1",
-                        &[&id, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
-                    )?;
-                    (id, Recorded::Replaced)
-                }
-                None => {
-                    let row = tx.query_one(
-                        "INSERT INTO runs (workload, gpu, commit_sha, branch, at, outcome, report_sha256, accepted, kernel_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
-                        &[&run.workload, &run.gpu, &at.commit, &at.branch, &at.time, &run.outcome, &run.digest, &accepted, &run.kernel_key],
-                    )?;
-                    (row.get::<_, i64>(0), Recorded::Added)
-                }
-            };
-            insert_values(&mut tx, id, run, &mut series)?;
-            done.push(recorded);
-        }
-        tx.commit()?;
-        Ok(done)
-    }
 }
 
-/// The values of run `id`, each under its (interned) series.
-fn insert_values(
-    tx: &mut Transaction<'_>,
-    id: i64,
-    run: &super::record::RunRecord,
-    series: &mut HashMap<store::SeriesKey, i64>,
-) -> std::result::Result<(), postgres::Error> {
-    let add_series = tx.prepare(
-        "INSERT INTO series (workload, gpu, kernel, rule, metric, aggregate, unit) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-    )?;
-    let find_series = tx.prepare(
-        "SELECT id FROM series WHERE workload = $1 AND gpu = $2 AND kernel = $3 AND rule = $4 AND metric = $5 AND aggregate = $6 AND unit = $7",
-    )?;
-    let add_value = tx.prepare(
-        "INSERT INTO run_values (run_id, series_id, mean, samples, status) VALUES ($1, $2, $3, $4, $5)",
-    )?;
-    for v in &run.values {
-        let key = store::series_key(run, v);
-        let series_id = match series.get(&key) {
-            Some(&id) => id,
-            None => {
-                let p: [&(dyn postgres::types::ToSql + Sync); 7] =
-                    [&key.0, &key.1, &key.2, &key.3, &key.4, &key.5, &key.6];
-                tx.execute(&add_series, &p)?;
-                let found: i64 = tx.query_one(&find_series, &p)?.get(0);
-                series.insert(key, found);
-                found
-            }
-        };
-        tx.execute(
-            &add_value,
-            &[
-                &id,
-                &series_id,
-                &v.mean,
-                &store::samples_text(&v.samples, v.mean),
-                &store::status_code(&v.status),
-            ],
-        )?;
-    }
-    Ok(())
+/// A write transaction: it first takes the advisory lock, so writers (and
+/// first migrations) queue one after the other.
+fn write(client: &mut Client) -> std::result::Result<Transaction<'_>, postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])?;
+    Ok(tx)
 }
 
 impl Store for Postgres {
     fn record(&mut self, at: &Provenance, runs: &[Entry<'_>]) -> Result<Vec<Recorded>> {
-        self.record_all(at, runs).map_err(|e| fail(&self.shown, &e))
+        (|| -> std::result::Result<Vec<Recorded>, postgres::Error> {
+            let mut tx = write(&mut self.client)?;
+            let done = sql::record_all(&mut Pg::new(&mut tx), at, runs)?;
+            tx.commit()?;
+            Ok(done)
+        })()
+        .map_err(|e| fail(&self.shown, &e))
     }
 
     fn accept(&mut self, commit: &str) -> Result<u64> {
-        self.client
-            .execute(
-                "UPDATE runs SET accepted = 1 WHERE commit_sha = $1",
-                &[&commit],
-            )
-            .map_err(|e| fail(&self.shown, &e))
+        sql::accept(&mut Pg::new(&mut self.client), commit).map_err(|e| fail(&self.shown, &e))
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        let sql = store::series_sql(Dialect::Postgres);
-        let rows = self
-            .client
-            .query(&sql, &[&query.workload, &query.kernel, &query.metric])
-            .map_err(|e| fail(&self.shown, &e))?;
-        rows.iter()
-            .map(store::point)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| fail(&self.shown, &e))
+        sql::series(&mut Pg::new(&mut self.client), query).map_err(|e| fail(&self.shown, &e))
     }
 
     fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
-        let sql = store::pick_sql(Dialect::Postgres, pick);
-        let rows = match pick {
-            Pick::LastAccepted(n) => {
-                let n = n.min(i64::MAX as usize) as i64;
-                self.client.query(&sql, &[&workload, &gpu, &n])
-            }
-            Pick::Commit(c) => self.client.query(&sql, &[&workload, &gpu, &c]),
-        }
-        .map_err(|e| fail(&self.shown, &e))?;
-        let rows = rows
-            .iter()
-            .map(store::picked)
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| fail(&self.shown, &e))?;
-        Ok(store::group_runs(rows))
+        sql::pick(&mut Pg::new(&mut self.client), workload, gpu, pick)
+            .map_err(|e| fail(&self.shown, &e))
     }
 
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
-        self.client
-            .query_one(
-                "SELECT COUNT(*) FROM runs WHERE workload = $1 AND gpu = $2 AND accepted = 1 AND (at > $3 OR (at = $3 AND id > $4))",
-                &[&workload, &gpu, &run.time, &run.id],
-            )
-            .and_then(|r| r.try_get::<_, i64>(0))
-            .map(|n| n as u64)
+        sql::accepted_after(&mut Pg::new(&mut self.client), workload, gpu, run)
             .map_err(|e| fail(&self.shown, &e))
     }
 
     fn runs(&mut self) -> Result<u64> {
-        self.client
-            .query_one("SELECT COUNT(*) FROM runs", &[])
-            .and_then(|r| r.try_get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(|e| fail(&self.shown, &e))
+        sql::runs(&mut Pg::new(&mut self.client)).map_err(|e| fail(&self.shown, &e))
     }
 }
 
-impl store::Row for postgres::Row {
+/// The client, or a transaction of it, as the shared SQL's [`Tx`]: each
+/// statement is prepared once (a round trip) for as long as it lives.
+struct Pg<'c, C: GenericClient> {
+    client: &'c mut C,
+    prepared: HashMap<String, Statement>,
+}
+
+impl<'c, C: GenericClient> Pg<'c, C> {
+    fn new(client: &'c mut C) -> Self {
+        Pg {
+            client,
+            prepared: HashMap::new(),
+        }
+    }
+
+    /// `sql` prepared, with its placeholders in PostgreSQL's spelling.
+    fn statement(&mut self, sql: &str) -> std::result::Result<Statement, postgres::Error> {
+        if let Some(statement) = self.prepared.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .client
+            .prepare(&sql::placeholders(sql, Dialect::Postgres))?;
+        self.prepared.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+}
+
+/// `params` as the client takes them.
+fn values<'p>(params: &'p [Param<'_>]) -> Vec<&'p (dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| -> &(dyn ToSql + Sync) {
+            match p {
+                Param::Text(s) => s,
+                Param::TextOrNull(s) => s,
+                Param::Big(n) => n,
+                Param::Int(n) => n,
+                Param::Real(x) => x,
+            }
+        })
+        .collect()
+}
+
+impl<C: GenericClient> Tx for Pg<'_, C> {
+    type Error = postgres::Error;
+    const DIALECT: Dialect = Dialect::Postgres;
+
+    fn batch(&mut self, sql: &str) -> std::result::Result<(), postgres::Error> {
+        self.client.batch_execute(sql)
+    }
+
+    fn execute(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> std::result::Result<u64, postgres::Error> {
+        let statement = self.statement(sql)?;
+        self.client.execute(&statement, &values(params))
+    }
+
+    fn insert(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> std::result::Result<i64, postgres::Error> {
+        let statement = self.statement(&format!("{sql} RETURNING id"))?;
+        self.client
+            .query_one(&statement, &values(params))?
+            .try_get(0)
+    }
+
+    fn query<T>(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        read: impl FnMut(
+            &dyn sql::Row<Error = postgres::Error>,
+        ) -> std::result::Result<T, postgres::Error>,
+    ) -> std::result::Result<Vec<T>, postgres::Error> {
+        let statement = self.statement(sql)?;
+        let rows = self.client.query(&statement, &values(params))?;
+        rows.iter()
+            .map(|r| r as &dyn sql::Row<Error = postgres::Error>)
+            .map(read)
+            .collect()
+    }
+
+    fn query_one<T>(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        read: impl FnOnce(
+            &dyn sql::Row<Error = postgres::Error>,
+        ) -> std::result::Result<T, postgres::Error>,
+    ) -> std::result::Result<T, postgres::Error> {
+        let statement = self.statement(sql)?;
+        read(&self.client.query_one(&statement, &values(params))?)
+    }
+}
+
+impl sql::Row for postgres::Row {
     type Error = postgres::Error;
     fn text(&self, i: usize) -> std::result::Result<String, postgres::Error> {
         self.try_get(i)

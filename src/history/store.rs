@@ -1,5 +1,6 @@
 //! The history store: one [`Store`] trait, one schema for both databases
-//! with its migrations, and the rows a store returns. A run is a workload ×
+//! with its migrations and queries, and the rows a store returns (the code
+//! that runs them on either driver is [`super::sql`]). A run is a workload ×
 //! GPU × commit; its values are stored per series (workload × GPU × kernel ×
 //! rule × metric × aggregate × unit, interned once, so a run costs a row per value and
 //! no repeated names).
@@ -101,9 +102,10 @@ pub struct StoredRun {
 }
 
 /// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,
-/// then the window's length or the commit; one row per value, the run's id
-/// first, then commit, time, kernel, rule, metric, aggregate, unit, mean,
-/// samples, status, kernel key mode; oldest run first.
+/// then the window's length or the commit; one row per value (read by
+/// [`super::sql::picked`]), the run's id first, then commit, time, kernel,
+/// rule, metric, aggregate, unit, mean, samples, status, kernel key mode;
+/// oldest run first.
 pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
     let p = |i: usize| match dialect {
         Dialect::Sqlite => format!("?{i}"),
@@ -131,28 +133,10 @@ pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
     )
 }
 
-/// A row of [`pick_sql`]: run id, commit, time, kernel key mode, value.
-pub type PickedRow = (i64, String, i64, String, super::record::Value);
-
-/// A result row of either database's driver, read by column number: what
-/// [`point`] and [`picked`] need of it.
-pub trait Row {
-    /// The driver's error.
-    type Error;
-    /// A `TEXT` column.
-    fn text(&self, i: usize) -> std::result::Result<String, Self::Error>;
-    /// A `BIGINT` column.
-    fn big(&self, i: usize) -> std::result::Result<i64, Self::Error>;
-    /// An `INTEGER` column.
-    fn int(&self, i: usize) -> std::result::Result<i64, Self::Error>;
-    /// A `DOUBLE PRECISION` column that may be `NULL`.
-    fn real(&self, i: usize) -> std::result::Result<Option<f64>, Self::Error>;
-}
-
 /// The query behind [`Store::series`] in `dialect`: parameters workload,
 /// kernel (a part of it), metric (a part of it, or the rule's name), each
-/// `NULL` for any; one row per value, read by [`point`]; by series, oldest
-/// first.
+/// `NULL` for any; one row per value, read by [`super::sql::point`]; by
+/// series, oldest first.
 pub fn series_sql(dialect: Dialect) -> String {
     let (p, contains) = match dialect {
         Dialect::Sqlite => (["?1", "?2", "?3"], "instr"),
@@ -167,85 +151,6 @@ pub fn series_sql(dialect: Dialect) -> String {
               AND ({kernel} IS NULL OR {contains}(s.kernel, {kernel}) > 0)
               AND ({metric} IS NULL OR {contains}(s.metric, {metric}) > 0 OR s.rule = {metric})
             ORDER BY s.workload, s.gpu, s.kernel, s.rule, s.metric, s.aggregate, r.at, r.id"
-    )
-}
-
-/// A row of [`series_sql`].
-pub fn point<R: Row>(r: &R) -> std::result::Result<Point, R::Error> {
-    Ok(Point {
-        workload: r.text(0)?,
-        gpu: r.text(1)?,
-        kernel: r.text(2)?,
-        rule: r.text(3)?,
-        metric: r.text(4)?,
-        aggregate: r.text(5)?,
-        unit: r.text(6)?,
-        commit: r.text(7)?,
-        branch: r.text(8)?,
-        time: r.big(9)?,
-        accepted: r.int(10)? != 0,
-        outcome: r.text(11)?,
-        mean: r.real(12)?,
-        status: status_name(r.int(13)?),
-    })
-}
-
-/// A row of [`pick_sql`].
-pub fn picked<R: Row>(r: &R) -> std::result::Result<PickedRow, R::Error> {
-    let mean = r.real(8)?;
-    Ok((
-        r.big(0)?,
-        r.text(1)?,
-        r.big(2)?,
-        r.text(11)?,
-        super::record::Value {
-            kernel: r.text(3)?,
-            rule: r.text(4)?,
-            metric: r.text(5)?,
-            aggregate: r.text(6)?,
-            unit: r.text(7)?,
-            mean,
-            samples: samples_of(&r.text(9)?, mean),
-            status: status_name(r.int(10)?),
-        },
-    ))
-}
-
-/// Rows of [`pick_sql`] grouped into runs.
-pub fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
-    let mut out: Vec<StoredRun> = Vec::new();
-    let mut last_id = None;
-    for (id, commit, time, kernel_key, value) in rows {
-        if last_id != Some(id) {
-            last_id = Some(id);
-            out.push(StoredRun {
-                id,
-                commit,
-                time,
-                kernel_key,
-                values: Vec::new(),
-            });
-        }
-        if let Some(run) = out.last_mut() {
-            run.values.push(value);
-        }
-    }
-    out
-}
-
-/// A series as the stores look it up: workload, GPU, kernel, rule, metric, aggregate, unit.
-pub type SeriesKey = (String, String, String, String, String, String, String);
-
-/// The series of value `v` of `run`.
-pub fn series_key(run: &RunRecord, v: &super::record::Value) -> SeriesKey {
-    (
-        run.workload.clone(),
-        run.gpu.clone(),
-        v.kernel.clone(),
-        v.rule.clone(),
-        v.metric.clone(),
-        v.aggregate.clone(),
-        v.unit.clone(),
     )
 }
 
