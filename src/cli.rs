@@ -12,6 +12,7 @@
 use crate::options::gate::BaselinesDir;
 use crate::options::profile::OutDir;
 use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::report::terminal::Show;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -241,11 +242,17 @@ pub struct ReportArgs {
     pub color: ColorArg,
     /// Which rows of the terminal table to print: failures and errors; also warnings and improvements (default); every check. `-q` means `fail`. File reports always hold every row.
     #[arg(long, value_enum, value_name = "ROWS", env = "NCUGATE_SHOW")]
-    pub show: Option<crate::report::terminal::Show>,
+    pub show: Option<Show>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
 }
+
+crate::options::value_enum!(Show {
+    Fail = "fail": "Failures and errors only",
+    Changed = "changed": "Failures, errors, warnings and improvements",
+    All = "all": "Every check",
+});
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]

@@ -11,7 +11,7 @@ use crate::status::Status;
 use crate::verdict::Report;
 
 /// When a check explains kernels by their source lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExplainMode {
     /// The failing kernels (the worst first, at most --explain-kernels).
     #[default]
