@@ -11,7 +11,9 @@
 
 use crate::options::gate::BaselinesDir;
 use crate::options::profile::OutDir;
-use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{
+    AppOptions, ExplainOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions,
+};
 use crate::report::terminal::Show;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -292,24 +294,8 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
-    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict. When ncugate profiles, each kernel's explain run profiles the launch whose value moved most from the baseline's mean per launch (the why says which: `launch 3 of 3`).
-    #[arg(
-        long,
-        value_enum,
-        default_value_t,
-        env = "NCUGATE_EXPLAIN",
-        value_name = "WHEN"
-    )]
-    pub explain: crate::compare::explain::ExplainMode,
-    /// At most this many kernels explained, the worst first.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub explain_kernels: usize,
-    /// Seconds the explain runs may take together when ncugate profiles (one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = seconds)]
-    pub explain_budget: f64,
-    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
-    #[arg(long = "source-page", value_name = "SOURCE.csv")]
-    pub source_pages: Vec<PathBuf>,
+    #[command(flatten)]
+    pub explain: ExplainOptions,
     #[command(flatten)]
     pub history: CheckHistoryArgs,
     #[command(flatten)]
@@ -485,16 +471,6 @@ pub struct HistoryShowArgs {
     pub window: Option<usize>,
 }
 
-/// A number of seconds: finite and not negative (`nan` made the explain
-/// budget endless: no elapsed time is `>=` it).
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        Ok(_) => Err("seconds are a finite number, 0 or more".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
 /// ncugate states every usage error: what was wrong with which flag, and a
 /// hint with the values it takes; `None` for every other kind of clap error.
@@ -639,7 +615,7 @@ mod tests {
 
     #[test]
     fn every_default_in_help_is_the_constant_the_code_uses() {
-        use crate::options::{app, gate, memory, profile, sanitizer};
+        use crate::options::{app, explain, gate, memory, profile, sanitizer};
         use clap::{CommandFactory, ValueEnum};
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map(|p| p.get_name().to_string())
@@ -677,6 +653,18 @@ mod tests {
                 name(&|| {
                     crate::compare::environmental::Environmental::default().to_possible_value()
                 }),
+            ),
+            (
+                "explain",
+                name(&|| explain::DEFAULT_MODE.to_possible_value()),
+            ),
+            (
+                "explain-kernels",
+                Some(explain::DEFAULT_KERNELS.to_string()),
+            ),
+            (
+                "explain-budget",
+                Some(explain::DEFAULT_BUDGET_S.to_string()),
             ),
             ("audit-lib", None),
             ("cache-dir", None),

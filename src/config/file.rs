@@ -4,7 +4,9 @@
 //! they layer with flags (relative to the current folder) as they are.
 
 use crate::error::{Error, Result};
-use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{
+    AppOptions, ExplainOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions,
+};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,9 @@ pub struct FileConfig {
     pub profile: ProfileOptions,
     #[serde(default)]
     pub gate: GateOptions,
+    /// `[explain]`: `check`'s explain stage.
+    #[serde(default)]
+    pub explain: ExplainOptions,
     /// Present: `check` also runs compute-sanitizer.
     pub sanitizer: Option<SanitizerOptions>,
     /// `[memory]`: the graph-memory gate's limits.
@@ -172,6 +177,7 @@ impl FileConfig {
             app: self.app.clone(),
             profile: self.profile.clone(),
             gate: self.gate.clone(),
+            explain: self.explain.clone(),
             sanitizer: self.sanitizer.clone(),
             memory: self.memory.clone(),
             workloads: Vec::new(),
@@ -201,6 +207,7 @@ impl FileConfig {
                 "[build]",
                 "[profile]",
                 "[gate]",
+                "[explain]",
                 "[sanitizer]",
                 "[memory]",
             ];
@@ -336,5 +343,33 @@ mod tests {
                 .join("\n")
                 .contains("unknown field")
         );
+    }
+
+    #[test]
+    fn an_unknown_explain_key_is_refused_as_in_every_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        let refused = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let e = FileConfig::load(Some(&path)).unwrap_err();
+            (e.detail().join("\n"), e.hint())
+        };
+        let (explain, explain_hint) = refused("[explain]\nkernel = 3\n");
+        assert!(
+            explain.contains("unknown field `kernel`, expected one of `mode`, `kernels`, `budget`"),
+            "{explain}"
+        );
+        let (gate, gate_hint) = refused("[gate]\nkernel = 3\n");
+        assert!(gate.contains("unknown field `kernel`"), "{gate}");
+        assert_eq!(explain_hint, gate_hint);
+        assert!(explain_hint.contains("[explain]"), "{explain_hint}");
+        std::fs::write(
+            &path,
+            "[explain]\nmode = \"never\"\nkernels = 1\nbudget = 5.5\n",
+        )
+        .unwrap();
+        let config = FileConfig::load(Some(&path)).unwrap();
+        assert_eq!(config.explain.explain_kernels, Some(1));
+        assert_eq!(config.explain.explain_budget, Some(5.5));
     }
 }

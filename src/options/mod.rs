@@ -8,7 +8,7 @@
 //! text states; a test in `crate::cli` holds the two together) and the
 //! `resolve` that turns the layered settings into the typed values the gate
 //! uses (`ProfileOptions::resolve`, `SanitizerOptions::resolve`,
-//! `MemoryOptions::limits`, …). [`Layer`] is the one precedence every
+//! `MemoryOptions::limits`, `ExplainOptions::resolve`, …). [`Layer`] is the one precedence every
 //! setting follows; `crate::config` stacks the layers for each command and
 //! calls those.
 //!
@@ -29,6 +29,7 @@ pub mod profile;
 pub mod sanitizer;
 
 pub use app::AppOptions;
+pub use explain::ExplainOptions;
 pub use gate::GateOptions;
 pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;
