@@ -12,7 +12,8 @@
 use crate::options::gate::BaselinesDir;
 use crate::options::profile::OutDir;
 use crate::options::{
-    AppOptions, ExplainOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions,
+    AppOptions, ExplainOptions, GateOptions, HistoryOptions, MemoryOptions, ProfileOptions,
+    SanitizerOptions,
 };
 use crate::report::terminal::Show;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -308,21 +309,12 @@ pub struct CheckArgs {
     pub run: RunArgs,
 }
 
-/// A check's use of the history store.
+/// A check's use of the history store: its settings, and the names its own
+/// run is recorded under.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CheckHistoryArgs {
-    /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
-    #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
-    pub url: Option<String>,
-    /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
-    #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
-    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
-    #[arg(long, value_name = "COMMIT")]
-    pub anchor: Option<String>,
-    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
-    #[arg(long, value_enum, value_name = "WHEN")]
-    pub history_record: Option<HistoryRecord>,
+    #[command(flatten)]
+    pub options: HistoryOptions,
     /// The workload name a single check's run is kept under in the history (a suite check keeps each workload's run, and reads its rolling baseline, under the workload's own name).
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub history_workload: String,
@@ -332,18 +324,6 @@ pub struct CheckHistoryArgs {
     /// The branch the recorded run was made on (default: $GITHUB_REF_NAME, $BRANCH_NAME, else git's current branch).
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
-}
-
-/// `check --history-record`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum HistoryRecord {
-    /// On the accepted branches only.
-    #[default]
-    Auto,
-    /// On every branch (its runs are kept, but only an accepted branch's are baseline material).
-    Always,
-    /// Never: the check only reads the history.
-    Never,
 }
 
 #[derive(Debug, Args)]
@@ -615,7 +595,7 @@ mod tests {
 
     #[test]
     fn every_default_in_help_is_the_constant_the_code_uses() {
-        use crate::options::{app, explain, gate, memory, profile, sanitizer};
+        use crate::options::{app, explain, gate, history, memory, profile, sanitizer};
         use clap::{CommandFactory, ValueEnum};
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map(|p| p.get_name().to_string())
@@ -731,12 +711,9 @@ mod tests {
             ("output", None),
             // `ncugate history`: a file key, the CI's variables, the clock.
             ("history", None),
-            (
-                "window",
-                Some(crate::config::history::DEFAULT_WINDOW.to_string()),
-            ),
+            ("window", Some(history::DEFAULT_WINDOW.to_string())),
             ("anchor", None),
-            ("history-record", None),
+            ("history-record", Some(history::DEFAULT_BRANCHES.join(", "))),
             ("commit", None),
             ("branch", None),
             ("time", None),

@@ -3,9 +3,10 @@
 //! error (exit 2), never a pass.
 
 use super::Text;
-use crate::cli::HistoryRecord;
 use crate::compare::Inputs;
-use crate::config::history::{CheckHistory, HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
+use crate::config::history::{
+    CheckHistory, HistoryAction, HistoryConfig, HistoryRecord, RecordRuns, ShowRuns,
+};
 use crate::error::{HistoryError, Result};
 use crate::history::{self, Entry, Provenance, Recorded, changes, drift, record, show};
 use crate::runner::process::{CommandSpec, ProcessRunner};

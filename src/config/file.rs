@@ -5,7 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::options::{
-    AppOptions, ExplainOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions,
+    AppOptions, ExplainOptions, GateOptions, HistoryOptions, MemoryOptions, ProfileOptions,
+    SanitizerOptions,
 };
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ pub struct FileConfig {
     pub workloads: Vec<WorkloadSection>,
     /// `[history]`: the store of every run and the accepted branches.
     #[serde(default)]
-    pub history: HistorySection,
+    pub history: HistoryOptions,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -154,20 +155,6 @@ impl TryFrom<toml::Table> for WorkloadSection {
 /// the rolling baseline from the history, not a file.
 pub const BASELINE_WORD: &str = "history";
 
-/// `[history]`: where every run is kept (`ncugate history`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistorySection {
-    /// The store: `sqlite:PATH` or `postgres://…`.
-    pub url: Option<String>,
-    /// The branches whose passing runs become baseline material.
-    pub branches: Option<Vec<String>>,
-    /// The commit whose runs creep is measured from (`check --anchor`).
-    pub anchor: Option<String>,
-    /// How many accepted runs a rolling baseline takes (`check --window`).
-    pub window: Option<usize>,
-}
-
 impl FileConfig {
     /// A copy of every section but `[[workload]]` (empty): what each workload
     /// is merged over, copied once however many workloads there are.
@@ -252,6 +239,9 @@ impl FileConfig {
         resolve(&mut self.gate.thresholds);
         resolve(&mut self.memory.audit_lib);
         resolve(&mut self.memory.history);
+        if let Some(url) = self.history.url.as_mut() {
+            *url = sqlite_relative_to(url, &base);
+        }
         for w in &mut self.workloads {
             resolve(&mut w.app.workdir);
             resolve(&mut w.thresholds);
@@ -265,6 +255,17 @@ impl FileConfig {
         } else {
             self.base_dir.join(p)
         }
+    }
+}
+
+/// A `sqlite:` store's relative path made relative to `base`, the file's
+/// folder; any other URL as it is.
+fn sqlite_relative_to(url: &str, base: &Path) -> String {
+    match url.strip_prefix("sqlite:") {
+        Some(path) if !path.starts_with('/') && !path.is_empty() => {
+            format!("sqlite:{}", base.join(path).display())
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -8,7 +8,8 @@
 //! text states; a test in `crate::cli` holds the two together) and the
 //! `resolve` that turns the layered settings into the typed values the gate
 //! uses (`ProfileOptions::resolve`, `SanitizerOptions::resolve`,
-//! `MemoryOptions::limits`, `ExplainOptions::resolve`, …). [`Layer`] is the one precedence every
+//! `MemoryOptions::limits`, `ExplainOptions::resolve`,
+//! `HistoryOptions::window`, …). [`Layer`] is the one precedence every
 //! setting follows; `crate::config` stacks the layers for each command and
 //! calls those.
 //!
@@ -24,6 +25,7 @@
 pub mod app;
 pub mod explain;
 pub mod gate;
+pub mod history;
 pub mod memory;
 pub mod profile;
 pub mod sanitizer;
@@ -31,6 +33,7 @@ pub mod sanitizer;
 pub use app::AppOptions;
 pub use explain::ExplainOptions;
 pub use gate::GateOptions;
+pub use history::HistoryOptions;
 pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;
 pub use sanitizer::{AllowEntry, SanitizerOptions};
