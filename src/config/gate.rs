@@ -94,8 +94,7 @@ pub struct CheckConfig {
     pub explain: Explain,
 }
 
-/// `check`'s explain stage, as [`ExplainOptions`](crate::options::ExplainOptions)
-/// resolves it.
+/// `check`'s explain stage, as [`ExplainOptions`] resolves it.
 pub use crate::options::explain::Explain;
 
 /// `ncugate baseline record`.
