@@ -59,7 +59,9 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// many, in how long, from which source pages.
 #[derive(Debug, Clone, Default)]
 pub struct Explain {
+    /// Which kernels are explained (`--explain`).
     pub mode: ExplainMode,
+    /// At most this many, the worst first (`--explain-kernels`).
     pub kernels: usize,
     /// Seconds the explain runs may take together (`--explain-budget`).
     pub budget: f64,
