@@ -11,7 +11,11 @@
 
 use crate::options::gate::BaselinesDir;
 use crate::options::profile::OutDir;
-use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{
+    AppOptions, ExplainOptions, GateOptions, HistoryOptions, MemoryOptions, ProfileOptions,
+    SanitizerOptions,
+};
+use crate::report::terminal::Show;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -241,11 +245,17 @@ pub struct ReportArgs {
     pub color: ColorArg,
     /// Which rows of the terminal table to print: failures and errors; also warnings and improvements (default); every check. `-q` means `fail`. File reports always hold every row.
     #[arg(long, value_enum, value_name = "ROWS", env = "NCUGATE_SHOW")]
-    pub show: Option<crate::report::terminal::Show>,
+    pub show: Option<Show>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
 }
+
+crate::options::value_enum!(Show {
+    Fail = "fail": "Failures and errors only",
+    Changed = "changed": "Failures, errors, warnings and improvements",
+    All = "all": "Every check",
+});
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -285,24 +295,8 @@ pub struct CheckArgs {
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub allow_device_mismatch: bool,
-    /// Which kernels the explain stage names source lines for: `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict. When ncugate profiles, each kernel's explain run profiles the launch whose value moved most from the baseline's mean per launch (the why says which: `launch 3 of 3`).
-    #[arg(
-        long,
-        value_enum,
-        default_value_t,
-        env = "NCUGATE_EXPLAIN",
-        value_name = "WHEN"
-    )]
-    pub explain: crate::explain::ExplainMode,
-    /// At most this many kernels explained, the worst first.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub explain_kernels: usize,
-    /// Seconds the explain runs may take together when ncugate profiles (one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = seconds)]
-    pub explain_budget: f64,
-    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
-    #[arg(long = "source-page", value_name = "SOURCE.csv")]
-    pub source_pages: Vec<PathBuf>,
+    #[command(flatten)]
+    pub explain: ExplainOptions,
     #[command(flatten)]
     pub history: CheckHistoryArgs,
     #[command(flatten)]
@@ -315,21 +309,12 @@ pub struct CheckArgs {
     pub run: RunArgs,
 }
 
-/// A check's use of the history store.
+/// A check's use of the history store: its settings, and the names its own
+/// run is recorded under.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CheckHistoryArgs {
-    /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
-    #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
-    pub url: Option<String>,
-    /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
-    #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
-    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
-    #[arg(long, value_name = "COMMIT")]
-    pub anchor: Option<String>,
-    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
-    #[arg(long, value_enum, value_name = "WHEN")]
-    pub history_record: Option<HistoryRecord>,
+    #[command(flatten)]
+    pub options: HistoryOptions,
     /// The workload name a single check's run is kept under in the history (a suite check keeps each workload's run, and reads its rolling baseline, under the workload's own name).
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub history_workload: String,
@@ -339,18 +324,6 @@ pub struct CheckHistoryArgs {
     /// The branch the recorded run was made on (default: $GITHUB_REF_NAME, $BRANCH_NAME, else git's current branch).
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
-}
-
-/// `check --history-record`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum HistoryRecord {
-    /// On the accepted branches only.
-    #[default]
-    Auto,
-    /// On every branch (its runs are kept, but only an accepted branch's are baseline material).
-    Always,
-    /// Never: the check only reads the history.
-    Never,
 }
 
 #[derive(Debug, Args)]
@@ -476,16 +449,6 @@ pub struct HistoryShowArgs {
     /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
-}
-
-/// A number of seconds: finite and not negative (`nan` made the explain
-/// budget endless: no elapsed time is `>=` it).
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        Ok(_) => Err("seconds are a finite number, 0 or more".into()),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
@@ -632,7 +595,7 @@ mod tests {
 
     #[test]
     fn every_default_in_help_is_the_constant_the_code_uses() {
-        use crate::options::{app, gate, memory, profile, sanitizer};
+        use crate::options::{app, explain, gate, history, memory, profile, sanitizer};
         use clap::{CommandFactory, ValueEnum};
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map(|p| p.get_name().to_string())
@@ -670,6 +633,18 @@ mod tests {
                 name(&|| {
                     crate::compare::environmental::Environmental::default().to_possible_value()
                 }),
+            ),
+            (
+                "explain",
+                name(&|| explain::DEFAULT_MODE.to_possible_value()),
+            ),
+            (
+                "explain-kernels",
+                Some(explain::DEFAULT_KERNELS.to_string()),
+            ),
+            (
+                "explain-budget",
+                Some(explain::DEFAULT_BUDGET_S.to_string()),
             ),
             ("audit-lib", None),
             ("cache-dir", None),
@@ -736,12 +711,9 @@ mod tests {
             ("output", None),
             // `ncugate history`: a file key, the CI's variables, the clock.
             ("history", None),
-            (
-                "window",
-                Some(crate::config::history::DEFAULT_WINDOW.to_string()),
-            ),
+            ("window", Some(history::DEFAULT_WINDOW.to_string())),
             ("anchor", None),
-            ("history-record", None),
+            ("history-record", Some(history::DEFAULT_BRANCHES.join(", "))),
             ("commit", None),
             ("branch", None),
             ("time", None),

@@ -11,16 +11,7 @@ use std::path::PathBuf;
 
 /// How launches are grouped into kernels.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    Default,
-    schemars::JsonSchema,
-    clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum KernelKeyMode {
@@ -347,7 +338,6 @@ pub type Findings = BTreeMap<String, BTreeMap<String, Finding>>;
     serde::Deserialize,
     Default,
     schemars::JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum GraphProfiling {

@@ -15,7 +15,7 @@ use crate::verdict::{Downgrade, ENVIRONMENTAL, Report};
 use std::collections::BTreeMap;
 
 /// The verdict of a timing-only failure with unchanged code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Environmental {
     /// A warning: shown with its reason, not gated.

@@ -4,7 +4,10 @@
 //! they layer with flags (relative to the current folder) as they are.
 
 use crate::error::{Error, Result};
-use crate::options::{AppOptions, GateOptions, MemoryOptions, ProfileOptions, SanitizerOptions};
+use crate::options::{
+    AppOptions, ExplainOptions, GateOptions, HistoryOptions, MemoryOptions, ProfileOptions,
+    SanitizerOptions,
+};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,9 @@ pub struct FileConfig {
     pub profile: ProfileOptions,
     #[serde(default)]
     pub gate: GateOptions,
+    /// `[explain]`: `check`'s explain stage.
+    #[serde(default)]
+    pub explain: ExplainOptions,
     /// Present: `check` also runs compute-sanitizer.
     pub sanitizer: Option<SanitizerOptions>,
     /// `[memory]`: the graph-memory gate's limits.
@@ -32,7 +38,7 @@ pub struct FileConfig {
     pub workloads: Vec<WorkloadSection>,
     /// `[history]`: the store of every run and the accepted branches.
     #[serde(default)]
-    pub history: HistorySection,
+    pub history: HistoryOptions,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -149,20 +155,6 @@ impl TryFrom<toml::Table> for WorkloadSection {
 /// the rolling baseline from the history, not a file.
 pub const BASELINE_WORD: &str = "history";
 
-/// `[history]`: where every run is kept (`ncugate history`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistorySection {
-    /// The store: `sqlite:PATH` or `postgres://…`.
-    pub url: Option<String>,
-    /// The branches whose passing runs become baseline material.
-    pub branches: Option<Vec<String>>,
-    /// The commit whose runs creep is measured from (`check --anchor`).
-    pub anchor: Option<String>,
-    /// How many accepted runs a rolling baseline takes (`check --window`).
-    pub window: Option<usize>,
-}
-
 impl FileConfig {
     /// A copy of every section but `[[workload]]` (empty): what each workload
     /// is merged over, copied once however many workloads there are.
@@ -172,6 +164,7 @@ impl FileConfig {
             app: self.app.clone(),
             profile: self.profile.clone(),
             gate: self.gate.clone(),
+            explain: self.explain.clone(),
             sanitizer: self.sanitizer.clone(),
             memory: self.memory.clone(),
             workloads: Vec::new(),
@@ -201,6 +194,7 @@ impl FileConfig {
                 "[build]",
                 "[profile]",
                 "[gate]",
+                "[explain]",
                 "[sanitizer]",
                 "[memory]",
             ];
@@ -245,6 +239,9 @@ impl FileConfig {
         resolve(&mut self.gate.thresholds);
         resolve(&mut self.memory.audit_lib);
         resolve(&mut self.memory.history);
+        if let Some(url) = self.history.url.as_mut() {
+            *url = sqlite_relative_to(url, &base);
+        }
         for w in &mut self.workloads {
             resolve(&mut w.app.workdir);
             resolve(&mut w.thresholds);
@@ -258,6 +255,17 @@ impl FileConfig {
         } else {
             self.base_dir.join(p)
         }
+    }
+}
+
+/// A `sqlite:` store's relative path made relative to `base`, the file's
+/// folder; any other URL as it is.
+fn sqlite_relative_to(url: &str, base: &Path) -> String {
+    match url.strip_prefix("sqlite:") {
+        Some(path) if !path.starts_with('/') && !path.is_empty() => {
+            format!("sqlite:{}", base.join(path).display())
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -336,5 +344,33 @@ mod tests {
                 .join("\n")
                 .contains("unknown field")
         );
+    }
+
+    #[test]
+    fn an_unknown_explain_key_is_refused_as_in_every_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ncugate.toml");
+        let refused = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let e = FileConfig::load(Some(&path)).unwrap_err();
+            (e.detail().join("\n"), e.hint())
+        };
+        let (explain, explain_hint) = refused("[explain]\nkernel = 3\n");
+        assert!(
+            explain.contains("unknown field `kernel`, expected one of `mode`, `kernels`, `budget`"),
+            "{explain}"
+        );
+        let (gate, gate_hint) = refused("[gate]\nkernel = 3\n");
+        assert!(gate.contains("unknown field `kernel`"), "{gate}");
+        assert_eq!(explain_hint, gate_hint);
+        assert!(explain_hint.contains("[explain]"), "{explain_hint}");
+        std::fs::write(
+            &path,
+            "[explain]\nmode = \"never\"\nkernels = 1\nbudget = 5.5\n",
+        )
+        .unwrap();
+        let config = FileConfig::load(Some(&path)).unwrap();
+        assert_eq!(config.explain.explain_kernels, Some(1));
+        assert_eq!(config.explain.explain_budget, Some(5.5));
     }
 }

@@ -13,7 +13,7 @@ use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
-use crate::options::Layer;
+use crate::options::{ExplainOptions, Layer};
 use crate::report::Outputs;
 use crate::rules::ThresholdsSource;
 use crate::runner::RunnerConfig;
@@ -94,16 +94,8 @@ pub struct CheckConfig {
     pub explain: Explain,
 }
 
-/// `check --explain`, `--explain-kernels`, `--source-page`.
-#[derive(Debug, Clone, Default)]
-pub struct Explain {
-    pub mode: crate::explain::ExplainMode,
-    pub kernels: usize,
-    /// Seconds the explain runs may take together (`--explain-budget`).
-    pub budget: f64,
-    /// Source pages of the current run (`--source-page`).
-    pub pages: Vec<PathBuf>,
-}
+/// `check`'s explain stage, as [`ExplainOptions`] resolves it.
+pub use crate::options::explain::Explain;
 
 /// `ncugate baseline record`.
 #[derive(Debug, Clone)]
@@ -179,12 +171,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         environmental: gate.environmental.unwrap_or_default(),
-        explain: Explain {
-            mode: args.explain,
-            kernels: args.explain_kernels,
-            budget: args.explain_budget,
-            pages: args.source_pages,
-        },
+        explain: args.explain.over(file.explain).resolve(),
     }))
 }
 
@@ -259,6 +246,13 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
         None => file.gate.baseline.as_ref().is_some_and(word),
     };
     let history = super::history::check_history(&args.history, file, rolling)?;
+    // The source pages are one run's: a suite's workloads have none.
+    let explain = ExplainOptions {
+        source_pages: Vec::new(),
+        ..args.explain.clone()
+    }
+    .over(file.explain.clone())
+    .resolve();
     let selection = Selection::new(
         Request {
             suite: &args.suite,
@@ -309,12 +303,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
                 .environmental
                 .over(file.gate.environmental)
                 .unwrap_or_default(),
-            explain: Explain {
-                mode: args.explain,
-                kernels: args.explain_kernels,
-                budget: args.explain_budget,
-                pages: Vec::new(),
-            },
+            explain: explain.clone(),
         });
     }
     Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))

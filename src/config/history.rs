@@ -1,17 +1,20 @@
-//! `ncugate history …`: the store's URL (`--history` over `NCUGATE_HISTORY`
-//! over `[history] url`; a relative `sqlite:` path in the file is relative to
-//! the file's folder), the accepted branches (`[history] branches`), and
-//! each subcommand's validated arguments. The commit and branch of a
-//! recorded run come from the flags, else the CI's variables; what neither
-//! gives, the command asks `git`.
+//! `ncugate history …` and `check`'s use of the store: the settings of
+//! [`HistoryOptions`] (the store's URL: `--history` over `NCUGATE_HISTORY`
+//! over `[history] url`, whose relative `sqlite:` path is relative to the
+//! file's folder; the window, the anchor, the accepted branches) layered
+//! over `[history]`, and each subcommand's validated arguments. The commit
+//! and branch of a recorded run come from the flags, else the CI's
+//! variables; what neither gives, the command asks `git`.
 
 use super::file::FileConfig;
-use crate::cli::{HistoryArgs, HistoryCommand, HistoryRecordArgs, HistoryShowArgs};
+use crate::cli::{
+    CheckHistoryArgs, HistoryArgs, HistoryCommand, HistoryRecordArgs, HistoryShowArgs,
+};
 use crate::error::{Error, HistoryError, Result};
+use crate::options::{HistoryOptions, Layer};
 use std::path::PathBuf;
 
-/// The branches whose passing runs are baseline material when `[history] branches` is unset.
-pub const DEFAULT_BRANCHES: &[&str] = &["main"];
+pub use crate::options::history::HistoryRecord;
 
 /// The URL forms, for hints.
 pub use crate::error::HISTORY_URL_FORMS as URL_FORMS;
@@ -21,9 +24,6 @@ pub use crate::error::HISTORY_URL_FORMS as URL_FORMS;
 pub const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
 /// The CI variables that name the branch, in the order they are read.
 pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
-
-/// How many accepted runs a rolling baseline takes unless `--window` or `[history] window` says.
-pub const DEFAULT_WINDOW: usize = 5;
 
 pub use super::file::BASELINE_WORD;
 
@@ -38,7 +38,7 @@ pub struct CheckHistory {
     pub window: usize,
     /// The commit creep is measured from.
     pub anchor: Option<String>,
-    pub record: crate::cli::HistoryRecord,
+    pub record: HistoryRecord,
     /// From the CI's variables; `None`: ask git when recording.
     pub commit: Option<String>,
     pub branch: Option<String>,
@@ -47,36 +47,32 @@ pub struct CheckHistory {
 }
 
 /// `check`'s history settings: the flags over `[history]`. `None` when no
-/// store is given; `--baseline history`, `--window` or `--anchor` without
-/// one is an error.
+/// store is given; `--baseline history` or `--anchor` without one is an
+/// error (`[history] anchor` alone asks for no store).
 pub fn check_history(
-    args: &crate::cli::CheckHistoryArgs,
+    args: &CheckHistoryArgs,
     file: &FileConfig,
     rolling: bool,
 ) -> Result<Option<CheckHistory>> {
-    let url = match (&args.url, &file.history.url) {
-        (Some(url), _) => url.clone(),
-        (None, Some(url)) => relative_to_file(url, file),
-        (None, None) if rolling || args.anchor.is_some() => {
+    let history = args.options.clone().over(file.history.clone());
+    let Some(url) = history.url.clone() else {
+        if rolling || args.options.anchor.is_some() {
             return Err(HistoryError::NoStore.into());
         }
-        (None, None) => return Ok(None),
+        return Ok(None);
     };
     crate::config::workload::check_name(&args.history_workload)?;
-    let window = args
-        .window
-        .or(file.history.window)
-        .unwrap_or(DEFAULT_WINDOW);
-    if window == 0 {
-        return Err(HistoryError::WindowZero.into());
-    }
-    let anchor = args.anchor.clone().or_else(|| file.history.anchor.clone());
+    let window = history.window()?;
     Ok(Some(CheckHistory {
         url,
         workload: args.history_workload.clone(),
         window,
-        anchor: anchor.map(|a| checked("commit", a)).transpose()?,
-        record: args.history_record.unwrap_or_default(),
+        anchor: history
+            .anchor
+            .clone()
+            .map(|a| checked("commit", a))
+            .transpose()?,
+        record: history.record(),
         commit: args
             .commit
             .clone()
@@ -89,7 +85,7 @@ pub fn check_history(
             .or_else(|| from_ci(BRANCH_VARIABLES))
             .map(|b| checked("branch", b))
             .transpose()?,
-        branches: branches(file),
+        branches: history.branches(),
     }))
 }
 
@@ -98,14 +94,6 @@ fn from_ci(vars: &[&str]) -> Option<String> {
     vars.iter()
         .filter_map(|v| std::env::var(v).ok())
         .find(|v| !v.is_empty())
-}
-
-/// `[history] branches`, else [`DEFAULT_BRANCHES`].
-fn branches(file: &FileConfig) -> Vec<String> {
-    file.history
-        .branches
-        .clone()
-        .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect())
 }
 
 /// `ncugate history …`, validated.
@@ -166,12 +154,8 @@ pub struct RecordRuns {
 /// The validated `history` command.
 pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
     let file = FileConfig::load(args.config.as_deref())?;
-    let url = match (&args.history, &file.history.url) {
-        (Some(url), _) => url.clone(),
-        (None, Some(url)) => relative_to_file(url, &file),
-        (None, None) => {
-            return Err(HistoryError::NoStore.into());
-        }
+    let Some(url) = args.history.over(file.history.url.clone()) else {
+        return Err(HistoryError::NoStore.into());
     };
     let action = match args.command {
         HistoryCommand::Record(r) => HistoryAction::Record(record(r, &file)?),
@@ -200,19 +184,6 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
     Ok(HistoryConfig { url, action })
 }
 
-/// A `sqlite:` path from the file, relative to the file's folder.
-fn relative_to_file(url: &str, file: &FileConfig) -> String {
-    match url.strip_prefix("sqlite:") {
-        Some(path) if !path.starts_with('/') && !path.is_empty() => {
-            format!(
-                "sqlite:{}",
-                file.resolve(std::path::Path::new(path)).display()
-            )
-        }
-        _ => url.to_string(),
-    }
-}
-
 fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
     let commit = args.commit.or_else(|| from_ci(COMMIT_VARIABLES));
     let branch = args.branch.or_else(|| from_ci(BRANCH_VARIABLES));
@@ -227,7 +198,7 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
         branch: branch.map(|b| checked("branch", b)).transpose()?,
         time,
         workload: args.workload,
-        branches: branches(file),
+        branches: file.history.branches(),
     })
 }
 
@@ -235,13 +206,12 @@ fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
     if args.last == Some(0) {
         return Err(HistoryError::LastZero.into());
     }
-    let window = args
-        .window
-        .or(file.history.window)
-        .unwrap_or(DEFAULT_WINDOW);
-    if window == 0 {
-        return Err(HistoryError::WindowZero.into());
+    let window = HistoryOptions {
+        window: args.window,
+        ..HistoryOptions::default()
     }
+    .over(file.history.clone())
+    .window()?;
     Ok(ShowRuns {
         workload: args.workload,
         kernel: args.kernel,

@@ -2,9 +2,8 @@
 //! run, the run recorded in the store, and the trend of each failing metric.
 //! (The store itself is [`crate::history`].)
 
-use crate::cli::HistoryRecord;
 use crate::compare::Inputs;
-use crate::config::history::CheckHistory;
+use crate::config::history::{CheckHistory, HistoryRecord};
 use crate::error::Result;
 use crate::history::command::git;
 use crate::history::{self, Entry, Provenance, drift, record, show};

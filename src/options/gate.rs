@@ -4,9 +4,11 @@
 //! --output`) and the baselines folder's is a suite flag ([`BaselinesDir`]'s
 //! `--baselines`), so those two keys are file-only in [`GateOptions`].
 
-use super::layered;
+use super::{layered, value_enum};
+use crate::compare::environmental::Environmental;
 use crate::model::KernelKeyMode;
 use crate::options::Layer;
+use crate::shared_gpu::Policy;
 use clap::Args;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ pub struct GateOptions {
     pub kernel_key: Option<KernelKeyMode>,
     /// When the GPU was shared (another process on it, or an SM clock 10% or more under the baseline's): warn gates the deterministic rules and shows the sensitive ones (durations, DRAM traffic, throughputs) with their change as warnings, refuse exits 2, gate gates every rule; baseline record refuses or marks a baseline recorded beside another process (default: [gate] shared_gpu, else warn).
     #[arg(long, value_enum, env = "NCUGATE_SHARED_GPU", value_name = "POLICY")]
-    pub shared_gpu: Option<crate::shared_gpu::Policy>,
+    pub shared_gpu: Option<Policy>,
     /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it; needs code fingerprints on both sides (.ncu-rep data) (default: [gate] environmental, else warn).
     #[arg(
         long,
@@ -31,7 +33,7 @@ pub struct GateOptions {
         env = "NCUGATE_ENVIRONMENTAL",
         value_name = "VERDICT"
     )]
-    pub environmental: Option<crate::compare::environmental::Environmental>,
+    pub environmental: Option<Environmental>,
     /// `[gate] baseline`: the one baseline file.
     #[arg(skip)]
     pub baseline: Option<PathBuf>,
@@ -47,6 +49,22 @@ layered!(GateOptions {
     environmental,
     baseline,
     baselines,
+});
+
+value_enum!(KernelKeyMode {
+    Demangled = "demangled": "The demangled name exactly as ncu prints it (`scale(float *, const float *, unsigned long)`)",
+    Function = "function": "The function name alone: no return type, template arguments or parameters (`scale`)",
+});
+
+value_enum!(Policy {
+    Warn = "warn": "Gate the deterministic rules; show the sensitive ones with their change and a warning naming the neighbour, not as failures",
+    Refuse = "refuse": "Exit 2: the run proves nothing about the sensitive metrics",
+    Gate = "gate": "Gate every rule as on a quiet GPU",
+});
+
+value_enum!(Environmental {
+    Warn = "warn": "A warning: shown with its reason, not gated",
+    Fail = "fail": "A failure, as any other",
 });
 
 /// The baselines folder of a suite when neither `--baselines` nor

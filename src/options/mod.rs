@@ -8,22 +8,32 @@
 //! text states; a test in `crate::cli` holds the two together) and the
 //! `resolve` that turns the layered settings into the typed values the gate
 //! uses (`ProfileOptions::resolve`, `SanitizerOptions::resolve`,
-//! `MemoryOptions::limits`, …). [`Layer`] is the one precedence every
+//! `MemoryOptions::limits`, `ExplainOptions::resolve`,
+//! `HistoryOptions::window`, …). [`Layer`] is the one precedence every
 //! setting follows; `crate::config` stacks the layers for each command and
 //! calls those.
+//!
+//! The domain's enums a flag takes (`--mode fast`) get their clap side here
+//! too, from `value_enum!` beside the flag that takes them: the domain
+//! modules name no clap type, and `ncugate.toml` reads the same names through
+//! the enums' serde derive.
 //!
 //! The fields' `///` comments are `--help` text, written for a terminal: they
 //! name ncugate.toml tables (`[gate] thresholds`), which rustdoc would take for links.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 pub mod app;
+pub mod explain;
 pub mod gate;
+pub mod history;
 pub mod memory;
 pub mod profile;
 pub mod sanitizer;
 
 pub use app::AppOptions;
+pub use explain::ExplainOptions;
 pub use gate::GateOptions;
+pub use history::HistoryOptions;
 pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;
 pub use sanitizer::{AllowEntry, SanitizerOptions};
@@ -80,6 +90,29 @@ macro_rules! layered {
     };
 }
 pub(crate) use layered;
+
+/// `impl clap::ValueEnum` for an enum of the domain, which then needs no
+/// clap itself: each variant with the name a flag takes it by (the name
+/// `ncugate.toml` takes too: a test holds them together) and, after `:`, the
+/// line `--help` lists it with. The `match` is exhaustive, so a variant added
+/// to the enum and not here does not compile; `value_variants` lists the same
+/// variants, in the order `--help` shows them.
+macro_rules! value_enum {
+    ($ty:ident { $($variant:ident = $name:literal $(: $help:literal)?),+ $(,)? }) => {
+        impl clap::ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$(Self::$variant),+]
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(match self {
+                    $(Self::$variant => clap::builder::PossibleValue::new($name)$(.help($help))?,)+
+                })
+            }
+        }
+    };
+}
+pub(crate) use value_enum;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! How ncu profiles the app: `--mode`, `--clock-control`, … on the command
 //! line, `NCUGATE_MODE`, … in the environment, `[profile]` in `ncugate.toml`.
 
-use super::layered;
+use super::{layered, value_enum};
 use crate::model::GraphProfiling;
 use crate::options::Layer;
 use crate::options::app::{AppOptions, last_wins};
@@ -172,6 +172,34 @@ layered!(ProfileOptions {
     out_dir,
 } adds { extra_metrics });
 
+value_enum!(Mode {
+    Fast = "fast",
+    Full = "full",
+});
+
+value_enum!(GraphProfiling {
+    Node = "node": "Every kernel node of a CUDA graph is profiled as its own launch",
+    Graph = "graph": "A whole graph launch is one result named `graph`",
+});
+
+value_enum!(ClockControl {
+    Base = "base": "Lock the clocks to base clock",
+    None = "none": "Leave the clocks as they are",
+    Reset = "reset": "Reset the clocks to their defaults",
+});
+
+value_enum!(CacheControl {
+    All = "all": "Flush every cache before each pass (ncu's default)",
+    None = "none": "Keep the caches as the previous pass left them",
+});
+
+value_enum!(ReplayMode {
+    Kernel = "kernel": "Replay each kernel in place, saving and restoring memory (ncu's default)",
+    Application = "application": "Run the whole application once per pass",
+    Range = "range": "Replay ranges of the app (cu(da)ProfilerStart/Stop or NVTX)",
+    AppRange = "app-range": "Ranges, by running the whole application once per pass",
+});
+
 /// The ncu ncugate runs when nothing names one.
 pub const DEFAULT_NCU: &str = "ncu";
 /// `--clock-control` unless told otherwise (ncu's own default is `base`):
@@ -183,3 +211,34 @@ pub const DEFAULT_CACHE_CONTROL: CacheControl = CacheControl::All;
 pub const DEFAULT_REPLAY_MODE: ReplayMode = ReplayMode::Kernel;
 /// The work dir, relative to `ncugate.toml`'s folder.
 pub const DEFAULT_OUT_DIR: &str = "target/ncugate";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    /// The flags, ncugate.toml and ncu's command line spell every value alike.
+    fn spelled_alike<T>()
+    where
+        T: ValueEnum
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug
+            + std::fmt::Display,
+    {
+        for value in T::value_variants() {
+            let typed = value.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(typed, Some(value.to_string()));
+            let read: T = toml::Value::String(value.to_string()).try_into().unwrap();
+            assert_eq!(&read, value);
+        }
+    }
+
+    #[test]
+    fn flags_ncugate_toml_and_ncu_spell_the_values_alike() {
+        spelled_alike::<ClockControl>();
+        spelled_alike::<CacheControl>();
+        spelled_alike::<ReplayMode>();
+        assert_eq!(ReplayMode::value_variants().len(), 4);
+    }
+}

@@ -2,7 +2,7 @@
 //! `NCUGATE_*` variables and `[sanitizer]` in `ncugate.toml` (whose presence
 //! also makes `ncugate check` run this stage).
 
-use super::layered;
+use super::{layered, value_enum};
 use crate::error::{Error, Result};
 use crate::runner::RunnerConfig;
 use crate::sanitizer::run::SanitizerConfig;
@@ -42,6 +42,13 @@ pub struct SanitizerOptions {
 }
 
 layered!(SanitizerOptions { tools, leak_check, print_limit, program } adds { allow });
+
+value_enum!(Tool {
+    Memcheck = "memcheck": "Out-of-bounds and misaligned accesses, API errors, and (with leak_check) memory never freed",
+    Racecheck = "racecheck": "Shared-memory data races",
+    Initcheck = "initcheck": "Reads of device memory never written",
+    Synccheck = "synccheck": "Invalid uses of synchronization primitives",
+});
 
 /// memcheck's leak check unless told otherwise: a sanitizer gate reports memory never freed.
 pub const DEFAULT_LEAK_CHECK: bool = true;
@@ -116,5 +123,23 @@ impl std::str::FromStr for AllowEntry {
             pattern: pattern.into(),
             reason: reason.into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn flags_ncugate_toml_and_compute_sanitizer_spell_tools_alike() {
+        for tool in Tool::value_variants() {
+            let typed = tool.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(typed.as_deref(), Some(tool.as_str()));
+            let read: Tool = toml::Value::String(tool.as_str().into())
+                .try_into()
+                .unwrap();
+            assert_eq!(read, *tool);
+        }
     }
 }

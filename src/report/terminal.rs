@@ -21,7 +21,7 @@ pub const LOG_WIDTH: usize = 100;
 const MIN_WIDTH: usize = 60;
 
 /// Which checks the table lists (`--show`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Show {
     /// Failures and errors only.
     Fail,

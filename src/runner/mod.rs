@@ -40,7 +40,6 @@ use std::time::Duration;
     serde::Deserialize,
     Default,
     schemars::JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {

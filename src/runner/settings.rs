@@ -6,13 +6,14 @@
 
 use std::fmt;
 
-/// An enum of ncu values: clap and serde take the kebab-case names ncu
-/// takes, and `as_str` gives them back for ncu's command line.
+/// An enum of ncu values: `ncugate.toml` takes the kebab-case names ncu
+/// takes (the flags take the same, from `crate::options::profile`), and
+/// `as_str` gives them back for ncu's command line.
 macro_rules! ncu_value {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum,
+            Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize,
         )]
         #[serde(rename_all = "kebab-case")]
         pub enum $name {
@@ -75,26 +76,13 @@ ncu_value! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
-
-    /// clap, ncugate.toml and ncu's command line spell every value alike.
-    fn spelled_alike<T>()
-    where
-        T: ValueEnum + serde::de::DeserializeOwned + PartialEq + fmt::Debug + fmt::Display,
-    {
-        for value in T::value_variants() {
-            let typed = value.to_possible_value().map(|v| v.get_name().to_string());
-            assert_eq!(typed, Some(value.to_string()));
-            let read: T = toml::Value::String(value.to_string()).try_into().unwrap();
-            assert_eq!(&read, value);
-        }
-    }
 
     #[test]
-    fn clap_serde_and_ncu_spell_the_values_alike() {
-        spelled_alike::<ClockControl>();
-        spelled_alike::<CacheControl>();
-        spelled_alike::<ReplayMode>();
+    fn ncugate_toml_and_ncu_spell_the_values_alike() {
+        for value in [ReplayMode::Kernel, ReplayMode::AppRange] {
+            let read: ReplayMode = toml::Value::String(value.to_string()).try_into().unwrap();
+            assert_eq!(read, value);
+        }
         assert_eq!(ReplayMode::AppRange.as_str(), "app-range");
     }
 }

@@ -32,16 +32,7 @@ pub const CLOCK_DROP: f64 = 0.10;
 /// `[gate] shared_gpu`: what a check does with the rules another process
 /// can move (`environment = "sensitive"`) when the GPU was shared.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {

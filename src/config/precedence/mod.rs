@@ -14,6 +14,7 @@ use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod explain_history;
 mod metric;
 mod sanitizer_memory_suite;
 

@@ -1,0 +1,140 @@
+//! The history store as `check` uses it: the store's URL, the rolling
+//! baseline's window, the commit creep is measured from, when the check
+//! records its run and the branches whose runs are baseline material, as
+//! flags (`--history`, `--window`, `--anchor`, `--history-record`),
+//! `NCUGATE_HISTORY` and `[history]` in `ncugate.toml`, with their defaults.
+//! `ncugate history` reads the same table under its own flags (`--history`,
+//! `show --window`), layered the same way.
+
+use super::{layered, value_enum};
+use crate::error::{HistoryError, Result};
+use clap::Args;
+use serde::Deserialize;
+
+/// `[history]` (`url`, `branches`, `window`, `anchor`), and the flags of
+/// `check` that override it.
+#[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryOptions {
+    /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
+    #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
+    pub url: Option<String>,
+    /// `[history] branches`: the branches whose passing runs are baseline
+    /// material. A project's setting, so no flag.
+    #[arg(skip)]
+    pub branches: Option<Vec<String>>,
+    /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
+    #[arg(long, value_name = "COMMIT")]
+    pub anchor: Option<String>,
+    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
+    #[arg(long, value_enum, value_name = "WHEN")]
+    #[serde(skip)]
+    pub history_record: Option<HistoryRecord>,
+}
+
+layered!(HistoryOptions {
+    url,
+    branches,
+    window,
+    anchor,
+    history_record,
+});
+
+/// How many accepted runs a rolling baseline takes unless told otherwise.
+pub const DEFAULT_WINDOW: usize = 5;
+/// The branches whose passing runs are baseline material unless told otherwise.
+pub const DEFAULT_BRANCHES: &[&str] = &["main"];
+/// When a check records its run unless told otherwise: on the accepted branches.
+pub const DEFAULT_RECORD: HistoryRecord = HistoryRecord::Auto;
+
+/// When `check` records its run in the history (`--history-record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HistoryRecord {
+    /// On the accepted branches only.
+    #[default]
+    Auto,
+    /// On every branch (its runs are kept, but only an accepted branch's are baseline material).
+    Always,
+    /// Never: the check only reads the history.
+    Never,
+}
+
+value_enum!(HistoryRecord {
+    Auto = "auto": "On the accepted branches only",
+    Always = "always": "On every branch (its runs are kept, but only an accepted branch's are baseline material)",
+    Never = "never": "Never: the check only reads the history",
+});
+
+impl HistoryOptions {
+    /// The accepted runs a rolling baseline takes: given, else
+    /// [`DEFAULT_WINDOW`]; none is an error.
+    pub fn window(&self) -> Result<usize> {
+        match self.window.unwrap_or(DEFAULT_WINDOW) {
+            0 => Err(HistoryError::WindowZero.into()),
+            window => Ok(window),
+        }
+    }
+
+    /// The branches whose passing runs are baseline material: given, else
+    /// [`DEFAULT_BRANCHES`].
+    pub fn branches(&self) -> Vec<String> {
+        self.branches
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect())
+    }
+
+    /// When the check records its run: given, else [`DEFAULT_RECORD`].
+    pub fn record(&self) -> HistoryRecord {
+        self.history_record.unwrap_or(DEFAULT_RECORD)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Layer;
+
+    #[test]
+    fn the_table_keeps_its_keys_and_refuses_the_checks_own_flags() {
+        let read: HistoryOptions = toml::from_str(
+            "url = \"sqlite:h.sqlite\"\nbranches = [\"main\", \"release\"]\nanchor = \"v1\"\nwindow = 3",
+        )
+        .unwrap();
+        assert_eq!(read.url.as_deref(), Some("sqlite:h.sqlite"));
+        assert_eq!(read.branches(), ["main", "release"]);
+        assert_eq!(
+            (read.anchor.as_deref(), read.window().unwrap()),
+            (Some("v1"), 3)
+        );
+        let e = toml::from_str::<HistoryOptions>("history_record = \"never\"").unwrap_err();
+        assert!(
+            e.message().contains("unknown field `history_record`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unset_settings_take_their_defaults_and_a_window_of_none_is_refused() {
+        let none = HistoryOptions::default();
+        assert_eq!(none.window().unwrap(), DEFAULT_WINDOW);
+        assert_eq!(none.branches(), DEFAULT_BRANCHES);
+        assert_eq!(
+            (none.record(), DEFAULT_RECORD),
+            (HistoryRecord::default(), HistoryRecord::Auto)
+        );
+        let zero = HistoryOptions {
+            window: Some(0),
+            ..HistoryOptions::default()
+        };
+        assert!(zero.over(none).window().is_err());
+        // An empty list is a setting: no branch is accepted.
+        let empty = HistoryOptions {
+            branches: Some(Vec::new()),
+            ..HistoryOptions::default()
+        };
+        assert!(empty.branches().is_empty());
+    }
+}
