@@ -348,11 +348,7 @@ fn a_timeout_too_long_for_the_clock_means_no_deadline() {
     // `start + timeout` overflowed the clock: ncugate panicked after spawning
     // ncu (exit 101) and left it running. The stand-in ncu fails at once.
     let gate = Gate::new();
-    gate.write("quick-ncu", "#!/bin/sh\necho 'no GPU here' >&2\nexit 3\n");
-    let ncu = gate.path("quick-ncu");
-    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let ncu = ncu.display().to_string();
+    let ncu = gate.ncu("quick-ncu").fail(3, "no GPU here").install();
     gate.run(&[
         "baseline",
         "record",

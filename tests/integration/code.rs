@@ -26,16 +26,10 @@ fn gate() -> Gate {
             &format!("{variant}.sass.csv"),
         );
     }
-    let script = format!(
-        "#!/bin/sh\necho \"$@\" >> {dir}/ncu.args\nr=\"$2\"\ncat \"${{r%.ncu-rep}}.sass.csv\"\n",
-        dir = gate.dir.path().display()
-    );
-    gate.write("fake-ncu", script);
-    std::fs::set_permissions(
-        gate.path("fake-ncu"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    gate.ncu("fake-ncu")
+        .log_argv("ncu.args")
+        .import_page(".sass.csv")
+        .install();
     gate
 }
 

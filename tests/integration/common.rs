@@ -8,6 +8,8 @@ use std::process::Command;
 pub const H200: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200");
 pub const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ncu-reference");
 pub const THRESHOLDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/thresholds");
+/// The stand-in ncu every test that runs the binary uses: see its header.
+pub const FIXTURE_NCU: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bin/fixture-ncu");
 pub const XSD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/schemas/jenkins-xunit-junit-10.xsd"
@@ -250,6 +252,94 @@ impl Gate {
         let out = self.run(&args);
         assert_eq!(out.code, 0, "record failed: {}", out.stderr);
         out
+    }
+}
+
+/// The stand-in ncu (`tests/bin/fixture-ncu`) set up in a scratch dir: a
+/// link to it under the name a test gives, and its settings in the file
+/// beside the link that it reads, so the one path carries them wherever
+/// ncugate takes an ncu (`--ncu`, `NCUGATE_NCU`, `[profile] ncu`).
+/// Unconfigured, it replays the H200 recordings of the reference app.
+pub struct Ncu<'g> {
+    gate: &'g Gate,
+    name: String,
+    settings: Vec<(&'static str, String)>,
+    delays: Vec<String>,
+}
+
+impl Gate {
+    /// The stand-in ncu as `name` in the scratch dir; [`Ncu::install`] makes it.
+    pub fn ncu(&self, name: &str) -> Ncu<'_> {
+        Ncu {
+            gate: self,
+            name: name.into(),
+            settings: Vec::new(),
+            delays: Vec::new(),
+        }
+    }
+}
+
+impl Ncu<'_> {
+    fn set(mut self, key: &'static str, file: &str) -> Self {
+        self.settings
+            .push((key, self.gate.path(file).display().to_string()));
+        self
+    }
+
+    /// Each call appends its arguments to the scratch file `file`, a line a call.
+    pub fn log_argv(self, file: &str) -> Self {
+        self.set("argv_log", file)
+    }
+
+    /// `--import R.ncu-rep` prints the file `R<suffix>` (a page recorded beside the report).
+    pub fn import_page(mut self, suffix: &str) -> Self {
+        self.settings.push(("import_suffix", suffix.into()));
+        self
+    }
+
+    /// Fails at once: prints `message` on stderr and exits `code`.
+    pub fn fail(mut self, code: i32, message: &str) -> Self {
+        self.settings.push(("fail_code", code.to_string()));
+        self.settings.push(("fail_message", message.into()));
+        self
+    }
+
+    /// First writes `bytes` to stderr, within 30 s; blocked that long, it
+    /// writes the scratch file `blocked` and exits 1.
+    pub fn stderr_flood(mut self, bytes: usize, blocked: &str) -> Self {
+        self.settings.push(("stderr_flood", bytes.to_string()));
+        self.set("flood_blocked", blocked)
+    }
+
+    /// Runs until stopped: writes its pid to the scratch file `ncu_pid`,
+    /// starts a sleeping app whose pid it then publishes in `app_pid` (whole:
+    /// a test waits for that file), and waits for it.
+    pub fn hang(self, ncu_pid: &str, app_pid: &str) -> Self {
+        self.set("pid_file", ncu_pid).set("app_pid_file", app_pid)
+    }
+
+    /// Sleeps `before` and `after` seconds around the replay of a variant
+    /// matching the glob `variant`; the first match counts.
+    pub fn delay(mut self, variant: &str, before: f64, after: f64) -> Self {
+        self.delays.push(format!("{variant}:{before}:{after}"));
+        self
+    }
+
+    /// Links the stand-in and writes its settings; its absolute path.
+    pub fn install(mut self) -> String {
+        let link = self.gate.path(&self.name);
+        std::os::unix::fs::symlink(FIXTURE_NCU, &link).expect("link the stand-in ncu");
+        if !self.delays.is_empty() {
+            self.settings.push(("delays", self.delays.join(" ")));
+        }
+        // Shell assignments, each value single-quoted (a quote in it closed, escaped, reopened).
+        let conf: String = self
+            .settings
+            .iter()
+            .map(|(key, value)| format!("{key}='{}'\n", value.replace('\'', r"'\''")))
+            .collect();
+        self.gate.write(&format!("{}.conf", self.name), conf);
+        link.display().to_string()
     }
 }
 

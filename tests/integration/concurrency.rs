@@ -6,21 +6,14 @@
 use crate::common::Gate;
 use std::process::Stdio;
 
-/// A stand-in ncu that replays the recordings (tests/bin/fixture-ncu) with
-/// timings that interleave two runs: the strided run writes its log first and
-/// finishes last, the base run writes over it in between.
+/// The stand-in ncu replaying the recordings with timings that interleave
+/// two runs: the strided run writes its log first and finishes last, the
+/// base run writes over it in between.
 fn interleaving_ncu(gate: &Gate) -> String {
-    let replay = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bin/fixture-ncu");
-    gate.write(
-        "slow-ncu",
-        format!(
-            "#!/bin/sh\ncase \"$*\" in\n  *strided*) {replay} \"$@\"; sleep 1.5 ;;\n  *) sleep 0.7; exec {replay} \"$@\" ;;\nesac\n"
-        ),
-    );
-    let path = gate.path("slow-ncu");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    path.display().to_string()
+    gate.ncu("slow-ncu")
+        .delay("strided", 0.0, 1.5)
+        .delay("*", 0.7, 0.0)
+        .install()
 }
 
 #[test]

@@ -291,16 +291,16 @@ fn a_report_is_converted_by_ncu_with_base_units() {
     // ncu produced from this very report with `--print-units base`.
     let gate = recorded();
     gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
-    let script = format!(
-        "#!/bin/sh\necho \"$@\" > {dir}/ncu.args\ncat {dir}/export.csv\n",
-        dir = gate.dir.path().display()
-    );
-    gate.write("fake-ncu", script);
-    let fake = gate.path("fake-ncu");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let fake = fake.to_str().expect("utf-8");
+        .h200(
+            "graph_app.base.fast.run1.raw.base-units.csv",
+            "run.base-units.csv",
+        );
+    let fake = gate
+        .ncu("fake-ncu")
+        .log_argv("ncu.args")
+        .import_page(".base-units.csv")
+        .install();
+    let fake = fake.as_str();
     let check = [
         "check",
         "--baseline",
@@ -339,20 +339,16 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
     // long, it records so and fails, so a regression fails this test instead of hanging it.
     let gate = recorded();
     gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
-    let dir = gate.dir.path().display();
-    let script = [
-        "#!/bin/sh".to_string(),
-        r#"timeout 30 sh -c 'head -c 262144 /dev/zero | tr "\000" w >&2' \"#.to_string(),
-        format!("  || {{ echo blocked > {dir}/stderr-blocked; exit 1; }}"),
-        format!("cat {dir}/export.csv"),
-    ]
-    .join("\n");
-    gate.write("fake-ncu", script);
-    let fake = gate.path("fake-ncu");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let fake = fake.to_str().expect("utf-8");
+        .h200(
+            "graph_app.base.fast.run1.raw.base-units.csv",
+            "run.base-units.csv",
+        );
+    let fake = gate
+        .ncu("fake-ncu")
+        .stderr_flood(262_144, "stderr-blocked")
+        .import_page(".base-units.csv")
+        .install();
+    let fake = fake.as_str();
     gate.run_with(
         &[
             "check",

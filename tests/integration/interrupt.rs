@@ -10,19 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Writes the stand-in ncu: it records its pid and its app's, then waits.
+/// The stand-in ncu that records its pid and its app's, then waits.
 fn slow_ncu(gate: &Gate) -> String {
-    let dir = gate.dir.path().display();
-    gate.write(
-        "slow-ncu",
-        format!(
-            "#!/bin/sh\necho $$ > {dir}/ncu.pid\nsleep 300 &\necho $! > {dir}/app.tmp-pid\nmv {dir}/app.tmp-pid {dir}/app.pid\nwait\n"
-        ),
-    );
-    let path = gate.path("slow-ncu");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    path.display().to_string()
+    gate.ncu("slow-ncu").hang("ncu.pid", "app.pid").install()
 }
 
 /// `ncugate ARGS --ncu SLOW_NCU -- ./app` in the scratch dir with `env`
@@ -336,7 +326,7 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
         ],
         &[],
     );
-    // ncu first: the fake ncu is a shell whose `wait` ends with status 0 when
+    // ncu first: the stand-in ncu is a shell whose `wait` ends with status 0 when
     // its app dies, which would read as "ncu exited 0" instead of a death by
     // the signal. The app may be gone by the time it is signalled (ncugate
     // ends ncu's process group once ncu dies): that is no failed kill.
