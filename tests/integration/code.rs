@@ -2,7 +2,7 @@
 //! kernels' code read from the cubins the reports embed, the opcodes from the
 //! recorded SASS pages (a stand-in ncu prints them), and what `check` says.
 
-use crate::common::{Gate, H200};
+use crate::common::{FixtureNcu, Gate, H200};
 use ncugate::code::of_report;
 use ncugate::model::KernelKeyMode;
 use std::path::Path;
@@ -513,79 +513,12 @@ fn without_line_information_opcodes_are_compared() {
     assert_eq!(explained.changes[0].place, "triton_softmax.py:28");
 }
 
-/// Plays ncu for a profiled check of the strided variant: the fast run
-/// writes the variant's recorded `--log-file` (messages, then the raw page)
-/// and a report naming the variant; the explain run's report is imported as
-/// the variant's recorded source page. Every command is kept.
-struct ExplainNcu {
-    seen: std::sync::Mutex<Vec<Vec<String>>>,
-    /// The check run's `--log-file` instead of the variant's recorded one.
-    log: Option<Vec<u8>>,
-    /// The variant whose source page the explain run of `--launch-skip`
-    /// (given) gets, instead of the app's `--inject` variant.
-    page_for_skip: Option<fn(&str) -> &'static str>,
-}
-
-impl ExplainNcu {
-    fn new() -> ExplainNcu {
-        ExplainNcu {
-            seen: std::sync::Mutex::new(Vec::new()),
-            log: None,
-            page_for_skip: None,
-        }
-    }
-}
-
-impl ncugate::runner::process::ProcessRunner for ExplainNcu {
-    fn run(
-        &self,
-        spec: &ncugate::runner::process::CommandSpec,
-        _on_line: &mut dyn FnMut(&str),
-    ) -> ncugate::runner::process::Finished {
-        use ncugate::runner::process::{Exit, Finished};
-        self.seen.lock().expect("lock").push(spec.args.clone());
-        let arg = |flag: &str| {
-            let i = spec.args.iter().position(|a| a == flag)?;
-            spec.args.get(i + 1).cloned()
-        };
-        let fixture = |name: &str| std::fs::read(Path::new(H200).join(name)).expect("fixture");
-        if let Some(report) = arg("--import") {
-            let variant = std::fs::read_to_string(report).expect("report");
-            let page = fixture(&format!(
-                "explain/graph_app.{variant}.scale.sourcecounters.csv"
-            ));
-            if let Some(out) = &spec.stdout_to {
-                std::fs::write(out, page).expect("write page");
-            }
-        } else {
-            let mut variant = arg("--inject").expect("--inject");
-            let explaining = spec.args.iter().any(|a| a == "SourceCounters");
-            if let (true, Some(page), Some(skip)) =
-                (explaining, self.page_for_skip, arg("--launch-skip"))
-            {
-                variant = page(&skip).to_string();
-            }
-            let export = arg("--export").expect("--export");
-            std::fs::write(format!("{export}.ncu-rep"), &variant).expect("report");
-            if let Some(log) = arg("--log-file") {
-                let recorded = || fixture(&format!("graph_app.{variant}.fast.ncu.log"));
-                std::fs::write(log, self.log.clone().unwrap_or_else(recorded)).expect("log");
-            }
-        }
-        Finished {
-            exit: Exit::Code(0),
-            lines: vec![],
-            elapsed: std::time::Duration::from_millis(1),
-        }
-    }
-}
-
 #[test]
 fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
     use ncugate::config::Config;
     let gate = explain_gate();
     let config = explain_check(&gate, "strided");
-    let ncu = ExplainNcu::new();
+    let ncu = FixtureNcu::default();
     assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
     let seen = ncu.seen.lock().expect("lock").clone();
     // The check's run, then one explain run of `scale` (the one failing
@@ -662,7 +595,7 @@ fn the_explain_run_profiles_the_launch_that_moved() {
     // first launch's (the base page) would name no line.
     let gate = explain_gate();
     let config = explain_check(&gate, "base");
-    let mut ncu = ExplainNcu::new();
+    let mut ncu = FixtureNcu::default();
     ncu.log = Some(late_regression_log());
     ncu.page_for_skip = Some(|skip| if skip == "2" { "strided" } else { "base" });
     assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);

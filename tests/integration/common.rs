@@ -418,6 +418,163 @@ impl Gate {
     }
 }
 
+/// The name in `fixtures/h200` of the recording of an `--inject` variant's
+/// fast profiling run (`NAME.ncu.log` is ncu's `--log-file`: messages, then
+/// the raw page; `NAME.stdout.log`/`NAME.stderr.log` are the app's pipes), as
+/// `tests/bin/fixture-ncu` names it.
+pub fn recorded_fast(variant: &str) -> String {
+    match variant {
+        "base" => "graph_app.base.fast.run1".into(),
+        v => format!("graph_app.{v}.fast"),
+    }
+}
+
+/// The bytes of `fixtures/h200/<name>`.
+pub fn h200_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(H200).join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `tests/bin/fixture-ncu` in the test process, for the library's
+/// `execute`: plays ncu from the recordings of the reference app. A
+/// profiling run writes the `--inject` variant's recorded `--log-file` (or
+/// prints it, with none), prints the app's recorded output and leaves a
+/// report naming the variant; `--import` of that report prints the page
+/// asked for: the source page of `scale` (`--page source`, as an explain run
+/// imports it) or else the raw page (the CSV part of the recorded log file).
+/// Every command is kept.
+#[derive(Default)]
+pub struct FixtureNcu {
+    pub seen: std::sync::Mutex<Vec<Vec<String>>>,
+    /// The check run's `--log-file` instead of the variant's recorded one.
+    pub log: Option<Vec<u8>>,
+    /// The variant whose source page the explain run of `--launch-skip`
+    /// (given) gets, instead of the app's `--inject` variant.
+    pub page_for_skip: Option<fn(&str) -> &'static str>,
+}
+
+impl ncugate::runner::process::ProcessRunner for FixtureNcu {
+    fn run(
+        &self,
+        spec: &ncugate::runner::process::CommandSpec,
+        on_line: &mut dyn FnMut(&str),
+    ) -> ncugate::runner::process::Finished {
+        use ncugate::runner::process::{Exit, Finished};
+        self.seen.lock().expect("lock").push(spec.args.clone());
+        let arg = |flag: &str| {
+            let i = spec.args.iter().position(|a| a == flag)?;
+            spec.args.get(i + 1).cloned()
+        };
+        let done = |exit: Exit, lines: Vec<String>| Finished {
+            exit,
+            lines,
+            elapsed: std::time::Duration::from_millis(1500),
+        };
+        if let Some(report) = arg("--import") {
+            let variant = std::fs::read_to_string(report).expect("report written by profiling");
+            let page = if arg("--page").as_deref() == Some("source") {
+                h200_bytes(&format!(
+                    "explain/graph_app.{variant}.scale.sourcecounters.csv"
+                ))
+            } else {
+                let log = h200_bytes(&format!("{}.ncu.log", recorded_fast(&variant)));
+                let text = String::from_utf8_lossy(&log);
+                let csv = &text[text.find("\"ID\"").expect("raw page in the log")..];
+                csv.as_bytes().to_vec()
+            };
+            if let Some(out) = &spec.stdout_to {
+                std::fs::write(out, page).expect("write import");
+            }
+            return done(Exit::Code(0), vec![]);
+        }
+        let Some(mut variant) = arg("--inject") else {
+            return done(
+                Exit::SpawnFailed("not a profiling run of the app".into()),
+                vec![],
+            );
+        };
+        let explaining = spec.args.iter().any(|a| a == "SourceCounters");
+        if let (true, Some(page), Some(skip)) =
+            (explaining, self.page_for_skip, arg("--launch-skip"))
+        {
+            variant = page(&skip).to_string();
+        }
+        let name = recorded_fast(&variant);
+        let export = arg("--export").expect("--export");
+        std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
+        let mut pipes = String::new();
+        for pipe in ["stdout", "stderr"] {
+            pipes.push_str(&String::from_utf8_lossy(&h200_bytes(&format!(
+                "{name}.{pipe}.log"
+            ))));
+        }
+        let recorded = || h200_bytes(&format!("{name}.ncu.log"));
+        match arg("--log-file") {
+            Some(file) => std::fs::write(file, self.log.clone().unwrap_or_else(recorded))
+                .expect("write log file"),
+            None => pipes.push_str(&String::from_utf8_lossy(&recorded())),
+        }
+        let lines: Vec<String> = pipes.lines().map(str::to_string).collect();
+        for l in &lines {
+            on_line(l);
+        }
+        done(Exit::Code(0), lines)
+    }
+}
+
+/// Steps for the library's `ReplayRunner` (recorded output, exit codes and
+/// files in place of ncu's processes), shared by the tests that drive the
+/// runner in the test process.
+pub mod steps {
+    use ncugate::runner::process::Exit;
+    use ncugate::runner::replay::Recorded;
+    use std::path::Path;
+
+    /// A profiling run that printed `log`, exited `exit` and (maybe) wrote the report.
+    pub fn profiled(log: &str, exit: Exit, report: bool) -> Recorded {
+        let mut step = Recorded::log(log, exit);
+        if report {
+            step.files
+                .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
+        }
+        step
+    }
+
+    /// A fast-mode profiling run: the app's output `pipes`, ncu's messages
+    /// and raw CSV in its `--log-file` (`log`), and (maybe) the report.
+    pub fn fast(pipes: &str, log: Vec<u8>, exit: Exit, report: bool) -> Recorded {
+        let mut step = profiled(pipes, exit, report);
+        step.files
+            .push((ncugate::runner::ncu::OUTPUT_FILE.into(), log));
+        step
+    }
+
+    /// A fast-mode profiling run as recorded on the H200 in `dir`
+    /// (`NAME.stdout.log`, `NAME.stderr.log`, `NAME.ncu.log`).
+    pub fn recorded_fast(dir: &str, name: &str, exit: Exit, report: bool) -> Recorded {
+        let read = |suffix: &str| {
+            std::fs::read(Path::new(dir).join(format!("{name}.{suffix}")))
+                .unwrap_or_else(|e| panic!("{name}.{suffix}: {e}"))
+        };
+        let pipes = [read("stdout.log"), read("stderr.log")].concat();
+        fast(
+            &String::from_utf8_lossy(&pipes),
+            read("ncu.log"),
+            exit,
+            report,
+        )
+    }
+
+    /// An `ncu --import` step whose standard output is `page`.
+    pub fn imported(page: impl Into<Vec<u8>>) -> Recorded {
+        Recorded {
+            lines: vec![],
+            exit: Exit::Code(0),
+            stdout_file: Some(page.into()),
+            files: vec![],
+        }
+    }
+}
+
 /// `check` as `ncugate.toml` gives it for the reference app: profiles with
 /// `runner` once, against the baseline file `baseline`, with the built-in
 /// rules and every other setting at its default; the reports in `outputs`.

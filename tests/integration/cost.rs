@@ -8,7 +8,7 @@ use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Config};
 use ncugate::report::Outputs;
 use ncugate::runner::process::Exit;
-use ncugate::runner::replay::{Recorded, ReplayRunner};
+use ncugate::runner::replay::ReplayRunner;
 use std::path::Path;
 
 const ONE_PASS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
@@ -40,16 +40,12 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
     // The profiling run as ncugate's fast mode ran it: the app on the pipes,
     // ncu's messages and the raw page in its --log-file.
     let out = gate.path("work");
-    let mut step = Recorded::log(
+    let step = common::steps::fast(
         &String::from_utf8_lossy(&read("fixed-ratio.stdout.log")),
-        Exit::Code(0),
-    );
-    step.files
-        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    step.files.push((
-        ncugate::runner::ncu::OUTPUT_FILE.into(),
         read("fixed-ratio.ncu-output.log"),
-    ));
+        Exit::Code(0),
+        true,
+    );
     let replay = ReplayRunner::new(out.join("run"), vec![step]);
     let config = CheckConfig {
         thresholds: ncugate::rules::ThresholdsSource::File(fixed_ratio.clone().into()),

@@ -262,17 +262,11 @@ fn neighbour_samples() -> Vec<Sample> {
 fn replayed(recording: &str) -> Vec<Recorded> {
     let dir = Path::new(H200).join("shared");
     let log = std::fs::read_to_string(dir.join(format!("{recording}.log"))).expect("the ncu log");
-    let mut run = Recorded::log(&log, Exit::Code(0));
-    run.files
-        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
     let csv = std::fs::read(dir.join(format!("{recording}.raw.csv"))).expect("the raw page");
-    let import = Recorded {
-        lines: vec![],
-        exit: Exit::Code(0),
-        stdout_file: Some(csv),
-        files: vec![],
-    };
-    vec![run, import]
+    vec![
+        common::steps::profiled(&log, Exit::Code(0), true),
+        common::steps::imported(csv),
+    ]
 }
 
 /// The reference app as `ncugate.toml` runs it, its artifacts under `out`.

@@ -1,16 +1,14 @@
 //! Suites offline: `[[workload]]` tables, baselines per workload and GPU,
 //! `--shard` and `ncugate merge`, driven by ncu output recorded on an H200
-//! (`fixtures/h200`). Profiling is replayed by [`FixtureNcu`], which plays
-//! the recorded log and export of the variant named on the app's command line.
+//! (`fixtures/h200`). Profiling is replayed by [`common::FixtureNcu`], which
+//! plays the recorded log and export of the variant named on the app's command line.
 
 use crate::common;
 use clap::Parser;
-use common::{Gate, H200};
+use common::Gate;
 use ncugate::cli::Cli;
 use ncugate::config::Config;
-use ncugate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
 use std::path::Path;
-use std::time::Duration;
 
 /// Four workloads of the reference app. `strided` and `unfolded` are gated
 /// against baselines recorded from the base app: they are the regressions.
@@ -38,78 +36,6 @@ name = "unfolded"
 command = ["kernels/build/graph_app", "--inject", "unfolded-loop"]
 tags = ["nightly"]
 "#;
-
-/// The recording of an `--inject` variant's fast profiling run: its name in
-/// `fixtures/h200` (`NAME.ncu.log` is ncu's `--log-file`: messages, then the
-/// raw page; `NAME.stdout.log`/`NAME.stderr.log` are the app's pipes).
-fn recorded(variant: &str) -> String {
-    match variant {
-        "base" => "graph_app.base.fast.run1".into(),
-        v => format!("graph_app.{v}.fast"),
-    }
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(H200).join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// Plays ncu from the recordings: a profiling run writes the variant's
-/// recorded `--log-file`, prints the app's recorded output and leaves a
-/// report naming the variant; `--import` of that report prints the raw page
-/// (the CSV part of the recorded log file).
-struct FixtureNcu;
-
-impl ProcessRunner for FixtureNcu {
-    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
-        let arg = |flag: &str| {
-            spec.args
-                .iter()
-                .position(|a| a == flag)
-                .and_then(|i| spec.args.get(i + 1))
-                .cloned()
-        };
-        let done = |exit: Exit, lines: Vec<String>| Finished {
-            exit,
-            lines,
-            elapsed: Duration::from_millis(1500),
-        };
-        if let Some(report) = arg("--import") {
-            let variant = std::fs::read_to_string(report).expect("report written by profiling");
-            let log = fixture(&format!("{}.ncu.log", recorded(&variant)));
-            let text = String::from_utf8_lossy(&log);
-            let csv = &text[text.find("\"ID\"").expect("raw page in the log")..];
-            if let Some(out) = &spec.stdout_to {
-                std::fs::write(out, csv).expect("write import");
-            }
-            return done(Exit::Code(0), vec![]);
-        }
-        let Some(variant) = arg("--inject") else {
-            return done(
-                Exit::SpawnFailed("not a profiling run of the app".into()),
-                vec![],
-            );
-        };
-        let name = recorded(&variant);
-        let export = arg("--export").expect("--export");
-        std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
-        let mut pipes = String::new();
-        for pipe in ["stdout", "stderr"] {
-            pipes.push_str(&String::from_utf8_lossy(&fixture(&format!(
-                "{name}.{pipe}.log"
-            ))));
-        }
-        let log = fixture(&format!("{name}.ncu.log"));
-        match arg("--log-file") {
-            Some(file) => std::fs::write(file, log).expect("write log file"),
-            None => pipes.push_str(&String::from_utf8_lossy(&log)),
-        }
-        let lines: Vec<String> = pipes.lines().map(str::to_string).collect();
-        for l in &lines {
-            on_line(l);
-        }
-        done(Exit::Code(0), lines)
-    }
-}
 
 /// A scratch dir with the suite and the baselines of every workload recorded
 /// from exports: base, fp64 from their own runs; strided, unfolded from base runs.
@@ -174,7 +100,7 @@ fn run_suite(g: &Gate, args: &[&str]) -> i32 {
     let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
         panic!("not a suite run: {argv:?}");
     };
-    common::execute(&Config::Suite(config), &FixtureNcu)
+    common::execute(&Config::Suite(config), &common::FixtureNcu::default())
 }
 
 /// The JSON report without what may differ between an unsharded and a merged
