@@ -72,9 +72,11 @@ fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment(
         &[("NCUGATE_KERNEL_NAME", "foo"), ("NCUGATE_TIMEOUT", "1")],
     );
     out.code(0);
-    let out = gate.run(&[
-        "baseline", "record", "--input", "run.csv", "--runs", "5", "-o", "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .args(&["--runs", "5", "-o", "b.json"])
+        .run();
     out.code(2);
     assert!(out.stderr.contains("--runs does not apply with --input"));
 }
@@ -109,7 +111,10 @@ fn a_value_a_flag_does_not_take_is_one_error_line_and_a_hint() {
 #[test]
 fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
     let gate = Gate::new();
-    let out = gate.run(&["sanitize", "--mode", "full", "--clock-control", "base"]);
+    let out = gate
+        .sanitize()
+        .args(&["--mode", "full", "--clock-control", "base"])
+        .run();
     out.code(2);
     assert!(
         out.stderr.starts_with(
@@ -127,7 +132,7 @@ fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
     );
     // Saved XML: nothing runs, so run flags are refused.
     gate.write("x.xml", "<ComputeSanitizerOutput/>");
-    let out = gate.run(&["sanitize", "--xml", "x.xml", "--timeout", "5"]);
+    let out = gate.sanitize().xml("x.xml").args(&["--timeout", "5"]).run();
     out.code(2);
     assert!(
         out.stderr.contains("--timeout does not apply with --xml"),
@@ -139,7 +144,7 @@ fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
 #[test]
 fn each_subcommands_help_lists_only_its_own_flags() {
     let gate = Gate::new();
-    let help = gate.run(&["sanitize", "--help"]);
+    let help = gate.sanitize().arg("--help").run();
     help.code(0);
     for ncu_only in [
         "--mode",
@@ -159,10 +164,10 @@ fn each_subcommands_help_lists_only_its_own_flags() {
         );
     }
     assert!(!help.stdout.contains("kernel × rule"));
-    let check = gate.run(&["check", "--help"]);
+    let check = gate.check().arg("--help").run();
     assert!(check.stdout.contains("Profiling (ncu):"));
     assert!(check.stdout.contains("--kernel-name"));
-    let record = gate.run(&["baseline", "record", "--help"]);
+    let record = gate.record().arg("--help").run();
     assert!(
         !record.stdout.contains("--junit"),
         "record writes no report"
@@ -201,7 +206,7 @@ fn toml_errors_are_shown_as_toml_reports_them() {
         "ncugate.toml",
         "[app]\ncommand = [\"./app\"]\n[profile\nmode = \"fast\"\n",
     );
-    let out = gate.run(&["check", "--baseline", "b.json", "--input", "run.csv"]);
+    let out = gate.check().baseline("b.json").input("run.csv").run();
     out.code(2);
     let expected = "\
 ncugate: error: ncugate.toml: invalid config
@@ -215,15 +220,12 @@ ncugate: error: ncugate.toml: invalid config
         "t.toml",
         "[[rule]]\nmetric = \"x\"\nper = \"kernel\"\nworse = \"up\"\n",
     );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--input",
-        "run.csv",
-        "--config",
-        "none.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("run.csv")
+        .args(&["--config", "none.toml"])
+        .run();
     out.code(2);
     assert!(out.stderr.contains("cannot read config none.toml"));
     assert!(out.stderr.contains("hint: create one with `ncugate init"));
@@ -238,15 +240,12 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_exectued.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
     );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .thresholds("t.toml")
+        .run();
     out.code(2);
     assert!(
         out.stderr
@@ -254,16 +253,12 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "{}",
         out.stderr
     );
-    let out = gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-        "-o",
-        "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .thresholds("t.toml")
+        .output("b.json")
+        .run();
     out.code(2);
     assert!(
         out.stderr
@@ -276,16 +271,12 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "t2.toml",
         "[[rule]]\nmetric = \"dram__bytes_sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
     );
-    let out = gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t2.toml",
-        "-o",
-        "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .thresholds("t2.toml")
+        .output("b.json")
+        .run();
     out.one_clear_error("metric `dram__bytes_sum` is not in this export");
     assert!(
         out.stderr
@@ -299,7 +290,7 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
 fn a_missing_file_gets_a_hint_that_fits_it() {
     let gate = Gate::new();
     base_input(&gate);
-    let out = gate.run(&["check", "--baseline", "nope.json", "--input", "run.csv"]);
+    let out = gate.check().baseline("nope.json").input("run.csv").run();
     out.code(2);
     assert!(out.stderr.contains("cannot read baseline nope.json"));
     assert!(
@@ -311,15 +302,12 @@ fn a_missing_file_gets_a_hint_that_fits_it() {
     );
     assert!(!out.stderr.contains("raw"), "no export hint for a baseline");
     gate.base_baseline(&[]);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .thresholds("t.toml")
+        .run();
     out.code(2);
     assert!(out.stderr.contains("cannot read thresholds t.toml"));
     assert!(
@@ -349,17 +337,12 @@ fn a_timeout_too_long_for_the_clock_means_no_deadline() {
     // ncu (exit 101) and left it running. The stand-in ncu fails at once.
     let gate = Gate::new();
     let ncu = gate.ncu("quick-ncu").fail(3, "no GPU here").install();
-    gate.run(&[
-        "baseline",
-        "record",
-        "--timeout",
-        "9223372036854775807",
-        "--ncu",
-        &ncu,
-        "--",
-        "./app",
-    ])
-    .one_clear_error("exit code 3");
+    gate.record()
+        .args(&["--timeout", "9223372036854775807"])
+        .ncu(&ncu)
+        .app(&["./app"])
+        .run()
+        .one_clear_error("exit code 3");
 }
 
 #[test]
@@ -430,7 +413,7 @@ fn an_explain_budget_that_is_no_number_of_seconds_is_refused() {
     // explain runs had no budget at all.
     let gate = Gate::new();
     for value in ["nan", "inf", "NaN", "1e400"] {
-        let out = gate.run(&["check", "--explain-budget", value]);
+        let out = gate.check().args(&["--explain-budget", value]).run();
         out.code(2);
         assert!(
             out.stderr

@@ -2,6 +2,7 @@
 //! real fixtures under short names, and the real binary run inside it, so
 //! reports mention only relative paths and snapshots are stable.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -91,12 +92,10 @@ impl Gate {
     }
 
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-        let out = self.command(args, env).output().expect("run ncugate");
-        Outcome {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.command(args, env)
+            .output()
+            .expect("run ncugate")
+            .into()
     }
 
     /// Runs `ncugate ARGS` and also returns its peak resident set in KiB.
@@ -149,12 +148,8 @@ impl Gate {
             .spawn()
             .expect("spawn ncugate");
         drop(child.stdout.take());
-        let out = child.wait_with_output().expect("wait for ncugate");
-        Outcome {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::new(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        // Its stdout taken, the output has none.
+        child.wait_with_output().expect("wait for ncugate").into()
     }
 
     /// Runs `ncugate ARGS > /dev/full`; `None` where there is no /dev/full.
@@ -168,14 +163,16 @@ impl Gate {
             .stdout(full)
             .output()
             .expect("run ncugate");
-        Some(Outcome {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::new(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        Some(out.into())
     }
 
-    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+    /// `ncugate ARGS` in the scratch dir with `env` added, none of the
+    /// caller's settings for ncugate (its environment variables) inherited.
+    pub fn command<A: AsRef<OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = A>,
+        env: &[(&str, &str)],
+    ) -> Command {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("ncugate"));
         cmd.current_dir(self.dir.path())
             .args(args)
@@ -199,37 +196,29 @@ impl Gate {
         cmd
     }
 
-    /// Records `baseline.json` from the three base runs of the reference app (fast mode).
-    pub fn base_baseline(&self, extra: &[&str]) -> Outcome {
+    /// Copies the three base runs of the reference app (fast mode) as
+    /// `base1.csv`, `base2.csv`, `base3.csv`.
+    pub fn base_runs(&self) -> &Gate {
         for i in 1..=3 {
             self.h200(
                 &format!("graph_app.base.fast.run{i}.raw.csv"),
                 &format!("base{i}.csv"),
             );
         }
-        let mut args = vec![
-            "baseline",
-            "record",
-            "--input",
-            "base1.csv",
-            "--input",
-            "base2.csv",
-            "--input",
-            "base3.csv",
-            "--output",
-            "baseline.json",
-        ];
-        args.extend_from_slice(extra);
-        let out = self.run(&args);
-        assert_eq!(out.code, 0, "record failed: {}", out.stderr);
-        out
+        self
     }
 
-    /// Runs `ncugate check --baseline BASELINE ARGS`.
-    pub fn check(&self, baseline: &str, args: &[&str]) -> Outcome {
-        let mut all = vec!["check", "--baseline", baseline];
-        all.extend_from_slice(args);
-        self.run(&all)
+    /// Records `baseline.json` from the three base runs of the reference app (fast mode).
+    pub fn base_baseline(&self, extra: &[&str]) -> Outcome {
+        let out = self
+            .base_runs()
+            .record()
+            .base_inputs()
+            .output("baseline.json")
+            .args(extra)
+            .run();
+        assert_eq!(out.code, 0, "record failed: {}", out.stderr);
+        out
     }
 
     /// Records `output` from the reference app's `--set full` base run: its raw
@@ -238,20 +227,156 @@ impl Gate {
     pub fn full_baseline(&self, output: &str, extra: &[&str]) -> Outcome {
         self.h200("graph_app.base.full.raw.csv", "base.csv")
             .h200("graph_app.base.full.details.csv", "base.details.csv");
-        let mut args = vec![
-            "baseline",
-            "record",
-            "--input",
-            "base.csv",
-            "--details",
-            "base.details.csv",
-            "--output",
-            output,
-        ];
-        args.extend_from_slice(extra);
-        let out = self.run(&args);
+        let out = self
+            .record()
+            .input("base.csv")
+            .details("base.details.csv")
+            .output(output)
+            .args(extra)
+            .run();
         assert_eq!(out.code, 0, "record failed: {}", out.stderr);
         out
+    }
+
+    /// `ncugate ARGS`, a command line to add to and run (see [`Ncugate`]).
+    pub fn ncugate(&self, args: &[&str]) -> Ncugate<'_> {
+        Ncugate {
+            gate: self,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+        .args(args)
+    }
+
+    /// `ncugate check`.
+    pub fn check(&self) -> Ncugate<'_> {
+        self.ncugate(&["check"])
+    }
+
+    /// `ncugate baseline record`.
+    pub fn record(&self) -> Ncugate<'_> {
+        self.ncugate(&["baseline", "record"])
+    }
+
+    /// `ncugate sanitize`.
+    pub fn sanitize(&self) -> Ncugate<'_> {
+        self.ncugate(&["sanitize"])
+    }
+}
+
+/// A command line of the binary, built a flag at a time, that runs in its
+/// scratch dir as [`Gate::command`] sets it up:
+/// `gate.check().baseline("b.json").input("run.csv").json("r.json").run()`.
+/// The flags that the tests give again and again have a method each; any
+/// other is an [`Ncugate::arg`].
+#[must_use = "a command line does nothing until it runs"]
+pub struct Ncugate<'g> {
+    gate: &'g Gate,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Ncugate<'_> {
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Several arguments (a slice of `&str`, so `&String`s coerce in it).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(OsString::from));
+        self
+    }
+
+    fn flag(self, flag: &str, value: impl AsRef<OsStr>) -> Self {
+        self.arg(flag).arg(value)
+    }
+
+    pub fn baseline(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--baseline", file)
+    }
+
+    pub fn input(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--input", file)
+    }
+
+    /// `--input base1.csv --input base2.csv --input base3.csv` ([`Gate::base_runs`]).
+    pub fn base_inputs(self) -> Self {
+        self.input("base1.csv")
+            .input("base2.csv")
+            .input("base3.csv")
+    }
+
+    pub fn details(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--details", file)
+    }
+
+    pub fn thresholds(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--thresholds", file)
+    }
+
+    pub fn output(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--output", file)
+    }
+
+    pub fn workload(self, name: impl AsRef<OsStr>) -> Self {
+        self.flag("--workload", name)
+    }
+
+    pub fn history(self, url: impl AsRef<OsStr>) -> Self {
+        self.flag("--history", url)
+    }
+
+    pub fn ncu(self, ncu: impl AsRef<OsStr>) -> Self {
+        self.flag("--ncu", ncu)
+    }
+
+    pub fn xml(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--xml", file)
+    }
+
+    pub fn json(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--json", file)
+    }
+
+    pub fn junit(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--junit", file)
+    }
+
+    pub fn markdown(self, file: impl AsRef<OsStr>) -> Self {
+        self.flag("--markdown", file)
+    }
+
+    pub fn html(self, dir: impl AsRef<OsStr>) -> Self {
+        self.flag("--html", dir)
+    }
+
+    /// `-- APP`: the app to profile, last.
+    pub fn app(self, app: &[&str]) -> Self {
+        self.arg("--").args(app)
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// The process to spawn or run, as [`Gate::command`] makes it.
+    pub fn std_command(&self) -> Command {
+        let mut cmd = self.gate.command(&self.args, &[]);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    /// The same as an `assert_cmd` command: for its `write_stdin` and `timeout`.
+    pub fn command(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.std_command())
+    }
+
+    /// Runs it (no standard input) and waits.
+    pub fn run(&self) -> Outcome {
+        self.std_command().output().expect("run ncugate").into()
     }
 }
 
@@ -618,6 +743,16 @@ pub fn rules_with(file: &str, from: &str, to: &str) -> String {
         .unwrap_or_else(|e| panic!("read thresholds/{file}: {e}"));
     assert!(text.contains(from), "{file} lacks {from:?}");
     text.replacen(from, to, 1)
+}
+
+impl From<std::process::Output> for Outcome {
+    fn from(out: std::process::Output) -> Outcome {
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
 }
 
 impl Outcome {

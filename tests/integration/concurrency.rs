@@ -22,25 +22,16 @@ fn two_checks_of_one_workload_at_once_each_gate_their_own_run() {
     gate.base_baseline(&[]).code(0);
     let ncu = interleaving_ncu(&gate);
     let check = |variant: &str| {
-        gate.command(
-            &[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--ncu",
-                &ncu,
-                "--",
-                "./graph_app",
-                "--inject",
-                variant,
-            ],
-            &[],
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ncugate")
+        gate.check()
+            .baseline("baseline.json")
+            .ncu(&ncu)
+            .app(&["./graph_app", "--inject", variant])
+            .std_command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ncugate")
     };
     let strided = check("strided");
     std::thread::sleep(std::time::Duration::from_millis(300));

@@ -22,20 +22,14 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
     let fixed_ratio = format!("{THRESHOLDS}/fixed-ratio.toml");
     let gate = Gate::new();
     gate.write("r1.csv", read("fixed-ratio.record-run1.raw.csv"));
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        &fixed_ratio,
-        "--input",
-        "r1.csv",
-        "--kernel-key",
-        "function",
-        "--output",
-        "baseline.json",
-    ])
-    .code(0)
-    .stdout_has("6 passes per kernel");
+    gate.record()
+        .thresholds(&fixed_ratio)
+        .input("r1.csv")
+        .args(&["--kernel-key", "function"])
+        .output("baseline.json")
+        .run()
+        .code(0)
+        .stdout_has("6 passes per kernel");
 
     // The profiling run as ncugate's fast mode ran it: the app on the pipes,
     // ncu's messages and the raw page in its --log-file.
@@ -105,15 +99,12 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
 fn the_built_in_rules_take_one_pass_and_get_no_note() {
     let gate = Gate::new();
     gate.base_baseline(&[]);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base2.csv",
-        "--json",
-        "report.json",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("base2.csv")
+        .json("report.json")
+        .run();
     out.code(0)
         .stdout_has("profiling:  1 pass per kernel, 9 kernel launches\n");
     assert!(

@@ -19,28 +19,19 @@ fn rule(metric: &str) -> String {
 }
 
 fn record(gate: &Gate, rules: &str, input: &str, out: &str) -> crate::common::Outcome {
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        rules,
-        "--input",
-        input,
-        "--output",
-        out,
-    ])
+    gate.record()
+        .thresholds(rules)
+        .input(input)
+        .output(out)
+        .run()
 }
 
 fn check(gate: &Gate, rules: &str, base: &str, input: &str) -> crate::common::Outcome {
-    gate.run(&[
-        "check",
-        "--thresholds",
-        rules,
-        "--baseline",
-        base,
-        "--input",
-        input,
-    ])
+    gate.check()
+        .thresholds(rules)
+        .baseline(base)
+        .input(input)
+        .run()
 }
 
 #[test]

@@ -12,7 +12,7 @@ fn recorded() -> Gate {
 }
 
 fn check(gate: &Gate, input: &str) -> common::Outcome {
-    gate.run(&["check", "--baseline", "baseline.json", "--input", input])
+    gate.check().baseline("baseline.json").input(input).run()
 }
 
 fn real_export() -> Vec<u8> {
@@ -66,7 +66,10 @@ fn an_empty_file() {
 fn a_missing_file() {
     let gate = recorded();
     check(&gate, "nope.csv").one_clear_error("cannot read nope.csv");
-    gate.run(&["check", "--baseline", "nope.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("nope.json")
+        .input("base1.csv")
+        .run()
         .one_clear_error("cannot read baseline nope.json");
 }
 
@@ -76,17 +79,12 @@ fn an_empty_cell_in_a_gated_metric() {
     let gate = Gate::new();
     gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
     gate.write("t.toml", "[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\n");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-        "-o",
-        "b.json",
-    ])
-    .one_clear_error("is n/a or empty for some launches");
+    gate.record()
+        .thresholds("t.toml")
+        .input("full.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("is n/a or empty for some launches");
     assert!(!gate.path("b.json").exists(), "no baseline may be written");
 }
 
@@ -96,28 +94,19 @@ fn an_empty_cell_in_an_optional_metric_is_skipped_visibly() {
     gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
     let t = "[[rule]]\nmetric = \"smsp__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n\n[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\noptional = true\n";
     gate.write("t.toml", t);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-        "-o",
-        "b.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-    ])
-    .code(0)
-    .stdout_has("skipped");
+    gate.record()
+        .thresholds("t.toml")
+        .input("full.csv")
+        .output("b.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("b.json")
+        .thresholds("t.toml")
+        .input("full.csv")
+        .run()
+        .code(0)
+        .stdout_has("skipped");
 }
 
 #[test]
@@ -139,18 +128,13 @@ fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
         "t.toml",
         "[[rule]]\nmetric = \"sys__memory_throughput\"\nworse = \"lower\"\nlimit = 75.0\n",
     );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "run.csv",
-        "-o",
-        "b.json",
-    ])
-    .one_clear_error("`sys__memory_throughput` is not in this export")
-    .stderr_has("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+    gate.record()
+        .thresholds("t.toml")
+        .input("run.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("`sys__memory_throughput` is not in this export")
+        .stderr_has("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
 }
 
 #[test]
@@ -162,10 +146,16 @@ fn a_version_1_baseline_is_still_read() {
         .replace("\"schema_version\": 2", "\"schema_version\": 1");
     assert!(text.contains("\"schema_version\": 1"));
     gate.write("v1.json", text);
-    gate.run(&["check", "--baseline", "v1.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("v1.json")
+        .input("base1.csv")
+        .run()
         .code(0);
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    gate.run(&["check", "--baseline", "v1.json", "--input", "strided.csv"])
+    gate.check()
+        .baseline("v1.json")
+        .input("strided.csv")
+        .run()
         .code(1);
 }
 
@@ -176,17 +166,17 @@ fn an_unknown_baseline_schema() {
         .read("baseline.json")
         .replace("\"schema_version\": 2", "\"schema_version\": 99");
     gate.write("future.json", text);
-    gate.run(&["check", "--baseline", "future.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("future.json")
+        .input("base1.csv")
+        .run()
         .one_clear_error("unknown baseline schema_version 99");
     gate.write("notjson.json", "{ not json");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "notjson.json",
-        "--input",
-        "base1.csv",
-    ])
-    .one_clear_error("not a baseline");
+    gate.check()
+        .baseline("notjson.json")
+        .input("base1.csv")
+        .run()
+        .one_clear_error("not a baseline");
 }
 
 #[test]
@@ -197,15 +187,14 @@ fn a_baseline_without_a_metric_the_thresholds_gate() {
         "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
     );
     gate.base_baseline(&["--thresholds", "t.toml"]);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-    ])
-    .one_clear_error("metric `dram__throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line")
-    .stderr_has("re-record the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .run()
+        .one_clear_error(
+            "metric `dram__throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line",
+        )
+        .stderr_has("re-record the baseline");
 }
 
 #[test]
@@ -222,26 +211,18 @@ fn a_details_page_without_a_gated_metric() {
 #[test]
 fn a_kernel_key_that_conflicts_with_the_baseline() {
     let gate = recorded();
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--kernel-key",
-        "function",
-    ])
-    .one_clear_error("--kernel-key function conflicts with the baseline");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--kernel-key",
-        "demangled",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .args(&["--kernel-key", "function"])
+        .run()
+        .one_clear_error("--kernel-key function conflicts with the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .args(&["--kernel-key", "demangled"])
+        .run()
+        .code(0);
 }
 
 #[test]
@@ -251,35 +232,26 @@ fn invalid_thresholds() {
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = 20\n",
     );
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "t.toml",
-    ])
-    .one_clear_error("invalid thresholds");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .thresholds("t.toml")
+        .run()
+        .one_clear_error("invalid thresholds");
 }
 
 #[test]
 fn a_report_without_ncu_on_path() {
     let gate = recorded();
     gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep");
-    gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.ncu-rep",
-            "--import-with-ncu",
-        ],
-        &[("NCUGATE_NCU", "/nonexistent/ncu")],
-    )
-    .one_clear_error("`/nonexistent/ncu` not found")
-    .stderr_has("--print-units base");
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.ncu-rep")
+        .arg("--import-with-ncu")
+        .env("NCUGATE_NCU", "/nonexistent/ncu")
+        .run()
+        .one_clear_error("`/nonexistent/ncu` not found")
+        .stderr_has("--print-units base");
 }
 
 /// Command-line arguments, environment, ncugate.toml.
@@ -349,30 +321,27 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
         .import_page(".base-units.csv")
         .install();
     let fake = fake.as_str();
-    gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.ncu-rep",
-            "--import-with-ncu",
-        ],
-        &[("NCUGATE_NCU", fake)],
-    )
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.ncu-rep")
+        .arg("--import-with-ncu")
+        .env("NCUGATE_NCU", fake)
+        .run()
+        .code(0);
     assert!(!gate.path("stderr-blocked").exists());
 }
 
 #[test]
 fn usage_errors_exit_2() {
     let gate = Gate::new();
-    let out = gate.run(&["check", "--baseline", "b.json", "--bogus"]);
+    let out = gate.check().baseline("b.json").arg("--bogus").run();
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--bogus"), "{}", out.stderr);
     assert_eq!(gate.run(&["--help"]).code, 0);
     assert!(
-        gate.run(&["check", "--help"])
+        gate.check()
+            .arg("--help")
+            .run()
             .stdout
             .contains("Exit codes:")
     );
@@ -382,13 +351,19 @@ fn usage_errors_exit_2() {
 fn check_without_input_and_without_an_app() {
     let gate = recorded();
     // No ncugate.toml either: the error names it and `ncugate init`.
-    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+    gate.check()
+        .baseline("baseline.json")
+        .arg("--no-build")
+        .run()
         .one_clear_error("no ncugate.toml in this folder")
         .stderr_has("ncugate init")
         .stderr_has("--input");
     // A config without an app.
     gate.write("ncugate.toml", "[profile]\nmode = \"fast\"\n");
-    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+    gate.check()
+        .baseline("baseline.json")
+        .arg("--no-build")
+        .run()
         .one_clear_error("no app to profile")
         .stderr_has("--input");
 }
@@ -408,17 +383,15 @@ fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
     // A directory as standard input: every read fails (EISDIR).
     let gate = recorded();
     let stdin = std::fs::File::open(gate.dir.path()).expect("open the directory");
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(["check", "--baseline", "baseline.json", "--input", "-"])
+    let out: common::Outcome = gate
+        .check()
+        .baseline("baseline.json")
+        .input("-")
+        .std_command()
         .stdin(stdin)
         .output()
-        .expect("run ncugate");
-    let out = common::Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+        .expect("run ncugate")
+        .into();
     out.one_clear_error("cannot read standard input")
         .stderr_has("ncugate check --input -");
 }
@@ -453,10 +426,10 @@ fn standard_input_is_named_as_such() {
     let export = std::fs::File::open(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
         .expect("fixture");
     let out = gate
-        .command(
-            &["check", "--baseline", "baseline.json", "--input", "-"],
-            &[],
-        )
+        .check()
+        .baseline("baseline.json")
+        .input("-")
+        .std_command()
         .stdin(export)
         .output()
         .expect("run ncugate");

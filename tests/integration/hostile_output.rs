@@ -221,22 +221,15 @@ fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
     gate.base_baseline(&[]);
     assert_eq!(mode("baseline.json"), 0o640);
     // Every report file too, HTML charts included.
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "r.md",
-        "--json",
-        "r.json",
-        "--html",
-        "html",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .junit("junit.xml")
+        .markdown("r.md")
+        .json("r.json")
+        .html("html")
+        .run()
+        .code(0);
     for report in [
         "junit.xml",
         "r.md",
@@ -345,16 +338,12 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
         gate.path("baselines/base/nvidia-h200-cc90-132sm.json"),
     )
     .expect("copy");
-    gate.run(&[
-        "check",
-        "--workload",
-        "base",
-        "--input",
-        "base1.csv",
-        "--json",
-        "shard.json",
-    ])
-    .code(0);
+    gate.check()
+        .workload("base")
+        .input("base1.csv")
+        .json("shard.json")
+        .run()
+        .code(0);
     let shard = gate.read("shard.json");
     for (name, says) in [
         ("base\\nresult=pass", "U+000A"),
@@ -478,16 +467,12 @@ fn a_report_folder_holding_a_link_writes_nothing_through_it() {
     std::fs::create_dir_all(gate.path("html")).expect("mkdir");
     std::fs::create_dir_all(gate.path("elsewhere")).expect("mkdir");
     std::os::unix::fs::symlink(gate.path("elsewhere"), gate.path("html/charts")).expect("link");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-        "--html",
-        "html",
-    ])
-    .one_clear_error("is a symbolic link");
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .html("html")
+        .run()
+        .one_clear_error("is a symbolic link");
     let written: Vec<_> = std::fs::read_dir(gate.path("elsewhere"))
         .expect("list")
         .flatten()
@@ -501,15 +486,11 @@ fn a_report_folder_holding_a_link_writes_nothing_through_it() {
         gate.path("html/index.html"),
     )
     .expect("link");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-        "--html",
-        "html",
-    ])
-    .code(1);
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .html("html")
+        .run()
+        .code(1);
     assert!(!gate.path("elsewhere/page.html").exists());
 }

@@ -64,12 +64,16 @@ fn non_finite_and_negative_counters_are_refused() {
                 value,
             ),
         );
-        gate.run(&["check", "--baseline", "baseline.json", "--input", "bad.csv"])
+        gate.check()
+            .baseline("baseline.json")
+            .input("bad.csv")
+            .run()
             .one_clear_error(says);
-        gate.run(&[
-            "baseline", "record", "--input", "bad.csv", "--output", "x.json",
-        ])
-        .one_clear_error(says);
+        gate.record()
+            .input("bad.csv")
+            .output("x.json")
+            .run()
+            .one_clear_error(says);
     }
     // An exponent that would wrap once the unit's power of ten is added (Mbyte: +6,
     // us: +3) is as infinite as one that does not (it read as 0 and passed).
@@ -79,14 +83,11 @@ fn non_finite_and_negative_counters_are_refused() {
                 "wrap.csv",
                 with_cell("graph_app.base.fast.run1.raw.csv", 3, column, value),
             );
-            gate.run(&[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--input",
-                "wrap.csv",
-            ])
-            .one_clear_error("not a finite number");
+            gate.check()
+                .baseline("baseline.json")
+                .input("wrap.csv")
+                .run()
+                .one_clear_error("not a finite number");
         }
     }
     // +1e400 and -1e400 in two launches of one kernel: each is refused, their sum is never NaN.
@@ -125,14 +126,11 @@ fn non_finite_and_negative_counters_are_refused() {
     let row2 = rows[2].to_string();
     rows.push(&row2);
     gate.write("twice.csv", rows.join("\n") + "\n");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "twice.csv",
-    ])
-    .one_clear_error("overflows");
+    gate.check()
+        .baseline("baseline.json")
+        .input("twice.csv")
+        .run()
+        .one_clear_error("overflows");
 }
 
 #[test]
@@ -143,10 +141,12 @@ fn units_must_agree_across_recorded_runs_or_convert() {
     let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run2.raw.csv"))
         .expect("fixture");
     gate.write("mb.csv", text.replacen("\"Mbyte\"", "\"MB\"", 1));
-    gate.run(&[
-        "baseline", "record", "--input", "a.csv", "--input", "mb.csv", "--output", "b.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("a.csv")
+        .input("mb.csv")
+        .output("b.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
     let sigma = b["total"]["metrics"]["dram__bytes.sum"]["sum"]["stddev"]
         .as_f64()
@@ -165,10 +165,12 @@ fn units_must_agree_across_recorded_runs_or_convert() {
             "%",
         ),
     );
-    gate.run(&[
-        "baseline", "record", "--input", "a.csv", "--input", "pct.csv", "--output", "c.json",
-    ])
-    .one_clear_error("is in % here but in byte");
+    gate.record()
+        .input("a.csv")
+        .input("pct.csv")
+        .output("c.json")
+        .run()
+        .one_clear_error("is in % here but in byte");
 }
 
 #[test]
@@ -184,37 +186,30 @@ fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
             "n/a",
         ),
     );
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "na.csv"])
+    gate.check()
+        .baseline("baseline.json")
+        .input("na.csv")
+        .run()
         .one_clear_error("the GPU cannot be identified");
     gate.write(
         "sms.toml",
         "[[rule]]\nmetric = \"device__attribute_multiprocessor_count\"\nworse = \"lower\"\nmax_change = \"0%\"\n",
     );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "sms.toml",
-        "--output",
-        "sms.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("base1.csv")
+        .thresholds("sms.toml")
+        .output("sms.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("sms.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
     // The same metric as an extra of `--metric`.
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--metric",
-        "device__attribute_multiprocessor_count",
-        "--output",
-        "extra.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("base1.csv")
+        .args(&["--metric", "device__attribute_multiprocessor_count"])
+        .output("extra.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("extra.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
 }
@@ -278,7 +273,10 @@ fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
         assert!(serde_json::from_str::<serde_json::Value>(&twice).is_ok());
         let name = format!("twice{i}.json");
         gate.write(&name, twice);
-        gate.run(&["check", "--baseline", &name, "--input", "base1.csv"])
+        gate.check()
+            .baseline(&name)
+            .input("base1.csv")
+            .run()
             .one_clear_error(&says);
         gate.run(&["baseline", "diff", "baseline.json", &name])
             .one_clear_error(&says);
@@ -314,41 +312,28 @@ fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
             .expect("write");
     }
     gate.write("anonymous.csv", writer.into_inner().expect("csv"));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "anonymous.csv",
-    ])
-    .one_clear_error("shares no GPU name, compute capability or SM count with the baseline");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "anonymous.csv",
-        "--allow-device-mismatch",
-    ])
-    .code(1)
-    .stdout_has("device mismatch allowed by --allow-device-mismatch");
+    gate.check()
+        .baseline("baseline.json")
+        .input("anonymous.csv")
+        .run()
+        .one_clear_error("shares no GPU name, compute capability or SM count with the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("anonymous.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .code(1)
+        .stdout_has("device mismatch allowed by --allow-device-mismatch");
 }
 
 /// `baseline record --input` of one run in two formats (a report and the raw page
 /// exported from it, the details and the raw page of one report).
 fn record(gate: &Gate, rules: &str, inputs: &[&str]) -> crate::common::Outcome {
-    let mut args = vec![
-        "baseline",
-        "record",
-        "--thresholds",
-        rules,
-        "--output",
-        "x.json",
-    ];
+    let mut record = gate.record().thresholds(rules).output("x.json");
     for input in inputs {
-        args.extend(["--input", input]);
+        record = record.input(input);
     }
-    gate.run(&args)
+    record.run()
 }
 
 #[test]
@@ -411,32 +396,21 @@ fn a_baseline_cannot_fake_its_noise_band() {
     }
     // One export twice (here as a copy): "2 runs" with σ = 0 was recorded.
     gate.h200("graph_app.base.fast.run1.raw.csv", "copy.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "copy.csv",
-        "--output",
-        "x.json",
-    ])
-    .one_clear_error("copy.csv: the same export as base1.csv");
+    gate.record()
+        .input("base1.csv")
+        .input("copy.csv")
+        .output("x.json")
+        .run()
+        .one_clear_error("copy.csv: the same export as base1.csv");
     // Runs that launched different kernels were averaged ("1.5 launches per run").
     gate.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-        "--input",
-        "fp64.csv",
-        "--output",
-        "x.json",
-    ])
-    .one_clear_error("the runs launched different kernels");
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("fp64.csv")
+        .output("x.json")
+        .run()
+        .one_clear_error("the runs launched different kernels");
     // Finite values whose spread overflowed were written as "stddev": null (exit 0),
     // and every later check exited 2. Now the deviation is computed without overflow.
     for (i, v) in ["1e160", "3e160", "2e160"].iter().enumerate() {
@@ -450,13 +424,18 @@ fn a_baseline_cannot_fake_its_noise_band() {
             ),
         );
     }
-    gate.run(&[
-        "baseline", "record", "--input", "big0.csv", "--input", "big1.csv", "--input", "big2.csv",
-        "--output", "big.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("big0.csv")
+        .input("big1.csv")
+        .input("big2.csv")
+        .output("big.json")
+        .run()
+        .code(0);
     assert!(!gate.read("big.json").contains("null"), "no null statistic");
-    gate.run(&["check", "--baseline", "big.json", "--input", "big2.csv"])
+    gate.check()
+        .baseline("big.json")
+        .input("big2.csv")
+        .run()
         .code(0);
     // Values whose mean overflows cannot be recorded.
     for i in 0..3 {
@@ -470,19 +449,13 @@ fn a_baseline_cannot_fake_its_noise_band() {
             ),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "huge0.csv",
-        "--input",
-        "huge1.csv",
-        "--input",
-        "huge2.csv",
-        "--output",
-        "huge.json",
-    ])
-    .one_clear_error("overflow");
+    gate.record()
+        .input("huge0.csv")
+        .input("huge1.csv")
+        .input("huge2.csv")
+        .output("huge.json")
+        .run()
+        .one_clear_error("overflow");
     assert!(!gate.path("huge.json").exists());
 }
 
@@ -521,26 +494,20 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
         out.join("\n") + "\n"
     };
     gate.write("equal.csv", with_copy(&lines, None));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "equal.csv",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("equal.csv")
+        .run()
+        .code(0);
     gate.write("worse-copy.csv", with_copy(&lines, Some(3)));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "worse-copy.csv",
-    ])
-    .one_clear_error(&format!(
-        "line 4: metric `sm__inst_executed.sum` is in column {}",
-        col + 1
-    ));
+    gate.check()
+        .baseline("baseline.json")
+        .input("worse-copy.csv")
+        .run()
+        .one_clear_error(&format!(
+            "line 4: metric `sm__inst_executed.sum` is in column {}",
+            col + 1
+        ));
 
     // A details page with every instruction row twice in its section.
     let details =
@@ -567,31 +534,25 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
             &format!("d{i}.csv"),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "d1.csv",
-        "--input",
-        "d2.csv",
-        "--input",
-        "d3.csv",
-        "--output",
-        "details.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("d1.csv")
+        .input("d2.csv")
+        .input("d3.csv")
+        .output("details.json")
+        .run()
+        .code(0);
     gate.write("dup.csv", twice(false));
-    gate.run(&["check", "--baseline", "details.json", "--input", "dup.csv"])
+    gate.check()
+        .baseline("details.json")
+        .input("dup.csv")
+        .run()
         .code(0);
     gate.write("dup-worse.csv", twice(true));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "details.json",
-        "--input",
-        "dup-worse.csv",
-    ])
-    .one_clear_error("metric `sm__inst_executed.sum` is");
+    gate.check()
+        .baseline("details.json")
+        .input("dup-worse.csv")
+        .run()
+        .one_clear_error("metric `sm__inst_executed.sum` is");
 }
 
 /// `file` (from `fixtures/h200`) with the column `column` written twice: a
@@ -685,26 +646,19 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
     ];
     for (page, bytes, column) in cases {
         gate.write("twice.csv", bytes);
-        gate.run(&[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "twice.csv",
-        ])
-        .one_clear_error(&format!("the header names the column \"{column}\" twice"));
+        gate.check()
+            .baseline("baseline.json")
+            .input("twice.csv")
+            .run()
+            .one_clear_error(&format!("the header names the column \"{column}\" twice"));
         if page == "details" {
             gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
-            gate.run(&[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--input",
-                "run.csv",
-                "--details",
-                "twice.csv",
-            ])
-            .one_clear_error(&format!("the header names the column \"{column}\" twice"));
+            gate.check()
+                .baseline("baseline.json")
+                .input("run.csv")
+                .details("twice.csv")
+                .run()
+                .one_clear_error(&format!("the header names the column \"{column}\" twice"));
         }
     }
 }
@@ -733,29 +687,23 @@ fn a_details_page_or_summary_without_its_unit_column_is_refused() {
     ] {
         gate.write(name, without_column(file, "Metric Unit"));
     }
-    gate.run(&[
-        "baseline", "record", "--input", "base.csv", "--output", "b.json",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.record()
+        .input("base.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
     assert!(!gate.path("b.json").exists());
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "summary.csv",
-        "--output",
-        "b.json",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.record()
+        .input("summary.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
     gate.base_baseline(&[]);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
 }
 
 #[test]
@@ -766,27 +714,25 @@ fn recording_exports_that_name_no_gpu_says_every_check_will_need_the_mismatch_fl
     let gate = Gate::new();
     let stripped = without_column("graph_app.base.fast.run1.details.csv", "CC");
     gate.write("base.csv", stripped);
-    let out = gate.run(&[
-        "baseline", "record", "--input", "base.csv", "--output", "b.json",
-    ]);
+    let out = gate.record().input("base.csv").output("b.json").run();
     out.code(0);
     assert!(
         out.stderr.contains("warning: the exports name no GPU"),
         "{}",
         out.stderr
     );
-    gate.run(&["check", "--baseline", "b.json", "--input", "base.csv"])
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .run()
         .code(2)
         .stderr_has("device mismatch");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--input",
-        "base.csv",
-        "--allow-device-mismatch",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .code(0);
     // Exports that name the GPU record without the warning.
     gate.base_baseline(&[]).code(0);
     assert!(!gate.base_baseline(&[]).stderr.contains("name no GPU"));

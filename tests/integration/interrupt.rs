@@ -7,7 +7,7 @@
 
 use crate::common::Gate;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// The stand-in ncu that records its pid and its app's, then waits.
@@ -19,12 +19,12 @@ fn slow_ncu(gate: &Gate) -> String {
 /// added, its output piped; returns once the stand-in ncu runs the app.
 fn under_slow_ncu(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
     let ncu = slow_ncu(gate);
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(args)
-        .args(["--ncu", &ncu, "--", "./app"])
-        .env_remove("GITHUB_ACTIONS")
-        .envs(env.iter().map(|(k, v)| (k, v)))
+    let mut run = gate.ncugate(args).ncu(ncu).app(&["./app"]);
+    for (key, value) in env {
+        run = run.env(key, value);
+    }
+    let mut child = run
+        .std_command()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -75,12 +75,7 @@ fn finish(mut child: Child, within: Duration) -> crate::common::Outcome {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().expect("output");
-    crate::common::Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    child.wait_with_output().expect("output").into()
 }
 
 /// Every file under `dir` whose name ends in `.tmp`.
@@ -295,16 +290,13 @@ fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
     assert!(busy.exists() && foreign.exists());
     // `check` reads the baseline: it removes one left beside it too.
     drop(held);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-    ])
-    .code(0)
-    .stderr_has("ncugate: removed 1 temp file ")
-    .stderr_has(".baseline.json.wr1t1n.tmp");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .run()
+        .code(0)
+        .stderr_has("ncugate: removed 1 temp file ")
+        .stderr_has(".baseline.json.wr1t1n.tmp");
     assert!(!busy.exists());
 }
 

@@ -88,16 +88,12 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
             format!("{i}.json"),
         );
         gate.write(&me, &data).write(&worse, slow);
-        let rec = gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            "t.toml",
-            "--input",
-            &me,
-            "--output",
-            &base,
-        ]);
+        let rec = gate
+            .record()
+            .thresholds("t.toml")
+            .input(&me)
+            .output(&base)
+            .run();
         assert_eq!(rec.code, 0, "{file}: {}", rec.stderr);
         let json: serde_json::Value =
             serde_json::from_str(&gate.read(&base)).expect("baseline JSON");
@@ -111,25 +107,19 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
             .sum();
         assert_eq!(total, *launches, "{file}: launches");
 
-        let same = gate.run(&[
-            "check",
-            "--thresholds",
-            "t.toml",
-            "--baseline",
-            &base,
-            "--input",
-            &me,
-        ]);
+        let same = gate
+            .check()
+            .thresholds("t.toml")
+            .baseline(&base)
+            .input(&me)
+            .run();
         assert_eq!(same.code, 0, "{file}: {}{}", same.stdout, same.stderr);
-        let out = gate.run(&[
-            "check",
-            "--thresholds",
-            "t.toml",
-            "--baseline",
-            &base,
-            "--input",
-            &worse,
-        ]);
+        let out = gate
+            .check()
+            .thresholds("t.toml")
+            .baseline(&base)
+            .input(&worse)
+            .run();
         assert_eq!(out.code, 1, "{file}: {}{}", out.stdout, out.stderr);
         assert!(out.stdout.contains("+100.0%"), "{file}: {}", out.stdout);
         assert!(out.stdout.contains(keys[0]), "{file}: {}", out.stdout);
@@ -157,16 +147,12 @@ fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
         row("Metric Name") == "gpu__time_duration.sum"
     });
     gate.write("p.csv", &data).write("p.slow.csv", slow);
-    let rec = gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "p.csv",
-        "--output",
-        "p.json",
-    ]);
+    let rec = gate
+        .record()
+        .thresholds("t.toml")
+        .input("p.csv")
+        .output("p.json")
+        .run();
     assert_eq!(rec.code, 0, "{}", rec.stderr);
     let json: serde_json::Value = serde_json::from_str(&gate.read("p.json")).expect("JSON");
     let kernels = json["kernels"].as_object().expect("kernels");
@@ -183,25 +169,19 @@ fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
         "{:?}",
         kernels.keys().collect::<Vec<_>>()
     );
-    let same = gate.run(&[
-        "check",
-        "--thresholds",
-        "t.toml",
-        "--baseline",
-        "p.json",
-        "--input",
-        "p.csv",
-    ]);
+    let same = gate
+        .check()
+        .thresholds("t.toml")
+        .baseline("p.json")
+        .input("p.csv")
+        .run();
     assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
-    let out = gate.run(&[
-        "check",
-        "--thresholds",
-        "t.toml",
-        "--baseline",
-        "p.json",
-        "--input",
-        "p.slow.csv",
-    ]);
+    let out = gate
+        .check()
+        .thresholds("t.toml")
+        .baseline("p.json")
+        .input("p.slow.csv")
+        .run();
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("+100.0%"), "{}", out.stdout);
 }

@@ -275,19 +275,14 @@ fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
 fn the_sanitizer_html_shows_the_host_stack_and_what_was_gated() {
     let gate = Gate::new();
     gate.h200("memory/bad_app.memcheck.xml", "bad.memcheck.xml");
-    let out = gate.run(&[
-        "sanitize",
-        "--xml",
-        "bad.memcheck.xml",
-        "--html",
-        "html",
-        "--markdown",
-        "r.md",
-        "--junit",
-        "j.xml",
-        "--json",
-        "r.json",
-    ]);
+    let out = gate
+        .sanitize()
+        .xml("bad.memcheck.xml")
+        .html("html")
+        .markdown("r.md")
+        .junit("j.xml")
+        .json("r.json")
+        .run();
     out.code(1);
     assert!(
         out.stdout

@@ -284,17 +284,12 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
         assert!(readme.contains(file), "{file} is not in the README");
         gate.copy(Path::new(PUBLIC).join(file), file);
         gate.write("any.toml", "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n");
-        gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            "any.toml",
-            "--input",
-            file,
-            "--output",
-            "refused.json",
-        ])
-        .one_clear_error(error);
+        gate.record()
+            .thresholds("any.toml")
+            .input(file)
+            .output("refused.json")
+            .run()
+            .one_clear_error(error);
     }
     for (i, e) in EXPORTS.iter().enumerate() {
         assert!(readme.contains(e.file), "{} is not in the README", e.file);
@@ -330,16 +325,12 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
             doubled(&data, names)
         };
         gate.write(&me, &data).write(&slow, slower);
-        let rec = gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            &rules,
-            "--input",
-            &me,
-            "--output",
-            &base,
-        ]);
+        let rec = gate
+            .record()
+            .thresholds(&rules)
+            .input(&me)
+            .output(&base)
+            .run();
         assert_eq!(rec.code, 0, "{}: {}", e.file, rec.stderr);
         assert_eq!(
             rec.stderr.contains("metrics read from the details page"),
@@ -349,17 +340,12 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
             rec.stderr
         );
         let check = |input: &str, more: &[&str]| {
-            let mut args = vec![
-                "check",
-                "--thresholds",
-                &rules,
-                "--baseline",
-                &base,
-                "--input",
-                input,
-            ];
-            args.extend_from_slice(more);
-            gate.run(&args)
+            gate.check()
+                .thresholds(&rules)
+                .baseline(&base)
+                .input(input)
+                .args(more)
+                .run()
         };
         let mut same = check(&me, &[]);
         // An export that names no GPU cannot show it is the baseline's: exit 2
@@ -399,16 +385,7 @@ fn a_metric_that_is_n_a_in_every_launch_is_named_as_such() {
     let rule =
         "[[rule]]\nmetric = \"flop_count_hp.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
     gate.write("na.toml", rule);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "na.toml",
-        "--input",
-        "e.csv",
-        "--output",
-        "na.json",
-    ])
+    gate.record().thresholds("na.toml").input("e.csv").output("na.json").run()
     .one_clear_error(
         "metric `flop_count_hp.sum` is in this export but `n/a` in every launch: ncu could not collect it",
     )
@@ -418,15 +395,10 @@ fn a_metric_that_is_n_a_in_every_launch_is_named_as_such() {
         "absent.toml",
         rule.replace("flop_count_hp.sum", "sm__inst_executed.sum"),
     );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "absent.toml",
-        "--input",
-        "e.csv",
-        "--output",
-        "absent.json",
-    ])
-    .one_clear_error("metric `sm__inst_executed.sum` is not in this export");
+    gate.record()
+        .thresholds("absent.toml")
+        .input("e.csv")
+        .output("absent.json")
+        .run()
+        .one_clear_error("metric `sm__inst_executed.sum` is not in this export");
 }
