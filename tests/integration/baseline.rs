@@ -97,8 +97,7 @@ fn auto_and_base_units_give_identical_aggregates_on_a_full_set_export() {
 
 #[test]
 fn the_baseline_is_pretty_stable_json_with_provenance() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate.read("baseline.json");
     let value: Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(value["schema_version"], 2);
@@ -146,8 +145,7 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
 
 #[test]
 fn baseline_diff_shows_changed_means_and_the_file_diff_on_request() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv");
     gate.record()
         .input("redundant.csv")
@@ -188,8 +186,7 @@ fn baseline_diff_shows_changed_means_and_the_file_diff_on_request() {
 /// moves a little, within the runs' own spread, and none is listed.
 #[test]
 fn baseline_diff_leaves_out_changes_within_the_noise() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.record()
         .input("base1.csv")
         .input("base2.csv")

@@ -43,8 +43,7 @@ fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
 
 #[test]
 fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     base_input(&gate);
     let check = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
     for (flag, value) in [
@@ -233,8 +232,7 @@ ncugate: error: ncugate.toml: invalid config
 
 #[test]
 fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     base_input(&gate);
     gate.write(
         "t.toml",

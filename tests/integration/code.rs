@@ -522,8 +522,7 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
 /// The base run's `--log-file` with the instructions of the third launch of
 /// `scale` tripled: a regression only that launch shows.
 fn late_regression_log() -> Vec<u8> {
-    let log = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.ncu.log"))
-        .expect("fixture");
+    let log = crate::common::h200_text("graph_app.base.fast.run1.ncu.log");
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
     let header = lines
         .iter()

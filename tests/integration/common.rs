@@ -51,6 +51,14 @@ impl Gate {
         }
     }
 
+    /// A scratch dir with `baseline.json` recorded from the three base runs
+    /// of the reference app, which are there too ([`Gate::base_baseline`]).
+    pub fn recorded() -> Gate {
+        let gate = Gate::new();
+        gate.base_baseline(&[]);
+        gate
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
@@ -374,6 +382,17 @@ impl Ncugate<'_> {
         assert_cmd::Command::from_std(self.std_command())
     }
 
+    /// Runs it as a GitHub Actions step: `$GITHUB_STEP_SUMMARY` is the
+    /// scratch file `summary.md` and `$GITHUB_OUTPUT` is `output.txt`, both
+    /// empty first.
+    pub fn run_as_github_step(self) -> Outcome {
+        let gate = self.gate;
+        gate.write("summary.md", "").write("output.txt", "");
+        self.env("GITHUB_STEP_SUMMARY", gate.path("summary.md"))
+            .env("GITHUB_OUTPUT", gate.path("output.txt"))
+            .run()
+    }
+
     /// Runs it (no standard input) and waits.
     pub fn run(&self) -> Outcome {
         self.std_command().output().expect("run ncugate").into()
@@ -469,21 +488,6 @@ impl Ncu<'_> {
 }
 
 impl Gate {
-    /// Runs `ncugate ARGS` as a GitHub Actions step: `$GITHUB_STEP_SUMMARY`
-    /// is `summary.md` and `$GITHUB_OUTPUT` is `output.txt`, both empty first.
-    pub fn run_as_github_step(&self, args: &[&str]) -> Outcome {
-        self.write("summary.md", "").write("output.txt", "");
-        let summary = self.path("summary.md").display().to_string();
-        let output = self.path("output.txt").display().to_string();
-        self.run_with(
-            args,
-            &[
-                ("GITHUB_STEP_SUMMARY", &summary),
-                ("GITHUB_OUTPUT", &output),
-            ],
-        )
-    }
-
     /// `ncugate ARGS | head -0`: the reader is gone before ncugate writes;
     /// it exits `code` all the same, with no panic.
     pub fn closed_stdout_exits(&self, args: &[&str], code: i32) -> Outcome {
@@ -735,6 +739,11 @@ pub fn profiled_check(
 pub fn h200_text(file: &str) -> String {
     std::fs::read_to_string(Path::new(H200).join(file))
         .unwrap_or_else(|e| panic!("read fixtures/h200/{file}: {e}"))
+}
+
+/// A thresholds file of one rule: `metric` fails where it grows more than 20%.
+pub fn rule(metric: &str) -> String {
+    format!("[[rule]]\nmetric = \"{metric}\"\nworse = \"higher\"\nmax_change = \"20%\"\n")
 }
 
 /// `thresholds/<file>` with the first `from` replaced by `to` (which must be there).

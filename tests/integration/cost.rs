@@ -97,8 +97,7 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
 
 #[test]
 fn the_built_in_rules_take_one_pass_and_get_no_note() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let out = gate
         .check()
         .baseline("baseline.json")

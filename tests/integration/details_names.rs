@@ -8,15 +8,11 @@
 //! that names both places. The modified copies are generated here from the
 //! real files.
 
-use crate::common::{Gate, REFERENCE};
+use crate::common::{Gate, REFERENCE, rule};
 use crate::public_exports::{Field, PUBLIC, doubled_where};
 use std::path::Path;
 
 const ROOFLINE: &str = "llm-perf-opt.kernel_0001.roofline.details.csv";
-
-fn rule(metric: &str) -> String {
-    format!("[[rule]]\nmetric = \"{metric}\"\nworse = \"higher\"\nmax_change = \"20%\"\n")
-}
 
 fn record(gate: &Gate, rules: &str, input: &str, out: &str) -> crate::common::Outcome {
     gate.record()

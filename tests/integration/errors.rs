@@ -5,23 +5,17 @@ use crate::common;
 use common::{Gate, H200};
 use std::path::Path;
 
-fn recorded() -> Gate {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate
-}
-
 fn check(gate: &Gate, input: &str) -> common::Outcome {
     gate.check().baseline("baseline.json").input(input).run()
 }
 
 fn real_export() -> Vec<u8> {
-    std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.csv")).expect("fixture")
+    common::h200_bytes("graph_app.base.fast.run1.raw.csv")
 }
 
 #[test]
 fn a_truncated_export() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let bytes = real_export();
     gate.write("cut.csv", &bytes[..bytes.len() * 6 / 10]);
     check(&gate, "cut.csv").one_clear_error("the export is truncated or corrupt");
@@ -29,7 +23,7 @@ fn a_truncated_export() {
 
 #[test]
 fn a_header_only_export() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let bytes = real_export();
     let first_line = bytes.split(|&b| b == b'\n').next().expect("a line");
     gate.write("header.csv", first_line);
@@ -38,7 +32,7 @@ fn a_header_only_export() {
 
 #[test]
 fn an_export_without_launches() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = String::from_utf8(real_export()).expect("utf-8");
     let two: Vec<&str> = text.lines().take(2).collect();
     gate.write("empty.csv", two.join("\n") + "\n");
@@ -47,7 +41,7 @@ fn an_export_without_launches() {
 
 #[test]
 fn binary_garbage() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let garbage: Vec<u8> = (0..8192u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -57,14 +51,14 @@ fn binary_garbage() {
 
 #[test]
 fn an_empty_file() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.write("zero.csv", "");
     check(&gate, "zero.csv").one_clear_error("the file is empty");
 }
 
 #[test]
 fn a_missing_file() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     check(&gate, "nope.csv").one_clear_error("cannot read nope.csv");
     gate.check()
         .baseline("nope.json")
@@ -112,7 +106,7 @@ fn an_empty_cell_in_an_optional_metric_is_skipped_visibly() {
 #[test]
 fn a_metric_the_export_lacks() {
     // --set full alone has no sm__inst_executed.sum: the default rules cannot run on it.
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.full.raw.csv", "full.csv");
     gate.reference("h200.graph_app.full.node.raw.csv", "ref-full.csv");
     check(&gate, "ref-full.csv")
@@ -140,7 +134,7 @@ fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
 #[test]
 fn a_version_1_baseline_is_still_read() {
     // Version 2 only added optional fields: a baseline ncugate 0.1 wrote gates as before.
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("\"schema_version\": 2", "\"schema_version\": 1");
@@ -161,7 +155,7 @@ fn a_version_1_baseline_is_still_read() {
 
 #[test]
 fn an_unknown_baseline_schema() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("\"schema_version\": 2", "\"schema_version\": 99");
@@ -182,10 +176,7 @@ fn an_unknown_baseline_schema() {
 #[test]
 fn a_baseline_without_a_metric_the_thresholds_gate() {
     let gate = Gate::new();
-    gate.write(
-        "t.toml",
-        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-    );
+    gate.write("t.toml", common::rule("sm__inst_executed.sum"));
     gate.base_baseline(&["--thresholds", "t.toml"]);
     gate.check()
         .baseline("baseline.json")
@@ -201,7 +192,7 @@ fn a_baseline_without_a_metric_the_thresholds_gate() {
 fn a_details_page_without_a_gated_metric() {
     // Details pages are a metric source (tests/integration/exports.rs); one that lacks a
     // metric the rules gate is an error naming it.
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.reference("h200.graph_app.4metrics.node.details.csv", "details.csv");
     check(&gate, "details.csv").one_clear_error(
         "metric `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` is not in this export",
@@ -210,7 +201,7 @@ fn a_details_page_without_a_gated_metric() {
 
 #[test]
 fn a_kernel_key_that_conflicts_with_the_baseline() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.check()
         .baseline("baseline.json")
         .input("base1.csv")
@@ -227,7 +218,7 @@ fn a_kernel_key_that_conflicts_with_the_baseline() {
 
 #[test]
 fn invalid_thresholds() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = 20\n",
@@ -242,7 +233,7 @@ fn invalid_thresholds() {
 
 #[test]
 fn a_report_without_ncu_on_path() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep");
     gate.check()
         .baseline("baseline.json")
@@ -254,6 +245,19 @@ fn a_report_without_ncu_on_path() {
         .stderr_has("--print-units base");
 }
 
+/// A scratch dir with the base baseline, a report of a base run, and beside
+/// it the export ncu made of it with `--print-units base` (the page the
+/// stand-in ncu prints for `--import run.ncu-rep`).
+fn with_report() -> Gate {
+    let gate = Gate::recorded();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
+        .h200(
+            "graph_app.base.fast.run1.raw.base-units.csv",
+            "run.base-units.csv",
+        );
+    gate
+}
+
 /// Command-line arguments, environment, ncugate.toml.
 type Way<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], Option<String>);
 
@@ -261,12 +265,7 @@ type Way<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], Option<String>);
 fn a_report_is_converted_by_ncu_with_base_units() {
     // A stand-in for ncu that logs its arguments and prints the real export
     // ncu produced from this very report with `--print-units base`.
-    let gate = recorded();
-    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200(
-            "graph_app.base.fast.run1.raw.base-units.csv",
-            "run.base-units.csv",
-        );
+    let gate = with_report();
     let fake = gate
         .ncu("fake-ncu")
         .log_argv("ncu.args")
@@ -309,12 +308,7 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
     // ncu can print far more than a pipe holds (64 KiB) to stderr before the CSV: ncugate must
     // drain it while reading stdout. The stand-in gives its 256 KiB write 30 s; blocked that
     // long, it records so and fails, so a regression fails this test instead of hanging it.
-    let gate = recorded();
-    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200(
-            "graph_app.base.fast.run1.raw.base-units.csv",
-            "run.base-units.csv",
-        );
+    let gate = with_report();
     let fake = gate
         .ncu("fake-ncu")
         .stderr_flood(262_144, "stderr-blocked")
@@ -349,7 +343,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn check_without_input_and_without_an_app() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     // No ncugate.toml either: the error names it and `ncugate init`.
     gate.check()
         .baseline("baseline.json")
@@ -381,7 +375,7 @@ fn a_missing_shard_report_hints_at_shard_reports() {
 #[test]
 fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
     // A directory as standard input: every read fails (EISDIR).
-    let gate = recorded();
+    let gate = Gate::recorded();
     let stdin = std::fs::File::open(gate.dir.path()).expect("open the directory");
     let out: common::Outcome = gate
         .check()
@@ -418,7 +412,7 @@ fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
 
 #[test]
 fn standard_input_is_named_as_such() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     check(&gate, "-")
         .one_clear_error("ncugate: error: standard input: the file is empty")
         .stderr_has("hint: pipe an export into it");

@@ -7,12 +7,12 @@
 
 use crate::common;
 use common::{Gate, H200, REFERENCE};
-use std::path::Path;
 
 /// One rule on the kernel duration, by metric ID: a metrics-only details page
 /// has the ID, a `--set` details page the label `Duration`.
-const DURATION: &str =
-    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+fn duration() -> String {
+    common::rule("gpu__time_duration.sum")
+}
 
 /// Every details-page export in the fixtures.
 fn details_exports() -> Vec<std::path::PathBuf> {
@@ -64,11 +64,8 @@ fn every_details_export_records_passes_against_itself_and_fails_when_a_kernel_do
     let exports = details_exports();
     assert!(exports.len() >= 10, "{exports:?}");
     let gate = Gate::new();
-    gate.write("duration.toml", DURATION);
-    gate.write(
-        "inst.toml",
-        DURATION.replace("gpu__time_duration.sum", "sm__inst_executed.sum"),
-    );
+    gate.write("duration.toml", duration());
+    gate.write("inst.toml", common::rule("sm__inst_executed.sum"));
     for (i, path) in exports.iter().enumerate() {
         let data = std::fs::read(path).expect("read");
         let text = String::from_utf8_lossy(&data);
@@ -156,8 +153,7 @@ fn the_default_rules_gate_metrics_only_details_pages_like_raw_pages() {
 
 #[test]
 fn a_details_page_checks_against_a_raw_page_baseline_comparing_what_both_know() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.fast.run1.details.csv", "d1.csv");
     let out = gate.check().baseline("baseline.json").input("d1.csv").run();
     out.code(0)
@@ -175,7 +171,7 @@ fn a_details_page_checks_against_a_raw_page_baseline_comparing_what_both_know() 
 #[test]
 fn preambles_boms_crlf_and_stdin_read_the_same() {
     let gate = Gate::new();
-    gate.write("duration.toml", DURATION);
+    gate.write("duration.toml", duration());
     let real = common::h200_text("graph_app.base.fast.run1.details.csv");
     gate.write("plain.csv", &real);
     gate.record()
@@ -217,8 +213,7 @@ fn preambles_boms_crlf_and_stdin_read_the_same() {
 #[test]
 fn a_truncated_details_page_is_refused() {
     let gate = Gate::new();
-    let real =
-        std::fs::read(Path::new(H200).join("graph_app.strided.full.details.csv")).expect("read");
+    let real = common::h200_bytes("graph_app.strided.full.details.csv");
     // Cut in the middle of the last rule description.
     let cut = &real[..real.len() - 40];
     gate.write("cut.csv", cut);
@@ -237,10 +232,8 @@ fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
     // like a file, a row at a time (a 1 GiB pipe took 1 GB of memory), so a
     // bad row is refused while the writer is still writing; reading the
     // whole stream first waited here for an end that never came.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let raw = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
-        .expect("fixture");
+    let gate = Gate::recorded();
+    let raw = common::h200_text("graph_app.base.fast.run1.raw.csv");
     let mut lines = raw.lines();
     let head = format!(
         "==PROF== Connected to process 3089 (/app)\n{}\n{}\n{}\n\"9\",\"cut\"\n{}\n",
@@ -416,8 +409,7 @@ fn per_kernel_summary_rows_are_refused_when_they_disagree() {
 
 #[test]
 fn a_gui_summary_table_is_named_as_such() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     // A table saved from the GUI's Summary page is named as such.
     gate.write(
         "gui.csv",

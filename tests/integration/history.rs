@@ -14,8 +14,7 @@ use std::process::Command;
 /// A gate folder with `pass.json` (a passing check of the reference app's
 /// base run) and `regression.json` (its unfolded-loop variant, a regression).
 fn reports() -> Gate {
-    let g = Gate::new();
-    g.base_baseline(&[]);
+    let g = Gate::recorded();
     let pass = g
         .check()
         .baseline("baseline.json")

@@ -3,8 +3,7 @@
 //! modified copies of the real H200 exports in fixtures/h200, made here.
 
 use crate::common;
-use common::{Gate, H200};
-use std::path::Path;
+use common::Gate;
 
 /// `file` (from `fixtures/h200`) rewritten row by row, every cell quoted:
 /// `edit(row, c, i)` changes row `i` (0 is the header), `c` being where the
@@ -14,7 +13,7 @@ fn rewritten(
     column: &str,
     mut edit: impl FnMut(&mut Vec<String>, usize, usize),
 ) -> Vec<u8> {
-    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let data = common::h200_bytes(file);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -47,8 +46,7 @@ fn with_cell(file: &str, row: usize, column: &str, value: &str) -> Vec<u8> {
 
 #[test]
 fn non_finite_and_negative_counters_are_refused() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let cases = [
         ("1e400", "not a finite number"),
         ("1e2147483647", "not a finite number"),
@@ -138,8 +136,7 @@ fn units_must_agree_across_recorded_runs_or_convert() {
     let gate = Gate::new();
     gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv");
     // `MB` as some tools write ncu's `Mbyte`: converted, so the runs agree.
-    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run2.raw.csv"))
-        .expect("fixture");
+    let text = common::h200_text("graph_app.base.fast.run2.raw.csv");
     gate.write("mb.csv", text.replacen("\"Mbyte\"", "\"MB\"", 1));
     gate.record()
         .input("a.csv")
@@ -175,8 +172,7 @@ fn units_must_agree_across_recorded_runs_or_convert() {
 
 #[test]
 fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.write(
         "na.csv",
         with_cell(
@@ -223,8 +219,7 @@ fn insert_after(text: &str, after: &str, anchor: &str, entry: &str) -> String {
 
 #[test]
 fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate.read("baseline.json");
     let b: serde_json::Value = serde_json::from_str(&text).expect("json");
     let (kernel, entry) = b["kernels"]
@@ -287,9 +282,8 @@ fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
 fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
     // Without Device/CC/device__attribute_* columns the export was taken for
     // the H200 of the baseline and gated (exit 1, "GPU: unnamed GPU").
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let data = std::fs::read(Path::new(H200).join("graph_app.fp64.fast.raw.csv")).expect("fixture");
+    let gate = Gate::recorded();
+    let data = common::h200_bytes("graph_app.fp64.fast.raw.csv");
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .from_reader(&data[..]);
@@ -348,10 +342,8 @@ fn one_run_in_two_formats_is_not_two_runs() {
         .h200("graph_app.base.fast.run1.details.csv", "run1.details.csv")
         .h200("graph_app.base.fast.run2.raw.csv", "run2.raw.csv")
         .h200("graph_app.base.fast.run3.details.csv", "run3.details.csv");
-    let time =
-        "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
-    let inst = time.replace("gpu__time_duration.sum", "sm__inst_executed.sum");
-    gate.write("time.toml", time).write("inst.toml", &inst);
+    gate.write("time.toml", common::rule("gpu__time_duration.sum"))
+        .write("inst.toml", common::rule("sm__inst_executed.sum"));
     // "2 runs" with σ = 0 were recorded from a report and its own CSV.
     for (first, second) in [
         ("run1.ncu-rep", "run1.raw.csv"),
@@ -462,10 +454,8 @@ fn a_baseline_cannot_fake_its_noise_band() {
 #[test]
 fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric() {
     // The first copy won: a worse second copy passed (exit 0), a worse first failed.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
-        .expect("fixture");
+    let gate = Gate::recorded();
+    let text = common::h200_text("graph_app.base.fast.run1.raw.csv");
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
     let col = {
         let mut reader = csv::ReaderBuilder::new()
@@ -510,9 +500,7 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
         ));
 
     // A details page with every instruction row twice in its section.
-    let details =
-        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
-            .expect("fixture");
+    let details = common::h200_text("graph_app.base.fast.run1.details.csv");
     let twice = |worse: bool| -> String {
         let mut out = Vec::new();
         for line in details.lines() {
@@ -574,8 +562,7 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
     // header that named them, so a copy placed before the real column decided
     // the verdict — a `Metric Value` copy with better values passed a
     // regression, and one with worse values failed a passing run (exit 1).
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let times = |k: f64| {
         move |cell: &str, _: usize| match cell.replace(',', "").parse::<f64>() {
             Ok(v) => format!("{}", v * k),

@@ -5,7 +5,7 @@
 //! a killed write (SIGKILL) leaves are removed by the next write.
 //! The ncu here is a stand-in that starts a sleeping "app" and waits for it.
 
-use crate::common::Gate;
+use crate::common::{Gate, Ncugate};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -15,15 +15,13 @@ fn slow_ncu(gate: &Gate) -> String {
     gate.ncu("slow-ncu").hang("ncu.pid", "app.pid").install()
 }
 
-/// `ncugate ARGS --ncu SLOW_NCU -- ./app` in the scratch dir with `env`
-/// added, its output piped; returns once the stand-in ncu runs the app.
-fn under_slow_ncu(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
+/// `RUN --ncu SLOW_NCU -- ./app`, its output piped; returns once the
+/// stand-in ncu runs the app.
+fn under_slow_ncu(gate: &Gate, run: Ncugate) -> Child {
     let ncu = slow_ncu(gate);
-    let mut run = gate.ncugate(args).ncu(ncu).app(&["./app"]);
-    for (key, value) in env {
-        run = run.env(key, value);
-    }
     let mut child = run
+        .ncu(ncu)
+        .app(&["./app"])
         .std_command()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -110,8 +108,7 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         (libc::SIGALRM, "SIGALRM"),
         (libc::SIGXCPU, "SIGXCPU"),
     ] {
-        let gate = Gate::new();
-        gate.base_baseline(&[]);
+        let gate = Gate::recorded();
         // An earlier run's reports: they must not pass for this run's.
         std::fs::create_dir_all(gate.path("html")).expect("mkdir");
         for old in [
@@ -126,20 +123,12 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         let baseline = gate.read("baseline.json");
         let child = under_slow_ncu(
             &gate,
-            &[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--junit",
-                "junit.xml",
-                "--json",
-                "r.json",
-                "--markdown",
-                "r.md",
-                "--html",
-                "html",
-            ],
-            &[],
+            gate.check()
+                .baseline("baseline.json")
+                .junit("junit.xml")
+                .json("r.json")
+                .markdown("r.md")
+                .html("html"),
         );
         let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
         assert!(alive(ncu_pid) && alive(app_pid));
@@ -184,15 +173,14 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
 
 #[test]
 fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let child = under_slow_ncu(
         &gate,
-        &["check", "--baseline", "baseline.json", "--format", "github"],
-        &[
-            ("GITHUB_OUTPUT", gate.path("github-output")),
-            ("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
-        ],
+        gate.check()
+            .baseline("baseline.json")
+            .args(&["--format", "github"])
+            .env("GITHUB_OUTPUT", gate.path("github-output"))
+            .env("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
     );
     signal(child.id(), libc::SIGINT);
     let out = finish(child, Duration::from_secs(30));
@@ -209,14 +197,9 @@ fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
 
 #[test]
 fn an_interrupted_recording_keeps_the_previous_baseline() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let before = gate.read("baseline.json");
-    let child = under_slow_ncu(
-        &gate,
-        &["baseline", "record", "--output", "baseline.json"],
-        &[],
-    );
+    let child = under_slow_ncu(&gate, gate.record().output("baseline.json"));
     let app = pid(&gate, "app.pid");
     signal(child.id(), libc::SIGTERM);
     finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
@@ -227,13 +210,8 @@ fn an_interrupted_recording_keeps_the_previous_baseline() {
 
 #[test]
 fn a_second_signal_exits_at_once() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let child = under_slow_ncu(
-        &gate,
-        &["check", "--baseline", "baseline.json", "--json", "r.json"],
-        &[],
-    );
+    let gate = Gate::recorded();
+    let child = under_slow_ncu(&gate, gate.check().baseline("baseline.json").json("r.json"));
     let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
     // Stopped, ncugate gets both signals at once when it continues: the
     // second is handled before the cleanup can run.
@@ -266,8 +244,7 @@ fn leftover(gate: &Gate, name: &str, bytes: usize) -> PathBuf {
 
 #[test]
 fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let stale = leftover(&gate, ".baseline.json.k1LLed.tmp", 1 << 20);
     // A write in progress in another process holds its temp file's lock.
     let busy = leftover(&gate, ".baseline.json.wr1t1n.tmp", 10);
@@ -305,18 +282,10 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
     // Jenkins signals every process of an aborted build, in no set order:
     // when ncu and the app die of SIGTERM just before ncugate gets its own,
     // the run ends with the interrupt's one error line, not "ncu failed".
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let child = under_slow_ncu(
         &gate,
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--junit",
-            "junit.xml",
-        ],
-        &[],
+        gate.check().baseline("baseline.json").junit("junit.xml"),
     );
     // ncu first: the stand-in ncu is a shell whose `wait` ends with status 0 when
     // its app dies, which would read as "ncu exited 0" instead of a death by

@@ -39,8 +39,7 @@ fn the_committed_schemas_are_the_types() {
 
 #[test]
 fn baselines_and_reports_of_one_gate_validate() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     assert_valid_json("baseline.v2.json", &read_json(&gate.path("baseline.json")));
     gate.h200("graph_app.strided.fast.raw.base-units.csv", "strided.csv")
         .h200("graph_app.strided.fast.details.csv", "strided.details.csv");
@@ -114,8 +113,7 @@ fn the_committed_examples_and_their_merge_validate() {
 
 #[test]
 fn what_ncugate_would_refuse_does_not_validate() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let baseline = read_json(&gate.path("baseline.json"));
     // Baselines refuse unknown keys (a typo must not pass for a setting).
     let mut extra = baseline.clone();

@@ -66,8 +66,7 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
 
 #[test]
 fn a_graph_mode_export_against_a_node_mode_baseline_is_refused() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.graph.raw.csv", "graph.csv");
     gate.check()
         .baseline("baseline.json")
@@ -224,10 +223,8 @@ fn a_one_run_baseline_warns_that_sigma_is_unknown() {
 #[test]
 fn a_one_run_baseline_does_not_warn_when_no_rule_uses_noise() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv").write(
-        "t.toml",
-        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-    );
+    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv")
+        .write("t.toml", common::rule("sm__inst_executed.sum"));
     let out = gate
         .record()
         .input("a.csv")

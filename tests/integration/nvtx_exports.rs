@@ -5,12 +5,9 @@
 //! against itself (exit 0) and against a copy with the first result's
 //! duration doubled (exit 1); the modified copies are generated here.
 
-use crate::common::{Gate, H200};
+use crate::common::{Gate, H200, rule};
 use crate::public_exports::{Field, doubled_where, header, raw_doubled};
 use std::path::Path;
-
-const RULE: &str =
-    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
 
 /// File, the kernel keys its baseline holds, and the launches per run.
 const EXPORTS: &[(&str, &[&str], u64)] = &[
@@ -59,7 +56,7 @@ const EXPORTS: &[(&str, &[&str], u64)] = &[
 #[test]
 fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
     let gate = Gate::new();
-    gate.write("t.toml", RULE);
+    gate.write("t.toml", rule("gpu__time_duration.sum"));
     for (i, (file, keys, launches)) in EXPORTS.iter().enumerate() {
         let data = std::fs::read(Path::new(H200).join("nvtx").join(file)).expect("read");
         let (_, head) = header(&data);
@@ -133,9 +130,8 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
 #[test]
 fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
     let gate = Gate::new();
-    gate.write("t.toml", RULE);
-    let data =
-        std::fs::read(Path::new(H200).join("nvtx/torch_app.nvtx.details.csv")).expect("read");
+    gate.write("t.toml", rule("gpu__time_duration.sum"));
+    let data = crate::common::h200_bytes("nvtx/torch_app.nvtx.details.csv");
     let (at, _) = header(&data);
     let preamble = String::from_utf8_lossy(&data[..at]);
     assert!(

@@ -283,7 +283,7 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
     for (file, error) in REFUSED {
         assert!(readme.contains(file), "{file} is not in the README");
         gate.copy(Path::new(PUBLIC).join(file), file);
-        gate.write("any.toml", "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n");
+        gate.write("any.toml", common::rule("gpu__time_duration.sum"));
         gate.record()
             .thresholds("any.toml")
             .input(file)
@@ -297,13 +297,7 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
         let (_, head) = header(&data);
         assert_eq!(head.len(), e.columns, "{}: header columns", e.file);
         let rules = format!("r{i}.toml");
-        gate.write(
-            &rules,
-            format!(
-                "[[rule]]\nmetric = \"{}\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-                e.metric
-            ),
-        );
+        gate.write(&rules, common::rule(e.metric));
         // A `--set` details page names the duration `Duration`, a metrics-only
         // one by its ID; the rule may use either. A rule may qualify a label
         // with its section or body item label (`"Chart: Label"`).
@@ -382,19 +376,14 @@ fn a_metric_that_is_n_a_in_every_launch_is_named_as_such() {
     let gate = Gate::new();
     let file = "llm-perf-opt.kernel_0001.details.csv";
     gate.copy(Path::new(PUBLIC).join(file), "e.csv");
-    let rule =
-        "[[rule]]\nmetric = \"flop_count_hp.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
-    gate.write("na.toml", rule);
+    gate.write("na.toml", common::rule("flop_count_hp.sum"));
     gate.record().thresholds("na.toml").input("e.csv").output("na.json").run()
     .one_clear_error(
         "metric `flop_count_hp.sum` is in this export but `n/a` in every launch: ncu could not collect it",
     )
     .stderr_has("optional = true");
     // A metric the export really lacks keeps its own error.
-    gate.write(
-        "absent.toml",
-        rule.replace("flop_count_hp.sum", "sm__inst_executed.sum"),
-    );
+    gate.write("absent.toml", common::rule("sm__inst_executed.sum"));
     gate.record()
         .thresholds("absent.toml")
         .input("e.csv")

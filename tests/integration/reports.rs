@@ -7,8 +7,7 @@ use common::{Gate, assert_valid_junit};
 
 /// The redundant-node variant against the three-run baseline, all reports written.
 fn redundant() -> (Gate, common::Outcome) {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
     let out = gate
         .check()
@@ -66,8 +65,7 @@ fn junit_report() {
 
 #[test]
 fn reports_are_written_when_the_gate_errors() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.write("bad.csv", "not,an,ncu,export\n1,2,3,4\n");
     let out = gate
         .check()

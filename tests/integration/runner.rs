@@ -127,8 +127,7 @@ fn the_ncu_command_line_is_composed_not_shelled() {
     // The raw page: the CSV part of ncu's output, as `ncu --import` prints it.
     assert_eq!(
         std::fs::read(&artifacts.raw).expect("raw"),
-        std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.base-units.csv"))
-            .expect("fixture")
+        common::h200_bytes("graph_app.base.fast.run1.raw.base-units.csv")
     );
     assert!(!output.exists(), "split into ncu.log and raw.csv");
     let ncu_log = std::fs::read_to_string(&artifacts.ncu_log).expect("ncu log");
@@ -641,7 +640,7 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     let gate = common::Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     let mut sanitizer_run = Recorded::log("========= ERROR SUMMARY: 10 errors", Exit::Code(86));
-    let xml = std::fs::read(Path::new(H200).join("memory/bad_app.memcheck.xml")).expect("fixture");
+    let xml = common::h200_bytes("memory/bad_app.memcheck.xml");
     sanitizer_run
         .files
         .push(("sanitizer/sanitizer.memcheck.xml".into(), xml));

@@ -333,8 +333,7 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     g.run(&["merge", "s1.json", "s2.json", "v3.json"])
         .one_clear_error("different ncugate versions");
     // A single check's report (no [[workload]], --baseline FILE) is not a suite report.
-    let single = Gate::new();
-    single.base_baseline(&[]);
+    let single = Gate::recorded();
     single
         .check()
         .baseline("baseline.json")

@@ -8,8 +8,7 @@ use std::path::Path;
 
 #[test]
 fn an_unchanged_run_passes_against_its_three_run_baseline() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     for i in 1..=3 {
         gate.check()
             .baseline("baseline.json")
@@ -29,8 +28,7 @@ fn an_unchanged_run_passes_against_its_three_run_baseline() {
 
 #[test]
 fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
     let out = gate
         .check()
@@ -65,8 +63,7 @@ fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
 fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
     // scale<0> → scale<1>: with demangled keys it was only "missing kernel" +
     // "new kernel" and a total; its own numbers showed with --kernel-key function.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
     let out = gate
         .check()
@@ -263,8 +260,7 @@ fn the_fixed_ratio_gate_fails_healthy_kernels_on_its_fixed_floor() {
 
 #[test]
 fn a_device_mismatch_is_an_error_unless_allowed() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("NVIDIA H200", "NVIDIA H100 80GB HBM3");
@@ -287,8 +283,7 @@ fn another_gpu_is_said_before_a_metric_its_export_lacks() {
     // against an H200 baseline: it lacks the H200 baseline's metrics because
     // it is another GPU. That was "metric … is not in this export" with a
     // hint at --metrics, which sends the user to profile again on the A100.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.copy(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/public/cuda-roofline.output_A100.details.csv"),
