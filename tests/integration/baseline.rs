@@ -203,7 +203,7 @@ fn baseline_diff_leaves_out_changes_within_the_noise() {
 #[test]
 fn outputs_go_into_folders_that_do_not_exist_yet() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.fast_run("base");
     gate.record()
         .input("run.csv")
         .output("perf/gpu/baseline.json")

@@ -7,10 +7,6 @@
 use crate::common;
 use common::Gate;
 
-fn base_input(gate: &Gate) {
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
-}
-
 #[test]
 fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
     let gate = Gate::new();
@@ -44,7 +40,7 @@ fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
 #[test]
 fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment() {
     let gate = Gate::recorded();
-    base_input(&gate);
+    gate.fast_run("base");
     let check = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
     for (flag, value) in [
         ("--kernel-name", "foo"),
@@ -200,7 +196,7 @@ fn completions_and_man_pages_come_from_the_cli_definition() {
 #[test]
 fn toml_errors_are_shown_as_toml_reports_them() {
     let gate = Gate::new();
-    base_input(&gate);
+    gate.fast_run("base");
     gate.write(
         "ncugate.toml",
         "[app]\ncommand = [\"./app\"]\n[profile\nmode = \"fast\"\n",
@@ -233,7 +229,7 @@ ncugate: error: ncugate.toml: invalid config
 #[test]
 fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
     let gate = Gate::recorded();
-    base_input(&gate);
+    gate.fast_run("base");
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_exectued.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
@@ -287,7 +283,7 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
 #[test]
 fn a_missing_file_gets_a_hint_that_fits_it() {
     let gate = Gate::new();
-    base_input(&gate);
+    gate.fast_run("base");
     let out = gate.check().baseline("nope.json").input("run.csv").run();
     out.code(2);
     assert!(out.stderr.contains("cannot read baseline nope.json"));

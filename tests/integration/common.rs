@@ -216,6 +216,22 @@ impl Gate {
         self
     }
 
+    /// Copies the raw page of the recorded fast run of the reference app's
+    /// `--inject` variant (base: its first run) as `run.csv`.
+    pub fn fast_run(&self, variant: &str) -> &Gate {
+        self.h200(&format!("{}.raw.csv", recorded_fast(variant)), "run.csv")
+    }
+
+    /// Copies the recorded `--set full` run of the reference app's `--inject`
+    /// variant: its raw page as `run.csv`, its details page as `run.details.csv`.
+    pub fn full_run(&self, variant: &str) -> &Gate {
+        self.h200(&format!("graph_app.{variant}.full.raw.csv"), "run.csv")
+            .h200(
+                &format!("graph_app.{variant}.full.details.csv"),
+                "run.details.csv",
+            )
+    }
+
     /// Records `baseline.json` from the three base runs of the reference app (fast mode).
     pub fn base_baseline(&self, extra: &[&str]) -> Outcome {
         let out = self
@@ -272,6 +288,18 @@ impl Gate {
     }
 }
 
+/// `Ncugate` methods that each add one flag with its value: `name => "--flag"`.
+macro_rules! flags {
+    ($($name:ident => $flag:literal,)*) => {
+        $(
+            #[doc = concat!("`", $flag, " VALUE`.")]
+            pub fn $name(self, value: impl AsRef<OsStr>) -> Self {
+                self.flag($flag, value)
+            }
+        )*
+    };
+}
+
 /// A command line of the binary, built a flag at a time, that runs in its
 /// scratch dir as [`Gate::command`] sets it up:
 /// `gate.check().baseline("b.json").input("run.csv").json("r.json").run()`.
@@ -300,12 +328,20 @@ impl Ncugate<'_> {
         self.arg(flag).arg(value)
     }
 
-    pub fn baseline(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--baseline", file)
-    }
-
-    pub fn input(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--input", file)
+    flags! {
+        baseline => "--baseline",
+        input => "--input",
+        details => "--details",
+        thresholds => "--thresholds",
+        output => "--output",
+        workload => "--workload",
+        history => "--history",
+        ncu => "--ncu",
+        xml => "--xml",
+        json => "--json",
+        junit => "--junit",
+        markdown => "--markdown",
+        html => "--html",
     }
 
     /// `--input base1.csv --input base2.csv --input base3.csv` ([`Gate::base_runs`]).
@@ -313,50 +349,6 @@ impl Ncugate<'_> {
         self.input("base1.csv")
             .input("base2.csv")
             .input("base3.csv")
-    }
-
-    pub fn details(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--details", file)
-    }
-
-    pub fn thresholds(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--thresholds", file)
-    }
-
-    pub fn output(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--output", file)
-    }
-
-    pub fn workload(self, name: impl AsRef<OsStr>) -> Self {
-        self.flag("--workload", name)
-    }
-
-    pub fn history(self, url: impl AsRef<OsStr>) -> Self {
-        self.flag("--history", url)
-    }
-
-    pub fn ncu(self, ncu: impl AsRef<OsStr>) -> Self {
-        self.flag("--ncu", ncu)
-    }
-
-    pub fn xml(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--xml", file)
-    }
-
-    pub fn json(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--json", file)
-    }
-
-    pub fn junit(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--junit", file)
-    }
-
-    pub fn markdown(self, file: impl AsRef<OsStr>) -> Self {
-        self.flag("--markdown", file)
-    }
-
-    pub fn html(self, dir: impl AsRef<OsStr>) -> Self {
-        self.flag("--html", dir)
     }
 
     /// `-- APP`: the app to profile, last.

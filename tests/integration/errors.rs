@@ -117,7 +117,7 @@ fn a_metric_the_export_lacks() {
 #[test]
 fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.fast_run("base");
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sys__memory_throughput\"\nworse = \"lower\"\nlimit = 75.0\n",

@@ -639,7 +639,7 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
             .run()
             .one_clear_error(&format!("the header names the column \"{column}\" twice"));
         if page == "details" {
-            gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+            gate.fast_run("base");
             gate.check()
                 .baseline("baseline.json")
                 .input("run.csv")

@@ -93,6 +93,15 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The files of the reports the interrupted check writes.
+const REPORTS: [&str; 5] = [
+    "junit.xml",
+    "r.json",
+    "r.md",
+    "html/index.html",
+    "html/style.css",
+];
+
 #[test]
 fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
     // SIGHUP and SIGUSR1 killed ncugate and left ncu and the app running;
@@ -111,13 +120,7 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         let gate = Gate::recorded();
         // An earlier run's reports: they must not pass for this run's.
         std::fs::create_dir_all(gate.path("html")).expect("mkdir");
-        for old in [
-            "junit.xml",
-            "r.json",
-            "r.md",
-            "html/index.html",
-            "html/style.css",
-        ] {
+        for old in REPORTS {
             gate.write(old, "an earlier run's report");
         }
         let baseline = gate.read("baseline.json");
@@ -157,13 +160,7 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         );
         assert!(!alive(ncu_pid), "{name}: ncu ({ncu_pid}) still runs");
         assert!(!alive(app_pid), "{name}: the app ({app_pid}) still runs");
-        for old in [
-            "junit.xml",
-            "r.json",
-            "r.md",
-            "html/index.html",
-            "html/style.css",
-        ] {
+        for old in REPORTS {
             assert!(!gate.path(old).exists(), "{name}: {old} is still there");
         }
         assert_eq!(temp_files(gate.dir.path()), Vec::<PathBuf>::new(), "{name}");

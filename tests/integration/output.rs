@@ -9,7 +9,7 @@ use common::Gate;
 /// The redundant-node variant (6 failed, 17 passed) with a base baseline.
 fn redundant() -> Gate {
     let gate = Gate::recorded();
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    gate.fast_run("redundant-node");
     gate
 }
 
@@ -102,7 +102,7 @@ fn the_default_lists_what_changed_and_says_how_many_are_hidden() {
 #[test]
 fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
     let gate = Gate::recorded();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.fast_run("base");
     for extra in [&["--show", "fail"][..], &["-q"][..], &[][..]] {
         let out = gate.run(&check(extra));
         out.code(0);

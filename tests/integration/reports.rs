@@ -8,7 +8,7 @@ use common::{Gate, assert_valid_junit};
 /// The redundant-node variant against the three-run baseline, all reports written.
 fn redundant() -> (Gate, common::Outcome) {
     let gate = Gate::recorded();
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    gate.fast_run("redundant-node");
     let out = gate
         .check()
         .baseline("baseline.json")
@@ -92,16 +92,8 @@ fn reports_are_written_when_the_gate_errors() {
 #[test]
 fn passing_and_finding_reports_are_valid_junit() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    gate.record()
-        .input("base.csv")
-        .details("base.details.csv")
-        .output("baseline.json")
-        .run()
-        .code(0);
+    gate.full_baseline("baseline.json", &[]);
+    gate.full_run("strided");
     gate.check()
         .baseline("baseline.json")
         .input("base.csv")
@@ -198,7 +190,7 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
 fn github_mode_annotates_summarizes_and_sets_outputs() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    gate.fast_run("strided");
     gate.write("summary.md", "# earlier step\n");
     let summary = gate.path("summary.md");
     let output = gate.path("output.txt");
@@ -271,17 +263,8 @@ fn github_annotations_are_capped_at_ten_per_level() {
 #[test]
 fn the_html_report_keeps_to_jenkins_content_security_policy() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    gate.record()
-        .args(&["--kernel-key", "function"])
-        .input("base.csv")
-        .details("base.details.csv")
-        .output("baseline.json")
-        .run()
-        .code(0);
+    gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
+    gate.full_run("strided");
     gate.check()
         .baseline("baseline.json")
         .input("run.csv")
@@ -341,7 +324,7 @@ fn the_html_report_keeps_to_jenkins_content_security_policy() {
 fn streamed_report_files_equal_the_reports_rendered_whole() {
     let gate = Gate::new();
     gate.base_baseline(&[]).code(0);
-    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    gate.fast_run("strided");
     let args = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
     let files = ["--json", "r.json", "--junit", "j.xml", "--markdown", "m.md"];
     let out = gate.run(&[&args[..], &files[..]].concat());

@@ -29,7 +29,7 @@ fn an_unchanged_run_passes_against_its_three_run_baseline() {
 #[test]
 fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
     let gate = Gate::recorded();
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    gate.fast_run("redundant-node");
     let out = gate
         .check()
         .baseline("baseline.json")
@@ -48,7 +48,7 @@ fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
 fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    gate.fast_run("unfolded-loop");
     gate.check()
         .baseline("baseline.json")
         .input("run.csv")
@@ -64,7 +64,7 @@ fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
     // scale<0> → scale<1>: with demangled keys it was only "missing kernel" +
     // "new kernel" and a total; its own numbers showed with --kernel-key function.
     let gate = Gate::recorded();
-    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
+    gate.fast_run("unfolded-loop");
     let out = gate
         .check()
         .baseline("baseline.json")
@@ -124,7 +124,7 @@ fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
 fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.fp64.fast.raw.csv", "run.csv");
+    gate.fast_run("fp64");
     let out = gate
         .check()
         .baseline("baseline.json")
@@ -145,8 +145,7 @@ fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
 fn strided_access_fails_and_the_new_uncoalesced_finding_explains_why() {
     let gate = Gate::new();
     gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
+    gate.full_run("strided");
     let out = gate
         .check()
         .baseline("baseline.json")
