@@ -1,6 +1,10 @@
 //! Shared helpers for the integration tests: a temp dir holding copies of
 //! real fixtures under short names, and the real binary run inside it, so
-//! reports mention only relative paths and snapshots are stable.
+//! reports mention only relative paths and snapshots are stable. Its command
+//! lines are built a flag at a time ([`Ncugate`]); ncu is played by one
+//! stand-in, `tests/bin/fixture-ncu`, set up per test by [`Gate::ncu`], with
+//! [`FixtureNcu`] as its twin in the test process and [`steps`] for the
+//! library's `ReplayRunner`.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -9,7 +13,7 @@ use std::process::Command;
 pub const H200: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200");
 pub const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ncu-reference");
 pub const THRESHOLDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/thresholds");
-/// The stand-in ncu every test that runs the binary uses: see its header.
+/// The one stand-in ncu, a shell script: its header says what it plays.
 pub const FIXTURE_NCU: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bin/fixture-ncu");
 pub const XSD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -219,7 +223,7 @@ impl Gate {
     /// Copies the raw page of the recorded fast run of the reference app's
     /// `--inject` variant (base: its first run) as `run.csv`.
     pub fn fast_run(&self, variant: &str) -> &Gate {
-        self.h200(&format!("{}.raw.csv", recorded_fast(variant)), "run.csv")
+        self.h200(&format!("{}.raw.csv", fast_recording(variant)), "run.csv")
     }
 
     /// Copies the recorded `--set full` run of the reference app's `--inject`
@@ -543,7 +547,7 @@ impl Gate {
 /// fast profiling run (`NAME.ncu.log` is ncu's `--log-file`: messages, then
 /// the raw page; `NAME.stdout.log`/`NAME.stderr.log` are the app's pipes), as
 /// `tests/bin/fixture-ncu` names it.
-pub fn recorded_fast(variant: &str) -> String {
+pub fn fast_recording(variant: &str) -> String {
     match variant {
         "base" => "graph_app.base.fast.run1".into(),
         v => format!("graph_app.{v}.fast"),
@@ -597,7 +601,7 @@ impl ncugate::runner::process::ProcessRunner for FixtureNcu {
                     "explain/graph_app.{variant}.scale.sourcecounters.csv"
                 ))
             } else {
-                let log = h200_bytes(&format!("{}.ncu.log", recorded_fast(&variant)));
+                let log = h200_bytes(&format!("{}.ncu.log", fast_recording(&variant)));
                 let text = String::from_utf8_lossy(&log);
                 let csv = &text[text.find("\"ID\"").expect("raw page in the log")..];
                 csv.as_bytes().to_vec()
@@ -619,7 +623,7 @@ impl ncugate::runner::process::ProcessRunner for FixtureNcu {
         {
             variant = page(&skip).to_string();
         }
-        let name = recorded_fast(&variant);
+        let name = fast_recording(&variant);
         let export = arg("--export").expect("--export");
         std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
         let mut pipes = String::new();
