@@ -48,17 +48,12 @@ fn same_aggregates(
     from(&gate, auto, "auto.csv");
     from(&gate, base, "base.csv");
     for (input, out) in [("auto.csv", "a.json"), ("base.csv", "b.json")] {
-        gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            thresholds,
-            "--input",
-            input,
-            "-o",
-            out,
-        ])
-        .code(0);
+        gate.record()
+            .thresholds(thresholds)
+            .input(input)
+            .output(out)
+            .run()
+            .code(0);
     }
     let (a, b) = (stats(&gate, "a.json"), stats(&gate, "b.json"));
     assert_eq!(a.len(), b.len());
@@ -102,8 +97,7 @@ fn auto_and_base_units_give_identical_aggregates_on_a_full_set_export() {
 
 #[test]
 fn the_baseline_is_pretty_stable_json_with_provenance() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate.read("baseline.json");
     let value: Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(value["schema_version"], 2);
@@ -135,19 +129,11 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
             .starts_with(value["inputs"][0]["sha256"].as_str().unwrap_or("x"))
     );
     // Recording again gives the same file but for the creation time.
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-        "--input",
-        "base3.csv",
-        "-o",
-        "again.json",
-    ])
-    .code(0);
+    gate.record()
+        .base_inputs()
+        .output("again.json")
+        .run()
+        .code(0);
     let strip = |t: String| {
         t.lines()
             .filter(|l| !l.contains("\"created\""))
@@ -159,18 +145,13 @@ fn the_baseline_is_pretty_stable_json_with_provenance() {
 
 #[test]
 fn baseline_diff_shows_changed_means_and_the_file_diff_on_request() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "redundant.csv",
-        "-o",
-        "new.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("redundant.csv")
+        .output("new.json")
+        .run()
+        .code(0);
     let out = gate.run(&["baseline", "diff", "baseline.json", "new.json"]);
     out.code(1)
         .stdout_has("~ void scale<0>(const float *, float *, long, int):\n    launches/run 3 → 6")
@@ -205,19 +186,13 @@ fn baseline_diff_shows_changed_means_and_the_file_diff_on_request() {
 /// moves a little, within the runs' own spread, and none is listed.
 #[test]
 fn baseline_diff_leaves_out_changes_within_the_noise() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-        "-o",
-        "again.json",
-    ])
-    .code(0);
+    let gate = Gate::recorded();
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .output("again.json")
+        .run()
+        .code(0);
     let out = gate.run(&["baseline", "diff", "baseline.json", "again.json"]);
     out.code(1)
         .stdout_has("kernels: no changed means")
@@ -228,26 +203,18 @@ fn baseline_diff_leaves_out_changes_within_the_noise() {
 #[test]
 fn outputs_go_into_folders_that_do_not_exist_yet() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "run.csv",
-        "-o",
-        "perf/gpu/baseline.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "perf/gpu/baseline.json",
-        "--input",
-        "run.csv",
-        "--json",
-        "reports/a/report.json",
-    ])
-    .code(0);
+    gate.fast_run("base");
+    gate.record()
+        .input("run.csv")
+        .output("perf/gpu/baseline.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("perf/gpu/baseline.json")
+        .input("run.csv")
+        .json("reports/a/report.json")
+        .run()
+        .code(0);
     assert!(gate.path("reports/a/report.json").is_file());
 }
 

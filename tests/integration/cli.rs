@@ -7,10 +7,6 @@
 use crate::common;
 use common::Gate;
 
-fn base_input(gate: &Gate) {
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
-}
-
 #[test]
 fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
     let gate = Gate::new();
@@ -43,9 +39,8 @@ fn build_is_split_like_a_shell_and_its_output_is_shown_apart() {
 
 #[test]
 fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    base_input(&gate);
+    let gate = Gate::recorded();
+    gate.fast_run("base");
     let check = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
     for (flag, value) in [
         ("--kernel-name", "foo"),
@@ -72,9 +67,11 @@ fn profiling_flags_are_refused_with_input_unless_they_come_from_the_environment(
         &[("NCUGATE_KERNEL_NAME", "foo"), ("NCUGATE_TIMEOUT", "1")],
     );
     out.code(0);
-    let out = gate.run(&[
-        "baseline", "record", "--input", "run.csv", "--runs", "5", "-o", "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .args(&["--runs", "5", "-o", "b.json"])
+        .run();
     out.code(2);
     assert!(out.stderr.contains("--runs does not apply with --input"));
 }
@@ -109,7 +106,10 @@ fn a_value_a_flag_does_not_take_is_one_error_line_and_a_hint() {
 #[test]
 fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
     let gate = Gate::new();
-    let out = gate.run(&["sanitize", "--mode", "full", "--clock-control", "base"]);
+    let out = gate
+        .sanitize()
+        .args(&["--mode", "full", "--clock-control", "base"])
+        .run();
     out.code(2);
     assert!(
         out.stderr.starts_with(
@@ -127,7 +127,7 @@ fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
     );
     // Saved XML: nothing runs, so run flags are refused.
     gate.write("x.xml", "<ComputeSanitizerOutput/>");
-    let out = gate.run(&["sanitize", "--xml", "x.xml", "--timeout", "5"]);
+    let out = gate.sanitize().xml("x.xml").args(&["--timeout", "5"]).run();
     out.code(2);
     assert!(
         out.stderr.contains("--timeout does not apply with --xml"),
@@ -139,7 +139,7 @@ fn ncu_flags_are_refused_by_sanitize_and_leaks_saying_where_they_belong() {
 #[test]
 fn each_subcommands_help_lists_only_its_own_flags() {
     let gate = Gate::new();
-    let help = gate.run(&["sanitize", "--help"]);
+    let help = gate.sanitize().arg("--help").run();
     help.code(0);
     for ncu_only in [
         "--mode",
@@ -159,10 +159,10 @@ fn each_subcommands_help_lists_only_its_own_flags() {
         );
     }
     assert!(!help.stdout.contains("kernel × rule"));
-    let check = gate.run(&["check", "--help"]);
+    let check = gate.check().arg("--help").run();
     assert!(check.stdout.contains("Profiling (ncu):"));
     assert!(check.stdout.contains("--kernel-name"));
-    let record = gate.run(&["baseline", "record", "--help"]);
+    let record = gate.record().arg("--help").run();
     assert!(
         !record.stdout.contains("--junit"),
         "record writes no report"
@@ -196,12 +196,12 @@ fn completions_and_man_pages_come_from_the_cli_definition() {
 #[test]
 fn toml_errors_are_shown_as_toml_reports_them() {
     let gate = Gate::new();
-    base_input(&gate);
+    gate.fast_run("base");
     gate.write(
         "ncugate.toml",
         "[app]\ncommand = [\"./app\"]\n[profile\nmode = \"fast\"\n",
     );
-    let out = gate.run(&["check", "--baseline", "b.json", "--input", "run.csv"]);
+    let out = gate.check().baseline("b.json").input("run.csv").run();
     out.code(2);
     let expected = "\
 ncugate: error: ncugate.toml: invalid config
@@ -215,15 +215,12 @@ ncugate: error: ncugate.toml: invalid config
         "t.toml",
         "[[rule]]\nmetric = \"x\"\nper = \"kernel\"\nworse = \"up\"\n",
     );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--input",
-        "run.csv",
-        "--config",
-        "none.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("run.csv")
+        .args(&["--config", "none.toml"])
+        .run();
     out.code(2);
     assert!(out.stderr.contains("cannot read config none.toml"));
     assert!(out.stderr.contains("hint: create one with `ncugate init"));
@@ -231,22 +228,18 @@ ncugate: error: ncugate.toml: invalid config
 
 #[test]
 fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    base_input(&gate);
+    let gate = Gate::recorded();
+    gate.fast_run("base");
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_exectued.sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
     );
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .thresholds("t.toml")
+        .run();
     out.code(2);
     assert!(
         out.stderr
@@ -254,16 +247,12 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "{}",
         out.stderr
     );
-    let out = gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-        "-o",
-        "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .thresholds("t.toml")
+        .output("b.json")
+        .run();
     out.code(2);
     assert!(
         out.stderr
@@ -276,16 +265,12 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
         "t2.toml",
         "[[rule]]\nmetric = \"dram__bytes_sum\"\nper = \"kernel\"\naggregate = \"sum\"\nworse = \"higher\"\nmax_change = \"+10%\"\n",
     );
-    let out = gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t2.toml",
-        "-o",
-        "b.json",
-    ]);
+    let out = gate
+        .record()
+        .input("run.csv")
+        .thresholds("t2.toml")
+        .output("b.json")
+        .run();
     out.one_clear_error("metric `dram__bytes_sum` is not in this export");
     assert!(
         out.stderr
@@ -298,8 +283,8 @@ fn a_misspelled_metric_gets_the_name_it_was_meant_to_be() {
 #[test]
 fn a_missing_file_gets_a_hint_that_fits_it() {
     let gate = Gate::new();
-    base_input(&gate);
-    let out = gate.run(&["check", "--baseline", "nope.json", "--input", "run.csv"]);
+    gate.fast_run("base");
+    let out = gate.check().baseline("nope.json").input("run.csv").run();
     out.code(2);
     assert!(out.stderr.contains("cannot read baseline nope.json"));
     assert!(
@@ -311,15 +296,12 @@ fn a_missing_file_gets_a_hint_that_fits_it() {
     );
     assert!(!out.stderr.contains("raw"), "no export hint for a baseline");
     gate.base_baseline(&[]);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--thresholds",
-        "t.toml",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .thresholds("t.toml")
+        .run();
     out.code(2);
     assert!(out.stderr.contains("cannot read thresholds t.toml"));
     assert!(
@@ -348,22 +330,13 @@ fn a_timeout_too_long_for_the_clock_means_no_deadline() {
     // `start + timeout` overflowed the clock: ncugate panicked after spawning
     // ncu (exit 101) and left it running. The stand-in ncu fails at once.
     let gate = Gate::new();
-    gate.write("quick-ncu", "#!/bin/sh\necho 'no GPU here' >&2\nexit 3\n");
-    let ncu = gate.path("quick-ncu");
-    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let ncu = ncu.display().to_string();
-    gate.run(&[
-        "baseline",
-        "record",
-        "--timeout",
-        "9223372036854775807",
-        "--ncu",
-        &ncu,
-        "--",
-        "./app",
-    ])
-    .one_clear_error("exit code 3");
+    let ncu = gate.ncu("quick-ncu").fail(3, "no GPU here").install();
+    gate.record()
+        .args(&["--timeout", "9223372036854775807"])
+        .ncu(&ncu)
+        .app(&["./app"])
+        .run()
+        .one_clear_error("exit code 3");
 }
 
 #[test]
@@ -434,7 +407,7 @@ fn an_explain_budget_that_is_no_number_of_seconds_is_refused() {
     // explain runs had no budget at all.
     let gate = Gate::new();
     for value in ["nan", "inf", "NaN", "1e400"] {
-        let out = gate.run(&["check", "--explain-budget", value]);
+        let out = gate.check().args(&["--explain-budget", value]).run();
         out.code(2);
         assert!(
             out.stderr

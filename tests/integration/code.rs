@@ -2,7 +2,7 @@
 //! kernels' code read from the cubins the reports embed, the opcodes from the
 //! recorded SASS pages (a stand-in ncu prints them), and what `check` says.
 
-use crate::common::{Gate, H200};
+use crate::common::{FixtureNcu, Gate, H200};
 use ncugate::code::of_report;
 use ncugate::model::KernelKeyMode;
 use std::path::Path;
@@ -26,31 +26,20 @@ fn gate() -> Gate {
             &format!("{variant}.sass.csv"),
         );
     }
-    let script = format!(
-        "#!/bin/sh\necho \"$@\" >> {dir}/ncu.args\nr=\"$2\"\ncat \"${{r%.ncu-rep}}.sass.csv\"\n",
-        dir = gate.dir.path().display()
-    );
-    gate.write("fake-ncu", script);
-    std::fs::set_permissions(
-        gate.path("fake-ncu"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    gate.ncu("fake-ncu")
+        .log_argv("ncu.args")
+        .import_page(".sass.csv")
+        .install();
     gate
 }
 
 fn record(gate: &Gate) {
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.ncu-rep",
-        "-o",
-        "b.json",
-        "--ncu",
-        "./fake-ncu",
-    ])
-    .code(0);
+    gate.record()
+        .input("base.ncu-rep")
+        .output("b.json")
+        .ncu("./fake-ncu")
+        .run()
+        .code(0);
     let _ = std::fs::remove_file(gate.path("ncu.args"));
 }
 
@@ -124,32 +113,17 @@ fn a_report_is_read_once_for_its_run_and_its_code() {
             .expect("open the pipe");
         std::io::Write::write_all(&mut pipe, &bytes).expect("write the report");
     });
-    let args = [
-        "baseline",
-        "record",
-        "--input",
-        "piped.ncu-rep",
-        "-o",
-        "piped.json",
-        "--ncu",
-        "./fake-ncu",
-    ];
     // A second open of the pipe would wait for a writer that never comes:
-    // `timeout` ends it (exit 124) instead of the test hanging.
-    let ncugate = gate.command(&args, &[]);
-    let mut guarded = std::process::Command::new("timeout");
-    guarded
-        .arg("60")
-        .arg(ncugate.get_program())
-        .args(ncugate.get_args())
-        .current_dir(gate.dir.path());
-    for (key, value) in ncugate.get_envs() {
-        match value {
-            Some(v) => guarded.env(key, v),
-            None => guarded.env_remove(key),
-        };
-    }
-    let out = guarded.output().expect("run ncugate");
+    // the timeout kills ncugate (no exit code) instead of the test hanging.
+    let out = gate
+        .record()
+        .input("piped.ncu-rep")
+        .output("piped.json")
+        .ncu("./fake-ncu")
+        .command()
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("run ncugate");
     writer.join().expect("writer");
     assert_eq!(
         out.status.code(),
@@ -205,10 +179,12 @@ fn baseline_record_stores_code_and_check_names_the_opcodes_that_changed() {
     assert_eq!(code["instructions"], 36);
     assert_eq!(code["opcodes"]["FFMA"], 8);
     assert_eq!(code["fingerprint"].as_str().map(str::len), Some(16));
-    let out = gate.check(
-        "b.json",
-        &["--input", "fp64.ncu-rep", "--ncu", "./fake-ncu"],
-    );
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("fp64.ncu-rep")
+        .ncu("./fake-ncu")
+        .run();
     out.code(1)
         .stdout_has("code changed (+3 instructions: 4 DFMA new, 4 FFMA gone, 3 F2F new)");
     out.stdout_has("note: code: 2 kernels unchanged;");
@@ -223,12 +199,13 @@ fn baseline_record_stores_code_and_check_names_the_opcodes_that_changed() {
 fn unchanged_code_costs_no_ncu_call() {
     let gate = gate();
     record(&gate);
-    gate.check(
-        "b.json",
-        &["--input", "base.ncu-rep", "--ncu", "./fake-ncu"],
-    )
-    .code(0)
-    .stdout_has("note: code: 3 kernels unchanged");
+    gate.check()
+        .baseline("b.json")
+        .input("base.ncu-rep")
+        .ncu("./fake-ncu")
+        .run()
+        .code(0)
+        .stdout_has("note: code: 3 kernels unchanged");
     assert!(!gate.path("ncu.args").exists());
 }
 
@@ -323,7 +300,10 @@ fn a_renamed_kernel_with_identical_code_is_paired() {
         let entry = kernels.remove("produce(float *, long)").expect("produce");
         kernels.insert("generate(float *, long)".into(), entry);
     });
-    gate.run(&["check", "--baseline", "b.json", "--input", "base.ncu-rep"])
+    gate.check()
+        .baseline("b.json")
+        .input("base.ncu-rep")
+        .run()
         .code(0)
         .stdout_has("kernel renamed (same code): generate(float *, long) → produce(float *, long)");
 }
@@ -347,19 +327,17 @@ fn explain_gate() -> Gate {
             &format!("{page}.csv"),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "-o",
-        "b.json",
-        "--source-page",
-        "graph_app.base.scale.csv",
-        "--source-page",
-        "graph_app.base.finish.csv",
-    ])
-    .code(0);
+    gate.record()
+        .input("base.csv")
+        .output("b.json")
+        .args(&[
+            "--source-page",
+            "graph_app.base.scale.csv",
+            "--source-page",
+            "graph_app.base.finish.csv",
+        ])
+        .run()
+        .code(0);
     gate
 }
 
@@ -383,23 +361,16 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
         .expect("lines");
     assert_eq!(lines.len(), 7);
     assert_eq!(lines[4]["line"], 126);
-    let out = gate.check(
-        "b.json",
-        &[
-            "--input",
-            "strided.csv",
-            "--source-page",
-            "graph_app.strided.scale.csv",
-            "--json",
-            "r.json",
-            "--markdown",
-            "s.md",
-            "--html",
-            "html",
-            "--junit",
-            "j.xml",
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("strided.csv")
+        .args(&["--source-page", "graph_app.strided.scale.csv"])
+        .json("r.json")
+        .markdown("s.md")
+        .html("html")
+        .junit("j.xml")
+        .run();
     out.code(1);
     // The lines in every format: a small table in Markdown, highlighted
     // counters in HTML, the failure text in JUnit.
@@ -428,17 +399,17 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
     assert_eq!(explained["by_line"], true);
     assert_eq!(explained["changes"][0]["place"], "graph_app.cu:123");
     // Never: the same check without lines; the verdict is the same.
-    let out = gate.check(
-        "b.json",
-        &[
-            "--input",
-            "strided.csv",
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("strided.csv")
+        .args(&[
             "--source-page",
             "graph_app.strided.scale.csv",
             "--explain",
             "never",
-        ],
-    );
+        ])
+        .run();
     out.code(1);
     assert!(!out.stdout.contains("lines:"), "{}", out.stdout);
 }
@@ -447,21 +418,20 @@ fn the_strided_variant_is_explained_by_its_gather_line() {
 fn the_unfolded_loop_names_the_loop_lines_and_a_bad_page_is_a_note() {
     let gate = explain_gate();
     gate.write("broken.csv", "\"File Path\",\"x\"\n");
-    let out = gate.check(
-        "b.json",
-        &[
-            "--input",
-            "unfolded.csv",
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("unfolded.csv")
+        .args(&[
             "--source-page",
             "graph_app.unfolded-loop.scale.csv",
             "--source-page",
             "broken.csv",
             "--source-page",
             "torch_mlp.gemm.csv",
-            "--json",
-            "r.json",
-        ],
-    );
+        ])
+        .json("r.json")
+        .run();
     out.code(1);
     let r = gate.json("r.json");
     assert!(
@@ -519,79 +489,12 @@ fn without_line_information_opcodes_are_compared() {
     assert_eq!(explained.changes[0].place, "triton_softmax.py:28");
 }
 
-/// Plays ncu for a profiled check of the strided variant: the fast run
-/// writes the variant's recorded `--log-file` (messages, then the raw page)
-/// and a report naming the variant; the explain run's report is imported as
-/// the variant's recorded source page. Every command is kept.
-struct ExplainNcu {
-    seen: std::sync::Mutex<Vec<Vec<String>>>,
-    /// The check run's `--log-file` instead of the variant's recorded one.
-    log: Option<Vec<u8>>,
-    /// The variant whose source page the explain run of `--launch-skip`
-    /// (given) gets, instead of the app's `--inject` variant.
-    page_for_skip: Option<fn(&str) -> &'static str>,
-}
-
-impl ExplainNcu {
-    fn new() -> ExplainNcu {
-        ExplainNcu {
-            seen: std::sync::Mutex::new(Vec::new()),
-            log: None,
-            page_for_skip: None,
-        }
-    }
-}
-
-impl ncugate::runner::process::ProcessRunner for ExplainNcu {
-    fn run(
-        &self,
-        spec: &ncugate::runner::process::CommandSpec,
-        _on_line: &mut dyn FnMut(&str),
-    ) -> ncugate::runner::process::Finished {
-        use ncugate::runner::process::{Exit, Finished};
-        self.seen.lock().expect("lock").push(spec.args.clone());
-        let arg = |flag: &str| {
-            let i = spec.args.iter().position(|a| a == flag)?;
-            spec.args.get(i + 1).cloned()
-        };
-        let fixture = |name: &str| std::fs::read(Path::new(H200).join(name)).expect("fixture");
-        if let Some(report) = arg("--import") {
-            let variant = std::fs::read_to_string(report).expect("report");
-            let page = fixture(&format!(
-                "explain/graph_app.{variant}.scale.sourcecounters.csv"
-            ));
-            if let Some(out) = &spec.stdout_to {
-                std::fs::write(out, page).expect("write page");
-            }
-        } else {
-            let mut variant = arg("--inject").expect("--inject");
-            let explaining = spec.args.iter().any(|a| a == "SourceCounters");
-            if let (true, Some(page), Some(skip)) =
-                (explaining, self.page_for_skip, arg("--launch-skip"))
-            {
-                variant = page(&skip).to_string();
-            }
-            let export = arg("--export").expect("--export");
-            std::fs::write(format!("{export}.ncu-rep"), &variant).expect("report");
-            if let Some(log) = arg("--log-file") {
-                let recorded = || fixture(&format!("graph_app.{variant}.fast.ncu.log"));
-                std::fs::write(log, self.log.clone().unwrap_or_else(recorded)).expect("log");
-            }
-        }
-        Finished {
-            exit: Exit::Code(0),
-            lines: vec![],
-            elapsed: std::time::Duration::from_millis(1),
-        }
-    }
-}
-
 #[test]
 fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
     use ncugate::config::Config;
     let gate = explain_gate();
     let config = explain_check(&gate, "strided");
-    let ncu = ExplainNcu::new();
+    let ncu = FixtureNcu::default();
     assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
     let seen = ncu.seen.lock().expect("lock").clone();
     // The check's run, then one explain run of `scale` (the one failing
@@ -619,8 +522,7 @@ fn a_profiled_check_re_profiles_only_the_failing_kernel_for_its_lines() {
 /// The base run's `--log-file` with the instructions of the third launch of
 /// `scale` tripled: a regression only that launch shows.
 fn late_regression_log() -> Vec<u8> {
-    let log = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.ncu.log"))
-        .expect("fixture");
+    let log = crate::common::h200_text("graph_app.base.fast.run1.ncu.log");
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
     let header = lines
         .iter()
@@ -668,9 +570,11 @@ fn the_explain_run_profiles_the_launch_that_moved() {
     // first launch's (the base page) would name no line.
     let gate = explain_gate();
     let config = explain_check(&gate, "base");
-    let mut ncu = ExplainNcu::new();
-    ncu.log = Some(late_regression_log());
-    ncu.page_for_skip = Some(|skip| if skip == "2" { "strided" } else { "base" });
+    let ncu = FixtureNcu {
+        log: Some(late_regression_log()),
+        page_for_skip: Some(|skip| if skip == "2" { "strided" } else { "base" }),
+        ..Default::default()
+    };
     assert_eq!(crate::common::execute(&Config::Check(config), &ncu), 1);
     let seen = ncu.seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 3, "{seen:?}");
@@ -733,18 +637,13 @@ fn a_launch_as_before_says_its_lines_are_unchanged() {
     // launch executes every line as the baseline's did.
     let gate = explain_gate();
     edit_baseline(&gate, |b| halve(b, SCALE, "sm__inst_executed.sum"));
-    gate.check(
-        "b.json",
-        &[
-            "--input",
-            "base.csv",
-            "--source-page",
-            "graph_app.base.scale.csv",
-            "--json",
-            "r.json",
-        ],
-    )
-    .code(1);
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .args(&["--source-page", "graph_app.base.scale.csv"])
+        .json("r.json")
+        .run()
+        .code(1);
     let r = gate.json("r.json");
     assert!(
         whys(&r).contains("source lines unchanged (one launch compared)"),

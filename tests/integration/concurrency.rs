@@ -6,21 +6,14 @@
 use crate::common::Gate;
 use std::process::Stdio;
 
-/// A stand-in ncu that replays the recordings (tests/bin/fixture-ncu) with
-/// timings that interleave two runs: the strided run writes its log first and
-/// finishes last, the base run writes over it in between.
+/// The stand-in ncu replaying the recordings with timings that interleave
+/// two runs: the strided run writes its log first and finishes last, the
+/// base run writes over it in between.
 fn interleaving_ncu(gate: &Gate) -> String {
-    let replay = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bin/fixture-ncu");
-    gate.write(
-        "slow-ncu",
-        format!(
-            "#!/bin/sh\ncase \"$*\" in\n  *strided*) {replay} \"$@\"; sleep 1.5 ;;\n  *) sleep 0.7; exec {replay} \"$@\" ;;\nesac\n"
-        ),
-    );
-    let path = gate.path("slow-ncu");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    path.display().to_string()
+    gate.ncu("slow-ncu")
+        .delay("strided", 0.0, 1.5)
+        .delay("*", 0.7, 0.0)
+        .install()
 }
 
 #[test]
@@ -29,25 +22,16 @@ fn two_checks_of_one_workload_at_once_each_gate_their_own_run() {
     gate.base_baseline(&[]).code(0);
     let ncu = interleaving_ncu(&gate);
     let check = |variant: &str| {
-        gate.command(
-            &[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--ncu",
-                &ncu,
-                "--",
-                "./graph_app",
-                "--inject",
-                variant,
-            ],
-            &[],
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ncugate")
+        gate.check()
+            .baseline("baseline.json")
+            .ncu(&ncu)
+            .app(&["./graph_app", "--inject", variant])
+            .std_command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ncugate")
     };
     let strided = check("strided");
     std::thread::sleep(std::time::Duration::from_millis(300));

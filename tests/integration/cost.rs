@@ -8,7 +8,7 @@ use common::{Gate, THRESHOLDS};
 use ncugate::config::{CheckConfig, Config};
 use ncugate::report::Outputs;
 use ncugate::runner::process::Exit;
-use ncugate::runner::replay::{Recorded, ReplayRunner};
+use ncugate::runner::replay::ReplayRunner;
 use std::path::Path;
 
 const ONE_PASS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200/one-pass");
@@ -22,34 +22,24 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
     let fixed_ratio = format!("{THRESHOLDS}/fixed-ratio.toml");
     let gate = Gate::new();
     gate.write("r1.csv", read("fixed-ratio.record-run1.raw.csv"));
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        &fixed_ratio,
-        "--input",
-        "r1.csv",
-        "--kernel-key",
-        "function",
-        "--output",
-        "baseline.json",
-    ])
-    .code(0)
-    .stdout_has("6 passes per kernel");
+    gate.record()
+        .thresholds(&fixed_ratio)
+        .input("r1.csv")
+        .args(&["--kernel-key", "function"])
+        .output("baseline.json")
+        .run()
+        .code(0)
+        .stdout_has("6 passes per kernel");
 
     // The profiling run as ncugate's fast mode ran it: the app on the pipes,
     // ncu's messages and the raw page in its --log-file.
     let out = gate.path("work");
-    let mut step = Recorded::log(
+    let step = common::steps::fast(
         &String::from_utf8_lossy(&read("fixed-ratio.stdout.log")),
-        Exit::Code(0),
-    );
-    step.files
-        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    step.files.push((
-        ncugate::runner::ncu::OUTPUT_FILE.into(),
         read("fixed-ratio.ncu-output.log"),
-    ));
+        Exit::Code(0),
+        true,
+    );
     let replay = ReplayRunner::new(out.join("run"), vec![step]);
     let config = CheckConfig {
         thresholds: ncugate::rules::ThresholdsSource::File(fixed_ratio.clone().into()),
@@ -107,17 +97,13 @@ fn a_thresholds_file_that_costs_six_passes_gets_a_note_naming_the_metric() {
 
 #[test]
 fn the_built_in_rules_take_one_pass_and_get_no_note() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base2.csv",
-        "--json",
-        "report.json",
-    ]);
+    let gate = Gate::recorded();
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("base2.csv")
+        .json("report.json")
+        .run();
     out.code(0)
         .stdout_has("profiling:  1 pass per kernel, 9 kernel launches\n");
     assert!(

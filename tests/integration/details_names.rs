@@ -8,39 +8,26 @@
 //! that names both places. The modified copies are generated here from the
 //! real files.
 
-use crate::common::{Gate, REFERENCE};
+use crate::common::{Gate, REFERENCE, rule};
 use crate::public_exports::{Field, PUBLIC, doubled_where};
 use std::path::Path;
 
 const ROOFLINE: &str = "llm-perf-opt.kernel_0001.roofline.details.csv";
 
-fn rule(metric: &str) -> String {
-    format!("[[rule]]\nmetric = \"{metric}\"\nworse = \"higher\"\nmax_change = \"20%\"\n")
-}
-
 fn record(gate: &Gate, rules: &str, input: &str, out: &str) -> crate::common::Outcome {
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        rules,
-        "--input",
-        input,
-        "--output",
-        out,
-    ])
+    gate.record()
+        .thresholds(rules)
+        .input(input)
+        .output(out)
+        .run()
 }
 
 fn check(gate: &Gate, rules: &str, base: &str, input: &str) -> crate::common::Outcome {
-    gate.run(&[
-        "check",
-        "--thresholds",
-        rules,
-        "--baseline",
-        base,
-        "--input",
-        input,
-    ])
+    gate.check()
+        .thresholds(rules)
+        .baseline(base)
+        .input(input)
+        .run()
 }
 
 #[test]

@@ -5,23 +5,17 @@ use crate::common;
 use common::{Gate, H200};
 use std::path::Path;
 
-fn recorded() -> Gate {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate
-}
-
 fn check(gate: &Gate, input: &str) -> common::Outcome {
-    gate.run(&["check", "--baseline", "baseline.json", "--input", input])
+    gate.check().baseline("baseline.json").input(input).run()
 }
 
 fn real_export() -> Vec<u8> {
-    std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.csv")).expect("fixture")
+    common::h200_bytes("graph_app.base.fast.run1.raw.csv")
 }
 
 #[test]
 fn a_truncated_export() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let bytes = real_export();
     gate.write("cut.csv", &bytes[..bytes.len() * 6 / 10]);
     check(&gate, "cut.csv").one_clear_error("the export is truncated or corrupt");
@@ -29,7 +23,7 @@ fn a_truncated_export() {
 
 #[test]
 fn a_header_only_export() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let bytes = real_export();
     let first_line = bytes.split(|&b| b == b'\n').next().expect("a line");
     gate.write("header.csv", first_line);
@@ -38,7 +32,7 @@ fn a_header_only_export() {
 
 #[test]
 fn an_export_without_launches() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = String::from_utf8(real_export()).expect("utf-8");
     let two: Vec<&str> = text.lines().take(2).collect();
     gate.write("empty.csv", two.join("\n") + "\n");
@@ -47,7 +41,7 @@ fn an_export_without_launches() {
 
 #[test]
 fn binary_garbage() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let garbage: Vec<u8> = (0..8192u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -57,16 +51,19 @@ fn binary_garbage() {
 
 #[test]
 fn an_empty_file() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.write("zero.csv", "");
     check(&gate, "zero.csv").one_clear_error("the file is empty");
 }
 
 #[test]
 fn a_missing_file() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     check(&gate, "nope.csv").one_clear_error("cannot read nope.csv");
-    gate.run(&["check", "--baseline", "nope.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("nope.json")
+        .input("base1.csv")
+        .run()
         .one_clear_error("cannot read baseline nope.json");
 }
 
@@ -76,17 +73,12 @@ fn an_empty_cell_in_a_gated_metric() {
     let gate = Gate::new();
     gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
     gate.write("t.toml", "[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\n");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-        "-o",
-        "b.json",
-    ])
-    .one_clear_error("is n/a or empty for some launches");
+    gate.record()
+        .thresholds("t.toml")
+        .input("full.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("is n/a or empty for some launches");
     assert!(!gate.path("b.json").exists(), "no baseline may be written");
 }
 
@@ -96,34 +88,25 @@ fn an_empty_cell_in_an_optional_metric_is_skipped_visibly() {
     gate.reference("h200.graph_app.full.node.raw.csv", "full.csv");
     let t = "[[rule]]\nmetric = \"smsp__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n\n[[rule]]\nmetric = \"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed\"\nworse = \"lower\"\nmax_change = \"10%\"\noptional = true\n";
     gate.write("t.toml", t);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-        "-o",
-        "b.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "full.csv",
-    ])
-    .code(0)
-    .stdout_has("skipped");
+    gate.record()
+        .thresholds("t.toml")
+        .input("full.csv")
+        .output("b.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("b.json")
+        .thresholds("t.toml")
+        .input("full.csv")
+        .run()
+        .code(0)
+        .stdout_has("skipped");
 }
 
 #[test]
 fn a_metric_the_export_lacks() {
     // --set full alone has no sm__inst_executed.sum: the default rules cannot run on it.
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.full.raw.csv", "full.csv");
     gate.reference("h200.graph_app.full.node.raw.csv", "ref-full.csv");
     check(&gate, "ref-full.csv")
@@ -134,85 +117,82 @@ fn a_metric_the_export_lacks() {
 #[test]
 fn a_commonly_quoted_non_ncu_metric_name_gets_the_real_one_suggested() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    gate.fast_run("base");
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sys__memory_throughput\"\nworse = \"lower\"\nlimit = 75.0\n",
     );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "run.csv",
-        "-o",
-        "b.json",
-    ])
-    .one_clear_error("`sys__memory_throughput` is not in this export")
-    .stderr_has("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+    gate.record()
+        .thresholds("t.toml")
+        .input("run.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("`sys__memory_throughput` is not in this export")
+        .stderr_has("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
 }
 
 #[test]
 fn a_version_1_baseline_is_still_read() {
     // Version 2 only added optional fields: a baseline ncugate 0.1 wrote gates as before.
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("\"schema_version\": 2", "\"schema_version\": 1");
     assert!(text.contains("\"schema_version\": 1"));
     gate.write("v1.json", text);
-    gate.run(&["check", "--baseline", "v1.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("v1.json")
+        .input("base1.csv")
+        .run()
         .code(0);
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    gate.run(&["check", "--baseline", "v1.json", "--input", "strided.csv"])
+    gate.check()
+        .baseline("v1.json")
+        .input("strided.csv")
+        .run()
         .code(1);
 }
 
 #[test]
 fn an_unknown_baseline_schema() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("\"schema_version\": 2", "\"schema_version\": 99");
     gate.write("future.json", text);
-    gate.run(&["check", "--baseline", "future.json", "--input", "base1.csv"])
+    gate.check()
+        .baseline("future.json")
+        .input("base1.csv")
+        .run()
         .one_clear_error("unknown baseline schema_version 99");
     gate.write("notjson.json", "{ not json");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "notjson.json",
-        "--input",
-        "base1.csv",
-    ])
-    .one_clear_error("not a baseline");
+    gate.check()
+        .baseline("notjson.json")
+        .input("base1.csv")
+        .run()
+        .one_clear_error("not a baseline");
 }
 
 #[test]
 fn a_baseline_without_a_metric_the_thresholds_gate() {
     let gate = Gate::new();
-    gate.write(
-        "t.toml",
-        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-    );
+    gate.write("t.toml", common::rule("sm__inst_executed.sum"));
     gate.base_baseline(&["--thresholds", "t.toml"]);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-    ])
-    .one_clear_error("metric `dram__throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line")
-    .stderr_has("re-record the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .run()
+        .one_clear_error(
+            "metric `dram__throughput.avg.pct_of_peak_sustained_elapsed` (thresholds line",
+        )
+        .stderr_has("re-record the baseline");
 }
 
 #[test]
 fn a_details_page_without_a_gated_metric() {
     // Details pages are a metric source (tests/integration/exports.rs); one that lacks a
     // metric the rules gate is an error naming it.
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.reference("h200.graph_app.4metrics.node.details.csv", "details.csv");
     check(&gate, "details.csv").one_clear_error(
         "metric `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` is not in this export",
@@ -221,65 +201,61 @@ fn a_details_page_without_a_gated_metric() {
 
 #[test]
 fn a_kernel_key_that_conflicts_with_the_baseline() {
-    let gate = recorded();
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--kernel-key",
-        "function",
-    ])
-    .one_clear_error("--kernel-key function conflicts with the baseline");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--kernel-key",
-        "demangled",
-    ])
-    .code(0);
+    let gate = Gate::recorded();
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .args(&["--kernel-key", "function"])
+        .run()
+        .one_clear_error("--kernel-key function conflicts with the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .args(&["--kernel-key", "demangled"])
+        .run()
+        .code(0);
 }
 
 #[test]
 fn invalid_thresholds() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.write(
         "t.toml",
         "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = 20\n",
     );
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "t.toml",
-    ])
-    .one_clear_error("invalid thresholds");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .thresholds("t.toml")
+        .run()
+        .one_clear_error("invalid thresholds");
 }
 
 #[test]
 fn a_report_without_ncu_on_path() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep");
-    gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.ncu-rep",
-            "--import-with-ncu",
-        ],
-        &[("NCUGATE_NCU", "/nonexistent/ncu")],
-    )
-    .one_clear_error("`/nonexistent/ncu` not found")
-    .stderr_has("--print-units base");
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.ncu-rep")
+        .arg("--import-with-ncu")
+        .env("NCUGATE_NCU", "/nonexistent/ncu")
+        .run()
+        .one_clear_error("`/nonexistent/ncu` not found")
+        .stderr_has("--print-units base");
+}
+
+/// A scratch dir with the base baseline, a report of a base run, and beside
+/// it the export ncu made of it with `--print-units base` (the page the
+/// stand-in ncu prints for `--import run.ncu-rep`).
+fn with_report() -> Gate {
+    let gate = Gate::recorded();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
+        .h200(
+            "graph_app.base.fast.run1.raw.base-units.csv",
+            "run.base-units.csv",
+        );
+    gate
 }
 
 /// Command-line arguments, environment, ncugate.toml.
@@ -289,18 +265,13 @@ type Way<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], Option<String>);
 fn a_report_is_converted_by_ncu_with_base_units() {
     // A stand-in for ncu that logs its arguments and prints the real export
     // ncu produced from this very report with `--print-units base`.
-    let gate = recorded();
-    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
-    let script = format!(
-        "#!/bin/sh\necho \"$@\" > {dir}/ncu.args\ncat {dir}/export.csv\n",
-        dir = gate.dir.path().display()
-    );
-    gate.write("fake-ncu", script);
-    let fake = gate.path("fake-ncu");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let fake = fake.to_str().expect("utf-8");
+    let gate = with_report();
+    let fake = gate
+        .ncu("fake-ncu")
+        .log_argv("ncu.args")
+        .import_page(".base-units.csv")
+        .install();
+    let fake = fake.as_str();
     let check = [
         "check",
         "--baseline",
@@ -337,46 +308,34 @@ fn a_report_converted_by_an_ncu_that_writes_much_to_stderr() {
     // ncu can print far more than a pipe holds (64 KiB) to stderr before the CSV: ncugate must
     // drain it while reading stdout. The stand-in gives its 256 KiB write 30 s; blocked that
     // long, it records so and fails, so a regression fails this test instead of hanging it.
-    let gate = recorded();
-    gate.h200("graph_app.base.fast.run1.ncu-rep", "run.ncu-rep")
-        .h200("graph_app.base.fast.run1.raw.base-units.csv", "export.csv");
-    let dir = gate.dir.path().display();
-    let script = [
-        "#!/bin/sh".to_string(),
-        r#"timeout 30 sh -c 'head -c 262144 /dev/zero | tr "\000" w >&2' \"#.to_string(),
-        format!("  || {{ echo blocked > {dir}/stderr-blocked; exit 1; }}"),
-        format!("cat {dir}/export.csv"),
-    ]
-    .join("\n");
-    gate.write("fake-ncu", script);
-    let fake = gate.path("fake-ncu");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let fake = fake.to_str().expect("utf-8");
-    gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.ncu-rep",
-            "--import-with-ncu",
-        ],
-        &[("NCUGATE_NCU", fake)],
-    )
-    .code(0);
+    let gate = with_report();
+    let fake = gate
+        .ncu("fake-ncu")
+        .stderr_flood(262_144, "stderr-blocked")
+        .import_page(".base-units.csv")
+        .install();
+    let fake = fake.as_str();
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.ncu-rep")
+        .arg("--import-with-ncu")
+        .env("NCUGATE_NCU", fake)
+        .run()
+        .code(0);
     assert!(!gate.path("stderr-blocked").exists());
 }
 
 #[test]
 fn usage_errors_exit_2() {
     let gate = Gate::new();
-    let out = gate.run(&["check", "--baseline", "b.json", "--bogus"]);
+    let out = gate.check().baseline("b.json").arg("--bogus").run();
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--bogus"), "{}", out.stderr);
     assert_eq!(gate.run(&["--help"]).code, 0);
     assert!(
-        gate.run(&["check", "--help"])
+        gate.check()
+            .arg("--help")
+            .run()
             .stdout
             .contains("Exit codes:")
     );
@@ -384,15 +343,21 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn check_without_input_and_without_an_app() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     // No ncugate.toml either: the error names it and `ncugate init`.
-    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+    gate.check()
+        .baseline("baseline.json")
+        .arg("--no-build")
+        .run()
         .one_clear_error("no ncugate.toml in this folder")
         .stderr_has("ncugate init")
         .stderr_has("--input");
     // A config without an app.
     gate.write("ncugate.toml", "[profile]\nmode = \"fast\"\n");
-    gate.run(&["check", "--baseline", "baseline.json", "--no-build"])
+    gate.check()
+        .baseline("baseline.json")
+        .arg("--no-build")
+        .run()
         .one_clear_error("no app to profile")
         .stderr_has("--input");
 }
@@ -410,19 +375,17 @@ fn a_missing_shard_report_hints_at_shard_reports() {
 #[test]
 fn standard_input_that_cannot_be_read_hints_at_piping_an_export() {
     // A directory as standard input: every read fails (EISDIR).
-    let gate = recorded();
+    let gate = Gate::recorded();
     let stdin = std::fs::File::open(gate.dir.path()).expect("open the directory");
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(["check", "--baseline", "baseline.json", "--input", "-"])
+    let out: common::Outcome = gate
+        .check()
+        .baseline("baseline.json")
+        .input("-")
+        .std_command()
         .stdin(stdin)
         .output()
-        .expect("run ncugate");
-    let out = common::Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+        .expect("run ncugate")
+        .into();
     out.one_clear_error("cannot read standard input")
         .stderr_has("ncugate check --input -");
 }
@@ -449,7 +412,7 @@ fn check_and_record_in_an_empty_folder_name_the_missing_config_and_init() {
 
 #[test]
 fn standard_input_is_named_as_such() {
-    let gate = recorded();
+    let gate = Gate::recorded();
     check(&gate, "-")
         .one_clear_error("ncugate: error: standard input: the file is empty")
         .stderr_has("hint: pipe an export into it");
@@ -457,10 +420,10 @@ fn standard_input_is_named_as_such() {
     let export = std::fs::File::open(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
         .expect("fixture");
     let out = gate
-        .command(
-            &["check", "--baseline", "baseline.json", "--input", "-"],
-            &[],
-        )
+        .check()
+        .baseline("baseline.json")
+        .input("-")
+        .std_command()
         .stdin(export)
         .output()
         .expect("run ncugate");

@@ -7,12 +7,12 @@
 
 use crate::common;
 use common::{Gate, H200, REFERENCE};
-use std::path::Path;
 
 /// One rule on the kernel duration, by metric ID: a metrics-only details page
 /// has the ID, a `--set` details page the label `Duration`.
-const DURATION: &str =
-    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
+fn duration() -> String {
+    common::rule("gpu__time_duration.sum")
+}
 
 /// Every details-page export in the fixtures.
 fn details_exports() -> Vec<std::path::PathBuf> {
@@ -64,11 +64,8 @@ fn every_details_export_records_passes_against_itself_and_fails_when_a_kernel_do
     let exports = details_exports();
     assert!(exports.len() >= 10, "{exports:?}");
     let gate = Gate::new();
-    gate.write("duration.toml", DURATION);
-    gate.write(
-        "inst.toml",
-        DURATION.replace("gpu__time_duration.sum", "sm__inst_executed.sum"),
-    );
+    gate.write("duration.toml", duration());
+    gate.write("inst.toml", common::rule("sm__inst_executed.sum"));
     for (i, path) in exports.iter().enumerate() {
         let data = std::fs::read(path).expect("read");
         let text = String::from_utf8_lossy(&data);
@@ -86,28 +83,34 @@ fn every_details_export_records_passes_against_itself_and_fails_when_a_kernel_do
         );
         gate.write(&me, &data).write(&slow, doubled(&data, names));
         let what = path.display().to_string();
-        let rec = gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            rules,
-            "--input",
-            &me,
-            "--output",
-            &base,
-        ]);
+        let rec = gate
+            .record()
+            .thresholds(rules)
+            .input(&me)
+            .output(&base)
+            .run();
         assert_eq!(rec.code, 0, "{what}: {}", rec.stderr);
         assert!(
             rec.stderr.contains("metrics read from the details page"),
             "{what}"
         );
-        let same = gate.check(&base, &["--thresholds", rules, "--input", &me]);
+        let same = gate
+            .check()
+            .baseline(&base)
+            .thresholds(rules)
+            .input(&me)
+            .run();
         assert_eq!(same.code, 0, "{what}: {}", same.stdout);
         assert!(
             same.stdout.contains("metrics read from the details page"),
             "{what}"
         );
-        let worse = gate.check(&base, &["--thresholds", rules, "--input", &slow]);
+        let worse = gate
+            .check()
+            .baseline(&base)
+            .thresholds(rules)
+            .input(&slow)
+            .run();
         assert_eq!(worse.code, 1, "{what}: {}", worse.stdout);
         assert!(worse.stdout.contains("+100.0%"), "{what}: {}", worse.stdout);
     }
@@ -123,23 +126,23 @@ fn the_default_rules_gate_metrics_only_details_pages_like_raw_pages() {
         );
     }
     gate.h200("graph_app.strided.fast.details.csv", "strided.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--kernel-key",
-        "function",
-        "--input",
-        "d1.csv",
-        "--input",
-        "d2.csv",
-        "--input",
-        "d3.csv",
-        "--output",
-        "baseline.json",
-    ])
-    .code(0);
-    gate.check("baseline.json", &["--input", "d1.csv"]).code(0);
-    gate.check("baseline.json", &["--input", "strided.csv"])
+    gate.record()
+        .args(&["--kernel-key", "function"])
+        .input("d1.csv")
+        .input("d2.csv")
+        .input("d3.csv")
+        .output("baseline.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("d1.csv")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .run()
         .code(1)
         .stdout_has("✗ scale")
         .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
@@ -150,61 +153,52 @@ fn the_default_rules_gate_metrics_only_details_pages_like_raw_pages() {
 
 #[test]
 fn a_details_page_checks_against_a_raw_page_baseline_comparing_what_both_know() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.fast.run1.details.csv", "d1.csv");
-    let out = gate.check("baseline.json", &["--input", "d1.csv"]);
+    let out = gate.check().baseline("baseline.json").input("d1.csv").run();
     out.code(0)
         .stdout_has("partial GPU fingerprint: the current export does not give the GPU's name, SM count; only the parts both sides know were compared");
     // A different compute capability is still a mismatch.
     let text = common::h200_text("graph_app.base.fast.run1.details.csv");
     gate.write("cc80.csv", text.replace("\"9.0\"", "\"8.0\""));
-    gate.check("baseline.json", &["--input", "cc80.csv"])
+    gate.check()
+        .baseline("baseline.json")
+        .input("cc80.csv")
+        .run()
         .one_clear_error("device mismatch");
 }
 
 #[test]
 fn preambles_boms_crlf_and_stdin_read_the_same() {
     let gate = Gate::new();
-    gate.write("duration.toml", DURATION);
+    gate.write("duration.toml", duration());
     let real = common::h200_text("graph_app.base.fast.run1.details.csv");
     gate.write("plain.csv", &real);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "duration.toml",
-        "--input",
-        "plain.csv",
-        "--output",
-        "b.json",
-    ])
-    .code(0);
+    gate.record()
+        .thresholds("duration.toml")
+        .input("plain.csv")
+        .output("b.json")
+        .run()
+        .code(0);
     // What `ncu --csv ./app > out.csv` saves on Windows from a Python app that
     // printed, warned and once failed: a modified copy of the real export.
     let preamble = "step 1/3 done\r\nTraceback (most recent call last):\r\n  File \"train.py\", line 3\r\nValueError: ¿qué? 日本語\r\n\r\n==PROF== Connected to process 4242 (/usr/bin/python3.11)\r\n==WARNING== Found outstanding GPU clock reset, trying to revert...Success.\r\n==ERROR== An error was reported by the driver\r\n";
     let crlf = real.replace('\n', "\r\n");
     let saved = format!("\u{feff}{preamble}{crlf}==PROF== Disconnected from process 4242\r\n");
     gate.write("saved.csv", saved.as_bytes());
-    gate.check(
-        "b.json",
-        &["--thresholds", "duration.toml", "--input", "saved.csv"],
-    )
-    .code(0);
+    gate.check()
+        .baseline("b.json")
+        .thresholds("duration.toml")
+        .input("saved.csv")
+        .run()
+        .code(0);
     // Standard input.
-    let mut cmd = assert_cmd::Command::cargo_bin("ncugate").expect("binary");
-    let out = cmd
-        .current_dir(gate.dir.path())
-        .args([
-            "check",
-            "--thresholds",
-            "duration.toml",
-            "--baseline",
-            "b.json",
-            "--input",
-            "-",
-        ])
-        .env("NO_COLOR", "1")
+    let out = gate
+        .check()
+        .thresholds("duration.toml")
+        .baseline("b.json")
+        .input("-")
+        .command()
         .write_stdin(saved.into_bytes())
         .output()
         .expect("run");
@@ -219,13 +213,16 @@ fn preambles_boms_crlf_and_stdin_read_the_same() {
 #[test]
 fn a_truncated_details_page_is_refused() {
     let gate = Gate::new();
-    let real =
-        std::fs::read(Path::new(H200).join("graph_app.strided.full.details.csv")).expect("read");
+    let real = common::h200_bytes("graph_app.strided.full.details.csv");
     // Cut in the middle of the last rule description.
     let cut = &real[..real.len() - 40];
     gate.write("cut.csv", cut);
     gate.full_baseline("b.json", &[]);
-    gate.check("b.json", &["--input", "base.csv", "--details", "cut.csv"])
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .details("cut.csv")
+        .run()
         .one_clear_error("ends in the middle of a row");
 }
 
@@ -235,10 +232,8 @@ fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
     // like a file, a row at a time (a 1 GiB pipe took 1 GB of memory), so a
     // bad row is refused while the writer is still writing; reading the
     // whole stream first waited here for an end that never came.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let raw = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
-        .expect("fixture");
+    let gate = Gate::recorded();
+    let raw = common::h200_text("graph_app.base.fast.run1.raw.csv");
     let mut lines = raw.lines();
     let head = format!(
         "==PROF== Connected to process 3089 (/app)\n{}\n{}\n{}\n\"9\",\"cut\"\n{}\n",
@@ -248,9 +243,11 @@ fn a_piped_raw_page_is_read_as_it_comes_not_to_its_end() {
         // The reader scans 64-byte blocks: more bytes after the bad row complete its block.
         "=".repeat(200),
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(["check", "--baseline", "baseline.json", "--input", "-"])
+    let mut child = gate
+        .check()
+        .baseline("baseline.json")
+        .input("-")
+        .std_command()
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -294,7 +291,7 @@ const SUMMARIZED: [&str; 3] = [
 /// The baseline recorded from `summary/<input>` as JSON.
 fn recorded(gate: &Gate, input: &str, output: &str) -> serde_json::Value {
     gate.h200(&format!("summary/{input}"), input);
-    let out = gate.run(&["baseline", "record", "--input", input, "--output", output]);
+    let out = gate.record().input(input).output(output).run();
     assert_eq!(out.code, 0, "record {input}: {}", out.stderr);
     if input.ends_with(".summary.csv") {
         out.stderr_has("metrics read from the per-kernel summary");
@@ -345,10 +342,16 @@ fn a_per_kernel_summary_ncu_wrote_records_what_the_raw_page_of_its_report_record
             }
         }
         // Gated against each other, both ways, nothing fails.
-        gate.check("s.json", &["--input", &format!("{report}.raw.csv")])
+        gate.check()
+            .baseline("s.json")
+            .input(format!("{report}.raw.csv"))
+            .run()
             .code(0)
             .stdout_has("0 failed");
-        gate.check("r.json", &["--input", &format!("{report}.summary.csv")])
+        gate.check()
+            .baseline("r.json")
+            .input(format!("{report}.summary.csv"))
+            .run()
             .code(0)
             .stdout_has("0 failed");
     }
@@ -363,13 +366,19 @@ fn a_per_kernel_summary_ncu_wrote_gates_a_regression() {
     let gate = Gate::new();
     recorded(&gate, "graph_app.base.fast.run1.summary.csv", "base.json");
     gate.h200("summary/graph_app.strided.fast.summary.csv", "strided.csv");
-    gate.check("base.json", &["--input", "strided.csv"])
+    gate.check()
+        .baseline("base.json")
+        .input("strided.csv")
+        .run()
         .code(1)
         .stdout_has("+700.0% (50.33M sector vs baseline 6.29M sector)")
         .stdout_has("dram__bytes.sum (sum) [FAIL]");
     // The raw page of the strided report fails the same baseline too.
     gate.h200("summary/graph_app.strided.fast.raw.csv", "strided.raw.csv");
-    gate.check("base.json", &["--input", "strided.raw.csv"])
+    gate.check()
+        .baseline("base.json")
+        .input("strided.raw.csv")
+        .run()
         .code(1);
 }
 
@@ -382,30 +391,34 @@ fn per_kernel_summary_rows_are_refused_when_they_disagree() {
     let mut lines: Vec<String> = real.lines().map(str::to_string).collect();
     lines[2] = lines[2].replacen("\"9.0\",\"3\"", "\"9.0\",\"4\"", 1);
     gate.write("odd.csv", lines.join("\n"));
-    gate.run(&[
-        "baseline", "record", "--input", "odd.csv", "--output", "o.json",
-    ])
-    .one_clear_error("4 invocations, but 3 in an earlier row");
+    gate.record()
+        .input("odd.csv")
+        .output("o.json")
+        .run()
+        .one_clear_error("4 invocations, but 3 in an earlier row");
     gate.write(
         "none.csv",
         real.replacen("\"9.0\",\"3\"", "\"9.0\",\"n/a\"", 1),
     );
-    gate.run(&[
-        "baseline", "record", "--input", "none.csv", "--output", "o.json",
-    ])
-    .one_clear_error("Invocations is \"n/a\", not a launch count");
+    gate.record()
+        .input("none.csv")
+        .output("o.json")
+        .run()
+        .one_clear_error("Invocations is \"n/a\", not a launch count");
 }
 
 #[test]
 fn a_gui_summary_table_is_named_as_such() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     // A table saved from the GUI's Summary page is named as such.
     gate.write(
         "gui.csv",
         "\"ID\",\"Estimated Speedup\",\"Function Name\",\"Demangled Name\",\"Duration\",\"Compute Throughput\",\"Memory Throughput\"\n\"0\",\"12.5\",\"produce\",\"produce(float *, long)\",\"19.9\",\"40.1\",\"80.2\"\n",
     );
-    gate.check("baseline.json", &["--input", "gui.csv"])
+    gate.check()
+        .baseline("baseline.json")
+        .input("gui.csv")
+        .run()
         .one_clear_error("this is the Summary page of the Nsight Compute GUI")
         .stderr_has("--page raw");
 }

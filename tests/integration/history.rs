@@ -14,18 +14,21 @@ use std::process::Command;
 /// A gate folder with `pass.json` (a passing check of the reference app's
 /// base run) and `regression.json` (its unfolded-loop variant, a regression).
 fn reports() -> Gate {
-    let g = Gate::new();
-    g.base_baseline(&[]);
-    let pass = g.check(
-        "baseline.json",
-        &["--input", "base1.csv", "--json", "pass.json"],
-    );
+    let g = Gate::recorded();
+    let pass = g
+        .check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .json("pass.json")
+        .run();
     assert_eq!(pass.code, 0, "{}", pass.stderr);
     g.h200("graph_app.unfolded-loop.fast.raw.csv", "unfolded.csv");
-    let regression = g.check(
-        "baseline.json",
-        &["--input", "unfolded.csv", "--json", "regression.json"],
-    );
+    let regression = g
+        .check()
+        .baseline("baseline.json")
+        .input("unfolded.csv")
+        .json("regression.json")
+        .run();
     assert_eq!(regression.code, 1, "{}", regression.stderr);
     g
 }
@@ -147,24 +150,14 @@ fn scenarios(fresh: &dyn Fn(&str) -> String) {
     let children: Vec<_> = (0..20)
         .map(|i| {
             let commit = format!("k{i:02}");
-            g.command(
-                &[
-                    "history",
-                    "record",
-                    "pass.json",
-                    "--commit",
-                    &commit,
-                    "--branch",
-                    "main",
-                    "--history",
-                    &url,
-                ],
-                &[],
-            )
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn ncugate")
+            g.ncugate(&["history", "record", "pass.json"])
+                .args(&["--commit", &commit, "--branch", "main"])
+                .history(&url)
+                .std_command()
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn ncugate")
         })
         .collect();
     for child in children {
@@ -189,26 +182,20 @@ const CREEP: &str = "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nper = \"kern
 
 /// `check --history URL ARGS` (the data and the rest in `args`).
 fn check_with_history(g: &Gate, url: &str, args: &[&str]) -> crate::common::Outcome {
-    let mut all = vec!["check", "--history", url];
-    all.extend_from_slice(args);
-    g.run(&all)
+    g.check().history(url).args(args).run()
 }
 
 /// `check` of `input` against the rolling baseline with `creep.toml`'s
 /// rules, recording nothing; `extra` after.
 fn check_creep(g: &Gate, url: &str, input: &str, extra: &[&str]) -> crate::common::Outcome {
-    let mut args = vec![
-        "--baseline",
-        "history",
-        "--input",
-        input,
-        "--thresholds",
-        "creep.toml",
-        "--history-record",
-        "never",
-    ];
-    args.extend_from_slice(extra);
-    check_with_history(g, url, &args)
+    g.check()
+        .history(url)
+        .baseline("history")
+        .input(input)
+        .thresholds("creep.toml")
+        .args(&["--history-record", "never"])
+        .args(extra)
+        .run()
 }
 
 /// The rolling baseline (`--baseline history --window N`), the check's own
@@ -271,34 +258,25 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
 
     // A pull request's build reads the history and writes nothing, unless asked.
     let before = runs(&g, &url).len();
-    let pr = g.run_with(
-        &[
-            "check",
-            "--history",
-            &url,
-            "--baseline",
-            "history",
-            "--input",
-            "base2.csv",
-        ],
-        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
-    );
+    let pr = g
+        .check()
+        .history(&url)
+        .baseline("history")
+        .input("base2.csv")
+        .env("GITHUB_SHA", "c5")
+        .env("GITHUB_REF_NAME", "12/merge")
+        .run();
     pr.code(0).stdout_has("this run is not recorded");
     assert_eq!(runs(&g, &url).len(), before, "a PR build wrote the history");
-    let asked = g.run_with(
-        &[
-            "check",
-            "--history",
-            &url,
-            "--baseline",
-            "history",
-            "--input",
-            "base2.csv",
-            "--history-record",
-            "always",
-        ],
-        &[("GITHUB_SHA", "c5"), ("GITHUB_REF_NAME", "12/merge")],
-    );
+    let asked = g
+        .check()
+        .history(&url)
+        .baseline("history")
+        .input("base2.csv")
+        .args(&["--history-record", "always"])
+        .env("GITHUB_SHA", "c5")
+        .env("GITHUB_REF_NAME", "12/merge")
+        .run();
     asked
         .code(0)
         .stdout_has("recorded as commit c5 on 12/merge (not baseline material)");
@@ -743,33 +721,29 @@ fn ncugate_toml_names_the_history_baseline_window_and_anchor() {
         "ncugate.toml",
         "[gate]\nbaseline = \"history\"\n[history]\nurl = \"sqlite:h.sqlite\"\nwindow = 1\nanchor = \"c1\"\n",
     );
-    let out = g.run(&["check", "--input", "base2.csv", "--history-record", "never"]);
+    let out = g
+        .check()
+        .input("base2.csv")
+        .args(&["--history-record", "never"])
+        .run();
     out.code(0)
         .stdout_has("the last 1 accepted run(s) of workload `default` on this GPU, commits c2")
         .stdout_has("anchor c1: no rule of these thresholds has max_drift");
-    g.run(&[
-        "check",
-        "--input",
-        "unfolded.csv",
-        "--thresholds",
-        "creep.toml",
-        "--history-record",
-        "never",
-    ])
-    .code(1)
-    .stdout_has("drift since c1: +45% over 2 commits");
+    g.check()
+        .input("unfolded.csv")
+        .thresholds("creep.toml")
+        .args(&["--history-record", "never"])
+        .run()
+        .code(1)
+        .stdout_has("drift since c1: +45% over 2 commits");
     // A file named by `--baseline` still wins over the file's "history".
-    g.run(&[
-        "check",
-        "--input",
-        "base2.csv",
-        "--baseline",
-        "baseline.json",
-        "--history-record",
-        "never",
-    ])
-    .code(0)
-    .stdout_has("baseline:   baseline.json");
+    g.check()
+        .input("base2.csv")
+        .baseline("baseline.json")
+        .args(&["--history-record", "never"])
+        .run()
+        .code(0)
+        .stdout_has("baseline:   baseline.json");
 }
 
 #[test]

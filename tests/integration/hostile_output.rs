@@ -5,14 +5,13 @@
 //! copies of the real H200 exports.
 
 use crate::common;
-use common::{Gate, H200, assert_valid_junit};
+use common::{Gate, assert_valid_junit};
 use std::path::Path;
 
 /// The base run with `produce`'s name replaced by `name` (a quoted CSV field
 /// may hold any character, CR and LF included).
 fn renamed(name: &str) -> String {
-    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
-        .expect("fixture");
+    let text = common::h200_text("graph_app.base.fast.run1.raw.csv");
     assert!(text.contains("\"produce(float *, long)\""));
     text.replace(
         "\"produce(float *, long)\"",
@@ -22,29 +21,21 @@ fn renamed(name: &str) -> String {
 
 #[test]
 fn hostile_kernel_names_break_no_report() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.write(
         "hostile.csv",
         renamed("produce\r\n::add-mask::X\r::stop-commands::T\u{FFFE}\u{FFFF}```end\u{2028}::error::ls\u{2029}ps"),
     );
-    let out = gate.run_as_github_step(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "hostile.csv",
-        "--format",
-        "github",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "r.md",
-        "--html",
-        "html",
-        "--show",
-        "all",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("hostile.csv")
+        .args(&["--format", "github"])
+        .junit("junit.xml")
+        .markdown("r.md")
+        .html("html")
+        .args(&["--show", "all"])
+        .run_as_github_step();
     out.code(1);
     // U+2028/U+2029 (line and paragraph separators) end a line for Unicode-aware
     // readers (a log viewer, a JavaScript JUnit viewer): they passed as they were.
@@ -123,8 +114,7 @@ fn hostile_kernel_names_break_no_report() {
 
 #[test]
 fn a_closed_stdout_keeps_the_verdict_and_a_full_one_is_an_error() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
     let args = [
         "check",
@@ -203,8 +193,7 @@ fn help_and_version_on_a_full_stdout_are_an_error() {
 #[test]
 fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
     use std::os::unix::fs::PermissionsExt;
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let mode = |name: &str| {
         std::fs::metadata(gate.path(name))
             .expect("file")
@@ -221,22 +210,15 @@ fn written_files_are_0644_and_a_replaced_baseline_keeps_its_mode() {
     gate.base_baseline(&[]);
     assert_eq!(mode("baseline.json"), 0o640);
     // Every report file too, HTML charts included.
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "r.md",
-        "--json",
-        "r.json",
-        "--html",
-        "html",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .junit("junit.xml")
+        .markdown("r.md")
+        .json("r.json")
+        .html("html")
+        .run()
+        .code(0);
     for report in [
         "junit.xml",
         "r.md",
@@ -345,16 +327,12 @@ fn names_from_json_and_xml_add_no_line_to_any_output() {
         gate.path("baselines/base/nvidia-h200-cc90-132sm.json"),
     )
     .expect("copy");
-    gate.run(&[
-        "check",
-        "--workload",
-        "base",
-        "--input",
-        "base1.csv",
-        "--json",
-        "shard.json",
-    ])
-    .code(0);
+    gate.check()
+        .workload("base")
+        .input("base1.csv")
+        .json("shard.json")
+        .run()
+        .code(0);
     let shard = gate.read("shard.json");
     for (name, says) in [
         ("base\\nresult=pass", "U+000A"),
@@ -403,8 +381,7 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
     // `\n` escapes; a PR can change the file) and an input's file name. Each
     // reached every format as it was: `::error::forged` on a line of its own
     // in GitHub mode, U+FFFE in JUnit (ill-formed), U+202E everywhere.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let input = "run\n::error::path";
     gate.h200("graph_app.redundant-node.fast.raw.csv", input);
     gate.write(
@@ -415,25 +392,17 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
             "why = \"more\\n::error::forged\\u202E\\uFFFE\\r\\nresult=pass redundant work",
         ),
     );
-    let out = gate.run_as_github_step(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        input,
-        "--thresholds",
-        "t.toml",
-        "--format",
-        "github",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "r.md",
-        "--html",
-        "html",
-        "--json",
-        "r.json",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input(input)
+        .thresholds("t.toml")
+        .args(&["--format", "github"])
+        .junit("junit.xml")
+        .markdown("r.md")
+        .html("html")
+        .json("r.json")
+        .run_as_github_step();
     out.code(1);
     let lines = |what: &str, text: &str| {
         for line in text.split('\n') {
@@ -472,22 +441,17 @@ fn text_from_a_thresholds_file_and_a_path_adds_no_line_to_any_format() {
 fn a_report_folder_holding_a_link_writes_nothing_through_it() {
     // A checkout can hold `html/charts -> ../elsewhere`: `check --html html`
     // wrote every chart there, outside the folder it was given.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
     std::fs::create_dir_all(gate.path("html")).expect("mkdir");
     std::fs::create_dir_all(gate.path("elsewhere")).expect("mkdir");
     std::os::unix::fs::symlink(gate.path("elsewhere"), gate.path("html/charts")).expect("link");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-        "--html",
-        "html",
-    ])
-    .one_clear_error("is a symbolic link");
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .html("html")
+        .run()
+        .one_clear_error("is a symbolic link");
     let written: Vec<_> = std::fs::read_dir(gate.path("elsewhere"))
         .expect("list")
         .flatten()
@@ -501,15 +465,11 @@ fn a_report_folder_holding_a_link_writes_nothing_through_it() {
         gate.path("html/index.html"),
     )
     .expect("link");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-        "--html",
-        "html",
-    ])
-    .code(1);
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .html("html")
+        .run()
+        .code(1);
     assert!(!gate.path("elsewhere/page.html").exists());
 }

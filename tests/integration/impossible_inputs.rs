@@ -3,8 +3,7 @@
 //! modified copies of the real H200 exports in fixtures/h200, made here.
 
 use crate::common;
-use common::{Gate, H200};
-use std::path::Path;
+use common::Gate;
 
 /// `file` (from `fixtures/h200`) rewritten row by row, every cell quoted:
 /// `edit(row, c, i)` changes row `i` (0 is the header), `c` being where the
@@ -14,7 +13,7 @@ fn rewritten(
     column: &str,
     mut edit: impl FnMut(&mut Vec<String>, usize, usize),
 ) -> Vec<u8> {
-    let data = std::fs::read(Path::new(H200).join(file)).expect("fixture");
+    let data = common::h200_bytes(file);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -47,8 +46,7 @@ fn with_cell(file: &str, row: usize, column: &str, value: &str) -> Vec<u8> {
 
 #[test]
 fn non_finite_and_negative_counters_are_refused() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let cases = [
         ("1e400", "not a finite number"),
         ("1e2147483647", "not a finite number"),
@@ -64,12 +62,16 @@ fn non_finite_and_negative_counters_are_refused() {
                 value,
             ),
         );
-        gate.run(&["check", "--baseline", "baseline.json", "--input", "bad.csv"])
+        gate.check()
+            .baseline("baseline.json")
+            .input("bad.csv")
+            .run()
             .one_clear_error(says);
-        gate.run(&[
-            "baseline", "record", "--input", "bad.csv", "--output", "x.json",
-        ])
-        .one_clear_error(says);
+        gate.record()
+            .input("bad.csv")
+            .output("x.json")
+            .run()
+            .one_clear_error(says);
     }
     // An exponent that would wrap once the unit's power of ten is added (Mbyte: +6,
     // us: +3) is as infinite as one that does not (it read as 0 and passed).
@@ -79,14 +81,11 @@ fn non_finite_and_negative_counters_are_refused() {
                 "wrap.csv",
                 with_cell("graph_app.base.fast.run1.raw.csv", 3, column, value),
             );
-            gate.run(&[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--input",
-                "wrap.csv",
-            ])
-            .one_clear_error("not a finite number");
+            gate.check()
+                .baseline("baseline.json")
+                .input("wrap.csv")
+                .run()
+                .one_clear_error("not a finite number");
         }
     }
     // +1e400 and -1e400 in two launches of one kernel: each is refused, their sum is never NaN.
@@ -125,14 +124,11 @@ fn non_finite_and_negative_counters_are_refused() {
     let row2 = rows[2].to_string();
     rows.push(&row2);
     gate.write("twice.csv", rows.join("\n") + "\n");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "twice.csv",
-    ])
-    .one_clear_error("overflows");
+    gate.check()
+        .baseline("baseline.json")
+        .input("twice.csv")
+        .run()
+        .one_clear_error("overflows");
 }
 
 #[test]
@@ -140,13 +136,14 @@ fn units_must_agree_across_recorded_runs_or_convert() {
     let gate = Gate::new();
     gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv");
     // `MB` as some tools write ncu's `Mbyte`: converted, so the runs agree.
-    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run2.raw.csv"))
-        .expect("fixture");
+    let text = common::h200_text("graph_app.base.fast.run2.raw.csv");
     gate.write("mb.csv", text.replacen("\"Mbyte\"", "\"MB\"", 1));
-    gate.run(&[
-        "baseline", "record", "--input", "a.csv", "--input", "mb.csv", "--output", "b.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("a.csv")
+        .input("mb.csv")
+        .output("b.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
     let sigma = b["total"]["metrics"]["dram__bytes.sum"]["sum"]["stddev"]
         .as_f64()
@@ -165,16 +162,17 @@ fn units_must_agree_across_recorded_runs_or_convert() {
             "%",
         ),
     );
-    gate.run(&[
-        "baseline", "record", "--input", "a.csv", "--input", "pct.csv", "--output", "c.json",
-    ])
-    .one_clear_error("is in % here but in byte");
+    gate.record()
+        .input("a.csv")
+        .input("pct.csv")
+        .output("c.json")
+        .run()
+        .one_clear_error("is in % here but in byte");
 }
 
 #[test]
 fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.write(
         "na.csv",
         with_cell(
@@ -184,37 +182,30 @@ fn an_unknown_sm_count_matches_no_gpu_and_a_metric_cannot_steal_it() {
             "n/a",
         ),
     );
-    gate.run(&["check", "--baseline", "baseline.json", "--input", "na.csv"])
+    gate.check()
+        .baseline("baseline.json")
+        .input("na.csv")
+        .run()
         .one_clear_error("the GPU cannot be identified");
     gate.write(
         "sms.toml",
         "[[rule]]\nmetric = \"device__attribute_multiprocessor_count\"\nworse = \"lower\"\nmax_change = \"0%\"\n",
     );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--thresholds",
-        "sms.toml",
-        "--output",
-        "sms.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("base1.csv")
+        .thresholds("sms.toml")
+        .output("sms.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("sms.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
     // The same metric as an extra of `--metric`.
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--metric",
-        "device__attribute_multiprocessor_count",
-        "--output",
-        "extra.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("base1.csv")
+        .args(&["--metric", "device__attribute_multiprocessor_count"])
+        .output("extra.json")
+        .run()
+        .code(0);
     let b: serde_json::Value = serde_json::from_str(&gate.read("extra.json")).expect("json");
     assert_eq!(b["fingerprint"]["gpus"][0]["sm_count"], 132);
 }
@@ -228,8 +219,7 @@ fn insert_after(text: &str, after: &str, anchor: &str, entry: &str) -> String {
 
 #[test]
 fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate.read("baseline.json");
     let b: serde_json::Value = serde_json::from_str(&text).expect("json");
     let (kernel, entry) = b["kernels"]
@@ -278,7 +268,10 @@ fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
         assert!(serde_json::from_str::<serde_json::Value>(&twice).is_ok());
         let name = format!("twice{i}.json");
         gate.write(&name, twice);
-        gate.run(&["check", "--baseline", &name, "--input", "base1.csv"])
+        gate.check()
+            .baseline(&name)
+            .input("base1.csv")
+            .run()
             .one_clear_error(&says);
         gate.run(&["baseline", "diff", "baseline.json", &name])
             .one_clear_error(&says);
@@ -289,9 +282,8 @@ fn a_baseline_with_a_duplicate_key_is_refused_at_any_depth() {
 fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
     // Without Device/CC/device__attribute_* columns the export was taken for
     // the H200 of the baseline and gated (exit 1, "GPU: unnamed GPU").
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let data = std::fs::read(Path::new(H200).join("graph_app.fp64.fast.raw.csv")).expect("fixture");
+    let gate = Gate::recorded();
+    let data = common::h200_bytes("graph_app.fp64.fast.raw.csv");
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .from_reader(&data[..]);
@@ -314,41 +306,28 @@ fn an_export_that_names_no_gpu_is_not_compared_as_the_baselines() {
             .expect("write");
     }
     gate.write("anonymous.csv", writer.into_inner().expect("csv"));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "anonymous.csv",
-    ])
-    .one_clear_error("shares no GPU name, compute capability or SM count with the baseline");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "anonymous.csv",
-        "--allow-device-mismatch",
-    ])
-    .code(1)
-    .stdout_has("device mismatch allowed by --allow-device-mismatch");
+    gate.check()
+        .baseline("baseline.json")
+        .input("anonymous.csv")
+        .run()
+        .one_clear_error("shares no GPU name, compute capability or SM count with the baseline");
+    gate.check()
+        .baseline("baseline.json")
+        .input("anonymous.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .code(1)
+        .stdout_has("device mismatch allowed by --allow-device-mismatch");
 }
 
 /// `baseline record --input` of one run in two formats (a report and the raw page
 /// exported from it, the details and the raw page of one report).
 fn record(gate: &Gate, rules: &str, inputs: &[&str]) -> crate::common::Outcome {
-    let mut args = vec![
-        "baseline",
-        "record",
-        "--thresholds",
-        rules,
-        "--output",
-        "x.json",
-    ];
+    let mut record = gate.record().thresholds(rules).output("x.json");
     for input in inputs {
-        args.extend(["--input", input]);
+        record = record.input(input);
     }
-    gate.run(&args)
+    record.run()
 }
 
 #[test]
@@ -363,10 +342,8 @@ fn one_run_in_two_formats_is_not_two_runs() {
         .h200("graph_app.base.fast.run1.details.csv", "run1.details.csv")
         .h200("graph_app.base.fast.run2.raw.csv", "run2.raw.csv")
         .h200("graph_app.base.fast.run3.details.csv", "run3.details.csv");
-    let time =
-        "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
-    let inst = time.replace("gpu__time_duration.sum", "sm__inst_executed.sum");
-    gate.write("time.toml", time).write("inst.toml", &inst);
+    gate.write("time.toml", common::rule("gpu__time_duration.sum"))
+        .write("inst.toml", common::rule("sm__inst_executed.sum"));
     // "2 runs" with σ = 0 were recorded from a report and its own CSV.
     for (first, second) in [
         ("run1.ncu-rep", "run1.raw.csv"),
@@ -411,32 +388,21 @@ fn a_baseline_cannot_fake_its_noise_band() {
     }
     // One export twice (here as a copy): "2 runs" with σ = 0 was recorded.
     gate.h200("graph_app.base.fast.run1.raw.csv", "copy.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "copy.csv",
-        "--output",
-        "x.json",
-    ])
-    .one_clear_error("copy.csv: the same export as base1.csv");
+    gate.record()
+        .input("base1.csv")
+        .input("copy.csv")
+        .output("x.json")
+        .run()
+        .one_clear_error("copy.csv: the same export as base1.csv");
     // Runs that launched different kernels were averaged ("1.5 launches per run").
     gate.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-        "--input",
-        "fp64.csv",
-        "--output",
-        "x.json",
-    ])
-    .one_clear_error("the runs launched different kernels");
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("fp64.csv")
+        .output("x.json")
+        .run()
+        .one_clear_error("the runs launched different kernels");
     // Finite values whose spread overflowed were written as "stddev": null (exit 0),
     // and every later check exited 2. Now the deviation is computed without overflow.
     for (i, v) in ["1e160", "3e160", "2e160"].iter().enumerate() {
@@ -450,13 +416,18 @@ fn a_baseline_cannot_fake_its_noise_band() {
             ),
         );
     }
-    gate.run(&[
-        "baseline", "record", "--input", "big0.csv", "--input", "big1.csv", "--input", "big2.csv",
-        "--output", "big.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("big0.csv")
+        .input("big1.csv")
+        .input("big2.csv")
+        .output("big.json")
+        .run()
+        .code(0);
     assert!(!gate.read("big.json").contains("null"), "no null statistic");
-    gate.run(&["check", "--baseline", "big.json", "--input", "big2.csv"])
+    gate.check()
+        .baseline("big.json")
+        .input("big2.csv")
+        .run()
         .code(0);
     // Values whose mean overflows cannot be recorded.
     for i in 0..3 {
@@ -470,29 +441,21 @@ fn a_baseline_cannot_fake_its_noise_band() {
             ),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "huge0.csv",
-        "--input",
-        "huge1.csv",
-        "--input",
-        "huge2.csv",
-        "--output",
-        "huge.json",
-    ])
-    .one_clear_error("overflow");
+    gate.record()
+        .input("huge0.csv")
+        .input("huge1.csv")
+        .input("huge2.csv")
+        .output("huge.json")
+        .run()
+        .one_clear_error("overflow");
     assert!(!gate.path("huge.json").exists());
 }
 
 #[test]
 fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric() {
     // The first copy won: a worse second copy passed (exit 0), a worse first failed.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let text = std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.raw.csv"))
-        .expect("fixture");
+    let gate = Gate::recorded();
+    let text = common::h200_text("graph_app.base.fast.run1.raw.csv");
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
     let col = {
         let mut reader = csv::ReaderBuilder::new()
@@ -521,31 +484,23 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
         out.join("\n") + "\n"
     };
     gate.write("equal.csv", with_copy(&lines, None));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "equal.csv",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("equal.csv")
+        .run()
+        .code(0);
     gate.write("worse-copy.csv", with_copy(&lines, Some(3)));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "worse-copy.csv",
-    ])
-    .one_clear_error(&format!(
-        "line 4: metric `sm__inst_executed.sum` is in column {}",
-        col + 1
-    ));
+    gate.check()
+        .baseline("baseline.json")
+        .input("worse-copy.csv")
+        .run()
+        .one_clear_error(&format!(
+            "line 4: metric `sm__inst_executed.sum` is in column {}",
+            col + 1
+        ));
 
     // A details page with every instruction row twice in its section.
-    let details =
-        std::fs::read_to_string(Path::new(H200).join("graph_app.base.fast.run1.details.csv"))
-            .expect("fixture");
+    let details = common::h200_text("graph_app.base.fast.run1.details.csv");
     let twice = |worse: bool| -> String {
         let mut out = Vec::new();
         for line in details.lines() {
@@ -567,31 +522,25 @@ fn a_metric_written_twice_with_two_values_is_refused_and_with_one_is_one_metric(
             &format!("d{i}.csv"),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "d1.csv",
-        "--input",
-        "d2.csv",
-        "--input",
-        "d3.csv",
-        "--output",
-        "details.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("d1.csv")
+        .input("d2.csv")
+        .input("d3.csv")
+        .output("details.json")
+        .run()
+        .code(0);
     gate.write("dup.csv", twice(false));
-    gate.run(&["check", "--baseline", "details.json", "--input", "dup.csv"])
+    gate.check()
+        .baseline("details.json")
+        .input("dup.csv")
+        .run()
         .code(0);
     gate.write("dup-worse.csv", twice(true));
-    gate.run(&[
-        "check",
-        "--baseline",
-        "details.json",
-        "--input",
-        "dup-worse.csv",
-    ])
-    .one_clear_error("metric `sm__inst_executed.sum` is");
+    gate.check()
+        .baseline("details.json")
+        .input("dup-worse.csv")
+        .run()
+        .one_clear_error("metric `sm__inst_executed.sum` is");
 }
 
 /// `file` (from `fixtures/h200`) with the column `column` written twice: a
@@ -613,8 +562,7 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
     // header that named them, so a copy placed before the real column decided
     // the verdict — a `Metric Value` copy with better values passed a
     // regression, and one with worse values failed a passing run (exit 1).
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let times = |k: f64| {
         move |cell: &str, _: usize| match cell.replace(',', "").parse::<f64>() {
             Ok(v) => format!("{}", v * k),
@@ -685,26 +633,19 @@ fn a_column_the_reader_reads_by_name_written_twice_is_refused() {
     ];
     for (page, bytes, column) in cases {
         gate.write("twice.csv", bytes);
-        gate.run(&[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "twice.csv",
-        ])
-        .one_clear_error(&format!("the header names the column \"{column}\" twice"));
-        if page == "details" {
-            gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
-            gate.run(&[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--input",
-                "run.csv",
-                "--details",
-                "twice.csv",
-            ])
+        gate.check()
+            .baseline("baseline.json")
+            .input("twice.csv")
+            .run()
             .one_clear_error(&format!("the header names the column \"{column}\" twice"));
+        if page == "details" {
+            gate.fast_run("base");
+            gate.check()
+                .baseline("baseline.json")
+                .input("run.csv")
+                .details("twice.csv")
+                .run()
+                .one_clear_error(&format!("the header names the column \"{column}\" twice"));
         }
     }
 }
@@ -733,29 +674,23 @@ fn a_details_page_or_summary_without_its_unit_column_is_refused() {
     ] {
         gate.write(name, without_column(file, "Metric Unit"));
     }
-    gate.run(&[
-        "baseline", "record", "--input", "base.csv", "--output", "b.json",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.record()
+        .input("base.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
     assert!(!gate.path("b.json").exists());
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "summary.csv",
-        "--output",
-        "b.json",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.record()
+        .input("summary.csv")
+        .output("b.json")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
     gate.base_baseline(&[]);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "strided.csv",
-    ])
-    .one_clear_error("no \"Metric Unit\" column");
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .run()
+        .one_clear_error("no \"Metric Unit\" column");
 }
 
 #[test]
@@ -766,27 +701,25 @@ fn recording_exports_that_name_no_gpu_says_every_check_will_need_the_mismatch_fl
     let gate = Gate::new();
     let stripped = without_column("graph_app.base.fast.run1.details.csv", "CC");
     gate.write("base.csv", stripped);
-    let out = gate.run(&[
-        "baseline", "record", "--input", "base.csv", "--output", "b.json",
-    ]);
+    let out = gate.record().input("base.csv").output("b.json").run();
     out.code(0);
     assert!(
         out.stderr.contains("warning: the exports name no GPU"),
         "{}",
         out.stderr
     );
-    gate.run(&["check", "--baseline", "b.json", "--input", "base.csv"])
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .run()
         .code(2)
         .stderr_has("device mismatch");
-    gate.run(&[
-        "check",
-        "--baseline",
-        "b.json",
-        "--input",
-        "base.csv",
-        "--allow-device-mismatch",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("b.json")
+        .input("base.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .code(0);
     // Exports that name the GPU record without the warning.
     gate.base_baseline(&[]).code(0);
     assert!(!gate.base_baseline(&[]).stderr.contains("name no GPU"));

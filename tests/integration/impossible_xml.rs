@@ -42,13 +42,12 @@ fn records_a_parser_would_skip_are_refused() {
     ];
     for (xml, says) in cases {
         gate.write("bad.xml", xml);
-        gate.run(&["sanitize", "--xml", "bad.xml"])
-            .one_clear_error(says);
+        gate.sanitize().xml("bad.xml").run().one_clear_error(says);
     }
     // The unmodified file fails on its two leaks: the refusals above are not
     // a file ncugate cannot read at all.
     gate.write("good.xml", leaky());
-    gate.run(&["sanitize", "--xml", "good.xml"]).code(1);
+    gate.sanitize().xml("good.xml").run().code(1);
 }
 
 #[test]
@@ -67,13 +66,17 @@ fn deep_nesting_and_huge_text_are_refused() {
             1,
         ),
     );
-    gate.run(&["sanitize", "--xml", "deep.xml"])
+    gate.sanitize()
+        .xml("deep.xml")
+        .run()
         .one_clear_error("nested deeper than 64 elements");
     gate.write(
         "huge.xml",
         leaky().replacen("Leaked 1048576 bytes", &"x".repeat(2 << 20), 1),
     );
-    gate.run(&["sanitize", "--xml", "huge.xml"])
+    gate.sanitize()
+        .xml("huge.xml")
+        .run()
         .one_clear_error("longer than 1024 KiB");
 }
 
@@ -96,7 +99,10 @@ fn hazard_counts_and_leaked_bytes_saturate_instead_of_wrapping() {
     for (name, xml, field) in [("race", race, "count"), ("leak", leak, "bytes")] {
         gate.write(&format!("{name}.xml"), first_record_twice(&xml));
         let json = format!("{name}.json");
-        gate.run(&["sanitize", "--xml", &format!("{name}.xml"), "--json", &json])
+        gate.sanitize()
+            .xml(format!("{name}.xml"))
+            .json(&json)
+            .run()
             .code(1);
         let report: serde_json::Value = serde_json::from_str(&gate.read(&json)).expect("json");
         let largest = report["sanitizer"]

@@ -12,7 +12,6 @@ use ncugate::config::InitConfig;
 use ncugate::init::{Answers, run};
 use ncugate::runner::process::Exit;
 use ncugate::runner::replay::{Recorded, ReplayRunner};
-use std::path::Path;
 
 #[test]
 fn on_ci_it_asks_nothing_and_writes_both_files() {
@@ -147,16 +146,7 @@ fn a_failed_trial_run_still_says_which_files_were_written() {
 
 /// A fast profiling run of the reference app as recorded on the H200.
 fn profiled(name: &str) -> Recorded {
-    let read = |suffix: &str| std::fs::read(Path::new(H200).join(format!("{name}.{suffix}")));
-    let pipes = String::from_utf8_lossy(&read("stdout.log").unwrap_or_default()).into_owned();
-    let mut step = Recorded::log(&pipes, Exit::Code(0));
-    step.files
-        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    step.files.push((
-        ncugate::runner::ncu::OUTPUT_FILE.into(),
-        read("ncu.log").expect("fixture"),
-    ));
-    step
+    common::steps::recorded_fast(H200, name, Exit::Code(0), true)
 }
 
 fn config_of(args: &[&str]) -> Config {

@@ -5,36 +5,24 @@
 //! a killed write (SIGKILL) leaves are removed by the next write.
 //! The ncu here is a stand-in that starts a sleeping "app" and waits for it.
 
-use crate::common::Gate;
+use crate::common::{Gate, Ncugate};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// Writes the stand-in ncu: it records its pid and its app's, then waits.
+/// The stand-in ncu that records its pid and its app's, then waits.
 fn slow_ncu(gate: &Gate) -> String {
-    let dir = gate.dir.path().display();
-    gate.write(
-        "slow-ncu",
-        format!(
-            "#!/bin/sh\necho $$ > {dir}/ncu.pid\nsleep 300 &\necho $! > {dir}/app.tmp-pid\nmv {dir}/app.tmp-pid {dir}/app.pid\nwait\n"
-        ),
-    );
-    let path = gate.path("slow-ncu");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    path.display().to_string()
+    gate.ncu("slow-ncu").hang("ncu.pid", "app.pid").install()
 }
 
-/// `ncugate ARGS --ncu SLOW_NCU -- ./app` in the scratch dir with `env`
-/// added, its output piped; returns once the stand-in ncu runs the app.
-fn under_slow_ncu(gate: &Gate, args: &[&str], env: &[(&str, PathBuf)]) -> Child {
+/// `RUN --ncu SLOW_NCU -- ./app`, its output piped; returns once the
+/// stand-in ncu runs the app.
+fn under_slow_ncu(gate: &Gate, run: Ncugate) -> Child {
     let ncu = slow_ncu(gate);
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ncugate"))
-        .current_dir(gate.dir.path())
-        .args(args)
-        .args(["--ncu", &ncu, "--", "./app"])
-        .env_remove("GITHUB_ACTIONS")
-        .envs(env.iter().map(|(k, v)| (k, v)))
+    let mut child = run
+        .ncu(ncu)
+        .app(&["./app"])
+        .std_command()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -85,12 +73,7 @@ fn finish(mut child: Child, within: Duration) -> crate::common::Outcome {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().expect("output");
-    crate::common::Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    child.wait_with_output().expect("output").into()
 }
 
 /// Every file under `dir` whose name ends in `.tmp`.
@@ -110,6 +93,15 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The files of the reports the interrupted check writes.
+const REPORTS: [&str; 5] = [
+    "junit.xml",
+    "r.json",
+    "r.md",
+    "html/index.html",
+    "html/style.css",
+];
+
 #[test]
 fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
     // SIGHUP and SIGUSR1 killed ncugate and left ncu and the app running;
@@ -125,36 +117,21 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         (libc::SIGALRM, "SIGALRM"),
         (libc::SIGXCPU, "SIGXCPU"),
     ] {
-        let gate = Gate::new();
-        gate.base_baseline(&[]);
+        let gate = Gate::recorded();
         // An earlier run's reports: they must not pass for this run's.
         std::fs::create_dir_all(gate.path("html")).expect("mkdir");
-        for old in [
-            "junit.xml",
-            "r.json",
-            "r.md",
-            "html/index.html",
-            "html/style.css",
-        ] {
+        for old in REPORTS {
             gate.write(old, "an earlier run's report");
         }
         let baseline = gate.read("baseline.json");
         let child = under_slow_ncu(
             &gate,
-            &[
-                "check",
-                "--baseline",
-                "baseline.json",
-                "--junit",
-                "junit.xml",
-                "--json",
-                "r.json",
-                "--markdown",
-                "r.md",
-                "--html",
-                "html",
-            ],
-            &[],
+            gate.check()
+                .baseline("baseline.json")
+                .junit("junit.xml")
+                .json("r.json")
+                .markdown("r.md")
+                .html("html"),
         );
         let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
         assert!(alive(ncu_pid) && alive(app_pid));
@@ -183,13 +160,7 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
         );
         assert!(!alive(ncu_pid), "{name}: ncu ({ncu_pid}) still runs");
         assert!(!alive(app_pid), "{name}: the app ({app_pid}) still runs");
-        for old in [
-            "junit.xml",
-            "r.json",
-            "r.md",
-            "html/index.html",
-            "html/style.css",
-        ] {
+        for old in REPORTS {
             assert!(!gate.path(old).exists(), "{name}: {old} is still there");
         }
         assert_eq!(temp_files(gate.dir.path()), Vec::<PathBuf>::new(), "{name}");
@@ -199,15 +170,14 @@ fn sigint_and_sigterm_stop_ncu_and_the_app_and_leave_no_report() {
 
 #[test]
 fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let child = under_slow_ncu(
         &gate,
-        &["check", "--baseline", "baseline.json", "--format", "github"],
-        &[
-            ("GITHUB_OUTPUT", gate.path("github-output")),
-            ("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
-        ],
+        gate.check()
+            .baseline("baseline.json")
+            .args(&["--format", "github"])
+            .env("GITHUB_OUTPUT", gate.path("github-output"))
+            .env("GITHUB_STEP_SUMMARY", gate.path("step-summary")),
     );
     signal(child.id(), libc::SIGINT);
     let out = finish(child, Duration::from_secs(30));
@@ -224,14 +194,9 @@ fn in_github_mode_the_interrupt_closes_ncus_log_group_first() {
 
 #[test]
 fn an_interrupted_recording_keeps_the_previous_baseline() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let before = gate.read("baseline.json");
-    let child = under_slow_ncu(
-        &gate,
-        &["baseline", "record", "--output", "baseline.json"],
-        &[],
-    );
+    let child = under_slow_ncu(&gate, gate.record().output("baseline.json"));
     let app = pid(&gate, "app.pid");
     signal(child.id(), libc::SIGTERM);
     finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
@@ -242,13 +207,8 @@ fn an_interrupted_recording_keeps_the_previous_baseline() {
 
 #[test]
 fn a_second_signal_exits_at_once() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    let child = under_slow_ncu(
-        &gate,
-        &["check", "--baseline", "baseline.json", "--json", "r.json"],
-        &[],
-    );
+    let gate = Gate::recorded();
+    let child = under_slow_ncu(&gate, gate.check().baseline("baseline.json").json("r.json"));
     let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
     // Stopped, ncugate gets both signals at once when it continues: the
     // second is handled before the cleanup can run.
@@ -281,8 +241,7 @@ fn leftover(gate: &Gate, name: &str, bytes: usize) -> PathBuf {
 
 #[test]
 fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let stale = leftover(&gate, ".baseline.json.k1LLed.tmp", 1 << 20);
     // A write in progress in another process holds its temp file's lock.
     let busy = leftover(&gate, ".baseline.json.wr1t1n.tmp", 10);
@@ -305,16 +264,13 @@ fn temp_files_of_a_killed_write_are_removed_by_the_next_one() {
     assert!(busy.exists() && foreign.exists());
     // `check` reads the baseline: it removes one left beside it too.
     drop(held);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-    ])
-    .code(0)
-    .stderr_has("ncugate: removed 1 temp file ")
-    .stderr_has(".baseline.json.wr1t1n.tmp");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .run()
+        .code(0)
+        .stderr_has("ncugate: removed 1 temp file ")
+        .stderr_has(".baseline.json.wr1t1n.tmp");
     assert!(!busy.exists());
 }
 
@@ -323,20 +279,12 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
     // Jenkins signals every process of an aborted build, in no set order:
     // when ncu and the app die of SIGTERM just before ncugate gets its own,
     // the run ends with the interrupt's one error line, not "ncu failed".
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let child = under_slow_ncu(
         &gate,
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--junit",
-            "junit.xml",
-        ],
-        &[],
+        gate.check().baseline("baseline.json").junit("junit.xml"),
     );
-    // ncu first: the fake ncu is a shell whose `wait` ends with status 0 when
+    // ncu first: the stand-in ncu is a shell whose `wait` ends with status 0 when
     // its app dies, which would read as "ncu exited 0" instead of a death by
     // the signal. The app may be gone by the time it is signalled (ncugate
     // ends ncu's process group once ncu dies): that is no failed kill.

@@ -39,8 +39,7 @@ fn the_committed_schemas_are_the_types() {
 
 #[test]
 fn baselines_and_reports_of_one_gate_validate() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     assert_valid_json("baseline.v2.json", &read_json(&gate.path("baseline.json")));
     gate.h200("graph_app.strided.fast.raw.base-units.csv", "strided.csv")
         .h200("graph_app.strided.fast.details.csv", "strided.details.csv");
@@ -54,9 +53,12 @@ fn baselines_and_reports_of_one_gate_validate() {
         (&["--input", "missing.csv"], 2),
     ];
     for (args, code) in checks {
-        let mut all = vec!["check", "--baseline", "baseline.json", "--json", "r.json"];
-        all.extend_from_slice(args);
-        gate.run(&all).code(code);
+        gate.check()
+            .baseline("baseline.json")
+            .json("r.json")
+            .args(args)
+            .run()
+            .code(code);
         let report = read_json(&gate.path("r.json"));
         assert_eq!(report["exit_code"], code);
         assert_valid_json("report.v2.json", &report);
@@ -66,7 +68,10 @@ fn baselines_and_reports_of_one_gate_validate() {
         gate.path("alloc-bug.xml"),
     )
     .expect("fixture");
-    gate.run(&["sanitize", "--xml", "alloc-bug.xml", "--json", "s.json"])
+    gate.sanitize()
+        .xml("alloc-bug.xml")
+        .json("s.json")
+        .run()
         .code(1);
     let report = read_json(&gate.path("s.json"));
     assert!(
@@ -108,8 +113,7 @@ fn the_committed_examples_and_their_merge_validate() {
 
 #[test]
 fn what_ncugate_would_refuse_does_not_validate() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let baseline = read_json(&gate.path("baseline.json"));
     // Baselines refuse unknown keys (a typo must not pass for a setting).
     let mut extra = baseline.clone();
@@ -121,16 +125,12 @@ fn what_ncugate_would_refuse_does_not_validate() {
         .expect("object")
         .remove("fingerprint");
     assert!(!json_schema_errors("baseline.v2.json", &missing).is_empty());
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base1.csv",
-        "--json",
-        "r.json",
-    ])
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .json("r.json")
+        .run()
+        .code(0);
     let mut report = read_json(&gate.path("r.json"));
     report["outcome"] = "maybe".into();
     let errors = json_schema_errors("report.v2.json", &report);

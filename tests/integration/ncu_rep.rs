@@ -2,7 +2,7 @@
 //! the same raw page cell for cell, the same run model, the same verdict; and
 //! damaged reports refused with exit 2, never a panic or a partial run.
 
-use crate::common::{Gate, H200};
+use crate::common::{Gate, H200, h200_bytes};
 use ncugate::model::KernelKeyMode;
 use ncugate::parse::ncu_rep::{self, Refusal, container};
 use std::path::Path;
@@ -62,14 +62,10 @@ fn metrics_of(report: &str) -> Vec<String> {
     }
 }
 
-fn bytes(file: &str) -> Vec<u8> {
-    std::fs::read(Path::new(H200).join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
-}
-
 fn csv_rows(file: &str) -> Vec<Vec<String>> {
     csv::ReaderBuilder::new()
         .has_headers(false)
-        .from_reader(&bytes(file)[..])
+        .from_reader(&h200_bytes(file)[..])
         .records()
         .map(|r| r.expect("csv row").iter().map(String::from).collect())
         .collect()
@@ -87,7 +83,8 @@ fn metrics() -> Vec<String> {
 #[test]
 fn every_cell_matches_ncus_base_unit_raw_page() {
     for (report, csv) in CORPUS {
-        let read = container::read(&bytes(report)).unwrap_or_else(|e| panic!("{report}: {e:?}"));
+        let read =
+            container::read(&h200_bytes(report)).unwrap_or_else(|e| panic!("{report}: {e:?}"));
         let page = ncu_rep::raw_page(&read);
         let want = csv_rows(csv);
         assert_eq!(page.header, want[0], "{report}: columns");
@@ -103,13 +100,13 @@ fn every_cell_matches_ncus_base_unit_raw_page() {
         }
         assert!(cells >= 2 * 200, "{report}: only {cells} cells compared");
         // Byte for byte, quoting and line ends included.
-        assert_eq!(page.to_csv(), bytes(csv), "{report}: the CSV bytes");
+        assert_eq!(page.to_csv(), h200_bytes(csv), "{report}: the CSV bytes");
     }
 }
 
 #[test]
 fn kernel_names_come_in_three_forms() {
-    let read = container::read(&bytes(CORPUS[0].0)).expect("read");
+    let read = container::read(&h200_bytes(CORPUS[0].0)).expect("read");
     let container::LaunchKind::Kernel {
         mangled,
         function,
@@ -142,9 +139,9 @@ fn the_run_model_equals_the_csv_paths() {
             let native = ncu_rep::read_run(&path, &metrics, key_mode)
                 .unwrap_or_else(|e| panic!("{report}: {:?}", e.into_error()));
             let mut from_csv =
-                ncugate::parse::raw::read_raw(&path, &bytes(csv)[..], &metrics, key_mode)
+                ncugate::parse::raw::read_raw(&path, &h200_bytes(csv)[..], &metrics, key_mode)
                     .expect("csv");
-            from_csv.sha256 = ncugate::parse::sha256_bytes(&bytes(report));
+            from_csv.sha256 = ncugate::parse::sha256_bytes(&h200_bytes(report));
             assert_eq!(native, from_csv, "{report} ({key_mode})");
         }
     }
@@ -293,7 +290,7 @@ fn a_truncated_report_is_refused_wherever_it_is_cut() {
 }
 
 fn truncated_everywhere(report: &str) {
-    let data = bytes(report);
+    let data = h200_bytes(report);
     let starts = block_starts(&data);
     let whole = outcome(&data).expect("whole report");
     let mut refused = 0;
@@ -337,7 +334,7 @@ fn flipped_bytes_never_panic() {
 /// Flips one bit at a time at 1000 places: every read ends in a report or an
 /// error, never a panic, and the page of what reads is still a page.
 fn flip_bits(report: &str) {
-    let data = bytes(report);
+    let data = h200_bytes(report);
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut errors = 0;
     for _ in 0..1000 {
@@ -363,7 +360,7 @@ fn flip_bits(report: &str) {
 #[test]
 fn damaged_and_unknown_reports_exit_2_with_a_hint() {
     let gate = Gate::new();
-    let data = bytes(CORPUS[0].0);
+    let data = h200_bytes(CORPUS[0].0);
     let mut v8 = data.clone();
     v8[9] = 8; // the file header's version field
     let mut huge = data.clone();
@@ -425,7 +422,7 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
 
 #[test]
 fn an_unknown_version_is_unsupported_not_corrupt() {
-    let mut data = bytes(CORPUS[0].0);
+    let mut data = h200_bytes(CORPUS[0].0);
     data[9] = 6;
     let path = std::env::temp_dir().join(format!("ncugate-v6-{}.ncu-rep", std::process::id()));
     std::fs::write(&path, &data).expect("write");
@@ -471,7 +468,7 @@ fn the_unit_table_agrees_with_every_committed_raw_page() {
 fn a_gated_metric_of_unknown_unit_is_refused_not_guessed() {
     // The same report with one metric renamed in its string table (same
     // length, so every size still holds).
-    let data = bytes(CORPUS[0].0);
+    let data = h200_bytes(CORPUS[0].0);
     let (from, to) = (&b"dram__bytes.sum"[..], &b"dram__bytez.sum"[..]);
     let at = data
         .windows(from.len())
@@ -519,7 +516,7 @@ fn the_pytorch_report_matches_when_present() {
     let read = container::read(&data).expect("the PyTorch report reads");
     assert_eq!(
         ncu_rep::raw_page(&read).to_csv(),
-        bytes("ncu-rep/torch_mlp.fast.raw.base-units.csv")
+        h200_bytes("ncu-rep/torch_mlp.fast.raw.base-units.csv")
     );
 }
 
@@ -681,7 +678,7 @@ fn the_full_sets_rule_rows_are_ncus() {
             .map(|r| cols.iter().map(|c| r[at(c)].clone()).collect())
             .collect()
     };
-    let read = container::read(&bytes("ncu-rep/e2e/F.ncu-rep")).expect("read");
+    let read = container::read(&h200_bytes("ncu-rep/e2e/F.ncu-rep")).expect("read");
     let page = ncu_rep::details_page(&read);
     let ours: Vec<Vec<String>> = std::iter::once(page.header.clone())
         .chain(page.rows)
@@ -690,7 +687,7 @@ fn the_full_sets_rule_rows_are_ncus() {
     let ncu: Vec<Vec<String>> = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(&bytes("ncu-rep/e2e/F.ncu.details.csv")[..])
+        .from_reader(&h200_bytes("ncu-rep/e2e/F.ncu.details.csv")[..])
         .records()
         .map(|r| r.expect("csv row").iter().map(String::from).collect())
         .collect();

@@ -14,17 +14,13 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
         "kernels = \"scal\"\nwhy = \"more instructions: redundant work",
     );
     gate.write("typo.toml", rules);
-    let out = gate.check(
-        "baseline.json",
-        &[
-            "--input",
-            "base1.csv",
-            "--thresholds",
-            "typo.toml",
-            "--json",
-            "r.json",
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .thresholds("typo.toml")
+        .json("r.json")
+        .run();
     out.code(2)
         .stdout_has("ncugate: ERROR (exit 2)")
         .stdout_has("`kernels = \"scal\"` matches no kernel, so this rule gates nothing")
@@ -44,12 +40,13 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
         "kernels = \"scal\"\noptional = true\nwhy = \"more instructions: redundant work",
     );
     gate.write("optional.toml", optional);
-    gate.check(
-        "baseline.json",
-        &["--input", "base1.csv", "--thresholds", "optional.toml"],
-    )
-    .code(0)
-    .stdout_has("1 skipped");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .thresholds("optional.toml")
+        .run()
+        .code(0)
+        .stdout_has("1 skipped");
     // A filter that matches passes as before.
     gate.write(
         "ok.toml",
@@ -59,47 +56,44 @@ fn a_kernel_filter_that_matches_no_kernel_is_an_error_not_a_pass() {
             "kernels = \"scale\"\nwhy = \"more instructions: redundant work",
         ),
     );
-    gate.check(
-        "baseline.json",
-        &["--input", "base1.csv", "--thresholds", "ok.toml"],
-    )
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .thresholds("ok.toml")
+        .run()
+        .code(0);
 }
 
 #[test]
 fn a_graph_mode_export_against_a_node_mode_baseline_is_refused() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.h200("graph_app.base.graph.raw.csv", "graph.csv");
-    gate.check("baseline.json", &["--input", "graph.csv"])
+    gate.check()
+        .baseline("baseline.json")
+        .input("graph.csv")
+        .run()
         .one_clear_error("graph.csv: this export was profiled with --graph-profiling graph");
     let baseline: serde_json::Value = serde_json::from_str(&gate.read("baseline.json")).unwrap();
     assert_eq!(baseline["graph_mode"], false, "node mode recorded");
 
     // And the other way round: a graph-mode baseline, a node-mode run.
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "graph.csv",
-        "--output",
-        "graph.json",
-    ])
-    .code(0);
-    gate.check("graph.json", &["--input", "base1.csv"])
+    gate.record()
+        .input("graph.csv")
+        .output("graph.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("graph.json")
+        .input("base1.csv")
+        .run()
         .one_clear_error("profiled with --graph-profiling node");
     // Recording from both modes at once is refused too.
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base1.csv",
-        "--input",
-        "graph.csv",
-        "--output",
-        "mixed.json",
-    ])
-    .one_clear_error("graph.csv: profiled with --graph-profiling graph, but base1.csv with");
+    gate.record()
+        .input("base1.csv")
+        .input("graph.csv")
+        .output("mixed.json")
+        .run()
+        .one_clear_error("graph.csv: profiled with --graph-profiling graph, but base1.csv with");
 }
 
 #[test]
@@ -111,21 +105,15 @@ fn new_findings_set_to_fail_show_in_why_and_in_the_html_kernel_status() {
         "fail.toml",
         rules_with("default.toml", "new = \"warn\"", "new = \"fail\""),
     );
-    let out = gate.check(
-        "baseline.json",
-        &[
-            "--input",
-            "base.csv",
-            "--details",
-            "strided.details.csv",
-            "--thresholds",
-            "fail.toml",
-            "--html",
-            "html",
-            "--markdown",
-            "r.md",
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("base.csv")
+        .details("strided.details.csv")
+        .thresholds("fail.toml")
+        .html("html")
+        .markdown("r.md")
+        .run();
     out.code(1)
         .stdout_has("ncugate: REGRESSION (exit 1): 2 failed")
         .stdout_has("why:\n  ✗ scale\n")
@@ -143,19 +131,14 @@ fn a_throughput_that_rises_is_higher_not_improved() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     gate.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    let out = gate.check(
-        "baseline.json",
-        &[
-            "--input",
-            "strided.csv",
-            "--markdown",
-            "r.md",
-            "--json",
-            "r.json",
-            "--html",
-            "html",
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .markdown("r.md")
+        .json("r.json")
+        .html("html")
+        .run();
     out.code(1).stdout_has(" changed");
     assert!(!out.stdout.contains("improved"), "{}", out.stdout);
     out.stdout_has(" higher\n");
@@ -188,12 +171,13 @@ fn a_throughput_that_rises_is_higher_not_improved() {
             "worse = \"lower\"\nbetter = \"higher\"\n",
         ),
     );
-    gate.check(
-        "baseline.json",
-        &["--input", "strided.csv", "--thresholds", "better.toml"],
-    )
-    .code(1)
-    .stdout_has("1 improved");
+    gate.check()
+        .baseline("baseline.json")
+        .input("strided.csv")
+        .thresholds("better.toml")
+        .run()
+        .code(1)
+        .stdout_has("1 improved");
 }
 
 #[test]
@@ -202,8 +186,7 @@ fn baseline_diff_uses_the_rules_aggregate() {
     gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv")
         .h200("graph_app.base.fast.run2.raw.csv", "b.csv");
     for (input, output) in [("a.csv", "a.json"), ("b.csv", "b.json")] {
-        gate.run(&["baseline", "record", "--input", input, "--output", output])
-            .code(0);
+        gate.record().input(input).output(output).run().code(0);
     }
     let out = gate.run(&["baseline", "diff", "a.json", "b.json"]);
     out.code(1)
@@ -221,19 +204,17 @@ fn a_one_run_baseline_warns_that_sigma_is_unknown() {
     let gate = Gate::new();
     gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv")
         .h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "a.csv",
-        "--kernel-key",
-        "function",
-        "--output",
-        "one.json",
-    ])
-    .code(0)
-    .stderr_has("ncugate: warning: a baseline of 1 run has no spread: σ is unknown");
-    gate.check("one.json", &["--input", "strided.csv"])
+    gate.record()
+        .input("a.csv")
+        .args(&["--kernel-key", "function"])
+        .output("one.json")
+        .run()
+        .code(0)
+        .stderr_has("ncugate: warning: a baseline of 1 run has no spread: σ is unknown");
+    gate.check()
+        .baseline("one.json")
+        .input("strided.csv")
+        .run()
         .code(1)
         .stdout_has("σ unknown: the baseline has 1 run")
         .stdout_has("the baseline has 1 run: σ is unknown");
@@ -242,20 +223,14 @@ fn a_one_run_baseline_warns_that_sigma_is_unknown() {
 #[test]
 fn a_one_run_baseline_does_not_warn_when_no_rule_uses_noise() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv").write(
-        "t.toml",
-        "[[rule]]\nmetric = \"sm__inst_executed.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-    );
-    let out = gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "a.csv",
-        "--thresholds",
-        "t.toml",
-        "--output",
-        "one.json",
-    ]);
+    gate.h200("graph_app.base.fast.run1.raw.csv", "a.csv")
+        .write("t.toml", common::rule("sm__inst_executed.sum"));
+    let out = gate
+        .record()
+        .input("a.csv")
+        .thresholds("t.toml")
+        .output("one.json")
+        .run();
     out.code(0).stdout_has("1 run,");
     assert!(!out.stderr.contains("σ"), "{}", out.stderr);
     assert!(!out.stdout.contains("run(s)"), "{}", out.stdout);

@@ -5,12 +5,9 @@
 //! against itself (exit 0) and against a copy with the first result's
 //! duration doubled (exit 1); the modified copies are generated here.
 
-use crate::common::{Gate, H200};
+use crate::common::{Gate, H200, rule};
 use crate::public_exports::{Field, doubled_where, header, raw_doubled};
 use std::path::Path;
-
-const RULE: &str =
-    "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
 
 /// File, the kernel keys its baseline holds, and the launches per run.
 const EXPORTS: &[(&str, &[&str], u64)] = &[
@@ -59,7 +56,7 @@ const EXPORTS: &[(&str, &[&str], u64)] = &[
 #[test]
 fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
     let gate = Gate::new();
-    gate.write("t.toml", RULE);
+    gate.write("t.toml", rule("gpu__time_duration.sum"));
     for (i, (file, keys, launches)) in EXPORTS.iter().enumerate() {
         let data = std::fs::read(Path::new(H200).join("nvtx").join(file)).expect("read");
         let (_, head) = header(&data);
@@ -88,16 +85,12 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
             format!("{i}.json"),
         );
         gate.write(&me, &data).write(&worse, slow);
-        let rec = gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            "t.toml",
-            "--input",
-            &me,
-            "--output",
-            &base,
-        ]);
+        let rec = gate
+            .record()
+            .thresholds("t.toml")
+            .input(&me)
+            .output(&base)
+            .run();
         assert_eq!(rec.code, 0, "{file}: {}", rec.stderr);
         let json: serde_json::Value =
             serde_json::from_str(&gate.read(&base)).expect("baseline JSON");
@@ -111,25 +104,19 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
             .sum();
         assert_eq!(total, *launches, "{file}: launches");
 
-        let same = gate.run(&[
-            "check",
-            "--thresholds",
-            "t.toml",
-            "--baseline",
-            &base,
-            "--input",
-            &me,
-        ]);
+        let same = gate
+            .check()
+            .thresholds("t.toml")
+            .baseline(&base)
+            .input(&me)
+            .run();
         assert_eq!(same.code, 0, "{file}: {}{}", same.stdout, same.stderr);
-        let out = gate.run(&[
-            "check",
-            "--thresholds",
-            "t.toml",
-            "--baseline",
-            &base,
-            "--input",
-            &worse,
-        ]);
+        let out = gate
+            .check()
+            .thresholds("t.toml")
+            .baseline(&base)
+            .input(&worse)
+            .run();
         assert_eq!(out.code, 1, "{file}: {}{}", out.stdout, out.stderr);
         assert!(out.stdout.contains("+100.0%"), "{file}: {}", out.stdout);
         assert!(out.stdout.contains(keys[0]), "{file}: {}", out.stdout);
@@ -143,9 +130,8 @@ fn nvtx_exports_and_range_results_are_gated_per_kernel_or_range() {
 #[test]
 fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
     let gate = Gate::new();
-    gate.write("t.toml", RULE);
-    let data =
-        std::fs::read(Path::new(H200).join("nvtx/torch_app.nvtx.details.csv")).expect("read");
+    gate.write("t.toml", rule("gpu__time_duration.sum"));
+    let data = crate::common::h200_bytes("nvtx/torch_app.nvtx.details.csv");
     let (at, _) = header(&data);
     let preamble = String::from_utf8_lossy(&data[..at]);
     assert!(
@@ -157,16 +143,12 @@ fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
         row("Metric Name") == "gpu__time_duration.sum"
     });
     gate.write("p.csv", &data).write("p.slow.csv", slow);
-    let rec = gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "t.toml",
-        "--input",
-        "p.csv",
-        "--output",
-        "p.json",
-    ]);
+    let rec = gate
+        .record()
+        .thresholds("t.toml")
+        .input("p.csv")
+        .output("p.json")
+        .run();
     assert_eq!(rec.code, 0, "{}", rec.stderr);
     let json: serde_json::Value = serde_json::from_str(&gate.read("p.json")).expect("JSON");
     let kernels = json["kernels"].as_object().expect("kernels");
@@ -183,25 +165,19 @@ fn a_pytorch_export_with_a_traceback_before_the_header_is_gated() {
         "{:?}",
         kernels.keys().collect::<Vec<_>>()
     );
-    let same = gate.run(&[
-        "check",
-        "--thresholds",
-        "t.toml",
-        "--baseline",
-        "p.json",
-        "--input",
-        "p.csv",
-    ]);
+    let same = gate
+        .check()
+        .thresholds("t.toml")
+        .baseline("p.json")
+        .input("p.csv")
+        .run();
     assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
-    let out = gate.run(&[
-        "check",
-        "--thresholds",
-        "t.toml",
-        "--baseline",
-        "p.json",
-        "--input",
-        "p.slow.csv",
-    ]);
+    let out = gate
+        .check()
+        .thresholds("t.toml")
+        .baseline("p.json")
+        .input("p.slow.csv")
+        .run();
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("+100.0%"), "{}", out.stdout);
 }

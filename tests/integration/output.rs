@@ -8,9 +8,8 @@ use common::Gate;
 
 /// The redundant-node variant (6 failed, 17 passed) with a base baseline.
 fn redundant() -> Gate {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
+    let gate = Gate::recorded();
+    gate.fast_run("redundant-node");
     gate
 }
 
@@ -102,9 +101,8 @@ fn the_default_lists_what_changed_and_says_how_many_are_hidden() {
 
 #[test]
 fn show_fail_and_quiet_list_only_failures_and_a_pass_lists_nothing() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    let gate = Gate::recorded();
+    gate.fast_run("base");
     for extra in [&["--show", "fail"][..], &["-q"][..], &[][..]] {
         let out = gate.run(&check(extra));
         out.code(0);
@@ -275,19 +273,14 @@ fn html_charts_have_whole_titles_and_no_empty_zero_charts() {
 fn the_sanitizer_html_shows_the_host_stack_and_what_was_gated() {
     let gate = Gate::new();
     gate.h200("memory/bad_app.memcheck.xml", "bad.memcheck.xml");
-    let out = gate.run(&[
-        "sanitize",
-        "--xml",
-        "bad.memcheck.xml",
-        "--html",
-        "html",
-        "--markdown",
-        "r.md",
-        "--junit",
-        "j.xml",
-        "--json",
-        "r.json",
-    ]);
+    let out = gate
+        .sanitize()
+        .xml("bad.memcheck.xml")
+        .html("html")
+        .markdown("r.md")
+        .junit("j.xml")
+        .json("r.json")
+        .run();
     out.code(1);
     assert!(
         out.stdout

@@ -283,18 +283,13 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
     for (file, error) in REFUSED {
         assert!(readme.contains(file), "{file} is not in the README");
         gate.copy(Path::new(PUBLIC).join(file), file);
-        gate.write("any.toml", "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n");
-        gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            "any.toml",
-            "--input",
-            file,
-            "--output",
-            "refused.json",
-        ])
-        .one_clear_error(error);
+        gate.write("any.toml", common::rule("gpu__time_duration.sum"));
+        gate.record()
+            .thresholds("any.toml")
+            .input(file)
+            .output("refused.json")
+            .run()
+            .one_clear_error(error);
     }
     for (i, e) in EXPORTS.iter().enumerate() {
         assert!(readme.contains(e.file), "{} is not in the README", e.file);
@@ -302,13 +297,7 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
         let (_, head) = header(&data);
         assert_eq!(head.len(), e.columns, "{}: header columns", e.file);
         let rules = format!("r{i}.toml");
-        gate.write(
-            &rules,
-            format!(
-                "[[rule]]\nmetric = \"{}\"\nworse = \"higher\"\nmax_change = \"20%\"\n",
-                e.metric
-            ),
-        );
+        gate.write(&rules, common::rule(e.metric));
         // A `--set` details page names the duration `Duration`, a metrics-only
         // one by its ID; the rule may use either. A rule may qualify a label
         // with its section or body item label (`"Chart: Label"`).
@@ -330,16 +319,12 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
             doubled(&data, names)
         };
         gate.write(&me, &data).write(&slow, slower);
-        let rec = gate.run(&[
-            "baseline",
-            "record",
-            "--thresholds",
-            &rules,
-            "--input",
-            &me,
-            "--output",
-            &base,
-        ]);
+        let rec = gate
+            .record()
+            .thresholds(&rules)
+            .input(&me)
+            .output(&base)
+            .run();
         assert_eq!(rec.code, 0, "{}: {}", e.file, rec.stderr);
         assert_eq!(
             rec.stderr.contains("metrics read from the details page"),
@@ -349,17 +334,12 @@ fn every_public_export_records_passes_against_itself_and_fails_when_a_kernel_dou
             rec.stderr
         );
         let check = |input: &str, more: &[&str]| {
-            let mut args = vec![
-                "check",
-                "--thresholds",
-                &rules,
-                "--baseline",
-                &base,
-                "--input",
-                input,
-            ];
-            args.extend_from_slice(more);
-            gate.run(&args)
+            gate.check()
+                .thresholds(&rules)
+                .baseline(&base)
+                .input(input)
+                .args(more)
+                .run()
         };
         let mut same = check(&me, &[]);
         // An export that names no GPU cannot show it is the baseline's: exit 2
@@ -396,37 +376,18 @@ fn a_metric_that_is_n_a_in_every_launch_is_named_as_such() {
     let gate = Gate::new();
     let file = "llm-perf-opt.kernel_0001.details.csv";
     gate.copy(Path::new(PUBLIC).join(file), "e.csv");
-    let rule =
-        "[[rule]]\nmetric = \"flop_count_hp.sum\"\nworse = \"higher\"\nmax_change = \"20%\"\n";
-    gate.write("na.toml", rule);
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "na.toml",
-        "--input",
-        "e.csv",
-        "--output",
-        "na.json",
-    ])
+    gate.write("na.toml", common::rule("flop_count_hp.sum"));
+    gate.record().thresholds("na.toml").input("e.csv").output("na.json").run()
     .one_clear_error(
         "metric `flop_count_hp.sum` is in this export but `n/a` in every launch: ncu could not collect it",
     )
     .stderr_has("optional = true");
     // A metric the export really lacks keeps its own error.
-    gate.write(
-        "absent.toml",
-        rule.replace("flop_count_hp.sum", "sm__inst_executed.sum"),
-    );
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        "absent.toml",
-        "--input",
-        "e.csv",
-        "--output",
-        "absent.json",
-    ])
-    .one_clear_error("metric `sm__inst_executed.sum` is not in this export");
+    gate.write("absent.toml", common::rule("sm__inst_executed.sum"));
+    gate.record()
+        .thresholds("absent.toml")
+        .input("e.csv")
+        .output("absent.json")
+        .run()
+        .one_clear_error("metric `sm__inst_executed.sum` is not in this export");
 }

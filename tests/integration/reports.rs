@@ -7,22 +7,16 @@ use common::{Gate, assert_valid_junit};
 
 /// The redundant-node variant against the three-run baseline, all reports written.
 fn redundant() -> (Gate, common::Outcome) {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "report.md",
-        "--json",
-        "report.json",
-    ]);
+    let gate = Gate::recorded();
+    gate.fast_run("redundant-node");
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .junit("junit.xml")
+        .markdown("report.md")
+        .json("report.json")
+        .run();
     out.code(1);
     (gate, out)
 }
@@ -71,22 +65,16 @@ fn junit_report() {
 
 #[test]
 fn reports_are_written_when_the_gate_errors() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.write("bad.csv", "not,an,ncu,export\n1,2,3,4\n");
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "bad.csv",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "report.md",
-        "--json",
-        "report.json",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("bad.csv")
+        .junit("junit.xml")
+        .markdown("report.md")
+        .json("report.json")
+        .run();
     out.one_clear_error("no ncu CSV header");
     assert_valid_junit(&gate.path("junit.xml"));
     let xml = gate.read("junit.xml");
@@ -104,47 +92,24 @@ fn reports_are_written_when_the_gate_errors() {
 #[test]
 fn passing_and_finding_reports_are_valid_junit() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "-o",
-        "baseline.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "--junit",
-        "pass.xml",
-    ])
-    .code(0);
+    gate.full_baseline("baseline.json", &[]);
+    gate.full_run("strided");
+    gate.check()
+        .baseline("baseline.json")
+        .input("base.csv")
+        .details("base.details.csv")
+        .junit("pass.xml")
+        .run()
+        .code(0);
     assert_valid_junit(&gate.path("pass.xml"));
-    let out = gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--details",
-        "run.details.csv",
-        "--junit",
-        "fail.xml",
-        "--markdown",
-        "fail.md",
-    ]);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .details("run.details.csv")
+        .junit("fail.xml")
+        .markdown("fail.md")
+        .run();
     out.code(1);
     assert_valid_junit(&gate.path("fail.xml"));
     let md = gate.read("fail.md");
@@ -225,26 +190,19 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
 fn github_mode_annotates_summarizes_and_sets_outputs() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    gate.fast_run("strided");
     gate.write("summary.md", "# earlier step\n");
     let summary = gate.path("summary.md");
     let output = gate.path("output.txt");
-    let out = gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.csv",
-            "--json",
-            "report.json",
-        ],
-        &[
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap_or("")),
-            ("GITHUB_OUTPUT", output.to_str().unwrap_or("")),
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .json("report.json")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap_or(""))
+        .env("GITHUB_OUTPUT", output.to_str().unwrap_or(""))
+        .run();
     out.code(1);
     let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
     assert!(
@@ -305,35 +263,15 @@ fn github_annotations_are_capped_at_ten_per_level() {
 #[test]
 fn the_html_report_keeps_to_jenkins_content_security_policy() {
     let gate = Gate::new();
-    gate.h200("graph_app.base.full.raw.csv", "base.csv")
-        .h200("graph_app.base.full.details.csv", "base.details.csv");
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--kernel-key",
-        "function",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "-o",
-        "baseline.json",
-    ])
-    .code(0);
-    gate.run(&[
-        "check",
-        "--baseline",
-        "baseline.json",
-        "--input",
-        "run.csv",
-        "--details",
-        "run.details.csv",
-        "--html",
-        "html",
-    ])
-    .code(1);
+    gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
+    gate.full_run("strided");
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .details("run.details.csv")
+        .html("html")
+        .run()
+        .code(1);
     let index = gate.read("html/index.html");
     assert!(index.contains("<link rel=\"stylesheet\" href=\"style.css\">"));
     assert!(
@@ -386,7 +324,7 @@ fn the_html_report_keeps_to_jenkins_content_security_policy() {
 fn streamed_report_files_equal_the_reports_rendered_whole() {
     let gate = Gate::new();
     gate.base_baseline(&[]).code(0);
-    gate.h200("graph_app.strided.fast.raw.csv", "run.csv");
+    gate.fast_run("strided");
     let args = ["check", "--baseline", "baseline.json", "--input", "run.csv"];
     let files = ["--json", "r.json", "--junit", "j.xml", "--markdown", "m.md"];
     let out = gate.run(&[&args[..], &files[..]].concat());

@@ -6,6 +6,7 @@
 //! mode replays non-CSV runs, whose output ncu and the app share.
 
 use crate::common;
+use common::steps::{imported, profiled, recorded_fast};
 use common::{H200, REFERENCE};
 use ncugate::config::{CheckConfig, Config};
 use ncugate::error::Error;
@@ -27,41 +28,6 @@ fn config(out: &Path) -> RunnerConfig {
         Path::new("."),
         out,
     )
-}
-
-/// A profiling step that printed `log`, exited `exit` and (maybe) wrote the report.
-fn profiled(log: &str, exit: Exit, report: bool) -> Recorded {
-    let mut step = Recorded::log(log, exit);
-    if report {
-        step.files
-            .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
-    }
-    step
-}
-
-/// A fast-mode profiling run as recorded on the H200 (`fixtures/h200/NAME.*`):
-/// the app's output on the pipes, ncu's output (messages, then the raw CSV)
-/// in its `--log-file`, the report.
-fn profiled_fast(dir: &str, name: &str, exit: Exit, report: bool) -> Recorded {
-    let pipes = ["stdout", "stderr"]
-        .iter()
-        .map(|s| fixture(dir, &format!("{name}.{s}.log")))
-        .collect::<Vec<_>>()
-        .join("");
-    let mut step = profiled(&pipes, exit, report);
-    let output = std::fs::read(Path::new(dir).join(format!("{name}.ncu.log"))).expect("fixture");
-    step.files.push((runner::ncu::OUTPUT_FILE.into(), output));
-    step
-}
-
-/// An `ncu --import` step whose standard output is `csv`.
-fn imported(csv: &str) -> Recorded {
-    Recorded {
-        lines: vec![],
-        exit: Exit::Code(0),
-        stdout_file: Some(csv.as_bytes().to_vec()),
-        files: vec![],
-    }
 }
 
 fn metrics() -> Vec<String> {
@@ -107,7 +73,7 @@ fn error_in(mode: Mode, steps: Vec<Recorded>) -> (String, String) {
 fn the_ncu_command_line_is_composed_not_shelled() {
     let (result, seen, _dir) = profile(
         Mode::Fast,
-        vec![profiled_fast(
+        vec![recorded_fast(
             H200,
             "graph_app.base.fast.run1",
             Exit::Code(0),
@@ -161,8 +127,7 @@ fn the_ncu_command_line_is_composed_not_shelled() {
     // The raw page: the CSV part of ncu's output, as `ncu --import` prints it.
     assert_eq!(
         std::fs::read(&artifacts.raw).expect("raw"),
-        std::fs::read(Path::new(H200).join("graph_app.base.fast.run1.raw.base-units.csv"))
-            .expect("fixture")
+        common::h200_bytes("graph_app.base.fast.run1.raw.base-units.csv")
     );
     assert!(!output.exists(), "split into ncu.log and raw.csv");
     let ncu_log = std::fs::read_to_string(&artifacts.ncu_log).expect("ncu log");
@@ -188,8 +153,8 @@ fn full_mode_imports_both_pages_after_a_run_with_progress_lines() {
                 Exit::Code(0),
                 true,
             ),
-            imported(&fixture(H200, "graph_app.base.full.raw.csv")),
-            imported(&fixture(H200, "graph_app.base.full.details.csv")),
+            imported(fixture(H200, "graph_app.base.full.raw.csv")),
+            imported(fixture(H200, "graph_app.base.full.details.csv")),
         ],
     );
     let artifacts = result.expect("profiled");
@@ -220,10 +185,7 @@ fn a_fast_run_without_the_csv_in_its_output_falls_back_to_the_import() {
         Mode::Fast,
         vec![
             profiled("variant=base verify=ok", Exit::Code(0), true),
-            imported(&fixture(
-                H200,
-                "graph_app.base.fast.run1.raw.base-units.csv",
-            )),
+            imported(fixture(H200, "graph_app.base.fast.run1.raw.base-units.csv")),
         ],
     );
     assert!(result.is_ok(), "{result:?}");
@@ -276,11 +238,8 @@ fn failed_fast(name: &str, exit: Exit, report: bool) -> Recorded {
         fixture(one_pass, &format!("fail-{name}.stdout")),
         fixture(one_pass, &format!("fail-{name}.stderr"))
     );
-    let mut step = profiled(&pipes, exit, report);
     let log = fixture(one_pass, &format!("fail-{name}.ncu.log"));
-    step.files
-        .push((runner::ncu::OUTPUT_FILE.into(), log.into_bytes()));
-    step
+    common::steps::fast(&pipes, log.into_bytes(), exit, report)
 }
 
 #[test]
@@ -545,7 +504,7 @@ fn check_gates_a_replayed_profile_against_a_baseline() {
     let gate = common::Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     let steps = |variant: &str| {
-        vec![profiled_fast(
+        vec![recorded_fast(
             H200,
             &format!("graph_app.{variant}"),
             Exit::Code(0),
@@ -681,11 +640,11 @@ fn check_with_a_sanitizer_section_runs_that_stage_too() {
     let gate = common::Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
     let mut sanitizer_run = Recorded::log("========= ERROR SUMMARY: 10 errors", Exit::Code(86));
-    let xml = std::fs::read(Path::new(H200).join("memory/bad_app.memcheck.xml")).expect("fixture");
+    let xml = common::h200_bytes("memory/bad_app.memcheck.xml");
     sanitizer_run
         .files
         .push(("sanitizer/sanitizer.memcheck.xml".into(), xml));
-    let mut profile_step = profiled_fast(H200, "graph_app.base.fast.run2", Exit::Code(0), true);
+    let mut profile_step = recorded_fast(H200, "graph_app.base.fast.run2", Exit::Code(0), true);
     for (name, _) in &mut profile_step.files {
         *name = format!("run/{name}");
     }

@@ -20,14 +20,14 @@ fn the_stream_ordered_alloc_bug_program_fails_naming_both_bugs() {
         "sanitizer/stream-ordered-alloc-bug.memcheck.xml",
         "alloc-bug.xml",
     );
-    gate.run(&["sanitize", "--xml", "alloc-bug.xml", "--junit", "junit.xml", "--markdown", "report.md", "--json", "report.json"])
+    gate.sanitize().xml("alloc-bug.xml").junit("junit.xml").markdown("report.md").json("report.json").run()
         .code(1)
         .stdout_has("✗ memcheck [FAIL]: 2× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync, from test in seed_bug")
         .stdout_has("✗ memcheck [FAIL]: 8× Invalid __global__ read of size 4 bytes is out of bounds in kernel shortKernel_2, from test in seed_bug")
         .stdout_has("first at thread (32,0,0) in block (8,0,0)")
         .stdout_has("ncugate: FINDINGS (exit 1)")
         .stdout_has("grouped into 2 findings");
-    let out = gate.run(&["sanitize", "--xml", "alloc-bug.xml"]);
+    let out = gate.sanitize().xml("alloc-bug.xml").run();
     // The runtime's own frames (a static cudart's hashed symbol) say nothing to the reader.
     assert!(!out.stdout.contains("libcudart_static"), "{}", out.stdout);
     assert!(out.stdout.contains("at cudaLaunchKernel"), "{}", out.stdout);
@@ -57,26 +57,23 @@ fn an_allowed_finding_warns_with_its_reason() {
         "sanitizer/stream-ordered-alloc-bug.memcheck.xml",
         "alloc-bug.xml",
     );
-    gate.run(&[
-        "sanitize",
-        "--xml",
-        "alloc-bug.xml",
-        "--allow",
-        "cuMemFreeAsync=known driver issue, tracked in #42",
-        "--allow",
-        "shortKernel_2=fixed in the next release",
-    ])
-    .code(0)
-    .stdout_has("⚠ memcheck [warn]: 2× Program hit")
-    .stdout_has("allowed: known driver issue, tracked in #42");
-    gate.run(&[
-        "sanitize",
-        "--xml",
-        "alloc-bug.xml",
-        "--allow",
-        "cuMemFreeAsync=",
-    ])
-    .one_clear_error("has no reason");
+    gate.sanitize()
+        .xml("alloc-bug.xml")
+        .args(&[
+            "--allow",
+            "cuMemFreeAsync=known driver issue, tracked in #42",
+            "--allow",
+            "shortKernel_2=fixed in the next release",
+        ])
+        .run()
+        .code(0)
+        .stdout_has("⚠ memcheck [warn]: 2× Program hit")
+        .stdout_has("allowed: known driver issue, tracked in #42");
+    gate.sanitize()
+        .xml("alloc-bug.xml")
+        .args(&["--allow", "cuMemFreeAsync="])
+        .run()
+        .one_clear_error("has no reason");
 }
 
 #[test]
@@ -86,7 +83,10 @@ fn a_run_without_records_passes() {
         "sanitizer/clean-program.memcheck-leakcheck.xml",
         "clean.xml",
     );
-    gate.run(&["sanitize", "--xml", "clean.xml", "--junit", "junit.xml"])
+    gate.sanitize()
+        .xml("clean.xml")
+        .junit("junit.xml")
+        .run()
         .code(0)
         .stdout_has("ncugate: PASS (exit 0)")
         .stdout_has("0 records");
@@ -99,7 +99,10 @@ fn a_file_truncated_mid_record_is_an_error() {
     let xml = alloc_bug_xml();
     let cut = xml.find("<kind>Precise</kind>").expect("a record") + 200;
     gate.write("cut.xml", &xml[..cut]);
-    gate.run(&["sanitize", "--xml", "cut.xml", "--junit", "junit.xml"])
+    gate.sanitize()
+        .xml("cut.xml")
+        .junit("junit.xml")
+        .run()
         .one_clear_error("truncated: the file ends inside <ComputeSanitizerOutput><record><who>");
     assert_valid_junit(&gate.path("junit.xml"));
     assert!(gate.read("junit.xml").contains("<error"));
@@ -109,17 +112,25 @@ fn a_file_truncated_mid_record_is_an_error() {
 fn malformed_empty_and_foreign_files_are_errors() {
     let gate = Gate::new();
     gate.write("bad.xml", alloc_bug_xml().replacen("</kind>", "</knid>", 1));
-    gate.run(&["sanitize", "--xml", "bad.xml"])
+    gate.sanitize()
+        .xml("bad.xml")
+        .run()
         .one_clear_error("malformed XML");
     gate.write("empty.xml", "");
-    gate.run(&["sanitize", "--xml", "empty.xml"])
+    gate.sanitize()
+        .xml("empty.xml")
+        .run()
         .one_clear_error("empty: no <ComputeSanitizerOutput>");
     gate.reference("h200.graph_app.4metrics.node.raw.csv", "not.xml");
-    gate.run(&["sanitize", "--xml", "not.xml"]).code(2);
+    gate.sanitize().xml("not.xml").run().code(2);
     gate.write("junit.xml", "<?xml version=\"1.0\"?><testsuites/>");
-    gate.run(&["sanitize", "--xml", "junit.xml"])
+    gate.sanitize()
+        .xml("junit.xml")
+        .run()
         .one_clear_error("not compute-sanitizer XML: the root element is <testsuites>");
-    gate.run(&["sanitize", "--xml", "missing.xml"])
+    gate.sanitize()
+        .xml("missing.xml")
+        .run()
         .one_clear_error("cannot read sanitizer XML missing.xml");
 }
 
@@ -132,19 +143,14 @@ fn names_with_markup_are_escaped_in_every_report() {
         "<func>void reduce&lt;float, (int)4&gt;(const float *, float *) &amp; co</func>",
     );
     gate.write("t.xml", xml);
-    gate.run(&[
-        "sanitize",
-        "--xml",
-        "t.xml",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "report.md",
-        "--json",
-        "report.json",
-    ])
-    .code(1)
-    .stdout_has("in kernel void reduce<float, (int)4>(const float *, float *) & co");
+    gate.sanitize()
+        .xml("t.xml")
+        .junit("junit.xml")
+        .markdown("report.md")
+        .json("report.json")
+        .run()
+        .code(1)
+        .stdout_has("in kernel void reduce<float, (int)4>(const float *, float *) & co");
     assert_valid_junit(&gate.path("junit.xml"));
     assert!(
         gate.read("junit.xml")
@@ -166,16 +172,16 @@ fn names_with_markup_are_escaped_in_every_report() {
 #[test]
 fn compute_sanitizer_not_installed() {
     let gate = Gate::new();
-    gate.run(&[
-        "sanitize",
-        "--sanitizer",
-        "/nonexistent/compute-sanitizer",
-        "--no-build",
-        "--",
-        "/bin/true",
-    ])
-    .one_clear_error("`/nonexistent/compute-sanitizer` not found")
-    .stderr_has("CUDA toolkit");
+    gate.sanitize()
+        .args(&[
+            "--sanitizer",
+            "/nonexistent/compute-sanitizer",
+            "--no-build",
+        ])
+        .app(&["/bin/true"])
+        .run()
+        .one_clear_error("`/nonexistent/compute-sanitizer` not found")
+        .stderr_has("CUDA toolkit");
 }
 
 #[test]
@@ -190,15 +196,11 @@ fn the_app_is_missing() {
     )
     .expect("chmod");
     let fake = gate.path("fake-sanitizer");
-    gate.run(&[
-        "sanitize",
-        "--sanitizer",
-        fake.to_str().expect("utf-8"),
-        "--no-build",
-        "--",
-        "./no-such-app",
-    ])
-    .one_clear_error("compute-sanitizer wrote no XML (exit code 1)");
+    gate.sanitize()
+        .args(&["--sanitizer", fake.to_str().expect("utf-8"), "--no-build"])
+        .app(&["./no-such-app"])
+        .run()
+        .one_clear_error("compute-sanitizer wrote no XML (exit code 1)");
 }
 
 #[test]
@@ -250,7 +252,7 @@ fn h200_memory(gate: &Gate, file: &str) -> String {
 fn the_known_bad_app_fails_naming_cu_mem_free_async_and_the_stale_reader() {
     let gate = Gate::new();
     let xml = h200_memory(&gate, "bad_app.memcheck.xml");
-    gate.run(&["sanitize", "--xml", &xml])
+    gate.sanitize().xml(&xml).run()
         .code(1)
         .stdout_has("3× Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemFreeAsync, from main in bad_app")
         .stdout_has("7× Invalid __global__ read of size 4 bytes is out of bounds in kernel stale_reader (bad_app.cu:71)");
@@ -260,27 +262,22 @@ fn the_known_bad_app_fails_naming_cu_mem_free_async_and_the_stale_reader() {
 fn leaks_racecheck_and_initcheck_records() {
     let gate = Gate::new();
     let leak = h200_memory(&gate, "leaky_app.memcheck-leakcheck.xml");
-    gate.run(&["sanitize", "--xml", &leak]).code(1).stdout_has(
+    gate.sanitize().xml(&leak).run().code(1).stdout_has(
         "2 allocations never freed: 1114112 bytes (1.11 MB), allocated from main in leaky_app",
     );
     let race = h200_memory(&gate, "race_app.racecheck.xml");
-    gate.run(&["sanitize", "--xml", &race]).code(1).stdout_has("racecheck [FAIL]: 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");
+    gate.sanitize().xml(&race).run().code(1).stdout_has("racecheck [FAIL]: 4096× Race condition: Write at race_app.cu:28 → Read at race_app.cu:31 in kernel neighbour_sum");
     let init = h200_memory(&gate, "init_app.initcheck.xml");
-    gate.run(&["sanitize", "--xml", &init]).code(1).stdout_has("initcheck [FAIL]: 100× Uninitialized __global__ memory read of size 4 bytes in kernel sum_uninit (init_app.cu:21)");
+    gate.sanitize().xml(&init).run().code(1).stdout_has("initcheck [FAIL]: 100× Uninitialized __global__ memory read of size 4 bytes in kernel sum_uninit (init_app.cu:21)");
     // Several files at once: one report.
-    gate.run(&[
-        "sanitize",
-        "--xml",
-        &leak,
-        "--xml",
-        &race,
-        "--xml",
-        &init,
-        "--junit",
-        "junit.xml",
-    ])
-    .code(1)
-    .stdout_has("3 failed");
+    gate.sanitize()
+        .xml(&leak)
+        .xml(&race)
+        .xml(&init)
+        .junit("junit.xml")
+        .run()
+        .code(1)
+        .stdout_has("3 failed");
     assert_valid_junit(&gate.path("junit.xml"));
 }
 
@@ -293,7 +290,9 @@ fn the_reference_app_is_clean_and_its_graph_leak_is_invisible_to_the_sanitizer()
         "graph_app.leak.memcheck-leakcheck.xml",
     ] {
         let xml = h200_memory(&gate, f);
-        gate.run(&["sanitize", "--xml", &xml])
+        gate.sanitize()
+            .xml(&xml)
+            .run()
             .code(0)
             .stdout_has("0 records");
     }

@@ -21,23 +21,24 @@ fn shared(file: &str) -> String {
 /// `baseline.json` from the app's quiet runs (`graph_app` ×3 or `torch_mlp` ×2).
 fn quiet_baseline(gate: &Gate, app: &str) {
     let runs = if app == "graph_app" { 3 } else { 2 };
-    let mut args = vec!["baseline".to_string(), "record".into()];
+    let mut record = gate.record();
     for i in 1..=runs {
         let name = format!("quiet{i}.csv");
         gate.h200(&shared(&format!("{app}.base.quiet.{i}.raw.csv")), &name);
-        args.extend(["--input".into(), name]);
+        record = record.input(name);
     }
-    args.extend(["--output".into(), "baseline.json".into()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    gate.run(&args).code(0);
+    record.output("baseline.json").run().code(0);
 }
 
 /// `ncugate check` of one recording, with `args` after it.
 fn check(gate: &Gate, recording: &str, args: &[&str]) -> common::Outcome {
     gate.h200(&shared(&format!("{recording}.raw.csv")), "run.csv");
-    let mut all = vec!["--input", "run.csv", "--show", "all"];
-    all.extend_from_slice(args);
-    gate.check("baseline.json", &all)
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .args(&["--show", "all"])
+        .args(args)
+        .run()
 }
 
 #[test]
@@ -142,29 +143,18 @@ fn every_report_format_says_the_gpu_was_shared() {
     let gate = Gate::new();
     quiet_baseline(&gate, "graph_app");
     gate.h200(&shared("graph_app.base.shared.3.raw.csv"), "run.csv");
-    let out = gate.run_with(
-        &[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "run.csv",
-            "--format",
-            "github",
-            "--json",
-            "r.json",
-            "--junit",
-            "junit.xml",
-            "--markdown",
-            "r.md",
-            "--html",
-            "html",
-        ],
-        &[
-            ("GITHUB_STEP_SUMMARY", "summary.md"),
-            ("GITHUB_OUTPUT", "output.txt"),
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .args(&["--format", "github"])
+        .json("r.json")
+        .junit("junit.xml")
+        .markdown("r.md")
+        .html("html")
+        .env("GITHUB_STEP_SUMMARY", "summary.md")
+        .env("GITHUB_OUTPUT", "output.txt")
+        .run();
     out.code(0)
         .stdout_has("::warning")
         .stdout_has("not gated (SM clock");
@@ -262,17 +252,11 @@ fn neighbour_samples() -> Vec<Sample> {
 fn replayed(recording: &str) -> Vec<Recorded> {
     let dir = Path::new(H200).join("shared");
     let log = std::fs::read_to_string(dir.join(format!("{recording}.log"))).expect("the ncu log");
-    let mut run = Recorded::log(&log, Exit::Code(0));
-    run.files
-        .push(("run.ncu-rep".into(), b"NVR\0recorded".to_vec()));
     let csv = std::fs::read(dir.join(format!("{recording}.raw.csv"))).expect("the raw page");
-    let import = Recorded {
-        lines: vec![],
-        exit: Exit::Code(0),
-        stdout_file: Some(csv),
-        files: vec![],
-    };
-    vec![run, import]
+    vec![
+        common::steps::profiled(&log, Exit::Code(0), true),
+        common::steps::imported(csv),
+    ]
 }
 
 /// The reference app as `ncugate.toml` runs it, its artifacts under `out`.
@@ -398,7 +382,10 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
     assert_eq!(baseline["gpu"]["neighbours"][0]["pid"], 1791);
     // A check against it says so.
     gate.h200(&shared("graph_app.base.shared.2.raw.csv"), "run.csv");
-    gate.check("shared.json", &["--input", "run.csv"])
+    gate.check()
+        .baseline("shared.json")
+        .input("run.csv")
+        .run()
         .code(0)
         .stdout_has("the baseline was recorded on a shared GPU (GPU shared with pid 1791 python3");
 }
@@ -409,22 +396,19 @@ fn a_cycles_rule_gates_compute_bound_kernels_through_a_neighbour() {
     let rule = "\n[[rule]]\nmetric = \"gpc__cycles_elapsed.max\"\nkernels = \"regex:nvjet\"\nworse = \"higher\"\nmax_change = \"15%\"\nenvironment = \"deterministic\"\nwhy = \"the GEMMs take more cycles\"\n";
     let text = std::fs::read_to_string(Path::new(common::THRESHOLDS).join("default.toml")).unwrap();
     gate.write("rules.toml", format!("{text}{rule}"));
-    let mut args = vec![
-        "baseline",
-        "record",
-        "--thresholds",
-        "rules.toml",
-        "--output",
-        "baseline.json",
-    ];
     for i in 1..=2 {
         gate.h200(
             &shared(&format!("torch_mlp.base.quiet.{i}.raw.csv")),
             &format!("quiet{i}.csv"),
         );
     }
-    args.extend(["--input", "quiet1.csv", "--input", "quiet2.csv"]);
-    gate.run(&args).code(0);
+    gate.record()
+        .thresholds("rules.toml")
+        .output("baseline.json")
+        .input("quiet1.csv")
+        .input("quiet2.csv")
+        .run()
+        .code(0);
     // Beside the neighbour: the GEMMs' cycles within 3%, gated and passing.
     check(
         &gate,

@@ -1,16 +1,14 @@
 //! Suites offline: `[[workload]]` tables, baselines per workload and GPU,
 //! `--shard` and `ncugate merge`, driven by ncu output recorded on an H200
-//! (`fixtures/h200`). Profiling is replayed by [`FixtureNcu`], which plays
-//! the recorded log and export of the variant named on the app's command line.
+//! (`fixtures/h200`). Profiling is replayed by [`common::FixtureNcu`], which
+//! plays the recorded log and export of the variant named on the app's command line.
 
 use crate::common;
 use clap::Parser;
-use common::{Gate, H200};
+use common::Gate;
 use ncugate::cli::Cli;
 use ncugate::config::Config;
-use ncugate::runner::process::{CommandSpec, Exit, Finished, ProcessRunner};
 use std::path::Path;
-use std::time::Duration;
 
 /// Four workloads of the reference app. `strided` and `unfolded` are gated
 /// against baselines recorded from the base app: they are the regressions.
@@ -39,78 +37,6 @@ command = ["kernels/build/graph_app", "--inject", "unfolded-loop"]
 tags = ["nightly"]
 "#;
 
-/// The recording of an `--inject` variant's fast profiling run: its name in
-/// `fixtures/h200` (`NAME.ncu.log` is ncu's `--log-file`: messages, then the
-/// raw page; `NAME.stdout.log`/`NAME.stderr.log` are the app's pipes).
-fn recorded(variant: &str) -> String {
-    match variant {
-        "base" => "graph_app.base.fast.run1".into(),
-        v => format!("graph_app.{v}.fast"),
-    }
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(H200).join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// Plays ncu from the recordings: a profiling run writes the variant's
-/// recorded `--log-file`, prints the app's recorded output and leaves a
-/// report naming the variant; `--import` of that report prints the raw page
-/// (the CSV part of the recorded log file).
-struct FixtureNcu;
-
-impl ProcessRunner for FixtureNcu {
-    fn run(&self, spec: &CommandSpec, on_line: &mut dyn FnMut(&str)) -> Finished {
-        let arg = |flag: &str| {
-            spec.args
-                .iter()
-                .position(|a| a == flag)
-                .and_then(|i| spec.args.get(i + 1))
-                .cloned()
-        };
-        let done = |exit: Exit, lines: Vec<String>| Finished {
-            exit,
-            lines,
-            elapsed: Duration::from_millis(1500),
-        };
-        if let Some(report) = arg("--import") {
-            let variant = std::fs::read_to_string(report).expect("report written by profiling");
-            let log = fixture(&format!("{}.ncu.log", recorded(&variant)));
-            let text = String::from_utf8_lossy(&log);
-            let csv = &text[text.find("\"ID\"").expect("raw page in the log")..];
-            if let Some(out) = &spec.stdout_to {
-                std::fs::write(out, csv).expect("write import");
-            }
-            return done(Exit::Code(0), vec![]);
-        }
-        let Some(variant) = arg("--inject") else {
-            return done(
-                Exit::SpawnFailed("not a profiling run of the app".into()),
-                vec![],
-            );
-        };
-        let name = recorded(&variant);
-        let export = arg("--export").expect("--export");
-        std::fs::write(format!("{export}.ncu-rep"), &variant).expect("write report");
-        let mut pipes = String::new();
-        for pipe in ["stdout", "stderr"] {
-            pipes.push_str(&String::from_utf8_lossy(&fixture(&format!(
-                "{name}.{pipe}.log"
-            ))));
-        }
-        let log = fixture(&format!("{name}.ncu.log"));
-        match arg("--log-file") {
-            Some(file) => std::fs::write(file, log).expect("write log file"),
-            None => pipes.push_str(&String::from_utf8_lossy(&log)),
-        }
-        let lines: Vec<String> = pipes.lines().map(str::to_string).collect();
-        for l in &lines {
-            on_line(l);
-        }
-        done(Exit::Code(0), lines)
-    }
-}
-
 /// A scratch dir with the suite and the baselines of every workload recorded
 /// from exports: base, fp64 from their own runs; strided, unfolded from base runs.
 fn suite() -> Gate {
@@ -137,9 +63,10 @@ fn suite() -> Gate {
         ("strided", &base[..]),
         ("unfolded", &base[..]),
     ] {
-        let mut args = vec!["baseline", "record", "--workload", workload];
-        args.extend_from_slice(inputs);
-        g.run(&args)
+        g.record()
+            .workload(workload)
+            .args(inputs)
+            .run()
             .code(0)
             .stdout_has(&format!("baselines/{workload}/nvidia-h200-cc90-132sm.json"));
     }
@@ -174,7 +101,7 @@ fn run_suite(g: &Gate, args: &[&str]) -> i32 {
     let Config::Suite(config) = Config::try_from(cli).expect("valid config") else {
         panic!("not a suite run: {argv:?}");
     };
-    common::execute(&Config::Suite(config), &FixtureNcu)
+    common::execute(&Config::Suite(config), &common::FixtureNcu::default())
 }
 
 /// The JSON report without what may differ between an unsharded and a merged
@@ -339,16 +266,12 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
         .one_clear_error("shard 2/3 is given twice (s2.json, s2.json)");
     // Unsharded runs of single workloads merge too, each workload once.
     for (json, input) in [("u1.json", "base1.csv"), ("u2.json", "base2.csv")] {
-        g.run(&[
-            "check",
-            "--workload",
-            "base",
-            "--input",
-            input,
-            "--json",
-            json,
-        ])
-        .code(0);
+        g.check()
+            .workload("base")
+            .input(input)
+            .json(json)
+            .run()
+            .code(0);
     }
     g.run(&["merge", "u1.json", "u2.json"])
         .one_clear_error("workload `base` is reported twice (u1.json and u2.json)");
@@ -376,15 +299,7 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     g.run(&["merge", "s1.json", "t2.json", "s3.json"])
         .one_clear_error("were made with different thresholds");
     // Different baselines: shard 3 after base was re-recorded.
-    g.run(&[
-        "baseline",
-        "record",
-        "--workload",
-        "base",
-        "--input",
-        "base1.csv",
-    ])
-    .code(0);
+    g.record().workload("base").input("base1.csv").run().code(0);
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
     // The file that differs is named, not only a digest of the whole folder.
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
@@ -418,18 +333,13 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     g.run(&["merge", "s1.json", "s2.json", "v3.json"])
         .one_clear_error("different ncugate versions");
     // A single check's report (no [[workload]], --baseline FILE) is not a suite report.
-    let single = Gate::new();
-    single.base_baseline(&[]);
+    let single = Gate::recorded();
     single
-        .run(&[
-            "check",
-            "--baseline",
-            "baseline.json",
-            "--input",
-            "base1.csv",
-            "--json",
-            "single.json",
-        ])
+        .check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .json("single.json")
+        .run()
         .code(0);
     single
         .run(&["merge", "single.json"])
@@ -471,7 +381,7 @@ fn a_missing_baseline_names_the_command_that_records_it_and_the_others_still_run
     );
 
     // On the command line, CPU-only with exports: the exact command, with the inputs.
-    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+    g.check().workload("fp64").input("fp64.csv").run()
         .one_clear_error("workload `fp64`: ")
         .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
 }
@@ -483,7 +393,9 @@ fn an_unreadable_baselines_folder_is_an_error_not_an_empty_digest() {
     let g = suite();
     std::fs::remove_dir_all(g.path("baselines/fp64")).expect("rm");
     g.write("baselines/fp64", "not a folder");
-    g.run(&["check", "--json", "r.json"])
+    g.check()
+        .json("r.json")
+        .run()
         .one_clear_error("baselines folder")
         .stderr_has("baselines/fp64");
     assert!(!g.path("r.json").exists(), "no report with an empty digest");
@@ -497,7 +409,7 @@ fn a_workload_with_baselines_for_other_gpus_only_names_them() {
         g.path("baselines/fp64/nvidia-a100-cc80-108sm.json"),
     )
     .expect("mv");
-    g.run(&["check", "--workload", "fp64", "--input", "fp64.csv"])
+    g.check().workload("fp64").input("fp64.csv").run()
         .one_clear_error("no baseline for workload `fp64` on this GPU (nvidia-h200-cc90-132sm.json); there are baselines for nvidia-a100-cc80-108sm")
         .stderr_has("hint: record it on this runner: `ncugate baseline record --workload fp64 --input fp64.csv`");
 }
@@ -511,108 +423,104 @@ fn the_data_is_keyed_like_the_baseline_of_its_gpu_whatever_the_others_use() {
     let elsewhere = Gate::new();
     elsewhere.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
     elsewhere
-        .run(&[
-            "baseline",
-            "record",
-            "--kernel-key",
-            "function",
-            "--input",
-            "fp64.csv",
-            "--output",
-            "function.json",
-        ])
+        .record()
+        .args(&["--kernel-key", "function"])
+        .input("fp64.csv")
+        .output("function.json")
+        .run()
         .code(0);
     let other = elsewhere.read("function.json");
     assert!(other.contains("\"kernel_key\": \"function\""), "{other}");
     // Sorted first among the candidates, so its mode is the one tried first.
     g.write("baselines/fp64/a-other-gpu.json", other);
-    g.run(&[
-        "check",
-        "--workload",
-        "fp64",
-        "--input",
-        "fp64.csv",
-        "--show",
-        "all",
-    ])
-    .code(0)
-    .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
+    g.check()
+        .workload("fp64")
+        .input("fp64.csv")
+        .args(&["--show", "all"])
+        .run()
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed");
 }
 
 #[test]
 fn exports_are_checked_as_one_workload_against_the_baseline_of_their_gpu() {
     let g = suite();
     g.h200("graph_app.strided.fast.raw.csv", "strided.csv");
-    g.run(&["check", "--workload", "base", "--input", "base2.csv"])
+    g.check()
+        .workload("base")
+        .input("base2.csv")
+        .run()
         .code(0)
         .stdout_has("PASS  base\n\nncugate suite: PASS (exit 0): 1 workload — 1 passed");
-    g.run(&[
-        "check",
-        "--workload",
-        "base",
-        "--input",
-        "base2.csv",
-        "--show",
-        "all",
-    ])
-    .code(0)
-    .stdout_has("── workload base [pr] ──");
-    g.run(&[
-        "check",
-        "--workload",
-        "strided",
-        "--input",
-        "strided.csv",
-        "--json",
-        "s.json",
-    ])
-    .code(1)
-    .stdout_has("1 regressed (strided)");
+    g.check()
+        .workload("base")
+        .input("base2.csv")
+        .args(&["--show", "all"])
+        .run()
+        .code(0)
+        .stdout_has("── workload base [pr] ──");
+    g.check()
+        .workload("strided")
+        .input("strided.csv")
+        .json("s.json")
+        .run()
+        .code(1)
+        .stdout_has("1 regressed (strided)");
     assert!(
         g.read("s.json")
             .contains("baselines/strided/nvidia-h200-cc90-132sm.json")
     );
     // Several workloads and one set of exports do not mix.
-    g.run(&["check", "--tag", "pr", "--input", "strided.csv"])
+    g.check()
+        .args(&["--tag", "pr"])
+        .input("strided.csv")
+        .run()
         .one_clear_error("--input belongs to one workload, but 2 are selected (base, strided)");
-    g.run(&["check", "--workload", "stirded", "--input", "strided.csv"])
+    g.check()
+        .workload("stirded")
+        .input("strided.csv")
+        .run()
         .one_clear_error("no workload named `stirded`")
         .stderr_has("did you mean `strided`?");
     // --baseline FILE still works for one workload.
-    g.run(&[
-        "check",
-        "--workload",
-        "base",
-        "--input",
-        "base1.csv",
-        "--baseline",
-        "baselines/base/nvidia-h200-cc90-132sm.json",
-    ])
-    .code(0);
+    g.check()
+        .workload("base")
+        .input("base1.csv")
+        .baseline("baselines/base/nvidia-h200-cc90-132sm.json")
+        .run()
+        .code(0);
 }
 
 #[test]
 fn a_suite_config_is_validated_once() {
     let g = Gate::new();
     g.write("ncugate.toml", "[[workload]]\nname = \"a\"\ncommand = [\"x\"]\n[[workload]]\nname = \"a\"\ncommand = [\"y\"]\n");
-    g.run(&["check", "--input", "x.csv"])
+    g.check()
+        .input("x.csv")
+        .run()
         .one_clear_error("two [[workload]] tables are named `a`");
     g.write(
         "ncugate.toml",
         "[[workload]]\nname = \"../a\"\ncommand = [\"x\"]\n",
     );
-    g.run(&["check"])
+    g.check()
+        .run()
         .one_clear_error("workload name `../a` is not safe as a file name");
     g.write(
         "ncugate.toml",
         "[app]\ncommand = [\"x\"]\n[[workload]]\nname = \"a\"\ncommand = [\"y\"]\n",
     );
-    g.run(&["check"])
+    g.check()
+        .run()
         .one_clear_error("both [app] command and [[workload]] tables");
     g.write("ncugate.toml", SUITE);
-    g.run(&["check", "--shard", "3/2"])
+    g.check()
+        .args(&["--shard", "3/2"])
+        .run()
         .one_clear_error("--shard 3/2: expected K/N");
-    g.run(&["check", "--tag", "weekly"])
+    g.check()
+        .args(&["--tag", "weekly"])
+        .run()
         .one_clear_error("no workload is tagged `weekly`");
 }
 
@@ -844,37 +752,24 @@ fn single_workloads_checked_one_at_a_time_merge_across_a_re_recorded_baseline() 
     // Each report's digest covers every workload's baselines: re-recording fp64
     // between the two checks made merge refuse "different baselines".
     let g = suite();
-    g.run(&[
-        "check",
-        "--workload",
-        "base",
-        "--input",
-        "base1.csv",
-        "--json",
-        "one.json",
-    ])
-    .code(0);
-    g.run(&[
-        "baseline",
-        "record",
-        "--workload",
-        "fp64",
-        "--input",
-        "base2.csv",
-        "--input",
-        "base3.csv",
-    ])
-    .code(0);
-    g.run(&[
-        "check",
-        "--workload",
-        "fp64",
-        "--input",
-        "base2.csv",
-        "--json",
-        "two.json",
-    ])
-    .code(0);
+    g.check()
+        .workload("base")
+        .input("base1.csv")
+        .json("one.json")
+        .run()
+        .code(0);
+    g.record()
+        .workload("fp64")
+        .input("base2.csv")
+        .input("base3.csv")
+        .run()
+        .code(0);
+    g.check()
+        .workload("fp64")
+        .input("base2.csv")
+        .json("two.json")
+        .run()
+        .code(0);
     g.run(&["merge", "one.json", "two.json"])
         .code(0)
         .stdout_has("2 passed");
@@ -908,19 +803,7 @@ fn a_merge_of_thirty_workloads_prints_a_line_each_and_the_failures_in_full() {
             &format!("base{i}.csv"),
         );
     }
-    g.run(&[
-        "baseline",
-        "record",
-        "--workload",
-        "w01",
-        "--input",
-        "base1.csv",
-        "--input",
-        "base2.csv",
-        "--input",
-        "base3.csv",
-    ])
-    .code(0);
+    g.record().workload("w01").base_inputs().run().code(0);
     let gpu = "nvidia-h200-cc90-132sm.json";
     let recorded = g.read(&format!("baselines/w01/{gpu}"));
     for name in &names[1..] {
@@ -1055,7 +938,7 @@ name = "infer"
 command = ["./infer"]
 "#,
     );
-    let out = gate.run(&["check", "--color", "never"]);
+    let out = gate.check().args(&["--color", "never"]).run();
     // The build's standard output and error are two pipes: which of its two
     // lines arrives first is up to the scheduler.
     let unwrapped = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");

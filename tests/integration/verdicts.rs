@@ -8,27 +8,33 @@ use std::path::Path;
 
 #[test]
 fn an_unchanged_run_passes_against_its_three_run_baseline() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     for i in 1..=3 {
-        gate.check("baseline.json", &["--input", &format!("base{i}.csv")])
+        gate.check()
+            .baseline("baseline.json")
+            .input(format!("base{i}.csv"))
+            .run()
             .code(0)
             .stdout_has("ncugate: PASS (exit 0): 0 failed, 23 passed\n");
     }
     // Several inputs: their mean is compared.
-    gate.check(
-        "baseline.json",
-        &["--input", "base1.csv", "--input", "base2.csv"],
-    )
-    .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .input("base1.csv")
+        .input("base2.csv")
+        .run()
+        .code(0);
 }
 
 #[test]
 fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.h200("graph_app.redundant-node.fast.raw.csv", "run.csv");
-    let out = gate.check("baseline.json", &["--input", "run.csv"]);
+    let gate = Gate::recorded();
+    gate.fast_run("redundant-node");
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .run();
     out.code(1)
         .stdout_has("ncugate: REGRESSION (exit 1)")
         .stdout_has("✗ void scale<0>(const float *, float *, long, int)")
@@ -42,8 +48,11 @@ fn a_redundant_graph_node_fails_on_the_launch_count_of_that_kernel() {
 fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    gate.check("baseline.json", &["--input", "run.csv"])
+    gate.fast_run("unfolded-loop");
+    gate.check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .run()
         .code(1)
         .stdout_has("✗ scale\n")
         .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
@@ -54,10 +63,13 @@ fn an_unfolded_loop_fails_on_instructions_when_kernels_are_keyed_by_function() {
 fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
     // scale<0> → scale<1>: with demangled keys it was only "missing kernel" +
     // "new kernel" and a total; its own numbers showed with --kernel-key function.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
-    gate.h200("graph_app.unfolded-loop.fast.raw.csv", "run.csv");
-    let out = gate.check("baseline.json", &["--input", "run.csv"]);
+    let gate = Gate::recorded();
+    gate.fast_run("unfolded-loop");
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .run();
     out.code(1)
         .stdout_has("✗ void scale<1>(const float *, float *, long, int)\n")
         .stdout_has("sm__inst_executed.sum (sum) [FAIL]: +174.3%")
@@ -79,24 +91,18 @@ fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
             numbered(&format!("graph_app.base.fast.run{i}.raw.csv"), "produce_1"),
         );
     }
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "n1.csv",
-        "--input",
-        "n2.csv",
-        "--input",
-        "n3.csv",
-        "--output",
-        "numbered.json",
-    ])
-    .code(0);
+    gate.record()
+        .input("n1.csv")
+        .input("n2.csv")
+        .input("n3.csv")
+        .output("numbered.json")
+        .run()
+        .code(0);
     gate.write(
         "n.csv",
         numbered("graph_app.base.fast.run2.raw.csv", "produce_2"),
     );
-    let out = gate.check("numbered.json", &["--input", "n.csv"]);
+    let out = gate.check().baseline("numbered.json").input("n.csv").run();
     out.code(0).stdout_has(
         "kernel renamed (renumbered): produce_1(float *, long) → produce_2(float *, long)",
     );
@@ -105,7 +111,10 @@ fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
         "o.csv",
         numbered("graph_app.base.fast.run2.raw.csv", "consume"),
     );
-    gate.check("numbered.json", &["--input", "o.csv"])
+    gate.check()
+        .baseline("numbered.json")
+        .input("o.csv")
+        .run()
         .code(1)
         .stdout_has("new kernel: not in the baseline (3 launches per run)")
         .stdout_has("missing kernel: the baseline launches it 3 times per run");
@@ -115,8 +124,12 @@ fn a_kernel_renamed_by_the_change_is_compared_under_the_default_key() {
 fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
     let gate = Gate::new();
     gate.base_baseline(&["--kernel-key", "function"]);
-    gate.h200("graph_app.fp64.fast.raw.csv", "run.csv");
-    let out = gate.check("baseline.json", &["--input", "run.csv"]);
+    gate.fast_run("fp64");
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .run();
     out.code(1)
         .stdout_has("✗ finish\n")
         .stdout_has("sm__inst_executed_pipe_fp64.sum (sum) [FAIL]: new (0 → 6.29M)");
@@ -132,12 +145,13 @@ fn fp64_fails_on_fp64_instructions_appearing_in_finish() {
 fn strided_access_fails_and_the_new_uncoalesced_finding_explains_why() {
     let gate = Gate::new();
     gate.full_baseline("baseline.json", &["--kernel-key", "function"]);
-    gate.h200("graph_app.strided.full.raw.csv", "run.csv")
-        .h200("graph_app.strided.full.details.csv", "run.details.csv");
-    let out = gate.check(
-        "baseline.json",
-        &["--input", "run.csv", "--details", "run.details.csv"],
-    );
+    gate.full_run("strided");
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .details("run.details.csv")
+        .run();
     out.code(1)
         .stdout_has("✗ scale\n")
         .stdout_has("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum (sum) [FAIL]: +700.0%")
@@ -158,61 +172,56 @@ fn the_reference_pipeline_variants_fail_under_the_set_full_thresholds() {
     let t = format!("{}/set-full.toml", common::THRESHOLDS);
     gate.reference("h200.graph_app.full.node.raw.csv", "base.csv")
         .reference("h200.graph_app.full.node.details.csv", "base.details.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--input",
-        "base.csv",
-        "--details",
-        "base.details.csv",
-        "--thresholds",
-        &t,
-        "-o",
-        "baseline.json",
-    ])
-    .code(0);
-    gate.check(
-        "baseline.json",
-        &["--thresholds", &t, "--input", "base.csv"],
-    )
-    .code(0);
+    gate.record()
+        .input("base.csv")
+        .details("base.details.csv")
+        .thresholds(&t)
+        .output("baseline.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .thresholds(&t)
+        .input("base.csv")
+        .run()
+        .code(0);
 
     gate.reference(
         "h200.graph_app_redundant.full.node.raw.csv",
         "redundant.csv",
     );
-    gate.check(
-        "baseline.json",
-        &["--thresholds", &t, "--input", "redundant.csv"],
-    )
-    .code(1)
-    .stdout_has("launched 6 times per run, baseline 3");
+    gate.check()
+        .baseline("baseline.json")
+        .thresholds(&t)
+        .input("redundant.csv")
+        .run()
+        .code(1)
+        .stdout_has("launched 6 times per run, baseline 3");
 
     gate.reference("h200.graph_app_fp64.full.node.raw.csv", "fp64.csv");
-    gate.check(
-        "baseline.json",
-        &["--thresholds", &t, "--input", "fp64.csv"],
-    )
-    .code(1)
-    .stdout_has("new kernel")
-    .stdout_has("derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2 (sum, total) [FAIL]");
+    gate.check()
+        .baseline("baseline.json")
+        .thresholds(&t)
+        .input("fp64.csv")
+        .run()
+        .code(1)
+        .stdout_has("new kernel")
+        .stdout_has(
+            "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2 (sum, total) [FAIL]",
+        );
 
     gate.reference("h200.graph_app_strided.full.node.raw.csv", "strided.csv")
         .reference(
             "h200.graph_app_strided.full.node.details.csv",
             "strided.details.csv",
         );
-    let out = gate.check(
-        "baseline.json",
-        &[
-            "--thresholds",
-            &t,
-            "--input",
-            "strided.csv",
-            "--details",
-            "strided.details.csv",
-        ],
-    );
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .thresholds(&t)
+        .input("strided.csv")
+        .details("strided.details.csv")
+        .run();
     out.code(1)
         .stdout_has("new ncu finding UncoalescedGlobalAccess (OPT, est. speedup 77%)");
     // Findings every baseline kernel already had are not "new".
@@ -231,44 +240,40 @@ fn the_fixed_ratio_gate_fails_healthy_kernels_on_its_fixed_floor() {
     let gate = Gate::new();
     let t = format!("{}/fixed-ratio.toml", common::THRESHOLDS);
     gate.h200("graph_app.base.full.raw.csv", "full.csv");
-    gate.run(&[
-        "baseline",
-        "record",
-        "--thresholds",
-        &t,
-        "--input",
-        "full.csv",
-        "--output",
-        "baseline.json",
-    ])
-    .code(0);
-    gate.check(
-        "baseline.json",
-        &["--thresholds", &t, "--input", "full.csv"],
-    )
-    .code(1)
-    .stdout_has("below the limit 75.00%")
-    // The cost, from the export's profiler__replayer_passes: --set full takes 38.
-    .stdout_has("profiling:  38 passes per kernel, 9 kernel launches\n");
+    gate.record()
+        .thresholds(&t)
+        .input("full.csv")
+        .output("baseline.json")
+        .run()
+        .code(0);
+    gate.check()
+        .baseline("baseline.json")
+        .thresholds(&t)
+        .input("full.csv")
+        .run()
+        .code(1)
+        .stdout_has("below the limit 75.00%")
+        // The cost, from the export's profiler__replayer_passes: --set full takes 38.
+        .stdout_has("profiling:  38 passes per kernel, 9 kernel launches\n");
 }
 
 #[test]
 fn a_device_mismatch_is_an_error_unless_allowed() {
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     let text = gate
         .read("baseline.json")
         .replace("NVIDIA H200", "NVIDIA H100 80GB HBM3");
     gate.write("h100.json", text);
-    gate.check("h100.json", &["--input", "base1.csv"])
+    gate.check().baseline("h100.json").input("base1.csv").run()
         .one_clear_error("device mismatch: baseline was recorded on NVIDIA H100 80GB HBM3 (CC 9.0, 132 SMs), this input comes from NVIDIA H200 (CC 9.0, 132 SMs)")
         .stderr_has("--allow-device-mismatch");
-    gate.check(
-        "h100.json",
-        &["--input", "base1.csv", "--allow-device-mismatch"],
-    )
-    .code(0)
-    .stdout_has("note: device mismatch allowed by --allow-device-mismatch");
+    gate.check()
+        .baseline("h100.json")
+        .input("base1.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .code(0)
+        .stdout_has("note: device mismatch allowed by --allow-device-mismatch");
 }
 
 #[test]
@@ -277,23 +282,23 @@ fn another_gpu_is_said_before_a_metric_its_export_lacks() {
     // against an H200 baseline: it lacks the H200 baseline's metrics because
     // it is another GPU. That was "metric … is not in this export" with a
     // hint at --metrics, which sends the user to profile again on the A100.
-    let gate = Gate::new();
-    gate.base_baseline(&[]);
+    let gate = Gate::recorded();
     gate.copy(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/public/cuda-roofline.output_A100.details.csv"),
         "a100.details.csv",
     );
-    gate.check("baseline.json", &["--input", "a100.details.csv"])
+    gate.check().baseline("baseline.json").input("a100.details.csv").run()
         .one_clear_error("device mismatch: baseline was recorded on NVIDIA H200 (CC 9.0, 132 SMs), this input comes from")
         .stderr_has("CC 8.0")
         .stderr_has("--allow-device-mismatch");
     // Allowed, the missing metric is the next thing to say.
-    gate.check(
-        "baseline.json",
-        &["--input", "a100.details.csv", "--allow-device-mismatch"],
-    )
-    .one_clear_error("is not in this export");
+    gate.check()
+        .baseline("baseline.json")
+        .input("a100.details.csv")
+        .arg("--allow-device-mismatch")
+        .run()
+        .one_clear_error("is not in this export");
 }
 
 #[test]
@@ -311,10 +316,11 @@ fn warn_severity_and_warn_policies_pass_with_warnings() {
         "run.csv",
         text.replace("void scale<1>(", "void rescale<1>("),
     );
-    gate.check(
-        "baseline.json",
-        &["--thresholds", "t.toml", "--input", "run.csv"],
-    )
-    .code(0)
-    .stdout_has("ncugate: PASS (exit 0): 0 failed, 3 warnings");
+    gate.check()
+        .baseline("baseline.json")
+        .thresholds("t.toml")
+        .input("run.csv")
+        .run()
+        .code(0)
+        .stdout_has("ncugate: PASS (exit 0): 0 failed, 3 warnings");
 }
