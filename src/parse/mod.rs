@@ -63,9 +63,13 @@ pub fn read_input(
             None => None,
         };
         let sha256 = sha256_file(path)?;
-        let mut run = crate::runner::ncu::import(import.ncu, import.runner, path, "raw", |out| {
-            raw::read_raw(path, out, metrics, key_mode)
-        })
+        let mut run = crate::runner::ncu::import(
+            import.ncu,
+            import.runner,
+            path,
+            crate::runner::ncu::Page::Raw,
+            |out| raw::read_raw(path, out, metrics, key_mode),
+        )
         .map_err(|e| native.unwrap_or(e))?;
         run.sha256 = sha256;
         return Ok(Input { run, code: None });
@@ -172,9 +176,13 @@ pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) ->
             Some(Err(ncu_rep::Refusal::Unsupported(e))) => Some(e),
             None => None,
         };
-        return crate::runner::ncu::import(import.ncu, import.runner, path, "details", |out| {
-            details::read_details(path, out, key_mode)
-        })
+        return crate::runner::ncu::import(
+            import.ncu,
+            import.runner,
+            path,
+            crate::runner::ncu::Page::Details,
+            |out| details::read_details(path, out, key_mode),
+        )
         .map_err(|e| native.unwrap_or(e));
     }
     let data = page::read_all(path)?;
