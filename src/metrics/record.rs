@@ -36,8 +36,13 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         false,
         processes,
     )?;
-    let Read { runs, code } = read::runs(
+    let Read {
+        runs,
+        code,
+        details,
+    } = read::read(
         &acquired.inputs,
+        &acquired.details,
         &collected,
         config.kernel_key,
         &thresholds,
@@ -66,7 +71,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         .into_iter()
         .map(|run| keep_metrics(run, &recorded.required))
         .collect();
-    let findings = read::findings(&acquired.details, config.kernel_key, import)?;
+    let findings = read::findings(details, config.kernel_key, import)?;
     let mut baseline = baseline::record::build(
         &runs,
         &recorded.required,

@@ -366,15 +366,22 @@ pub fn read_findings(
 }
 
 /// The file's bytes and its results.
-pub fn read_report(
+fn read_report(
     path: &Path,
     kind: crate::error::FileKind,
 ) -> std::result::Result<(Vec<u8>, container::Report), Refusal> {
     let data =
         std::fs::read(path).map_err(|source| Refusal::Corrupt(Error::read(kind, path, source)))?;
+    let report = decode(path, &data).map_err(|f| refusal(path, f))?;
+    Ok((data, report))
+}
+
+/// The results of the report file at `path` whose bytes are `data`; a
+/// failure says whether ncu may read it ([`refusal`] makes it the error).
+pub fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report, Failure> {
     // Until the version is known, the file may be another format ncu reads
     // (or a stand-in for a report): unsupported, not corrupt.
-    container::version(&data).map_err(|f| {
+    container::version(data).map_err(|f| {
         let mut reason = f.message().to_string();
         if let Some(ext) = path
             .extension()
@@ -384,13 +391,13 @@ pub fn read_report(
             reason =
                 format!("a `.{ext}` file is not the `.ncu-rep` format ncugate reads ({reason})");
         }
-        refusal(path, Failure::Unsupported(reason))
+        Failure::Unsupported(reason)
     })?;
-    let report = container::read(&data).map_err(|f| refusal(path, f))?;
-    Ok((data, report))
+    container::read(data)
 }
 
-fn refusal(path: &Path, failure: Failure) -> Refusal {
+/// The error of a report at `path` that [`decode`] could not read, by kind.
+pub fn refusal(path: &Path, failure: Failure) -> Refusal {
     use crate::error::ExportError;
     match failure {
         Failure::Unsupported(reason) => Refusal::Unsupported(Error::export(
