@@ -40,12 +40,15 @@ pub type CodeMap = BTreeMap<String, KernelCode>;
 /// The code of every kernel of a report whose cubins hold it; `None` for a
 /// file that is not a report the native reader knows (a CSV export).
 pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
-    let mut magic = [0u8; 4];
-    std::io::Read::read_exact(&mut std::fs::File::open(path).ok()?, &mut magic).ok()?;
-    if &magic != crate::parse::ncu_rep::container::MAGIC {
+    use std::io::Read;
+    // One open: the magic first, so a CSV is not read whole for nothing.
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut data = vec![0u8; 4];
+    file.read_exact(&mut data).ok()?;
+    if data[..] != crate::parse::ncu_rep::container::MAGIC[..] {
         return None;
     }
-    let data = std::fs::read(path).ok()?;
+    file.read_to_end(&mut data).ok()?;
     Some(of_launches(&native::read(&data).ok()?, key_mode))
 }
 

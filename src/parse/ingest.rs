@@ -443,3 +443,102 @@ fn decoded(path: &Path, data: &[u8]) -> Result<(RuleRows, String)> {
     let rows = details::decode_details(path, located.csv)?;
     Ok((rows, sha256_bytes(data)))
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::runner::replay::ReplayRunner;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    /// A file that can be read only once: a named pipe that `data` is
+    /// written into once. A second open would wait for a writer that never
+    /// comes.
+    fn read_once(dir: &Path, name: &str, data: Vec<u8>) -> PathBuf {
+        let path = dir.join(name);
+        let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("path");
+        // SAFETY: `c_path` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+        let writer = path.clone();
+        std::thread::spawn(move || {
+            let pipe = std::fs::OpenOptions::new().write(true).open(&writer);
+            if let Ok(mut pipe) = pipe {
+                let _ = std::io::Write::write_all(&mut pipe, &data);
+            }
+        });
+        path
+    }
+
+    /// `ingest::input` of `path` with its rule results, or a failure when it
+    /// does not end (it opened the file twice).
+    fn ingested(path: &Path, metrics: &[String]) -> Input {
+        let (path, metrics) = (path.to_path_buf(), metrics.to_vec());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runner = ReplayRunner::new(std::env::temp_dir(), Vec::new());
+            let import = NcuImport {
+                ncu: "ncu",
+                runner: &runner,
+                native: true,
+            };
+            let _ = tx.send(input(
+                &path,
+                true,
+                &metrics,
+                KernelKeyMode::Demangled,
+                import,
+            ));
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(read) => read.expect("the file reads"),
+            Err(_) => panic!("the file was opened more than once"),
+        }
+    }
+
+    fn rule_results(details: Option<Details>) -> (Findings, String) {
+        match details {
+            Some(Details::Decoded(Ok((rows, sha256)))) => {
+                (rows.findings(KernelKeyMode::Demangled), sha256)
+            }
+            _ => panic!("rule results not decoded with the run"),
+        }
+    }
+
+    /// A report (told by its first bytes) and a details page each give
+    /// their run and their rule results from one open, the same as from a
+    /// file read at leisure; a raw page streams from its one open.
+    #[test]
+    fn an_input_is_opened_once_for_its_run_and_its_rule_results() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200");
+        let metrics: Vec<String> = ["gpu__time_duration.sum", "dram__bytes.sum"]
+            .map(String::from)
+            .to_vec();
+        for (file, rules) in [
+            ("graph_app.base.fast.run1.ncu-rep", false),
+            ("graph_app.base.full.details.csv", true),
+            ("graph_app.base.full.raw.csv", false),
+        ] {
+            let regular = fixtures.join(file);
+            let data = std::fs::read(&regular).expect("fixture");
+            let once = read_once(dir.path(), &file.replace('.', "_"), data);
+            let (a, b) = (ingested(&once, &metrics), ingested(&regular, &metrics));
+            let mut run = a.run;
+            run.source.clone_from(&b.run.source);
+            assert_eq!(run, b.run, "{file}");
+            assert_eq!(a.code, b.code, "{file}");
+            if file.ends_with(".raw.csv") {
+                assert!(matches!(a.details, Some(Details::Apart)), "{file}");
+                continue;
+            }
+            let (findings, sha256) = rule_results(a.details);
+            assert_eq!(
+                (findings.clone(), sha256),
+                rule_results(b.details),
+                "{file}"
+            );
+            assert_eq!(!findings.is_empty(), rules, "{file}");
+        }
+    }
+}
