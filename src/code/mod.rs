@@ -11,7 +11,8 @@
 
 use crate::model::KernelKeyMode;
 use crate::parse::ncu_rep::code as native;
-use crate::runner::process::{CommandSpec, ProcessRunner};
+use crate::runner::ncu::Page;
+use crate::runner::process::ProcessRunner;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -39,12 +40,15 @@ pub type CodeMap = BTreeMap<String, KernelCode>;
 /// The code of every kernel of a report whose cubins hold it; `None` for a
 /// file that is not a report the native reader knows (a CSV export).
 pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
-    let mut magic = [0u8; 4];
-    std::io::Read::read_exact(&mut std::fs::File::open(path).ok()?, &mut magic).ok()?;
-    if &magic != crate::parse::ncu_rep::container::MAGIC {
+    use std::io::Read;
+    // One open: the magic first, so a CSV is not read whole for nothing.
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut data = vec![0u8; 4];
+    file.read_exact(&mut data).ok()?;
+    if data[..] != crate::parse::ncu_rep::container::MAGIC[..] {
         return None;
     }
-    let data = std::fs::read(path).ok()?;
+    file.read_to_end(&mut data).ok()?;
     Some(of_launches(&native::read(&data).ok()?, key_mode))
 }
 
@@ -114,30 +118,8 @@ pub fn add_opcodes(
     ncu: &str,
     runner: &dyn ProcessRunner,
 ) -> Result<(), String> {
-    let args = [
-        "--import",
-        &report.to_string_lossy(),
-        "--csv",
-        "--page",
-        "source",
-        "--print-source",
-        "sass",
-    ]
-    .map(String::from);
-    let spec = CommandSpec::new(ncu, args.to_vec());
-    let mut page = None;
-    let done = runner.run_reading(&spec, &mut |out| {
-        let mut data = Vec::new();
-        page = Some(
-            out.read_to_end(&mut data)
-                .map_err(|e| e.to_string())
-                .and_then(|_| crate::parse::sass::read_sass(&data, key_mode)),
-        );
-    });
-    if !done.exit.success() {
-        return Err(format!("`{}` failed ({})", spec.display(), done.exit));
-    }
-    let histograms = page.unwrap_or_else(|| Err("no output".into()))?;
+    let page = crate::runner::ncu::read_page(ncu, runner, report, Page::Sass)?;
+    let histograms = crate::parse::sass::read_sass(&page, key_mode)?;
     for (key, code) in codes.iter_mut() {
         if let Some(h) = histograms.get(key) {
             code.opcodes.clone_from(h);

@@ -32,7 +32,8 @@ pub struct Inputs<'a> {
     pub findings: Option<&'a Findings>,
     pub details_paths: Vec<String>,
     pub thresholds: &'a Thresholds,
-    pub allow_device_mismatch: bool,
+    /// The runs' GPU against the baseline's, judged once by the caller.
+    pub device: Device<'a>,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
     pub notes: Vec<String>,
     /// The current kernels' code, when the inputs embed it.
@@ -45,6 +46,15 @@ pub struct Inputs<'a> {
     pub shared_gpu: crate::shared_gpu::Policy,
 }
 
+/// The current runs' GPU: their one fingerprint
+/// ([`crate::model::common_fingerprint`]) and whether it is the baseline's
+/// ([`same_device`], whose error, a mismatch not allowed, the caller gave).
+#[derive(Clone, Copy)]
+pub struct Device<'a> {
+    pub current: &'a Fingerprint,
+    pub same: bool,
+}
+
 /// Compares; `Err` only for what makes the comparison meaningless (device
 /// mismatch, another graph-profiling mode, a shared GPU under `shared_gpu = "refuse"`).
 pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
@@ -54,7 +64,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         thresholds,
         ..
     } = inputs;
-    let current = crate::model::common_fingerprint(runs)?;
+    let current = inputs.device.current;
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -88,13 +98,13 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     };
 
     comparable_mode(baseline, runs)?;
-    let same_device = same_device(baseline, &current, inputs.allow_device_mismatch)?;
+    let same_device = inputs.device.same;
     report.devices = Some(Devices {
         baseline: baseline.fingerprint.to_string(),
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
-    if let Some(note) = partial_note(&baseline.fingerprint, &current) {
+    if let Some(note) = partial_note(&baseline.fingerprint, current) {
         report.notes.push(note);
     }
     if !same_device {

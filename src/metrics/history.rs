@@ -38,11 +38,11 @@ pub(super) fn after_check(
             commit,
         };
         let opened = store.insert(history::open(&h.url, false)?);
-        let fingerprint = crate::model::common_fingerprint(inputs.runs)?;
+        let fingerprint = inputs.device.current;
         let (baseline, since) = drift::anchor_baseline(
             opened.as_mut(),
             anchor,
-            &fingerprint,
+            fingerprint,
             inputs.baseline.kernel_key,
             inputs.thresholds,
         )?;
@@ -55,7 +55,11 @@ pub(super) fn after_check(
             findings: None,
             details_paths: Vec::new(),
             thresholds: inputs.thresholds,
-            allow_device_mismatch: true,
+            // The anchor's GPU may differ: creep is measured all the same.
+            device: crate::compare::Device {
+                current: fingerprint,
+                same: crate::compare::same_device(&baseline, fingerprint, true)?,
+            },
             notes: Vec::new(),
             code: inputs.code,
             environmental: inputs.environmental,

@@ -117,21 +117,31 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     known.inputs.clone_from(&acquired.inputs);
     known.details.clone_from(&acquired.details);
 
-    // 2. read (again only when the baseline picked groups launches otherwise)
-    let read = |key| {
-        let later = read::Metrics::Later;
-        read::runs(&acquired.inputs, &metrics, key, &thresholds, import, later)
-    };
-    let read::Read { runs, code } = read(candidates.kernel_key())?;
+    // 2. read, each file once (the runs again only when the baseline picked
+    // groups launches otherwise)
+    let read::Read {
+        runs,
+        code,
+        details,
+    } = read::read(
+        &acquired.inputs,
+        &acquired.details,
+        &metrics,
+        candidates.kernel_key(),
+        &thresholds,
+        import,
+        read::Metrics::Later,
+    )?;
+    let again = |key| read::runs(&acquired.inputs, &metrics, key, import);
 
     // 3. pick the baseline
-    let chosen = candidates.choose(config, &thresholds, runs, |key| read(key).map(|r| r.runs))?;
+    let chosen = candidates.choose(config, &thresholds, runs, again)?;
     let (baseline_path, baseline, runs) = (chosen.path, chosen.baseline, chosen.runs);
     // Another GPU before a missing metric: that GPU's export lacks it because it is another GPU.
-    let current = crate::model::common_fingerprint(&runs)?;
-    compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
+    let current = chosen.fingerprint;
+    let same = compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
     read::has_metrics(&runs, &thresholds)?;
-    let findings = read::findings(&acquired.details, baseline.kernel_key, import)?;
+    let findings = read::findings(details, baseline.kernel_key, import)?;
     let changed = read::Opcodes::IfChangedFrom(&baseline);
     let (code, code_note) = read::code(
         &acquired.reports,
@@ -157,7 +167,10 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
             .map(|p| p.display().to_string())
             .collect(),
         thresholds: &thresholds,
-        allow_device_mismatch: config.allow_device_mismatch,
+        device: compare::Device {
+            current: &current,
+            same,
+        },
         notes: data.details_page,
         code: code.as_ref(),
         environmental: config.environmental,

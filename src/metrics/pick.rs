@@ -15,6 +15,8 @@ pub(super) struct Chosen {
     pub(super) path: PathBuf,
     pub(super) baseline: Baseline,
     pub(super) runs: Vec<Run>,
+    /// The runs' one fingerprint ([`crate::model::common_fingerprint`]), made once.
+    pub(super) fingerprint: Fingerprint,
     /// Which history runs a rolling baseline was made of.
     pub(super) note: Option<String>,
 }
@@ -114,14 +116,17 @@ impl<'a> Candidates<'a> {
         runs: Vec<Run>,
         read: impl Fn(KernelKeyMode) -> Result<Vec<Run>>,
     ) -> Result<Chosen> {
-        let chosen = |path, baseline, runs| Chosen {
-            path,
-            baseline,
-            runs,
-            note: None,
+        let chosen = |path, baseline, runs: Vec<Run>| {
+            Ok(Chosen {
+                path,
+                baseline,
+                fingerprint: crate::model::common_fingerprint(&runs)?,
+                runs,
+                note: None,
+            })
         };
         let (dir, workload, record, files, kernel_key) = match self {
-            Candidates::File { path, baseline } => return Ok(chosen(path, *baseline, runs)),
+            Candidates::File { path, baseline } => return chosen(path, *baseline, runs),
             Candidates::History {
                 history,
                 kernel_key,
@@ -152,7 +157,7 @@ impl<'a> Candidates<'a> {
         } else {
             read(baseline.kernel_key)?
         };
-        Ok(chosen(path, baseline, runs))
+        chosen(path, baseline, runs)
     }
 }
 
@@ -187,6 +192,7 @@ fn from_history(
         path: PathBuf::from(format!("history {shown}")),
         baseline: made.baseline,
         runs,
+        fingerprint,
         note: Some(rolling::note(&shown, &history.workload, &made.commits)),
     })
 }

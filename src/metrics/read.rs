@@ -1,10 +1,12 @@
-//! Stage 2, read: each export read once into a run, the details pages'
-//! findings, and the kernels' code from the reports that embed it.
+//! Stage 2, read: each file read once ([`crate::parse::ingest`]) into its
+//! run (an `--input`), its rule results (a `--details`: a file that is both
+//! is read once for both) and its kernels' code (a report); the rule
+//! results become findings once the baseline's kernel key is known.
 
 use crate::baseline::{self, Baseline, InputFile};
 use crate::error::Result;
 use crate::model::{Findings, KernelKeyMode, Run};
-use crate::parse;
+use crate::parse::{self, ingest};
 use crate::rules::Thresholds;
 use std::path::{Path, PathBuf};
 
@@ -68,42 +70,92 @@ pub(super) fn code(
     (Some(codes), note)
 }
 
-/// The inputs, each read once: their runs, and what the reports among them
-/// hold of the kernels' code.
+/// The inputs, each read once: their runs, what the reports among them
+/// hold of the kernels' code, and the `--details` files' rule results.
 pub(super) struct Read {
     pub(super) runs: Vec<Run>,
     /// Each input with its kernel launches' code.
     pub(super) code: Vec<InputCode>,
+    /// Each `--details` file with its rule results as read (`None`: a file
+    /// named before, whose results serve again), for [`findings`].
+    pub(super) details: Details,
 }
 
-/// An input and its kernel launches' code ([`parse::Input::code`]).
+/// An input and its kernel launches' code ([`ingest::Input::code`]).
 pub(super) type InputCode = (PathBuf, Option<Vec<parse::ncu_rep::code::LaunchCode>>);
 
-/// Parses every input; a metric that a non-optional rule needs must be in each.
-pub(super) fn runs(
+/// The `--details` files in order, each with its rule results as read.
+pub(super) type Details = Vec<(PathBuf, Option<ingest::Details>)>;
+
+/// Reads every input and `--details` file once, inputs first, in order; a
+/// metric that a non-optional rule needs must be in each run (`check_metrics`
+/// says when). A file named twice is read once: not standard input, which
+/// a second read finds as the first left it. What the `--details` files
+/// hold is the check's error only when it reads its [`findings`].
+pub(super) fn read(
     inputs: &[PathBuf],
+    details: &[PathBuf],
     metrics: &[String],
     key_mode: KernelKeyMode,
     thresholds: &Thresholds,
     import: parse::NcuImport,
     check_metrics: Metrics,
 ) -> Result<Read> {
+    let again = |paths: &[PathBuf], path: &PathBuf| {
+        path.as_path() != Path::new("-") && paths.contains(path)
+    };
     let mut read = Read {
         runs: Vec::with_capacity(inputs.len()),
         code: Vec::with_capacity(inputs.len()),
+        details: Vec::with_capacity(details.len()),
     };
-    for path in inputs {
-        let input = parse::read_input(path, metrics, key_mode, import)?;
+    let mut of_inputs: Vec<(PathBuf, ingest::Details)> = Vec::new();
+    for (i, path) in inputs.iter().enumerate() {
+        if let Some(first) = inputs[..i]
+            .iter()
+            .position(|p| p.as_path() != Path::new("-") && p == path)
+        {
+            read.runs.push(read.runs[first].clone());
+            read.code.push(read.code[first].clone());
+            continue;
+        }
+        let also_details = again(details, path);
+        let input = ingest::input(path, also_details, metrics, key_mode, import)?;
         if check_metrics == Metrics::Now {
             has_metrics(std::slice::from_ref(&input.run), thresholds)?;
+        }
+        if let Some(d) = input.details {
+            of_inputs.push((path.clone(), d));
         }
         read.runs.push(input.run);
         read.code.push((path.clone(), input.code));
     }
+    for (i, path) in details.iter().enumerate() {
+        let read_now = match of_inputs.iter().position(|(p, _)| p == path) {
+            Some(at) => Some(of_inputs.swap_remove(at).1),
+            None if again(&details[..i], path) => None,
+            None => Some(ingest::details(path, import)),
+        };
+        read.details.push((path.clone(), read_now));
+    }
     Ok(read)
 }
 
-/// When [`runs`] checks that every run has each non-optional rule's
+/// The runs of `inputs` alone, read again when the baseline picked groups
+/// launches by another kernel key than the one they were read with.
+pub(super) fn runs(
+    inputs: &[PathBuf],
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+    import: parse::NcuImport,
+) -> Result<Vec<Run>> {
+    inputs
+        .iter()
+        .map(|path| ingest::input(path, false, metrics, key_mode, import).map(|i| i.run))
+        .collect()
+}
+
+/// When [`read`] checks that every run has each non-optional rule's
 /// metric: at once, or later by the caller (`check` first makes sure the data
 /// is from the baseline's GPU: an A100 export lacks an H200 metric because it
 /// is another GPU, which is the error to show).
@@ -128,9 +180,10 @@ pub(super) fn has_metrics(runs: &[Run], thresholds: &Thresholds) -> Result<()> {
     Ok(())
 }
 
-/// Findings of all `--details` files together, with the files' digests.
+/// Findings of all `--details` files together, keyed by `key_mode`, with
+/// the files' digests; the first error of a file, in order.
 pub(super) fn findings(
-    details: &[PathBuf],
+    details: Details,
     key_mode: KernelKeyMode,
     import: parse::NcuImport,
 ) -> Result<Option<(Findings, Vec<InputFile>)>> {
@@ -139,8 +192,20 @@ pub(super) fn findings(
     }
     let mut all = Findings::new();
     let mut files = Vec::new();
-    for path in details {
-        for (kernel, rules) in parse::read_findings(path, key_mode, import)? {
+    let mut seen: Vec<(PathBuf, Findings, String)> = Vec::new();
+    for (path, read) in details {
+        let (findings, sha256) = match read {
+            Some(read) => {
+                let (findings, sha256) = read.findings(&path, key_mode, import)?;
+                seen.push((path.clone(), findings.clone(), sha256.clone()));
+                (findings, sha256)
+            }
+            None => match seen.iter().find(|(p, _, _)| *p == path) {
+                Some((_, findings, sha256)) => (findings.clone(), sha256.clone()),
+                None => ingest::details(&path, import).findings(&path, key_mode, import)?,
+            },
+        };
+        for (kernel, rules) in findings {
             let entry = all.entry(kernel).or_default();
             for (name, finding) in rules {
                 entry.entry(name).or_insert(finding);
@@ -148,7 +213,7 @@ pub(super) fn findings(
         }
         files.push(InputFile {
             path: path.display().to_string(),
-            sha256: parse::sha256_file(path)?,
+            sha256,
         });
     }
     Ok(Some((all, files)))

@@ -36,8 +36,13 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         false,
         processes,
     )?;
-    let Read { runs, code } = read::runs(
+    let Read {
+        runs,
+        code,
+        details,
+    } = read::read(
         &acquired.inputs,
+        &acquired.details,
         &collected,
         config.kernel_key,
         &thresholds,
@@ -66,7 +71,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         .into_iter()
         .map(|run| keep_metrics(run, &recorded.required))
         .collect();
-    let findings = read::findings(&acquired.details, config.kernel_key, import)?;
+    let findings = read::findings(details, config.kernel_key, import)?;
     let mut baseline = baseline::record::build(
         &runs,
         &recorded.required,
@@ -74,18 +79,13 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         findings.as_ref().map(|(f, files)| (f, files.clone())),
         &thresholds.source,
     )?;
-    let (code, code_note) = read::code(
+    let code_note = add_code(
+        &mut baseline,
         &acquired.reports,
         &code,
         config.kernel_key,
-        Opcodes::Always,
         import,
     );
-    for (kernel, code) in code.into_iter().flatten() {
-        if let Some(entry) = baseline.kernels.get_mut(&kernel) {
-            entry.code = Some(Box::new(code));
-        }
-    }
     notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
     let (mut profiles, mut page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
     if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
@@ -138,6 +138,24 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         notes,
         ..Text::pass(line)
     })
+}
+
+/// Gives each kernel of `baseline` its code, opcodes included, from the
+/// first of `reports` that embeds it; a note when the opcodes could not be read.
+fn add_code(
+    baseline: &mut Baseline,
+    reports: &[std::path::PathBuf],
+    inputs: &[read::InputCode],
+    key_mode: crate::model::KernelKeyMode,
+    import: parse::NcuImport,
+) -> Option<String> {
+    let (code, note) = read::code(reports, inputs, key_mode, Opcodes::Always, import);
+    for (kernel, code) in code.into_iter().flatten() {
+        if let Some(entry) = baseline.kernels.get_mut(&kernel) {
+            entry.code = Some(Box::new(code));
+        }
+    }
+    note
 }
 
 /// What the baseline keeps of the GPU the runs were profiled on (`None`

@@ -177,10 +177,10 @@ pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result
         let Some(row) = scanner.next_row().map_err(io)? else {
             return Err(Error::export(path, crate::error::ExportError::Empty));
         };
-        if row.is_blank() || row.line.starts_with(b"==") {
+        if row.is_blank() || row.is_ncu_message() {
             continue;
         }
-        if row.line.contains(&0) || std::str::from_utf8(row.line).is_err() {
+        if row.is_binary() {
             return Err(Error::export(path, crate::error::ExportError::Binary));
         }
         return Ok(row.strings());

@@ -88,14 +88,27 @@ pub struct RowScanner<R> {
     next_stop: Vec<usize>,
 }
 
-/// One row: its kept fields and how many fields it had.
+/// One row: its kept fields and how many fields it had. The fields are
+/// either spans of CSV text (a [`RowScanner`]'s buffer) or cells already
+/// apart (a report's page, which has no text to split: see
+/// [`crate::parse::ncu_rep::rows`]); the readers see the same row either way.
 pub struct Row<'a> {
-    buf: &'a [u8],
-    spans: &'a [Option<(usize, usize)>],
+    kept: Kept<'a>,
     /// Number of fields in the row (kept or not).
     pub fields: usize,
-    /// The row's bytes, for error messages about it.
-    pub line: &'a [u8],
+}
+
+/// Where a row's kept fields are.
+enum Kept<'a> {
+    /// Byte ranges into `buf`, quotes included, by slot; and the row's
+    /// bytes, for what is said about the line as a whole.
+    Csv {
+        buf: &'a [u8],
+        spans: &'a [Option<(usize, usize)>],
+        line: &'a [u8],
+    },
+    /// The fields themselves, by slot.
+    Cells(&'a [String]),
 }
 
 impl<R: Read> RowScanner<R> {
@@ -256,12 +269,7 @@ impl<R: Read> RowScanner<R> {
         self.field_start = next;
         self.field_idx = 0;
         // The spans are cleared when the next row's first field ends (see `end_field`).
-        Row {
-            buf: &self.buf,
-            spans: &self.spans,
-            fields,
-            line: &self.buf[start..end],
-        }
+        Row::new(&self.buf, &self.spans, fields, &self.buf[start..end])
     }
 
     fn refill(&mut self) -> std::io::Result<()> {
@@ -320,10 +328,17 @@ impl<'a> Row<'a> {
         line: &'a [u8],
     ) -> Self {
         Row {
-            buf,
-            spans,
+            kept: Kept::Csv { buf, spans, line },
             fields,
-            line,
+        }
+    }
+
+    /// A row of `fields` fields whose kept fields are `cells`, by slot, as
+    /// they are (nothing to unquote).
+    pub fn cells(cells: &'a [String], fields: usize) -> Self {
+        Row {
+            kept: Kept::Cells(cells),
+            fields,
         }
     }
 
@@ -331,24 +346,55 @@ impl<'a> Row<'a> {
     /// or the column index in `Wanted::All`), unquoted; `None` if the row had
     /// no such field.
     pub fn field(&self, slot: usize) -> Option<Cow<'a, [u8]>> {
-        let (s, e) = (*self.spans.get(slot)?)?;
-        Some(unquote(&self.buf[s..e]))
+        match self.kept {
+            Kept::Csv { buf, spans, .. } => {
+                let (s, e) = (*spans.get(slot)?)?;
+                Some(unquote(&buf[s..e]))
+            }
+            Kept::Cells(cells) => cells.get(slot).map(|c| Cow::Borrowed(c.as_bytes())),
+        }
     }
 
     /// Every kept field as text (for the header and units rows).
     pub fn strings(&self) -> Vec<String> {
-        (0..self.spans.len())
-            .map(|i| {
-                self.field(i)
-                    .map(|f| String::from_utf8_lossy(&f).into_owned())
-                    .unwrap_or_default()
-            })
-            .collect()
+        match self.kept {
+            Kept::Csv { spans, .. } => (0..spans.len())
+                .map(|i| {
+                    self.field(i)
+                        .map(|f| String::from_utf8_lossy(&f).into_owned())
+                        .unwrap_or_default()
+                })
+                .collect(),
+            Kept::Cells(cells) => cells.to_vec(),
+        }
     }
 
     /// True for an empty line.
     pub fn is_blank(&self) -> bool {
-        self.fields <= 1 && self.line.iter().all(|b| b.is_ascii_whitespace())
+        match self.kept {
+            Kept::Csv { line, .. } => {
+                self.fields <= 1 && line.iter().all(|b| b.is_ascii_whitespace())
+            }
+            Kept::Cells(_) => self.fields == 0,
+        }
+    }
+
+    /// True for a line ncu prints about itself (`==PROF== …`), which a
+    /// captured `--csv` run has before its CSV. Cells are never one.
+    pub fn is_ncu_message(&self) -> bool {
+        match self.kept {
+            Kept::Csv { line, .. } => line.starts_with(b"=="),
+            Kept::Cells(_) => false,
+        }
+    }
+
+    /// True for a row that is not text: a NUL byte, or bytes that are not
+    /// UTF-8 (cells are UTF-8 already; a NUL in one is refused as in a file).
+    pub fn is_binary(&self) -> bool {
+        match self.kept {
+            Kept::Csv { line, .. } => line.contains(&0) || std::str::from_utf8(line).is_err(),
+            Kept::Cells(cells) => cells.iter().any(|c| c.as_bytes().contains(&0)),
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! check's setting: the counters, not the time, are compared).
 
 use super::RunnerConfig;
-use super::process::{CommandSpec, ProcessRunner};
+use super::ncu::{NcuCommand, Page};
+use super::process::ProcessRunner;
 use std::path::Path;
 
 /// Which launch of a kernel an explain run profiles, by its place in the
@@ -48,44 +49,21 @@ pub fn selection(config: &RunnerConfig, function: &str, launch: Launch) -> (Opti
 }
 
 /// The ncu arguments that profile `launch` of `function` (a kernel's
-/// function name) with source counters into `export`.
+/// function name) with source counters into `export`
+/// ([`NcuCommand::source_counters`]).
 pub fn profile_args(
     config: &RunnerConfig,
     function: &str,
     launch: Launch,
     export: &Path,
 ) -> Vec<String> {
+    command(config, function, launch, export).args().to_vec()
+}
+
+/// The ncu command that profiles `launch` of `function` into `export`.
+fn command(config: &RunnerConfig, function: &str, launch: Launch, export: &Path) -> NcuCommand {
     let (filter, skip) = selection(config, function, launch);
-    let skip = skip.to_string();
-    let mut args: Vec<String> = [
-        "--target-processes",
-        "all",
-        "--graph-profiling",
-        config.graph_profiling.as_str(),
-        "--clock-control",
-        "none",
-        "--config-file",
-        "off",
-        "--launch-skip",
-        &skip,
-        "--launch-count",
-        "1",
-        "--section",
-        "SourceCounters",
-        "--import-source",
-        "yes",
-        "-f",
-        "--export",
-        &export.to_string_lossy(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if let Some(filter) = filter {
-        args.splice(8..8, ["-k".to_string(), filter]);
-    }
-    args.extend(config.app.iter().cloned());
-    args
+    NcuCommand::source_counters(config, filter, skip, export)
 }
 
 /// Profiles `launch` of `function` once and returns its source page (CSV);
@@ -99,10 +77,7 @@ pub fn source_page(
 ) -> Result<Vec<u8>, String> {
     let dir = super::workdir::claim(&config.out_dir, name).map_err(|e| e.to_string())?;
     let export = dir.join("explain");
-    let mut spec = CommandSpec::new(
-        config.ncu.clone(),
-        profile_args(config, function, launch, &export),
-    );
+    let mut spec = command(config, function, launch, &export).spec();
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
@@ -115,27 +90,5 @@ pub fn source_page(
         return Err(format!("`{}` failed ({})", spec.display(), done.exit));
     }
     let report = dir.join("explain.ncu-rep");
-    let args = [
-        "--import",
-        &report.to_string_lossy(),
-        "--csv",
-        "--page",
-        "source",
-        "--print-source",
-        "cuda,sass",
-    ]
-    .map(String::from);
-    let import = CommandSpec::new(config.ncu.clone(), args.to_vec());
-    let mut page = Err("no output".to_string());
-    let done = runner.run_reading(&import, &mut |out| {
-        let mut data = Vec::new();
-        page = out
-            .read_to_end(&mut data)
-            .map(|_| data)
-            .map_err(|e| e.to_string());
-    });
-    if !done.exit.success() {
-        return Err(format!("`{}` failed ({})", import.display(), done.exit));
-    }
-    page
+    super::ncu::read_page(&config.ncu, runner, &report, Page::CudaAndSass)
 }

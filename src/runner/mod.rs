@@ -141,10 +141,7 @@ pub fn profile_once(
     for stale in [&report, &raw, &output] {
         let _ = std::fs::remove_file(stale);
     }
-    let mut spec = CommandSpec::new(
-        config.ncu.clone(),
-        ncu::profile_args(config, metrics, &export),
-    );
+    let mut spec = ncu::NcuCommand::profile(config, metrics, &export).spec();
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
@@ -192,9 +189,9 @@ pub fn profile_once(
 
     let details = (config.mode == Mode::Full).then(|| dir.join("details.csv"));
     let pages = (!streamed)
-        .then_some(("raw", &raw))
+        .then_some((ncu::Page::Raw, &raw))
         .into_iter()
-        .chain(details.as_ref().map(|d| ("details", d)));
+        .chain(details.as_ref().map(|d| (ncu::Page::Details, d)));
     for (page, out) in pages {
         ncu::import(&config.ncu, runner, &report, page, |csv| copy_to(out, csv))?;
     }

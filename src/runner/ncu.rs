@@ -1,4 +1,9 @@
-//! The ncu command lines ncugate composes — never through a shell.
+//! Every ncu command line ncugate runs is built here — never through a
+//! shell: a profiled run ([`NcuCommand::profile`]), an explain run's
+//! source-counter profile ([`NcuCommand::source_counters`]) and the import
+//! of a report's page ([`NcuCommand::import`], run by [`import`] or
+//! [`read_page`]). Recorded runs replay these command lines
+//! ([`super::replay`]), so what ncu is asked is decided in one file.
 
 use super::process::{CommandSpec, Exit, ProcessRunner};
 use super::{Mode, RunnerConfig};
@@ -14,70 +19,195 @@ pub fn output_file(export: &Path) -> PathBuf {
     export.with_file_name(OUTPUT_FILE)
 }
 
-/// `ncu … APP ARGS` for one profiled run exporting to `export` (without `.ncu-rep`).
-///
-/// `--metrics` always lists every gated metric: `--set full` lacks some
-/// (`sm__inst_executed.sum`), so full mode adds the set, never replaces the list.
-///
-/// Fast mode prints the raw page (`--csv --page raw --print-units base`) at the
-/// end of the profiling run itself, so no second ncu process converts the report;
-/// `--log-file` keeps ncu's output (its messages, then the CSV) apart from the
-/// app's, which stays on standard output and error. Measured on the H200 (ncu
-/// 2025.3.1): without `--log-file` the app and ncu share standard output, and an
-/// app line without a final newline is glued to ncu's next line. The CSV is
-/// byte-for-byte what `ncu --import … --csv --page raw --print-units base` prints.
-/// ncu prints no per-kernel progress lines in CSV mode, so full mode, whose run is
-/// long, keeps them and imports both pages afterwards.
-pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) -> Vec<String> {
-    let mut args: Vec<String> = Vec::new();
-    let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
-    let mut all: Vec<String> = metrics.to_vec();
-    for m in &config.extra_metrics {
-        if !all.contains(m) {
-            all.push(m.clone());
-        }
-    }
-    if config.mode == Mode::Full {
-        push(&["--set", "full"]);
-    }
-    push(&["--metrics", &all.join(",")]);
-    push(&["--target-processes", "all"]);
-    push(&["--graph-profiling", config.graph_profiling.as_str()]);
-    push(&["--clock-control", config.clock_control.as_str()]);
-    push(&["--cache-control", config.cache_control.as_str()]);
-    push(&["--replay-mode", config.replay_mode.as_str()]);
-    push(&["--config-file", "off"]);
-    if config.mode == Mode::Fast {
-        push(&["--csv", "--page", "raw", "--print-units", "base"]);
-        push(&["--log-file", &output_file(export).to_string_lossy()]);
-    }
-    if let Some(name) = &config.kernel_name {
-        push(&["--kernel-name", name]);
-    }
-    if let Some(n) = config.launch_skip {
-        push(&["--launch-skip", &n.to_string()]);
-    }
-    if let Some(n) = config.launch_count {
-        push(&["--launch-count", &n.to_string()]);
-    }
-    push(&["-f", "--export", &export.to_string_lossy()]);
-    args.extend(config.app.iter().cloned());
-    args
+/// A page `ncu --import REPORT --csv` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// `--page raw --print-units base`: every metric of every launch, in base units.
+    Raw,
+    /// `--page details --print-units base`: the sections' metrics and the rule results.
+    Details,
+    /// `--page source --print-source sass`: the disassembly, for opcode histograms.
+    Sass,
+    /// `--page source --print-source cuda,sass`: the source counters per line
+    /// of CUDA source and per instruction, for an explain run.
+    CudaAndSass,
 }
 
-/// Runs `ncu --import REPORT --csv --page PAGE --print-units base` and hands
-/// its standard output to `read` as it streams: the one way a report becomes
-/// CSV, for a `.ncu-rep` given as input and for the pages of a profiled run.
-/// An ncu that cannot be run or that fails is an [`Error::Ncu`], whatever
-/// `read` made of its output.
+impl Page {
+    /// The page's name as `--page` spells it (and import failures name it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Page::Raw => "raw",
+            Page::Details => "details",
+            Page::Sass | Page::CudaAndSass => "source",
+        }
+    }
+
+    /// What follows `--page NAME`: the units of the metric pages, the views
+    /// of the source page.
+    fn options(self) -> [&'static str; 2] {
+        match self {
+            Page::Raw | Page::Details => ["--print-units", "base"],
+            Page::Sass => ["--print-source", "sass"],
+            Page::CudaAndSass => ["--print-source", "cuda,sass"],
+        }
+    }
+}
+
+/// One ncu command line: the ncu to run and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NcuCommand {
+    ncu: String,
+    args: Vec<String>,
+}
+
+impl NcuCommand {
+    /// `ncu … APP ARGS` for one profiled run exporting to `export` (without `.ncu-rep`).
+    ///
+    /// `--metrics` always lists every gated metric: `--set full` lacks some
+    /// (`sm__inst_executed.sum`), so full mode adds the set, never replaces the list.
+    ///
+    /// Fast mode prints the raw page (`--csv --page raw --print-units base`) at the
+    /// end of the profiling run itself, so no second ncu process converts the report;
+    /// `--log-file` keeps ncu's output (its messages, then the CSV) apart from the
+    /// app's, which stays on standard output and error. Measured on the H200 (ncu
+    /// 2025.3.1): without `--log-file` the app and ncu share standard output, and an
+    /// app line without a final newline is glued to ncu's next line. The CSV is
+    /// byte-for-byte what `ncu --import … --csv --page raw --print-units base` prints.
+    /// ncu prints no per-kernel progress lines in CSV mode, so full mode, whose run is
+    /// long, keeps them and imports both pages afterwards.
+    pub fn profile(config: &RunnerConfig, metrics: &[String], export: &Path) -> NcuCommand {
+        let mut args: Vec<String> = Vec::new();
+        let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
+        let mut all: Vec<String> = metrics.to_vec();
+        for m in &config.extra_metrics {
+            if !all.contains(m) {
+                all.push(m.clone());
+            }
+        }
+        if config.mode == Mode::Full {
+            push(&["--set", "full"]);
+        }
+        push(&["--metrics", &all.join(",")]);
+        push(&["--target-processes", "all"]);
+        push(&["--graph-profiling", config.graph_profiling.as_str()]);
+        push(&["--clock-control", config.clock_control.as_str()]);
+        push(&["--cache-control", config.cache_control.as_str()]);
+        push(&["--replay-mode", config.replay_mode.as_str()]);
+        push(&["--config-file", "off"]);
+        if config.mode == Mode::Fast {
+            let page = Page::Raw;
+            push(&["--csv", "--page", page.name()]);
+            push(&page.options());
+            push(&["--log-file", &output_file(export).to_string_lossy()]);
+        }
+        if let Some(name) = &config.kernel_name {
+            push(&["--kernel-name", name]);
+        }
+        if let Some(n) = config.launch_skip {
+            push(&["--launch-skip", &n.to_string()]);
+        }
+        if let Some(n) = config.launch_count {
+            push(&["--launch-count", &n.to_string()]);
+        }
+        push(&["-f", "--export", &export.to_string_lossy()]);
+        args.extend(config.app.iter().cloned());
+        NcuCommand {
+            ncu: config.ncu.clone(),
+            args,
+        }
+    }
+
+    /// `ncu … APP ARGS` for an explain run: the one launch that `filter`
+    /// (ncu's `-k`, `None`: every kernel) and `skip` (`--launch-skip`)
+    /// select, profiled with the `SourceCounters` section and its source
+    /// imported into `export`. Clocks are never locked: the counters, not
+    /// the time, are compared (see [`super::explain`]).
+    pub fn source_counters(
+        config: &RunnerConfig,
+        filter: Option<String>,
+        skip: u64,
+        export: &Path,
+    ) -> NcuCommand {
+        let skip = skip.to_string();
+        let mut args: Vec<String> = [
+            "--target-processes",
+            "all",
+            "--graph-profiling",
+            config.graph_profiling.as_str(),
+            "--clock-control",
+            "none",
+            "--config-file",
+            "off",
+            "--launch-skip",
+            &skip,
+            "--launch-count",
+            "1",
+            "--section",
+            "SourceCounters",
+            "--import-source",
+            "yes",
+            "-f",
+            "--export",
+            &export.to_string_lossy(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(filter) = filter {
+            args.splice(8..8, ["-k".to_string(), filter]);
+        }
+        args.extend(config.app.iter().cloned());
+        NcuCommand {
+            ncu: config.ncu.clone(),
+            args,
+        }
+    }
+
+    /// `ncu --import REPORT --csv --page PAGE …` (see [`Page`]).
+    pub fn import(ncu: &str, report: &Path, page: Page) -> NcuCommand {
+        let mut args: Vec<String> = ["--import", &report.to_string_lossy(), "--csv"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(["--page", page.name()].map(String::from));
+        args.extend(page.options().map(String::from));
+        NcuCommand {
+            ncu: ncu.to_string(),
+            args,
+        }
+    }
+
+    /// The arguments after the ncu program.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// The command to run; the caller adds what a profiled run needs (the
+    /// app's environment, working directory and timeout).
+    pub fn spec(self) -> CommandSpec {
+        CommandSpec::new(self.ncu, self.args)
+    }
+}
+
+/// The arguments of [`NcuCommand::profile`].
+pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) -> Vec<String> {
+    NcuCommand::profile(config, metrics, export).args
+}
+
+/// Runs `ncu --import REPORT --csv --page PAGE …` and hands its standard
+/// output to `read` as it streams: the one way a report becomes CSV, for a
+/// `.ncu-rep` given as input and for the pages of a profiled run. An ncu
+/// that cannot be run or that fails is an [`Error::Ncu`], whatever `read`
+/// made of its output.
 pub fn import<T>(
     ncu: &str,
     runner: &dyn ProcessRunner,
     report: &Path,
-    page: &str,
+    page: Page,
     read: impl FnOnce(&mut dyn Read) -> Result<T>,
 ) -> Result<T> {
-    let spec = CommandSpec::new(ncu, import_args(report, page));
+    let spec = NcuCommand::import(ncu, report, page).spec();
     let mut read = Some(read);
     let mut parsed = None;
     let done = runner.run_reading(&spec, &mut |out| {
@@ -86,7 +216,7 @@ pub fn import<T>(
     let failed = |exit: String| NcuFailure::ImportFailed {
         command: spec.display(),
         report: report.to_path_buf(),
-        page: page.to_string(),
+        page: page.name().to_string(),
         exit,
         tail: done.tail(5),
     };
@@ -103,20 +233,29 @@ pub fn import<T>(
     Err(Error::ncu(failure, None))
 }
 
-/// `ncu --import REPORT --csv --page PAGE --print-units base`.
-pub fn import_args(report: &Path, page: &str) -> Vec<String> {
-    [
-        "--import",
-        &report.to_string_lossy(),
-        "--csv",
-        "--page",
-        page,
-        "--print-units",
-        "base",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// Runs `ncu --import REPORT --csv --page PAGE …` and returns its whole
+/// output: the source pages, which the stages that add words read (the
+/// kernels' opcodes, an explain run's counters). A failure is the reason
+/// for their note, not an error of the check.
+pub fn read_page(
+    ncu: &str,
+    runner: &dyn ProcessRunner,
+    report: &Path,
+    page: Page,
+) -> std::result::Result<Vec<u8>, String> {
+    let spec = NcuCommand::import(ncu, report, page).spec();
+    let mut data = Err("no output".to_string());
+    let done = runner.run_reading(&spec, &mut |out| {
+        let mut page = Vec::new();
+        data = out
+            .read_to_end(&mut page)
+            .map(|_| page)
+            .map_err(|e| e.to_string());
+    });
+    if !done.exit.success() {
+        return Err(format!("`{}` failed ({})", spec.display(), done.exit));
+    }
+    data
 }
 
 /// The first bytes of the raw page's header row.
@@ -206,6 +345,22 @@ pub fn is_ncu_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn import_command_lines_are_the_ones_recordings_replay() {
+        let report = Path::new("/w/run 1.ncu-rep");
+        let line = |page| NcuCommand::import("ncu", report, page).spec().args;
+        let words = |s: &str| -> Vec<String> { s.split(' ').map(String::from).collect() };
+        let mut want = words("--import R --csv --page raw --print-units base");
+        want[1] = "/w/run 1.ncu-rep".into();
+        assert_eq!(line(Page::Raw), want);
+        want[4] = "details".into();
+        assert_eq!(line(Page::Details), want);
+        want.splice(4.., words("source --print-source sass"));
+        assert_eq!(line(Page::Sass), want);
+        want[6] = "cuda,sass".into();
+        assert_eq!(line(Page::CudaAndSass), want);
+    }
 
     #[test]
     fn progress_lines_from_real_logs() {

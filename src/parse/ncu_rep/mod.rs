@@ -8,26 +8,32 @@
 //! write) is read; anything else is refused as unsupported, so that
 //! `ncu --import` can read it.
 //!
-//! The reader rebuilds the raw page `ncu --import R --csv --page raw
-//! --print-units base` would print — the same columns, units, digits, row
-//! order and kernel names (see [`print`](mod@print), [`units`], [`names`] and
-//! [`nvtx`]) — and folds it with the CSV parser ([`super::raw`]), so a report
-//! and its CSV give the same run model; and the rule rows of `--page details`
-//! ([`rules`]), folded by [`super::details`] into findings.
+//! The reader makes the rows of the raw page `ncu --import R --csv --page
+//! raw --print-units base` would print — the same columns, units, digits,
+//! row order and kernel names (see [`print`](mod@print), [`units`],
+//! [`names`] and [`nvtx`]) — and folds them with the CSV reader's fold
+//! ([`super::raw`]) through the row interface they share ([`rows`]), so a
+//! report and its CSV give the same run model; and the rule rows of
+//! `--page details` ([`rules`]), folded into findings as the details page's
+//! are ([`super::details::RuleRows`]). No CSV text is written and read
+//! again. [`raw_page`] and [`details_page`] print the pages whole, for
+//! comparing them with ncu's.
 
 pub mod code;
 pub mod container;
 pub mod names;
 pub mod nvtx;
 pub mod print;
+pub mod rows;
 pub mod rules;
 pub mod schema;
 pub mod units;
 
+use super::details::{RuleRow, RuleRows};
+use super::number::{Cell, parse_cell};
 use crate::error::Error;
 use crate::model::{KernelKeyMode, Run};
 use container::{Failure, Launch, LaunchKind};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The raw page's fixed columns, before the metric columns: the NVTX
@@ -128,58 +134,10 @@ impl RawPage {
     }
 }
 
-/// The raw page of `report`, with metric columns sorted by name as ncu sorts
-/// them; a metric the table of [`units`] does not know gets an empty unit.
-/// ncu leaves out the report's section-helper entries (`breakdown:…`,
-/// `group:…`, names with a `:`): they list metric names, not values.
+/// The raw page of `report`, every cell of it (see [`rows::RawRows`] for
+/// the columns and their order).
 pub fn raw_page(report: &container::Report) -> RawPage {
-    let fixed = Fixed::columns(report);
-    let mut columns: BTreeMap<&str, usize> = BTreeMap::new();
-    for launch in &report.launches {
-        for m in &launch.metrics {
-            if !m.name.contains(':') {
-                columns.entry(m.name.as_str()).or_default();
-            }
-        }
-    }
-    for (i, slot) in columns.values_mut().enumerate() {
-        *slot = fixed.len() + i;
-    }
-    let mut header: Vec<String> = fixed.iter().map(|f| f.title().to_string()).collect();
-    header.extend(columns.keys().map(ToString::to_string));
-    let mut units = vec![String::new(); fixed.len()];
-    units.extend(
-        columns
-            .keys()
-            .map(|m| units::unit(m).unwrap_or("").to_string()),
-    );
-    let mut rows = Vec::with_capacity(report.launches.len());
-    // A graph result has no grid or block of its own: ncu repeats the
-    // previous row's.
-    let (mut grid, mut block) = (String::new(), String::new());
-    for (id, launch) in report.launches.iter().enumerate() {
-        let mut row = vec![String::new(); header.len()];
-        for m in &launch.metrics {
-            if let Some(&col) = columns.get(m.name.as_str()) {
-                row[col] = print::cell(m);
-            }
-        }
-        if let Some(g) = launch.grid {
-            grid = dims(g);
-        }
-        if let Some(b) = launch.block {
-            block = dims(b);
-        }
-        for (cell, f) in row.iter_mut().zip(&fixed) {
-            *cell = fixed_cell(*f, id, launch, &grid, &block);
-        }
-        rows.push(row);
-    }
-    RawPage {
-        header,
-        units,
-        rows,
-    }
+    rows::RawRows::new(report, String::new()).into_page()
 }
 
 /// One fixed cell of result `id`.
@@ -284,6 +242,33 @@ pub fn details_page(report: &container::Report) -> RawPage {
     }
 }
 
+/// The rule rows of `report` as [`details_page`] lists them, for the
+/// findings fold: each with its launch's kernel name.
+pub fn rule_rows(report: &container::Report) -> RuleRows {
+    let mut out = RuleRows::default();
+    for launch in report.launches.iter().filter(|l| !l.rules.is_empty()) {
+        let kernel = kernel_name(launch);
+        for rule in &launch.rules {
+            for r in rules::rows(rule) {
+                let speedup = match parse_cell(r.speedup.as_bytes(), 0) {
+                    Cell::Value(v) => Some(v),
+                    _ => None,
+                };
+                let row = RuleRow {
+                    rule: r.name,
+                    kind: r.kind,
+                    section: r.section,
+                    description: r.description,
+                    speedup_type: r.speedup_type,
+                    speedup,
+                };
+                out.push(&kernel, row);
+            }
+        }
+    }
+    out
+}
+
 fn dims(d: [u64; 3]) -> String {
     format!("({}, {}, {})", d[0], d[1], d[2])
 }
@@ -325,7 +310,7 @@ impl Refusal {
     }
 }
 
-/// Reads one run from a report file, folded by the raw-page parser.
+/// Reads one run from a report file, folded by the raw-page fold ([`run_of`]).
 pub fn read_run(
     path: &Path,
     metrics: &[String],
@@ -342,10 +327,23 @@ pub fn read_run_and_code(
     key_mode: KernelKeyMode,
 ) -> std::result::Result<(Run, Option<Vec<code::LaunchCode>>), Refusal> {
     let (data, report) = read_report(path, crate::error::FileKind::Export)?;
-    let page = raw_page(&report);
+    let run = run_of(path, &report, super::sha256_bytes(&data), metrics, key_mode)?;
+    Ok((run, code::of_report(&report)))
+}
+
+/// The run of `report` (whose file's digest is `sha256`), folded by the
+/// raw-page fold from the page's rows.
+pub fn run_of(
+    path: &Path,
+    report: &container::Report,
+    sha256: String,
+    metrics: &[String],
+    key_mode: KernelKeyMode,
+) -> std::result::Result<Run, Refusal> {
+    let rows = rows::RawRows::new(report, sha256);
     if let Some(unknown) = metrics
         .iter()
-        .find(|m| page.header.contains(m) && units::unit(m).is_none())
+        .find(|m| rows.header().contains(m) && units::unit(m).is_none())
     {
         return Err(refusal(
             path,
@@ -354,23 +352,17 @@ pub fn read_run_and_code(
             )),
         ));
     }
-    let csv = page.to_csv();
-    let mut run =
-        super::raw::read_raw(path, &csv[..], metrics, key_mode).map_err(Refusal::Corrupt)?;
-    // The run's digest is the report's, as when ncu converts it.
-    run.sha256 = super::sha256_bytes(&data);
-    Ok((run, code::of_report(&report)))
+    super::raw::read_raw_rows(path, rows, metrics, key_mode).map_err(Refusal::Corrupt)
 }
 
-/// Reads the findings (rule results) of a report, folded by the
-/// details-page parser.
+/// Reads the findings (rule results) of a report, folded as a details
+/// page's ([`rule_rows`]).
 pub fn read_findings(
     path: &Path,
     key_mode: KernelKeyMode,
 ) -> std::result::Result<crate::model::Findings, Refusal> {
     let (_, report) = read_report(path, crate::error::FileKind::Findings)?;
-    let csv = details_page(&report).to_csv();
-    super::details::read_details(path, &csv[..], key_mode).map_err(Refusal::Corrupt)
+    Ok(rule_rows(&report).findings(key_mode))
 }
 
 /// The file's bytes and its results.
@@ -380,9 +372,16 @@ fn read_report(
 ) -> std::result::Result<(Vec<u8>, container::Report), Refusal> {
     let data =
         std::fs::read(path).map_err(|source| Refusal::Corrupt(Error::read(kind, path, source)))?;
+    let report = decode(path, &data).map_err(|f| refusal(path, f))?;
+    Ok((data, report))
+}
+
+/// The results of the report file at `path` whose bytes are `data`; a
+/// failure says whether ncu may read it ([`refusal`] makes it the error).
+pub fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report, Failure> {
     // Until the version is known, the file may be another format ncu reads
     // (or a stand-in for a report): unsupported, not corrupt.
-    container::version(&data).map_err(|f| {
+    container::version(data).map_err(|f| {
         let mut reason = f.message().to_string();
         if let Some(ext) = path
             .extension()
@@ -392,13 +391,13 @@ fn read_report(
             reason =
                 format!("a `.{ext}` file is not the `.ncu-rep` format ncugate reads ({reason})");
         }
-        refusal(path, Failure::Unsupported(reason))
+        Failure::Unsupported(reason)
     })?;
-    let report = container::read(&data).map_err(|f| refusal(path, f))?;
-    Ok((data, report))
+    container::read(data)
 }
 
-fn refusal(path: &Path, failure: Failure) -> Refusal {
+/// The error of a report at `path` that [`decode`] could not read, by kind.
+pub fn refusal(path: &Path, failure: Failure) -> Refusal {
     use crate::error::ExportError;
     match failure {
         Failure::Unsupported(reason) => Refusal::Unsupported(Error::export(
