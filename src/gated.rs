@@ -71,14 +71,10 @@ impl Text {
 /// with an error report about the same subject.
 pub fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
     match result {
-        Ok(mut report) => {
-            report.finish();
-            Ok(report)
-        }
+        Ok(report) => Ok(report),
         Err(error) => {
             let mut report = Report::about(subject, inputs);
             report.errors.push(error.report_line());
-            report.finish();
             Err(Failed::with_report(error, report))
         }
     }

@@ -4,11 +4,12 @@
 //! `--json` report (its `schema_version` is [`REPORT_SCHEMA_VERSION`]).
 
 use crate::aggregate::Stats;
-use crate::exit;
 use crate::rules::{Per, Severity, Worse};
 use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+mod json;
 
 /// Version of the JSON report schema.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
@@ -222,22 +223,24 @@ pub enum Subject {
     Memory { app: String },
 }
 
-/// Everything a reporter needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Everything a reporter needs: what was gated and the result of every
+/// check. The outcome and the exit code are not stored: [`Report::outcome`]
+/// computes them from the checks, and the JSON writes them computed
+/// (`json.rs`). Reading a report back ignores the written ones; the
+/// validating reader (`crate::suite::read`) compares them with its own.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
     pub ncugate_version: String,
-    pub outcome: Outcome,
-    pub exit_code: i32,
     /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
     pub subject: Subject,
     /// The baseline file (metric gate only; empty otherwise).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub baseline: String,
     pub inputs: Vec<String>,
     pub details: Vec<String>,
     /// The thresholds file (metric gate only; empty otherwise).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub thresholds: String,
     pub kernel_key: crate::model::KernelKeyMode,
     pub devices: Option<Devices>,
@@ -248,11 +251,11 @@ pub struct Report {
     pub findings: Vec<FindingResult>,
     /// Per kernel, whether its machine code changed since the baseline (when
     /// both sides came from reports that embed it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub code: Vec<CodeResult>,
     /// Per explained kernel, the source lines (or opcodes) whose counters
     /// changed most since the baseline's source profile.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub explain: Vec<crate::explain::Explained>,
     /// Trend charts (SVG) of failing rules, from the history store, each
     /// with the index of its rule in `rules`: drawn into the HTML report of
@@ -260,20 +263,20 @@ pub struct Report {
     #[serde(skip)]
     pub trends: Vec<(usize, String)>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Graph-memory checks (empty when the memory stage did not run).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub memory: Vec<crate::memory::MemoryResult>,
     /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<String>,
     /// Set when the GPU was shared during the check's run (another process
     /// on it, or an SM clock well under the baseline's): what showed it and
     /// how many rules were not gated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub shared_gpu: Option<crate::shared_gpu::SharedGpu>,
 }
 
@@ -288,11 +291,10 @@ impl Report {
     ) -> Report {
         let mut report = Report::empty(baseline, inputs, details, thresholds);
         report.errors.push(message);
-        report.finish();
         report
     }
 
-    /// A metric-gate report with no checks yet (outcome pass until [`Report::finish`] says otherwise).
+    /// A metric-gate report with no checks yet (its outcome pass until checks say otherwise).
     pub fn empty(
         baseline: &str,
         inputs: Vec<String>,
@@ -314,8 +316,6 @@ impl Report {
         Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-            outcome: Outcome::Pass,
-            exit_code: exit::PASS,
             subject,
             baseline: String::new(),
             inputs,
@@ -338,7 +338,7 @@ impl Report {
         }
     }
 
-    /// The status of every check of every gate: the one list `finish` and `counts` read.
+    /// The status of every check of every gate: the one list [`Report::outcome`] and `counts` read.
     pub fn statuses(&self) -> impl Iterator<Item = Status> + '_ {
         self.rules
             .iter()
@@ -349,17 +349,25 @@ impl Report {
             .chain(self.memory.iter().map(|m| m.status))
     }
 
-    /// Sets `outcome` and `exit_code` from the results.
-    pub fn finish(&mut self) {
+    /// The gate's answer, computed from the checks each time it is asked (so
+    /// no stage can change a check and leave a stale verdict behind): error
+    /// when an error stopped the gate or a check could not be evaluated, else
+    /// regression when a check failed, else pass. Warnings, improvements and
+    /// skipped checks pass.
+    pub fn outcome(&self) -> Outcome {
         let worst = self.statuses().max().unwrap_or(Status::Pass);
-        self.outcome = if !self.errors.is_empty() || worst == Status::Error {
+        if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
         } else if worst == Status::Fail {
             Outcome::Regression
         } else {
             Outcome::Pass
-        };
-        self.exit_code = self.outcome.exit_code();
+        }
+    }
+
+    /// The process exit code of [`Report::outcome`].
+    pub fn exit_code(&self) -> i32 {
+        self.outcome().exit_code()
     }
 
     /// Counts of results by status: (fail, warn, error, improved, pass).
@@ -378,6 +386,26 @@ impl Report {
         }
         c.error += self.errors.len();
         c
+    }
+}
+
+/// The outcome and exit code a report's JSON says. The model never reads
+/// them (it computes its own, [`Report::outcome`]); a reader of a report
+/// compares them with the computed ones to catch an edited verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Said {
+    pub outcome: Outcome,
+    pub exit_code: i32,
+}
+
+impl Said {
+    /// What the checks of `report` make it.
+    pub fn of(report: &Report) -> Said {
+        let outcome = report.outcome();
+        Said {
+            outcome,
+            exit_code: outcome.exit_code(),
+        }
     }
 }
 

@@ -71,9 +71,6 @@ pub fn apply(
         }
         marked += 1;
     }
-    if marked > 0 {
-        report.finish();
-    }
     marked
 }
 

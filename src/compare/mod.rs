@@ -16,7 +16,6 @@ use crate::baseline::Baseline;
 use crate::error::{Error, Result};
 use crate::model::{Findings, Fingerprint, Run};
 use crate::rules::Thresholds;
-use crate::status::Outcome;
 use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
 
 /// How the message of a rule whose `kernels` filter matches no kernel starts
@@ -58,8 +57,6 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-        outcome: Outcome::Pass,
-        exit_code: 0,
         subject: crate::verdict::Subject::Metrics,
         baseline: inputs.baseline_path.clone(),
         inputs: runs
@@ -138,7 +135,6 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         .extend(not_gated::unattributed_note(inputs.gpu));
     let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
     not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
-    report.finish();
     if let Some(current) = inputs.code {
         code::check(&mut report, baseline, current, inputs.environmental);
     }

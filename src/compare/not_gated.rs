@@ -72,7 +72,6 @@ pub fn apply(
         }
     }
     report.shared_gpu = Some(shared);
-    report.finish();
     Ok(())
 }
 

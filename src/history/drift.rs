@@ -87,7 +87,6 @@ pub fn apply(
         "creep measured from anchor {name} ({} accepted run(s) since)",
         steps.saturating_sub(1)
     ));
-    report.finish();
 }
 
 /// The anchor's value, the current one, and the drift allowed (a fraction).

@@ -7,7 +7,8 @@
 //! ncugate's, and every written outcome is recomputed from its checks.
 
 use crate::error::{Error, FileKind, HistoryError, Result};
-use crate::verdict::{REPORT_SCHEMA_VERSION, Report, StructureCheck, Subject};
+use crate::verdict::{REPORT_SCHEMA_VERSION, Report, Said, StructureCheck, Subject};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -104,17 +105,17 @@ fn single(value: serde_json::Value) -> std::result::Result<Report, String> {
             ));
         }
     }
-    let mut report: Report =
-        serde_json::from_value(value).map_err(|e| format!("invalid report: {e}"))?;
-    let written = (report.outcome, report.exit_code);
-    report.finish();
-    if written != (report.outcome, report.exit_code) {
+    let invalid = |e: serde_json::Error| format!("invalid report: {e}");
+    let written = Said::deserialize(&value).map_err(invalid)?;
+    let report: Report = serde_json::from_value(value).map_err(invalid)?;
+    let makes = Said::of(&report);
+    if written != makes {
         return Err(format!(
             "the report says {} (exit {}) but its checks make it {} (exit {})",
-            written.0.as_str(),
-            written.1,
-            report.outcome.as_str(),
-            report.exit_code
+            written.outcome.as_str(),
+            written.exit_code,
+            makes.outcome.as_str(),
+            makes.exit_code
         ));
     }
     Ok(report)
@@ -180,7 +181,7 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
     Some(RunRecord {
         workload: workload.to_string(),
         gpu,
-        outcome: report.outcome.as_str().to_string(),
+        outcome: report.outcome().as_str().to_string(),
         digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())[..16]),
         kernel_key: report.kernel_key.to_string(),
         values,

@@ -176,7 +176,6 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         let ran = crate::sanitizer::run::run_all(sanitizer, processes)?;
         report.notes.extend(ran.notes);
         report.sanitizer.extend(ran.findings);
-        report.finish();
     }
     // A rolling baseline keeps no ncu settings: its runs were checks like this one.
     if !matches!(config.baseline, BaselinePlace::History) {

@@ -10,6 +10,8 @@
 use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
 use crate::config::Shard;
 use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
+use crate::verdict::Said;
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -47,19 +49,37 @@ pub fn read(path: &Path) -> Result<SuiteReport> {
             }));
         }
     }
-    let report: SuiteReport = serde_json::from_value(value).map_err(|e| {
+    let invalid = |e: serde_json::Error| {
         bad(ReportError::Invalid {
             reason: e.to_string(),
         })
-    })?;
-    recomputed(report).map_err(bad)
+    };
+    let said = SaidSuite::deserialize(&value).map_err(invalid)?;
+    let report: SuiteReport = serde_json::from_value(value).map_err(invalid)?;
+    recomputed(report, &said).map_err(bad)
+}
+
+/// The verdicts a suite report's JSON says: its own and each workload's.
+#[derive(Deserialize)]
+struct SaidSuite {
+    #[serde(flatten)]
+    said: Said,
+    workloads: Vec<SaidWorkload>,
+}
+
+#[derive(Deserialize)]
+struct SaidWorkload {
+    report: Said,
 }
 
 /// The report with every outcome recomputed from its checks by the code
 /// `check` uses, or why it cannot be trusted: a written outcome that its
 /// checks contradict, a workload report of another schema version, or a
 /// workload that gated nothing (no check that ran, no error).
-fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, ReportError> {
+fn recomputed(
+    mut report: SuiteReport,
+    said: &SaidSuite,
+) -> std::result::Result<SuiteReport, ReportError> {
     // Names from a file are checked as names from ncugate.toml: one names a
     // folder of the HTML report (`../../x` wrote outside it).
     let names = report.suite.iter().chain(&report.planned);
@@ -67,7 +87,7 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
         crate::config::workload::check_name(name)
             .map_err(|_| ReportError::UnsafeName { name: name.clone() })?;
     }
-    for w in &mut report.workloads {
+    for (w, written) in report.workloads.iter_mut().zip(&said.workloads) {
         let name = &w.name;
         let inner = w.report.schema_version;
         if !crate::verdict::reads_report_version(u64::from(inner)) {
@@ -97,15 +117,14 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
         }
         // A version-1 report reads as a version-2 one; it is written back as such.
         w.report.schema_version = crate::verdict::REPORT_SCHEMA_VERSION;
-        let written = (w.report.outcome, w.report.exit_code);
-        w.report.finish();
-        if written != (w.report.outcome, w.report.exit_code) {
+        let (written, makes) = (written.report, Said::of(&w.report));
+        if written != makes {
             return Err(ReportError::Contradicted {
                 workload: Some(name.clone()),
-                says: written.0.as_str().to_string(),
-                says_exit: written.1,
-                makes: w.report.outcome.as_str().to_string(),
-                makes_exit: w.report.exit_code,
+                says: written.outcome.as_str().to_string(),
+                says_exit: written.exit_code,
+                makes: makes.outcome.as_str().to_string(),
+                makes_exit: makes.exit_code,
             });
         }
         let gated = w
@@ -118,15 +137,14 @@ fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, Repor
             });
         }
     }
-    let written = (report.outcome, report.exit_code);
-    report.finish();
-    if written != (report.outcome, report.exit_code) {
+    let (written, makes) = (said.said, report.outcome());
+    if written.outcome != makes || written.exit_code != makes.exit_code() {
         return Err(ReportError::Contradicted {
             workload: None,
-            says: written.0.as_str().to_string(),
-            says_exit: written.1,
-            makes: report.outcome.as_str().to_string(),
-            makes_exit: report.exit_code,
+            says: written.outcome.as_str().to_string(),
+            says_exit: written.exit_code,
+            makes: makes.as_str().to_string(),
+            makes_exit: makes.exit_code(),
         });
     }
     Ok(report)

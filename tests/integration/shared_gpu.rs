@@ -308,7 +308,7 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         )
     };
     let report = ncugate::commands::check(&config, &replay).expect("a report");
-    assert_eq!(report.exit_code, 0, "{:#?}", report.rules);
+    assert_eq!(report.exit_code(), 0, "{:#?}", report.rules);
     let s = report.shared_gpu.expect("shared");
     assert!(
         s.evidence.starts_with(

@@ -123,7 +123,6 @@ pub fn pass() -> Report {
         "±0% (0 inst vs baseline 0 inst)",
         None,
     ));
-    r.finish();
     r
 }
 
@@ -194,7 +193,6 @@ pub fn regression() -> Report {
     ));
     r.notes
         .push("findings were not compared: the baseline has no details page".into());
-    r.finish();
     r
 }
 
@@ -249,7 +247,6 @@ pub fn findings() -> Report {
         None,
         Status::Pass,
     ));
-    r.finish();
     r
 }
 
@@ -271,7 +268,6 @@ pub fn hostile() -> Report {
     r.findings
         .push(finding(HOSTILE, "Rule<&\"'>", Some(12.0), Status::Warn));
     r.notes.push("a note with <tags> & *stars* | pipes".into());
-    r.finish();
     r
 }
 
@@ -317,7 +313,6 @@ fn sanitizer() -> Report {
         allowed: Some("known leak in the CUDA runtime".into()),
         message: "1 × Leaked 1024 bytes (allowed: known leak in the CUDA runtime)".into(),
     });
-    r.finish();
     r
 }
 
@@ -342,7 +337,6 @@ fn memory() -> Report {
         status: Status::Pass,
         message: "1.00 MB used, limit 10.00 MB".into(),
     });
-    r.finish();
     r
 }
 
