@@ -27,8 +27,8 @@ pub fn reads_report_version(version: u64) -> bool {
 pub struct RuleResult {
     // The key is shared with the kernel's other results, as are the rule,
     // metric, unit and `why` with the rule's: at 100,000 kernels a copy per
-    // result is most of a report's memory. The rare `why` and `not_gated`
-    // are one pointer each (`Arc<String>`), not two.
+    // result is most of a report's memory. The rare `why` and a downgrade's
+    // evidence are one pointer each (`Arc<String>`), not two.
     /// The kernel key; `None` for a `per = "total"` rule.
     pub kernel: Option<Arc<str>>,
     pub rule: Arc<str>,
@@ -55,44 +55,64 @@ pub struct RuleResult {
     pub message: String,
     /// The rule's `why`, for failures.
     pub why: Option<Arc<String>>,
-    /// Set when the rule was not gated because the GPU was shared and the
-    /// metric is one another process can move (`environment = "sensitive"`):
-    /// the evidence. The status is then at worst `warn`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_gated: Option<Arc<String>>,
-    /// Set when a failing result is a warning that is not gated: why (its
-    /// message starts `not gated (…): `). Reports written before it have none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub downgraded: Option<Box<Downgrade>>,
+    /// Set when the result is not gated: why, and what showed it. The JSON
+    /// writes it as it always has, in the fields `not_gated` (a shared GPU's
+    /// evidence) and `downgraded` (a failure made a warning).
+    #[serde(flatten, with = "json::downgrade")]
+    #[schemars(with = "json::DowngradeFields")]
+    pub downgrade: Option<Downgrade>,
 }
 
-/// Why a failing rule result is a warning that is not gated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum Downgrade {
+/// Why a rule result is not gated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
     /// The GPU was shared and the metric is one another process can move
     /// (`[gate] shared_gpu = "warn"`).
-    SharedGpu {
-        /// The first part of the evidence: the neighbour, or the clock (the
-        /// report's `shared_gpu` has all of it).
-        neighbour: String,
-    },
+    SharedGpu,
     /// A timing-only failure of a kernel whose machine code, instruction
     /// counts, launches and launch configuration are unchanged
     /// (`--environmental warn`).
     Environmental,
 }
 
+/// A rule result that is not gated: why, what showed it, and whether it
+/// made a failure a warning. Every way a result stops being gated is one of
+/// these, put there by [`RuleResult::ungate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Downgrade {
+    pub reason: Reason,
+    /// The evidence the result carries: for a shared GPU the report's
+    /// (`shared_gpu.evidence`: the neighbours, the clock). An environmental
+    /// one carries none: its evidence is its kernel's unchanged code, in
+    /// the report's `code`. A report read from a file may carry anything
+    /// here; `crate::suite::read` checks it against the report.
+    pub evidence: Option<Arc<String>>,
+    /// The result had failed its rule (`fail`, or `warn` of a warn-severity
+    /// rule) and is a warning because of this downgrade; false for a shared
+    /// GPU's sensitive result within its allowance, marked and otherwise
+    /// left as it was.
+    pub failed: bool,
+}
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
 impl Downgrade {
-    /// The reason as the message gives it, in `not gated (…): `.
-    pub fn reason(&self) -> String {
-        match self {
-            Downgrade::SharedGpu { neighbour } => neighbour.clone(),
-            Downgrade::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
+    /// The reason as a downgraded failure's message gives it, in `not
+    /// gated (…): `: a shared GPU's first part of the evidence (the
+    /// neighbour, or the clock; the report's header has all of it), or why
+    /// the failure is environmental.
+    pub fn why(&self) -> String {
+        match self.reason {
+            Reason::SharedGpu => self.neighbour().to_string(),
+            Reason::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
         }
+    }
+
+    /// The first part of the evidence: the neighbour, or the clock.
+    pub fn neighbour(&self) -> &str {
+        let evidence = self.evidence.as_deref().map_or("", String::as_str);
+        evidence.split("; ").next().unwrap_or_default()
     }
 }
 
@@ -117,17 +137,31 @@ impl RuleResult {
     pub fn status_fits_numbers(&self) -> bool {
         !self.numbers_fail()
             || self.status == Status::Fail && self.severity == Severity::Fail
-            || self.status == Status::Warn
-                && (self.severity == Severity::Warn || self.downgraded.is_some())
+            || self.status == Status::Warn && (self.severity == Severity::Warn || self.downgraded())
     }
 
-    /// Makes a failing result a warning that is not gated, its reason in
-    /// front of its message (`not gated (REASON): …`): the one way a failure
-    /// becomes a warning, whatever the reason, in every format.
-    pub fn downgrade(&mut self, why: Downgrade) {
-        self.status = Status::Warn;
-        self.message = format!("not gated ({}): {}", why.reason(), self.message);
-        self.downgraded = Some(Box::new(why));
+    /// Whether a downgrade made this result's failure a warning.
+    pub fn downgraded(&self) -> bool {
+        self.downgrade.as_ref().is_some_and(|d| d.failed)
+    }
+
+    /// Leaves the result ungated for `reason`, with the `evidence` it
+    /// carries: a failing result (`fail`, or `warn` of a warn-severity rule)
+    /// becomes a warning whose message starts with why (`not gated (WHY):
+    /// …`); any other keeps its status and says `not gated`. The one way a
+    /// result stops being gated, whatever the reason, in every format.
+    pub fn ungate(&mut self, reason: Reason, evidence: Option<Arc<String>>) {
+        let failed = matches!(self.status, Status::Fail | Status::Warn);
+        let downgrade = Downgrade {
+            reason,
+            evidence,
+            failed,
+        };
+        if failed {
+            self.status = Status::Warn;
+            self.message = format!("not gated ({}): {}", downgrade.why(), self.message);
+        }
+        self.downgrade = Some(downgrade);
     }
 
     /// The verdict word for tables: the status, except that a `changed`
@@ -135,7 +169,7 @@ impl RuleResult {
     /// ungated (a shared GPU's sensitive metric, a downgraded failure) says
     /// `not gated` (its status, `warn` for a downgraded failure, still counts).
     pub fn verdict(&self) -> &'static str {
-        if self.not_gated.is_some() || self.downgraded.is_some() {
+        if self.downgrade.is_some() {
             return "not gated";
         }
         match (self.status, self.current, self.baseline) {

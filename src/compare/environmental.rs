@@ -8,10 +8,10 @@
 //! (default: shown, counted as a warning, not gated) or `fail` (gated as any
 //! other failure). It is never silent: the rule's message says why, in front
 //! (`not gated (environmental: …)`, as every downgraded failure,
-//! [`crate::verdict::RuleResult::downgrade`]; `gated (environmental: …)`).
+//! [`crate::verdict::RuleResult::ungate`]; `gated (environmental: …)`).
 
 use crate::status::Status;
-use crate::verdict::{Downgrade, ENVIRONMENTAL, Report};
+use crate::verdict::{ENVIRONMENTAL, Reason, Report};
 use std::collections::BTreeMap;
 
 /// The verdict of a timing-only failure with unchanged code.
@@ -61,7 +61,8 @@ pub fn apply(
                 .is_some_and(|k| environmental.iter().any(|e| e == k))
     }) {
         match verdict {
-            Environmental::Warn => rule.downgrade(Downgrade::Environmental),
+            // The evidence is the kernel's unchanged code, in the report's `code`.
+            Environmental::Warn => rule.ungate(Reason::Environmental, None),
             Environmental::Fail => {
                 rule.message = format!(
                     "gated ({ENVIRONMENTAL}; --environmental fail): {}",

@@ -189,8 +189,7 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         status: Status::Fail,
         message: format!("+48.5% in {name}\u{7}"),
         why: Some(String::from("<why> & more").into()),
-        not_gated: None,
-        downgraded: None,
+        downgrade: None,
     });
     let gate = Gate::new();
     gate.write(

@@ -61,8 +61,7 @@ fn rule(
         status,
         message: message.into(),
         why: why.map(|w| w.to_string().into()),
-        not_gated: None,
-        downgraded: None,
+        downgrade: None,
     }
 }
 
