@@ -140,6 +140,12 @@ impl RuleResult {
             || self.status == Status::Warn && (self.severity == Severity::Warn || self.downgraded())
     }
 
+    /// Whether the rule measures time (`ns`, `cycle`): what a clock, a
+    /// neighbour or the heat moves without any change to the code.
+    pub fn measures_time(&self) -> bool {
+        matches!(&*self.unit, "ns" | "cycle")
+    }
+
     /// Whether a downgrade made this result's failure a warning.
     pub fn downgraded(&self) -> bool {
         self.downgrade.as_ref().is_some_and(|d| d.failed)
@@ -212,6 +218,38 @@ pub struct StructureResult {
     pub message: String,
 }
 
+impl StructureResult {
+    /// Whether the row's own numbers fail it, as the structural check does:
+    /// a new or a missing kernel always (the thresholds' policy only says
+    /// whether that is a failure, a warning or no row at all); a launch
+    /// count that is not the baseline's. The report keeps only the mean of
+    /// the baseline's launches per run, not its range: a whole mean is
+    /// read as the count of every baseline run (an app launches a kernel
+    /// as often in each run; one whose runs differed almost always has a
+    /// fractional mean), a fractional one tells nothing.
+    pub fn numbers_fail(&self) -> bool {
+        match self.check {
+            StructureCheck::NewKernel | StructureCheck::MissingKernel => true,
+            StructureCheck::Launches => self.baseline_launches.is_some_and(|b| {
+                b.fract() == 0.0 && self.current_launches.iter().any(|&n| n as f64 != b)
+            }),
+        }
+    }
+
+    /// Whether the status is one its numbers allow: a row whose numbers
+    /// fail it is `fail` (a launch count, or a kernel under a `fail`
+    /// policy) or `warn` (a kernel under a `warn` policy).
+    pub fn status_fits_numbers(&self) -> bool {
+        let failed = match self.check {
+            StructureCheck::Launches => self.status == Status::Fail,
+            StructureCheck::NewKernel | StructureCheck::MissingKernel => {
+                matches!(self.status, Status::Fail | Status::Warn)
+            }
+        };
+        !self.numbers_fail() || failed || self.status == Status::Error
+    }
+}
+
 /// An ncu rule result that is new since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindingResult {
@@ -255,6 +293,17 @@ pub enum Subject {
     },
     /// The CUDA-graph memory audit of the app.
     Memory { app: String },
+}
+
+impl Subject {
+    /// The gate's name: `metrics`, `sanitizer`, `memory`.
+    pub fn gate(&self) -> &'static str {
+        match self {
+            Subject::Metrics => "metrics",
+            Subject::Sanitizer { .. } => "sanitizer",
+            Subject::Memory { .. } => "memory",
+        }
+    }
 }
 
 /// Everything a reporter needs: what was gated and the result of every
@@ -435,7 +484,11 @@ pub struct Said {
 impl Said {
     /// What the checks of `report` make it.
     pub fn of(report: &Report) -> Said {
-        let outcome = report.outcome();
+        Said::of_outcome(report.outcome())
+    }
+
+    /// `outcome` with its exit code.
+    pub fn of_outcome(outcome: Outcome) -> Said {
         Said {
             outcome,
             exit_code: outcome.exit_code(),
@@ -476,5 +529,47 @@ impl Counts {
             }
         }
         words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StructureCheck, StructureResult};
+    use crate::status::Status;
+
+    fn launches(baseline: f64, current: &[u64], status: Status) -> StructureResult {
+        StructureResult {
+            kernel: "scale".into(),
+            check: StructureCheck::Launches,
+            baseline_launches: Some(baseline),
+            current_launches: current.to_vec(),
+            status,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_launch_count_row_is_held_to_its_own_numbers_where_they_tell() {
+        // The redundant launch: 6 per run against 3 fails, whatever it says.
+        assert!(launches(3.0, &[6, 6], Status::Fail).status_fits_numbers());
+        assert!(!launches(3.0, &[6, 6], Status::Pass).status_fits_numbers());
+        assert!(!launches(3.0, &[3, 6], Status::Warn).status_fits_numbers());
+        assert!(launches(3.0, &[3, 3], Status::Pass).status_fits_numbers());
+        // Baseline runs that launched it 3 and 4 times: the range is not in
+        // the report, so the row is believed.
+        assert!(launches(3.5, &[4], Status::Pass).status_fits_numbers());
+        let new = StructureResult {
+            check: StructureCheck::NewKernel,
+            baseline_launches: None,
+            ..launches(0.0, &[1], Status::Warn)
+        };
+        assert!(new.status_fits_numbers());
+        assert!(
+            !StructureResult {
+                status: Status::Pass,
+                ..new
+            }
+            .status_fits_numbers()
+        );
     }
 }

@@ -34,11 +34,6 @@ pub struct Sameness {
     pub launch: bool,
 }
 
-/// Units whose rules measure time.
-fn is_timing(unit: &str) -> bool {
-    matches!(unit, "ns" | "cycle")
-}
-
 /// Marks the timing-only failures of kernels whose code, instruction counts,
 /// launches and launch configurations are unchanged; under `warn` they
 /// become warnings. Returns how many were marked.
@@ -55,7 +50,7 @@ pub fn apply(
     let mut marked = 0;
     for rule in report.rules.iter_mut().filter(|r| {
         r.status == Status::Fail
-            && is_timing(&r.unit)
+            && r.measures_time()
             && r.kernel
                 .as_deref()
                 .is_some_and(|k| environmental.iter().any(|e| e == k))
@@ -84,7 +79,7 @@ fn explained_by_time_only(report: &Report, kernel: &str) -> bool {
         .filter(|r| r.kernel.as_deref() == Some(kernel))
         .collect();
     let failing = rules.iter().filter(|r| r.status == Status::Fail);
-    let timing_only = failing.clone().count() > 0 && failing.clone().all(|r| is_timing(&r.unit));
+    let timing_only = failing.clone().count() > 0 && failing.clone().all(|r| r.measures_time());
     let inst: Vec<_> = rules.iter().filter(|r| &*r.unit == "inst").collect();
     let counts_same = !inst.is_empty() && inst.iter().all(|r| r.status == Status::Pass);
     let structure_same = report
