@@ -4,6 +4,7 @@
 //! `--json` report (its `schema_version` is [`REPORT_SCHEMA_VERSION`]).
 
 use crate::aggregate::Stats;
+use crate::note::Note;
 use crate::rules::{Per, Severity, Worse};
 use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
@@ -355,7 +356,7 @@ pub struct Report {
     #[serde(default)]
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Set when the GPU was shared during the check's run (another process
     /// on it, or an SM clock well under the baseline's): what showed it and
     /// how many rules were not gated.
@@ -451,6 +452,16 @@ impl Report {
     /// The process exit code of [`Report::outcome`].
     pub fn exit_code(&self) -> i32 {
         self.outcome().exit_code()
+    }
+
+    /// Adds a note: something a reader should know that is not a check.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(Note::new(text));
+    }
+
+    /// Adds a note of each text.
+    pub fn note_each<T: Into<String>>(&mut self, texts: impl IntoIterator<Item = T>) {
+        self.notes.extend(texts.into_iter().map(Note::new));
     }
 
     /// Counts of results by status: (fail, warn, error, improved, pass).

@@ -61,7 +61,7 @@ pub fn check(
             None => c.summary.clone().into(),
         });
     }
-    report.notes.push(note(&report.code));
+    report.note(note(&report.code));
     same
 }
 

@@ -19,6 +19,7 @@ mod structure;
 use crate::baseline::Baseline;
 use crate::error::{Error, Result};
 use crate::model::{Findings, Fingerprint, Run};
+use crate::note::Note;
 use crate::rules::Thresholds;
 use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
 use std::collections::BTreeMap;
@@ -85,7 +86,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .iter()
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
-        notes: inputs.notes.clone(),
+        notes: inputs.notes.iter().cloned().map(Note::new).collect(),
         shared_gpu: None,
     };
 
@@ -97,17 +98,17 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         mismatch_allowed: !same_device,
     });
     if let Some(note) = partial_note(&baseline.fingerprint, &current) {
-        report.notes.push(note);
+        report.note(note);
     }
     if !same_device {
-        report.notes.push(format!(
+        report.note(format!(
             "device mismatch allowed by --allow-device-mismatch: baseline {}, current {}",
             baseline.fingerprint, current
         ));
     }
 
     if baseline.runs < 2 && thresholds.rules.iter().any(|r| r.noise > 0.0) {
-        report.notes.push(format!(
+        report.note(format!(
             "the baseline has {} run: σ is unknown, so `noise` allowances (k·σ) are 0; record 3 or more runs",
             baseline.runs
         ));
@@ -120,7 +121,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         baseline
     } else {
         renamed = identity::renamed(baseline, &pairs);
-        report.notes.extend(pairs.iter().map(identity::Pair::note));
+        report.note_each(pairs.iter().map(identity::Pair::note));
         &renamed
     };
     let mut judging = Judging {
@@ -189,12 +190,8 @@ impl Judging<'_> {
             }
             Pass::SharedGpu => {
                 not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
-                report
-                    .notes
-                    .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
-                report
-                    .notes
-                    .extend(not_gated::unattributed_note(inputs.gpu));
+                report.note_each(not_gated::baseline_note(baseline.gpu.as_ref()));
+                report.note_each(not_gated::unattributed_note(inputs.gpu));
                 let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
                 not_gated::apply(report, thresholds, shared, inputs.shared_gpu)?;
             }

@@ -49,7 +49,7 @@ pub struct View<'r> {
     /// compute-sanitizer tool, the graph memory — in the order to show them.
     pub sections: Vec<Section<'r>>,
     /// Things a reader should know that are not checks.
-    pub notes: &'r [String],
+    pub notes: &'r [crate::note::Note],
     /// The ncugate version that wrote the report.
     pub version: &'r str,
 }

@@ -59,7 +59,7 @@ pub(super) struct Written {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::note::Note>,
     /// Set when the GPU was shared during the check's run (another process
     /// on it, or an SM clock well under the baseline's): what showed it and
     /// how many rules were not gated.
