@@ -154,11 +154,11 @@ enum Pass {
     Environmental,
 }
 
-/// The passes in the order that makes the answer trustworthy: the checks
-/// first, then the policies that downgrade them, each reading what the
-/// passes before it decided — the shared-GPU pass the rules' statuses, the
-/// environmental one the structure's, the rules' after the shared GPU's
-/// and the code the code pass compared.
+/// The passes in order: the checks first, then the policies that downgrade
+/// them. Each reads what the passes before it decided: the shared-GPU pass
+/// the rules' statuses; the environmental pass the structure's, the rules'
+/// as the shared GPU left them (a failure it made a warning is not one to
+/// explain again) and what the code pass compared.
 const PASSES: [Pass; 6] = [
     Pass::Structure,
     Pass::Rules,
