@@ -4,6 +4,7 @@
 //! [`print_error`]), which tests can capture ([`capture_stdout`]).
 
 use crate::error::{Error, Result};
+use crate::note::Note;
 use crate::status::Outcome;
 use crate::verdict::{Report, Subject};
 
@@ -41,8 +42,9 @@ pub type Gated<T> = std::result::Result<T, Failed>;
 /// carries (`baseline diff` is a regression when the baselines differ).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
-    /// Notes, warnings and their hints for standard error, shown first.
-    pub notes: Vec<String>,
+    /// Notes, warnings and their hints for standard error, shown first,
+    /// each worded by its kind (`ncugate: note: …`, `hint: …`).
+    pub notes: Vec<Note>,
     pub stdout: String,
     pub outcome: Outcome,
 }
@@ -61,7 +63,7 @@ impl Text {
     /// output could not be written (the error is said).
     pub fn show(&self) -> bool {
         for note in &self.notes {
-            eprintln!("{note}");
+            eprintln!("{}", note.line());
         }
         print_stdout(&self.stdout)
     }
@@ -71,14 +73,10 @@ impl Text {
 /// with an error report about the same subject.
 pub fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
     match result {
-        Ok(mut report) => {
-            report.finish();
-            Ok(report)
-        }
+        Ok(report) => Ok(report),
         Err(error) => {
             let mut report = Report::about(subject, inputs);
             report.errors.push(error.report_line());
-            report.finish();
             Err(Failed::with_report(error, report))
         }
     }

@@ -64,7 +64,7 @@
 //! Around them: [`doctor`], [`init`], [`docs`] (completions and man pages),
 //! [`schema`] (the JSON Schemas in `schemas/`). Leaves every stage may use:
 //! [`error`], [`status`], [`format`](mod@format), [`suggest`], [`model`],
-//! [`exit`]. No module uses one that uses it back, nor a file one of its
+//! [`note`], [`exit`]. No module uses one that uses it back, nor a file one of its
 //! sibling files that uses it back (tests/integration/module_cycles.rs fails
 //! on any cycle).
 
@@ -89,6 +89,7 @@ pub mod kernel_key;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod note;
 pub mod nvml;
 pub mod options;
 pub mod parse;

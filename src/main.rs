@@ -45,9 +45,10 @@ fn misplaced(e: &clap::Error) -> bool {
 fn main() {
     ncugate::io::atomic::mark_start();
     if let Err(e) = ncugate::runner::interrupt::install() {
-        eprintln!(
-            "ncugate: warning: cannot catch SIGINT/SIGTERM ({e}); an interrupted run may leave processes and temp files"
-        );
+        let warning = ncugate::note::Note::warning(format!(
+            "cannot catch SIGINT/SIGTERM ({e}); an interrupted run may leave processes and temp files"
+        ));
+        eprintln!("{}", warning.line());
     }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,

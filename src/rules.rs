@@ -404,6 +404,21 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
+    /// Whether another process on the GPU can move what the rule at `line`
+    /// of these thresholds measures: the one notion of "sensitive" (the
+    /// shared-GPU policy's, which leaves such rules ungated). The rule's
+    /// `environment` when it has one, else its metric's class — and a
+    /// result whose rule is not here (a report made with other rules)
+    /// gets its metric's class, as a rule that does not say would.
+    pub fn sensitive(&self, line: usize, metric: &str) -> bool {
+        let environment = self
+            .rules
+            .iter()
+            .find(|rule| rule.line == line && rule.metric == metric)
+            .map_or_else(|| Environment::of_metric(metric), |rule| rule.environment);
+        environment == Environment::Sensitive
+    }
+
     /// The built-in default rules.
     pub fn builtin() -> Result<Thresholds> {
         Thresholds::parse(DEFAULT_THRESHOLDS, DEFAULT_SOURCE)
@@ -755,5 +770,21 @@ mod tests {
         let t = Thresholds::parse("[[rule]]\nmetric = \"m\"\nworse = \"higher\"\nmax_change = \"1%\"\nkernels = \"regex:^scale\"\n", "t").unwrap();
         assert!(t.rules[0].kernels.matches("scale(float *)"));
         assert!(!t.rules[0].kernels.matches("produce"));
+    }
+
+    #[test]
+    fn a_rule_is_sensitive_as_it_says_else_as_its_metric_is() {
+        let t = Thresholds::parse(
+            "[[rule]]\nmetric = \"gpu__time_duration.sum\"\nworse = \"higher\"\nmax_change = \"1%\"\nenvironment = \"deterministic\"\n\n[[rule]]\nmetric = \"dram__bytes.sum\"\nworse = \"higher\"\nmax_change = \"1%\"\n",
+            "t.toml",
+        )
+        .expect("thresholds");
+        let line = |metric: &str| t.rules.iter().find(|r| r.metric == metric).map(|r| r.line);
+        let (time, dram) = (line("gpu__time_duration.sum"), line("dram__bytes.sum"));
+        assert!(!t.sensitive(time.unwrap_or_default(), "gpu__time_duration.sum"));
+        assert!(t.sensitive(dram.unwrap_or_default(), "dram__bytes.sum"));
+        // A result of a rule these thresholds do not have: its metric's class.
+        assert!(t.sensitive(999, "gpu__time_duration.sum"));
+        assert!(!t.sensitive(999, "sm__inst_executed.sum"));
     }
 }

@@ -85,6 +85,16 @@ impl Outcome {
         }
     }
 
+    /// The worse of two outcomes (error, then regression, then pass): the
+    /// outcome of several gates together, a suite's of its workloads'.
+    pub fn worst(self, other: Outcome) -> Outcome {
+        match (self, other) {
+            (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
+            (Outcome::Regression, _) | (_, Outcome::Regression) => Outcome::Regression,
+            _ => Outcome::Pass,
+        }
+    }
+
     /// The process exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {

@@ -4,11 +4,13 @@
 //! `--json` report (its `schema_version` is [`REPORT_SCHEMA_VERSION`]).
 
 use crate::aggregate::Stats;
-use crate::exit;
+use crate::note::Note;
 use crate::rules::{Per, Severity, Worse};
 use crate::status::{Outcome, Status};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+mod json;
 
 /// Version of the JSON report schema.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
@@ -26,8 +28,8 @@ pub fn reads_report_version(version: u64) -> bool {
 pub struct RuleResult {
     // The key is shared with the kernel's other results, as are the rule,
     // metric, unit and `why` with the rule's: at 100,000 kernels a copy per
-    // result is most of a report's memory. The rare `why` and `not_gated`
-    // are one pointer each (`Arc<String>`), not two.
+    // result is most of a report's memory. The rare `why` and a downgrade's
+    // evidence are one pointer each (`Arc<String>`), not two.
     /// The kernel key; `None` for a `per = "total"` rule.
     pub kernel: Option<Arc<str>>,
     pub rule: Arc<str>,
@@ -54,44 +56,64 @@ pub struct RuleResult {
     pub message: String,
     /// The rule's `why`, for failures.
     pub why: Option<Arc<String>>,
-    /// Set when the rule was not gated because the GPU was shared and the
-    /// metric is one another process can move (`environment = "sensitive"`):
-    /// the evidence. The status is then at worst `warn`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_gated: Option<Arc<String>>,
-    /// Set when a failing result is a warning that is not gated: why (its
-    /// message starts `not gated (…): `). Reports written before it have none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub downgraded: Option<Box<Downgrade>>,
+    /// Set when the result is not gated: why, and what showed it. The JSON
+    /// writes it as it always has, in the fields `not_gated` (a shared GPU's
+    /// evidence) and `downgraded` (a failure made a warning).
+    #[serde(flatten, with = "json::downgrade")]
+    #[schemars(with = "json::DowngradeFields")]
+    pub downgrade: Option<Downgrade>,
 }
 
-/// Why a failing rule result is a warning that is not gated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum Downgrade {
+/// Why a rule result is not gated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
     /// The GPU was shared and the metric is one another process can move
     /// (`[gate] shared_gpu = "warn"`).
-    SharedGpu {
-        /// The first part of the evidence: the neighbour, or the clock (the
-        /// report's `shared_gpu` has all of it).
-        neighbour: String,
-    },
+    SharedGpu,
     /// A timing-only failure of a kernel whose machine code, instruction
     /// counts, launches and launch configuration are unchanged
     /// (`--environmental warn`).
     Environmental,
 }
 
+/// A rule result that is not gated: why, what showed it, and whether it
+/// made a failure a warning. Every way a result stops being gated is one of
+/// these, put there by [`RuleResult::ungate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Downgrade {
+    pub reason: Reason,
+    /// The evidence the result carries: for a shared GPU the report's
+    /// (`shared_gpu.evidence`: the neighbours, the clock). An environmental
+    /// one carries none: its evidence is its kernel's unchanged code, in
+    /// the report's `code`. A report read from a file may carry anything
+    /// here; `crate::suite::read` checks it against the report.
+    pub evidence: Option<Arc<String>>,
+    /// The result had failed its rule (`fail`, or `warn` of a warn-severity
+    /// rule) and is a warning because of this downgrade; false for a shared
+    /// GPU's sensitive result within its allowance, marked and otherwise
+    /// left as it was.
+    pub failed: bool,
+}
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
 impl Downgrade {
-    /// The reason as the message gives it, in `not gated (…): `.
-    pub fn reason(&self) -> String {
-        match self {
-            Downgrade::SharedGpu { neighbour } => neighbour.clone(),
-            Downgrade::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
+    /// The reason as a downgraded failure's message gives it, in `not
+    /// gated (…): `: a shared GPU's first part of the evidence (the
+    /// neighbour, or the clock; the report's header has all of it), or why
+    /// the failure is environmental.
+    pub fn why(&self) -> String {
+        match self.reason {
+            Reason::SharedGpu => self.neighbour().to_string(),
+            Reason::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
         }
+    }
+
+    /// The first part of the evidence: the neighbour, or the clock.
+    pub fn neighbour(&self) -> &str {
+        let evidence = self.evidence.as_deref().map_or("", String::as_str);
+        evidence.split("; ").next().unwrap_or_default()
     }
 }
 
@@ -116,17 +138,37 @@ impl RuleResult {
     pub fn status_fits_numbers(&self) -> bool {
         !self.numbers_fail()
             || self.status == Status::Fail && self.severity == Severity::Fail
-            || self.status == Status::Warn
-                && (self.severity == Severity::Warn || self.downgraded.is_some())
+            || self.status == Status::Warn && (self.severity == Severity::Warn || self.downgraded())
     }
 
-    /// Makes a failing result a warning that is not gated, its reason in
-    /// front of its message (`not gated (REASON): …`): the one way a failure
-    /// becomes a warning, whatever the reason, in every format.
-    pub fn downgrade(&mut self, why: Downgrade) {
-        self.status = Status::Warn;
-        self.message = format!("not gated ({}): {}", why.reason(), self.message);
-        self.downgraded = Some(Box::new(why));
+    /// Whether the rule measures time (`ns`, `cycle`): what a clock, a
+    /// neighbour or the heat moves without any change to the code.
+    pub fn measures_time(&self) -> bool {
+        matches!(&*self.unit, "ns" | "cycle")
+    }
+
+    /// Whether a downgrade made this result's failure a warning.
+    pub fn downgraded(&self) -> bool {
+        self.downgrade.as_ref().is_some_and(|d| d.failed)
+    }
+
+    /// Leaves the result ungated for `reason`, with the `evidence` it
+    /// carries: a failing result (`fail`, or `warn` of a warn-severity rule)
+    /// becomes a warning whose message starts with why (`not gated (WHY):
+    /// …`); any other keeps its status and says `not gated`. The one way a
+    /// result stops being gated, whatever the reason, in every format.
+    pub fn ungate(&mut self, reason: Reason, evidence: Option<Arc<String>>) {
+        let failed = matches!(self.status, Status::Fail | Status::Warn);
+        let downgrade = Downgrade {
+            reason,
+            evidence,
+            failed,
+        };
+        if failed {
+            self.status = Status::Warn;
+            self.message = format!("not gated ({}): {}", downgrade.why(), self.message);
+        }
+        self.downgrade = Some(downgrade);
     }
 
     /// The verdict word for tables: the status, except that a `changed`
@@ -134,7 +176,7 @@ impl RuleResult {
     /// ungated (a shared GPU's sensitive metric, a downgraded failure) says
     /// `not gated` (its status, `warn` for a downgraded failure, still counts).
     pub fn verdict(&self) -> &'static str {
-        if self.not_gated.is_some() || self.downgraded.is_some() {
+        if self.downgrade.is_some() {
             return "not gated";
         }
         match (self.status, self.current, self.baseline) {
@@ -175,6 +217,38 @@ pub struct StructureResult {
     pub current_launches: Vec<u64>,
     pub status: Status,
     pub message: String,
+}
+
+impl StructureResult {
+    /// Whether the row's own numbers fail it, as the structural check does:
+    /// a new or a missing kernel always (the thresholds' policy only says
+    /// whether that is a failure, a warning or no row at all); a launch
+    /// count that is not the baseline's. The report keeps only the mean of
+    /// the baseline's launches per run, not its range: a whole mean is
+    /// read as the count of every baseline run (an app launches a kernel
+    /// as often in each run; one whose runs differed almost always has a
+    /// fractional mean), a fractional one tells nothing.
+    pub fn numbers_fail(&self) -> bool {
+        match self.check {
+            StructureCheck::NewKernel | StructureCheck::MissingKernel => true,
+            StructureCheck::Launches => self.baseline_launches.is_some_and(|b| {
+                b.fract() == 0.0 && self.current_launches.iter().any(|&n| n as f64 != b)
+            }),
+        }
+    }
+
+    /// Whether the status is one its numbers allow: a row whose numbers
+    /// fail it is `fail` (a launch count, or a kernel under a `fail`
+    /// policy) or `warn` (a kernel under a `warn` policy).
+    pub fn status_fits_numbers(&self) -> bool {
+        let failed = match self.check {
+            StructureCheck::Launches => self.status == Status::Fail,
+            StructureCheck::NewKernel | StructureCheck::MissingKernel => {
+                matches!(self.status, Status::Fail | Status::Warn)
+            }
+        };
+        !self.numbers_fail() || failed || self.status == Status::Error
+    }
 }
 
 /// An ncu rule result that is new since the baseline.
@@ -222,22 +296,35 @@ pub enum Subject {
     Memory { app: String },
 }
 
-/// Everything a reporter needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+impl Subject {
+    /// The gate's name: `metrics`, `sanitizer`, `memory`.
+    pub fn gate(&self) -> &'static str {
+        match self {
+            Subject::Metrics => "metrics",
+            Subject::Sanitizer { .. } => "sanitizer",
+            Subject::Memory { .. } => "memory",
+        }
+    }
+}
+
+/// Everything a reporter needs: what was gated and the result of every
+/// check. The outcome and the exit code are not stored: [`Report::outcome`]
+/// computes them from the checks, and the JSON writes them computed
+/// (`json.rs`). Reading a report back ignores the written ones; the
+/// validating reader (`crate::suite::read`) compares them with its own.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
     pub ncugate_version: String,
-    pub outcome: Outcome,
-    pub exit_code: i32,
     /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
     pub subject: Subject,
     /// The baseline file (metric gate only; empty otherwise).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub baseline: String,
     pub inputs: Vec<String>,
     pub details: Vec<String>,
     /// The thresholds file (metric gate only; empty otherwise).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub thresholds: String,
     pub kernel_key: crate::model::KernelKeyMode,
     pub devices: Option<Devices>,
@@ -248,11 +335,11 @@ pub struct Report {
     pub findings: Vec<FindingResult>,
     /// Per kernel, whether its machine code changed since the baseline (when
     /// both sides came from reports that embed it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub code: Vec<CodeResult>,
     /// Per explained kernel, the source lines (or opcodes) whose counters
     /// changed most since the baseline's source profile.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub explain: Vec<crate::explain::Explained>,
     /// Trend charts (SVG) of failing rules, from the history store, each
     /// with the index of its rule in `rules`: drawn into the HTML report of
@@ -260,20 +347,20 @@ pub struct Report {
     #[serde(skip)]
     pub trends: Vec<(usize, String)>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Graph-memory checks (empty when the memory stage did not run).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub memory: Vec<crate::memory::MemoryResult>,
     /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Set when the GPU was shared during the check's run (another process
     /// on it, or an SM clock well under the baseline's): what showed it and
     /// how many rules were not gated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub shared_gpu: Option<crate::shared_gpu::SharedGpu>,
 }
 
@@ -288,11 +375,10 @@ impl Report {
     ) -> Report {
         let mut report = Report::empty(baseline, inputs, details, thresholds);
         report.errors.push(message);
-        report.finish();
         report
     }
 
-    /// A metric-gate report with no checks yet (outcome pass until [`Report::finish`] says otherwise).
+    /// A metric-gate report with no checks yet (its outcome pass until checks say otherwise).
     pub fn empty(
         baseline: &str,
         inputs: Vec<String>,
@@ -314,8 +400,6 @@ impl Report {
         Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-            outcome: Outcome::Pass,
-            exit_code: exit::PASS,
             subject,
             baseline: String::new(),
             inputs,
@@ -338,7 +422,7 @@ impl Report {
         }
     }
 
-    /// The status of every check of every gate: the one list `finish` and `counts` read.
+    /// The status of every check of every gate: the one list [`Report::outcome`] and `counts` read.
     pub fn statuses(&self) -> impl Iterator<Item = Status> + '_ {
         self.rules
             .iter()
@@ -349,17 +433,35 @@ impl Report {
             .chain(self.memory.iter().map(|m| m.status))
     }
 
-    /// Sets `outcome` and `exit_code` from the results.
-    pub fn finish(&mut self) {
+    /// The gate's answer, computed from the checks each time it is asked (so
+    /// no stage can change a check and leave a stale verdict behind): error
+    /// when an error stopped the gate or a check could not be evaluated, else
+    /// regression when a check failed, else pass. Warnings, improvements and
+    /// skipped checks pass.
+    pub fn outcome(&self) -> Outcome {
         let worst = self.statuses().max().unwrap_or(Status::Pass);
-        self.outcome = if !self.errors.is_empty() || worst == Status::Error {
+        if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
         } else if worst == Status::Fail {
             Outcome::Regression
         } else {
             Outcome::Pass
-        };
-        self.exit_code = self.outcome.exit_code();
+        }
+    }
+
+    /// The process exit code of [`Report::outcome`].
+    pub fn exit_code(&self) -> i32 {
+        self.outcome().exit_code()
+    }
+
+    /// Adds a note: something a reader should know that is not a check.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(Note::new(text));
+    }
+
+    /// Adds a note of each text.
+    pub fn note_each<T: Into<String>>(&mut self, texts: impl IntoIterator<Item = T>) {
+        self.notes.extend(texts.into_iter().map(Note::new));
     }
 
     /// Counts of results by status: (fail, warn, error, improved, pass).
@@ -378,6 +480,30 @@ impl Report {
         }
         c.error += self.errors.len();
         c
+    }
+}
+
+/// The outcome and exit code a report's JSON says. The model never reads
+/// them (it computes its own, [`Report::outcome`]); a reader of a report
+/// compares them with the computed ones to catch an edited verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Said {
+    pub outcome: Outcome,
+    pub exit_code: i32,
+}
+
+impl Said {
+    /// What the checks of `report` make it.
+    pub fn of(report: &Report) -> Said {
+        Said::of_outcome(report.outcome())
+    }
+
+    /// `outcome` with its exit code.
+    pub fn of_outcome(outcome: Outcome) -> Said {
+        Said {
+            outcome,
+            exit_code: outcome.exit_code(),
+        }
     }
 }
 
@@ -414,5 +540,47 @@ impl Counts {
             }
         }
         words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StructureCheck, StructureResult};
+    use crate::status::Status;
+
+    fn launches(baseline: f64, current: &[u64], status: Status) -> StructureResult {
+        StructureResult {
+            kernel: "scale".into(),
+            check: StructureCheck::Launches,
+            baseline_launches: Some(baseline),
+            current_launches: current.to_vec(),
+            status,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_launch_count_row_is_held_to_its_own_numbers_where_they_tell() {
+        // The redundant launch: 6 per run against 3 fails, whatever it says.
+        assert!(launches(3.0, &[6, 6], Status::Fail).status_fits_numbers());
+        assert!(!launches(3.0, &[6, 6], Status::Pass).status_fits_numbers());
+        assert!(!launches(3.0, &[3, 6], Status::Warn).status_fits_numbers());
+        assert!(launches(3.0, &[3, 3], Status::Pass).status_fits_numbers());
+        // Baseline runs that launched it 3 and 4 times: the range is not in
+        // the report, so the row is believed.
+        assert!(launches(3.5, &[4], Status::Pass).status_fits_numbers());
+        let new = StructureResult {
+            check: StructureCheck::NewKernel,
+            baseline_launches: None,
+            ..launches(0.0, &[1], Status::Warn)
+        };
+        assert!(new.status_fits_numbers());
+        assert!(
+            !StructureResult {
+                status: Status::Pass,
+                ..new
+            }
+            .status_fits_numbers()
+        );
     }
 }

@@ -90,7 +90,7 @@ fn gate(result: Gated<Report>, outputs: &report::Outputs, style: &terminal::Styl
         return Outcome::Error;
     }
     explain_error_rows(&report);
-    report.outcome
+    report.outcome()
 }
 
 /// A suite's report: like a gate's (`text`: its terminal view), then each
@@ -116,7 +116,7 @@ fn suite_report(
         }
     }
     workload_errors(failed);
-    report.outcome
+    report.outcome()
 }
 
 /// A suite recorded or profiled: what it said, then each workload that failed.
@@ -163,7 +163,7 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 
 /// After the table: why an exit 2 came from rows that could not be evaluated.
 fn explain_error_rows(report: &Report) {
-    if report.outcome == Outcome::Error && report.errors.is_empty() {
+    if report.outcome() == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
         eprintln!(
             "ncugate: error: {} could not be evaluated (ERROR rows above)",

@@ -14,7 +14,7 @@ pub fn leaks(config: &LeaksConfig, processes: &dyn ProcessRunner) -> Gated<Repor
     let mut report = Report::about(subject.clone(), Vec::new());
     let result = crate::memory::run::run(&config.audit(), processes).map(|found| {
         report.memory = found.memory;
-        report.notes.extend(found.notes);
+        report.note_each(found.notes);
         report
     });
     conclude(result, Vec::new(), subject)

@@ -39,14 +39,14 @@ pub fn sanitize(config: &SanitizeConfig, processes: &dyn ProcessRunner) -> Gated
         runner::build(&config.runner, processes)
             .and_then(|()| crate::sanitizer::run::run_all(&config.sanitizer, processes))
             .map(|ran| {
-                report.notes.extend(ran.notes);
+                report.note_each(ran.notes);
                 report.sanitizer.extend(ran.findings);
             })
     } else {
         config.xml.iter().try_for_each(|(path, tool)| {
             let (findings, records) =
                 crate::sanitizer::read_xml(path, *tool, &config.sanitizer.allow)?;
-            report.notes.push(format!(
+            report.note(format!(
                 "{tool}: {} in {} grouped into {}",
                 crate::format::count(records, "record", "records"),
                 path.display(),

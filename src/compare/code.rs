@@ -1,17 +1,22 @@
 //! Each kernel's code against the baseline's: `code unchanged` or `code
-//! changed (…)` per kernel, in the *why* of its failing rules; then the
-//! timing-only failures that unchanged code leaves unexplained
-//! ([`super::environmental`]).
+//! changed (…)` per kernel, in the *why* of its failing rules; what it
+//! found tells the environmental pass ([`super::environmental`]) which
+//! kernels' timing-only failures unchanged code leaves unexplained.
 
-use super::environmental::{self, Environmental, Sameness};
+use super::environmental::Sameness;
 use crate::baseline::Baseline;
 use crate::code::{self, CodeMap};
 use crate::status::Status;
 use crate::verdict::{CodeResult, Report};
 use std::collections::BTreeMap;
 
-/// Compares the code of every kernel both sides know, and says it.
-pub fn check(report: &mut Report, baseline: &Baseline, current: &CodeMap, verdict: Environmental) {
+/// Compares the code of every kernel both sides know, and says it; what is
+/// the same of each kernel on both sides, for the environmental pass.
+pub fn check(
+    report: &mut Report,
+    baseline: &Baseline,
+    current: &CodeMap,
+) -> BTreeMap<String, Sameness> {
     let mut same = BTreeMap::new();
     for (kernel, now) in current {
         let Some(before) = baseline.kernels.get(kernel).and_then(|e| e.code.as_ref()) else {
@@ -37,7 +42,7 @@ pub fn check(report: &mut Report, baseline: &Baseline, current: &CodeMap, verdic
         });
     }
     if report.code.is_empty() {
-        return;
+        return same;
     }
     for rule in report
         .rules
@@ -56,8 +61,8 @@ pub fn check(report: &mut Report, baseline: &Baseline, current: &CodeMap, verdic
             None => c.summary.clone().into(),
         });
     }
-    report.notes.push(note(&report.code));
-    environmental::apply(report, &same, verdict);
+    report.note(note(&report.code));
+    same
 }
 
 /// `code: 2 kernels unchanged; scale: code changed (…)`.

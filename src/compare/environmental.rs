@@ -8,10 +8,10 @@
 //! (default: shown, counted as a warning, not gated) or `fail` (gated as any
 //! other failure). It is never silent: the rule's message says why, in front
 //! (`not gated (environmental: …)`, as every downgraded failure,
-//! [`crate::verdict::RuleResult::downgrade`]; `gated (environmental: …)`).
+//! [`crate::verdict::RuleResult::ungate`]; `gated (environmental: …)`).
 
 use crate::status::Status;
-use crate::verdict::{Downgrade, ENVIRONMENTAL, Report};
+use crate::verdict::{ENVIRONMENTAL, Reason, Report};
 use std::collections::BTreeMap;
 
 /// The verdict of a timing-only failure with unchanged code.
@@ -34,11 +34,6 @@ pub struct Sameness {
     pub launch: bool,
 }
 
-/// Units whose rules measure time.
-fn is_timing(unit: &str) -> bool {
-    matches!(unit, "ns" | "cycle")
-}
-
 /// Marks the timing-only failures of kernels whose code, instruction counts,
 /// launches and launch configurations are unchanged; under `warn` they
 /// become warnings. Returns how many were marked.
@@ -55,13 +50,14 @@ pub fn apply(
     let mut marked = 0;
     for rule in report.rules.iter_mut().filter(|r| {
         r.status == Status::Fail
-            && is_timing(&r.unit)
+            && r.measures_time()
             && r.kernel
                 .as_deref()
                 .is_some_and(|k| environmental.iter().any(|e| e == k))
     }) {
         match verdict {
-            Environmental::Warn => rule.downgrade(Downgrade::Environmental),
+            // The evidence is the kernel's unchanged code, in the report's `code`.
+            Environmental::Warn => rule.ungate(Reason::Environmental, None),
             Environmental::Fail => {
                 rule.message = format!(
                     "gated ({ENVIRONMENTAL}; --environmental fail): {}",
@@ -70,9 +66,6 @@ pub fn apply(
             }
         }
         marked += 1;
-    }
-    if marked > 0 {
-        report.finish();
     }
     marked
 }
@@ -86,7 +79,7 @@ fn explained_by_time_only(report: &Report, kernel: &str) -> bool {
         .filter(|r| r.kernel.as_deref() == Some(kernel))
         .collect();
     let failing = rules.iter().filter(|r| r.status == Status::Fail);
-    let timing_only = failing.clone().count() > 0 && failing.clone().all(|r| is_timing(&r.unit));
+    let timing_only = failing.clone().count() > 0 && failing.clone().all(|r| r.measures_time());
     let inst: Vec<_> = rules.iter().filter(|r| &*r.unit == "inst").collect();
     let counts_same = !inst.is_empty() && inst.iter().all(|r| r.status == Status::Pass);
     let structure_same = report

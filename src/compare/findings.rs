@@ -16,16 +16,13 @@ pub(super) fn check(
     match (recorded, current) {
         (false, None) => return,
         (true, None) => {
-            report.notes.push(
-                "findings not compared: pass the current run's details export with --details"
-                    .into(),
+            report.note(
+                "findings not compared: pass the current run's details export with --details",
             );
             return;
         }
         (false, Some(_)) => {
-            report
-                .notes
-                .push("findings not compared: the baseline was recorded without --details".into());
+            report.note("findings not compared: the baseline was recorded without --details");
             return;
         }
         (true, Some(_)) => {}

@@ -1,8 +1,12 @@
 //! Compare current runs with a baseline, in the order that makes the answer
 //! trustworthy: the GPU fingerprint first (different hardware is not
-//! comparable), then the structure (new, missing kernels, launch counts — a
-//! redundant graph node shows up exactly here), then the threshold rules,
-//! then the ncu findings that explain them.
+//! comparable), then the passes of the judgment, in the order `PASSES`
+//! gives: the structure (new, missing kernels, launch counts — a redundant
+//! graph node shows up exactly here), the threshold rules, the ncu findings
+//! that explain them, then the policies that leave some results ungated —
+//! a shared GPU's sensitive rules ([`not_gated`]), the code compared
+//! (`code.rs`), timing-only failures of unchanged code ([`environmental`]).
+//! Each policy marks a result with one typed [`crate::verdict::Downgrade`].
 
 mod code;
 pub mod environmental;
@@ -15,9 +19,10 @@ mod structure;
 use crate::baseline::Baseline;
 use crate::error::{Error, Result};
 use crate::model::{Findings, Fingerprint, Run};
+use crate::note::Note;
 use crate::rules::Thresholds;
-use crate::status::Outcome;
 use crate::verdict::{Devices, REPORT_SCHEMA_VERSION, Report};
+use std::collections::BTreeMap;
 
 /// How the message of a rule whose `kernels` filter matches no kernel starts
 /// (a typo to fix, never a rule to make optional).
@@ -68,8 +73,6 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
         ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
-        outcome: Outcome::Pass,
-        exit_code: 0,
         subject: crate::verdict::Subject::Metrics,
         baseline: inputs.baseline_path.clone(),
         inputs: runs
@@ -93,7 +96,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .iter()
             .map(|r| crate::runner::passes::Profiling::of(r, None))
             .collect(),
-        notes: inputs.notes.clone(),
+        notes: inputs.notes.iter().cloned().map(Note::new).collect(),
         shared_gpu: None,
     };
 
@@ -105,17 +108,17 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         mismatch_allowed: !same_device,
     });
     if let Some(note) = partial_note(&baseline.fingerprint, current) {
-        report.notes.push(note);
+        report.note(note);
     }
     if !same_device {
-        report.notes.push(format!(
+        report.note(format!(
             "device mismatch allowed by --allow-device-mismatch: baseline {}, current {}",
             baseline.fingerprint, current
         ));
     }
 
     if baseline.runs < 2 && thresholds.rules.iter().any(|r| r.noise > 0.0) {
-        report.notes.push(format!(
+        report.note(format!(
             "the baseline has {} run: σ is unknown, so `noise` allowances (k·σ) are 0; record 3 or more runs",
             baseline.runs
         ));
@@ -128,31 +131,91 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         baseline
     } else {
         renamed = identity::renamed(baseline, &pairs);
-        report.notes.extend(pairs.iter().map(identity::Pair::note));
+        report.note_each(pairs.iter().map(identity::Pair::note));
         &renamed
     };
-    report.structure = structure::check(baseline, runs, &thresholds.structure);
-    report.rules = rule::check_all(baseline, runs, thresholds);
-    findings::check(
-        &mut report,
+    let mut judging = Judging {
+        inputs,
         baseline,
-        inputs.findings,
-        thresholds.findings.new,
-    );
-    not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
-    report
-        .notes
-        .extend(not_gated::baseline_note(baseline.gpu.as_ref()));
-    report
-        .notes
-        .extend(not_gated::unattributed_note(inputs.gpu));
-    let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
-    not_gated::apply(&mut report, thresholds, shared, inputs.shared_gpu)?;
-    report.finish();
-    if let Some(current) = inputs.code {
-        code::check(&mut report, baseline, current, inputs.environmental);
+        same_code: BTreeMap::new(),
+    };
+    for pass in PASSES {
+        judging.run(pass, &mut report)?;
     }
     Ok(report)
+}
+
+/// One pass of the judgment: each decides some checks' statuses, or
+/// changes the ones the passes before it decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// New and missing kernels, launch counts.
+    Structure,
+    /// Every threshold rule on every kernel and on the whole run.
+    Rules,
+    /// The ncu findings new since the baseline.
+    Findings,
+    /// A shared GPU's sensitive rules left ungated (or refused), with the
+    /// words that go with them: elapsed cycles, the baseline's own GPU.
+    SharedGpu,
+    /// Each kernel's machine code against the baseline's (words only).
+    Code,
+    /// Timing-only failures of unchanged code made warnings (or said gated).
+    Environmental,
+}
+
+/// The passes in order: the checks first, then the policies that downgrade
+/// them. Each reads what the passes before it decided: the shared-GPU pass
+/// the rules' statuses; the environmental pass the structure's, the rules'
+/// as the shared GPU left them (a failure it made a warning is not one to
+/// explain again) and what the code pass compared.
+const PASSES: [Pass; 6] = [
+    Pass::Structure,
+    Pass::Rules,
+    Pass::Findings,
+    Pass::SharedGpu,
+    Pass::Code,
+    Pass::Environmental,
+];
+
+/// What the passes read: the inputs, the baseline (its kernels renamed to
+/// their current keys), and what the code pass found for the environmental one.
+struct Judging<'a> {
+    inputs: &'a Inputs<'a>,
+    baseline: &'a Baseline,
+    same_code: BTreeMap<String, environmental::Sameness>,
+}
+
+impl Judging<'_> {
+    fn run(&mut self, pass: Pass, report: &mut Report) -> Result<()> {
+        let (inputs, baseline) = (self.inputs, self.baseline);
+        let (runs, thresholds) = (inputs.runs, inputs.thresholds);
+        match pass {
+            Pass::Structure => {
+                report.structure = structure::check(baseline, runs, &thresholds.structure);
+            }
+            Pass::Rules => report.rules = rule::check_all(baseline, runs, thresholds),
+            Pass::Findings => {
+                findings::check(report, baseline, inputs.findings, thresholds.findings.new)
+            }
+            Pass::SharedGpu => {
+                not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
+                report.note_each(not_gated::baseline_note(baseline.gpu.as_ref()));
+                report.note_each(not_gated::unattributed_note(inputs.gpu));
+                let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
+                not_gated::apply(report, thresholds, shared, inputs.shared_gpu)?;
+            }
+            Pass::Code => {
+                if let Some(current) = inputs.code {
+                    self.same_code = code::check(report, baseline, current);
+                }
+            }
+            Pass::Environmental => {
+                environmental::apply(report, &self.same_code, inputs.environmental);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether the runs' GPU is the baseline's; `Err` when it is not (or the two

@@ -1,23 +1,25 @@
-//! Rules that are not gated because the GPU was shared. The one place that
-//! turns the evidence of [`crate::shared_gpu`] into verdicts:
+//! Rules that are not gated because the GPU was shared: the shared-GPU
+//! pass of the comparison, the one place that turns the evidence of
+//! [`crate::shared_gpu`] into verdicts:
 //!
-//! - [`apply`]: under `[gate] shared_gpu = "warn"` every result of a
-//!   sensitive rule (`environment = "sensitive"`) is marked `not_gated` with
-//!   the evidence, and one beyond its allowance becomes a warning that names
-//!   the neighbour ([`RuleResult::downgrade`]: never a silent pass, never a
-//!   failure); deterministic
-//!   rules are gated as always. `"refuse"` is an error (exit 2), `"gate"`
-//!   gates everything. The report's `shared_gpu` says which and how many.
+//! - [`apply`]: under `[gate] shared_gpu = "warn"` every measured result of
+//!   a sensitive rule ([`Thresholds::sensitive`]) is left ungated with the
+//!   evidence ([`RuleResult::ungate`]), and one beyond its allowance becomes
+//!   a warning that names the neighbour: never a silent pass, never a
+//!   failure; deterministic rules are gated as always. `"refuse"` is an
+//!   error (exit 2), `"gate"` gates everything. The report's `shared_gpu`
+//!   says which and how many.
 //! - [`cycles`]: a duration rule's message also gives the kernel's elapsed
 //!   cycles on both sides.
 //! - [`baseline_note`]: a baseline recorded on a shared GPU says so;
 //!   [`unattributed_note`]: a probe that could not tell the app's processes apart.
 
 use crate::error::{BaselineError, Error, Result};
-use crate::rules::{Environment, Thresholds};
+use crate::rules::Thresholds;
 use crate::shared_gpu::{GpuEnvironment, Policy, SharedGpu};
 use crate::status::Status;
-use crate::verdict::{Downgrade, Report, RuleResult};
+use crate::verdict::{Reason, Report, RuleResult};
+use std::sync::Arc;
 
 /// Applies `policy` to `report`'s rules when `shared` says the GPU was shared.
 pub fn apply(
@@ -30,22 +32,15 @@ pub fn apply(
         return Ok(());
     };
     shared.policy = policy;
-    let sensitive = |r: &RuleResult| {
-        let environment = thresholds
-            .rules
-            .iter()
-            .find(|rule| rule.line == r.line && *rule.metric == *r.metric)
-            .map_or_else(
-                || Environment::of_metric(&r.metric),
-                |rule| rule.environment,
-            );
-        environment == Environment::Sensitive
+    // A rule that could not be measured moved nothing a neighbour could have moved.
+    let affected = |r: &RuleResult| {
+        thresholds.sensitive(r.line, &r.metric)
             && !matches!(r.status, Status::Skipped | Status::Error)
     };
     match policy {
         Policy::Gate => {}
         Policy::Refuse => {
-            let n = report.rules.iter().filter(|r| sensitive(r)).count();
+            let n = report.rules.iter().filter(|r| affected(r)).count();
             if n > 0 {
                 return Err(Error::from(BaselineError::SharedGpu {
                     evidence: shared.evidence,
@@ -55,24 +50,18 @@ pub fn apply(
             }
         }
         Policy::Warn => {
-            let evidence = std::sync::Arc::new(shared.evidence.clone());
-            for r in report.rules.iter_mut().filter(|r| sensitive(r)) {
+            // One copy of the evidence, shared by every result it ungates.
+            let evidence = Arc::new(shared.evidence.clone());
+            for r in report.rules.iter_mut().filter(|r| affected(r)) {
+                r.ungate(Reason::SharedGpu, Some(Arc::clone(&evidence)));
                 shared.not_gated += 1;
-                r.not_gated = Some(std::sync::Arc::clone(&evidence));
-                if matches!(r.status, Status::Fail | Status::Warn) {
+                if r.downgraded() {
                     shared.over_allowance += 1;
-                    // The header line has the whole evidence; each warning names
-                    // its first part (the neighbour, or the clock), to stay short.
-                    let first = shared.evidence.split("; ").next().unwrap_or_default();
-                    r.downgrade(Downgrade::SharedGpu {
-                        neighbour: first.to_string(),
-                    });
                 }
             }
         }
     }
     report.shared_gpu = Some(shared);
-    report.finish();
     Ok(())
 }
 

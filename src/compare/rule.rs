@@ -139,8 +139,7 @@ fn unjudged(rule: &Rule, shared: &Shared, kernel: Option<&Arc<str>>) -> RuleResu
         status: Status::Pass,
         message: String::new(),
         why: None,
-        not_gated: None,
-        downgraded: None,
+        downgrade: None,
     }
 }
 

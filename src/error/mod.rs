@@ -4,8 +4,9 @@
 //! plus a `hint:` line and exits with [`crate::exit::ERROR`].
 //!
 //! The kinds, one file each: [`ConfigError`] (usage), [`ExportError`] (ncu
-//! exports), [`BaselineError`], [`ReportError`] and [`MergeError`] (`ncugate
-//! merge`), [`ToolError`] (compute-sanitizer, the audit library),
+//! exports), [`BaselineError`], [`ReportError`] (the reports `ncugate
+//! merge` and `history record` read) and [`MergeError`] (`ncugate merge`),
+//! [`ToolError`] (compute-sanitizer, the audit library),
 //! [`ProcessError`] (the build and other commands, with their output),
 //! [`HistoryError`] (the history store and its commands),
 //! [`NcuFailure`] (ncu itself: a profiled run or an import); [`FileKind`]

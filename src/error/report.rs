@@ -1,7 +1,8 @@
-//! [`ReportError`] and [`MergeError`]: the JSON reports `ncugate merge`
-//! reads, and the sets of them it refuses to join.
+//! [`ReportError`] and [`MergeError`]: the JSON reports `ncugate merge` and
+//! `ncugate history record` read, and the sets of them merge refuses to join.
 
-/// What is wrong with one report given to `ncugate merge` (shown as `PATH: message`).
+/// What is wrong with one report given to `ncugate merge` or `ncugate
+/// history record` (shown as `PATH: message`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReportError {
     #[error("not a JSON report ({reason})")]
@@ -14,8 +15,18 @@ pub enum ReportError {
         .found.map_or("missing".to_string(), |v| v.to_string())
     )]
     SchemaVersion { found: Option<u64>, reads: u32 },
+    /// A single check's report of a version this ncugate does not read
+    /// (`found`: `None` when it has none).
+    #[error(
+        "report schema_version {} (this ncugate reads {reads})",
+        .found.map_or("missing".to_string(), |v| v.to_string())
+    )]
+    CheckSchemaVersion { found: Option<u64>, reads: u32 },
     #[error("invalid suite report: {reason}")]
     Invalid { reason: String },
+    /// A single check's report whose JSON is not a report's shape.
+    #[error("invalid report: {reason}")]
+    InvalidCheck { reason: String },
     /// Two entries for one key: serde would keep the last (`"status"` twice).
     #[error("{reason}")]
     DuplicateKey { reason: String },
@@ -45,13 +56,23 @@ pub enum ReportError {
     #[error("workload `{workload}` has no check that ran (every check skipped, or none)")]
     NothingGated { workload: String },
     /// A rule row whose status its own numbers (current value, baseline
-    /// mean, allowance, limit) contradict: they fail it and it says otherwise.
+    /// mean, allowance, limit) contradict, or a structural row whose launch
+    /// counts do: they fail it and it says otherwise.
     /// `row` names it and what it says, `numbers` are its numbers.
     #[error("workload `{workload}`: {row}, but its numbers fail it ({numbers})")]
     RowContradicted {
         workload: String,
         row: String,
         numbers: String,
+    },
+    /// A rule row left ungated without the evidence for it in its report:
+    /// `row` names it and why it says it is not gated (shared GPU,
+    /// environmental), `missing` what is missing or wrong.
+    #[error("workload `{workload}`: {row}, but {missing}")]
+    Unevidenced {
+        workload: String,
+        row: String,
+        missing: String,
     },
 }
 
@@ -62,11 +83,15 @@ impl ReportError {
             ReportError::NotJson { .. } => "pass the files written by `ncugate check --json FILE`",
             ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
             ReportError::SchemaVersion { .. } => "merge with the ncugate version that wrote the shards",
-            ReportError::Invalid { .. } | ReportError::DuplicateKey { .. } => "pass the files exactly as `ncugate check --json` wrote them",
+            ReportError::CheckSchemaVersion { .. } => "read it with the ncugate version that wrote it",
+            ReportError::Invalid { .. }
+            | ReportError::InvalidCheck { .. }
+            | ReportError::DuplicateKey { .. } => "pass the files exactly as `ncugate check --json` wrote them",
             ReportError::UnsafeName { .. }
             | ReportError::WorkloadSchemaVersion { .. }
             | ReportError::Contradicted { .. }
             | ReportError::RowContradicted { .. }
+            | ReportError::Unevidenced { .. }
             | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
         }
         .into()

@@ -6,6 +6,7 @@ use super::{self as history, Entry, Provenance, Recorded, changes, record, show}
 use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{HistoryError, Result};
 use crate::gated::Text;
+use crate::note::Note;
 use crate::runner::process::{CommandSpec, ProcessRunner};
 
 /// Runs the history subcommand `config` names.
@@ -120,11 +121,8 @@ fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Resu
             r.branches.join(", ")
         ));
     }
-    notes
-        .iter_mut()
-        .for_each(|n| *n = format!("ncugate: note: {n}"));
     Ok(Text {
-        notes,
+        notes: notes.into_iter().map(Note::new).collect(),
         ..Text::pass(text)
     })
 }

@@ -83,11 +83,10 @@ pub fn apply(
             judge(rule, result, Drift { a, x, max_drift }, &name, steps);
         }
     }
-    report.notes.push(format!(
+    report.note(format!(
         "creep measured from anchor {name} ({} accepted run(s) since)",
         steps.saturating_sub(1)
     ));
-    report.finish();
 }
 
 /// The anchor's value, the current one, and the drift allowed (a fraction).

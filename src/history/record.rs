@@ -2,12 +2,15 @@
 //! one [`RunRecord`] per workload (a single check is the workload named on
 //! the command line, `default` unless said) with the GPU fingerprint, the
 //! verdict, and every kernel × rule's value with its per-run samples. The
-//! files are read as hostile input, as `merge` reads shards: duplicate keys
-//! and unprintable characters are refused, the schema version must be this
-//! ncugate's, and every written outcome is recomputed from its checks.
+//! files are read by [`crate::suite::read`], the reader `merge` reads shards
+//! with: a single check's report goes through the very validation a suite's
+//! workloads do (its rows against their own numbers, its downgrades against
+//! their evidence, its outcome recomputed), so an edited report is never
+//! recorded as baseline material.
 
-use crate::error::{Error, FileKind, HistoryError, Result};
-use crate::verdict::{REPORT_SCHEMA_VERSION, Report, StructureCheck, Subject};
+use crate::error::{HistoryError, Result};
+use crate::suite::read::Read;
+use crate::verdict::{Report, StructureCheck, Subject};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -52,33 +55,20 @@ pub struct Value {
 /// compared nothing (no GPU fingerprint: the check stopped before it) are
 /// left out and said in `skipped`.
 pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Vec<RunRecord>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
-    let bad = |problem: String| Error::Malformed {
-        kind: FileKind::ShardReport,
-        path: path.to_path_buf(),
-        problem,
-    };
-    crate::baseline::keys::no_duplicate_keys_or_unprintable(&text)
-        .map_err(|e| bad(format!("{e}")))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON report ({e})")))?;
-    let reports: Vec<(String, Report)> = if value.get("kind").is_some() {
-        let suite = crate::suite::merge::read(path)?;
-        suite
+    let reports: Vec<(String, Report)> = match crate::suite::read::read(path, workload)? {
+        Read::Suite(suite) => suite
             .workloads
             .into_iter()
             .map(|w| (w.name, w.report))
-            .collect()
-    } else {
-        vec![(workload.to_string(), single(value).map_err(bad)?)]
+            .collect(),
+        Read::Check(report) => vec![(workload.to_string(), *report)],
     };
     let mut runs = Vec::new();
     for (name, report) in reports {
         if !matches!(report.subject, Subject::Metrics) {
             return Err(HistoryError::NotMetrics {
                 workload: name,
-                gate: gate_name(&report.subject),
+                gate: report.subject.gate(),
             }
             .into());
         }
@@ -91,41 +81,6 @@ pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Ve
         }
     }
     Ok(runs)
-}
-
-/// A single check's report, its outcome recomputed from its checks.
-fn single(value: serde_json::Value) -> std::result::Result<Report, String> {
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if crate::verdict::reads_report_version(v) => {}
-        other => {
-            return Err(format!(
-                "report schema_version {} (this ncugate reads {REPORT_SCHEMA_VERSION})",
-                other.map_or("missing".to_string(), |v| v.to_string())
-            ));
-        }
-    }
-    let mut report: Report =
-        serde_json::from_value(value).map_err(|e| format!("invalid report: {e}"))?;
-    let written = (report.outcome, report.exit_code);
-    report.finish();
-    if written != (report.outcome, report.exit_code) {
-        return Err(format!(
-            "the report says {} (exit {}) but its checks make it {} (exit {})",
-            written.0.as_str(),
-            written.1,
-            report.outcome.as_str(),
-            report.exit_code
-        ));
-    }
-    Ok(report)
-}
-
-fn gate_name(subject: &Subject) -> &'static str {
-    match subject {
-        Subject::Metrics => "metrics",
-        Subject::Sanitizer { .. } => "sanitizer",
-        Subject::Memory { .. } => "memory",
-    }
 }
 
 /// The run of one workload's report; `None` when it compared nothing.
@@ -180,7 +135,7 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
     Some(RunRecord {
         workload: workload.to_string(),
         gpu,
-        outcome: report.outcome.as_str().to_string(),
+        outcome: report.outcome().as_str().to_string(),
         digest: crate::format::hex(&Sha256::digest(canonical.as_bytes())[..16]),
         kernel_key: report.kernel_key.to_string(),
         values,

@@ -66,12 +66,12 @@ pub(super) fn after_check(
         })?;
         drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
     } else if let Some(commit) = &h.anchor {
-        report.notes.push(format!(
+        report.note(format!(
             "anchor {}: no rule of these thresholds has max_drift, so nothing is compared with it",
             show::short(commit)
         ));
     }
-    report.notes.extend(trend_notes(h, &shown, report));
+    report.note_each(trend_notes(h, &shown, report));
     let recorded = record_check(h, &shown, report, store.as_mut(), processes)?;
     report.trends = trend_charts(h, &shown, report, inputs.thresholds, recorded);
     Ok(())
@@ -87,7 +87,7 @@ fn record_check(
     processes: &dyn ProcessRunner,
 ) -> Result<bool> {
     let Some(at) = to_record(h, processes)? else {
-        report.notes.push(format!(
+        report.note(format!(
             "history {shown}: this run is not recorded (read only: --history-record {})",
             match h.record {
                 HistoryRecord::Never => "never",
@@ -115,7 +115,7 @@ fn record_check(
             accepted,
         }],
     )?;
-    report.notes.push(format!(
+    report.note(format!(
         "history {shown}: this run is recorded as commit {} on {}{}",
         show::short(&at.commit),
         show::escaped(&at.branch),
@@ -157,9 +157,7 @@ fn trend_charts(
     let mut store = match history::open(&h.url, false) {
         Ok(store) => store,
         Err(e) => {
-            report
-                .notes
-                .push(format!("history {shown}: no trend charts: {e}"));
+            report.note(format!("history {shown}: no trend charts: {e}"));
             return Vec::new();
         }
     };
@@ -175,9 +173,7 @@ fn trend_charts(
         let points = match points {
             Ok(points) => points,
             Err(e) => {
-                report
-                    .notes
-                    .push(format!("history {shown}: no trend charts: {e}"));
+                report.note(format!("history {shown}: no trend charts: {e}"));
                 return Vec::new();
             }
         };

@@ -178,23 +178,22 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let mut report = compare::compare(&inputs)?;
 
     // 5. the stages that add words
-    report.notes.extend(code_note);
+    report.note_each(code_note);
     explain::stage(&mut report, &baseline, &runs, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
-    report.notes.extend(chosen.note);
-    report.notes.extend(data.cost);
+    report.note_each(chosen.note);
+    report.note_each(data.cost);
     if let Some(sanitizer) = &config.sanitizer {
         let ran = crate::sanitizer::run::run_all(sanitizer, processes)?;
-        report.notes.extend(ran.notes);
+        report.note_each(ran.notes);
         report.sanitizer.extend(ran.findings);
-        report.finish();
     }
     // A rolling baseline keeps no ncu settings: its runs were checks like this one.
     if !matches!(config.baseline, BaselinePlace::History) {
         let settings = notes::settings(baseline.profile.as_ref(), acquired.profile.as_ref());
-        report.notes.extend(settings);
+        report.note_each(settings);
     }
     if let Some(h) = &config.history {
         history::after_check(h, &mut report, &inputs, processes)?;

@@ -11,6 +11,7 @@ use crate::config::{RecordConfig, Source};
 use crate::error::{Error, Result};
 use crate::gated::Text;
 use crate::model::Run;
+use crate::note::Note;
 use crate::parse;
 use crate::rules::Thresholds;
 use crate::runner::{self, process::ProcessRunner};
@@ -54,12 +55,8 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         baseline::distinct::distinct_inputs(&runs)?;
     }
     let data = DataNotes::of(&config.source, &metrics, &runs, &acquired.seconds);
-    let mut notes: Vec<String> = data
-        .details_page
-        .iter()
-        .map(|n| format!("ncugate: {n}"))
-        .collect();
-    notes.extend(data.cost.map(|n| format!("ncugate: note: {n}")));
+    let mut notes: Vec<Note> = data.details_page.iter().map(Note::said).collect();
+    notes.extend(data.cost.map(Note::new));
     let passes = runs
         .iter()
         .filter_map(|r| runner::passes::Passes::of(&r.total.passes))
@@ -86,7 +83,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         config.kernel_key,
         import,
     );
-    notes.extend(code_note.map(|n| format!("ncugate: note: {n}")));
+    notes.extend(code_note.map(Note::new));
     let (mut profiles, mut page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
     if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
         let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
@@ -96,24 +93,20 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         profiles.extend(more);
         page_notes.extend(notes);
     }
-    notes.extend(
-        page_notes
-            .into_iter()
-            .map(|n| format!("ncugate: note: {n}")),
-    );
+    notes.extend(page_notes.into_iter().map(Note::new));
     for profile in profiles {
         match baseline.kernels.get_mut(&profile.kernel) {
             Some(entry) => entry.source = Some(Box::new(profile)),
-            None => notes.push(format!(
-                "ncugate: note: the source page of {} names no kernel of the runs: not recorded",
+            None => notes.push(Note::new(format!(
+                "the source page of {} names no kernel of the runs: not recorded",
                 profile.kernel
-            )),
+            ))),
         }
     }
     baseline.profile = acquired.profile;
     if let Some(gpu) = gpu {
         if let Some(why) = &gpu.shared {
-            notes.push(format!("ncugate: warning: {why} while recording: the baseline is marked as recorded on a shared GPU (a check says so); record it on a quiet GPU, or with --shared-gpu refuse to refuse"));
+            notes.push(Note::warning(format!("{why} while recording: the baseline is marked as recorded on a shared GPU (a check says so); record it on a quiet GPU, or with --shared-gpu refuse to refuse")));
         }
         baseline.gpu = Some(gpu);
     }
@@ -226,7 +219,7 @@ impl Recorded {
 
 /// What a recorded baseline will make of later checks that its recording
 /// should say: no spread, no GPU named.
-fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
+fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<Note> {
     let mut out = one_run_warning(baseline, thresholds);
     out.extend(unidentified_warning(baseline));
     out
@@ -236,19 +229,23 @@ fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
 /// `CC` and no device attributes): every check against it is a device
 /// mismatch (exit 2) until it passes `--allow-device-mismatch`. Recording
 /// said nothing of it.
-fn unidentified_warning(baseline: &Baseline) -> Vec<String> {
+fn unidentified_warning(baseline: &Baseline) -> Vec<Note> {
     if crate::model::shares_identity(&baseline.fingerprint, &baseline.fingerprint) {
         return Vec::new();
     }
     vec![
-        "ncugate: warning: the exports name no GPU (no CC, device name or SM count): every check against this baseline is a device mismatch (exit 2) unless it passes --allow-device-mismatch".into(),
-        "hint: record from exports that name the GPU (a raw page always does; a details page with its `CC` column), or check with --allow-device-mismatch".into(),
+        Note::warning(
+            "the exports name no GPU (no CC, device name or SM count): every check against this baseline is a device mismatch (exit 2) unless it passes --allow-device-mismatch",
+        ),
+        Note::hint(
+            "record from exports that name the GPU (a raw page always does; a details page with its `CC` column), or check with --allow-device-mismatch",
+        ),
     ]
 }
 
 /// A baseline of one run has no spread: which `noise` allowances that
 /// zeroes, and how to record a better one. Nothing when no rule uses `noise`.
-fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> {
+fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<Note> {
     if baseline.runs >= 2 {
         return Vec::new();
     }
@@ -264,11 +261,13 @@ fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<String> 
     }
     let which = noisy.join(", ");
     vec![
-        format!(
-            "ncugate: warning: a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {which} is 0 and only `max_change` applies",
+        Note::warning(format!(
+            "a baseline of {} run has no spread: σ is unknown, so the `noise` allowance (k·σ) of {which} is 0 and only `max_change` applies",
             baseline.runs
+        )),
+        Note::hint(
+            "record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band",
         ),
-        "hint: record from 3 or more runs (repeat --input, or --runs 3) so timings get their measured noise band".into(),
     ]
 }
 

@@ -229,9 +229,10 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
             format!("trend of {} on {on}: ", r.metric)
         })
         .collect();
-    let notes: Vec<&String> = view
+    let notes: Vec<String> = view
         .notes
         .iter()
+        .map(ToString::to_string)
         .filter(|n| !drawn.iter().any(|d| n.starts_with(d.as_str())))
         .collect();
     let main = html! {

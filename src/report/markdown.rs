@@ -172,7 +172,7 @@ fn tail(view: &View<'_>, h: &str) -> String {
     if !view.notes.is_empty() {
         let _ = writeln!(out, "\n{h} Notes\n");
         for n in view.notes {
-            let _ = writeln!(out, "- {}", prose(n));
+            let _ = writeln!(out, "- {}", prose(&n.to_string()));
         }
     }
     out

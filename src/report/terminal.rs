@@ -248,11 +248,7 @@ pub fn render_view(view: &View<'_>, style: &Style) -> String {
         list(&mut out, section, style);
     }
     for note in view.notes {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            wrap(&format!("note: {note}"), style.width, "", "  ")
-        );
+        let _ = writeln!(out, "\n{}", wrap(&note.labelled(), style.width, "", "  "));
     }
     out
 }

@@ -49,7 +49,7 @@ pub struct View<'r> {
     /// compute-sanitizer tool, the graph memory — in the order to show them.
     pub sections: Vec<Section<'r>>,
     /// Things a reader should know that are not checks.
-    pub notes: &'r [String],
+    pub notes: &'r [crate::note::Note],
     /// The ncugate version that wrote the report.
     pub version: &'r str,
 }
@@ -120,8 +120,8 @@ impl<'r> View<'r> {
             header: rows::header(report, &subject),
             device: device(&subject),
             subject,
-            outcome: report.outcome,
-            exit_code: report.exit_code,
+            outcome: report.outcome(),
+            exit_code: report.exit_code(),
             counts: report.counts(),
             errors: &report.errors,
             sections,

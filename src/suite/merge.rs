@@ -1,142 +1,24 @@
 //! `ncugate merge`: the JSON reports of a suite's shards (or of separate
 //! runs of single workloads) joined into one report and one exit code, on
-//! any machine. It refuses what would make the verdict wrong: a missing or
+//! any machine. Each report is read by [`super::read`], which refuses one
+//! that cannot be trusted (duplicate keys, a written outcome that its checks
+//! contradict, a row whose own numbers fail it while it says otherwise, a
+//! downgrade without its evidence, a workload that gated nothing); merge
+//! itself refuses what would make the joined verdict wrong: a missing or
 //! repeated shard, a workload reported twice, shards made with different
-//! thresholds, baselines or ncugate versions, a report with duplicate keys,
-//! a written outcome that its checks contradict (every outcome is recomputed
-//! by the code `check` uses), a rule row whose own numbers fail it while it
-//! says otherwise, and a merge that gates nothing.
+//! thresholds, baselines or ncugate versions, and a merge that gates nothing.
 
-use super::report::{KIND, SUITE_SCHEMA_VERSION, SuiteReport};
+use super::report::SuiteReport;
 use crate::config::Shard;
-use crate::error::{Error, FileKind, Made, MergeError, ReportError, Result};
+use crate::error::{Made, MergeError, Result};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// Reads one suite report.
-pub fn read(path: &Path) -> Result<SuiteReport> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
-    let bad = |error: ReportError| Error::Report {
-        path: path.to_path_buf(),
-        error,
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        bad(ReportError::NotJson {
-            reason: e.to_string(),
-        })
-    })?;
-    // serde_json keeps the last of two equal keys: `"status":"fail","status":"pass"` would pass.
-    crate::baseline::keys::no_duplicate_keys_or_unprintable(&text).map_err(|e| {
-        bad(ReportError::DuplicateKey {
-            reason: e.to_string(),
-        })
-    })?;
-    if value.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
-        return Err(bad(ReportError::NotSuite));
-    }
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v)
-            if (u64::from(super::report::OLDEST_SUITE_SCHEMA_VERSION)
-                ..=u64::from(SUITE_SCHEMA_VERSION))
-                .contains(&v) => {}
-        found => {
-            return Err(bad(ReportError::SchemaVersion {
-                found,
-                reads: SUITE_SCHEMA_VERSION,
-            }));
-        }
-    }
-    let report: SuiteReport = serde_json::from_value(value).map_err(|e| {
-        bad(ReportError::Invalid {
-            reason: e.to_string(),
-        })
-    })?;
-    recomputed(report).map_err(bad)
-}
-
-/// The report with every outcome recomputed from its checks by the code
-/// `check` uses, or why it cannot be trusted: a written outcome that its
-/// checks contradict, a workload report of another schema version, or a
-/// workload that gated nothing (no check that ran, no error).
-fn recomputed(mut report: SuiteReport) -> std::result::Result<SuiteReport, ReportError> {
-    // Names from a file are checked as names from ncugate.toml: one names a
-    // folder of the HTML report (`../../x` wrote outside it).
-    let names = report.suite.iter().chain(&report.planned);
-    for name in names.chain(report.workloads.iter().map(|w| &w.name)) {
-        crate::config::workload::check_name(name)
-            .map_err(|_| ReportError::UnsafeName { name: name.clone() })?;
-    }
-    for w in &mut report.workloads {
-        let name = &w.name;
-        let inner = w.report.schema_version;
-        if !crate::verdict::reads_report_version(u64::from(inner)) {
-            return Err(ReportError::WorkloadSchemaVersion {
-                workload: name.clone(),
-                found: inner,
-                reads: crate::verdict::REPORT_SCHEMA_VERSION,
-            });
-        }
-        if let Some(row) = w.report.rules.iter().find(|r| !r.status_fits_numbers()) {
-            let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
-            return Err(ReportError::RowContradicted {
-                workload: name.clone(),
-                row: crate::text::escape::printable(format!(
-                    "{} · {} says {}",
-                    row.kernel.as_deref().unwrap_or("(total)"),
-                    row.rule,
-                    row.status.as_str()
-                )),
-                numbers: format!(
-                    "{} against baseline {}, allowance {}",
-                    number(row.current),
-                    number(row.baseline.map(|b| b.mean)),
-                    number(row.allowance)
-                ),
-            });
-        }
-        // A version-1 report reads as a version-2 one; it is written back as such.
-        w.report.schema_version = crate::verdict::REPORT_SCHEMA_VERSION;
-        let written = (w.report.outcome, w.report.exit_code);
-        w.report.finish();
-        if written != (w.report.outcome, w.report.exit_code) {
-            return Err(ReportError::Contradicted {
-                workload: Some(name.clone()),
-                says: written.0.as_str().to_string(),
-                says_exit: written.1,
-                makes: w.report.outcome.as_str().to_string(),
-                makes_exit: w.report.exit_code,
-            });
-        }
-        let gated = w
-            .report
-            .statuses()
-            .any(|s| s != crate::status::Status::Skipped);
-        if !gated && w.report.errors.is_empty() {
-            return Err(ReportError::NothingGated {
-                workload: name.clone(),
-            });
-        }
-    }
-    let written = (report.outcome, report.exit_code);
-    report.finish();
-    if written != (report.outcome, report.exit_code) {
-        return Err(ReportError::Contradicted {
-            workload: None,
-            says: written.0.as_str().to_string(),
-            says_exit: written.1,
-            makes: report.outcome.as_str().to_string(),
-            makes_exit: report.exit_code,
-        });
-    }
-    Ok(report)
-}
+use std::path::PathBuf;
 
 /// Reads and merges the reports.
 pub fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<SuiteReport> {
     let mut reports = Vec::with_capacity(paths.len());
     for path in paths {
-        reports.push((path.display().to_string(), read(path)?));
+        reports.push((path.display().to_string(), super::read::suite(path)?));
     }
     merge(reports, expect_shards)
 }

@@ -7,9 +7,11 @@
 //! `baselines/<workload>/<gpu>.json`; [`shard`] plans the split; `crate::metrics::suite`
 //! gates this shard's workloads, each with the same [`crate::metrics`] gate a
 //! single check uses; [`report`] is the one report of a run; [`render`] shows
-//! it; [`merge`] joins shard reports.
+//! it; [`read`] reads reports back, validated (a suite's, or a single
+//! check's for the history); [`merge`] joins shard reports.
 
 pub mod merge;
+pub mod read;
 pub mod render;
 pub mod report;
 pub mod shard;

@@ -15,7 +15,7 @@ pub fn document(report: &SuiteReport) -> Document<'_> {
     Document {
         model: report,
         suite: Some(Suite {
-            outcome: report.outcome,
+            outcome: report.outcome(),
             headline: report.headline(),
             shard: report
                 .shard

@@ -31,13 +31,48 @@ pub struct WorkloadReport {
     pub report: Report,
 }
 
-/// Everything a suite run decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Everything a suite run decided. Its outcome and exit code are computed
+/// from its workloads' ([`SuiteReport::outcome`]) and written computed
+/// (`Written`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SuiteReport {
     pub schema_version: u32,
     pub kind: String,
     pub ncugate_version: String,
+    /// This run's shard (`"2/3"`); absent for an unsharded or merged run.
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    /// The shard reports a merged report was made from.
+    #[serde(default)]
+    pub merged_from: Vec<String>,
+    /// Every workload selected for the run, before sharding, in config order.
+    pub suite: Vec<String>,
+    /// The workloads this run was to gate (its shard of `suite`).
+    pub planned: Vec<String>,
+    /// SHA-256 over each workload's name and thresholds text.
+    pub thresholds_sha256: String,
+    /// SHA-256 over the baseline files of the suite's workloads.
+    pub baselines_sha256: String,
+    /// The SHA-256 of each of those files, by its path in the baselines folder
+    /// (`fp64/nvidia-h200-cc90-132sm.json`); merge names the files shards saw differently.
+    #[serde(default)]
+    pub baseline_files: BTreeMap<String, String>,
+    pub workloads: Vec<WorkloadReport>,
+}
+
+/// A suite report as its JSON holds it (`schemas/suite-report.v2.json`):
+/// the fields of [`SuiteReport`] in the JSON's order with the outcome and
+/// exit code computed on write (serde's `remote` mirror, as a check's
+/// report is written). Its field documentation is the schema's.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(remote = "SuiteReport")]
+struct Written {
+    pub schema_version: u32,
+    pub kind: String,
+    pub ncugate_version: String,
+    #[serde(getter = "SuiteReport::outcome")]
     pub outcome: Outcome,
+    #[serde(getter = "SuiteReport::exit_code")]
     pub exit_code: i32,
     /// This run's shard (`"2/3"`); absent for an unsharded or merged run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,8 +96,28 @@ pub struct SuiteReport {
     pub workloads: Vec<WorkloadReport>,
 }
 
+impl Serialize for SuiteReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Written::serialize(self, serializer)
+    }
+}
+
+impl schemars::JsonSchema for SuiteReport {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Written::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        Written::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Written::json_schema(generator)
+    }
+}
+
 impl SuiteReport {
-    /// A report with the given workloads; outcome and exit code from them.
+    /// A report with the given workloads.
     pub fn new(
         shard: Option<Shard>,
         suite: Vec<String>,
@@ -71,12 +126,10 @@ impl SuiteReport {
         baselines_sha256: String,
         workloads: Vec<WorkloadReport>,
     ) -> SuiteReport {
-        let mut report = SuiteReport {
+        SuiteReport {
             schema_version: SUITE_SCHEMA_VERSION,
             kind: KIND.into(),
             ncugate_version: env!("CARGO_PKG_VERSION").into(),
-            outcome: Outcome::Pass,
-            exit_code: crate::exit::PASS,
             shard,
             merged_from: Vec::new(),
             suite,
@@ -85,34 +138,36 @@ impl SuiteReport {
             baselines_sha256,
             baseline_files: BTreeMap::new(),
             workloads,
-        };
-        report.finish();
-        report
+        }
     }
 
-    /// Error if any workload errored, else regression if any regressed, else pass.
-    pub fn finish(&mut self) {
-        let outcomes = self.workloads.iter().map(|w| w.report.outcome);
-        self.outcome = outcomes.fold(Outcome::Pass, |acc, o| match (acc, o) {
-            (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
-            (Outcome::Regression, _) | (_, Outcome::Regression) => Outcome::Regression,
-            _ => Outcome::Pass,
-        });
-        self.exit_code = self.outcome.exit_code();
+    /// The suite's answer, computed from its workloads' each time it is
+    /// asked: error if any workload errored, else regression if any
+    /// regressed, else pass.
+    pub fn outcome(&self) -> Outcome {
+        self.workloads
+            .iter()
+            .map(|w| w.report.outcome())
+            .fold(Outcome::Pass, Outcome::worst)
+    }
+
+    /// The process exit code of [`SuiteReport::outcome`].
+    pub fn exit_code(&self) -> i32 {
+        self.outcome().exit_code()
     }
 
     /// The names of the workloads with `outcome`.
     pub fn with_outcome(&self, outcome: Outcome) -> Vec<&str> {
         self.workloads
             .iter()
-            .filter(|w| w.report.outcome == outcome)
+            .filter(|w| w.report.outcome() == outcome)
             .map(|w| w.name.as_str())
             .collect()
     }
 
     /// One line: `REGRESSION (exit 1): 3 workloads — 1 regressed (infer), 2 passed`.
     pub fn headline(&self) -> String {
-        let word = self.outcome.title();
+        let word = self.outcome().title();
         let mut parts = Vec::new();
         for (outcome, what) in [
             (Outcome::Error, "errored"),
@@ -141,7 +196,7 @@ impl SuiteReport {
         };
         format!(
             "{word} (exit {}): {n} workload{}{scope} — {list}",
-            self.exit_code,
+            self.exit_code(),
             if n == 1 { "" } else { "s" }
         )
     }
@@ -151,10 +206,24 @@ impl SuiteReport {
 mod tests {
     use super::*;
 
+    /// A workload whose checks make `outcome`: none (pass), a failed launch
+    /// count (regression), an error.
     fn workload(name: &str, outcome: Outcome) -> WorkloadReport {
         let mut report = Report::empty("b.json", vec![], vec![], "t");
-        report.outcome = outcome;
-        report.exit_code = outcome.exit_code();
+        let launches = |status| crate::verdict::StructureResult {
+            kernel: "k".into(),
+            check: crate::verdict::StructureCheck::Launches,
+            baseline_launches: Some(1.0),
+            current_launches: vec![2],
+            status,
+            message: String::new(),
+        };
+        match outcome {
+            Outcome::Pass => {}
+            Outcome::Regression => report.structure.push(launches(crate::status::Status::Fail)),
+            Outcome::Error => report.errors.push("ncu failed".into()),
+        }
+        assert_eq!(report.outcome(), outcome);
         WorkloadReport {
             name: name.into(),
             tags: vec![],
@@ -182,15 +251,15 @@ mod tests {
             )
         };
         use Outcome::*;
-        assert_eq!(r([Pass, Pass, Pass]).exit_code, 0);
+        assert_eq!(r([Pass, Pass, Pass]).exit_code(), 0);
         let reg = r([Pass, Regression, Pass]);
-        assert_eq!(reg.exit_code, 1);
+        assert_eq!(reg.exit_code(), 1);
         assert_eq!(
             reg.headline(),
             "REGRESSION (exit 1): 3 workloads — 1 regressed (b), 2 passed"
         );
         let err = r([Regression, Error, Pass]);
-        assert_eq!(err.exit_code, 2);
+        assert_eq!(err.exit_code(), 2);
         assert!(err.headline().contains("1 errored (b), 1 regressed (a)"));
     }
 }

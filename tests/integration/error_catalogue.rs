@@ -441,8 +441,15 @@ fn report_errors() -> Vec<ReportError> {
             found: None,
             reads: 1,
         },
+        ReportError::CheckSchemaVersion {
+            found: Some(9),
+            reads: 2,
+        },
         ReportError::Invalid {
             reason: s("missing field `workloads`"),
+        },
+        ReportError::InvalidCheck {
+            reason: s("missing field `rules`"),
         },
         ReportError::DuplicateKey {
             reason: s("duplicate key `status` at line 9"),
@@ -477,6 +484,11 @@ fn report_errors() -> Vec<ReportError> {
             ),
             numbers: s("92800000 against baseline 55050240, allowance 11010048"),
         },
+        ReportError::Unevidenced {
+            workload: s("default"),
+            row: s("scale · gpu__time_duration.sum (sum) is not gated (shared GPU)"),
+            missing: s("the report has no shared-GPU evidence"),
+        },
     ]
 }
 
@@ -485,13 +497,16 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::NotJson { .. } => "NotJson",
         ReportError::NotSuite => "NotSuite",
         ReportError::SchemaVersion { .. } => "SchemaVersion",
+        ReportError::CheckSchemaVersion { .. } => "CheckSchemaVersion",
         ReportError::Invalid { .. } => "Invalid",
+        ReportError::InvalidCheck { .. } => "InvalidCheck",
         ReportError::DuplicateKey { .. } => "DuplicateKey",
         ReportError::UnsafeName { .. } => "UnsafeName",
         ReportError::WorkloadSchemaVersion { .. } => "WorkloadSchemaVersion",
         ReportError::Contradicted { .. } => "Contradicted",
         ReportError::NothingGated { .. } => "NothingGated",
         ReportError::RowContradicted { .. } => "RowContradicted",
+        ReportError::Unevidenced { .. } => "Unevidenced",
     }
 }
 

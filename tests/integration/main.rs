@@ -34,4 +34,5 @@ mod runner;
 mod sanitizer;
 mod shared_gpu;
 mod suite;
+mod tampered_reports;
 mod verdicts;

@@ -154,10 +154,8 @@ fn kernel_names_with_markup_characters_are_escaped_in_every_report() {
         status: Status::Fail,
         message: format!("+48.5% in {name}\u{7}"),
         why: Some(String::from("<why> & more").into()),
-        not_gated: None,
-        downgraded: None,
+        downgrade: None,
     });
-    report.finish();
     let gate = Gate::new();
     gate.write(
         "junit.xml",
@@ -248,7 +246,6 @@ fn github_annotations_are_capped_at_ten_per_level() {
             message: "new kernel, 50% of\nit".into(),
         });
     }
-    report.finish();
     let text = ncugate::report::github::annotations(&ncugate::report::View::new(&report), "");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 10);

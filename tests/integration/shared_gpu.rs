@@ -292,7 +292,7 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         )
     };
     let report = ncugate::commands::check(&config, &replay).expect("a report");
-    assert_eq!(report.exit_code, 0, "{:#?}", report.rules);
+    assert_eq!(report.exit_code(), 0, "{:#?}", report.rules);
     let s = report.shared_gpu.expect("shared");
     assert!(
         s.evidence.starts_with(
@@ -318,7 +318,7 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         quiet
             .notes
             .iter()
-            .any(|n| n.contains("could not be told from the app")),
+            .any(|n| n.text.contains("could not be told from the app")),
         "{:?}",
         quiet.notes
     );
@@ -370,7 +370,7 @@ fn a_baseline_recorded_beside_a_neighbour_is_marked_or_refused() {
     assert!(
         said.notes
             .iter()
-            .any(|n| n.contains("GPU shared with pid 1791 python3")),
+            .any(|n| n.text.contains("GPU shared with pid 1791 python3")),
         "{:?}",
         said.notes
     );

@@ -43,7 +43,7 @@ pub(super) fn stage(
         (_, true) => {
             // Nothing to explain with: said only when every kernel was asked for.
             if explain.mode == ExplainMode::Always {
-                report.notes.push(format!(
+                report.note(format!(
                     "explain: no source pages given (--source-page) for {}",
                     crate::format::count(kernels.len(), "kernel", "kernels")
                 ));
@@ -53,7 +53,7 @@ pub(super) fn stage(
         (_, false) => read_source_pages(&explain.pages, baseline.kernel_key),
     };
     notes.extend(attach(report, baseline, &profiles, &kernels));
-    report.notes.extend(notes);
+    report.note_each(notes);
 }
 
 /// The source pages given, read as source profiles; a page that does not

@@ -61,8 +61,7 @@ fn rule(
         status,
         message: message.into(),
         why: why.map(|w| w.to_string().into()),
-        not_gated: None,
-        downgraded: None,
+        downgrade: None,
     }
 }
 
@@ -123,7 +122,6 @@ pub fn pass() -> Report {
         "±0% (0 inst vs baseline 0 inst)",
         None,
     ));
-    r.finish();
     r
 }
 
@@ -194,7 +192,6 @@ pub fn regression() -> Report {
     ));
     r.notes
         .push("findings were not compared: the baseline has no details page".into());
-    r.finish();
     r
 }
 
@@ -249,7 +246,6 @@ pub fn findings() -> Report {
         None,
         Status::Pass,
     ));
-    r.finish();
     r
 }
 
@@ -271,7 +267,6 @@ pub fn hostile() -> Report {
     r.findings
         .push(finding(HOSTILE, "Rule<&\"'>", Some(12.0), Status::Warn));
     r.notes.push("a note with <tags> & *stars* | pipes".into());
-    r.finish();
     r
 }
 
@@ -317,7 +312,6 @@ fn sanitizer() -> Report {
         allowed: Some("known leak in the CUDA runtime".into()),
         message: "1 × Leaked 1024 bytes (allowed: known leak in the CUDA runtime)".into(),
     });
-    r.finish();
     r
 }
 
@@ -342,7 +336,6 @@ fn memory() -> Report {
         status: Status::Pass,
         message: "1.00 MB used, limit 10.00 MB".into(),
     });
-    r.finish();
     r
 }
 

@@ -1,0 +1,336 @@
+//! The one reader of the JSON reports ncugate wrote, shared by the commands
+//! that read them back: `merge` (suite reports, [`suite`]) and `history
+//! record` (a check's report or a suite's, [`read`]). A report decides
+//! what CI does and what the history keeps as baseline material, and the
+//! file may have been edited, so it is read as hostile input and believed
+//! only as far as its own numbers go:
+//!
+//! - the text: no duplicate key (serde keeps the last: `"status": "fail",
+//!   "status": "pass"` would pass) and no unprintable character; a schema
+//!   version this ncugate reads; the model's shape;
+//! - a suite's names (each names a folder of the HTML report) and its
+//!   workloads, each a metric gate's report;
+//! - every check report — a single check's, or a suite's workload, the very
+//!   same steps (`validate`): each rule row against its own numbers
+//!   ([`RuleResult::status_fits_numbers`]: a failing row edited to `pass`
+//!   kept its current value, baseline mean and allowance) and each launch
+//!   count against its own ([`StructureResult::status_fits_numbers`]); each
+//!   downgrade against its evidence in the report (a shared-GPU downgrade
+//!   needs the report's shared-GPU evidence, an environmental one its
+//!   kernel's unchanged code); the written outcome and exit code against the
+//!   ones its checks make ([`Report::outcome`]); a metric gate's report that
+//!   gated nothing;
+//! - a suite's written outcome against its workloads'.
+//!
+//! Any of these is the report's error (exit 2, the file, what is wrong, and
+//! a hint); nothing of a refused file is used.
+
+use super::report::{KIND, OLDEST_SUITE_SCHEMA_VERSION, SUITE_SCHEMA_VERSION, SuiteReport};
+use crate::error::{Error, FileKind, ReportError, Result};
+use crate::status::Status;
+use crate::verdict::{self, Downgrade, Reason, Report, RuleResult, Said, StructureResult, Subject};
+use serde::Deserialize;
+use std::path::Path;
+
+/// What a report file holds, every report in it validated (boxed: a
+/// report is a few hundred bytes, and the two differ).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// A single check's report.
+    Check(Box<Report>),
+    /// A suite's report: its workloads' reports in it.
+    Suite(Box<SuiteReport>),
+}
+
+/// Reads the report at `path`: a single check's, validated as the workload
+/// `name` (the name it is recorded under), or a suite's.
+pub fn read(path: &Path, name: &str) -> Result<Read> {
+    let value = parse(path)?;
+    if value.get("kind").is_none() {
+        check(value, name).map(|r| Read::Check(Box::new(r)))
+    } else {
+        suite_of(value)
+    }
+    .map_err(|error| bad(path, error))
+}
+
+/// Reads the suite report at `path` (a single check's report is refused:
+/// `merge` joins suites).
+pub fn suite(path: &Path) -> Result<SuiteReport> {
+    let value = parse(path)?;
+    match suite_of(value) {
+        Ok(Read::Suite(report)) => Ok(*report),
+        Ok(Read::Check(_)) => Err(bad(path, ReportError::NotSuite)),
+        Err(error) => Err(bad(path, error)),
+    }
+}
+
+fn bad(path: &Path, error: ReportError) -> Error {
+    Error::Report {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+/// The file's JSON, once it is known to hold one value for each key and
+/// only printable text.
+fn parse(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        bad(
+            path,
+            ReportError::NotJson {
+                reason: e.to_string(),
+            },
+        )
+    })?;
+    crate::baseline::keys::no_duplicate_keys_or_unprintable(&text).map_err(|e| {
+        bad(
+            path,
+            ReportError::DuplicateKey {
+                reason: e.to_string(),
+            },
+        )
+    })?;
+    Ok(value)
+}
+
+type Checked<T> = std::result::Result<T, ReportError>;
+
+fn invalid(e: serde_json::Error) -> ReportError {
+    ReportError::Invalid {
+        reason: e.to_string(),
+    }
+}
+
+/// A single check's report, validated as the workload `name`.
+fn check(value: serde_json::Value, name: &str) -> Checked<Report> {
+    // The version before the shape: a newer report may not read as this one.
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    if !version.is_some_and(verdict::reads_report_version) {
+        return Err(ReportError::CheckSchemaVersion {
+            found: version,
+            reads: verdict::REPORT_SCHEMA_VERSION,
+        });
+    }
+    let invalid = |e: serde_json::Error| ReportError::InvalidCheck {
+        reason: e.to_string(),
+    };
+    let said = Said::deserialize(&value).map_err(invalid)?;
+    let report: Report = serde_json::from_value(value).map_err(invalid)?;
+    validate(name, &report, said)?;
+    Ok(report)
+}
+
+/// The verdicts a suite report's JSON says: its own and each workload's.
+#[derive(Deserialize)]
+struct SaidSuite {
+    #[serde(flatten)]
+    said: Said,
+    workloads: Vec<SaidWorkload>,
+}
+
+#[derive(Deserialize)]
+struct SaidWorkload {
+    report: Said,
+}
+
+/// A suite's report (or a check's, which has no `kind`: said as such).
+fn suite_of(value: serde_json::Value) -> Checked<Read> {
+    match value.get("kind").and_then(|k| k.as_str()) {
+        Some(KIND) => {}
+        _ => return Err(ReportError::NotSuite),
+    }
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    if !version.is_some_and(|v| {
+        (u64::from(OLDEST_SUITE_SCHEMA_VERSION)..=u64::from(SUITE_SCHEMA_VERSION)).contains(&v)
+    }) {
+        return Err(ReportError::SchemaVersion {
+            found: version,
+            reads: SUITE_SCHEMA_VERSION,
+        });
+    }
+    let said = SaidSuite::deserialize(&value).map_err(invalid)?;
+    let mut report: SuiteReport = serde_json::from_value(value).map_err(invalid)?;
+    // Names from a file are checked as names from ncugate.toml: one names a
+    // folder of the HTML report (`../../x` wrote outside it).
+    let names = report.suite.iter().chain(&report.planned);
+    for name in names.chain(report.workloads.iter().map(|w| &w.name)) {
+        crate::config::workload::check_name(name)
+            .map_err(|_| ReportError::UnsafeName { name: name.clone() })?;
+    }
+    for (w, written) in report.workloads.iter_mut().zip(&said.workloads) {
+        let inner = w.report.schema_version;
+        if !verdict::reads_report_version(u64::from(inner)) {
+            return Err(ReportError::WorkloadSchemaVersion {
+                workload: w.name.clone(),
+                found: inner,
+                reads: verdict::REPORT_SCHEMA_VERSION,
+            });
+        }
+        // A suite runs the metric gate on each workload; another gate's
+        // report would pass with no check at all.
+        if !matches!(w.report.subject, Subject::Metrics) {
+            return Err(ReportError::Invalid {
+                reason: format!(
+                    "workload `{}` holds a {} report; a suite's workloads are the metric gate's",
+                    w.name,
+                    w.report.subject.gate()
+                ),
+            });
+        }
+        validate(&w.name, &w.report, written.report)?;
+        // A version-1 report reads as a version-2 one (version 2 only added
+        // optional fields), and `merge` writes it back as such.
+        w.report.schema_version = verdict::REPORT_SCHEMA_VERSION;
+    }
+    let (written, makes) = (said.said, report.outcome());
+    if written != Said::of_outcome(makes) {
+        return Err(ReportError::Contradicted {
+            workload: None,
+            says: written.outcome.as_str().to_string(),
+            says_exit: written.exit_code,
+            makes: makes.as_str().to_string(),
+            makes_exit: makes.exit_code(),
+        });
+    }
+    Ok(Read::Suite(Box::new(report)))
+}
+
+/// The validation of one check's report (a single check's, or a suite's
+/// workload `name`), in the order a reader can act on: each row against its
+/// own numbers and its downgrade's evidence, then the written verdict
+/// against the checks', then whether it gated anything at all.
+fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
+    let contradicted = |row: String, numbers: String| ReportError::RowContradicted {
+        workload: name.to_string(),
+        row: crate::text::escape::printable(row),
+        numbers,
+    };
+    if let Some(row) = report.rules.iter().find(|r| !r.status_fits_numbers()) {
+        let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
+        return Err(contradicted(
+            format!("{} says {}", rule_row(row), row.status.as_str()),
+            format!(
+                "{} against baseline {}, allowance {}",
+                number(row.current),
+                number(row.baseline.map(|b| b.mean)),
+                number(row.allowance)
+            ),
+        ));
+    }
+    if let Some(row) = report.structure.iter().find(|s| !s.status_fits_numbers()) {
+        return Err(contradicted(
+            format!("{} says {}", structure_row(row), row.status.as_str()),
+            launches(row),
+        ));
+    }
+    for row in &report.rules {
+        if let Some(d) = &row.downgrade
+            && let Some(missing) = unevidenced(report, row, d)
+        {
+            let reason = match d.reason {
+                Reason::SharedGpu => "shared GPU",
+                Reason::Environmental => "environmental",
+            };
+            return Err(ReportError::Unevidenced {
+                workload: name.to_string(),
+                row: crate::text::escape::printable(format!(
+                    "{} is not gated ({reason})",
+                    rule_row(row)
+                )),
+                missing,
+            });
+        }
+    }
+    let makes = Said::of(report);
+    if written != makes {
+        return Err(ReportError::Contradicted {
+            workload: Some(name.to_string()),
+            says: written.outcome.as_str().to_string(),
+            says_exit: written.exit_code,
+            makes: makes.outcome.as_str().to_string(),
+            makes_exit: makes.exit_code,
+        });
+    }
+    // A sanitizer's or a memory audit's report with no finding is its pass;
+    // a metric gate's with no check that ran gated nothing.
+    let gated = report.statuses().any(|s| s != Status::Skipped);
+    if matches!(report.subject, Subject::Metrics) && !gated && report.errors.is_empty() {
+        return Err(ReportError::NothingGated {
+            workload: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// `KERNEL · RULE`, as an error names a rule row.
+fn rule_row(row: &RuleResult) -> String {
+    format!(
+        "{} · {}",
+        row.kernel.as_deref().unwrap_or("(total)"),
+        row.rule
+    )
+}
+
+/// `KERNEL · launch count`, as an error names a structural row.
+fn structure_row(row: &StructureResult) -> String {
+    format!("{} · {}", row.kernel, row.check.as_str())
+}
+
+/// A structural row's numbers: `6 launches per run against baseline 3`.
+fn launches(row: &StructureResult) -> String {
+    let current: Vec<String> = row.current_launches.iter().map(u64::to_string).collect();
+    let baseline = row
+        .baseline_launches
+        .map_or_else(|| "none".to_string(), |b| format!("{b}"));
+    format!(
+        "{} launches per run against baseline {baseline}",
+        current.join("/")
+    )
+}
+
+/// What the report lacks of the evidence for `row`'s downgrade `d`; `None`
+/// when it has it. A shared-GPU downgrade carries the report's own
+/// evidence, under `shared_gpu = "warn"` (the one policy that ungates); an
+/// environmental one is a timing rule's failure of a kernel whose code the
+/// report compared and found unchanged, and carries no shared GPU's evidence.
+fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<String> {
+    match d.reason {
+        Reason::SharedGpu => {
+            let Some(shared) = &report.shared_gpu else {
+                return Some("the report has no shared-GPU evidence".into());
+            };
+            if shared.policy != crate::shared_gpu::Policy::Warn {
+                return Some(format!(
+                    "the report's shared_gpu policy is `{}`, which ungates nothing",
+                    shared.policy.as_str()
+                ));
+            }
+            match d.evidence.as_deref() {
+                None => Some("the row carries no evidence (`not_gated`)".into()),
+                Some(e) if *e != shared.evidence => {
+                    Some("its evidence is not the report's shared-GPU evidence".into())
+                }
+                Some(_) => None,
+            }
+        }
+        Reason::Environmental => {
+            if d.evidence.is_some() {
+                return Some("it carries a shared GPU's evidence (`not_gated`)".into());
+            }
+            if !row.measures_time() {
+                return Some(format!("it measures `{}`, not time", row.unit));
+            }
+            let Some(kernel) = row.kernel.as_deref() else {
+                return Some("the whole run has no code to be unchanged".into());
+            };
+            match report.code.iter().find(|c| c.kernel == kernel) {
+                None => Some(format!("the report compared no code of `{kernel}`")),
+                Some(c) if c.changed => Some(format!("the code of `{kernel}` changed")),
+                Some(_) => None,
+            }
+        }
+    }
+}
