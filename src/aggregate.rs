@@ -10,12 +10,12 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Runs with a value.
-    pub n: u64,
-    pub mean: f64,
+    pub(crate) n: u64,
+    pub(crate) mean: f64,
     /// Sample standard deviation (n − 1); 0 for a single run.
-    pub stddev: f64,
-    pub min: f64,
-    pub max: f64,
+    pub(crate) stddev: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
 }
 
 impl Stats {
@@ -62,7 +62,7 @@ impl Stats {
 
 /// Which part of a run a value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope<'a> {
+pub(crate) enum Scope<'a> {
     Kernel(&'a str),
     Total,
 }
@@ -76,17 +76,22 @@ fn part<'r>(run: &'r Run, scope: Scope<'_>) -> Option<&'r KernelRun> {
 
 /// A metric's values over several runs, and why some runs have none.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Samples {
-    pub values: Vec<f64>,
+pub(crate) struct Samples {
+    pub(crate) values: Vec<f64>,
     /// Runs whose export lacks the metric's column.
-    pub absent_in: Vec<usize>,
+    pub(crate) absent_in: Vec<usize>,
     /// Runs where some launch of the kernel had `n/a` or an empty cell.
-    pub missing_in: Vec<usize>,
+    pub(crate) missing_in: Vec<usize>,
 }
 
 /// One value per run of `scope`'s `metric`, combined over launches by `aggregate`.
 /// Runs where the kernel did not launch contribute nothing.
-pub fn samples(runs: &[Run], scope: Scope<'_>, metric: &str, aggregate: Aggregate) -> Samples {
+pub(crate) fn samples(
+    runs: &[Run],
+    scope: Scope<'_>,
+    metric: &str,
+    aggregate: Aggregate,
+) -> Samples {
     let mut out = Samples::default();
     for (i, run) in runs.iter().enumerate() {
         let Some(m) = run.metric_index(metric) else {
@@ -109,14 +114,14 @@ pub fn samples(runs: &[Run], scope: Scope<'_>, metric: &str, aggregate: Aggregat
 }
 
 /// Launches per run of `scope` (0 for runs where the kernel did not launch).
-pub fn launches(runs: &[Run], scope: Scope<'_>) -> Vec<u64> {
+pub(crate) fn launches(runs: &[Run], scope: Scope<'_>) -> Vec<u64> {
     runs.iter()
         .map(|run| part(run, scope).map_or(0, |k| k.launches))
         .collect()
 }
 
 /// Every kernel key of any of `runs`, sorted.
-pub fn kernel_keys(runs: &[Run]) -> BTreeSet<String> {
+pub(crate) fn kernel_keys(runs: &[Run]) -> BTreeSet<String> {
     runs.iter()
         .flat_map(|r| r.kernels.keys().cloned())
         .collect()

@@ -26,11 +26,11 @@ const ABOUT: &str = "Gate CI on Nsight Compute data: which kernel got worse, by 
 #[command(name = "ncugate", version, about = ABOUT, after_help = crate::exit::TABLE)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: CliCommand,
+    pub(crate) command: CliCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum CliCommand {
+pub(crate) enum CliCommand {
     /// Start gating your app here: write ncugate.toml and a commented thresholds file; with a GPU, profile once and list the kernels.
     Init(InitArgs),
     /// Profile the app under ncu (or read ncu exports) and gate it against the baseline; exit 0, 1 or 2.
@@ -71,76 +71,76 @@ pub enum CliCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// Build command run before profiling, split like a shell does (e.g. "make -j8").
     #[arg(long, value_name = "COMMAND")]
-    pub build: Option<String>,
+    pub(crate) build: Option<String>,
     /// Replace an existing ncugate.toml / ncugate-thresholds.toml.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Do not profile the app once, even with a GPU here.
     #[arg(long)]
-    pub no_profile: bool,
+    pub(crate) no_profile: bool,
     /// Ask nothing, even on a terminal (CI runners never get questions).
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// Print the built-in thresholds, each `[[rule]]` numbered as reports name it ("built-in rule 3"), and write nothing.
     #[arg(long, conflicts_with_all = ["build", "force", "no_profile", "app"])]
-    pub print_thresholds: bool,
+    pub(crate) print_thresholds: bool,
     /// The app and its arguments, as ncu should run it.
     #[arg(last = true, value_name = "APP ARGS")]
-    pub app: Vec<String>,
+    pub(crate) app: Vec<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write ncugate.1 and ncugate-<command>.1 for every command into this folder instead.
     #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
 }
 
 /// `ncugate merge`.
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The shards' `--json` reports (one per shard; in any order).
     #[arg(required = true, value_name = "REPORT.json")]
-    pub reports: Vec<PathBuf>,
+    pub(crate) reports: Vec<PathBuf>,
     /// Refuse unless exactly N shards (1/N … N/N) are given.
     #[arg(long, value_name = "N")]
-    pub expect_shards: Option<u32>,
+    pub(crate) expect_shards: Option<u32>,
     /// The terminal report lists failures only (as `--show fail`): no line for a workload that passed, no table under the "why" lines.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     #[command(flatten)]
-    pub report: ReportArgs,
+    pub(crate) report: ReportArgs,
 }
 
 /// Which workloads of a suite (`[[workload]]` tables) to run, and where their baselines are.
 #[derive(Debug, Args, Default)]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// Run only this workload (repeatable; with --input: the workload the exports belong to).
     #[arg(long = "workload", value_name = "NAME")]
-    pub workloads: Vec<String>,
+    pub(crate) workloads: Vec<String>,
     /// Run only the workloads with this tag (repeatable).
     #[arg(long = "tag", value_name = "TAG")]
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost.
     #[arg(long, env = "NCUGATE_SHARD", value_name = "K/N")]
-    pub shard: Option<String>,
+    pub(crate) shard: Option<String>,
     #[command(flatten)]
-    pub baselines: BaselinesDir,
+    pub(crate) baselines: BaselinesDir,
 }
 
 impl SuiteArgs {
     /// Any suite flag given.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         !self.workloads.is_empty()
             || !self.tags.is_empty()
             || self.shard.is_some()
@@ -149,69 +149,69 @@ impl SuiteArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LeaksArgs {
+pub(crate) struct LeaksArgs {
     #[command(flatten)]
-    pub memory: MemoryOptions,
+    pub(crate) memory: MemoryOptions,
     #[command(flatten)]
-    pub report: ReportArgs,
+    pub(crate) report: ReportArgs,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, Args)]
-pub struct SanitizeArgs {
+pub(crate) struct SanitizeArgs {
     #[command(flatten)]
-    pub sanitizer: SanitizerOptions,
+    pub(crate) sanitizer: SanitizerOptions,
     /// Gate XML saved earlier (`compute-sanitizer --xml --save FILE`) instead of running; repeatable.
     #[arg(long = "xml", value_name = "FILE")]
-    pub xml: Vec<PathBuf>,
+    pub(crate) xml: Vec<PathBuf>,
     #[command(flatten)]
-    pub report: ReportArgs,
+    pub(crate) report: ReportArgs,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 /// How to build and run the app (override `ncugate.toml`).
 #[derive(Debug, Args, Default)]
 #[command(next_help_heading = "App")]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Config file (default: ./ncugate.toml if present).
     #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     #[command(flatten)]
-    pub app: AppOptions,
+    pub(crate) app: AppOptions,
     #[command(flatten)]
-    pub out: OutDir,
+    pub(crate) out: OutDir,
     #[command(flatten)]
-    pub build: BuildArgs,
+    pub(crate) build: BuildArgs,
     /// No progress output; the terminal report lists failures only (as `--show fail`), in "why" lines without the table that repeats them.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// Whether and how to build the app before it runs.
 #[derive(Debug, Args, Default)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
     #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
-    pub build: Option<String>,
+    pub(crate) build: Option<String>,
     /// Skip [build] command.
     #[arg(long, env = "NCUGATE_NO_BUILD")]
-    pub no_build: bool,
+    pub(crate) no_build: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ProfileOnlyArgs {
+pub(crate) struct ProfileOnlyArgs {
     #[command(flatten)]
-    pub suite: SuiteArgs,
+    pub(crate) suite: SuiteArgs,
     #[command(flatten)]
-    pub ncu: ProfileOptions,
+    pub(crate) ncu: ProfileOptions,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BaselineCommand {
+pub(crate) enum BaselineCommand {
     /// Record a baseline from one raw export per run.
     #[command(
         after_help = crate::exit::RECORD_TABLE,
@@ -227,28 +227,28 @@ pub enum BaselineCommand {
 /// Where and how to report (shared by check, sanitize and leaks).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Reports")]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Write a JUnit XML report (one testcase per check).
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// Write a Markdown report (for a CI summary page).
     #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    pub(crate) markdown: Option<PathBuf>,
     /// Write a JSON report (schema_version 2).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder. With a history store (--history), each failing metric's section also shows its trend over the stored runs (charts/trend-N.svg, the first 5).
     #[arg(long, value_name = "DIR")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
+    pub(crate) color: ColorArg,
     /// Which rows of the terminal table to print: failures and errors; also warnings and improvements (default); every check. `-q` means `fail`. File reports always hold every row.
     #[arg(long, value_enum, value_name = "ROWS", env = "NCUGATE_SHOW")]
-    pub show: Option<Show>,
+    pub(crate) show: Option<Show>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub format: FormatArg,
+    pub(crate) format: FormatArg,
 }
 
 crate::options::value_enum!(Show {
@@ -259,7 +259,7 @@ crate::options::value_enum!(Show {
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// GitHub Actions mode when GITHUB_ACTIONS=true, plain text otherwise.
     #[default]
     Auto,
@@ -271,7 +271,7 @@ pub enum FormatArg {
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     /// Colour when stdout is a terminal and NO_COLOR is unset.
     #[default]
     Auto,
@@ -280,91 +280,91 @@ pub enum ColorArg {
 }
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
     /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
     #[arg(long = "input", value_name = "RAW.csv")]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep: new ncu rule results are listed next to the verdicts.
     #[arg(long = "details", value_name = "DETAILS.csv")]
-    pub details: Vec<PathBuf>,
+    pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
-    pub gate: GateOptions,
+    pub(crate) gate: GateOptions,
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
-    pub allow_device_mismatch: bool,
+    pub(crate) allow_device_mismatch: bool,
     #[command(flatten)]
-    pub explain: ExplainOptions,
+    pub(crate) explain: ExplainOptions,
     #[command(flatten)]
-    pub history: CheckHistoryArgs,
+    pub(crate) history: CheckHistoryArgs,
     #[command(flatten)]
-    pub suite: SuiteArgs,
+    pub(crate) suite: SuiteArgs,
     #[command(flatten)]
-    pub report: ReportArgs,
+    pub(crate) report: ReportArgs,
     #[command(flatten)]
-    pub ncu: ProfileOptions,
+    pub(crate) ncu: ProfileOptions,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 /// A check's use of the history store: its settings, and the names its own
 /// run is recorded under.
 #[derive(Debug, Args, Clone, Default)]
-pub struct CheckHistoryArgs {
+pub(crate) struct CheckHistoryArgs {
     #[command(flatten)]
-    pub options: HistoryOptions,
+    pub(crate) options: HistoryOptions,
     /// The workload name a single check's run is kept under in the history (a suite check keeps each workload's run, and reads its rolling baseline, under the workload's own name).
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub history_workload: String,
+    pub(crate) history_workload: String,
     /// The commit the recorded run is kept under (default: $GITHUB_SHA, $GIT_COMMIT, else `git rev-parse HEAD`).
     #[arg(long, value_name = "SHA")]
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
     /// The branch the recorded run was made on (default: $GITHUB_REF_NAME, $BRANCH_NAME, else git's current branch).
     #[arg(long, value_name = "NAME")]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times.
     #[arg(long = "input", value_name = "RAW.csv")]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     /// Profiled runs to record when no --input is given.
     #[arg(long, default_value_t = 3, value_name = "N")]
-    pub runs: u32,
+    pub(crate) runs: u32,
     /// Details-page export(s), or the .ncu-rep: their ncu rule results are recorded, so `check --details` can list new ones.
     #[arg(long = "details", value_name = "DETAILS.csv")]
-    pub details: Vec<PathBuf>,
+    pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
-    pub gate: GateOptions,
+    pub(crate) gate: GateOptions,
     /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels.
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
-    pub source_pages: Vec<PathBuf>,
+    pub(crate) source_pages: Vec<PathBuf>,
     /// After the runs, profile each kernel's first launch once more with ncu's SourceCounters section and store its per-line counters (one extra ncu run per kernel, about 4.6 s each on the reference app), so that a failing check can name source lines.
     #[arg(long)]
-    pub source: bool,
+    pub(crate) source: bool,
     #[command(flatten)]
-    pub suite: SuiteArgs,
+    pub(crate) suite: SuiteArgs,
     #[command(flatten)]
-    pub ncu: ProfileOptions,
+    pub(crate) ncu: ProfileOptions,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The older baseline.
-    pub old: PathBuf,
+    pub(crate) old: PathBuf,
     /// The newer baseline.
-    pub new: PathBuf,
+    pub(crate) new: PathBuf,
     /// Also print the line diff of the two files.
     #[arg(long)]
-    pub file_diff: bool,
+    pub(crate) file_diff: bool,
 }
 
 /// `ncugate history`.
@@ -377,16 +377,16 @@ pub struct HistoryArgs {
         value_name = "URL",
         global = true
     )]
-    pub history: Option<String>,
+    pub(crate) history: Option<String>,
     /// Config file (default: ./ncugate.toml if present).
     #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE", global = true)]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     #[command(subcommand)]
-    pub command: HistoryCommand,
+    pub(crate) command: HistoryCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum HistoryCommand {
+pub(crate) enum HistoryCommand {
     /// Add the runs of `check` / `merge` JSON reports (a run: workload × GPU × commit); the same report twice is one run.
     Record(HistoryRecordArgs),
     /// Make every run of COMMIT baseline material (an intended change).
@@ -398,57 +398,57 @@ pub enum HistoryCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryRecordArgs {
+pub(crate) struct HistoryRecordArgs {
     /// `--json` reports of `ncugate check` or `ncugate merge`.
     #[arg(required = true, value_name = "REPORT.json")]
-    pub reports: Vec<PathBuf>,
+    pub(crate) reports: Vec<PathBuf>,
     /// The commit the reports are of (default: GITHUB_SHA, GIT_COMMIT, else `git rev-parse HEAD`).
     #[arg(long, value_name = "SHA")]
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
     /// The branch (default: GITHUB_REF_NAME, BRANCH_NAME, else `git rev-parse --abbrev-ref HEAD`).
     #[arg(long, value_name = "NAME")]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// When the runs were made: RFC 3339 (2026-12-02T01:00:00Z) or seconds since 1970 (default: now).
     #[arg(long, value_name = "T")]
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
     /// The workload a single check's report is recorded under (suite reports name their own; `default` is [app]'s).
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub workload: String,
+    pub(crate) workload: String,
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryAcceptArgs {
+pub(crate) struct HistoryAcceptArgs {
     /// The commit whose runs become baseline material (as recorded).
     #[arg(value_name = "COMMIT")]
-    pub commit: String,
+    pub(crate) commit: String,
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryShowArgs {
+pub(crate) struct HistoryShowArgs {
     /// Only this workload.
     #[arg(long, value_name = "NAME")]
-    pub workload: Option<String>,
+    pub(crate) workload: Option<String>,
     /// Only kernels whose key contains this text.
     #[arg(long, value_name = "TEXT")]
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Only metrics whose name contains this text (or the rule of this name).
     #[arg(long, value_name = "TEXT")]
-    pub metric: Option<String>,
+    pub(crate) metric: Option<String>,
     /// Only the last N runs of each series.
     #[arg(long, value_name = "N")]
-    pub last: Option<usize>,
+    pub(crate) last: Option<usize>,
     /// Print JSON instead of the sparklines.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked.
     #[arg(long, value_name = "DIR")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
     /// `show --html`: the rules whose max_change draws the band; without it [gate] thresholds, else the built-in rules.
     #[arg(long, value_name = "FILE")]
-    pub thresholds: Option<PathBuf>,
+    pub(crate) thresholds: Option<PathBuf>,
     /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
     #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
+    pub(crate) window: Option<usize>,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as

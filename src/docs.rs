@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use std::path::Path;
 
 /// The completion script for `shell`.
-pub fn completions(shell: clap_complete::Shell) -> String {
+pub(crate) fn completions(shell: clap_complete::Shell) -> String {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "ncugate", &mut out);
@@ -18,7 +18,7 @@ pub fn completions(shell: clap_complete::Shell) -> String {
 /// `ncugate.1` for standard output; or, with `dir`, writes `ncugate.1` and
 /// `ncugate-<command>.1` for every command (`ncugate-baseline-record.1`, …)
 /// there and lists the files written.
-pub fn man(dir: Option<&Path>) -> Result<String> {
+pub(crate) fn man(dir: Option<&Path>) -> Result<String> {
     let cmd = Cli::command();
     let Some(dir) = dir else {
         let mut out = Vec::new();

@@ -14,7 +14,7 @@ use std::time::Duration;
 /// The checks, a line each, for standard output; pass when ncugate can
 /// profile here, error when not. `ncu` is the ncu to check
 /// ([`crate::config::default_ncu`]).
-pub fn run(ncu: &str, processes: &dyn ProcessRunner) -> (String, Outcome) {
+pub(crate) fn run(ncu: &str, processes: &dyn ProcessRunner) -> (String, Outcome) {
     let mut out = Lines::default();
     out.line(format_args!("ncugate doctor"));
     let mut ok = gpus(&mut out);
@@ -47,7 +47,7 @@ impl Lines {
 }
 
 /// A GPU the driver sees and an ncu that starts: enough for a trial run (`init`).
-pub fn can_profile(ncu: &str, processes: &dyn ProcessRunner) -> bool {
+pub(crate) fn can_profile(ncu: &str, processes: &dyn ProcessRunner) -> bool {
     let gpu = Nvml::init()
         .and_then(|n| n.device_count())
         .is_ok_and(|n| n > 0);

@@ -6,7 +6,7 @@
 /// Every gated kernel and rule passed (warnings and improvements allowed).
 pub const PASS: i32 = 0;
 /// At least one rule or structural check with severity `fail` regressed.
-pub const REGRESSION: i32 = 1;
+pub(crate) const REGRESSION: i32 = 1;
 /// The gate could not decide: bad or missing input, missing metric, no kernels,
 /// unknown baseline schema, device mismatch, bad thresholds, I/O failure, or
 /// the run was interrupted (SIGINT, SIGTERM: not 128+N, so that a CI step that
@@ -14,7 +14,7 @@ pub const REGRESSION: i32 = 1;
 pub const ERROR: i32 = 2;
 
 /// The exit-code table as shown in `--help` and the README.
-pub const TABLE: &str = "\
+pub(crate) const TABLE: &str = "\
 Exit codes:
   0  pass: no regression (warnings and improvements allowed)
   1  regression: a rule or structural check with severity \"fail\" failed
@@ -23,7 +23,7 @@ Exit codes:
      interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `sanitize`, as shown in its `--help`.
-pub const SANITIZE_TABLE: &str = "\
+pub(crate) const SANITIZE_TABLE: &str = "\
 Exit codes:
   0  pass: no finding outside the allow-list (allowed findings warn)
   1  findings: compute-sanitizer reported an error that is not allowed
@@ -31,7 +31,7 @@ Exit codes:
      or truncated, interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `leaks`, as shown in its `--help`.
-pub const LEAKS_TABLE: &str = "\
+pub(crate) const LEAKS_TABLE: &str = "\
 Exit codes:
   0  pass: no leaked graph executable, memory within its limits
   1  leak: graph executables alive at exit, or memory growth, peak or live
@@ -40,7 +40,7 @@ Exit codes:
      interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, …)";
 
 /// The exit codes of `merge`, as shown in its `--help`.
-pub const MERGE_TABLE: &str = "\
+pub(crate) const MERGE_TABLE: &str = "\
 Exit codes:
   0  pass: every workload of every shard passed
   1  regression: a workload regressed
@@ -48,7 +48,7 @@ Exit codes:
      come from different commits, thresholds or baselines";
 
 /// The exit codes of `baseline record` and `profile`, as shown in their `--help`.
-pub const RECORD_TABLE: &str = "\
+pub(crate) const RECORD_TABLE: &str = "\
 Exit codes:
   0  done: every workload recorded (or profiled)
   2  error: the build, ncu or the app failed, an export is unreadable,
@@ -56,7 +56,7 @@ Exit codes:
 
 /// The exit codes of `baseline diff`, as shown in its `--help`: it compares
 /// files, and says with its code whether they differ.
-pub const DIFF_TABLE: &str = "\
+pub(crate) const DIFF_TABLE: &str = "\
 Exit codes:
   0  the two files are identical
   1  the files differ (whether or not a mean moved outside the noise)

@@ -12,13 +12,13 @@ use crate::verdict::{Report, Subject};
 /// gate the error report that still goes wherever reports go.
 #[derive(Debug)]
 pub struct Failed {
-    pub error: Error,
-    pub report: Option<Box<Report>>,
+    pub(crate) error: Error,
+    pub(crate) report: Option<Box<Report>>,
 }
 
 impl Failed {
     /// The error of a gate, with the error report to write.
-    pub fn with_report(error: Error, report: Report) -> Failed {
+    pub(crate) fn with_report(error: Error, report: Report) -> Failed {
         Failed {
             error,
             report: Some(Box::new(report)),
@@ -45,13 +45,13 @@ pub struct Text {
     /// Notes, warnings and their hints for standard error, shown first,
     /// each worded by its kind (`ncugate: note: …`, `hint: …`).
     pub notes: Vec<Note>,
-    pub stdout: String,
-    pub outcome: Outcome,
+    pub(crate) stdout: String,
+    pub(crate) outcome: Outcome,
 }
 
 impl Text {
     /// Text of a command that did what it was asked.
-    pub fn pass(stdout: String) -> Text {
+    pub(crate) fn pass(stdout: String) -> Text {
         Text {
             notes: Vec::new(),
             stdout,
@@ -61,7 +61,7 @@ impl Text {
 
     /// Shows the text: the notes, then standard output. False when standard
     /// output could not be written (the error is said).
-    pub fn show(&self) -> bool {
+    pub(crate) fn show(&self) -> bool {
         for note in &self.notes {
             eprintln!("{}", note.line());
         }
@@ -71,7 +71,11 @@ impl Text {
 
 /// The end of `sanitize` and `leaks`: the finished report, or the error
 /// with an error report about the same subject.
-pub fn conclude(result: Result<Report>, inputs: Vec<String>, subject: Subject) -> Gated<Report> {
+pub(crate) fn conclude(
+    result: Result<Report>,
+    inputs: Vec<String>,
+    subject: Subject,
+) -> Gated<Report> {
     match result {
         Ok(report) => Ok(report),
         Err(error) => {
@@ -103,7 +107,7 @@ pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
 /// reader that stopped early (`| head -1`) keeps the verdict's exit code; a
 /// full disk or any other failure is exit 2 with one error line (the file
 /// reports are already written): false then.
-pub fn print_stdout(text: &str) -> bool {
+pub(crate) fn print_stdout(text: &str) -> bool {
     use std::io::Write;
     let captured = CAPTURED.with_borrow_mut(|captured| {
         captured

@@ -15,11 +15,11 @@ use std::io::BufRead;
 use std::path::Path;
 
 /// The config file `init` writes and every command reads by default.
-pub const CONFIG_FILE: &str = "ncugate.toml";
+pub(crate) const CONFIG_FILE: &str = "ncugate.toml";
 /// The thresholds file `init` writes.
-pub const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
+pub(crate) const THRESHOLDS_FILE: &str = "ncugate-thresholds.toml";
 /// Where `ncugate baseline record` will write, as set in `[gate] baseline`.
-pub const BASELINE_FILE: &str = "ncugate-baseline.json";
+pub(crate) const BASELINE_FILE: &str = "ncugate-baseline.json";
 
 use crate::config::InitConfig;
 
@@ -32,7 +32,7 @@ pub trait Prompt {
 
 /// The terminal: the question on standard error (standard output carries
 /// only what `init` did), the answer from standard input.
-pub struct Terminal;
+pub(crate) struct Terminal;
 
 impl Prompt for Terminal {
     fn ask(&mut self, question: &str) -> Result<String> {
@@ -60,7 +60,7 @@ impl Prompt for Terminal {
 /// Answers given in advance (a test's), in order; the questions asked are kept.
 #[derive(Debug, Default)]
 pub struct Answers {
-    pub answers: std::collections::VecDeque<String>,
+    pub(crate) answers: std::collections::VecDeque<String>,
     pub asked: Vec<String>,
 }
 
@@ -233,7 +233,7 @@ fn toml_argv(words: &[String]) -> String {
 }
 
 /// `ncugate.toml` for `app`, commented.
-pub fn config_text(app: &[String], build: Option<&[String]>) -> String {
+pub(crate) fn config_text(app: &[String], build: Option<&[String]>) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -296,7 +296,7 @@ kernel_key = \"demangled\"
 }
 
 /// The built-in thresholds with a header for this project.
-pub fn thresholds_text(app: &[String]) -> String {
+pub(crate) fn thresholds_text(app: &[String]) -> String {
     let builtin = crate::rules::DEFAULT_THRESHOLDS;
     // The built-in file's first line says it is built in; this copy is yours.
     let body = builtin.split_once('\n').map_or(builtin, |(first, rest)| {

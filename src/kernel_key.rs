@@ -15,7 +15,7 @@ use crate::model::KernelKeyMode;
 use crate::text::escape::printable;
 
 /// The key of a launch of the kernel named `name`.
-pub fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
+pub(crate) fn kernel_key(name: &str, mode: KernelKeyMode) -> String {
     let key = match mode {
         KernelKeyMode::Demangled => name.to_string(),
         KernelKeyMode::Function => function_name(name),

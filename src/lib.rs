@@ -68,29 +68,36 @@
 //! sibling files that uses it back (tests/integration/module_cycles.rs fails
 //! on any cycle).
 
+// `pub(crate)` by default: an item is `pub` only when the binary, the
+// integration tests or the benches use it (the public surface above).
+#![deny(unreachable_pub)]
+// The documentation is for contributors, built with `--document-private-items`
+// (`.ci/run`), where links to crate-private items resolve.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod aggregate;
 pub mod baseline;
 pub mod cli;
 pub mod code;
 pub mod commands;
-pub mod compare;
+pub(crate) mod compare;
 pub mod config;
-pub mod docs;
-pub mod doctor;
+pub(crate) mod docs;
+pub(crate) mod doctor;
 pub mod error;
 pub mod exit;
 pub mod explain;
-pub mod format;
-pub mod gated;
+pub(crate) mod format;
+pub(crate) mod gated;
 pub mod history;
 pub mod init;
 pub mod io;
-pub mod kernel_key;
+pub(crate) mod kernel_key;
 pub mod memory;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod model;
 pub mod note;
-pub mod nvml;
+pub(crate) mod nvml;
 pub mod options;
 pub mod parse;
 pub mod report;
@@ -100,8 +107,8 @@ pub mod sanitizer;
 pub mod schema;
 pub mod shared_gpu;
 pub mod status;
-pub mod suggest;
+pub(crate) mod suggest;
 pub mod suite;
-pub mod text;
+pub(crate) mod text;
 pub mod units;
 pub mod verdict;

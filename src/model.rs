@@ -56,7 +56,7 @@ pub enum Aggregate {
 
 impl Aggregate {
     /// All aggregates, in the order they are stored in a baseline.
-    pub const ALL: [Aggregate; 4] = [
+    pub(crate) const ALL: [Aggregate; 4] = [
         Aggregate::Sum,
         Aggregate::Mean,
         Aggregate::Max,
@@ -79,29 +79,29 @@ impl fmt::Display for Aggregate {
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct Gpu {
+pub(crate) struct Gpu {
     /// `device__attribute_display_name`, e.g. `NVIDIA H200`.
-    pub name: String,
+    pub(crate) name: String,
     /// `major.minor`, e.g. `9.0`.
-    pub compute_capability: String,
+    pub(crate) compute_capability: String,
     /// `device__attribute_multiprocessor_count`, when the export has it.
-    pub sm_count: Option<u32>,
+    pub(crate) sm_count: Option<u32>,
 }
 
 impl Gpu {
     /// The name, when the export gave one (older baselines say `unknown GPU`).
-    pub fn known_name(&self) -> Option<&str> {
+    pub(crate) fn known_name(&self) -> Option<&str> {
         (!self.name.is_empty() && self.name != "unknown GPU").then_some(self.name.as_str())
     }
 
     /// The compute capability, when the export gave one.
-    pub fn known_cc(&self) -> Option<&str> {
+    pub(crate) fn known_cc(&self) -> Option<&str> {
         (!self.compute_capability.is_empty()).then_some(self.compute_capability.as_str())
     }
 
     /// The parts of the identity this export did not give (`name`, `compute
     /// capability`, `SM count`); empty for a complete fingerprint.
-    pub fn unknown_parts(&self) -> Vec<&'static str> {
+    pub(crate) fn unknown_parts(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         if self.known_name().is_none() {
             out.push("name");
@@ -136,8 +136,8 @@ impl fmt::Display for Gpu {
 
 /// The GPUs a run's launches ran on (usually one), sorted and deduplicated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
-pub struct Fingerprint {
-    pub gpus: Vec<Gpu>,
+pub(crate) struct Fingerprint {
+    pub(crate) gpus: Vec<Gpu>,
 }
 
 impl fmt::Display for Fingerprint {
@@ -154,16 +154,16 @@ impl fmt::Display for Fingerprint {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MetricAcc {
     pub sum: f64,
-    pub min: f64,
-    pub max: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
     /// Launches with a value.
-    pub present: u64,
+    pub(crate) present: u64,
     /// Launches where the cell was `n/a` or empty.
-    pub missing: u64,
+    pub(crate) missing: u64,
     /// The coarsest step its values were printed with (see
     /// [`crate::parse::number::parse_printed`]): each is within half a step
     /// of what ncu measured. 0 for values taken as exact.
-    pub step: f64,
+    pub(crate) step: f64,
 }
 
 impl Default for MetricAcc {
@@ -181,7 +181,7 @@ impl Default for MetricAcc {
 
 impl MetricAcc {
     /// Adds one launch's value.
-    pub fn push(&mut self, value: f64) {
+    pub(crate) fn push(&mut self, value: f64) {
         self.sum += value;
         self.min = self.min.min(value);
         self.max = self.max.max(value);
@@ -189,13 +189,13 @@ impl MetricAcc {
     }
 
     /// Adds one launch's value as printed with `step` (the place of its last digit).
-    pub fn push_printed(&mut self, value: f64, step: f64) {
+    pub(crate) fn push_printed(&mut self, value: f64, step: f64) {
         self.push(value);
         self.step = self.step.max(step);
     }
 
     /// The launches combined by `aggregate`; `None` when any launch lacked a value.
-    pub fn value(&self, aggregate: Aggregate) -> Option<f64> {
+    pub(crate) fn value(&self, aggregate: Aggregate) -> Option<f64> {
         if self.missing > 0 || self.present == 0 {
             return None;
         }
@@ -215,42 +215,42 @@ pub struct KernelRun {
     /// One accumulator per metric of [`Run::metrics`], same order.
     pub metrics: Vec<MetricAcc>,
     /// ncu's replay passes per launch (`profiler__replayer_passes`), where the export has them.
-    pub passes: MetricAcc,
+    pub(crate) passes: MetricAcc,
     /// The kernel's first [`KEPT_LAUNCHES`] launches one by one, in the
     /// export's order (empty where the parser keeps none): the explain stage
     /// profiles the launch whose value moved most.
-    pub first_launches: Vec<LaunchValues>,
+    pub(crate) first_launches: Vec<LaunchValues>,
 }
 
 /// Launches of one kernel kept one by one per run (see [`KernelRun::first_launches`]).
-pub const KEPT_LAUNCHES: usize = 32;
+pub(crate) const KEPT_LAUNCHES: usize = 32;
 
 /// One launch of a kernel, as the export listed it.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct LaunchValues {
+pub(crate) struct LaunchValues {
     /// Its place among the export's launches (0 for the first row).
-    pub position: u64,
+    pub(crate) position: u64,
     /// Its place among the export's launches of kernels of the same
     /// function name: what ncu's `--launch-skip` counts under a
     /// `-k regex:^function$` filter.
-    pub ordinal: u64,
+    pub(crate) ordinal: u64,
     /// One value per metric of [`Run::metrics`], same order; `None` where
     /// the cell was `n/a`, empty or absent.
-    pub values: Vec<Option<f64>>,
+    pub(crate) values: Vec<Option<f64>>,
 }
 
 /// A metric column as found in an export.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricColumn {
+pub(crate) struct MetricColumn {
     /// The metric ID as in the raw page header, e.g. `sm__inst_executed.sum`.
-    pub name: String,
+    pub(crate) name: String,
     /// Its base unit (see [`crate::units`]); `None` when the export lacks the column.
-    pub unit: Option<String>,
+    pub(crate) unit: Option<String>,
 }
 
 /// The page of an ncu export a run was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExportPage {
+pub(crate) enum ExportPage {
     /// `--page raw`: one row per launch, one column per metric ID.
     #[default]
     Raw,
@@ -275,30 +275,30 @@ impl fmt::Display for ExportPage {
 /// One profiled run: one raw export, folded per kernel key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     pub sha256: String,
-    pub fingerprint: Fingerprint,
-    pub key_mode: KernelKeyMode,
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) key_mode: KernelKeyMode,
     /// Whether ncu profiled whole CUDA graphs as one result each
     /// (`--graph-profiling graph`), as far as the export shows: `Graph`
     /// when some result carries graph launch attributes, `Node` when
     /// launch statistics are there without them, `None` when it cannot tell.
-    pub graph_mode: Option<GraphProfiling>,
+    pub(crate) graph_mode: Option<GraphProfiling>,
     /// Which page of the export the metrics came from.
-    pub page: ExportPage,
-    pub metrics: Vec<MetricColumn>,
+    pub(crate) page: ExportPage,
+    pub(crate) metrics: Vec<MetricColumn>,
     pub kernels: BTreeMap<String, KernelRun>,
     /// Every launch of the run together.
     pub total: KernelRun,
     /// Launches per process, by the `Process ID` the export gives each
     /// launch (empty where it names no process): who ran them, which tells
     /// one run exported twice from two runs.
-    pub processes: BTreeMap<String, u64>,
+    pub(crate) processes: BTreeMap<String, u64>,
 }
 
 impl Run {
     /// Index of `metric` in [`Run::metrics`].
-    pub fn metric_index(&self, metric: &str) -> Option<usize> {
+    pub(crate) fn metric_index(&self, metric: &str) -> Option<usize> {
         self.metrics.iter().position(|m| m.name == metric)
     }
 }
@@ -307,23 +307,23 @@ impl Run {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// The rule's identifier, e.g. `UncoalescedGlobalAccess`.
-    pub rule: String,
+    pub(crate) rule: String,
     /// `OPT`, `WRN` or `ERR` (ncu's rule type; informational `INF` results are not kept).
-    pub rule_type: String,
+    pub(crate) rule_type: String,
     /// The section it belongs to, e.g. `SourceCounters`.
-    pub section: String,
+    pub(crate) section: String,
     /// How many launches reported it.
-    pub launches: u64,
+    pub(crate) launches: u64,
     /// The largest estimated speedup over those launches, in percent.
-    pub estimated_speedup_pct: Option<f64>,
+    pub(crate) estimated_speedup_pct: Option<f64>,
     /// `local` or `global` (ncu's "Estimated Speedup Type").
-    pub speedup_type: String,
+    pub(crate) speedup_type: String,
     /// ncu's description of the first launch that reported it.
-    pub description: String,
+    pub(crate) description: String,
 }
 
 /// The findings of one details export, per kernel key and rule.
-pub type Findings = BTreeMap<String, BTreeMap<String, Finding>>;
+pub(crate) type Findings = BTreeMap<String, BTreeMap<String, Finding>>;
 
 // How ncu profiles CUDA graphs (`--graph-profiling`), and so what one result
 // of a run is. (The doc line is the schemas' description of the type.)
@@ -350,7 +350,7 @@ pub enum GraphProfiling {
 
 impl GraphProfiling {
     /// As ncu's `--graph-profiling` spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GraphProfiling::Node => "node",
             GraphProfiling::Graph => "graph",
@@ -359,7 +359,7 @@ impl GraphProfiling {
 }
 
 /// The one fingerprint of all `runs` (the same GPU model in each), or an error.
-pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
+pub(crate) fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
     let first = runs
         .first()
         .ok_or_else(|| Error::from(crate::error::ConfigError::NoInput))?;
@@ -379,7 +379,7 @@ pub fn common_fingerprint(runs: &[Run]) -> Result<Fingerprint> {
 }
 
 /// The graph-profiling mode all `runs` agree on (`None`: no export shows it).
-pub fn common_graph_mode(runs: &[Run]) -> Result<Option<GraphProfiling>> {
+pub(crate) fn common_graph_mode(runs: &[Run]) -> Result<Option<GraphProfiling>> {
     let mut seen: Option<(GraphProfiling, &Run)> = None;
     for run in runs {
         let Some(mode) = run.graph_mode else { continue };
@@ -405,7 +405,7 @@ pub fn common_graph_mode(runs: &[Run]) -> Result<Option<GraphProfiling>> {
 /// cut-down SKU has fewer SMs and different throughput).
 /// Only the parts both sides know are compared (a details page has no GPU
 /// name); the report says which were not.
-pub fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
+pub(crate) fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
     if a.gpus.is_empty() || b.gpus.is_empty() {
         return true;
     }
@@ -421,7 +421,7 @@ pub fn same_hardware(a: &Fingerprint, b: &Fingerprint) -> bool {
 /// GPUs, as many on each side, and each pair shares a part both sides know
 /// (name, compute capability or SM count). An export without device columns
 /// has none: compared with an H200 baseline it would pass as the same GPU.
-pub fn shares_identity(a: &Fingerprint, b: &Fingerprint) -> bool {
+pub(crate) fn shares_identity(a: &Fingerprint, b: &Fingerprint) -> bool {
     !a.gpus.is_empty()
         && a.gpus.len() == b.gpus.len()
         && a.gpus.iter().zip(&b.gpus).all(|(x, y)| {

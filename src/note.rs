@@ -10,7 +10,7 @@ use std::fmt;
 
 /// What a note is to its reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Something to know: a report's note, `ncugate: note: …` on standard error.
     Note,
     /// Something likely to make a later check mislead or fail: `ncugate:
@@ -25,7 +25,7 @@ pub enum Kind {
 
 impl Kind {
     /// The word in front of a note of this kind, `None` for [`Kind::Said`].
-    pub fn word(self) -> Option<&'static str> {
+    pub(crate) fn word(self) -> Option<&'static str> {
         match self {
             Kind::Note => Some("note"),
             Kind::Warning => Some("warning"),
@@ -38,13 +38,13 @@ impl Kind {
 /// One note: its kind and its text (without any `note:` in front).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     pub text: String,
 }
 
 impl Note {
     /// A note of [`Kind::Note`]: something to know.
-    pub fn new(text: impl Into<String>) -> Note {
+    pub(crate) fn new(text: impl Into<String>) -> Note {
         Note {
             kind: Kind::Note,
             text: text.into(),
@@ -60,7 +60,7 @@ impl Note {
     }
 
     /// A note of [`Kind::Hint`]: the fix for the warning before it.
-    pub fn hint(text: impl Into<String>) -> Note {
+    pub(crate) fn hint(text: impl Into<String>) -> Note {
         Note {
             kind: Kind::Hint,
             text: text.into(),
@@ -68,7 +68,7 @@ impl Note {
     }
 
     /// A note of [`Kind::Said`]: what ncugate did with the input.
-    pub fn said(text: impl Into<String>) -> Note {
+    pub(crate) fn said(text: impl Into<String>) -> Note {
         Note {
             kind: Kind::Said,
             text: text.into(),
@@ -77,7 +77,7 @@ impl Note {
 
     /// The note with its kind's word: `note: …`, `warning: …` (a report's
     /// terminal view).
-    pub fn labelled(&self) -> String {
+    pub(crate) fn labelled(&self) -> String {
         match self.kind.word() {
             Some(word) => format!("{word}: {}", self.text),
             None => self.text.clone(),

@@ -11,26 +11,26 @@ use std::time::Duration;
 
 /// One compute process on one device, as NVML lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Process {
+pub(crate) struct Process {
     /// The device's index in NVML's order.
-    pub device: u32,
-    pub pid: u32,
+    pub(crate) device: u32,
+    pub(crate) pid: u32,
     /// Device memory it uses; `None` where NVML cannot say (some MIG and
     /// container set-ups).
-    pub memory_bytes: Option<u64>,
+    pub(crate) memory_bytes: Option<u64>,
     /// The MIG GPU instance it runs in, when the device is partitioned.
-    pub gpu_instance: Option<u32>,
+    pub(crate) gpu_instance: Option<u32>,
 }
 
 /// NVML, opened once, with every device it could open.
-pub struct Gpus {
+pub(crate) struct Gpus {
     nvml: nvml_wrapper::Nvml,
     count: u32,
 }
 
 impl Gpus {
     /// NVML and its devices; `None` when NVML cannot be loaded or initialized.
-    pub fn open() -> Option<Gpus> {
+    pub(crate) fn open() -> Option<Gpus> {
         let nvml = nvml_wrapper::Nvml::init().ok()?;
         let count = nvml.device_count().unwrap_or(0);
         Some(Gpus { nvml, count })
@@ -38,7 +38,7 @@ impl Gpus {
 
     /// Every device's compute processes now, and the highest utilization
     /// (percent of time a kernel ran) over the devices, when NVML says.
-    pub fn look(&self) -> (Vec<Process>, Option<u32>) {
+    pub(crate) fn look(&self) -> (Vec<Process>, Option<u32>) {
         let mut processes = Vec::new();
         let mut utilization: Option<u32> = None;
         for index in 0..self.count {
@@ -64,7 +64,7 @@ impl Gpus {
     }
 
     /// The process's name as NVML (else `/proc`) knows it; empty when neither does.
-    pub fn process_name(&self, pid: u32) -> String {
+    pub(crate) fn process_name(&self, pid: u32) -> String {
         self.nvml
             .sys_process_name(pid, 64)
             .ok()
@@ -76,7 +76,7 @@ impl Gpus {
 /// Calls `look` every `every` until `stop` is set, at least once (the last
 /// look comes after `stop`, so a short run is still seen), and collects what
 /// it returns.
-pub fn every<T>(every: Duration, stop: &AtomicBool, mut look: impl FnMut() -> T) -> Vec<T> {
+pub(crate) fn every<T>(every: Duration, stop: &AtomicBool, mut look: impl FnMut() -> T) -> Vec<T> {
     let mut out = Vec::new();
     loop {
         out.push(look());

@@ -14,9 +14,10 @@ use serde::Deserialize;
 use std::path::Path;
 
 /// The rules built into the binary, used when `--thresholds` is not given.
-pub const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
+pub(crate) const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
 /// How reports name the built-in rules: the file they are a copy of, built in.
-pub const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+pub(crate) const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+#[cfg(test)]
 /// The file of ncugate's repository the built-in rules are.
 const BUILT_IN_PATH: &str = "thresholds/default.toml";
 
@@ -27,7 +28,7 @@ fn opens_rule(line: &str) -> bool {
 
 /// The number of the built-in rule whose `[[rule]]` is on `line` (1-based,
 /// in file order): reports say "built-in rule 3", as the user has no file.
-pub fn builtin_rule_number(line: usize) -> Option<usize> {
+pub(crate) fn builtin_rule_number(line: usize) -> Option<usize> {
     let lines: Vec<&str> = DEFAULT_THRESHOLDS.lines().take(line).collect();
     (lines.len() == line && lines.last().is_some_and(|l| opens_rule(l)))
         .then(|| lines.iter().filter(|l| opens_rule(l)).count())
@@ -35,7 +36,7 @@ pub fn builtin_rule_number(line: usize) -> Option<usize> {
 
 /// The built-in rules as `ncugate init --print-thresholds` prints them: the
 /// file, each `[[rule]]` preceded by `# built-in rule N`.
-pub fn numbered_builtin() -> String {
+pub(crate) fn numbered_builtin() -> String {
     let mut out = String::with_capacity(DEFAULT_THRESHOLDS.len() + 1024);
     let mut n = 0;
     for line in DEFAULT_THRESHOLDS.lines() {
@@ -62,10 +63,11 @@ pub enum ThresholdsSource {
 }
 
 impl ThresholdsSource {
+    #[cfg(test)]
     /// The file the rules were read from; for the built-in rules, the file
     /// of ncugate's repository they are a copy of (a path in the workspace
     /// when ncugate gates itself).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             ThresholdsSource::BuiltIn => Path::new(BUILT_IN_PATH),
             ThresholdsSource::File(path) => path,
@@ -133,7 +135,7 @@ pub enum Policy {
 /// `[structure] launches`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum LaunchPolicy {
+pub(crate) enum LaunchPolicy {
     #[default]
     Exact,
     Ignore,
@@ -151,7 +153,7 @@ pub enum Worse {
 
 impl Worse {
     /// How much worse than `mean` the value `x` is (negative: better).
-    pub fn worse_by(self, x: f64, mean: f64) -> f64 {
+    pub(crate) fn worse_by(self, x: f64, mean: f64) -> f64 {
         match self {
             Worse::Higher => x - mean,
             Worse::Lower => mean - x,
@@ -159,7 +161,7 @@ impl Worse {
     }
 
     /// Whether `x` is past `limit` on the worse side.
-    pub fn past(self, x: f64, limit: f64) -> bool {
+    pub(crate) fn past(self, x: f64, limit: f64) -> bool {
         match self {
             Worse::Higher => x > limit,
             Worse::Lower => x < limit,
@@ -191,7 +193,7 @@ pub enum Severity {
     Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Environment {
+pub(crate) enum Environment {
     /// Another context on the GPU can move it: times, cycles, DRAM and L2
     /// traffic, throughputs, anything device-wide.
     Sensitive,
@@ -205,7 +207,7 @@ impl Environment {
     /// kernel's own instruction, SASS and L1 load/store counts, sensitive
     /// for everything else (a metric ncugate does not know is assumed to be
     /// movable by a neighbour).
-    pub fn of_metric(metric: &str) -> Environment {
+    pub(crate) fn of_metric(metric: &str) -> Environment {
         let own_work = [
             "sm__inst_executed",
             "smsp__inst_executed",
@@ -225,13 +227,6 @@ impl Environment {
             Environment::Sensitive
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Sensitive => "sensitive",
-            Environment::Deterministic => "deterministic",
-        }
-    }
 }
 
 /// `per = "kernel" | "total"`.
@@ -248,21 +243,21 @@ pub enum Per {
 /// `[structure]`.
 #[derive(Debug, Clone, Copy, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct Structure {
+pub(crate) struct Structure {
     #[serde(default)]
-    pub launches: LaunchPolicy,
+    pub(crate) launches: LaunchPolicy,
     #[serde(default)]
-    pub new_kernels: Policy,
+    pub(crate) new_kernels: Policy,
     #[serde(default)]
-    pub missing_kernels: Policy,
+    pub(crate) missing_kernels: Policy,
 }
 
 /// `[findings]`.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FindingsPolicy {
+pub(crate) struct FindingsPolicy {
     #[serde(default = "warn")]
-    pub new: Policy,
+    pub(crate) new: Policy,
 }
 
 fn warn() -> Policy {
@@ -322,14 +317,14 @@ struct ThresholdsSpec {
 
 /// Which kernel keys a rule applies to.
 #[derive(Debug, Clone)]
-pub enum KernelFilter {
+pub(crate) enum KernelFilter {
     All,
     Exact(String),
     Regex(Regex),
 }
 
 impl KernelFilter {
-    pub fn matches(&self, key: &str) -> bool {
+    pub(crate) fn matches(&self, key: &str) -> bool {
         match self {
             KernelFilter::All => true,
             KernelFilter::Exact(k) => k == key,
@@ -341,42 +336,42 @@ impl KernelFilter {
 /// One validated `[[rule]]`.
 #[derive(Debug, Clone)]
 pub struct Rule {
-    pub metric: String,
-    pub per: Per,
-    pub aggregate: Aggregate,
-    pub worse: Worse,
+    pub(crate) metric: String,
+    pub(crate) per: Per,
+    pub(crate) aggregate: Aggregate,
+    pub(crate) worse: Worse,
     /// Which way is better, when the rule says so (`better = "lower"`): only
     /// then is a change beyond the allowance the other way an improvement.
     /// Without it such a change is reported as "higher"/"lower": a utilization
     /// that rises while the kernel gets slower is not better.
-    pub better: Option<Worse>,
+    pub(crate) better: Option<Worse>,
     /// Allowed relative change as a fraction (`"20%"` → 0.2); `None`: only `limit` applies.
-    pub max_change: Option<f64>,
+    pub(crate) max_change: Option<f64>,
     /// Allowed change since the history's anchor run as a fraction
     /// (`max_drift = "25%"`): the creep that steps within `max_change` add
     /// up to. Checked only when a check has a history and an anchor.
-    pub max_drift: Option<f64>,
-    pub noise: f64,
+    pub(crate) max_drift: Option<f64>,
+    pub(crate) noise: f64,
     /// An absolute change (base units) that is always allowed; 0 by default.
-    pub noise_floor: f64,
-    pub limit: Option<f64>,
-    pub kernels: KernelFilter,
+    pub(crate) noise_floor: f64,
+    pub(crate) limit: Option<f64>,
+    pub(crate) kernels: KernelFilter,
     /// The `kernels` value as written, for reports.
-    pub kernels_text: Option<String>,
-    pub severity: Severity,
-    pub optional: bool,
-    pub name: Option<String>,
-    pub why: Option<String>,
+    pub(crate) kernels_text: Option<String>,
+    pub(crate) severity: Severity,
+    pub(crate) optional: bool,
+    pub(crate) name: Option<String>,
+    pub(crate) why: Option<String>,
     /// Whether another process on the GPU can move the metric: the rule's
     /// `environment`, else [`Environment::of_metric`].
-    pub environment: Environment,
+    pub(crate) environment: Environment,
     /// 1-based line of the rule's `[[rule]]` table in its file.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl Rule {
     /// A short label: the `name`, else `metric (aggregate, per)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.name {
             Some(name) => name.clone(),
             None => format!(
@@ -397,10 +392,10 @@ impl Rule {
 #[derive(Debug, Clone)]
 pub struct Thresholds {
     /// The file path, or [`DEFAULT_SOURCE`].
-    pub source: String,
-    pub structure: Structure,
-    pub findings: FindingsPolicy,
-    pub rules: Vec<Rule>,
+    pub(crate) source: String,
+    pub(crate) structure: Structure,
+    pub(crate) findings: FindingsPolicy,
+    pub(crate) rules: Vec<Rule>,
 }
 
 impl Thresholds {
@@ -410,7 +405,7 @@ impl Thresholds {
     /// `environment` when it has one, else its metric's class — and a
     /// result whose rule is not here (a report made with other rules)
     /// gets its metric's class, as a rule that does not say would.
-    pub fn sensitive(&self, line: usize, metric: &str) -> bool {
+    pub(crate) fn sensitive(&self, line: usize, metric: &str) -> bool {
         let environment = self
             .rules
             .iter()
@@ -435,7 +430,7 @@ impl Thresholds {
     }
 
     /// Parses and validates thresholds text; `source` names it in messages.
-    pub fn parse(text: &str, source: &str) -> Result<Thresholds> {
+    pub(crate) fn parse(text: &str, source: &str) -> Result<Thresholds> {
         let err = |message: String| Error::Thresholds {
             path: source.to_string(),
             message,
@@ -561,7 +556,7 @@ impl Thresholds {
 
 /// The keys a `[[rule]]` table takes, read from its definition (so the list
 /// in messages cannot fall behind the parser).
-pub fn rule_keys() -> &'static [&'static str] {
+pub(crate) fn rule_keys() -> &'static [&'static str] {
     serde_aux::serde_introspection::serde_introspect::<RuleSpec>()
 }
 

@@ -31,7 +31,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Skipped => "skipped",
             Status::Pass => "pass",
@@ -44,12 +44,12 @@ impl Status {
     }
 
     /// Failed, warned or could not be evaluated: what a reader must look at.
-    pub fn needs_attention(self) -> bool {
+    pub(crate) fn needs_attention(self) -> bool {
         matches!(self, Status::Fail | Status::Warn | Status::Error)
     }
 
     /// The status of a failed check with `severity`.
-    pub fn failed(severity: Severity) -> Status {
+    pub(crate) fn failed(severity: Severity) -> Status {
         match severity {
             Severity::Fail => Status::Fail,
             Severity::Warn => Status::Warn,
@@ -60,7 +60,7 @@ impl Status {
 /// The gate's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Pass,
     Regression,
     Error,
@@ -68,7 +68,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The outcome as the JSON report and JUnit's properties spell it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Regression => "regression",
@@ -77,7 +77,7 @@ impl Outcome {
     }
 
     /// The outcome as a headline shouts it: `PASS`, `REGRESSION`, `ERROR`.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Outcome::Pass => "PASS",
             Outcome::Regression => "REGRESSION",
@@ -87,7 +87,7 @@ impl Outcome {
 
     /// The worse of two outcomes (error, then regression, then pass): the
     /// outcome of several gates together, a suite's of its workloads'.
-    pub fn worst(self, other: Outcome) -> Outcome {
+    pub(crate) fn worst(self, other: Outcome) -> Outcome {
         match (self, other) {
             (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
             (Outcome::Regression, _) | (_, Outcome::Regression) => Outcome::Regression,
@@ -96,7 +96,7 @@ impl Outcome {
     }
 
     /// The process exit code for this outcome.
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         match self {
             Outcome::Pass => exit::PASS,
             Outcome::Regression => exit::REGRESSION,

@@ -17,7 +17,7 @@ pub struct Unit {
     /// The base unit name, e.g. `ns`, `byte/s`, `inst`, `%`, or `` (dimensionless).
     pub base: String,
     /// Multiply a value in the printed unit by `10^exp10` to get the base unit.
-    pub exp10: i32,
+    pub(crate) exp10: i32,
 }
 
 impl Unit {

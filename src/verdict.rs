@@ -13,13 +13,13 @@ use std::sync::Arc;
 mod json;
 
 /// Version of the JSON report schema.
-pub const REPORT_SCHEMA_VERSION: u32 = 2;
+pub(crate) const REPORT_SCHEMA_VERSION: u32 = 2;
 /// The oldest report `schema_version` still read (`merge`, `history record`):
 /// version 2 only added optional fields.
-pub const OLDEST_REPORT_SCHEMA_VERSION: u32 = 1;
+pub(crate) const OLDEST_REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// Whether a report of `version` can be read.
-pub fn reads_report_version(version: u64) -> bool {
+pub(crate) fn reads_report_version(version: u64) -> bool {
     (u64::from(OLDEST_REPORT_SCHEMA_VERSION)..=u64::from(REPORT_SCHEMA_VERSION)).contains(&version)
 }
 
@@ -66,7 +66,7 @@ pub struct RuleResult {
 
 /// Why a rule result is not gated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// The GPU was shared and the metric is one another process can move
     /// (`[gate] shared_gpu = "warn"`).
     SharedGpu,
@@ -81,29 +81,29 @@ pub enum Reason {
 /// these, put there by [`RuleResult::ungate`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Downgrade {
-    pub reason: Reason,
+    pub(crate) reason: Reason,
     /// The evidence the result carries: for a shared GPU the report's
     /// (`shared_gpu.evidence`: the neighbours, the clock). An environmental
     /// one carries none: its evidence is its kernel's unchanged code, in
     /// the report's `code`. A report read from a file may carry anything
     /// here; `crate::suite::read` checks it against the report.
-    pub evidence: Option<Arc<String>>,
+    pub(crate) evidence: Option<Arc<String>>,
     /// The result had failed its rule (`fail`, or `warn` of a warn-severity
     /// rule) and is a warning because of this downgrade; false for a shared
     /// GPU's sensitive result within its allowance, marked and otherwise
     /// left as it was.
-    pub failed: bool,
+    pub(crate) failed: bool,
 }
 
 /// Why a timing-only failure with unchanged code is environmental.
-pub const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
+pub(crate) const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
 impl Downgrade {
     /// The reason as a downgraded failure's message gives it, in `not
     /// gated (…): `: a shared GPU's first part of the evidence (the
     /// neighbour, or the clock; the report's header has all of it), or why
     /// the failure is environmental.
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         match self.reason {
             Reason::SharedGpu => self.neighbour().to_string(),
             Reason::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
@@ -111,7 +111,7 @@ impl Downgrade {
     }
 
     /// The first part of the evidence: the neighbour, or the clock.
-    pub fn neighbour(&self) -> &str {
+    pub(crate) fn neighbour(&self) -> &str {
         let evidence = self.evidence.as_deref().map_or("", String::as_str);
         evidence.split("; ").next().unwrap_or_default()
     }
@@ -123,7 +123,7 @@ impl RuleResult {
     /// more than its allowance. Such a row is `fail`, or a `warn` of a
     /// warn-severity rule or of a downgraded failure; `merge` refuses a row
     /// that says anything else (a report edited to pass kept its numbers).
-    pub fn numbers_fail(&self) -> bool {
+    pub(crate) fn numbers_fail(&self) -> bool {
         let (Some(x), Some(stats)) = (self.current, self.baseline) else {
             return false;
         };
@@ -135,7 +135,7 @@ impl RuleResult {
     }
 
     /// Whether the status is one its numbers allow (see [`Self::numbers_fail`]).
-    pub fn status_fits_numbers(&self) -> bool {
+    pub(crate) fn status_fits_numbers(&self) -> bool {
         !self.numbers_fail()
             || self.status == Status::Fail && self.severity == Severity::Fail
             || self.status == Status::Warn && (self.severity == Severity::Warn || self.downgraded())
@@ -143,12 +143,12 @@ impl RuleResult {
 
     /// Whether the rule measures time (`ns`, `cycle`): what a clock, a
     /// neighbour or the heat moves without any change to the code.
-    pub fn measures_time(&self) -> bool {
+    pub(crate) fn measures_time(&self) -> bool {
         matches!(&*self.unit, "ns" | "cycle")
     }
 
     /// Whether a downgrade made this result's failure a warning.
-    pub fn downgraded(&self) -> bool {
+    pub(crate) fn downgraded(&self) -> bool {
         self.downgrade.as_ref().is_some_and(|d| d.failed)
     }
 
@@ -157,7 +157,7 @@ impl RuleResult {
     /// becomes a warning whose message starts with why (`not gated (WHY):
     /// …`); any other keeps its status and says `not gated`. The one way a
     /// result stops being gated, whatever the reason, in every format.
-    pub fn ungate(&mut self, reason: Reason, evidence: Option<Arc<String>>) {
+    pub(crate) fn ungate(&mut self, reason: Reason, evidence: Option<Arc<String>>) {
         let failed = matches!(self.status, Status::Fail | Status::Warn);
         let downgrade = Downgrade {
             reason,
@@ -175,7 +175,7 @@ impl RuleResult {
     /// result says which way it moved (`higher`, `lower`) and a result left
     /// ungated (a shared GPU's sensitive metric, a downgraded failure) says
     /// `not gated` (its status, `warn` for a downgraded failure, still counts).
-    pub fn verdict(&self) -> &'static str {
+    pub(crate) fn verdict(&self) -> &'static str {
         if self.downgrade.is_some() {
             return "not gated";
         }
@@ -197,7 +197,7 @@ pub enum StructureCheck {
 }
 
 impl StructureCheck {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StructureCheck::Launches => "launch count",
             StructureCheck::NewKernel => "new kernel",
@@ -228,7 +228,7 @@ impl StructureResult {
     /// read as the count of every baseline run (an app launches a kernel
     /// as often in each run; one whose runs differed almost always has a
     /// fractional mean), a fractional one tells nothing.
-    pub fn numbers_fail(&self) -> bool {
+    pub(crate) fn numbers_fail(&self) -> bool {
         match self.check {
             StructureCheck::NewKernel | StructureCheck::MissingKernel => true,
             StructureCheck::Launches => self.baseline_launches.is_some_and(|b| {
@@ -240,7 +240,7 @@ impl StructureResult {
     /// Whether the status is one its numbers allow: a row whose numbers
     /// fail it is `fail` (a launch count, or a kernel under a `fail`
     /// policy) or `warn` (a kernel under a `warn` policy).
-    pub fn status_fits_numbers(&self) -> bool {
+    pub(crate) fn status_fits_numbers(&self) -> bool {
         let failed = match self.check {
             StructureCheck::Launches => self.status == Status::Fail,
             StructureCheck::NewKernel | StructureCheck::MissingKernel => {
@@ -253,37 +253,37 @@ impl StructureResult {
 
 /// An ncu rule result that is new since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FindingResult {
-    pub kernel: String,
-    pub finding: crate::model::Finding,
-    pub status: Status,
+pub(crate) struct FindingResult {
+    pub(crate) kernel: String,
+    pub(crate) finding: crate::model::Finding,
+    pub(crate) status: Status,
 }
 
 /// Whether one kernel's machine code changed since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CodeResult {
-    pub kernel: String,
-    pub changed: bool,
+pub(crate) struct CodeResult {
+    pub(crate) kernel: String,
+    pub(crate) changed: bool,
     /// `code unchanged`, or `code changed (+12 instructions: 8 DFMA new, 2 FFMA gone)`.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The code fingerprints, baseline then current.
-    pub baseline_fingerprint: String,
-    pub current_fingerprint: String,
+    pub(crate) baseline_fingerprint: String,
+    pub(crate) current_fingerprint: String,
 }
 
 /// GPU fingerprints of both sides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Devices {
-    pub baseline: String,
-    pub current: String,
+pub(crate) struct Devices {
+    pub(crate) baseline: String,
+    pub(crate) current: String,
     /// True when they differ and `--allow-device-mismatch` let the comparison go on.
-    pub mismatch_allowed: bool,
+    pub(crate) mismatch_allowed: bool,
 }
 
 /// What a report gated; each gate names what it looked at.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "gate", rename_all = "snake_case")]
-pub enum Subject {
+pub(crate) enum Subject {
     /// ncu metrics against a baseline under threshold rules.
     Metrics,
     /// compute-sanitizer findings: the tools run (or read from XML) and the app.
@@ -298,7 +298,7 @@ pub enum Subject {
 
 impl Subject {
     /// The gate's name: `metrics`, `sanitizer`, `memory`.
-    pub fn gate(&self) -> &'static str {
+    pub(crate) fn gate(&self) -> &'static str {
         match self {
             Subject::Metrics => "metrics",
             Subject::Sanitizer { .. } => "sanitizer",
@@ -314,47 +314,47 @@ impl Subject {
 /// validating reader (`crate::suite::read`) compares them with its own.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Report {
-    pub schema_version: u32,
-    pub ncugate_version: String,
+    pub(crate) schema_version: u32,
+    pub(crate) ncugate_version: String,
     /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
-    pub subject: Subject,
+    pub(crate) subject: Subject,
     /// The baseline file (metric gate only; empty otherwise).
     #[serde(default)]
-    pub baseline: String,
-    pub inputs: Vec<String>,
-    pub details: Vec<String>,
+    pub(crate) baseline: String,
+    pub(crate) inputs: Vec<String>,
+    pub(crate) details: Vec<String>,
     /// The thresholds file (metric gate only; empty otherwise).
     #[serde(default)]
-    pub thresholds: String,
-    pub kernel_key: crate::model::KernelKeyMode,
-    pub devices: Option<Devices>,
+    pub(crate) thresholds: String,
+    pub(crate) kernel_key: crate::model::KernelKeyMode,
+    pub(crate) devices: Option<Devices>,
     /// Errors that made the outcome `error`, each `message (hint: …)`.
     pub errors: Vec<String>,
     pub structure: Vec<StructureResult>,
     pub rules: Vec<RuleResult>,
-    pub findings: Vec<FindingResult>,
+    pub(crate) findings: Vec<FindingResult>,
     /// Per kernel, whether its machine code changed since the baseline (when
     /// both sides came from reports that embed it).
     #[serde(default)]
-    pub code: Vec<CodeResult>,
+    pub(crate) code: Vec<CodeResult>,
     /// Per explained kernel, the source lines (or opcodes) whose counters
     /// changed most since the baseline's source profile.
     #[serde(default)]
-    pub explain: Vec<crate::explain::Explained>,
+    pub(crate) explain: Vec<crate::explain::Explained>,
     /// Trend charts (SVG) of failing rules, from the history store, each
     /// with the index of its rule in `rules`: drawn into the HTML report of
     /// the check that made them, never written to JSON.
     #[serde(skip)]
-    pub trends: Vec<(usize, String)>,
+    pub(crate) trends: Vec<(usize, String)>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default)]
-    pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
+    pub(crate) sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Graph-memory checks (empty when the memory stage did not run).
     #[serde(default)]
-    pub memory: Vec<crate::memory::MemoryResult>,
+    pub(crate) memory: Vec<crate::memory::MemoryResult>,
     /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
     #[serde(default)]
-    pub profiling: Vec<crate::runner::passes::Profiling>,
+    pub(crate) profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
     pub notes: Vec<Note>,
     /// Set when the GPU was shared during the check's run (another process
@@ -396,7 +396,7 @@ impl Report {
     /// A report about `subject` with no checks yet. The metric gate's own
     /// fields (baseline, details, thresholds) stay empty, and out of the JSON,
     /// for the other gates.
-    pub fn about(subject: Subject, inputs: Vec<String>) -> Report {
+    pub(crate) fn about(subject: Subject, inputs: Vec<String>) -> Report {
         Report {
             schema_version: REPORT_SCHEMA_VERSION,
             ncugate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -423,7 +423,7 @@ impl Report {
     }
 
     /// The status of every check of every gate: the one list [`Report::outcome`] and `counts` read.
-    pub fn statuses(&self) -> impl Iterator<Item = Status> + '_ {
+    pub(crate) fn statuses(&self) -> impl Iterator<Item = Status> + '_ {
         self.rules
             .iter()
             .map(|r| r.status)
@@ -438,7 +438,7 @@ impl Report {
     /// when an error stopped the gate or a check could not be evaluated, else
     /// regression when a check failed, else pass. Warnings, improvements and
     /// skipped checks pass.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         let worst = self.statuses().max().unwrap_or(Status::Pass);
         if !self.errors.is_empty() || worst == Status::Error {
             Outcome::Error
@@ -455,17 +455,17 @@ impl Report {
     }
 
     /// Adds a note: something a reader should know that is not a check.
-    pub fn note(&mut self, text: impl Into<String>) {
+    pub(crate) fn note(&mut self, text: impl Into<String>) {
         self.notes.push(Note::new(text));
     }
 
     /// Adds a note of each text.
-    pub fn note_each<T: Into<String>>(&mut self, texts: impl IntoIterator<Item = T>) {
+    pub(crate) fn note_each<T: Into<String>>(&mut self, texts: impl IntoIterator<Item = T>) {
         self.notes.extend(texts.into_iter().map(Note::new));
     }
 
     /// Counts of results by status: (fail, warn, error, improved, pass).
-    pub fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for s in self.statuses() {
             match s {
@@ -487,19 +487,19 @@ impl Report {
 /// them (it computes its own, [`Report::outcome`]); a reader of a report
 /// compares them with the computed ones to catch an edited verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct Said {
-    pub outcome: Outcome,
-    pub exit_code: i32,
+pub(crate) struct Said {
+    pub(crate) outcome: Outcome,
+    pub(crate) exit_code: i32,
 }
 
 impl Said {
     /// What the checks of `report` make it.
-    pub fn of(report: &Report) -> Said {
+    pub(crate) fn of(report: &Report) -> Said {
         Said::of_outcome(report.outcome())
     }
 
     /// `outcome` with its exit code.
-    pub fn of_outcome(outcome: Outcome) -> Said {
+    pub(crate) fn of_outcome(outcome: Outcome) -> Said {
         Said {
             outcome,
             exit_code: outcome.exit_code(),
@@ -509,21 +509,21 @@ impl Said {
 
 /// Result counts by status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub fail: usize,
-    pub warn: usize,
-    pub error: usize,
-    pub improved: usize,
+pub(crate) struct Counts {
+    pub(crate) fail: usize,
+    pub(crate) warn: usize,
+    pub(crate) error: usize,
+    pub(crate) improved: usize,
     /// Passed, but moved beyond the allowance in a direction no rule rates.
-    pub changed: usize,
-    pub pass: usize,
-    pub skipped: usize,
+    pub(crate) changed: usize,
+    pub(crate) pass: usize,
+    pub(crate) skipped: usize,
 }
 
 impl Counts {
     /// The counts in words, as every reporter writes them: the failures
     /// always, the rest only when there are some (`6 failed, 1 warning, 17 passed`).
-    pub fn words(&self) -> Vec<String> {
+    pub(crate) fn words(&self) -> Vec<String> {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut words = vec![format!("{} failed", self.fail)];

@@ -14,7 +14,11 @@ use std::fmt::Write;
 /// first rule in `thresholds` that gates it (what a check compares), else
 /// the mean for a percentage (a sum of percentages means nothing) and the
 /// sum for everything else.
-pub fn aggregate_for(thresholds: Option<&Thresholds>, metric: &str, unit: &str) -> Aggregate {
+pub(crate) fn aggregate_for(
+    thresholds: Option<&Thresholds>,
+    metric: &str,
+    unit: &str,
+) -> Aggregate {
     thresholds
         .and_then(|t| t.rules.iter().find(|r| r.metric == metric))
         .map(|r| r.aggregate)
@@ -27,12 +31,12 @@ pub fn aggregate_for(thresholds: Option<&Thresholds>, metric: &str, unit: &str) 
 
 /// A mean that moved by less than this many standard deviations (of either
 /// baseline's runs) is noise: `baseline diff` does not list it.
-pub const NOISE_SIGMAS: f64 = 2.0;
+pub(crate) const NOISE_SIGMAS: f64 = 2.0;
 
 /// The diff as text, ready to print. `thresholds` (the rules the baseline
 /// serves) picks each metric's aggregate, see [`aggregate_for`]; the line
 /// diff of the files follows only with `file_diff` (and when they differ).
-pub fn render(
+pub(crate) fn render(
     old: &Baseline,
     new: &Baseline,
     old_text: &str,

@@ -27,7 +27,7 @@ use crate::rules::Environment;
 /// Refuses an input that is the same run as an earlier one: the same bytes,
 /// or the same data (see the module documentation). (Profiled runs are not
 /// checked: a replaying stand-in for ncu gives identical runs on purpose.)
-pub fn distinct_inputs(runs: &[Run]) -> Result<()> {
+pub(crate) fn distinct_inputs(runs: &[Run]) -> Result<()> {
     for (i, run) in runs.iter().enumerate() {
         if let Some(first) = runs[..i].iter().find(|r| r.sha256 == run.sha256) {
             return Err(Error::export(
@@ -72,7 +72,7 @@ fn processes(run: &Run) -> String {
 
 /// The first run-to-run sensitive metric the two runs agree on, when they
 /// are one run (see the module documentation); `None` when they are two.
-pub fn same_run(a: &Run, b: &Run) -> Option<String> {
+pub(crate) fn same_run(a: &Run, b: &Run) -> Option<String> {
     if a.processes.is_empty() || a.processes != b.processes {
         return None;
     }

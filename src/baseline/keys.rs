@@ -20,7 +20,7 @@ use std::fmt;
 /// key that appears twice in one object, or "a string in PLACE holds U+000A,
 /// …" for the first key or string with an [`unprintable`] character; `Err`
 /// with serde_json's message for text that is not JSON; `Ok` otherwise.
-pub fn no_duplicate_keys_or_unprintable(text: &str) -> Result<(), serde_json::Error> {
+pub(crate) fn no_duplicate_keys_or_unprintable(text: &str) -> Result<(), serde_json::Error> {
     let mut path = Vec::new();
     let mut de = serde_json::Deserializer::from_str(text);
     Walk {
@@ -36,7 +36,7 @@ pub fn no_duplicate_keys_or_unprintable(text: &str) -> Result<(), serde_json::Er
 /// baseline of 100,000 kernels is 465 MB: never held whole), returning the
 /// top-level object's `schema_version` as it was found there (`None` when
 /// there is none, or the document is not an object).
-pub fn no_duplicate_keys_or_unprintable_in(
+pub(crate) fn no_duplicate_keys_or_unprintable_in(
     reader: impl std::io::Read,
 ) -> Result<Option<serde_json::Value>, serde_json::Error> {
     let mut path = Vec::new();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// A file-name slug of a fingerprint: `nvidia-h200-cc90-132sm`; several GPUs
 /// joined with `+`; `unknown-gpu` when the export names none.
-pub fn slug(fingerprint: &Fingerprint) -> String {
+pub(crate) fn slug(fingerprint: &Fingerprint) -> String {
     if fingerprint.gpus.is_empty() {
         return "unknown-gpu".into();
     }
@@ -59,13 +59,13 @@ fn words(text: &str) -> String {
 }
 
 /// `<dir>/<workload>/<slug>.json`.
-pub fn path(dir: &Path, workload: &str, fingerprint: &Fingerprint) -> PathBuf {
+pub(crate) fn path(dir: &Path, workload: &str, fingerprint: &Fingerprint) -> PathBuf {
     dir.join(workload)
         .join(format!("{}.json", slug(fingerprint)))
 }
 
 /// The baseline files of a workload, sorted by name (none when the folder is missing).
-pub fn files(dir: &Path, workload: &str) -> Result<Vec<PathBuf>> {
+pub(crate) fn files(dir: &Path, workload: &str) -> Result<Vec<PathBuf>> {
     let folder = dir.join(workload);
     let entries = match std::fs::read_dir(&folder) {
         Ok(entries) => entries,
@@ -87,7 +87,7 @@ pub fn files(dir: &Path, workload: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// The GPU slugs a workload has baselines for (file stems).
-pub fn gpus(files: &[PathBuf]) -> Vec<String> {
+pub(crate) fn gpus(files: &[PathBuf]) -> Vec<String> {
     files
         .iter()
         .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
@@ -97,7 +97,7 @@ pub fn gpus(files: &[PathBuf]) -> Vec<String> {
 /// The largest recorded cost (seconds per profiled run) among a workload's
 /// baselines, whatever the GPU: every runner then sees the same costs.
 /// Unreadable files count as unknown here; `check` reports them.
-pub fn cost(dir: &Path, workload: &str) -> Option<f64> {
+pub(crate) fn cost(dir: &Path, workload: &str) -> Option<f64> {
     files(dir, workload)
         .ok()?
         .iter()
@@ -109,7 +109,7 @@ pub fn cost(dir: &Path, workload: &str) -> Option<f64> {
 /// The SHA-256 of every baseline file of `workloads`, by its path in the
 /// folder (`fp64/nvidia-h200-cc90-132sm.json`): merge names the files two
 /// shards saw differently. A folder that exists but cannot be read is an error.
-pub fn file_digests(dir: &Path, workloads: &[String]) -> Result<BTreeMap<String, String>> {
+pub(crate) fn file_digests(dir: &Path, workloads: &[String]) -> Result<BTreeMap<String, String>> {
     let mut digests = BTreeMap::new();
     for w in workloads {
         for file in files(dir, w)? {
@@ -126,7 +126,7 @@ pub fn file_digests(dir: &Path, workloads: &[String]) -> Result<BTreeMap<String,
 
 /// SHA-256 over every file of [`file_digests`] (relative path and content
 /// digest, sorted): one value that says two runs saw the same baselines.
-pub fn digest(files: &BTreeMap<String, String>) -> String {
+pub(crate) fn digest(files: &BTreeMap<String, String>) -> String {
     let mut lines: Vec<String> = files.iter().map(|(f, sha)| format!("{f} {sha}")).collect();
     lines.sort();
     crate::format::hex(&Sha256::digest(lines.join("\n").as_bytes()))

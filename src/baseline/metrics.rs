@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// Metric name → its statistics, sorted by name.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct MetricMap(Vec<(Arc<str>, MetricEntry)>);
+pub(crate) struct MetricMap(Vec<(Arc<str>, MetricEntry)>);
 
 /// The most names and units [`interned`] keeps: a baseline has a handful;
 /// a hostile one with more gets a copy of each past these.
@@ -26,7 +26,7 @@ const INTERNED_MOST: usize = 4096;
 /// kernels of a baseline share a handful of metric names and units, which
 /// one `String` each made a fifth of its memory. Per thread, as serde
 /// gives no state to share while it reads.
-pub fn interned(text: &str) -> Arc<str> {
+pub(crate) fn interned(text: &str) -> Arc<str> {
     thread_local! {
         static SEEN: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
     }
@@ -43,7 +43,9 @@ pub fn interned(text: &str) -> Arc<str> {
 }
 
 /// Reads a string as [`interned`] shares it.
-pub fn read_interned<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+pub(crate) fn read_interned<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Arc<str>, D::Error> {
     let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
     Ok(interned(&text))
 }
@@ -53,16 +55,17 @@ impl MetricMap {
         self.0.binary_search_by(|(name, _)| (**name).cmp(metric))
     }
 
-    pub fn get(&self, metric: &str) -> Option<&MetricEntry> {
+    pub(crate) fn get(&self, metric: &str) -> Option<&MetricEntry> {
         self.find(metric).ok().map(|i| &self.0[i].1)
     }
 
-    pub fn contains_key(&self, metric: &str) -> bool {
+    pub(crate) fn contains_key(&self, metric: &str) -> bool {
         self.find(metric).is_ok()
     }
 
+    #[cfg(test)]
     /// Adds or replaces `metric`'s entry; the entry it replaced.
-    pub fn insert(&mut self, metric: String, entry: MetricEntry) -> Option<MetricEntry> {
+    pub(crate) fn insert(&mut self, metric: String, entry: MetricEntry) -> Option<MetricEntry> {
         match self.find(&metric) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, entry)),
             Err(i) => {
@@ -73,21 +76,13 @@ impl MetricMap {
     }
 
     /// The metric names, sorted.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(name, _)| &**name)
     }
 
-    /// The entries by name, sorted.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &MetricEntry)> {
-        self.0.iter().map(|(name, entry)| (&**name, entry))
-    }
-
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// From entries in any order; of two with one name, the last (as a map's insert keeps it).

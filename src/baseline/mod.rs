@@ -6,54 +6,54 @@
 //! is reviewable. Writes are atomic ([`crate::io::atomic`]): a temp file in the same
 //! directory, then a rename.
 
-pub mod diff;
-pub mod distinct;
-pub mod keys;
-pub mod layout;
+pub(crate) mod diff;
+pub(crate) mod distinct;
+pub(crate) mod keys;
+pub(crate) mod layout;
 mod metrics;
 pub mod record;
 mod utf8;
 
 use crate::aggregate::Stats;
 use crate::error::{BaselineError, Error, Result};
-pub use crate::io::write_atomic;
+pub(crate) use crate::io::write_atomic;
 use crate::model::{Finding, Fingerprint, GraphProfiling, KernelKeyMode};
-pub use metrics::{MetricMap, interned};
+pub(crate) use metrics::{MetricMap, interned};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use utf8::Utf8Reader;
 
 /// The baseline schema this version reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 /// The oldest baseline `schema_version` still read: version 2 only added
 /// optional fields, so a version-1 file reads as a version-2 one without them.
-pub const OLDEST_SCHEMA_VERSION: u32 = 1;
+pub(crate) const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// A recorded baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
-    pub schema_version: u32,
-    pub ncugate_version: String,
+    pub(crate) schema_version: u32,
+    pub(crate) ncugate_version: String,
     /// RFC 3339, UTC.
-    pub created: String,
-    pub kernel_key: KernelKeyMode,
-    pub fingerprint: Fingerprint,
+    pub(crate) created: String,
+    pub(crate) kernel_key: KernelKeyMode,
+    pub(crate) fingerprint: Fingerprint,
     /// Raw exports, one per recorded run.
-    pub inputs: Vec<InputFile>,
+    pub(crate) inputs: Vec<InputFile>,
     /// Details exports whose rule results were recorded (may be empty).
     #[serde(default)]
-    pub details: Vec<InputFile>,
+    pub(crate) details: Vec<InputFile>,
     /// The thresholds the baseline was recorded for.
-    pub thresholds: String,
+    pub(crate) thresholds: String,
     /// How ncugate profiled the runs, when it did (absent for baselines recorded from exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<ProfileSettings>,
+    pub(crate) profile: Option<ProfileSettings>,
     /// Mean wall time of one profiled run in seconds (ncu included), when
     /// ncugate profiled it: the cost `--shard` balances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_seconds: Option<f64>,
+    pub(crate) cost_seconds: Option<f64>,
     /// `true` when the exports profiled whole CUDA graphs as one result
     /// (`--graph-profiling graph`), `false` for per-node results; absent when
     /// the exports did not show it. A check refuses the other mode.
@@ -63,18 +63,18 @@ pub struct Baseline {
         with = "graph_mode_wire"
     )]
     #[schemars(with = "Option<bool>")]
-    pub graph_mode: Option<GraphProfiling>,
+    pub(crate) graph_mode: Option<GraphProfiling>,
     /// What ncugate saw of the GPU while the runs were profiled: each
     /// kernel's SM clock and elapsed cycles (from the exports), and, when
     /// ncugate profiled them, any other process on the GPU (`shared`
     /// says so). A check compares its own clock with this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<crate::shared_gpu::GpuEnvironment>,
+    pub(crate) gpu: Option<crate::shared_gpu::GpuEnvironment>,
     /// Number of runs (= inputs).
-    pub runs: u64,
+    pub(crate) runs: u64,
     /// Every launch of a run together.
-    pub total: KernelEntry,
-    pub kernels: BTreeMap<String, KernelEntry>,
+    pub(crate) total: KernelEntry,
+    pub(crate) kernels: BTreeMap<String, KernelEntry>,
 }
 
 /// `graph_mode` as the baseline file writes it: `true` for whole graphs,
@@ -83,7 +83,7 @@ mod graph_mode_wire {
     use crate::model::GraphProfiling;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(
+    pub(crate) fn serialize<S: Serializer>(
         mode: &Option<GraphProfiling>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
@@ -93,7 +93,7 @@ mod graph_mode_wire {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<GraphProfiling>, D::Error> {
         Ok(Option::<bool>::deserialize(d)?.map(|graph| {
@@ -112,16 +112,16 @@ mod graph_mode_wire {
 // whatever value another ncugate version recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileSettings {
-    pub mode: crate::runner::Mode,
-    pub graph_profiling: GraphProfiling,
-    pub clock_control: String,
-    pub cache_control: String,
-    pub replay_mode: String,
+pub(crate) struct ProfileSettings {
+    pub(crate) mode: crate::runner::Mode,
+    pub(crate) graph_profiling: GraphProfiling,
+    pub(crate) clock_control: String,
+    pub(crate) cache_control: String,
+    pub(crate) replay_mode: String,
 }
 
 impl ProfileSettings {
-    pub fn of(config: &crate::runner::RunnerConfig) -> ProfileSettings {
+    pub(crate) fn of(config: &crate::runner::RunnerConfig) -> ProfileSettings {
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
@@ -135,32 +135,32 @@ impl ProfileSettings {
 /// An input file and its digest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct InputFile {
-    pub path: String,
-    pub sha256: String,
+pub(crate) struct InputFile {
+    pub(crate) path: String,
+    pub(crate) sha256: String,
 }
 
 /// One kernel key (or the run total) in the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KernelEntry {
+pub(crate) struct KernelEntry {
     /// Launches per run.
-    pub launches: Stats,
+    pub(crate) launches: Stats,
     #[schemars(with = "BTreeMap<String, MetricEntry>")]
-    pub metrics: MetricMap,
+    pub(crate) metrics: MetricMap,
     /// ncu rule results per rule name, when details were recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub findings: BTreeMap<String, Finding>,
+    pub(crate) findings: BTreeMap<String, Finding>,
     // Boxed, as the code and the source profile are rare: a baseline of
     // 100,000 kernels without them holds 100,000 of this entry.
     /// The kernel's machine code in brief (fingerprint, instructions, opcodes,
     /// launch configurations), when the baseline was recorded from reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<Box<crate::code::KernelCode>>,
+    pub(crate) code: Option<Box<crate::code::KernelCode>>,
     /// The kernel's source-counter profile (per source line, per opcode),
     /// when `baseline record` was given one (`--source-page`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<Box<crate::explain::SourceProfile>>,
+    pub(crate) source: Option<Box<crate::explain::SourceProfile>>,
 }
 
 /// One metric of one kernel: statistics over runs of each way of combining
@@ -168,19 +168,19 @@ pub struct KernelEntry {
 /// without re-recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MetricEntry {
+pub(crate) struct MetricEntry {
     /// The base unit (see `units.rs`): `ns`, `byte`, `%`, `inst`, …
     #[serde(deserialize_with = "metrics::read_interned")]
-    pub unit: std::sync::Arc<str>,
-    pub sum: Stats,
-    pub mean: Stats,
-    pub max: Stats,
-    pub min: Stats,
+    pub(crate) unit: std::sync::Arc<str>,
+    pub(crate) sum: Stats,
+    pub(crate) mean: Stats,
+    pub(crate) max: Stats,
+    pub(crate) min: Stats,
 }
 
 impl MetricEntry {
     /// The statistics for `aggregate`.
-    pub fn stats(&self, aggregate: crate::model::Aggregate) -> &Stats {
+    pub(crate) fn stats(&self, aggregate: crate::model::Aggregate) -> &Stats {
         use crate::model::Aggregate::*;
         match aggregate {
             Sum => &self.sum,
@@ -229,7 +229,7 @@ impl Baseline {
     }
 
     /// Writes the baseline atomically (temp file in the same directory + rename).
-    pub fn save(&self, path: &Path) -> Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.to_path_buf(),
             source: e.into(),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// a baseline with holes would let a later check pass on nothing. Metrics in
 /// `optional` (named only by `optional = true` rules) are left out of a
 /// kernel's entry instead; a check then reports those rules as skipped.
-pub fn build(
+pub(crate) fn build(
     runs: &[Run],
     metrics: &[String],
     optional: &[String],
@@ -242,7 +242,7 @@ fn export_columns(path: &std::path::Path) -> Vec<String> {
 }
 
 /// The error for a metric an export does not have, with the fix.
-pub fn missing_metric(run: &Run, metric: &str) -> Error {
+pub(crate) fn missing_metric(run: &Run, metric: &str) -> Error {
     if crate::parse::page::only_not_available(&run.source, metric) {
         return Error::export(
             &run.source,

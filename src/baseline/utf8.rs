@@ -6,14 +6,14 @@ use std::io::{self, Read};
 
 /// `inner`'s bytes, checked as UTF-8 as they pass; the first invalid
 /// sequence, or a character cut off by the end, is an `InvalidData` error.
-pub struct Utf8Reader<R> {
+pub(crate) struct Utf8Reader<R> {
     inner: R,
     /// The first bytes of a character that the last read ended inside.
     carry: Vec<u8>,
 }
 
 impl<R: Read> Utf8Reader<R> {
-    pub fn new(inner: R) -> Utf8Reader<R> {
+    pub(crate) fn new(inner: R) -> Utf8Reader<R> {
         Utf8Reader {
             inner,
             carry: Vec::with_capacity(4),

@@ -28,14 +28,14 @@ pub struct KernelCode {
     pub instructions: u64,
     /// Static count per opcode (`FFMA`, `LDG`, …), when the disassembly was read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub opcodes: BTreeMap<String, u64>,
+    pub(crate) opcodes: BTreeMap<String, u64>,
     /// Launch configurations seen, `grid (x, y, z) block (x, y, z)`, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch: Vec<String>,
 }
 
 /// Every kernel key's code in one report.
-pub type CodeMap = BTreeMap<String, KernelCode>;
+pub(crate) type CodeMap = BTreeMap<String, KernelCode>;
 
 /// The code of every kernel of a report whose cubins hold it; `None` for a
 /// file that is not a report the native reader knows (a CSV export).
@@ -54,7 +54,7 @@ pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
 
 /// The code of every kernel key of `launches` (a report's, as
 /// [`native::of_report`] reads them).
-pub fn of_launches(launches: &[native::LaunchCode], key_mode: KernelKeyMode) -> CodeMap {
+pub(crate) fn of_launches(launches: &[native::LaunchCode], key_mode: KernelKeyMode) -> CodeMap {
     let mut functions: BTreeMap<String, BTreeMap<String, native::Code>> = BTreeMap::new();
     let mut launch: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for l in launches {
@@ -111,7 +111,7 @@ fn combine(functions: Vec<native::Code>) -> KernelCode {
 
 /// Adds the opcode histograms of the report's SASS page (one `ncu --import`).
 /// A failure is returned as a note: the fingerprints stand without it.
-pub fn add_opcodes(
+pub(crate) fn add_opcodes(
     codes: &mut CodeMap,
     report: &Path,
     key_mode: KernelKeyMode,
@@ -130,7 +130,7 @@ pub fn add_opcodes(
 
 /// What happened to one kernel's code between the baseline and this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     Unchanged,
     /// Another fingerprint: the instruction delta and, with both opcode
     /// histograms, the opcodes that differ.
@@ -141,7 +141,7 @@ pub enum Change {
 }
 
 /// Compares two codes of one kernel.
-pub fn change(baseline: &KernelCode, current: &KernelCode) -> Change {
+pub(crate) fn change(baseline: &KernelCode, current: &KernelCode) -> Change {
     if baseline.fingerprint == current.fingerprint {
         return Change::Unchanged;
     }
@@ -179,7 +179,7 @@ const NAMED_OPCODES: usize = 4;
 
 impl Change {
     /// `code unchanged`, or `code changed (+12 instructions: 8 DFMA new, 2 FFMA gone)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let Change::Changed {
             instructions: (before, after),
             opcodes,

@@ -4,7 +4,7 @@
 //! gate: the metric gate is [`crate::metrics`], the sanitizer gate
 //! [`crate::sanitizer`], the graph-memory gate [`crate::memory`], suites
 //! [`crate::metrics::suite`], the history [`crate::history::command`].
-//! [`execute`] (`execute.rs`) shows the value and takes the exit code from
+//! [`execute()`] (`execute.rs`) shows the value and takes the exit code from
 //! it, in one place.
 
 mod diff;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// Compares the code of every kernel both sides know, and says it; what is
 /// the same of each kernel on both sides, for the environmental pass.
-pub fn check(
+pub(super) fn check(
     report: &mut Report,
     baseline: &Baseline,
     current: &CodeMap,

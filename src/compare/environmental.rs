@@ -27,17 +27,17 @@ pub enum Environmental {
 
 /// What is known of one kernel's code on both sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sameness {
+pub(crate) struct Sameness {
     /// Same fingerprint on both sides.
-    pub code: bool,
+    pub(crate) code: bool,
     /// Same launch configurations on both sides.
-    pub launch: bool,
+    pub(crate) launch: bool,
 }
 
 /// Marks the timing-only failures of kernels whose code, instruction counts,
 /// launches and launch configurations are unchanged; under `warn` they
 /// become warnings. Returns how many were marked.
-pub fn apply(
+pub(crate) fn apply(
     report: &mut Report,
     same: &BTreeMap<String, Sameness>,
     verdict: Environmental,

@@ -25,16 +25,16 @@ use std::collections::BTreeMap;
 
 /// A baseline kernel compared with a current kernel of another key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pair {
-    pub baseline: String,
-    pub current: String,
+pub(crate) struct Pair {
+    pub(crate) baseline: String,
+    pub(crate) current: String,
     /// What changed, in words: `template arguments changed`.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
 impl Pair {
     /// The note every report shows.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         format!(
             "kernel renamed ({}): {} → {}; compared as one kernel",
             self.why, self.baseline, self.current
@@ -44,7 +44,7 @@ impl Pair {
 
 /// The pairs of missing and new kernels that are one kernel; `code` is the
 /// current kernels' code, when the inputs embed it.
-pub fn pairs(baseline: &Baseline, runs: &[Run], code: Option<&CodeMap>) -> Vec<Pair> {
+pub(crate) fn pairs(baseline: &Baseline, runs: &[Run], code: Option<&CodeMap>) -> Vec<Pair> {
     let current = aggregate::kernel_keys(runs);
     let mut new: Vec<&str> = current
         .iter()
@@ -162,7 +162,7 @@ fn same_code(
 }
 
 /// The baseline with each pair's kernel under its current key.
-pub fn renamed(baseline: &Baseline, pairs: &[Pair]) -> Baseline {
+pub(crate) fn renamed(baseline: &Baseline, pairs: &[Pair]) -> Baseline {
     let mut out = baseline.clone();
     for p in pairs {
         if let Some(entry) = out.kernels.remove(&p.baseline) {

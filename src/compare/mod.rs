@@ -9,10 +9,10 @@
 //! Each policy marks a result with one typed [`crate::verdict::Downgrade`].
 
 mod code;
-pub mod environmental;
+pub(crate) mod environmental;
 mod findings;
-pub mod identity;
-pub mod not_gated;
+pub(crate) mod identity;
+pub(crate) mod not_gated;
 mod rule;
 mod structure;
 
@@ -26,43 +26,43 @@ use std::collections::BTreeMap;
 
 /// How the message of a rule whose `kernels` filter matches no kernel starts
 /// (a typo to fix, never a rule to make optional).
-pub const NO_KERNEL_MATCHES: &str = "`kernels = ";
+pub(crate) const NO_KERNEL_MATCHES: &str = "`kernels = ";
 
 /// Everything a comparison looks at.
-pub struct Inputs<'a> {
-    pub baseline: &'a Baseline,
-    pub baseline_path: String,
-    pub runs: &'a [Run],
+pub(crate) struct Inputs<'a> {
+    pub(crate) baseline: &'a Baseline,
+    pub(crate) baseline_path: String,
+    pub(crate) runs: &'a [Run],
     /// Findings of the `--details` exports, when given.
-    pub findings: Option<&'a Findings>,
-    pub details_paths: Vec<String>,
-    pub thresholds: &'a Thresholds,
+    pub(crate) findings: Option<&'a Findings>,
+    pub(crate) details_paths: Vec<String>,
+    pub(crate) thresholds: &'a Thresholds,
     /// The runs' GPU against the baseline's, judged once by the caller.
-    pub device: Device<'a>,
+    pub(crate) device: Device<'a>,
     /// Notes about the data the report starts with (e.g. metrics read from the details page).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The current kernels' code, when the inputs embed it.
-    pub code: Option<&'a crate::code::CodeMap>,
+    pub(crate) code: Option<&'a crate::code::CodeMap>,
     /// What a timing-only failure with unchanged code becomes.
-    pub environmental: environmental::Environmental,
+    pub(crate) environmental: environmental::Environmental,
     /// What ncugate saw of the GPU during the current runs.
-    pub gpu: &'a crate::shared_gpu::GpuEnvironment,
+    pub(crate) gpu: &'a crate::shared_gpu::GpuEnvironment,
     /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
-    pub shared_gpu: crate::shared_gpu::Policy,
+    pub(crate) shared_gpu: crate::shared_gpu::Policy,
 }
 
 /// The current runs' GPU: their one fingerprint
 /// ([`crate::model::common_fingerprint`]) and whether it is the baseline's
 /// ([`same_device`], whose error, a mismatch not allowed, the caller gave).
 #[derive(Clone, Copy)]
-pub struct Device<'a> {
-    pub current: &'a Fingerprint,
-    pub same: bool,
+pub(crate) struct Device<'a> {
+    pub(crate) current: &'a Fingerprint,
+    pub(crate) same: bool,
 }
 
 /// Compares; `Err` only for what makes the comparison meaningless (device
 /// mismatch, another graph-profiling mode, a shared GPU under `shared_gpu = "refuse"`).
-pub fn compare(inputs: &Inputs<'_>) -> Result<Report> {
+pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let Inputs {
         baseline,
         runs,
@@ -222,7 +222,7 @@ impl Judging<'_> {
 /// share no fingerprint field) and the mismatch is not allowed. Checked before
 /// anything else about the data: an A100 export missing an H200 metric is a
 /// device mismatch first.
-pub fn same_device(
+pub(crate) fn same_device(
     baseline: &Baseline,
     current: &Fingerprint,
     allow_mismatch: bool,

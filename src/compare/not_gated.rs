@@ -22,7 +22,7 @@ use crate::verdict::{Reason, Report, RuleResult};
 use std::sync::Arc;
 
 /// Applies `policy` to `report`'s rules when `shared` says the GPU was shared.
-pub fn apply(
+pub(crate) fn apply(
     report: &mut Report,
     thresholds: &Thresholds,
     shared: Option<SharedGpu>,
@@ -69,7 +69,7 @@ pub fn apply(
 /// kernel whose exports have them: cycles do not stretch when the clock
 /// falls, so they tell a slower clock from more work (see the README for
 /// how far that holds).
-pub fn cycles(
+pub(crate) fn cycles(
     rules: &mut [RuleResult],
     baseline: Option<&GpuEnvironment>,
     current: &GpuEnvironment,
@@ -102,14 +102,14 @@ pub fn cycles(
 }
 
 /// A note when NVML listed processes that could not be told from the app.
-pub fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
+pub(crate) fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
     current.unattributed.then(|| {
         "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they could not be told from the app, so only the SM clock could show a shared GPU".to_string()
     })
 }
 
 /// A note when the baseline itself was recorded on a shared GPU.
-pub fn baseline_note(baseline: Option<&GpuEnvironment>) -> Option<String> {
+pub(crate) fn baseline_note(baseline: Option<&GpuEnvironment>) -> Option<String> {
     let why = baseline?.shared.as_deref()?;
     Some(format!(
         "the baseline was recorded on a shared GPU ({}): its durations and DRAM traffic may be a neighbour's too; re-record it on a quiet GPU",

@@ -303,7 +303,7 @@ fn judge(
 
 /// The allowance as the user wrote it: `+20%`, or `+20% +3σ = 1.2M inst`.
 /// A baseline of one run has no σ: the `noise` term is then 0, and it says so.
-pub fn format_allowance(rule: &Rule, allowance: f64, stats: &Stats, unit: &str) -> String {
+pub(crate) fn format_allowance(rule: &Rule, allowance: f64, stats: &Stats, unit: &str) -> String {
     let mu = stats.mean;
     let sign = if rule.worse == Worse::Higher {
         '+'

@@ -12,46 +12,46 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The default config file, looked up in the current directory.
-pub const DEFAULT_FILE: &str = "ncugate.toml";
+pub(crate) const DEFAULT_FILE: &str = "ncugate.toml";
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default)]
-    pub build: BuildSection,
+    pub(crate) build: BuildSection,
     #[serde(default)]
-    pub app: AppOptions,
+    pub(crate) app: AppOptions,
     #[serde(default)]
-    pub profile: ProfileOptions,
+    pub(crate) profile: ProfileOptions,
     #[serde(default)]
-    pub gate: GateOptions,
+    pub(crate) gate: GateOptions,
     /// `[explain]`: `check`'s explain stage.
     #[serde(default)]
-    pub explain: ExplainOptions,
+    pub(crate) explain: ExplainOptions,
     /// Present: `check` also runs compute-sanitizer.
-    pub sanitizer: Option<SanitizerOptions>,
+    pub(crate) sanitizer: Option<SanitizerOptions>,
     /// `[memory]`: the graph-memory gate's limits.
     #[serde(default)]
-    pub memory: MemoryOptions,
+    pub(crate) memory: MemoryOptions,
     /// `[[workload]]`: a suite of apps gated together (none: `[app]` is the one workload `default`).
     #[serde(default, rename = "workload")]
-    pub workloads: Vec<WorkloadSection>,
+    pub(crate) workloads: Vec<WorkloadSection>,
     /// `[history]`: the store of every run and the accepted branches.
     #[serde(default)]
-    pub history: HistoryOptions,
+    pub(crate) history: HistoryOptions,
     /// The folder relative paths are resolved against.
     #[serde(skip)]
-    pub base_dir: PathBuf,
+    pub(crate) base_dir: PathBuf,
     /// Where it was read from, for messages.
     #[serde(skip)]
-    pub source: Option<PathBuf>,
+    pub(crate) source: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BuildSection {
+pub(crate) struct BuildSection {
     /// argv of the build, run in `[app] workdir` (no shell).
-    pub command: Option<Vec<String>>,
+    pub(crate) command: Option<Vec<String>>,
 }
 
 /// `[[workload]]`: one app of a suite. Unset keys come from `[app]`,
@@ -59,21 +59,21 @@ pub struct BuildSection {
 /// of [`AppOptions`] and [`ProfileOptions`], read by them.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(try_from = "toml::Table")]
-pub struct WorkloadSection {
+pub(crate) struct WorkloadSection {
     /// Unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
-    pub name: String,
+    pub(crate) name: String,
     /// `command` (argv of the app, no shell), `workdir`, `env` (added to, and
     /// overriding, `[app] env`) and `timeout`.
-    pub app: AppOptions,
+    pub(crate) app: AppOptions,
     /// `kernel_name`, `launch_skip`, `launch_count` and `extra_metrics` (added
     /// to `[profile] extra_metrics`).
-    pub profile: ProfileOptions,
+    pub(crate) profile: ProfileOptions,
     /// This workload's threshold rules (default: `[gate] thresholds`).
-    pub thresholds: Option<PathBuf>,
+    pub(crate) thresholds: Option<PathBuf>,
     /// This workload's build argv; `[]` builds nothing (default: `[build] command`).
-    pub build: Option<Vec<String>>,
+    pub(crate) build: Option<Vec<String>>,
     /// Labels for `--tag`.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
 }
 
 /// The keys of a `[[workload]]` table that [`AppOptions`] reads.
@@ -153,12 +153,12 @@ impl TryFrom<toml::Table> for WorkloadSection {
 
 /// What `check --baseline history` and `[gate] baseline = "history"` name:
 /// the rolling baseline from the history, not a file.
-pub const BASELINE_WORD: &str = "history";
+pub(crate) const BASELINE_WORD: &str = "history";
 
 impl FileConfig {
     /// A copy of every section but `[[workload]]` (empty): what each workload
     /// is merged over, copied once however many workloads there are.
-    pub fn clone_without_workloads(&self) -> FileConfig {
+    pub(crate) fn clone_without_workloads(&self) -> FileConfig {
         FileConfig {
             build: self.build.clone(),
             app: self.app.clone(),
@@ -175,7 +175,7 @@ impl FileConfig {
     }
 
     /// Reads `path` if given (it must exist), else `./ncugate.toml` if it exists, else defaults.
-    pub fn load(path: Option<&Path>) -> Result<FileConfig> {
+    pub(crate) fn load(path: Option<&Path>) -> Result<FileConfig> {
         let (path, required) = match path {
             Some(p) => (p.to_path_buf(), true),
             None => (PathBuf::from(DEFAULT_FILE), false),
@@ -245,15 +245,6 @@ impl FileConfig {
         for w in &mut self.workloads {
             resolve(&mut w.app.workdir);
             resolve(&mut w.thresholds);
-        }
-    }
-
-    /// A path from the file, made relative to the file's folder.
-    pub fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.base_dir.join(p)
         }
     }
 }

@@ -39,7 +39,7 @@ pub enum BaselinePlace {
 impl BaselinePlace {
     /// For messages and reports: the file, or the workload's folder
     /// `dir/workload/` (one file per GPU, chosen by the run's GPU).
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match self {
             BaselinePlace::File(p) => p.display().to_string(),
             BaselinePlace::Dir { dir, workload, .. } => {

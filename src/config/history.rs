@@ -21,35 +21,35 @@ pub use crate::error::HISTORY_URL_FORMS as URL_FORMS;
 
 /// The CI variables that name the commit, in the order they are read
 /// (GitHub Actions, then Jenkins).
-pub const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
+pub(crate) const COMMIT_VARIABLES: &[&str] = &["GITHUB_SHA", "GIT_COMMIT"];
 /// The CI variables that name the branch, in the order they are read.
-pub const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
+pub(crate) const BRANCH_VARIABLES: &[&str] = &["GITHUB_REF_NAME", "BRANCH_NAME"];
 
-pub use super::file::BASELINE_WORD;
+pub(crate) use super::file::BASELINE_WORD;
 
 /// A check's use of the history (`check --history URL`), validated.
 #[derive(Debug, Clone)]
 pub struct CheckHistory {
     /// The store's URL (a relative `sqlite:` path in the file: relative to the file).
-    pub url: String,
+    pub(crate) url: String,
     /// The name this check's run is kept under.
-    pub workload: String,
+    pub(crate) workload: String,
     /// Accepted runs in a rolling baseline.
-    pub window: usize,
+    pub(crate) window: usize,
     /// The commit creep is measured from.
-    pub anchor: Option<String>,
-    pub record: HistoryRecord,
+    pub(crate) anchor: Option<String>,
+    pub(crate) record: HistoryRecord,
     /// From the CI's variables; `None`: ask git when recording.
-    pub commit: Option<String>,
-    pub branch: Option<String>,
+    pub(crate) commit: Option<String>,
+    pub(crate) branch: Option<String>,
     /// Branches whose passing runs are baseline material.
-    pub branches: Vec<String>,
+    pub(crate) branches: Vec<String>,
 }
 
 /// `check`'s history settings: the flags over `[history]`. `None` when no
 /// store is given; `--baseline history` or `--anchor` without one is an
 /// error (`[history] anchor` alone asks for no store).
-pub fn check_history(
+pub(crate) fn check_history(
     args: &CheckHistoryArgs,
     file: &FileConfig,
     rolling: bool,
@@ -100,13 +100,13 @@ fn from_ci(vars: &[&str]) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct HistoryConfig {
     /// The store's URL, as given.
-    pub url: String,
-    pub action: HistoryAction,
+    pub(crate) url: String,
+    pub(crate) action: HistoryAction,
 }
 
 /// What to do with the store.
 #[derive(Debug, Clone)]
-pub enum HistoryAction {
+pub(crate) enum HistoryAction {
     Record(RecordRuns),
     Accept {
         commit: String,
@@ -118,37 +118,37 @@ pub enum HistoryAction {
 
 /// `ncugate history show`.
 #[derive(Debug, Clone)]
-pub struct ShowRuns {
-    pub workload: Option<String>,
+pub(crate) struct ShowRuns {
+    pub(crate) workload: Option<String>,
     /// Text the kernel key contains.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Text the metric name contains, or a rule's name.
-    pub metric: Option<String>,
+    pub(crate) metric: Option<String>,
     /// The last N runs of each series.
-    pub last: Option<usize>,
-    pub json: bool,
+    pub(crate) last: Option<usize>,
+    pub(crate) json: bool,
     /// `--html DIR`: the trend page's folder.
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
     /// The rules that draw the allowance band.
-    pub thresholds: crate::rules::ThresholdsSource,
+    pub(crate) thresholds: crate::rules::ThresholdsSource,
     /// Accepted runs behind each band.
-    pub window: usize,
+    pub(crate) window: usize,
 }
 
 /// `ncugate history record`.
 #[derive(Debug, Clone)]
-pub struct RecordRuns {
-    pub reports: Vec<PathBuf>,
+pub(crate) struct RecordRuns {
+    pub(crate) reports: Vec<PathBuf>,
     /// From `--commit` or the CI; `None`: ask git.
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
     /// From `--branch` or the CI; `None`: ask git.
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// Seconds since the Unix epoch (`--time`, else now).
-    pub time: i64,
+    pub(crate) time: i64,
     /// The name a single check's report is recorded under.
-    pub workload: String,
+    pub(crate) workload: String,
     /// Branches whose passing runs are baseline material.
-    pub branches: Vec<String>,
+    pub(crate) branches: Vec<String>,
 }
 
 /// The validated `history` command.
@@ -228,7 +228,7 @@ fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
 }
 
 /// A commit or branch name: one printable line of at most 200 characters.
-pub fn checked(what: &'static str, value: String) -> Result<String> {
+pub(crate) fn checked(what: &'static str, value: String) -> Result<String> {
     let value = value.trim().to_string();
     if value.is_empty()
         || value.chars().count() > 200
@@ -244,7 +244,7 @@ pub fn checked(what: &'static str, value: String) -> Result<String> {
 }
 
 /// `--time`: RFC 3339 (`2026-12-02T01:00:00Z`) or seconds since the Unix epoch.
-pub fn parse_time(text: &str) -> Result<i64> {
+pub(crate) fn parse_time(text: &str) -> Result<i64> {
     if let Ok(seconds) = text.parse::<i64>() {
         return jiff::Timestamp::from_second(seconds)
             .map(|t| t.as_second())

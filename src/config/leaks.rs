@@ -34,7 +34,7 @@ pub struct LeaksConfig {
 
 impl LeaksConfig {
     /// What the memory audit itself needs.
-    pub fn audit(&self) -> crate::memory::run::Audit<'_> {
+    pub(crate) fn audit(&self) -> crate::memory::run::Audit<'_> {
         crate::memory::run::Audit {
             runner: &self.runner,
             audit_lib: self.audit_lib.as_ref(),

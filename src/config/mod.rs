@@ -10,28 +10,28 @@
 //! files and terminal style), [`init`]; [`file`](mod@file) reads `ncugate.toml`.
 
 pub mod file;
-pub mod gate;
+pub(crate) mod gate;
 pub mod history;
-pub mod init;
-pub mod leaks;
-pub mod output;
+pub(crate) mod init;
+pub(crate) mod leaks;
+pub(crate) mod output;
 #[cfg(test)]
 mod precedence;
-pub mod run;
-pub mod sanitize;
-pub mod shard;
+pub(crate) mod run;
+pub(crate) mod sanitize;
+pub(crate) mod shard;
 pub mod suite;
 mod typed_flags;
-pub mod workload;
+pub(crate) mod workload;
 
 pub use gate::{BaselinePlace, CheckConfig, Explain, RecordConfig, Source};
 pub use init::InitConfig;
 pub use leaks::{LeaksConfig, audit_cache_dir};
 pub use run::{default_ncu, runner_from_file};
 pub use sanitize::SanitizeConfig;
-pub use shard::Shard;
-pub use typed_flags::Given;
-pub use workload::Workload;
+pub(crate) use shard::Shard;
+pub(crate) use typed_flags::Given;
+pub(crate) use workload::Workload;
 
 use crate::cli::{BaselineCommand, Cli, CliCommand};
 use crate::error::{Error, Result};
@@ -69,10 +69,10 @@ pub enum Config {
 /// `ncugate merge`.
 #[derive(Debug, Clone)]
 pub struct MergeConfig {
-    pub reports: Vec<PathBuf>,
-    pub expect_shards: Option<u32>,
+    pub(crate) reports: Vec<PathBuf>,
+    pub(crate) expect_shards: Option<u32>,
     pub outputs: Outputs,
-    pub style: crate::report::terminal::Style,
+    pub(crate) style: crate::report::terminal::Style,
 }
 
 impl TryFrom<Cli> for Config {

@@ -12,7 +12,11 @@ use crate::runner::RunnerConfig;
 use std::path::Path;
 
 /// The runner's settings: flag (or its `NCUGATE_*` variable) over file over default.
-pub fn runner(args: &RunArgs, ncu: &ProfileOptions, file: &FileConfig) -> Result<RunnerConfig> {
+pub(crate) fn runner(
+    args: &RunArgs,
+    ncu: &ProfileOptions,
+    file: &FileConfig,
+) -> Result<RunnerConfig> {
     let app = args.app.clone().over(file.app.clone());
     let build = if args.build.no_build {
         None

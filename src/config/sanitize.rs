@@ -18,14 +18,14 @@ use std::path::PathBuf;
 /// `ncugate sanitize`.
 #[derive(Debug, Clone)]
 pub struct SanitizeConfig {
-    pub sanitizer: SanitizerConfig,
+    pub(crate) sanitizer: SanitizerConfig,
     /// Saved XML files to gate instead of running, with the tool each came from.
-    pub xml: Vec<(PathBuf, Tool)>,
+    pub(crate) xml: Vec<(PathBuf, Tool)>,
     /// The build to run first when running the app.
-    pub runner: RunnerConfig,
+    pub(crate) runner: RunnerConfig,
     pub outputs: Outputs,
     /// How the terminal report looks: colour, width, which rows.
-    pub style: crate::report::terminal::Style,
+    pub(crate) style: crate::report::terminal::Style,
 }
 
 pub(super) fn sanitize(args: SanitizeArgs, given: &Given) -> Result<SanitizeConfig> {

@@ -7,9 +7,9 @@ use std::fmt;
 
 /// Shard `index` of `count` (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
+pub(crate) struct Shard {
+    pub(crate) index: u32,
+    pub(crate) count: u32,
 }
 
 impl fmt::Display for Shard {

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 /// `check`, `baseline record` or `profile` of every selected workload,
 /// each resolved into the complete configuration of that workload's run.
 #[derive(Debug, Clone)]
-pub enum SuiteRuns {
+pub(crate) enum SuiteRuns {
     /// One check per workload of [`SuiteConfig::workloads`], in its order.
     Check(Vec<super::CheckConfig>),
     /// One recording per workload of [`SuiteConfig::workloads`], in its order.
@@ -34,21 +34,21 @@ pub enum SuiteRuns {
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
     /// Each selected workload's run.
-    pub runs: SuiteRuns,
+    pub(crate) runs: SuiteRuns,
     /// The selected workloads, in config order (before sharding), each with
     /// its build: the suite runs each distinct build once, before the
     /// workloads that share it.
-    pub workloads: Vec<Workload>,
+    pub(crate) workloads: Vec<Workload>,
     /// Every workload of the config: the digests cover them all, so runs of
     /// different selections from one commit still merge.
-    pub all: Vec<Workload>,
-    pub shard: Option<Shard>,
+    pub(crate) all: Vec<Workload>,
+    pub(crate) shard: Option<Shard>,
     /// `<dir>/<workload>/<gpu>.json`.
-    pub baselines_dir: PathBuf,
+    pub(crate) baselines_dir: PathBuf,
     /// `--baseline FILE` / `--output FILE` for the one selected workload.
-    pub baseline_file: Option<PathBuf>,
+    pub(crate) baseline_file: Option<PathBuf>,
     pub outputs: Outputs,
-    pub style: crate::report::terminal::Style,
+    pub(crate) style: crate::report::terminal::Style,
 }
 
 /// True when the command runs as a suite: `[[workload]]` tables, a suite
@@ -158,26 +158,26 @@ fn one(
 
 /// What `check`, `baseline record` and `profile` tell a suite run.
 pub(super) struct Request<'a> {
-    pub suite: &'a SuiteArgs,
-    pub run: &'a RunArgs,
-    pub ncu: &'a ProfileOptions,
+    pub(crate) suite: &'a SuiteArgs,
+    pub(crate) run: &'a RunArgs,
+    pub(crate) ncu: &'a ProfileOptions,
     /// `--thresholds` (or `NCUGATE_THRESHOLDS`): stands over every workload's thresholds.
-    pub thresholds: Option<PathBuf>,
+    pub(crate) thresholds: Option<PathBuf>,
     /// The flag naming one baseline file (`--baseline`, `--output`) and its
     /// value: it belongs to one workload, like `--input` and `-- APP ARGS`.
-    pub one_workload_flag: (&'static str, Option<PathBuf>),
+    pub(crate) one_workload_flag: (&'static str, Option<PathBuf>),
     /// `--input` exports of the one selected workload.
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
 }
 
 /// The workloads a suite run selected, and where their data and baselines
 /// are: what each command's per-workload configuration is made from.
 pub(super) struct Selection {
-    pub workloads: Vec<Workload>,
-    pub all: Vec<Workload>,
-    pub shard: Option<Shard>,
-    pub baselines_dir: PathBuf,
-    pub baseline_file: Option<PathBuf>,
+    pub(crate) workloads: Vec<Workload>,
+    pub(crate) all: Vec<Workload>,
+    pub(crate) shard: Option<Shard>,
+    pub(crate) baselines_dir: PathBuf,
+    pub(crate) baseline_file: Option<PathBuf>,
     inputs: Vec<PathBuf>,
     thresholds_flag: Option<PathBuf>,
     quiet: bool,

@@ -22,12 +22,12 @@ struct Typed {
 
 /// The typed flags of the innermost subcommand.
 #[derive(Debug, Default)]
-pub struct Given(Vec<Typed>);
+pub(crate) struct Given(Vec<Typed>);
 
 impl Given {
     /// The typed flags of the innermost subcommand of `matches`, named as
     /// `command` (the clap definition `matches` came from) spells them.
-    pub fn from_matches(command: &clap::Command, matches: &clap::ArgMatches) -> Given {
+    pub(crate) fn from_matches(command: &clap::Command, matches: &clap::ArgMatches) -> Given {
         let (mut m, mut cmd) = (matches, command);
         while let Some((name, sub)) = m.subcommand() {
             m = sub;

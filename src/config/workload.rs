@@ -5,21 +5,21 @@ use crate::error::{Error, Result};
 use crate::runner::RunnerConfig;
 
 /// The name `[app]` takes when a config has no `[[workload]]` tables.
-pub const DEFAULT_WORKLOAD: &str = "default";
+pub(crate) const DEFAULT_WORKLOAD: &str = "default";
 
 /// One workload, its settings merged (flag over `[[workload]]` over `[app]`/`[profile]`/`[build]`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Workload {
-    pub name: String,
-    pub tags: Vec<String>,
-    pub runner: RunnerConfig,
+pub(crate) struct Workload {
+    pub(crate) name: String,
+    pub(crate) tags: Vec<String>,
+    pub(crate) runner: RunnerConfig,
     /// This workload's threshold rules.
-    pub thresholds: crate::rules::ThresholdsSource,
+    pub(crate) thresholds: crate::rules::ThresholdsSource,
 }
 
 /// A workload name is a folder name under the baselines directory: ASCII
 /// letters, digits, `.`, `_` and `-`, not starting with `.` or `-`.
-pub fn check_name(name: &str) -> Result<()> {
+pub(crate) fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 100
         && !name.starts_with(['.', '-'])
@@ -38,7 +38,11 @@ pub fn check_name(name: &str) -> Result<()> {
 /// The workloads named by `names` or carrying one of `tags` (all when both
 /// are empty), in the config's order. Unknown names and tags that match
 /// nothing are errors, so a typo never gates less than asked.
-pub fn select(all: Vec<Workload>, names: &[String], tags: &[String]) -> Result<Vec<Workload>> {
+pub(crate) fn select(
+    all: Vec<Workload>,
+    names: &[String],
+    tags: &[String],
+) -> Result<Vec<Workload>> {
     let known: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
     for name in names {
         if !known.contains(&name.as_str()) {

@@ -99,7 +99,7 @@ pub enum BaselineError {
 
 impl BaselineError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             BaselineError::NotJson { .. } => "record one with `ncugate baseline record --input RAW.csv --output baseline.json`".into(),
             BaselineError::NoSchemaVersion { .. } => "record one with `ncugate baseline record`".into(),

@@ -113,7 +113,7 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         use ConfigError as E;
         match self {
             E::CommandLine { .. } => "see `ncugate --help`".into(),

@@ -189,7 +189,7 @@ pub enum MetricNear {
 
 impl ExportError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         use ExportError as E;
         match self {
             E::Empty => "export the report with `ncu --import R.ncu-rep --csv --page raw > raw.csv`".into(),

@@ -36,7 +36,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// The file as an error message names it: `baseline b.json`, `standard input`.
-    pub fn named(self, path: &Path) -> String {
+    pub(crate) fn named(self, path: &Path) -> String {
         if self == FileKind::Stdin || (self == FileKind::Export && path == Path::new("-")) {
             return "standard input".into();
         }
@@ -48,7 +48,7 @@ impl FileKind {
 
     /// The word for the file in messages (`cannot read baseline …`,
     /// `…: invalid thresholds`); none for exports, which their path names.
-    pub fn noun(self) -> Option<&'static str> {
+    pub(crate) fn noun(self) -> Option<&'static str> {
         match self {
             FileKind::Baseline => Some("baseline"),
             FileKind::BaselinesFolder => Some("baselines folder"),
@@ -65,7 +65,7 @@ impl FileKind {
 
     /// The fix for a TOML file of this kind that does not parse or validate;
     /// `keys` are the tables or keys it may hold.
-    pub fn format_hint(self, keys: &[String]) -> String {
+    pub(crate) fn format_hint(self, keys: &[String]) -> String {
         let keys = keys.join(", ");
         match self {
             FileKind::Config => format!(
@@ -79,7 +79,7 @@ impl FileKind {
     }
 
     /// The fix for a file of this kind that cannot be read (`source`).
-    pub fn read_hint(self, path: &Path, source: &std::io::Error) -> String {
+    pub(crate) fn read_hint(self, path: &Path, source: &std::io::Error) -> String {
         let missing = source.kind() == std::io::ErrorKind::NotFound;
         let shown = path.display();
         match (self, missing) {
@@ -101,7 +101,7 @@ impl FileKind {
     }
 
     /// The fix for a file of this kind whose content is not what it should be.
-    pub fn malformed_hint(self) -> &'static str {
+    pub(crate) fn malformed_hint(self) -> &'static str {
         match self {
             FileKind::Export => {
                 "pass an ncu CSV export: `ncu --import R.ncu-rep --csv --page raw` (or `--page details`), or what `ncu --csv ./app > out.csv` wrote"

@@ -87,7 +87,7 @@ fn colon(tail: &str) -> String {
 
 impl HistoryError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         const FORMS: &str = HISTORY_URL_FORMS;
         match self {
             HistoryError::NoStore => format!("pass --history URL, set NCUGATE_HISTORY, or add [history] url to ncugate.toml; the URL is {FORMS}"),

@@ -189,7 +189,7 @@ impl Error {
 
     /// The error as one line for the file reports: message, its detail
     /// (`output: …`), hint.
-    pub fn report_line(&self) -> String {
+    pub(crate) fn report_line(&self) -> String {
         let detail = self.detail();
         let detail = if detail.is_empty() {
             String::new()
@@ -235,7 +235,12 @@ impl Error {
 
     /// The error for a TOML file of `kind` that does not parse, with toml's
     /// own report; `keys` are the tables or keys it may hold.
-    pub fn toml(kind: FileKind, path: &str, error: &toml::de::Error, keys: &[&str]) -> Error {
+    pub(crate) fn toml(
+        kind: FileKind,
+        path: &str,
+        error: &toml::de::Error,
+        keys: &[&str],
+    ) -> Error {
         Error::Toml {
             kind,
             path: path.to_string(),
@@ -258,4 +263,4 @@ macro_rules! boxed_from {
 boxed_from!(MergeError => Merge, ConfigError => Config, BaselineError => Baseline, ToolError => Tool, ProcessError => Process, HistoryError => History);
 
 /// Result type of the gate's fallible steps.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;

@@ -65,7 +65,7 @@ pub enum NcuFailure {
 
 impl NcuFailure {
     /// The `hint:` line: the fix for this class.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             NcuFailure::NotFound { .. } => "install Nsight Compute (it ships with the CUDA toolkit) or set [profile] ncu / NCUGATE_NCU to its path (`ncugate doctor` checks the setup); or gate CSV exports made where ncu is: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             NcuFailure::SpawnFailed { .. } => "check that ncu is executable; `ncugate doctor` checks the setup".into(),

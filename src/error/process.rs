@@ -39,7 +39,7 @@ pub enum ProcessError {
 
 impl ProcessError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             ProcessError::Build {
                 program,
@@ -58,7 +58,7 @@ impl ProcessError {
     }
 
     /// The last lines the command printed, shown below the message.
-    pub fn output(&self) -> &[String] {
+    pub(crate) fn output(&self) -> &[String] {
         match self {
             ProcessError::Build { output, .. }
             | ProcessError::AuditLibrary { output, .. }

@@ -78,7 +78,7 @@ pub enum ReportError {
 
 impl ReportError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             ReportError::NotJson { .. } => "pass the files written by `ncugate check --json FILE`",
             ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
@@ -189,7 +189,7 @@ impl std::fmt::Display for Made {
 
 impl MergeError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         use MergeError as E;
         match self {
             E::NoReports => "pass the shards' JSON reports",

@@ -51,7 +51,7 @@ pub enum SanitizerFailure {
 
 impl ToolError {
     /// The `hint:` line: the fix.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             ToolError::SanitizerNotFound { .. } => "install the CUDA toolkit (compute-sanitizer ships with it) or set [sanitizer] program / NCUGATE_SANITIZER".into(),
             ToolError::Sanitizer { failure, log } => {

@@ -28,10 +28,10 @@ pub enum ExplainMode {
 }
 
 /// Counter (short name) → value.
-pub type Counters = BTreeMap<String, f64>;
+pub(crate) type Counters = BTreeMap<String, f64>;
 
 /// The page's columns kept, with the short names used in profiles and reports.
-pub const COUNTERS: [(&str, &str); 5] = [
+pub(crate) const COUNTERS: [(&str, &str); 5] = [
     ("Instructions Executed", "instructions"),
     ("Warp Stall Sampling (All Samples)", "stall samples"),
     ("stall_long_sb", "long-scoreboard stalls"),
@@ -54,24 +54,24 @@ pub struct SourceProfile {
     /// Which launch was profiled, when ncugate chose one (a check's explain
     /// run); absent for source pages given to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launch: Option<ProfiledLaunch>,
+    pub(crate) launch: Option<ProfiledLaunch>,
 }
 
 /// The launch of a kernel an explain run profiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProfiledLaunch {
+pub(crate) struct ProfiledLaunch {
     /// Its place among the kernel's launches in a run, from 0.
-    pub index: u64,
+    pub(crate) index: u64,
     /// The kernel's launches per run.
-    pub of: u64,
+    pub(crate) of: u64,
     /// ncu's `--launch-skip` for it.
-    pub skip: u64,
+    pub(crate) skip: u64,
 }
 
 impl ProfiledLaunch {
     /// `launch 3 of 3` (counted from 1).
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("launch {} of {}", self.index + 1, self.of)
     }
 }
@@ -81,7 +81,7 @@ impl ProfiledLaunch {
 #[serde(deny_unknown_fields)]
 pub struct Line {
     /// The file's name, without its folders.
-    pub file: String,
+    pub(crate) file: String,
     pub line: u64,
     /// The line's text as ncu showed it (empty when ncu had no source).
     pub text: String,
@@ -95,34 +95,34 @@ pub struct ChangedLine {
     pub place: String,
     /// The source text, when known.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub text: String,
+    pub(crate) text: String,
     /// Counters that changed: name, baseline, current.
-    pub counters: Vec<(String, f64, f64)>,
+    pub(crate) counters: Vec<(String, f64, f64)>,
 }
 
 /// What the explain step found for one kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Explained {
-    pub kernel: String,
+    pub(crate) kernel: String,
     /// `true` when lines were compared, `false` when opcodes were (no line information).
     pub by_line: bool,
     /// The top changes, largest first (at most [`TOP`]).
     pub changes: Vec<ChangedLine>,
     /// The launch of this run that was profiled, when ncugate chose it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launch: Option<ProfiledLaunch>,
+    pub(crate) launch: Option<ProfiledLaunch>,
 }
 
 /// Lines named per kernel.
-pub const TOP: usize = 3;
+pub(crate) const TOP: usize = 3;
 
 /// The smallest relative change of a counter that names a line (10%).
-pub const MOVED: f64 = 0.1;
+pub(crate) const MOVED: f64 = 0.1;
 
 /// The counter that ranks lines for a failing rule of `unit`: instructions
 /// for instruction counts, L2 sectors for bytes, stall samples for the rest
 /// (time, throughput).
-pub fn ranking_counter(unit: &str) -> &'static str {
+pub(crate) fn ranking_counter(unit: &str) -> &'static str {
     match unit {
         "inst" => "instructions",
         "byte" => "L2 sectors",
@@ -264,7 +264,7 @@ fn changed_counters(b: &Counters, a: &Counters, rank: &str) -> Vec<(String, f64,
 
 impl ChangedLine {
     /// `graph_app.cu:87  return (i * 33) % n;  instructions 0 → 14.2M (new), …`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let counters: Vec<String> = self
             .counters
             .iter()

@@ -19,37 +19,37 @@ use super::show::Series;
 use serde::Serialize;
 
 /// Units whose values do not vary between runs of the same code.
-pub const COUNT_UNITS: &[&str] = &["inst", "launches", "sector"];
+pub(crate) const COUNT_UNITS: &[&str] = &["inst", "launches", "sector"];
 /// Runs before a candidate whose median it is compared with.
-pub const WINDOW: usize = 5;
+pub(crate) const WINDOW: usize = 5;
 /// How far from that median a value may be without counting as a violation, percent.
-pub const TOLERANCE_PCT: f64 = 5.0;
+pub(crate) const TOLERANCE_PCT: f64 = 5.0;
 /// Violations in a row, on one side, that make a change.
-pub const CONSECUTIVE: usize = 2;
+pub(crate) const CONSECUTIVE: usize = 2;
 
 /// One change of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
-    pub workload: String,
-    pub gpu: String,
-    pub kernel: String,
-    pub rule: String,
-    pub metric: String,
-    pub unit: String,
+pub(crate) struct Change {
+    pub(crate) workload: String,
+    pub(crate) gpu: String,
+    pub(crate) kernel: String,
+    pub(crate) rule: String,
+    pub(crate) metric: String,
+    pub(crate) unit: String,
     /// The first commit with the new value.
-    pub commit: String,
-    pub branch: String,
-    pub time: String,
+    pub(crate) commit: String,
+    pub(crate) branch: String,
+    pub(crate) time: String,
     /// The value before (the previous run's, or the median of the window).
-    pub from: f64,
+    pub(crate) from: f64,
     /// The value at `commit`.
-    pub to: f64,
+    pub(crate) to: f64,
     /// `exact` (counts) or `consecutive` (noisy metrics).
-    pub test: &'static str,
+    pub(crate) test: &'static str,
 }
 
 /// The changes of every series, oldest first within a series.
-pub fn find(series: &[Series]) -> Vec<Change> {
+pub(crate) fn find(series: &[Series]) -> Vec<Change> {
     let mut out = Vec::new();
     for s in series {
         let values: Vec<(usize, f64)> = s
@@ -139,7 +139,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// The changes as text: a line per change under a heading per workload × GPU.
-pub fn render(changes: &[Change]) -> String {
+pub(crate) fn render(changes: &[Change]) -> String {
     use crate::format::{format_change, format_value};
     if changes.is_empty() {
         return "ncugate: no change in the selected series\n".into();
@@ -181,7 +181,7 @@ pub fn render(changes: &[Change]) -> String {
 }
 
 /// The changes as JSON (`{"changes": […]}`).
-pub fn json(changes: &[Change]) -> String {
+pub(crate) fn json(changes: &[Change]) -> String {
     // Names from the store, escaped as the text view escapes them.
     let mut doc = serde_json::json!({ "schema_version": 1, "changes": changes });
     crate::text::escape::printable_json(&mut doc);

@@ -142,7 +142,11 @@ fn accept(url: &str, commit: &str) -> Result<Text> {
 }
 
 /// What git says for `args` (the commit or branch when neither a flag nor the CI did).
-pub fn git(processes: &dyn ProcessRunner, args: &[&str], what: &'static str) -> Result<String> {
+pub(crate) fn git(
+    processes: &dyn ProcessRunner,
+    args: &[&str],
+    what: &'static str,
+) -> Result<String> {
     let mut spec = CommandSpec::new("git", args.iter().copied());
     spec.timeout = Some(std::time::Duration::from_secs(30));
     let done = processes.run(&spec, &mut |_| {});

@@ -14,11 +14,11 @@ use crate::verdict::{Report, RuleResult};
 
 /// The anchor a check measures creep from.
 #[derive(Debug, Clone, Copy)]
-pub struct Anchor<'a> {
+pub(crate) struct Anchor<'a> {
     /// The store as messages show it.
-    pub shown: &'a str,
-    pub workload: &'a str,
-    pub commit: &'a str,
+    pub(crate) shown: &'a str,
+    pub(crate) workload: &'a str,
+    pub(crate) commit: &'a str,
 }
 
 /// The anchor's run of this workload on the GPU `fingerprint` names, as a
@@ -26,7 +26,7 @@ pub struct Anchor<'a> {
 /// the value at the anchor of every rule), with the number of accepted runs
 /// made since. A missing anchor run is an error: creep is never left
 /// unchecked silently.
-pub fn anchor_baseline(
+pub(crate) fn anchor_baseline(
     store: &mut dyn Store,
     anchor: Anchor<'_>,
     fingerprint: &Fingerprint,
@@ -58,7 +58,7 @@ pub fn anchor_baseline(
 /// `at_anchor` (the current runs compared with the anchor's run): a rule that
 /// drifted too far fails, or warns, as its severity says. `steps`: the
 /// commits since the anchor, this one included.
-pub fn apply(
+pub(crate) fn apply(
     report: &mut Report,
     at_anchor: &Report,
     thresholds: &Thresholds,

@@ -7,26 +7,26 @@
 //! series. A store that cannot be opened, read or written is an error
 //! (exit 2) with a hint; it never changes a verdict.
 
-pub mod changes;
-pub mod command;
-pub mod drift;
-pub mod postgres;
+pub(crate) mod changes;
+pub(crate) mod command;
+pub(crate) mod drift;
+pub(crate) mod postgres;
 pub mod record;
-pub mod rolling;
-pub mod show;
-pub mod sql;
-pub mod sqlite;
+pub(crate) mod rolling;
+pub(crate) mod show;
+pub(crate) mod sql;
+pub(crate) mod sqlite;
 pub mod store;
-pub mod trend;
+pub(crate) mod trend;
 
-pub use store::{Entry, Point, Provenance, Query, Recorded, Store};
+pub(crate) use store::{Entry, Provenance, Query, Recorded, Store};
 
 use crate::error::{Error, HistoryError, Result};
 use std::path::PathBuf;
 
 /// The two kinds of store a URL names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     /// `sqlite:PATH`: a file, created on first record.
     Sqlite(PathBuf),
     /// `postgres://…` or `postgresql://…`: libpq-style URL, passed as is.
@@ -37,7 +37,7 @@ pub use crate::config::history::URL_FORMS;
 
 impl Location {
     /// Reads a history URL.
-    pub fn parse(url: &str) -> Result<Location> {
+    pub(crate) fn parse(url: &str) -> Result<Location> {
         if let Some(path) = url.strip_prefix("sqlite:") {
             let path = path.strip_prefix("//").unwrap_or(path);
             if path.is_empty() {
@@ -52,7 +52,7 @@ impl Location {
     }
 
     /// The URL as messages show it: a PostgreSQL password is left out.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Location::Sqlite(path) => format!("sqlite:{}", path.display()),
             Location::Postgres(url) => redact(url),
@@ -69,7 +69,7 @@ fn usage(url: &str, why: &str) -> Error {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -86,7 +86,7 @@ pub fn redact(url: &str) -> String {
 
 /// Opens the store `url` names and brings its schema up to date. `create`:
 /// a missing SQLite file is made (recording); else it is an error (reading).
-pub fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
+pub(crate) fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
     match Location::parse(url)? {
         Location::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::open(&path, create)?)),
         Location::Postgres(url) => Ok(Box::new(postgres::Postgres::open(&url)?)),
@@ -94,7 +94,11 @@ pub fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
 }
 
 /// A store error: what failed on which store, and the fix.
-pub fn store_error(shown: &str, what: impl std::fmt::Display, hint: impl Into<String>) -> Error {
+pub(crate) fn store_error(
+    shown: &str,
+    what: impl std::fmt::Display,
+    hint: impl Into<String>,
+) -> Error {
     let what = what.to_string();
     let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
     HistoryError::Store {

@@ -17,17 +17,17 @@ use std::time::Duration;
 const LOCK: i64 = 0x006e_6375_6761_7465;
 
 /// How long connecting may take when the URL does not say.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An open PostgreSQL history.
-pub struct Postgres {
+pub(crate) struct Postgres {
     client: Client,
     shown: String,
 }
 
 impl Postgres {
     /// Connects and migrates the schema.
-    pub fn open(url: &str) -> Result<Postgres> {
+    pub(crate) fn open(url: &str) -> Result<Postgres> {
         let shown = super::redact(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             super::store_error(
@@ -104,10 +104,6 @@ impl Store for Postgres {
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
         sql::accepted_after(&mut Pg::new(&mut self.client), workload, gpu, run)
             .map_err(|e| fail(&self.shown, &e))
-    }
-
-    fn runs(&mut self) -> Result<u64> {
-        sql::runs(&mut Pg::new(&mut self.client)).map_err(|e| fail(&self.shown, &e))
     }
 }
 

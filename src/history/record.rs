@@ -16,45 +16,49 @@ use std::path::Path;
 
 /// One workload's run on one GPU, before the commit is attached.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunRecord {
-    pub workload: String,
+pub(crate) struct RunRecord {
+    pub(crate) workload: String,
     /// The GPU fingerprint the report compared (`devices.current`).
-    pub gpu: String,
+    pub(crate) gpu: String,
     /// `pass`, `regression` or `error`.
-    pub outcome: String,
+    pub(crate) outcome: String,
     /// The first 128 bits of the SHA-256 of the workload's report as read, in
     /// hex: the same report twice is one run.
-    pub digest: String,
+    pub(crate) digest: String,
     /// How the report grouped launches into kernels (`demangled`, `function`, …).
-    pub kernel_key: String,
-    pub values: Vec<Value>,
+    pub(crate) kernel_key: String,
+    pub(crate) values: Vec<Value>,
 }
 
 /// One kernel × rule of a run (or a kernel's launch count).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Value {
+pub(crate) struct Value {
     /// The kernel key; empty for a `per = "total"` rule.
-    pub kernel: String,
+    pub(crate) kernel: String,
     /// The rule's name; `launches` for the launch count.
-    pub rule: String,
-    pub metric: String,
+    pub(crate) rule: String,
+    pub(crate) metric: String,
     /// How the rule combined the kernel's launches in a run (`sum`, `mean`,
     /// `max`, `min`); empty for the launch count.
-    pub aggregate: String,
-    pub unit: String,
+    pub(crate) aggregate: String,
+    pub(crate) unit: String,
     /// The mean over the report's runs (`None` when it was not measured).
-    pub mean: Option<f64>,
+    pub(crate) mean: Option<f64>,
     /// One value per profiled run.
-    pub samples: Vec<f64>,
+    pub(crate) samples: Vec<f64>,
     /// The check's status as the JSON report writes it (`pass`, `fail`, …).
-    pub status: String,
+    pub(crate) status: String,
 }
 
 /// The runs of one report file: every workload of a suite report, or the one
 /// run of a single check's report (recorded as `workload`). Reports that
 /// compared nothing (no GPU fingerprint: the check stopped before it) are
 /// left out and said in `skipped`.
-pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Vec<RunRecord>> {
+pub(crate) fn read(
+    path: &Path,
+    workload: &str,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<RunRecord>> {
     let reports: Vec<(String, Report)> = match crate::suite::read::read(path, workload)? {
         Read::Suite(suite) => suite
             .workloads
@@ -84,7 +88,7 @@ pub fn read(path: &Path, workload: &str, skipped: &mut Vec<String>) -> Result<Ve
 }
 
 /// The run of one workload's report; `None` when it compared nothing.
-pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
+pub(crate) fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
     let gpu = report.devices.as_ref()?.current.clone();
     let mut values: Vec<Value> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -143,4 +147,4 @@ pub fn run_of(workload: &str, report: &Report) -> Option<RunRecord> {
 }
 
 /// The rule and metric name of a kernel's launch count.
-pub const LAUNCHES: &str = "launches";
+pub(crate) const LAUNCHES: &str = "launches";

@@ -16,25 +16,25 @@ use std::collections::BTreeMap;
 
 /// A rolling baseline and the runs it was made of.
 #[derive(Debug, Clone)]
-pub struct Rolling {
-    pub baseline: Baseline,
+pub(crate) struct Rolling {
+    pub(crate) baseline: Baseline,
     /// The commits of the runs, oldest first.
-    pub commits: Vec<String>,
+    pub(crate) commits: Vec<String>,
 }
 
 /// What a check compares with from the history.
 #[derive(Debug, Clone, Copy)]
-pub struct Window<'a> {
+pub(crate) struct Window<'a> {
     /// The store as messages show it.
-    pub shown: &'a str,
-    pub workload: &'a str,
-    pub runs: usize,
+    pub(crate) shown: &'a str,
+    pub(crate) workload: &'a str,
+    pub(crate) runs: usize,
     /// The kernel key mode asked for (`--kernel-key`); else the runs' own.
-    pub kernel_key: Option<KernelKeyMode>,
+    pub(crate) kernel_key: Option<KernelKeyMode>,
 }
 
 /// The rolling baseline of `window.workload` on the GPU `fingerprint` names.
-pub fn rolling(
+pub(crate) fn rolling(
     store: &mut dyn Store,
     window: Window<'_>,
     fingerprint: &Fingerprint,
@@ -97,7 +97,7 @@ fn recorded_rules(runs: &[StoredRun], window: Window<'_>, thresholds: &Threshold
 type Gathered = BTreeMap<String, BTreeMap<String, (String, BTreeMap<String, Vec<f64>>)>>;
 
 /// The baseline a `baseline record` of `runs` writes (each stored sample one run).
-pub fn baseline_of(
+pub(crate) fn baseline_of(
     runs: &[StoredRun],
     kernel_key: KernelKeyMode,
     fingerprint: &Fingerprint,
@@ -208,7 +208,7 @@ fn metric_entry(unit: &str, by: &BTreeMap<String, Vec<f64>>) -> Option<MetricEnt
 }
 
 /// The note a check prints and reports: which runs its baseline is.
-pub fn note(shown: &str, workload: &str, commits: &[String]) -> String {
+pub(crate) fn note(shown: &str, workload: &str, commits: &[String]) -> String {
     let listed: Vec<String> = commits.iter().map(|c| super::show::short(c)).collect();
     format!(
         "baseline from history {shown}: the last {} accepted run(s) of workload `{workload}` on this GPU, commits {}",

@@ -12,32 +12,32 @@ const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 
 /// One series: its name and its points, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Series {
-    pub workload: String,
-    pub gpu: String,
-    pub kernel: String,
-    pub rule: String,
-    pub metric: String,
-    pub aggregate: String,
-    pub unit: String,
-    pub points: Vec<SeriesPoint>,
+pub(crate) struct Series {
+    pub(crate) workload: String,
+    pub(crate) gpu: String,
+    pub(crate) kernel: String,
+    pub(crate) rule: String,
+    pub(crate) metric: String,
+    pub(crate) aggregate: String,
+    pub(crate) unit: String,
+    pub(crate) points: Vec<SeriesPoint>,
 }
 
 /// One run's value in a series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SeriesPoint {
-    pub commit: String,
-    pub branch: String,
+pub(crate) struct SeriesPoint {
+    pub(crate) commit: String,
+    pub(crate) branch: String,
     /// RFC 3339, UTC.
-    pub time: String,
-    pub accepted: bool,
-    pub outcome: String,
-    pub value: Option<f64>,
-    pub status: String,
+    pub(crate) time: String,
+    pub(crate) accepted: bool,
+    pub(crate) outcome: String,
+    pub(crate) value: Option<f64>,
+    pub(crate) status: String,
 }
 
 /// The points grouped into series (the points come grouped and ordered).
-pub fn group(points: Vec<Point>) -> Vec<Series> {
+pub(crate) fn group(points: Vec<Point>) -> Vec<Series> {
     let mut all: Vec<Series> = Vec::new();
     for p in points {
         let point = SeriesPoint {
@@ -80,7 +80,7 @@ pub fn group(points: Vec<Point>) -> Vec<Series> {
 
 /// The sparkline of `values`: a level per value between their minimum and
 /// maximum (the middle level when all are equal), a space where none was measured.
-pub fn sparkline(values: &[Option<f64>]) -> String {
+pub(crate) fn sparkline(values: &[Option<f64>]) -> String {
     let known: Vec<f64> = values.iter().flatten().copied().collect();
     let lo = known.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -98,7 +98,7 @@ pub fn sparkline(values: &[Option<f64>]) -> String {
 }
 
 /// A name from the store as one printable line.
-pub fn escaped(name: &str) -> String {
+pub(crate) fn escaped(name: &str) -> String {
     name.chars()
         .map(|c| {
             if crate::text::escape::unprintable(c) {
@@ -111,7 +111,7 @@ pub fn escaped(name: &str) -> String {
 }
 
 /// The series as text: a heading per workload × GPU, a line per kernel × metric.
-pub fn render(series: &[Series]) -> String {
+pub(crate) fn render(series: &[Series]) -> String {
     if series.is_empty() {
         return "ncugate: no runs in the history match\n".into();
     }
@@ -160,12 +160,12 @@ pub fn render(series: &[Series]) -> String {
 }
 
 /// A commit as messages show it: its first 12 characters.
-pub fn short(commit: &str) -> String {
+pub(crate) fn short(commit: &str) -> String {
     escaped(&commit.chars().take(12).collect::<String>())
 }
 
 /// The series as JSON (`{"series": […]}`).
-pub fn json(series: &[Series]) -> String {
+pub(crate) fn json(series: &[Series]) -> String {
     // Names from the store, escaped as the text view escapes them.
     let mut doc = serde_json::json!({ "schema_version": 1, "series": series });
     crate::text::escape::printable_json(&mut doc);

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// Rust type against the column's (`INTEGER` is an `i32` there), SQLite
 /// stores both integers alike.
 #[derive(Debug, Clone, Copy)]
-pub enum Param<'a> {
+pub(crate) enum Param<'a> {
     /// `TEXT`.
     Text(&'a str),
     /// `TEXT` or `NULL`.
@@ -34,7 +34,7 @@ pub enum Param<'a> {
 /// store's dialect already, as [`store::series_sql`] writes them); an impl
 /// for a dialect that spells them otherwise rewrites them ([`placeholders`])
 /// as it prepares them, so each statement is written once.
-pub trait Tx {
+pub(crate) trait Tx {
     /// The driver's error.
     type Error;
     /// The store's SQL dialect: how its migrations and queries are written.
@@ -65,7 +65,7 @@ pub trait Tx {
 
 /// A result row of either database's driver, read by column number: what
 /// [`point`], [`picked`] and the write path need of it.
-pub trait Row {
+pub(crate) trait Row {
     /// The driver's error.
     type Error;
     /// A `TEXT` column.
@@ -80,7 +80,7 @@ pub trait Row {
 
 /// `sql`, written with numbered placeholders (`?1`), in `dialect`:
 /// PostgreSQL numbers them `$1`. The statements here hold no other `?`.
-pub fn placeholders(sql: &str, dialect: Dialect) -> Cow<'_, str> {
+pub(crate) fn placeholders(sql: &str, dialect: Dialect) -> Cow<'_, str> {
     match dialect {
         Dialect::Sqlite => Cow::Borrowed(sql),
         Dialect::Postgres => Cow::Owned(sql.replace('?', "$")),
@@ -90,7 +90,7 @@ pub fn placeholders(sql: &str, dialect: Dialect) -> Cow<'_, str> {
 /// Brings the schema up to date in `tx`, which the caller commits; the
 /// version found when it is newer than this ncugate's (then nothing is
 /// migrated, and the caller leaves the store as it was).
-pub fn migrate<T: Tx>(tx: &mut T) -> Result<Option<i64>, T::Error> {
+pub(crate) fn migrate<T: Tx>(tx: &mut T) -> Result<Option<i64>, T::Error> {
     tx.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
     let found = tx.query_one(
         "SELECT COALESCE(MAX(version), 0) FROM schema_version",
@@ -114,7 +114,7 @@ pub fn migrate<T: Tx>(tx: &mut T) -> Result<Option<i64>, T::Error> {
 /// (so that no other writer comes between reading a run and replacing it)
 /// and commits; the same report for the same workload, GPU and commit is
 /// one run.
-pub fn record_all<T: Tx>(
+pub(crate) fn record_all<T: Tx>(
     tx: &mut T,
     at: &Provenance,
     runs: &[Entry<'_>],
@@ -225,7 +225,7 @@ fn insert_values<T: Tx>(
 }
 
 /// Makes every run of `commit` baseline material; the number of runs.
-pub fn accept<T: Tx>(tx: &mut T, commit: &str) -> Result<u64, T::Error> {
+pub(crate) fn accept<T: Tx>(tx: &mut T, commit: &str) -> Result<u64, T::Error> {
     tx.execute(
         "UPDATE runs SET accepted = 1 WHERE commit_sha = ?1",
         &[Param::Text(commit)],
@@ -233,7 +233,7 @@ pub fn accept<T: Tx>(tx: &mut T, commit: &str) -> Result<u64, T::Error> {
 }
 
 /// The values of the series `query` selects, by series, oldest first.
-pub fn series<T: Tx>(tx: &mut T, query: &Query) -> Result<Vec<Point>, T::Error> {
+pub(crate) fn series<T: Tx>(tx: &mut T, query: &Query) -> Result<Vec<Point>, T::Error> {
     let sql = store::series_sql(T::DIALECT);
     let p =
         [&query.workload, &query.kernel, &query.metric].map(|p| Param::TextOrNull(p.as_deref()));
@@ -241,7 +241,7 @@ pub fn series<T: Tx>(tx: &mut T, query: &Query) -> Result<Vec<Point>, T::Error> 
 }
 
 /// The runs of `workload` on `gpu` that `pick` names, oldest first, with their values.
-pub fn pick<T: Tx>(
+pub(crate) fn pick<T: Tx>(
     tx: &mut T,
     workload: &str,
     gpu: &str,
@@ -262,7 +262,7 @@ pub fn pick<T: Tx>(
 
 /// How many accepted runs of `workload` on `gpu` were made after `run`
 /// (later, or in the same second and recorded after it).
-pub fn accepted_after<T: Tx>(
+pub(crate) fn accepted_after<T: Tx>(
     tx: &mut T,
     workload: &str,
     gpu: &str,
@@ -277,14 +277,8 @@ pub fn accepted_after<T: Tx>(
     .map(|n| n as u64)
 }
 
-/// How many runs the store holds.
-pub fn runs<T: Tx>(tx: &mut T) -> Result<u64, T::Error> {
-    tx.query_one("SELECT COUNT(*) FROM runs", &[], |r| r.big(0))
-        .map(|n| n as u64)
-}
-
 /// A row of [`store::series_sql`].
-pub fn point<R: Row + ?Sized>(r: &R) -> Result<Point, R::Error> {
+pub(crate) fn point<R: Row + ?Sized>(r: &R) -> Result<Point, R::Error> {
     Ok(Point {
         workload: r.text(0)?,
         gpu: r.text(1)?,
@@ -304,10 +298,10 @@ pub fn point<R: Row + ?Sized>(r: &R) -> Result<Point, R::Error> {
 }
 
 /// A row of [`store::pick_sql`]: run id, commit, time, kernel key mode, value.
-pub type PickedRow = (i64, String, i64, String, Value);
+pub(crate) type PickedRow = (i64, String, i64, String, Value);
 
 /// A row of [`store::pick_sql`].
-pub fn picked<R: Row + ?Sized>(r: &R) -> Result<PickedRow, R::Error> {
+pub(crate) fn picked<R: Row + ?Sized>(r: &R) -> Result<PickedRow, R::Error> {
     let mean = r.real(8)?;
     Ok((
         r.big(0)?,
@@ -328,7 +322,7 @@ pub fn picked<R: Row + ?Sized>(r: &R) -> Result<PickedRow, R::Error> {
 }
 
 /// Rows of [`store::pick_sql`] grouped into runs.
-pub fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
+pub(crate) fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
     let mut out: Vec<StoredRun> = Vec::new();
     let mut last_id = None;
     for (id, commit, time, kernel_key, value) in rows {

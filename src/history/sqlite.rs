@@ -14,17 +14,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long a writer waits for another one before the store is said to be busy.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// An open SQLite history.
-pub struct Sqlite {
+pub(crate) struct Sqlite {
     conn: Connection,
     path: PathBuf,
 }
 
 impl Sqlite {
     /// Opens (with `create`, makes) the file and migrates its schema.
-    pub fn open(path: &Path, create: bool) -> Result<Sqlite> {
+    pub(crate) fn open(path: &Path, create: bool) -> Result<Sqlite> {
         let shown = format!("sqlite:{}", path.display());
         if !create && !path.exists() {
             return Err(super::store_error(
@@ -120,10 +120,6 @@ impl Store for Sqlite {
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
         sql::accepted_after(&mut Lite(&self.conn), workload, gpu, run)
             .map_err(|e| fail(&self.path, e))
-    }
-
-    fn runs(&mut self) -> Result<u64> {
-        sql::runs(&mut Lite(&self.conn)).map_err(|e| fail(&self.path, e))
     }
 }
 

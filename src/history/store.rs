@@ -10,18 +10,18 @@ use crate::error::Result;
 
 /// Where and when a run was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Provenance {
-    pub commit: String,
-    pub branch: String,
+pub(crate) struct Provenance {
+    pub(crate) commit: String,
+    pub(crate) branch: String,
     /// Seconds since the Unix epoch.
-    pub time: i64,
+    pub(crate) time: i64,
 }
 
 /// A run to add, and whether it is baseline material.
 #[derive(Debug, Clone, Copy)]
-pub struct Entry<'a> {
-    pub run: &'a RunRecord,
-    pub accepted: bool,
+pub(crate) struct Entry<'a> {
+    pub(crate) run: &'a RunRecord,
+    pub(crate) accepted: bool,
 }
 
 /// What recording a run did.
@@ -37,33 +37,33 @@ pub enum Recorded {
 
 /// Which series `history show` reads.
 #[derive(Debug, Clone, Default)]
-pub struct Query {
-    pub workload: Option<String>,
-    pub kernel: Option<String>,
-    pub metric: Option<String>,
+pub(crate) struct Query {
+    pub(crate) workload: Option<String>,
+    pub(crate) kernel: Option<String>,
+    pub(crate) metric: Option<String>,
 }
 
 /// One value of one series at one run, oldest first in a series.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    pub workload: String,
-    pub gpu: String,
-    pub kernel: String,
-    pub rule: String,
-    pub metric: String,
-    pub aggregate: String,
-    pub unit: String,
-    pub commit: String,
-    pub branch: String,
-    pub time: i64,
-    pub accepted: bool,
-    pub outcome: String,
-    pub mean: Option<f64>,
-    pub status: String,
+pub(crate) struct Point {
+    pub(crate) workload: String,
+    pub(crate) gpu: String,
+    pub(crate) kernel: String,
+    pub(crate) rule: String,
+    pub(crate) metric: String,
+    pub(crate) aggregate: String,
+    pub(crate) unit: String,
+    pub(crate) commit: String,
+    pub(crate) branch: String,
+    pub(crate) time: i64,
+    pub(crate) accepted: bool,
+    pub(crate) outcome: String,
+    pub(crate) mean: Option<f64>,
+    pub(crate) status: String,
 }
 
 /// A history database.
-pub trait Store {
+pub(crate) trait Store {
     /// Adds the runs made at `at` in one transaction; the same report for
     /// the same workload, GPU and commit is one run.
     fn record(&mut self, at: &Provenance, runs: &[Entry<'_>]) -> Result<Vec<Recorded>>;
@@ -71,8 +71,6 @@ pub trait Store {
     fn accept(&mut self, commit: &str) -> Result<u64>;
     /// The values of the series `query` selects, by series, oldest first.
     fn series(&mut self, query: &Query) -> Result<Vec<Point>>;
-    /// How many runs the store holds.
-    fn runs(&mut self) -> Result<u64>;
     /// The runs of `workload` on `gpu` that `pick` names, oldest first, with their values.
     fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>>;
     /// How many accepted runs of `workload` on `gpu` were made after `run`
@@ -82,7 +80,7 @@ pub trait Store {
 
 /// Which runs of one workload on one GPU a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pick<'a> {
+pub(crate) enum Pick<'a> {
     /// The last N accepted runs: a rolling baseline.
     LastAccepted(usize),
     /// The run of one commit: the anchor creep is measured from.
@@ -91,14 +89,14 @@ pub enum Pick<'a> {
 
 /// A run read back with its values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StoredRun {
+pub(crate) struct StoredRun {
     /// The store's number for the run: later records have larger ones.
-    pub id: i64,
-    pub commit: String,
-    pub time: i64,
+    pub(crate) id: i64,
+    pub(crate) commit: String,
+    pub(crate) time: i64,
     /// The kernel key mode the run's report used (empty: recorded before it was kept).
-    pub kernel_key: String,
-    pub values: Vec<super::record::Value>,
+    pub(crate) kernel_key: String,
+    pub(crate) values: Vec<super::record::Value>,
 }
 
 /// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,
@@ -106,7 +104,7 @@ pub struct StoredRun {
 /// [`super::sql::picked`]), the run's id first, then commit, time, kernel,
 /// rule, metric, aggregate, unit, mean, samples, status, kernel key mode;
 /// oldest run first.
-pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
+pub(crate) fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
     let p = |i: usize| match dialect {
         Dialect::Sqlite => format!("?{i}"),
         Dialect::Postgres => format!("${i}"),
@@ -137,7 +135,7 @@ pub fn pick_sql(dialect: Dialect, pick: Pick<'_>) -> String {
 /// kernel (a part of it), metric (a part of it, or the rule's name), each
 /// `NULL` for any; one row per value, read by [`super::sql::point`]; by
 /// series, oldest first.
-pub fn series_sql(dialect: Dialect) -> String {
+pub(crate) fn series_sql(dialect: Dialect) -> String {
     let (p, contains) = match dialect {
         Dialect::Sqlite => (["?1", "?2", "?3"], "instr"),
         Dialect::Postgres => (["$1::TEXT", "$2::TEXT", "$3::TEXT"], "strpos"),
@@ -226,12 +224,12 @@ UPDATE runs SET report_sha256 = substr(report_sha256, 1, 32);
 
 /// A value's status as stored since schema version 2: its place in this
 /// list (a byte in SQLite instead of the word). Anything else reads as `error`.
-pub const STATUSES: [&str; 7] = [
+pub(crate) const STATUSES: [&str; 7] = [
     "pass", "fail", "warn", "improved", "changed", "skipped", "error",
 ];
 
 /// The stored code of `status`.
-pub fn status_code(status: &str) -> i32 {
+pub(crate) fn status_code(status: &str) -> i32 {
     STATUSES
         .iter()
         .position(|s| *s == status)
@@ -239,7 +237,7 @@ pub fn status_code(status: &str) -> i32 {
 }
 
 /// The status a stored code stands for.
-pub fn status_name(code: i64) -> String {
+pub(crate) fn status_name(code: i64) -> String {
     usize::try_from(code)
         .ok()
         .and_then(|i| STATUSES.get(i))
@@ -269,7 +267,7 @@ pub fn migration_sql(template: &str, dialect: Dialect) -> String {
 /// The samples of a value as stored: a JSON array of numbers, or empty
 /// text for the common case of one run whose value is the mean (a fifth of
 /// a run's bytes when every check profiles once).
-pub fn samples_text(samples: &[f64], mean: Option<f64>) -> String {
+pub(crate) fn samples_text(samples: &[f64], mean: Option<f64>) -> String {
     if let [one] = samples
         && Some(*one) == mean
     {
@@ -279,7 +277,7 @@ pub fn samples_text(samples: &[f64], mean: Option<f64>) -> String {
 }
 
 /// The samples of a value from their stored text and the mean.
-pub fn samples_of(text: &str, mean: Option<f64>) -> Vec<f64> {
+pub(crate) fn samples_of(text: &str, mean: Option<f64>) -> Vec<f64> {
     if text.is_empty() {
         return mean.into_iter().collect();
     }
@@ -287,7 +285,7 @@ pub fn samples_of(text: &str, mean: Option<f64>) -> Vec<f64> {
 }
 
 /// Keeps the last `n` points of each series (the points come oldest first).
-pub fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
+pub(crate) fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
     use std::collections::HashMap;
     let key = |p: &Point| {
         (

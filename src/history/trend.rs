@@ -21,7 +21,7 @@ fn rule_of<'a>(series: &Series, thresholds: &'a Thresholds) -> Option<&'a crate:
 }
 
 /// The allowed band at each run: (low, high) from the accepted runs before it.
-pub fn bands(
+pub(crate) fn bands(
     series: &Series,
     worse: Worse,
     max_change: f64,
@@ -58,7 +58,7 @@ const TEXT_PX: u32 = 15;
 
 /// The chart of `series` with the band its rule in `thresholds` allowed at
 /// each run (`window` accepted runs before it); `None` when no run has a value.
-pub fn chart(series: &Series, thresholds: &Thresholds, window: usize) -> Option<String> {
+pub(crate) fn chart(series: &Series, thresholds: &Thresholds, window: usize) -> Option<String> {
     let bands = match rule_of(series, thresholds).and_then(|r| r.max_change.map(|c| (r.worse, c))) {
         Some((worse, c)) => bands(series, worse, c, window),
         None => vec![None; series.points.len()],
@@ -67,7 +67,7 @@ pub fn chart(series: &Series, thresholds: &Thresholds, window: usize) -> Option<
 }
 
 /// The chart of one series; `None` when no run has a value.
-pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
+pub(crate) fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
     let values: Vec<(usize, f64)> = series
         .points
         .iter()
@@ -165,7 +165,7 @@ pub fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
 }
 
 /// The page of every series: a heading per series, its chart, and what the marks mean.
-pub fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String {
+pub(crate) fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String {
     let sections: Vec<Markup> = series
         .iter()
         .map(|s| {

@@ -33,7 +33,7 @@ pub fn mark_start() {
 
 /// Writes `bytes` to `path` through a temp file and a rename, so readers never
 /// see a half-written file and a failed write leaves the old one in place.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut set = FileSet::default();
     set.add(path, bytes)?;
     set.commit()
@@ -43,7 +43,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// renamed into place by [`FileSet::commit`]. Dropped uncommitted, the temp
 /// files go and the targets are untouched.
 #[derive(Default)]
-pub struct FileSet {
+pub(crate) struct FileSet {
     staged: Vec<Staged>,
     /// The folders written to, each cleared of stale temp files once per set
     /// (an HTML report writes 10^4 charts into one folder: a listing per file
@@ -82,13 +82,13 @@ impl Held {
 
 impl FileSet {
     /// Writes `bytes` to a temp file beside `path` (creating its folder).
-    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.add_with(path, |out| out.write_all(bytes))
     }
 
     /// Writes what `write` writes, through a buffer, to a temp file beside
     /// `path` (creating its folder): a report made as it is written.
-    pub fn add_with(
+    pub(crate) fn add_with(
         &mut self,
         path: &Path,
         write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -156,7 +156,7 @@ impl FileSet {
 
     /// Renames every file into place, in the order added, unless the run was
     /// interrupted (then none is, and the temp files go).
-    pub fn commit(self) -> Result<()> {
+    pub(crate) fn commit(self) -> Result<()> {
         let targets: Vec<PathBuf> = self.staged.iter().map(|s| s.target.clone()).collect();
         // Registered until the commit is over (a guard's drop takes the lock the commit holds).
         let (files, _tracked): (Vec<_>, Vec<_>) = self
@@ -253,7 +253,7 @@ fn target_of(entry: &str) -> Option<&str> {
 /// process holds their lock, and they are older than this process), and says
 /// so in one line. Returns what it removed. Best effort: a file it cannot
 /// inspect or remove stays.
-pub fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
+pub(crate) fn remove_stale_temps(target: &Path) -> Vec<PathBuf> {
     let candidates = leftovers_in(folder(target))
         .remove(&file_name(target))
         .unwrap_or_default();

@@ -4,4 +4,4 @@
 
 pub mod atomic;
 
-pub use atomic::write_atomic;
+pub(crate) use atomic::write_atomic;

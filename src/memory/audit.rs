@@ -7,42 +7,42 @@ use std::path::Path;
 
 /// One graph executable alive at exit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LiveExec {
-    pub id: u64,
+pub(crate) struct LiveExec {
+    pub(crate) id: u64,
     #[serde(default)]
-    pub launches: u64,
+    pub(crate) launches: u64,
     /// Best-effort host symbol of the code that instantiated it.
     #[serde(default)]
-    pub created_by: Option<String>,
+    pub(crate) created_by: Option<String>,
 }
 
 /// What the injection library counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Audit {
-    pub graphs_created: u64,
-    pub graphs_destroyed: u64,
-    pub execs_created: u64,
-    pub execs_destroyed: u64,
+pub(crate) struct Audit {
+    pub(crate) graphs_created: u64,
+    pub(crate) graphs_destroyed: u64,
+    pub(crate) execs_created: u64,
+    pub(crate) execs_destroyed: u64,
     #[serde(default)]
-    pub graph_launches: u64,
+    pub(crate) graph_launches: u64,
     #[serde(default)]
-    pub live_execs: Vec<LiveExec>,
+    pub(crate) live_execs: Vec<LiveExec>,
     #[serde(default)]
-    pub graph_mem_used_high: Option<u64>,
+    pub(crate) graph_mem_used_high: Option<u64>,
     #[serde(default)]
-    pub graph_mem_reserved_high: Option<u64>,
+    pub(crate) graph_mem_reserved_high: Option<u64>,
     #[serde(default)]
-    pub pool_reserved_high: Option<u64>,
+    pub(crate) pool_reserved_high: Option<u64>,
     /// CLOCK_MONOTONIC ns of the first and last graph launch (0: none).
     #[serde(default)]
-    pub first_launch_ns: Option<u64>,
+    pub(crate) first_launch_ns: Option<u64>,
     #[serde(default)]
-    pub last_launch_ns: Option<u64>,
+    pub(crate) last_launch_ns: Option<u64>,
 }
 
 impl Audit {
     /// The launches' time window in CLOCK_MONOTONIC seconds, when there were two or more.
-    pub fn launch_window(&self) -> Option<(f64, f64)> {
+    pub(crate) fn launch_window(&self) -> Option<(f64, f64)> {
         match (self.first_launch_ns, self.last_launch_ns) {
             (Some(a), Some(b)) if a > 0 && b > a => Some((a as f64 / 1e9, b as f64 / 1e9)),
             _ => None,
@@ -51,7 +51,7 @@ impl Audit {
 }
 
 /// Reads the library's JSON report.
-pub fn read(path: &Path) -> Result<Audit> {
+pub(crate) fn read(path: &Path) -> Result<Audit> {
     let text = std::fs::read_to_string(path).map_err(|_| {
         Error::from(crate::error::ToolError::NoAuditReport {
             report: path.to_path_buf(),

@@ -13,16 +13,16 @@ use std::path::Path;
 
 /// One run in the history file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// RFC 3339, UTC.
-    pub time: String,
-    pub app: String,
+    pub(crate) time: String,
+    pub(crate) app: String,
     /// `GITHUB_SHA`, `GIT_COMMIT` (Jenkins) or `git rev-parse HEAD`, when known.
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
     /// The leak figure: GPU memory at the end of the run minus at its start (NVML), bytes.
-    pub leak_bytes: f64,
-    pub peak_bytes: Option<f64>,
-    pub live_execs: u64,
+    pub(crate) leak_bytes: f64,
+    pub(crate) peak_bytes: Option<f64>,
+    pub(crate) live_execs: u64,
 }
 
 /// The alert rule: the last `consecutive` runs each leaked more than `factor` × the
@@ -31,17 +31,17 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     /// Runs in the rolling median baseline.
-    pub window: usize,
+    pub(crate) window: usize,
     /// The last runs that must all be over the line.
-    pub consecutive: usize,
+    pub(crate) consecutive: usize,
     /// Over `factor` × baseline.
-    pub factor: f64,
+    pub(crate) factor: f64,
     /// And over this many bytes.
-    pub min_bytes: f64,
+    pub(crate) min_bytes: f64,
 }
 
 /// Appends `entry` under an exclusive lock and returns every entry, the new one last.
-pub fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
+pub(crate) fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
     let err = |source: std::io::Error| Error::Write {
         path: path.to_path_buf(),
         source,
@@ -90,7 +90,7 @@ fn median(values: &mut [f64]) -> f64 {
 /// The rule over the history: the baseline is the median of the `window`
 /// runs before the last `consecutive`; it fails when each of those last runs
 /// leaked more than `factor` × baseline and more than `min_bytes`.
-pub fn judge(entries: &[Entry], rule: &Rule) -> MemoryResult {
+pub(crate) fn judge(entries: &[Entry], rule: &Rule) -> MemoryResult {
     let need = rule.window + rule.consecutive;
     let check = super::MemoryCheck::LeakTrend {
         consecutive: rule.consecutive,

@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// `inject/ncugate_audit.c`, as this binary was built with it.
-pub const SOURCE: &str = include_str!("../../inject/ncugate_audit.c");
+pub(crate) const SOURCE: &str = include_str!("../../inject/ncugate_audit.c");
 /// The library's file name inside its cache folder.
-pub const FILE_NAME: &str = "libncugate_audit.so";
+pub(crate) const FILE_NAME: &str = "libncugate_audit.so";
 
 /// Where the CUDA toolkit's CUPTI headers and libraries are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Toolchain {
 
 impl Toolchain {
     /// From the environment, as `make` would see it.
-    pub fn from_env() -> Toolchain {
+    pub(crate) fn from_env() -> Toolchain {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         // `cc` is the POSIX name; some images only have `gcc`.
         let default_cc = ["cc", "gcc"]

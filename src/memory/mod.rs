@@ -4,11 +4,11 @@
 //! process's GPU memory from the moment it starts; the gate fails when
 //! executables leak or memory grows past the `[memory]` limits.
 
-pub mod audit;
+pub(crate) mod audit;
 pub mod history;
 pub mod library;
-pub mod run;
-pub mod sample;
+pub(crate) mod run;
+pub(crate) mod sample;
 
 use crate::format::format_value;
 use crate::status::Status;
@@ -19,18 +19,18 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryLimits {
     /// Graph executables still alive at exit (default 0).
-    pub max_live_execs: Option<u64>,
+    pub(crate) max_live_execs: Option<u64>,
     /// Graphs still alive at exit (default: not checked; the runtime keeps internal copies).
-    pub max_live_graphs: Option<u64>,
-    pub max_growth_per_iteration: Option<f64>,
-    pub max_growth_per_second: Option<f64>,
-    pub max_peak: Option<f64>,
+    pub(crate) max_live_graphs: Option<u64>,
+    pub(crate) max_growth_per_iteration: Option<f64>,
+    pub(crate) max_growth_per_second: Option<f64>,
+    pub(crate) max_peak: Option<f64>,
 }
 
 /// What a memory check measures; [`MemoryCheck::name`] is how reports
 /// (and [`MemoryResult::check`]) name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryCheck {
+pub(crate) enum MemoryCheck {
     /// Graph executables created and never destroyed.
     LiveExecs,
     /// Graphs created and never destroyed.
@@ -49,7 +49,7 @@ pub enum MemoryCheck {
 }
 
 impl MemoryCheck {
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             MemoryCheck::LiveExecs => "live graph executables at exit".into(),
             MemoryCheck::LiveGraphs => "live graphs at exit".into(),
@@ -69,24 +69,24 @@ impl MemoryCheck {
 
 /// One memory check.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct MemoryResult {
-    pub check: String,
-    pub value: Option<f64>,
-    pub limit: Option<f64>,
-    pub unit: String,
-    pub status: Status,
-    pub message: String,
+pub(crate) struct MemoryResult {
+    pub(crate) check: String,
+    pub(crate) value: Option<f64>,
+    pub(crate) limit: Option<f64>,
+    pub(crate) unit: String,
+    pub(crate) status: Status,
+    pub(crate) message: String,
 }
 
 /// What one audited run measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Measured {
-    pub audit: audit::Audit,
-    pub growth: Option<sample::Growth>,
+pub(crate) struct Measured {
+    pub(crate) audit: audit::Audit,
+    pub(crate) growth: Option<sample::Growth>,
 }
 
 /// The checks of one audited run against `limits`.
-pub fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
+pub(crate) fn judge(m: &Measured, limits: &MemoryLimits) -> Vec<MemoryResult> {
     let mut out = Vec::new();
     let a = &m.audit;
     let live_execs = a.execs_created.saturating_sub(a.execs_destroyed);

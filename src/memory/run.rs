@@ -12,28 +12,28 @@ use std::time::Duration;
 
 /// What the audit needs (lent by `ncugate leaks`' configuration).
 #[derive(Debug, Clone, Copy)]
-pub struct Audit<'a> {
-    pub runner: &'a RunnerConfig,
+pub(crate) struct Audit<'a> {
+    pub(crate) runner: &'a RunnerConfig,
     /// A prebuilt audit library; `None`: the one compiled from the embedded source into `cache_dir`.
-    pub audit_lib: Option<&'a PathBuf>,
+    pub(crate) audit_lib: Option<&'a PathBuf>,
     /// Where compiled audit libraries are cached.
-    pub cache_dir: &'a Path,
-    pub limits: &'a MemoryLimits,
-    pub sample_every: Duration,
+    pub(crate) cache_dir: &'a Path,
+    pub(crate) limits: &'a MemoryLimits,
+    pub(crate) sample_every: Duration,
     /// The history file of earlier runs, to judge the trend.
-    pub history: Option<&'a PathBuf>,
-    pub rule: &'a history::Rule,
+    pub(crate) history: Option<&'a PathBuf>,
+    pub(crate) rule: &'a history::Rule,
 }
 
 /// What the audit found, for the report: the memory checks and notes.
 #[derive(Debug, Clone, Default)]
-pub struct Audited {
-    pub memory: Vec<MemoryResult>,
-    pub notes: Vec<String>,
+pub(crate) struct Audited {
+    pub(crate) memory: Vec<MemoryResult>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// Runs the audited app and judges its graph memory.
-pub fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
+pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audited> {
     let r = &config.runner;
     if r.app.is_empty() {
         return Err(Error::from(crate::error::ConfigError::NoAppToAudit));

@@ -7,21 +7,21 @@ use std::time::Duration;
 
 /// Fitted growth of sampled memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Growth {
+pub(crate) struct Growth {
     /// Last sample minus the first non-zero one.
-    pub growth_bytes: f64,
+    pub(crate) growth_bytes: f64,
     /// Least-squares slope of bytes over time.
-    pub slope_bytes_per_s: f64,
-    pub peak_bytes: f64,
-    pub samples: usize,
-    pub seconds: f64,
+    pub(crate) slope_bytes_per_s: f64,
+    pub(crate) peak_bytes: f64,
+    pub(crate) samples: usize,
+    pub(crate) seconds: f64,
 }
 
 /// Fits the samples `(seconds, bytes)` inside `window` (seconds on the same
 /// clock, from the first to the last graph launch: the app's start-up
 /// allocations are not growth) plus the first sample after it; the whole run
 /// without a window. `None` without two non-zero samples.
-pub fn fit(samples: &[(f64, f64)], window: Option<(f64, f64)>) -> Option<Growth> {
+pub(crate) fn fit(samples: &[(f64, f64)], window: Option<(f64, f64)>) -> Option<Growth> {
     let used: Vec<(f64, f64)> = match window {
         None => samples.iter().copied().filter(|(_, b)| *b > 0.0).collect(),
         Some((from, to)) => {
@@ -56,7 +56,7 @@ pub fn fit(samples: &[(f64, f64)], window: Option<(f64, f64)>) -> Option<Growth>
 }
 
 /// Seconds on CLOCK_MONOTONIC, the clock the audit library stamps launches with.
-pub fn monotonic_s() -> f64 {
+pub(crate) fn monotonic_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -71,7 +71,7 @@ pub fn monotonic_s() -> f64 {
 /// Samples the GPU memory NVML attributes to `pid` (and its children) every
 /// `every` until `stop` is set. Returns `(CLOCK_MONOTONIC seconds, bytes)`;
 /// empty when NVML is unavailable.
-pub fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
+pub(crate) fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
     let Some(gpus) = crate::nvml::Gpus::open() else {
         return Vec::new();
     };

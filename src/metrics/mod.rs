@@ -17,7 +17,7 @@
 //!
 //! The report goes back to `crate::commands::execute`, which renders it in
 //! every format asked for and takes the exit code from it. `baseline record`
-//! ([`record`]) shares steps 1 and 2 and ends in a baseline file instead;
+//! ([`record()`]) shares steps 1 and 2 and ends in a baseline file instead;
 //! `profile` ([`profile`]) is step 1 alone; [`suite`] runs them for each
 //! workload of a suite's shard.
 
@@ -28,7 +28,7 @@ mod notes;
 mod pick;
 mod read;
 mod record;
-pub mod suite;
+pub(crate) mod suite;
 
 pub use acquire::profile;
 pub use record::record;
@@ -53,7 +53,7 @@ pub fn check(config: &CheckConfig, processes: &dyn ProcessRunner) -> Gated<Repor
 }
 
 /// The thresholds file a check reads, as its report names it.
-pub fn thresholds_name(config: &CheckConfig) -> String {
+pub(crate) fn thresholds_name(config: &CheckConfig) -> String {
     config.thresholds.to_string()
 }
 

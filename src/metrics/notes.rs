@@ -72,7 +72,7 @@ impl DataNotes {
 }
 
 /// When the two sides' ncu settings differ or one is unknown: what the
-/// reader should know (the settings that matter are refused by [`usable`]).
+/// reader should know (the settings that matter are refused by `pick.rs`'s `usable`).
 pub(super) fn settings(
     baseline: Option<&ProfileSettings>,
     current: Option<&ProfileSettings>,

@@ -19,7 +19,7 @@ use crate::suite::{merge, render, shard};
 use sha2::{Digest, Sha256};
 
 /// Each workload that could not be gated, by name, with why.
-pub type Failures = Vec<(String, Error)>;
+pub(crate) type Failures = Vec<(String, Error)>;
 
 /// What a suite run decided.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ pub fn merge(config: &MergeConfig) -> Result<SuiteReport> {
 }
 
 /// This run's workloads: the shard's share by recorded cost, or all.
-pub fn planned(config: &SuiteConfig) -> Vec<&Workload> {
+pub(crate) fn planned(config: &SuiteConfig) -> Vec<&Workload> {
     let Some(s) = config.shard else {
         return config.workloads.iter().collect();
     };
@@ -166,7 +166,7 @@ impl Builds {
 }
 
 /// SHA-256 over every workload's name and effective thresholds text.
-pub fn thresholds_digest(config: &SuiteConfig) -> String {
+pub(crate) fn thresholds_digest(config: &SuiteConfig) -> String {
     let mut hasher = Sha256::new();
     for w in &config.all {
         let text = match w.thresholds.file() {

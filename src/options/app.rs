@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "App")]
-pub struct AppOptions {
+pub(crate) struct AppOptions {
     /// Seconds the whole run may take; then the app's process group is killed (default 1800).
     #[arg(
         long,
@@ -21,7 +21,7 @@ pub struct AppOptions {
         env = "NCUGATE_TIMEOUT",
         value_name = "SECONDS"
     )]
-    pub timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// Directory the build and the app run in (default: [app] workdir, else the folder ncugate.toml is in).
     #[arg(
         long,
@@ -29,40 +29,40 @@ pub struct AppOptions {
         env = "NCUGATE_WORKDIR",
         value_name = "DIR"
     )]
-    pub workdir: Option<PathBuf>,
+    pub(crate) workdir: Option<PathBuf>,
     /// Environment for the build and the app (repeatable; adds to [app] env, a key given here wins).
     #[arg(long = "env", hide_short_help = true, value_name = "KEY=VALUE")]
     #[serde(default, deserialize_with = "env_table")]
-    pub env: Vec<EnvVar>,
+    pub(crate) env: Vec<EnvVar>,
     /// The app and its arguments (replaces [app] command).
     #[arg(last = true, value_name = "APP ARGS")]
     #[serde(default)]
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
 }
 
 layered!(AppOptions { timeout, workdir, command } adds { env });
 
 /// Seconds a whole run may take unless told otherwise.
-pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+pub(crate) const DEFAULT_TIMEOUT_S: u64 = 1800;
 
 impl AppOptions {
     /// The folder the build and the app run in: given, else `base` (the
     /// folder of ncugate.toml).
-    pub fn workdir_or(&self, base: &Path) -> PathBuf {
+    pub(crate) fn workdir_or(&self, base: &Path) -> PathBuf {
         self.workdir.clone().unwrap_or_else(|| base.join("."))
     }
 
     /// How long the whole run may take: given, else [`DEFAULT_TIMEOUT_S`].
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_S))
     }
 }
 
 /// One variable of the app's environment: `--env KEY=VALUE` or a key of `[app] env`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EnvVar {
-    pub key: String,
-    pub value: String,
+pub(crate) struct EnvVar {
+    pub(crate) key: String,
+    pub(crate) value: String,
 }
 
 impl std::str::FromStr for EnvVar {
@@ -92,7 +92,7 @@ fn env_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<EnvVar>, D::E
 
 /// The environment with each key once, its last value kept: a variable given
 /// later (a flag after the file, a workload after `[app]`) wins.
-pub fn last_wins(env: Vec<EnvVar>) -> Vec<(String, String)> {
+pub(crate) fn last_wins(env: Vec<EnvVar>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::with_capacity(env.len());
     for EnvVar { key, value } in env {
         out.retain(|(k, _)| *k != key);

@@ -17,15 +17,15 @@ use std::path::PathBuf;
 /// names: `mode`, `kernels`, `budget`.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExplainOptions {
+pub(crate) struct ExplainOptions {
     /// Which kernels the explain stage names source lines for (default: [explain] mode, else on-fail): `on-fail` (the failing ones, worst first), `always`, `never`. It needs source pages of the run (--source-page) and the baseline's (baseline record --source-page); it never changes the verdict. When ncugate profiles, each kernel's explain run profiles the launch whose value moved most from the baseline's mean per launch (the why says which: `launch 3 of 3`).
     #[arg(long, value_enum, env = "NCUGATE_EXPLAIN", value_name = "WHEN")]
     #[serde(rename = "mode", default, deserialize_with = "mode")]
-    pub explain: Option<ExplainMode>,
+    pub(crate) explain: Option<ExplainMode>,
     /// At most this many kernels explained, the worst first (default: [explain] kernels, else 3).
     #[arg(long, env = "NCUGATE_EXPLAIN_KERNELS", value_name = "N")]
     #[serde(rename = "kernels")]
-    pub explain_kernels: Option<usize>,
+    pub(crate) explain_kernels: Option<usize>,
     /// Seconds the explain runs may take together when ncugate profiles (default: [explain] budget, else 60; one extra ncu run per explained kernel, about 4.6 s on the reference app); kernels left when it is spent are not explained (a note says so).
     #[arg(
         long,
@@ -34,11 +34,11 @@ pub struct ExplainOptions {
         value_parser = seconds
     )]
     #[serde(rename = "budget", default, deserialize_with = "budget")]
-    pub explain_budget: Option<f64>,
+    pub(crate) explain_budget: Option<f64>,
     /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     #[serde(skip)]
-    pub source_pages: Vec<PathBuf>,
+    pub(crate) source_pages: Vec<PathBuf>,
 }
 
 layered!(ExplainOptions {
@@ -49,11 +49,11 @@ layered!(ExplainOptions {
 });
 
 /// The kernels explained unless told otherwise: the failing ones.
-pub const DEFAULT_MODE: ExplainMode = ExplainMode::OnFail;
+pub(crate) const DEFAULT_MODE: ExplainMode = ExplainMode::OnFail;
 /// At most this many kernels explained unless told otherwise.
-pub const DEFAULT_KERNELS: usize = 3;
+pub(crate) const DEFAULT_KERNELS: usize = 3;
 /// Seconds the explain runs may take together unless told otherwise.
-pub const DEFAULT_BUDGET_S: f64 = 60.0;
+pub(crate) const DEFAULT_BUDGET_S: f64 = 60.0;
 
 /// The explain stage of one check, resolved: which kernels, at most how
 /// many, in how long, from which source pages.
@@ -71,7 +71,7 @@ pub struct Explain {
 
 impl ExplainOptions {
     /// The explain stage's settings, each given or its default.
-    pub fn resolve(self) -> Explain {
+    pub(crate) fn resolve(self) -> Explain {
         Explain {
             mode: self.explain.unwrap_or(DEFAULT_MODE),
             kernels: self.explain_kernels.unwrap_or(DEFAULT_KERNELS),

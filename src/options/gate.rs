@@ -16,16 +16,16 @@ use std::path::{Path, PathBuf};
 /// `[gate]`, and the flags that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GateOptions {
+pub(crate) struct GateOptions {
     /// Threshold rules (TOML) (default: [gate] thresholds, else the built-in thresholds/default.toml).
     #[arg(long, env = "NCUGATE_THRESHOLDS", value_name = "FILE")]
-    pub thresholds: Option<PathBuf>,
+    pub(crate) thresholds: Option<PathBuf>,
     /// How launches are grouped into kernels, recorded in the baseline; check groups them as its baseline says and only checks a key given here against it (baseline record's default: [gate] kernel_key, else demangled).
     #[arg(long, value_enum, env = "NCUGATE_KERNEL_KEY")]
-    pub kernel_key: Option<KernelKeyMode>,
+    pub(crate) kernel_key: Option<KernelKeyMode>,
     /// When the GPU was shared (another process on it, or an SM clock 10% or more under the baseline's): warn gates the deterministic rules and shows the sensitive ones (durations, DRAM traffic, throughputs) with their change as warnings, refuse exits 2, gate gates every rule; baseline record refuses or marks a baseline recorded beside another process (default: [gate] shared_gpu, else warn).
     #[arg(long, value_enum, env = "NCUGATE_SHARED_GPU", value_name = "POLICY")]
-    pub shared_gpu: Option<Policy>,
+    pub(crate) shared_gpu: Option<Policy>,
     /// What a timing-only failure becomes when the kernel's machine code, instruction counts, launches and launch configuration are unchanged (an environmental change: clocks, other work on the GPU, thermals): `warn` shows it with its reason without gating, `fail` gates it; needs code fingerprints on both sides (.ncu-rep data) (default: [gate] environmental, else warn).
     #[arg(
         long,
@@ -33,13 +33,13 @@ pub struct GateOptions {
         env = "NCUGATE_ENVIRONMENTAL",
         value_name = "VERDICT"
     )]
-    pub environmental: Option<Environmental>,
+    pub(crate) environmental: Option<Environmental>,
     /// `[gate] baseline`: the one baseline file.
     #[arg(skip)]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
     /// `[gate] baselines`: a suite's baselines folder, `<dir>/<workload>/<gpu>.json`.
     #[arg(skip)]
-    pub baselines: Option<PathBuf>,
+    pub(crate) baselines: Option<PathBuf>,
 }
 
 layered!(GateOptions {
@@ -69,21 +69,21 @@ value_enum!(Environmental {
 
 /// The baselines folder of a suite when neither `--baselines` nor
 /// `[gate] baselines` names one, beside `ncugate.toml`.
-pub const DEFAULT_BASELINES_DIR: &str = "baselines";
+pub(crate) const DEFAULT_BASELINES_DIR: &str = "baselines";
 
 /// `--baselines`, the flag of `[gate] baselines`, with the suite's flags.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
-pub struct BaselinesDir {
+pub(crate) struct BaselinesDir {
     /// The baselines folder, `DIR/<workload>/<gpu>.json` (default: [gate] baselines, else baselines/ beside ncugate.toml).
     #[arg(long, env = "NCUGATE_BASELINES", value_name = "DIR")]
-    pub baselines: Option<PathBuf>,
+    pub(crate) baselines: Option<PathBuf>,
 }
 
 impl BaselinesDir {
     /// The baselines folder: `--baselines` (or `NCUGATE_BASELINES`) over
     /// `[gate] baselines` over [`DEFAULT_BASELINES_DIR`] in `base`, the
     /// folder of `ncugate.toml`.
-    pub fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
+    pub(crate) fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
         self.baselines
             .clone()
             .over(file)

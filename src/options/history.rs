@@ -18,21 +18,21 @@ use serde::Deserialize;
 pub struct HistoryOptions {
     /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
     #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// `[history] branches`: the branches whose passing runs are baseline
     /// material. A project's setting, so no flag.
     #[arg(skip)]
-    pub branches: Option<Vec<String>>,
+    pub(crate) branches: Option<Vec<String>>,
     /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
     #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
+    pub(crate) window: Option<usize>,
     /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
     #[arg(long, value_name = "COMMIT")]
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
     /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
     #[arg(long, value_enum, value_name = "WHEN")]
     #[serde(skip)]
-    pub history_record: Option<HistoryRecord>,
+    pub(crate) history_record: Option<HistoryRecord>,
 }
 
 layered!(HistoryOptions {
@@ -44,11 +44,11 @@ layered!(HistoryOptions {
 });
 
 /// How many accepted runs a rolling baseline takes unless told otherwise.
-pub const DEFAULT_WINDOW: usize = 5;
+pub(crate) const DEFAULT_WINDOW: usize = 5;
 /// The branches whose passing runs are baseline material unless told otherwise.
-pub const DEFAULT_BRANCHES: &[&str] = &["main"];
+pub(crate) const DEFAULT_BRANCHES: &[&str] = &["main"];
 /// When a check records its run unless told otherwise: on the accepted branches.
-pub const DEFAULT_RECORD: HistoryRecord = HistoryRecord::Auto;
+pub(crate) const DEFAULT_RECORD: HistoryRecord = HistoryRecord::Auto;
 
 /// When `check` records its run in the history (`--history-record`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,7 +71,7 @@ value_enum!(HistoryRecord {
 impl HistoryOptions {
     /// The accepted runs a rolling baseline takes: given, else
     /// [`DEFAULT_WINDOW`]; none is an error.
-    pub fn window(&self) -> Result<usize> {
+    pub(crate) fn window(&self) -> Result<usize> {
         match self.window.unwrap_or(DEFAULT_WINDOW) {
             0 => Err(HistoryError::WindowZero.into()),
             window => Ok(window),
@@ -80,7 +80,7 @@ impl HistoryOptions {
 
     /// The branches whose passing runs are baseline material: given, else
     /// [`DEFAULT_BRANCHES`].
-    pub fn branches(&self) -> Vec<String> {
+    pub(crate) fn branches(&self) -> Vec<String> {
         self.branches
             .clone()
             .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect())

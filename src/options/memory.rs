@@ -16,44 +16,44 @@ use std::time::Duration;
 pub struct MemoryOptions {
     /// A prebuilt CUPTI injection library (default: [memory] audit_lib, else the one built into ncugate, compiled on first use with $CC and the CUDA toolkit's CUPTI into the cache folder).
     #[arg(long, env = "NCUGATE_AUDIT_LIB", value_name = "PATH")]
-    pub audit_lib: Option<PathBuf>,
+    pub(crate) audit_lib: Option<PathBuf>,
     /// Where the audit library compiled on first use is cached (default: $XDG_CACHE_HOME/ncugate, else ~/.cache/ncugate). A folder of this machine, so not an ncugate.toml key.
     #[arg(long, env = "NCUGATE_CACHE_DIR", value_name = "DIR")]
     #[serde(skip)]
-    pub cache_dir: Option<PathBuf>,
+    pub(crate) cache_dir: Option<PathBuf>,
     /// Graph executables allowed to be alive at exit (default 0).
     #[arg(long, value_name = "N")]
-    pub max_live_execs: Option<u64>,
+    pub(crate) max_live_execs: Option<u64>,
     /// Graphs (not executables) allowed to be alive at exit (default: not checked; the CUDA runtime may keep internal copies).
     #[arg(long, value_name = "N")]
-    pub max_live_graphs: Option<u64>,
+    pub(crate) max_live_graphs: Option<u64>,
     /// Allowed GPU memory growth per graph launch, bytes (default 65536 = 64 KiB; NVML moves in 2 MiB pages, so use ≥ 100 launches).
     #[arg(long, value_name = "BYTES")]
-    pub max_growth_per_iteration: Option<f64>,
+    pub(crate) max_growth_per_iteration: Option<f64>,
     /// Allowed GPU memory growth per second, bytes (default: not checked).
     #[arg(long, value_name = "BYTES")]
-    pub max_growth_per_second: Option<f64>,
+    pub(crate) max_growth_per_second: Option<f64>,
     /// Allowed peak GPU memory of the process, bytes (default: not checked).
     #[arg(long, value_name = "BYTES")]
-    pub max_peak: Option<f64>,
+    pub(crate) max_peak: Option<f64>,
     /// NVML sampling interval in milliseconds (default 20).
     #[arg(long, value_name = "MS")]
-    pub sample_ms: Option<u64>,
+    pub(crate) sample_ms: Option<u64>,
     /// Append this run to a JSON-lines history file (locked) and apply the leak-trend rule.
     #[arg(long, env = "NCUGATE_HISTORY", value_name = "FILE")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
     /// Runs in the trend rule's rolling median (default 7).
     #[arg(long, value_name = "N")]
-    pub history_window: Option<usize>,
+    pub(crate) history_window: Option<usize>,
     /// Last runs that must all be over the line (default 3).
     #[arg(long, value_name = "N")]
-    pub history_consecutive: Option<usize>,
+    pub(crate) history_consecutive: Option<usize>,
     /// Over this factor × the median (default 1.5).
     #[arg(long, value_name = "X")]
-    pub history_factor: Option<f64>,
+    pub(crate) history_factor: Option<f64>,
     /// And over this many bytes (default 402653184 = 384 MiB).
     #[arg(long, value_name = "BYTES")]
-    pub history_min_bytes: Option<f64>,
+    pub(crate) history_min_bytes: Option<f64>,
 }
 
 layered!(MemoryOptions {
@@ -73,19 +73,19 @@ layered!(MemoryOptions {
 });
 
 /// NVML's sampling interval unless told otherwise, milliseconds.
-pub const DEFAULT_SAMPLE_MS: u64 = 20;
+pub(crate) const DEFAULT_SAMPLE_MS: u64 = 20;
 /// Graph executables allowed to be alive at exit unless told otherwise.
-pub const DEFAULT_MAX_LIVE_EXECS: u64 = 0;
+pub(crate) const DEFAULT_MAX_LIVE_EXECS: u64 = 0;
 /// GPU memory growth allowed per graph launch unless told otherwise, bytes (64 KiB).
-pub const DEFAULT_MAX_GROWTH_PER_ITERATION: f64 = 65_536.0;
+pub(crate) const DEFAULT_MAX_GROWTH_PER_ITERATION: f64 = 65_536.0;
 /// Runs in the trend rule's rolling median unless told otherwise.
-pub const DEFAULT_HISTORY_WINDOW: usize = 7;
+pub(crate) const DEFAULT_HISTORY_WINDOW: usize = 7;
 /// Last runs that must all be over the line unless told otherwise.
-pub const DEFAULT_HISTORY_CONSECUTIVE: usize = 3;
+pub(crate) const DEFAULT_HISTORY_CONSECUTIVE: usize = 3;
 /// The factor × the median a run must be over unless told otherwise.
-pub const DEFAULT_HISTORY_FACTOR: f64 = 1.5;
+pub(crate) const DEFAULT_HISTORY_FACTOR: f64 = 1.5;
 /// The bytes a run must be over unless told otherwise (384 MiB).
-pub const DEFAULT_HISTORY_MIN_BYTES: f64 = 402_653_184.0;
+pub(crate) const DEFAULT_HISTORY_MIN_BYTES: f64 = 402_653_184.0;
 
 impl MemoryOptions {
     /// The limits, each given or its default (`None`: not checked).
@@ -116,7 +116,7 @@ impl MemoryOptions {
     }
 
     /// NVML's sampling interval (at least a millisecond).
-    pub fn sample_every(&self) -> Duration {
+    pub(crate) fn sample_every(&self) -> Duration {
         Duration::from_millis(self.sample_ms.unwrap_or(DEFAULT_SAMPLE_MS).max(1))
     }
 }
@@ -125,7 +125,7 @@ impl MemoryOptions {
 /// (`--cache-dir`, `$NCUGATE_CACHE_DIR`) if set and not empty, else
 /// `$XDG_CACHE_HOME/ncugate`, else `~/.cache/ncugate`, else one in the
 /// temporary folder.
-pub fn cache_dir(cache_dir: Option<PathBuf>) -> PathBuf {
+pub(crate) fn cache_dir(cache_dir: Option<PathBuf>) -> PathBuf {
     if let Some(dir) = cache_dir.filter(|d| !d.as_os_str().is_empty()) {
         return dir;
     }

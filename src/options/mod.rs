@@ -22,21 +22,21 @@
 //! name ncugate.toml tables (`[gate] thresholds`), which rustdoc would take for links.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-pub mod app;
-pub mod explain;
-pub mod gate;
+pub(crate) mod app;
+pub(crate) mod explain;
+pub(crate) mod gate;
 pub mod history;
-pub mod memory;
+pub(crate) mod memory;
 pub mod profile;
-pub mod sanitizer;
+pub(crate) mod sanitizer;
 
-pub use app::AppOptions;
-pub use explain::ExplainOptions;
-pub use gate::GateOptions;
+pub(crate) use app::AppOptions;
+pub(crate) use explain::ExplainOptions;
+pub(crate) use gate::GateOptions;
 pub use history::HistoryOptions;
 pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;
-pub use sanitizer::{AllowEntry, SanitizerOptions};
+pub(crate) use sanitizer::SanitizerOptions;
 
 /// Settings that stand over a lower layer. The precedence, highest first:
 ///
@@ -47,7 +47,7 @@ pub use sanitizer::{AllowEntry, SanitizerOptions};
 ///
 /// So `command_line.over(file)` is 1–3, and the default is the `unwrap_or`
 /// that follows.
-pub trait Layer: Sized {
+pub(crate) trait Layer: Sized {
     /// Each setting given in `self`, else `lower`'s.
     fn over(self, lower: Self) -> Self;
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct ProfileOptions {
     /// "fast": only the gated metrics; "full": `--set full` plus them.
     #[arg(long, value_enum, env = "NCUGATE_MODE")]
-    pub mode: Option<Mode>,
+    pub(crate) mode: Option<Mode>,
     /// ncu --graph-profiling.
     #[arg(
         long,
@@ -26,10 +26,10 @@ pub struct ProfileOptions {
         value_enum,
         env = "NCUGATE_GRAPH_PROFILING"
     )]
-    pub graph_profiling: Option<GraphProfiling>,
+    pub(crate) graph_profiling: Option<GraphProfiling>,
     /// ncu --clock-control (default none; recorded in the baseline).
     #[arg(long, value_enum, env = "NCUGATE_CLOCK_CONTROL", value_name = "MODE")]
-    pub clock_control: Option<ClockControl>,
+    pub(crate) clock_control: Option<ClockControl>,
     /// ncu --cache-control (default all).
     #[arg(
         long,
@@ -38,7 +38,7 @@ pub struct ProfileOptions {
         env = "NCUGATE_CACHE_CONTROL",
         value_name = "MODE"
     )]
-    pub cache_control: Option<CacheControl>,
+    pub(crate) cache_control: Option<CacheControl>,
     /// ncu --replay-mode (default kernel).
     #[arg(
         long,
@@ -47,7 +47,7 @@ pub struct ProfileOptions {
         env = "NCUGATE_REPLAY_MODE",
         value_name = "MODE"
     )]
-    pub replay_mode: Option<ReplayMode>,
+    pub(crate) replay_mode: Option<ReplayMode>,
     /// ncu --kernel-name filter.
     #[arg(
         long,
@@ -55,7 +55,7 @@ pub struct ProfileOptions {
         env = "NCUGATE_KERNEL_NAME",
         value_name = "FILTER"
     )]
-    pub kernel_name: Option<String>,
+    pub(crate) kernel_name: Option<String>,
     /// ncu --launch-skip.
     #[arg(
         long,
@@ -63,7 +63,7 @@ pub struct ProfileOptions {
         env = "NCUGATE_LAUNCH_SKIP",
         value_name = "N"
     )]
-    pub launch_skip: Option<u64>,
+    pub(crate) launch_skip: Option<u64>,
     /// ncu --launch-count.
     #[arg(
         long,
@@ -71,7 +71,7 @@ pub struct ProfileOptions {
         env = "NCUGATE_LAUNCH_COUNT",
         value_name = "N"
     )]
-    pub launch_count: Option<u64>,
+    pub(crate) launch_count: Option<u64>,
     /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports.
     #[arg(
         long = "extra-metric",
@@ -81,10 +81,10 @@ pub struct ProfileOptions {
         value_name = "METRIC"
     )]
     #[serde(default)]
-    pub extra_metrics: Vec<String>,
+    pub(crate) extra_metrics: Vec<String>,
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
-    pub ncu: Option<String>,
+    pub(crate) ncu: Option<String>,
     /// Read `.ncu-rep` inputs through `ncu --import` instead of natively.
     #[arg(
         long,
@@ -94,12 +94,12 @@ pub struct ProfileOptions {
         default_missing_value = "true",
         value_name = "BOOL"
     )]
-    pub import_with_ncu: Option<bool>,
+    pub(crate) import_with_ncu: Option<bool>,
     /// `[profile] out_dir`: the work dir for artifacts. Its flag is
     /// [`OutDir`]'s `--out`, with the app's flags, as sanitize and leaks take
     /// it too.
     #[arg(skip)]
-    pub out_dir: Option<PathBuf>,
+    pub(crate) out_dir: Option<PathBuf>,
 }
 
 impl ProfileOptions {
@@ -107,7 +107,7 @@ impl ProfileOptions {
     /// app's, each given or its default; `base` is the folder of
     /// ncugate.toml, which the defaults of the work dir and the app's folder
     /// are relative to.
-    pub fn resolve(
+    pub(crate) fn resolve(
         self,
         app: AppOptions,
         build: Option<Vec<String>>,
@@ -141,16 +141,16 @@ impl ProfileOptions {
 
 /// `--out`, the flag of `[profile] out_dir`.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
-pub struct OutDir {
+pub(crate) struct OutDir {
     /// Work dir for artifacts (report, CSVs, logs; default: [profile] out_dir, else target/ncugate beside ncugate.toml).
     #[arg(long = "out", env = "NCUGATE_OUT", value_name = "DIR")]
-    pub out_dir: Option<PathBuf>,
+    pub(crate) out_dir: Option<PathBuf>,
 }
 
 impl OutDir {
     /// The work dir: `--out` (or `NCUGATE_OUT`) over `[profile] out_dir`
     /// over [`DEFAULT_OUT_DIR`] in `base`, the folder of `ncugate.toml`.
-    pub fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
+    pub(crate) fn resolve(&self, file: Option<PathBuf>, base: &Path) -> PathBuf {
         self.out_dir
             .clone()
             .over(file)
@@ -201,16 +201,16 @@ value_enum!(ReplayMode {
 });
 
 /// The ncu ncugate runs when nothing names one.
-pub const DEFAULT_NCU: &str = "ncu";
+pub(crate) const DEFAULT_NCU: &str = "ncu";
 /// `--clock-control` unless told otherwise (ncu's own default is `base`):
 /// the clocks the app runs at outside the profiler.
-pub const DEFAULT_CLOCK_CONTROL: ClockControl = ClockControl::None;
+pub(crate) const DEFAULT_CLOCK_CONTROL: ClockControl = ClockControl::None;
 /// `--cache-control` unless told otherwise (ncu's own default).
-pub const DEFAULT_CACHE_CONTROL: CacheControl = CacheControl::All;
+pub(crate) const DEFAULT_CACHE_CONTROL: CacheControl = CacheControl::All;
 /// `--replay-mode` unless told otherwise (ncu's own default).
-pub const DEFAULT_REPLAY_MODE: ReplayMode = ReplayMode::Kernel;
+pub(crate) const DEFAULT_REPLAY_MODE: ReplayMode = ReplayMode::Kernel;
 /// The work dir, relative to `ncugate.toml`'s folder.
-pub const DEFAULT_OUT_DIR: &str = "target/ncugate";
+pub(crate) const DEFAULT_OUT_DIR: &str = "target/ncugate";
 
 #[cfg(test)]
 mod tests {

@@ -13,11 +13,11 @@ use serde::Deserialize;
 /// `[sanitizer]`, and the flags of `ncugate sanitize` that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SanitizerOptions {
+pub(crate) struct SanitizerOptions {
     /// Tool(s) to run, each a separate run (default: [sanitizer] tools, else memcheck).
     #[arg(long = "tool", value_enum, value_delimiter = ',', value_name = "TOOL")]
     #[serde(default)]
-    pub tools: Vec<Tool>,
+    pub(crate) tools: Vec<Tool>,
     /// Report memory never freed (compute-sanitizer `--leak-check full`, memcheck only); on by default, `--leak-check=false` turns it off.
     #[arg(
         long,
@@ -28,17 +28,17 @@ pub struct SanitizerOptions {
         default_missing_value = "true",
         value_parser = clap::builder::BoolishValueParser::new(),
     )]
-    pub leak_check: Option<bool>,
+    pub(crate) leak_check: Option<bool>,
     /// compute-sanitizer --print-limit (records kept in the XML; default 10000).
     #[arg(long, value_name = "N")]
-    pub print_limit: Option<u64>,
+    pub(crate) print_limit: Option<u64>,
     /// The compute-sanitizer executable (default: compute-sanitizer from PATH).
     #[arg(long = "sanitizer", env = "NCUGATE_SANITIZER", value_name = "PATH")]
-    pub program: Option<String>,
+    pub(crate) program: Option<String>,
     /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow).
     #[arg(long = "allow", value_name = "REGEX=REASON")]
     #[serde(default)]
-    pub allow: Vec<AllowEntry>,
+    pub(crate) allow: Vec<AllowEntry>,
 }
 
 layered!(SanitizerOptions { tools, leak_check, print_limit, program } adds { allow });
@@ -51,16 +51,16 @@ value_enum!(Tool {
 });
 
 /// memcheck's leak check unless told otherwise: a sanitizer gate reports memory never freed.
-pub const DEFAULT_LEAK_CHECK: bool = true;
+pub(crate) const DEFAULT_LEAK_CHECK: bool = true;
 /// compute-sanitizer `--print-limit` unless told otherwise.
-pub const DEFAULT_PRINT_LIMIT: u64 = 10_000;
+pub(crate) const DEFAULT_PRINT_LIMIT: u64 = 10_000;
 /// The compute-sanitizer ncugate runs when nothing names one.
-pub const DEFAULT_PROGRAM: &str = "compute-sanitizer";
+pub(crate) const DEFAULT_PROGRAM: &str = "compute-sanitizer";
 
 impl SanitizerOptions {
     /// compute-sanitizer's settings, the defaults filled in, running the app as
     /// `runner` does; the allow list's patterns compiled and each with a reason.
-    pub fn resolve(self, runner: &RunnerConfig) -> Result<SanitizerConfig> {
+    pub(crate) fn resolve(self, runner: &RunnerConfig) -> Result<SanitizerConfig> {
         let options = self;
         let mut allow = Vec::with_capacity(options.allow.len());
         for entry in options.allow {
@@ -104,11 +104,11 @@ impl SanitizerOptions {
 /// `[[sanitizer.allow]]` or `--allow REGEX=REASON`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AllowEntry {
+pub(crate) struct AllowEntry {
     /// A regex matched against "kind summary api error kernel user-frame".
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// Why it is allowed (shown in every report).
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl std::str::FromStr for AllowEntry {

@@ -6,13 +6,13 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// Why a details page or summary without its `Metric Unit` column is refused.
-pub const NO_UNIT_COLUMN: &str = "no \"Metric Unit\" column: ncu writes each value in a unit of its own row (Mbyte on one, Gbyte on another), so without it the values cannot be compared";
+pub(crate) const NO_UNIT_COLUMN: &str = "no \"Metric Unit\" column: ncu writes each value in a unit of its own row (Mbyte on one, Gbyte on another), so without it the values cannot be compared";
 
 /// `Err` when `header` names a column that `read` says is read more than
 /// once. ncu names each column once; a reader that took the first of two
 /// copies let whichever copy came first decide the verdict (a better first
 /// `Metric Value` hid a regression).
-pub fn no_repeated_column(
+pub(crate) fn no_repeated_column(
     path: &Path,
     header: &[String],
     read: impl Fn(&str) -> bool,

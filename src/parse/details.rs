@@ -15,15 +15,15 @@ use std::path::Path;
 /// One rule row of a details page: what findings are made of, whether it
 /// came from a CSV or from a report's rule results ([`crate::parse::ncu_rep`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RuleRow {
-    pub rule: String,
+pub(crate) struct RuleRow {
+    pub(crate) rule: String,
     /// `Rule Type`: `WRN`, `OPT`, `ERR`.
-    pub kind: String,
-    pub section: String,
-    pub description: String,
-    pub speedup_type: String,
+    pub(crate) kind: String,
+    pub(crate) section: String,
+    pub(crate) description: String,
+    pub(crate) speedup_type: String,
     /// `Estimated Speedup`, where it is a number.
-    pub speedup: Option<f64>,
+    pub(crate) speedup: Option<f64>,
 }
 
 /// The rule rows of a details page (or a report), in page order, each with
@@ -32,7 +32,7 @@ pub struct RuleRow {
 /// (a check knows it only after it has picked the baseline). A launch's
 /// rows share its kernel name, kept once.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RuleRows {
+pub(crate) struct RuleRows {
     kernels: Vec<String>,
     /// Each row and the index of its kernel name in `kernels`.
     rows: Vec<(usize, RuleRow)>,
@@ -41,7 +41,7 @@ pub struct RuleRows {
 impl RuleRows {
     /// Adds a row of the launch of `kernel`, unless it cannot explain a
     /// regression: no rule, or an informational (`INF`) result.
-    pub fn push(&mut self, kernel: &str, row: RuleRow) {
+    pub(crate) fn push(&mut self, kernel: &str, row: RuleRow) {
         if row.rule.is_empty() || row.kind == "INF" {
             return;
         }
@@ -53,7 +53,7 @@ impl RuleRows {
 
     /// The findings, per kernel key and rule: a rule's first row gives its
     /// texts; its launches are counted and its largest speedup kept.
-    pub fn findings(&self, key_mode: KernelKeyMode) -> Findings {
+    pub(crate) fn findings(&self, key_mode: KernelKeyMode) -> Findings {
         let keys: Vec<String> = self
             .kernels
             .iter()
@@ -86,12 +86,16 @@ impl RuleRows {
 
 /// Reads the rule results of a details export, grouped per kernel key and rule.
 /// Informational (`INF`) rule results are skipped: they never explain a regression.
-pub fn read_details(path: &Path, reader: impl Read, key_mode: KernelKeyMode) -> Result<Findings> {
+pub(crate) fn read_details(
+    path: &Path,
+    reader: impl Read,
+    key_mode: KernelKeyMode,
+) -> Result<Findings> {
     decode_details(path, reader).map(|rows| rows.findings(key_mode))
 }
 
 /// The rule rows of a details export ([`read_details`] before the fold).
-pub fn decode_details(path: &Path, reader: impl Read) -> Result<RuleRows> {
+pub(crate) fn decode_details(path: &Path, reader: impl Read) -> Result<RuleRows> {
     let bad = |problem: String| Error::malformed(crate::error::FileKind::Findings, path, problem);
     let mut csv = csv::ReaderBuilder::new()
         .has_headers(false)

@@ -36,7 +36,7 @@ const SMS: &str = "# SMs";
 /// Reads a details page (`csv` starts at its header row) into a run: the
 /// header gives the layout (where each column is), then each row is folded
 /// into its launch.
-pub fn read_details_run(
+pub(crate) fn read_details_run(
     path: &Path,
     csv_bytes: &[u8],
     sha256: String,

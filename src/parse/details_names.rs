@@ -7,7 +7,7 @@
 
 /// Speed-of-Light labels of the details page and the metric each one shows
 /// (checked against the raw and details pages of one H200 report in tests).
-pub const LABELS: &[(&str, &str)] = &[
+pub(crate) const LABELS: &[(&str, &str)] = &[
     ("gpu__time_duration.sum", "Duration"),
     ("gpc__cycles_elapsed.max", "Elapsed Cycles"),
     ("sm__cycles_active.avg", "SM Active Cycles"),
@@ -37,9 +37,9 @@ pub const LABELS: &[(&str, &str)] = &[
 
 /// The section that shows the labels above: its name since ncu 2021, and
 /// before (ncu 2019.5–2020.3 print `GPU Speed Of Light`).
-pub const SOL: &[&str] = &["GPU Speed Of Light Throughput", "GPU Speed Of Light"];
+pub(crate) const SOL: &[&str] = &["GPU Speed Of Light Throughput", "GPU Speed Of Light"];
 /// Where a requested metric's row may be, besides its `Metric Name`.
-pub enum Place {
+pub(crate) enum Place {
     Anywhere,
     /// `"A: Label"`: in section A, or under the body item labelled A.
     SectionOrItem(String),
@@ -50,14 +50,14 @@ pub enum Place {
 }
 
 /// How a requested metric is found in the page.
-pub struct Wanted {
+pub(crate) struct Wanted {
     /// The `Metric Name` that is this metric.
-    pub name: String,
-    pub place: Place,
+    pub(crate) name: String,
+    pub(crate) place: Place,
 }
 
 impl Wanted {
-    pub fn matches(&self, name: &[u8], section: &str, item: &str) -> bool {
+    pub(crate) fn matches(&self, name: &[u8], section: &str, item: &str) -> bool {
         self.name.as_bytes() == name
             && match &self.place {
                 Place::Anywhere => true,
@@ -71,7 +71,7 @@ impl Wanted {
 /// The ways a rule's metric name can name a row, in order of priority: the
 /// name itself, then `"Section: Label"` / `"Body Item Label: Label"`, then
 /// `"Section: Body Item Label: Label"`, then a Speed-of-Light label alias.
-pub fn wanted(metric: &str) -> Vec<Wanted> {
+pub(crate) fn wanted(metric: &str) -> Vec<Wanted> {
     let mut out = vec![Wanted {
         name: metric.to_string(),
         place: Place::Anywhere,
@@ -102,13 +102,13 @@ pub fn wanted(metric: &str) -> Vec<Wanted> {
 /// Where a row sits in a launch: its section and body item label (`""`
 /// where the page has no such column or the row has none).
 #[derive(Clone, PartialEq)]
-pub struct Spot {
-    pub section: String,
-    pub item: String,
+pub(crate) struct Spot {
+    pub(crate) section: String,
+    pub(crate) item: String,
 }
 
 impl Spot {
-    pub fn show(&self) -> String {
+    pub(crate) fn show(&self) -> String {
         if self.item.is_empty() {
             self.section.clone()
         } else {

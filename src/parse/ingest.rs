@@ -32,17 +32,17 @@ use std::path::Path;
 const FIRST_LINE: u64 = 1 << 20;
 
 /// An `--input` file read once.
-pub struct Input {
-    pub run: Run,
+pub(crate) struct Input {
+    pub(crate) run: Run,
     /// Every kernel launch's code, for a report read natively (`None` for a
     /// CSV, a report ncu converted, or one whose modules are unreadable).
-    pub code: Option<Vec<LaunchCode>>,
+    pub(crate) code: Option<Vec<LaunchCode>>,
     /// Its rule results, when it is a `--details` file too.
-    pub details: Option<Details>,
+    pub(crate) details: Option<Details>,
 }
 
 /// A `--details` file's rule results, as far as its one read got.
-pub enum Details {
+pub(crate) enum Details {
     /// Decoded, with the file's digest; or why they could not be.
     Decoded(Result<(RuleRows, String)>),
     /// For `ncu --import --page details` when the findings are read: the
@@ -60,7 +60,7 @@ pub enum Details {
 
 impl Details {
     /// The findings keyed by `key_mode`, and the file's digest.
-    pub fn findings(
+    pub(crate) fn findings(
         self,
         path: &Path,
         key_mode: KernelKeyMode,
@@ -93,7 +93,7 @@ impl Details {
 
 /// Reads the `--input` at `path` (`-`: standard input) into a run, keeping a
 /// report's code; with `also_details`, its rule results too.
-pub fn input(
+pub(crate) fn input(
     path: &Path,
     also_details: bool,
     metrics: &[String],
@@ -132,7 +132,7 @@ pub fn input(
 
 /// Reads the `--details` file at `path` that is no `--input`: its rule
 /// results, or why not, for [`Details::findings`].
-pub fn details(path: &Path, import: NcuImport) -> Details {
+pub(crate) fn details(path: &Path, import: NcuImport) -> Details {
     if path == Path::new("-") {
         return Details::Apart;
     }

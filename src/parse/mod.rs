@@ -2,19 +2,19 @@
 //! (rule results), from CSV files or `.ncu-rep` reports (read natively, or
 //! converted by `ncu`). [`ingest`] reads each input file of a check once.
 
-pub mod columns;
-pub mod details;
-pub mod details_metrics;
-pub mod details_names;
-pub mod ingest;
+pub(crate) mod columns;
+pub(crate) mod details;
+pub(crate) mod details_metrics;
+pub(crate) mod details_names;
+pub(crate) mod ingest;
 pub mod ncu_rep;
-pub mod number;
-pub mod nvtx;
-pub mod page;
+pub(crate) mod number;
+pub(crate) mod nvtx;
+pub(crate) mod page;
 pub mod raw;
 pub mod sass;
 pub mod scan;
-pub mod summary;
+pub(crate) mod summary;
 
 use crate::error::{Error, Result};
 use crate::model::{Findings, KernelKeyMode, Run};
@@ -28,7 +28,7 @@ pub(crate) const NCU_REP_MAGIC: &[u8] = b"NVR\0";
 
 /// Reads one run from a CSV export, or from a `.ncu-rep` report (natively
 /// first, via `ncu` for what the native reader does not know).
-pub fn read_run(
+pub(crate) fn read_run(
     path: &Path,
     metrics: &[String],
     key_mode: KernelKeyMode,
@@ -48,7 +48,11 @@ pub fn sha256_bytes(data: &[u8]) -> String {
 /// does not know). A check reads them through [`ingest`], with its runs;
 /// this reads a file on its own (standard input, or a raw page given as a
 /// details page, to say why it is not one).
-pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) -> Result<Findings> {
+pub(crate) fn read_findings(
+    path: &Path,
+    key_mode: KernelKeyMode,
+    import: NcuImport,
+) -> Result<Findings> {
     if path != Path::new("-") && is_report(path)? {
         let native = match import
             .native
@@ -75,12 +79,12 @@ pub fn read_findings(path: &Path, key_mode: KernelKeyMode, import: NcuImport) ->
 }
 
 /// SHA-256 of a whole export, hex.
-pub fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     sha256_of(crate::error::FileKind::Export, path)
 }
 
 /// SHA-256 of a whole file of `kind`, hex (a read error names the kind).
-pub fn sha256_of(kind: crate::error::FileKind, path: &Path) -> Result<String> {
+pub(crate) fn sha256_of(kind: crate::error::FileKind, path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
     let mut file = File::open(path).map_err(|source| Error::read(kind, path, source))?;
     let mut hasher = Sha256::new();
@@ -117,9 +121,9 @@ fn is_report(path: &Path) -> Result<bool> {
 /// which ncu (`[profile] ncu`, `--ncu`, `NCUGATE_NCU`, else `ncu` from PATH)
 /// and what runs it.
 #[derive(Clone, Copy)]
-pub struct NcuImport<'a> {
-    pub ncu: &'a str,
-    pub runner: &'a dyn ProcessRunner,
+pub(crate) struct NcuImport<'a> {
+    pub(crate) ncu: &'a str,
+    pub(crate) runner: &'a dyn ProcessRunner,
     /// Read a version-7 report natively ([`ncu_rep`]); `false` with `--import-with-ncu`.
-    pub native: bool,
+    pub(crate) native: bool,
 }

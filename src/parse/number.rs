@@ -8,7 +8,7 @@
 
 /// One cell of a metric column.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// A number, already in the base unit.
     Value(f64),
     /// `n/a` or an empty cell: the metric was not collected for this launch.
@@ -18,7 +18,7 @@ pub enum Cell {
 }
 
 /// Parses a cell and scales it by `10^exp10`.
-pub fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
+pub(crate) fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
     parse_printed(raw, exp10).0
 }
 
@@ -26,7 +26,7 @@ pub fn parse_cell(raw: &[u8], exp10: i32) -> Cell {
 /// digit in the base unit (`41.41` us: 10 ns; `41,408` ns: 1 ns), so a value
 /// printed rounded is within half a step of the value ncu measured. The
 /// step is 0 for a cell that is not a number.
-pub fn parse_printed(raw: &[u8], exp10: i32) -> (Cell, f64) {
+pub(crate) fn parse_printed(raw: &[u8], exp10: i32) -> (Cell, f64) {
     let s = trim(raw);
     if s.is_empty() || s.eq_ignore_ascii_case(b"n/a") {
         return (Cell::Missing, 0.0);
@@ -45,7 +45,7 @@ pub fn parse_printed(raw: &[u8], exp10: i32) -> (Cell, f64) {
 
 /// Why a parsed metric value cannot come from ncu, if it cannot: counters,
 /// times, sizes, rates and percentages are finite and never negative.
-pub fn impossible(v: f64) -> Option<&'static str> {
+pub(crate) fn impossible(v: f64) -> Option<&'static str> {
     if !v.is_finite() {
         Some("not a finite number")
     } else if v < 0.0 {

@@ -17,10 +17,10 @@ use crate::model::KernelKeyMode;
 use crate::text::escape::printable;
 
 /// The push/pop column.
-pub const PUSH_POP: &str =
+pub(crate) const PUSH_POP: &str =
     "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
 /// The start/end column.
-pub const START_END: &str =
+pub(crate) const START_END: &str =
     "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
 /// What ncu calls every result of a range replay.
 const RANGE_RESULT: &str = "range";
@@ -29,7 +29,12 @@ const DEFAULT_DOMAIN: &str = "<default domain>";
 
 /// The kernel key of one result: the kernel name (per `mode`), or for a
 /// range-replay result its NVTX ranges.
-pub fn result_key(kernel: &str, push_pop: &str, start_end: &str, mode: KernelKeyMode) -> String {
+pub(crate) fn result_key(
+    kernel: &str,
+    push_pop: &str,
+    start_end: &str,
+    mode: KernelKeyMode,
+) -> String {
     if kernel == RANGE_RESULT {
         let stack = ranges(push_pop, false);
         let open = ranges(start_end, true);

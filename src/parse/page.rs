@@ -14,7 +14,7 @@ use crate::model::ExportPage;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
-pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Lines looked at for a header before giving up (preambles seen in real
 /// exports run to a few hundred lines).
@@ -24,7 +24,7 @@ const MAX_PREAMBLE_LINES: usize = 100_000;
 pub(super) const KERNEL_NAME: &str = "Kernel Name";
 
 /// Recognizes the page from its header row.
-pub fn detect_page(header: &[String]) -> Option<ExportPage> {
+pub(crate) fn detect_page(header: &[String]) -> Option<ExportPage> {
     let has = |name: &str| header.iter().any(|h| h == name);
     if has("Section Name") && has("Metric Name") && has("Metric Value") {
         Some(ExportPage::Details)
@@ -37,7 +37,7 @@ pub fn detect_page(header: &[String]) -> Option<ExportPage> {
 
 /// Where the header row of a per-kernel summary (`ncu --csv --print-summary
 /// per-kernel`) starts in `data`, when the first CSV row is one.
-pub fn summary_start(data: &[u8]) -> Option<usize> {
+pub(crate) fn summary_start(data: &[u8]) -> Option<usize> {
     let mut start = 0;
     for _ in 0..MAX_PREAMBLE_LINES {
         if start >= data.len() {
@@ -65,16 +65,17 @@ fn is_gui_summary(header: &[String]) -> bool {
 }
 
 /// A CSV export with its preamble removed.
-pub struct Located<'a> {
+pub(crate) struct Located<'a> {
     /// The bytes from the header row on.
-    pub csv: &'a [u8],
-    pub page: ExportPage,
-    /// Lines skipped before the header.
-    pub skipped: usize,
+    pub(crate) csv: &'a [u8],
+    pub(crate) page: ExportPage,
+    /// Lines skipped before the header (the preamble test reads it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) skipped: usize,
 }
 
 /// Finds the header row of an ncu CSV export in `data`.
-pub fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
+pub(crate) fn locate<'a>(path: &Path, data: &'a [u8]) -> Result<Located<'a>> {
     let bad = |problem: String| Error::malformed(crate::error::FileKind::Export, path, problem);
     let data = data.strip_prefix(BOM).unwrap_or(data);
     if data.is_empty() {
@@ -191,7 +192,7 @@ pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result
 /// `n/a` (ncu could not collect it on that GPU or with that ncu): the rows or
 /// the column are there, the numbers are not. False when the file cannot be
 /// read again (standard input) or the metric has a number anywhere.
-pub fn only_not_available(path: &Path, metric: &str) -> bool {
+pub(crate) fn only_not_available(path: &Path, metric: &str) -> bool {
     if path == Path::new("-") {
         return false;
     }
@@ -244,7 +245,7 @@ pub fn only_not_available(path: &Path, metric: &str) -> bool {
 
 /// An export as [`read_run`](super::read_run) reads it when it does not
 /// start with a raw page's header: a preamble, then maybe a raw page.
-pub enum Stream<R> {
+pub(crate) enum Stream<R> {
     /// A raw page: the header line on, streamed.
     Raw(Hashed<R>),
     /// Anything else, read whole (a details page is matched across its rows).
@@ -253,7 +254,7 @@ pub enum Stream<R> {
 
 /// An export from a raw page's header line on, hashing every byte of the
 /// input (the preamble too) as it is read: the SHA-256 of the whole file or stream.
-pub struct Hashed<R> {
+pub(crate) struct Hashed<R> {
     header: std::io::Cursor<Vec<u8>>,
     rest: std::io::BufReader<R>,
     hasher: sha2::Sha256,
@@ -261,7 +262,7 @@ pub struct Hashed<R> {
 
 impl<R> Hashed<R> {
     /// SHA-256 of everything read so far, hex.
-    pub fn sha256_hex(&self) -> String {
+    pub(crate) fn sha256_hex(&self) -> String {
         use sha2::Digest;
         crate::format::hex(&self.hasher.clone().finalize())
     }
@@ -286,7 +287,7 @@ impl<R: std::io::Read> std::io::Read for Hashed<R> {
 /// lines [`locate`] looks through): a raw page's header streams on from
 /// there, anything else is read whole. A pipe of any length, or a file with
 /// `==PROF==` lines before the CSV, is read in constant memory.
-pub fn raw_or_whole<R: std::io::Read>(path: &Path, input: R) -> Result<Stream<R>> {
+pub(crate) fn raw_or_whole<R: std::io::Read>(path: &Path, input: R) -> Result<Stream<R>> {
     use sha2::Digest;
     use std::io::{BufRead, Read};
     let err = |source| Error::read(crate::error::FileKind::Export, path, source);
@@ -323,7 +324,7 @@ pub fn raw_or_whole<R: std::io::Read>(path: &Path, input: R) -> Result<Stream<R>
 }
 
 /// Reads a file, or standard input for `-`, whole.
-pub fn read_all(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>> {
     let read = |path: &Path| {
         if path == Path::new("-") {
             let mut buf = Vec::new();
@@ -337,7 +338,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
 
 /// An export cut short ends without a line break (ncu ends every row with
 /// one); a details page cut mid-row would drop a finding or a metric.
-pub fn check_complete(path: &Path, data: &[u8]) -> Result<()> {
+pub(crate) fn check_complete(path: &Path, data: &[u8]) -> Result<()> {
     let trimmed = data.trim_ascii_end();
     let ends_cleanly = data.len() > trimmed.len() && data[trimmed.len()..].contains(&b'\n');
     if trimmed.is_empty() || ends_cleanly {

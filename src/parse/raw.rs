@@ -29,7 +29,7 @@ const SM_COUNT: &str = "device__attribute_multiprocessor_count";
 const CC: &str = "CC";
 const PROCESS_ID: &str = "Process ID";
 /// ncu's replay passes for a launch (what its progress line ends with).
-pub const PASSES: &str = "profiler__replayer_passes";
+pub(crate) const PASSES: &str = "profiler__replayer_passes";
 /// Launch attributes only a whole-graph result has (`--graph-profiling graph`).
 const GRAPH_LAUNCHABLE: &str = "launch__graph_is_device_launchable";
 const GRAPH_DEVICE_LAUNCH: &str = "launch__graph_contains_device_launch";

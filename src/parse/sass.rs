@@ -12,7 +12,7 @@ use crate::model::KernelKeyMode;
 use std::collections::BTreeMap;
 
 /// Opcode → static count, per kernel key.
-pub type Histograms = BTreeMap<String, BTreeMap<String, u64>>;
+pub(crate) type Histograms = BTreeMap<String, BTreeMap<String, u64>>;
 
 /// Reads a SASS page; kernels are keyed as a run keys them (`key_mode`).
 /// The histograms only add to a report, so a page that does not read is
@@ -58,7 +58,7 @@ pub fn read_sass(data: &[u8], key_mode: KernelKeyMode) -> Result<Histograms, Str
 
 /// The opcode of one SASS line: `@!P0 BRA 0x…` → `BRA`, `IMAD.WIDE R2, …` →
 /// `IMAD`; `None` for `NOP` and for a line without one.
-pub fn opcode(instruction: &str) -> Option<String> {
+pub(crate) fn opcode(instruction: &str) -> Option<String> {
     let mut words = instruction.split_whitespace();
     let mut word = words.next()?;
     if word.starts_with('@') {

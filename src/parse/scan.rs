@@ -95,7 +95,7 @@ pub struct RowScanner<R> {
 pub struct Row<'a> {
     kept: Kept<'a>,
     /// Number of fields in the row (kept or not).
-    pub fields: usize,
+    pub(crate) fields: usize,
 }
 
 /// Where a row's kept fields are.
@@ -137,7 +137,7 @@ impl<R: Read> RowScanner<R> {
     }
 
     /// Sets the fields kept from the next row on.
-    pub fn want(&mut self, wanted: Wanted) {
+    pub(crate) fn want(&mut self, wanted: Wanted) {
         match wanted {
             Wanted::All => {
                 self.all = true;
@@ -165,18 +165,19 @@ impl<R: Read> RowScanner<R> {
     }
 
     /// The SHA-256 of every byte read so far (the whole input once `next_row` returned `None`).
-    pub fn sha256_hex(&self) -> String {
+    pub(crate) fn sha256_hex(&self) -> String {
         let digest = self.hasher.clone().finalize();
         crate::format::hex(&digest)
     }
 
+    #[cfg(test)]
     /// Bytes read from the input so far.
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
 
     /// The next row, or `None` at the end of the input.
-    pub fn next_row(&mut self) -> std::io::Result<Option<Row<'_>>> {
+    pub(crate) fn next_row(&mut self) -> std::io::Result<Option<Row<'_>>> {
         loop {
             // Fast path: a block whose separators are all commas ending fields
             // nobody wants is skipped whole (~12 of 2,238 columns are wanted).
@@ -335,7 +336,7 @@ impl<'a> Row<'a> {
 
     /// A row of `fields` fields whose kept fields are `cells`, by slot, as
     /// they are (nothing to unquote).
-    pub fn cells(cells: &'a [String], fields: usize) -> Self {
+    pub(crate) fn cells(cells: &'a [String], fields: usize) -> Self {
         Row {
             kept: Kept::Cells(cells),
             fields,
@@ -345,7 +346,7 @@ impl<'a> Row<'a> {
     /// The kept field in `slot` (the column's position in `Wanted::Columns`,
     /// or the column index in `Wanted::All`), unquoted; `None` if the row had
     /// no such field.
-    pub fn field(&self, slot: usize) -> Option<Cow<'a, [u8]>> {
+    pub(crate) fn field(&self, slot: usize) -> Option<Cow<'a, [u8]>> {
         match self.kept {
             Kept::Csv { buf, spans, .. } => {
                 let (s, e) = (*spans.get(slot)?)?;
@@ -356,7 +357,7 @@ impl<'a> Row<'a> {
     }
 
     /// Every kept field as text (for the header and units rows).
-    pub fn strings(&self) -> Vec<String> {
+    pub(crate) fn strings(&self) -> Vec<String> {
         match self.kept {
             Kept::Csv { spans, .. } => (0..spans.len())
                 .map(|i| {
@@ -370,7 +371,7 @@ impl<'a> Row<'a> {
     }
 
     /// True for an empty line.
-    pub fn is_blank(&self) -> bool {
+    pub(crate) fn is_blank(&self) -> bool {
         match self.kept {
             Kept::Csv { line, .. } => {
                 self.fields <= 1 && line.iter().all(|b| b.is_ascii_whitespace())
@@ -381,7 +382,7 @@ impl<'a> Row<'a> {
 
     /// True for a line ncu prints about itself (`==PROF== …`), which a
     /// captured `--csv` run has before its CSV. Cells are never one.
-    pub fn is_ncu_message(&self) -> bool {
+    pub(crate) fn is_ncu_message(&self) -> bool {
         match self.kept {
             Kept::Csv { line, .. } => line.starts_with(b"=="),
             Kept::Cells(_) => false,
@@ -390,7 +391,7 @@ impl<'a> Row<'a> {
 
     /// True for a row that is not text: a NUL byte, or bytes that are not
     /// UTF-8 (cells are UTF-8 already; a NUL in one is refused as in a file).
-    pub fn is_binary(&self) -> bool {
+    pub(crate) fn is_binary(&self) -> bool {
         match self.kept {
             Kept::Csv { line, .. } => line.contains(&0) || std::str::from_utf8(line).is_err(),
             Kept::Cells(cells) => cells.iter().any(|c| c.as_bytes().contains(&0)),

@@ -35,14 +35,14 @@ const COLUMNS: [&str; 7] = [
 const MAX_LAUNCHES: u64 = 1 << 20;
 
 /// Whether `header` is the per-kernel summary's.
-pub fn is_summary(header: &[String]) -> bool {
+pub(crate) fn is_summary(header: &[String]) -> bool {
     COLUMNS.iter().all(|c| header.iter().any(|h| h == c))
 }
 
 /// The summary (from its header row on) as a details page: each row repeated
 /// for each launch it stands for, with `Average` as the value and a launch
 /// `ID` per kernel and launch shape. `Err` for a summary that cannot be read.
-pub fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
     let bad = |problem: String| Error::malformed(crate::error::FileKind::Export, path, problem);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)

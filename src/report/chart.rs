@@ -64,7 +64,7 @@ fn axis_top(x: f64, reference: f64) -> (f64, bool) {
 }
 
 /// Baseline (mean bar, allowed band on the worse side, ±σ whisker) vs current (bar in the verdict's colour) and the limit.
-pub fn chart(r: &RuleResult) -> Option<String> {
+pub(crate) fn chart(r: &RuleResult) -> Option<String> {
     let b = r.baseline?;
     let x = r.current?;
     // Zero before and after (no FP64 instructions, no global loads): nothing to draw; the

@@ -8,18 +8,16 @@ const GAP: &str = "  ";
 /// A shortened column keeps at least this many characters.
 const MIN_SHORT: usize = 12;
 
-/// One column: its title and its width in characters.
+/// One column: its width in characters.
 #[derive(Debug, Clone)]
-pub struct Column {
-    pub title: String,
-    pub width: usize,
+pub(crate) struct Column {
+    pub(crate) width: usize,
 }
 
 impl Column {
     /// A column as wide as its widest cell (or its title).
-    pub fn new(title: &str, widest_cell: usize) -> Column {
+    pub(crate) fn new(title: &str, widest_cell: usize) -> Column {
         Column {
-            title: title.to_string(),
             width: widest_cell.max(title.chars().count()),
         }
     }
@@ -28,7 +26,7 @@ impl Column {
 /// Narrows column `flexible` so that all columns fit in `width` (never
 /// below `MIN_SHORT` characters: a table wider than a very narrow terminal beats one
 /// whose names are unreadable).
-pub fn fit(columns: &mut [Column], flexible: usize, width: usize) {
+pub(crate) fn fit(columns: &mut [Column], flexible: usize, width: usize) {
     let gaps = GAP.len() * columns.len().saturating_sub(1);
     let others: usize = columns
         .iter()
@@ -44,7 +42,7 @@ pub fn fit(columns: &mut [Column], flexible: usize, width: usize) {
 
 /// One line of cells laid out in `columns`, shortened where they do not fit,
 /// without trailing spaces.
-pub fn line(columns: &[Column], cells: &[String]) -> String {
+pub(crate) fn line(columns: &[Column], cells: &[String]) -> String {
     let mut out = String::new();
     for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
         if i > 0 {
@@ -62,7 +60,7 @@ pub fn line(columns: &[Column], cells: &[String]) -> String {
 
 /// `text` in at most `width` characters: whole when it fits, else its start,
 /// `…` and its end.
-pub fn shorten_middle(text: &str, width: usize) -> String {
+pub(crate) fn shorten_middle(text: &str, width: usize) -> String {
     let n = text.chars().count();
     if n <= width {
         return text.to_string();
@@ -81,7 +79,7 @@ pub fn shorten_middle(text: &str, width: usize) -> String {
 /// `text` wrapped at spaces to lines of at most `width` characters: the first
 /// line starts with `first`, the others with `rest`. A word longer than a
 /// line (a path, a kernel name) stays whole on a line of its own.
-pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;

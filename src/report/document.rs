@@ -10,7 +10,7 @@ use crate::status::Outcome;
 use crate::verdict::{Counts, Report};
 
 /// The model behind a document, for the JSON report (which serializes it whole).
-pub trait Model {
+pub(crate) trait Model {
     /// The model as pretty-printed JSON, with a final newline.
     fn json(&self) -> String;
     /// [`Model::json`] written as it is made.
@@ -18,53 +18,53 @@ pub trait Model {
 }
 
 /// One or more workloads' views, and a suite's own words when it is a suite.
-pub struct Document<'r> {
+pub(crate) struct Document<'r> {
     /// The model itself: a check's report or a suite's.
-    pub model: &'r dyn Model,
+    pub(crate) model: &'r dyn Model,
     /// The suite's headline and table; `None` for a single check, which is
     /// printed without the suite chrome.
-    pub suite: Option<Suite<'r>>,
+    pub(crate) suite: Option<Suite<'r>>,
     /// Every workload in run order; a single check's one workload has no name.
-    pub workloads: Vec<Workload<'r>>,
+    pub(crate) workloads: Vec<Workload<'r>>,
 }
 
 /// A suite's own words: what a report of several workloads adds around them.
 #[derive(Debug, Clone)]
-pub struct Suite<'r> {
-    pub outcome: Outcome,
+pub(crate) struct Suite<'r> {
+    pub(crate) outcome: Outcome,
     /// `REGRESSION (exit 1): 3 workloads — 1 regressed (infer), 2 passed`.
-    pub headline: String,
+    pub(crate) headline: String,
     /// This run's shard (`1/2`) and the whole suite's workloads, when sharded.
-    pub shard: Option<(String, &'r [String])>,
+    pub(crate) shard: Option<(String, &'r [String])>,
     /// The shard reports a merged report was made from.
-    pub merged_from: &'r [String],
+    pub(crate) merged_from: &'r [String],
     /// The ncugate version that wrote the report.
-    pub version: &'r str,
+    pub(crate) version: &'r str,
 }
 
 /// One workload's part of a document.
 #[derive(Debug, Clone)]
-pub struct Workload<'r> {
+pub(crate) struct Workload<'r> {
     /// The workload's name; `None` for a single check.
-    pub name: Option<&'r str>,
-    pub tags: &'r [String],
+    pub(crate) name: Option<&'r str>,
+    pub(crate) tags: &'r [String],
     /// Wall time of its profiled runs, `12.3 s`, or `—`.
-    pub seconds: String,
-    pub view: View<'r>,
+    pub(crate) seconds: String,
+    pub(crate) view: View<'r>,
 }
 
 impl Workload<'_> {
     /// The workload's name, or empty for a single check.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.name.unwrap_or_default()
     }
 
     /// What a suite puts before the titles of this workload's rows: `<workload>: `.
-    pub fn prefix(&self) -> String {
+    pub(crate) fn prefix(&self) -> String {
         self.name.map(|n| format!("{n}: ")).unwrap_or_default()
     }
 
-    pub fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> Counts {
         self.view.counts
     }
 }
@@ -72,14 +72,14 @@ impl Workload<'_> {
 impl<'r> Document<'r> {
     /// The workloads as every suite report lists them: errors, then
     /// regressions, then passes, each in run order.
-    pub fn failures_first(&self) -> Vec<&Workload<'r>> {
+    pub(crate) fn failures_first(&self) -> Vec<&Workload<'r>> {
         let mut workloads: Vec<_> = self.workloads.iter().collect();
         workloads.sort_by_key(|w| std::cmp::Reverse(w.view.outcome.exit_code()));
         workloads
     }
 
     /// A single check's document: one nameless workload, no suite chrome.
-    pub fn check(report: &'r Report) -> Document<'r> {
+    pub(crate) fn check(report: &'r Report) -> Document<'r> {
         Document {
             model: report,
             suite: None,
@@ -93,7 +93,7 @@ impl<'r> Document<'r> {
     }
 
     /// The outcome of the whole document.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         match (&self.suite, self.workloads.first()) {
             (Some(suite), _) => suite.outcome,
             (None, Some(w)) => w.view.outcome,
@@ -102,12 +102,12 @@ impl<'r> Document<'r> {
     }
 
     /// Failed checks over all workloads: GitHub's `regressions` output.
-    pub fn regressions(&self) -> usize {
+    pub(crate) fn regressions(&self) -> usize {
         self.workloads.iter().map(|w| w.view.regressions()).sum()
     }
 
     /// The workloads that did not pass, in run order.
-    pub fn failed_workloads(&self) -> Vec<&str> {
+    pub(crate) fn failed_workloads(&self) -> Vec<&str> {
         self.workloads
             .iter()
             .filter(|w| w.view.outcome != Outcome::Pass)

@@ -18,22 +18,22 @@ const MAX_PER_LEVEL: usize = 10;
 
 /// What GitHub mode writes, before it is written: see [`deliver`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Streams {
+pub(crate) struct Streams {
     /// Workflow commands for standard output, one per line.
-    pub annotations: String,
+    pub(crate) annotations: String,
     /// Markdown appended to `$GITHUB_STEP_SUMMARY`.
-    pub summary: String,
-    pub outcome: Outcome,
+    pub(crate) summary: String,
+    pub(crate) outcome: Outcome,
     /// The `regressions` output: failed checks.
-    pub regressions: usize,
+    pub(crate) regressions: usize,
     /// Step outputs besides `result`, `regressions` and `report`.
-    pub extra: Vec<(&'static str, String)>,
+    pub(crate) extra: Vec<(&'static str, String)>,
 }
 
 /// GitHub mode for a document: every workload's annotations (titled with
 /// its name in a suite), the document's Markdown (a single check's with its
 /// change chart), the outcome and failures, and a suite's `failed_workloads`.
-pub fn document(doc: &Document<'_>) -> Streams {
+pub(crate) fn document(doc: &Document<'_>) -> Streams {
     if let (None, [check]) = (&doc.suite, doc.workloads.as_slice()) {
         return streams(&check.view);
     }
@@ -94,7 +94,7 @@ fn suite_summary(doc: &Document<'_>) -> String {
 
 /// GitHub mode for one check: its annotations, its Markdown with the change
 /// chart, its outcome and failures.
-pub fn streams(view: &View<'_>) -> Streams {
+pub(crate) fn streams(view: &View<'_>) -> Streams {
     let mut summary = markdown::render(view);
     if let Some(chart) = chart(view) {
         summary.push_str("\n### Change vs allowance\n\n");
@@ -223,14 +223,14 @@ fn thresholds_file(path: Option<&str>) -> Option<String> {
 }
 
 /// Escapes a workflow-command message (`%`, CR, LF), as the runner requires.
-pub fn data(s: &str) -> String {
+pub(crate) fn data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escapes a workflow-command property value (also `:` and `,`).
-pub fn property(s: &str) -> String {
+pub(crate) fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
@@ -260,7 +260,7 @@ fn chart_label(r: &crate::verdict::RuleResult) -> String {
 /// A Mermaid `xychart-beta` of the checks' change in the worse direction
 /// against their allowance, in percent of the baseline mean: the failures,
 /// then the closest calls, at most 12 bars.
-pub fn chart(view: &View<'_>) -> Option<String> {
+pub(crate) fn chart(view: &View<'_>) -> Option<String> {
     let mut points: Vec<(String, f64, f64, bool)> = view
         .measured()
         .filter_map(|(_, c)| {
@@ -340,7 +340,7 @@ pub fn chart(view: &View<'_>) -> Option<String> {
 /// Writes GitHub mode's streams: annotations to standard output, the
 /// summary appended to `$GITHUB_STEP_SUMMARY`, the step outputs to
 /// `$GITHUB_OUTPUT` (each file only when the runner named it).
-pub fn deliver(streams: &Streams, outputs: &Outputs) -> std::io::Result<()> {
+pub(crate) fn deliver(streams: &Streams, outputs: &Outputs) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(streams.annotations.as_bytes())?;
     stdout.flush()?;

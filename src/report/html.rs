@@ -16,12 +16,12 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 /// The stylesheet every page links to.
-pub const CSS: &str = include_str!("html.css");
+pub(crate) const CSS: &str = include_str!("html.css");
 
 /// The document's files: a check's report at the top of the folder; a
 /// suite's workloads each in `<workload>/`, then the suite's `style.css` and
 /// `index.html` listing them (last: the index links to the rest).
-pub fn document<'v>(doc: &'v Document<'_>) -> Files<'v> {
+pub(crate) fn document<'v>(doc: &'v Document<'_>) -> Files<'v> {
     let workloads = doc.workloads.iter().flat_map(|w| {
         files(&w.view, w.name).map(move |(name, bytes)| (PathBuf::from(w.name()).join(name), bytes))
     });
@@ -101,7 +101,7 @@ fn breakable(text: &str) -> Markup {
 /// history store, when the check had one), then `index.html` (which links
 /// to the others and shows the charts that were drawn). Each rule chart is
 /// drawn as it is written.
-pub fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
+pub(crate) fn files<'v>(view: &'v View<'_>, workload: Option<&'v str>) -> Files<'v> {
     let drawn: Rc<RefCell<HashMap<usize, String>>> = Rc::default();
     let record = Rc::clone(&drawn);
     let charts = view
@@ -136,7 +136,7 @@ fn trend_file(i: usize) -> String {
 }
 
 /// The CSS class of a status: its colour on the page.
-pub fn class(status: Status) -> &'static str {
+pub(crate) fn class(status: Status) -> &'static str {
     match status {
         Status::Fail => "fail",
         Status::Error => "error",

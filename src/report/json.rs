@@ -2,14 +2,9 @@
 //! [`Report`], a suite's report — versioned by its `schema_version`: the
 //! model itself, for machines, so nothing the view words for people is in it.
 
-use super::document::{Document, Model};
+use super::document::Model;
 use super::view::View;
 use crate::verdict::Report;
-
-/// The document's model as pretty-printed JSON.
-pub fn document(doc: &Document<'_>) -> String {
-    doc.model.json()
-}
 
 /// The view's report as pretty-printed JSON.
 pub fn render(view: &View<'_>) -> String {
@@ -38,7 +33,7 @@ impl Model for Report {
 
 /// `model` as pretty-printed JSON with a final newline, written as it is
 /// made: the same bytes as `serde_json::to_string_pretty` and a newline.
-pub fn write_pretty<T: serde::Serialize + ?Sized>(
+pub(crate) fn write_pretty<T: serde::Serialize + ?Sized>(
     model: &T,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {

@@ -10,20 +10,11 @@ use crate::status::Status;
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 use std::io::Write;
 
-/// The document as JUnit XML: every workload's testsuites, in a suite
-/// named and classed `<workload>: …`.
-pub fn document(doc: &Document<'_>) -> String {
-    let mut out = Vec::new();
-    match write_document(doc, &mut out) {
-        Ok(()) => String::from_utf8_lossy(&out).into_owned(),
-        Err(e) => failed(&e.to_string()),
-    }
-}
-
-/// [`document`] written as it is made, one testsuite at a time: the XML of
+/// The document as JUnit XML — every workload's testsuites, in a suite named
+/// and classed `<workload>: …` — written as it is made, one testsuite at a time: the XML of
 /// 100,000 kernels is never held whole, nor their testsuites. The root's
 /// counts come first, from the statuses the testcases are made of.
-pub fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     let mut totals = JUnit::new("ncugate");
     for w in &doc.workloads {
         let (tests, failures, errors) = counts(&w.view);
@@ -114,7 +105,7 @@ pub fn render(view: &View<'_>) -> String {
 /// kernel, the run total, each compute-sanitizer tool, the graph memory),
 /// each suite's name and each case's class starting with `prefix` (a
 /// suite's `<workload>: `).
-pub fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
+pub(crate) fn suites(view: &View<'_>, prefix: &str) -> Vec<TestSuite> {
     each_suite(view, prefix).collect()
 }
 
@@ -165,7 +156,7 @@ fn gate_suite(view: &View<'_>, prefix: &str) -> TestSuite {
 }
 
 /// JUnit XML as the Jenkins xUnit schema accepts it.
-pub fn xml(junit: &JUnit) -> String {
+pub(crate) fn xml(junit: &JUnit) -> String {
     match junit.to_string() {
         Ok(xml) => without_root_skipped(xml),
         Err(e) => failed(&e.to_string()),

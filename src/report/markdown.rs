@@ -10,7 +10,7 @@ use std::io;
 /// The document as GitHub-flavoured Markdown: a check's report, or a
 /// suite's title and table of workloads with each workload's report one
 /// heading level down, those that failed first.
-pub fn document(doc: &Document<'_>) -> String {
+pub(crate) fn document(doc: &Document<'_>) -> String {
     let mut out = Vec::new();
     // Writing to memory cannot fail.
     let _ = write_document(doc, &mut out);
@@ -19,7 +19,7 @@ pub fn document(doc: &Document<'_>) -> String {
 
 /// [`document`] written as it is made: the table of every check (a row per
 /// kernel and rule) goes out a row at a time, never held whole.
-pub fn write_document(doc: &Document<'_>, out: &mut dyn io::Write) -> io::Result<()> {
+pub(crate) fn write_document(doc: &Document<'_>, out: &mut dyn io::Write) -> io::Result<()> {
     let Some(suite) = &doc.suite else {
         for w in &doc.workloads {
             write_at(&w.view, 2, out)?;
@@ -97,7 +97,7 @@ pub fn render(view: &View<'_>) -> String {
 /// The view as GitHub-flavoured Markdown, its title a heading of `depth`
 /// (`##` for a check, `###` for a workload under a suite's title), its
 /// sections one level down.
-pub fn render_at(view: &View<'_>, depth: usize) -> String {
+pub(crate) fn render_at(view: &View<'_>, depth: usize) -> String {
     let mut out = Vec::new();
     // Writing to memory cannot fail.
     let _ = write_at(view, depth, &mut out);
@@ -329,7 +329,7 @@ fn why_line(c: &Check<'_>) -> String {
 }
 
 /// Text inside a code span in a table cell: only `|` (and backticks) need care.
-pub fn code(s: &str) -> String {
+pub(crate) fn code(s: &str) -> String {
     s.replace('`', "'").replace('|', "\\|").replace('\n', " ")
 }
 

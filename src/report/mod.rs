@@ -8,22 +8,22 @@
 //! [`write_document`] is the one path by which any of them reaches a file or
 //! a stream (files atomically, in a fixed order).
 
-pub mod chart;
-pub mod columns;
-pub mod document;
+pub(crate) mod chart;
+pub(crate) mod columns;
+pub(crate) mod document;
 pub mod github;
-pub mod html;
+pub(crate) mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
-pub mod printable;
-pub mod terminal;
-pub mod view;
+pub(crate) mod printable;
+pub(crate) mod terminal;
+pub(crate) mod view;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use document::{Document, Model, Workload};
+pub(crate) use document::Document;
 pub use view::{View, scope_name};
 
 use crate::error::{Error, Result};
@@ -51,23 +51,21 @@ pub struct Outputs {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GitHubFiles {
     /// The step summary, to which the Markdown report is appended.
-    pub step_summary: Option<PathBuf>,
+    pub(crate) step_summary: Option<PathBuf>,
     /// The step outputs file, to which `result`, `regressions`, … are appended.
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 /// Files under a folder, by relative path, in the order to write them; made
 /// one at a time as they are written (an HTML report can hold 10^4 charts).
-pub type Files<'v> = Box<dyn Iterator<Item = (PathBuf, Vec<u8>)> + 'v>;
+pub(crate) type Files<'v> = Box<dyn Iterator<Item = (PathBuf, Vec<u8>)> + 'v>;
 
 /// Writes the content of a file as it is made (a report of 10^5 kernels is
 /// hundreds of MB in JSON or JUnit: never held whole).
-pub type Stream<'v> = Box<dyn FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + 'v>;
+pub(crate) type Stream<'v> = Box<dyn FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + 'v>;
 
 /// What one reporter made of a view, before anything is written.
-pub enum Rendered<'v> {
-    /// The whole content of the file the user named.
-    File(String),
+pub(crate) enum Rendered<'v> {
     /// The content of the file the user named, written as it is made.
     Stream(Stream<'v>),
     /// Files under the folder the user named.
@@ -77,11 +75,11 @@ pub enum Rendered<'v> {
 }
 
 impl Rendered<'_> {
+    #[cfg(test)]
     /// A file format's whole content, in memory (for tests and for what
     /// is printed rather than written); `None` for a folder or GitHub's streams.
-    pub fn text(self) -> Option<String> {
+    pub(crate) fn text(self) -> Option<String> {
         match self {
-            Rendered::File(text) => Some(text),
             Rendered::Stream(write) => {
                 let mut out = Vec::new();
                 write(&mut out).ok()?;
@@ -94,7 +92,7 @@ impl Rendered<'_> {
 
 /// Where a reporter's output goes, from the [`Outputs`] the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Destination<'o> {
+pub(crate) enum Destination<'o> {
     /// A file, or the folder of a [`Rendered::Folder`].
     Path(&'o Path),
     /// Standard output, `$GITHUB_STEP_SUMMARY` and `$GITHUB_OUTPUT`.
@@ -102,7 +100,7 @@ pub enum Destination<'o> {
 }
 
 /// One output format: where it goes, and what it makes of a document.
-pub trait Reporter {
+pub(crate) trait Reporter {
     /// Where this format goes, or `None` when it was not asked for.
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>>;
     /// The document in this format.
@@ -110,26 +108,26 @@ pub trait Reporter {
 }
 
 /// `--junit`.
-pub struct JUnit;
+pub(crate) struct JUnit;
 /// `--markdown`.
-pub struct Markdown;
+pub(crate) struct Markdown;
 /// `--json`.
-pub struct Json;
+pub(crate) struct Json;
 /// `--html DIR`.
-pub struct Html;
+pub(crate) struct Html;
 /// GitHub Actions mode.
-pub struct GitHub;
+pub(crate) struct GitHub;
 
 /// The file formats in the order their files are written (the HTML folder's
 /// `index.html` and GitHub's outputs last: a step that waits for them finds the rest in place).
-pub const REPORTERS: [&dyn Reporter; 5] = [&JUnit, &Markdown, &Json, &Html, &GitHub];
+pub(crate) const REPORTERS: [&dyn Reporter; 5] = [&JUnit, &Markdown, &Json, &Html, &GitHub];
 
 /// Writes every requested report of `doc`. The files are staged beside their
 /// targets and renamed into place as one set ([`FileSet`]): a CI step that
 /// picks them up never reads half a file, nor a mix of this run's files and
 /// an earlier run's, even when the run is interrupted. GitHub mode's streams
 /// (appended, not replaced) go after the set is in place.
-pub fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()> {
+pub(crate) fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()> {
     let mut set = FileSet::default();
     let mut streams = Vec::new();
     for reporter in REPORTERS {
@@ -148,7 +146,7 @@ pub fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()> {
 }
 
 /// Writes every requested file report of one check.
-pub fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
+pub(crate) fn write_all(report: &Report, outputs: &Outputs) -> Result<()> {
     write_document(&Document::check(&printable::escaped(report)), outputs)
 }
 
@@ -192,7 +190,6 @@ fn stage(
     set: &mut FileSet,
 ) -> Result<Option<github::Streams>> {
     match (rendered, destination) {
-        (Rendered::File(text), Destination::Path(path)) => set.add(path, text.as_bytes())?,
         (Rendered::Stream(write), Destination::Path(path)) => set.add_with(path, write)?,
         (Rendered::Folder(files), Destination::Path(dir)) => {
             for (name, bytes) in files {

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 /// `model` with every string made printable; borrowed (no copy) when it
 /// already is, which a scan of its JSON form decides without holding it.
-pub fn escaped<T: Serialize + DeserializeOwned + Clone>(model: &T) -> Cow<'_, T> {
+pub(crate) fn escaped<T: Serialize + DeserializeOwned + Clone>(model: &T) -> Cow<'_, T> {
     let mut scan = Scan::default();
     if serde_json::to_writer(&mut scan, model).is_ok() && !scan.found {
         return Cow::Borrowed(model);

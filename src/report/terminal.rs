@@ -12,17 +12,17 @@ use super::columns::{shorten_middle, wrap};
 use super::document::{Document, Workload};
 use super::view::{Cells, Check, Finding, Section, View, scope_name};
 use crate::status::{Outcome, Status};
-use crate::verdict::Report;
+
 use std::fmt::Write;
 
 /// Width of a log that is not a terminal (and the fallback everywhere).
-pub const LOG_WIDTH: usize = 100;
+pub(crate) const LOG_WIDTH: usize = 100;
 /// Narrower than this, the table would be unreadable anyway.
 const MIN_WIDTH: usize = 60;
 
 /// Which checks the table lists (`--show`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Show {
+pub(crate) enum Show {
     /// Failures and errors only.
     Fail,
     /// Failures, errors, warnings and improvements.
@@ -48,13 +48,13 @@ impl Show {
 /// How the terminal report looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
-    pub color: bool,
+    pub(crate) color: bool,
     /// Columns the report may use.
-    pub width: usize,
-    pub show: Show,
+    pub(crate) width: usize,
+    pub(crate) show: Show,
     /// `-q`: the "why" lines without the table that repeats them, and in a
     /// suite no status line for a workload that passed.
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 impl Default for Style {
@@ -69,7 +69,7 @@ impl Default for Style {
 }
 
 /// The width to fit: `COLUMNS` when set, else the terminal's, else 100 (a CI log).
-pub fn width() -> usize {
+pub(crate) fn width() -> usize {
     let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok());
@@ -81,8 +81,9 @@ pub fn width() -> usize {
         .max(MIN_WIDTH)
 }
 
+#[cfg(test)]
 /// The report as text.
-pub fn render(report: &Report, style: &Style) -> String {
+pub(crate) fn render(report: &crate::verdict::Report, style: &Style) -> String {
     render_view(&View::new(&super::printable::escaped(report)), style)
 }
 
@@ -92,7 +93,7 @@ pub fn render(report: &Report, style: &Style) -> String {
 /// the workloads that failed (and with `--show changed` those with a
 /// warning or an improvement, with `--show all` every one) in full, each
 /// under a rule with its name, then the suite's headline.
-pub fn document(doc: &Document<'_>, style: &Style) -> String {
+pub(crate) fn document(doc: &Document<'_>, style: &Style) -> String {
     if doc.suite.is_none() {
         return after_status_lines(doc, style);
     }
@@ -115,7 +116,11 @@ pub fn document(doc: &Document<'_>, style: &Style) -> String {
 /// One workload's status line as a suite check prints it the moment the
 /// workload finishes (`names`: the widest name of the suite); nothing for a
 /// pass with `-q`. The time takes up to `999.9 s`.
-pub fn streamed_status_line(w: &Workload<'_>, names: usize, style: &Style) -> Option<String> {
+pub(crate) fn streamed_status_line(
+    w: &Workload<'_>,
+    names: usize,
+    style: &Style,
+) -> Option<String> {
     if style.quiet && w.view.outcome == Outcome::Pass {
         return None;
     }
@@ -125,7 +130,7 @@ pub fn streamed_status_line(w: &Workload<'_>, names: usize, style: &Style) -> Op
 
 /// [`document`] without the status lines (a suite check printed them as
 /// each workload finished): the workloads in full, then the headline.
-pub fn after_status_lines(doc: &Document<'_>, style: &Style) -> String {
+pub(crate) fn after_status_lines(doc: &Document<'_>, style: &Style) -> String {
     let Some(suite) = &doc.suite else {
         return doc
             .workloads
@@ -218,7 +223,7 @@ fn paint(text: &str, code: &str) -> String {
 }
 
 /// The view as text.
-pub fn render_view(view: &View<'_>, style: &Style) -> String {
+pub(crate) fn render_view(view: &View<'_>, style: &Style) -> String {
     let mut out = String::new();
     headline(&mut out, view, style.color);
     for (label, value) in &view.header {

@@ -15,14 +15,13 @@ mod gates;
 mod rows;
 mod section;
 
-pub use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
+pub(crate) use section::{Cells, Check, Finding, Kind, Listed, STACK_FRAMES, Section, SectionKind};
 
-use crate::model::KernelKeyMode;
 use crate::status::{Outcome, Status};
 use crate::verdict::{self, Counts, Devices, Report};
 
 /// The label of the whole run where a kernel name would go.
-pub const TOTAL: &str = "(total)";
+pub(crate) const TOTAL: &str = "(total)";
 
 /// Kernel key for display: the key, or `(total)` for the whole run.
 pub fn scope_name(kernel: Option<&str>) -> &str {
@@ -33,36 +32,35 @@ pub fn scope_name(kernel: Option<&str>) -> &str {
 #[derive(Debug, Clone)]
 pub struct View<'r> {
     /// The model itself, for the JSON report (which serializes it whole).
-    pub report: &'r Report,
+    pub(crate) report: &'r Report,
     /// What was gated, with what only that gate has (the metric gate's baseline and thresholds).
-    pub subject: Subject<'r>,
-    pub outcome: Outcome,
-    pub exit_code: i32,
-    pub counts: Counts,
+    pub(crate) subject: Subject<'r>,
+    pub(crate) outcome: Outcome,
+    pub(crate) exit_code: i32,
+    pub(crate) counts: Counts,
     /// What was gated, `(label, value)` in the order every reporter shows them.
-    pub header: Vec<(&'static str, String)>,
+    pub(crate) header: Vec<(&'static str, String)>,
     /// Errors that made the outcome `error`, each `message (hint: …)`.
-    pub errors: &'r [String],
+    pub(crate) errors: &'r [String],
     /// The GPU fingerprint check: passed, or a mismatch that was allowed.
-    pub device: Option<DeviceNote>,
+    pub(crate) device: Option<DeviceNote>,
     /// Every gate's results: each kernel by name, the whole run, each
     /// compute-sanitizer tool, the graph memory — in the order to show them.
-    pub sections: Vec<Section<'r>>,
+    pub(crate) sections: Vec<Section<'r>>,
     /// Things a reader should know that are not checks.
-    pub notes: &'r [crate::note::Note],
+    pub(crate) notes: &'r [crate::note::Note],
     /// The ncugate version that wrote the report.
-    pub version: &'r str,
+    pub(crate) version: &'r str,
 }
 
 /// What a report gated, as the view shows it.
 #[derive(Debug, Clone)]
-pub enum Subject<'r> {
+pub(crate) enum Subject<'r> {
     /// ncu metrics against a baseline under threshold rules.
     Metrics {
         /// The baseline file, when there was one.
         baseline: Option<&'r str>,
         thresholds: Thresholds<'r>,
-        kernel_key: KernelKeyMode,
         devices: Option<&'r Devices>,
     },
     /// compute-sanitizer tools on an app, or saved XML.
@@ -76,7 +74,7 @@ pub enum Subject<'r> {
 
 /// Where the metric gate's threshold rules came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Thresholds<'r> {
+pub(crate) enum Thresholds<'r> {
     /// ncugate's own rules (`thresholds/default.toml (built in)`).
     BuiltIn(&'r str),
     /// A file the user named: annotations can point into it.
@@ -85,7 +83,7 @@ pub enum Thresholds<'r> {
 
 impl<'r> Thresholds<'r> {
     /// The source as the report records it: a path, or the built-in rules' name.
-    pub fn of(source: &'r str) -> Thresholds<'r> {
+    pub(crate) fn of(source: &'r str) -> Thresholds<'r> {
         if source.ends_with(" (built in)") {
             Thresholds::BuiltIn(source)
         } else {
@@ -94,7 +92,7 @@ impl<'r> Thresholds<'r> {
     }
 
     /// The words every reporter shows.
-    pub fn as_str(&self) -> &'r str {
+    pub(crate) fn as_str(&self) -> &'r str {
         match *self {
             Thresholds::BuiltIn(s) | Thresholds::File(s) => s,
         }
@@ -103,9 +101,9 @@ impl<'r> Thresholds<'r> {
 
 /// The device fingerprint: what the JUnit report names in a property.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeviceNote {
-    pub status: Status,
-    pub message: String,
+pub(crate) struct DeviceNote {
+    pub(crate) status: Status,
+    pub(crate) message: String,
 }
 
 impl<'r> View<'r> {
@@ -131,14 +129,14 @@ impl<'r> View<'r> {
     }
 
     /// The outcome in lower case: `pass`, `regression`, `error`.
-    pub fn outcome_word(&self) -> &'static str {
+    pub(crate) fn outcome_word(&self) -> &'static str {
         self.outcome.as_str()
     }
 
     /// The outcome as a headline shouts it, in the gate's word: `PASS`,
     /// `ERROR`, and for a failure `REGRESSION` (metrics), `FINDINGS`
     /// (compute-sanitizer), `LEAK` (graph memory). The exit code is the same 1.
-    pub fn outcome_title(&self) -> &'static str {
+    pub(crate) fn outcome_title(&self) -> &'static str {
         match (self.outcome, &self.subject) {
             (Outcome::Regression, Subject::Sanitizer { .. }) => "FINDINGS",
             (Outcome::Regression, Subject::Memory { .. }) => "LEAK",
@@ -147,36 +145,36 @@ impl<'r> View<'r> {
     }
 
     /// The counts in words (`6 failed, 1 warning, 17 passed`), joined by `sep`.
-    pub fn counts_text(&self, sep: &str) -> String {
+    pub(crate) fn counts_text(&self, sep: &str) -> String {
         self.counts.words().join(sep)
     }
 
     /// Every measured check (rules and structural checks), section by section.
-    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+    pub(crate) fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
         self.sections.iter().flat_map(Section::measured)
     }
 
     /// The kernels whose worst status needs attention, by name.
-    pub fn failing_kernels(&self) -> impl Iterator<Item = &Section<'r>> {
+    pub(crate) fn failing_kernels(&self) -> impl Iterator<Item = &Section<'r>> {
         self.sections
             .iter()
             .filter(|s| s.is_kernel() && s.status.needs_attention())
     }
 
     /// The whole run's section, when a rule gates it.
-    pub fn total(&self) -> Option<&Section<'r>> {
+    pub(crate) fn total(&self) -> Option<&Section<'r>> {
         self.sections.iter().find(|s| s.kind == SectionKind::Total)
     }
 
     /// The whole-run rules that need attention.
-    pub fn failing_total(&self) -> Vec<&Check<'r>> {
+    pub(crate) fn failing_total(&self) -> Vec<&Check<'r>> {
         self.total()
             .map(|t| t.checks.iter().filter(|c| c.needs_attention()).collect())
             .unwrap_or_default()
     }
 
     /// New findings of kernels that passed every check, by kernel name: still worth a look.
-    pub fn findings_elsewhere(&self) -> Vec<(&Check<'r>, &Finding<'r>)> {
+    pub(crate) fn findings_elsewhere(&self) -> Vec<(&Check<'r>, &Finding<'r>)> {
         self.sections
             .iter()
             .filter(|s| s.is_kernel() && !s.status.needs_attention())
@@ -185,14 +183,14 @@ impl<'r> View<'r> {
     }
 
     /// The list sections of other gates (compute-sanitizer, graph memory), in order.
-    pub fn lists(&self) -> impl Iterator<Item = &Section<'r>> {
+    pub(crate) fn lists(&self) -> impl Iterator<Item = &Section<'r>> {
         self.sections.iter().filter(|s| s.kind == SectionKind::List)
     }
 
     /// Where a rule is written, for the why line: `thresholds line 42`, or for
     /// the rules built into ncugate (the user has no such file)
     /// `built-in rule 3`, which `ncugate init --print-thresholds` numbers.
-    pub fn rule_place(&self, line: usize) -> String {
+    pub(crate) fn rule_place(&self, line: usize) -> String {
         match self.subject {
             Subject::Metrics {
                 thresholds: Thresholds::BuiltIn(_),
@@ -206,7 +204,7 @@ impl<'r> View<'r> {
     }
 
     /// The thresholds file annotations can point into, for the metric gate.
-    pub fn thresholds_file(&self) -> Option<&'r str> {
+    pub(crate) fn thresholds_file(&self) -> Option<&'r str> {
         match self.subject {
             Subject::Metrics {
                 thresholds: Thresholds::File(path),
@@ -221,7 +219,7 @@ impl<'r> View<'r> {
     /// `<kernel>: <what>` — `scale<0>: launched 6 times per run, baseline 3`,
     /// `(total): sm__inst_executed (sum) +41.7%, allowed +20.0%`. `None` when
     /// nothing needs attention.
-    pub fn top_reason(&self) -> Option<String> {
+    pub(crate) fn top_reason(&self) -> Option<String> {
         if let Some(error) = self.errors.first() {
             return Some(error.lines().next().unwrap_or_default().to_string());
         }
@@ -264,7 +262,7 @@ impl<'r> View<'r> {
     }
 
     /// The number of failed checks: GitHub's `regressions` output.
-    pub fn regressions(&self) -> usize {
+    pub(crate) fn regressions(&self) -> usize {
         self.counts.fail
     }
 }
@@ -272,7 +270,7 @@ impl<'r> View<'r> {
 /// A kernel's key as a short label: its name without the return type and
 /// the parameter list (`void scale<0>(const float *, …)` → `scale<0>`); a
 /// key without a parameter list stays whole.
-pub fn short_kernel(key: &str) -> &str {
+pub(crate) fn short_kernel(key: &str) -> &str {
     let name = match key.find('(') {
         Some(0) | None => key,
         Some(i) => &key[..i],
@@ -296,7 +294,7 @@ pub fn short_kernel(key: &str) -> &str {
 }
 
 /// The outcome's emoji on a summary page.
-pub fn outcome_emoji(outcome: Outcome) -> &'static str {
+pub(crate) fn outcome_emoji(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Pass => "✅",
         Outcome::Regression => "❌",
@@ -305,7 +303,7 @@ pub fn outcome_emoji(outcome: Outcome) -> &'static str {
 }
 
 /// Sort key: what needs attention first.
-pub fn rank(status: Status) -> u8 {
+pub(crate) fn rank(status: Status) -> u8 {
     match status {
         Status::Error => 0,
         Status::Fail => 1,
@@ -323,7 +321,6 @@ fn subject(report: &Report) -> Subject<'_> {
         verdict::Subject::Metrics => Subject::Metrics {
             baseline: (!report.baseline.is_empty()).then_some(report.baseline.as_str()),
             thresholds: Thresholds::of(&report.thresholds),
-            kernel_key: report.kernel_key,
             devices: report.devices.as_ref(),
         },
         verdict::Subject::Sanitizer { tools, app } => Subject::Sanitizer {

@@ -23,7 +23,7 @@ pub struct Launch {
 
 impl Launch {
     /// The kernel's first launch.
-    pub const FIRST: Launch = Launch {
+    pub(crate) const FIRST: Launch = Launch {
         ordinal: 0,
         position: 0,
     };
@@ -35,7 +35,11 @@ impl Launch {
 /// of that name before it, selects it. Where the check itself skipped
 /// launches (`launch_skip`), those skipped are unknown by name: its own
 /// filter is kept and its skip added to the launch's place in the export.
-pub fn selection(config: &RunnerConfig, function: &str, launch: Launch) -> (Option<String>, u64) {
+pub(crate) fn selection(
+    config: &RunnerConfig,
+    function: &str,
+    launch: Launch,
+) -> (Option<String>, u64) {
     match config.launch_skip {
         Some(skip) if skip > 0 => (
             config.kernel_name.clone(),
@@ -68,7 +72,7 @@ fn command(config: &RunnerConfig, function: &str, launch: Launch, export: &Path)
 
 /// Profiles `launch` of `function` once and returns its source page (CSV);
 /// a failure is a reason for a note.
-pub fn source_page(
+pub(crate) fn source_page(
     config: &RunnerConfig,
     function: &str,
     launch: Launch,

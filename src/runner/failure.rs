@@ -16,7 +16,7 @@ const GH100_METRICS: &str = include_str!("gh100-metrics.txt");
 /// imported. The order of the checks matters: an app that exits non-zero
 /// makes ncu say so too, so ncu's own complaints (counters, metrics, mode,
 /// a missing app) are read first.
-pub fn classify(
+pub(crate) fn classify(
     ncu: &str,
     exit: &Exit,
     lines: &[String],
@@ -128,7 +128,7 @@ fn app_error_code(log: &str) -> Option<i32> {
 }
 
 /// The three known metric names closest to `name` (by base name, then roll-up kept).
-pub fn suggestions(name: &str) -> Vec<String> {
+pub(crate) fn suggestions(name: &str) -> Vec<String> {
     let (base, suffix) = match name.find('.') {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),

@@ -83,12 +83,12 @@ const SIGNALS: [i32; 13] = [
 ];
 
 /// `SIGINT`, `SIGTERM`.
-pub fn name(signal: i32) -> &'static str {
+pub(crate) fn name(signal: i32) -> &'static str {
     signal_hook::low_level::signal_name(signal).unwrap_or("a signal")
 }
 
 /// The signal that interrupted this run, if one did.
-pub fn interrupted() -> Option<i32> {
+pub(crate) fn interrupted() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
@@ -97,7 +97,7 @@ pub fn interrupted() -> Option<i32> {
 
 /// The error of work refused after an interrupt (never printed: the cleanup
 /// prints its own line; a library caller sees it).
-pub fn error() -> crate::error::Error {
+pub(crate) fn error() -> crate::error::Error {
     crate::error::Error::Interrupted {
         signal: name(interrupted().unwrap_or(libc::SIGTERM)),
     }
@@ -145,13 +145,15 @@ const SECOND_SIGNAL: &[u8] = b"ncugate: error: a second signal during the cleanu
 const SECOND_SIGTERM: &[u8] = b"ncugate: error: a second SIGTERM during the cleanup: exiting at once\nhint: processes ncugate started may still run; a later write of the same file removes the temp files left\n";
 
 /// A running child, registered until dropped.
-pub struct Child(u32);
+pub(crate) struct Child(u32);
 
 /// Spawns `command` and registers it as one step under the state's lock, so
 /// the cleanup never runs between the two (under load a child could run for
 /// a while before it was registered, and the cleanup did not count it). After
 /// an interrupt nothing more is started.
-pub fn spawn(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, Child)> {
+pub(crate) fn spawn(
+    command: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, Child)> {
     let mut s = state();
     if s.closed {
         return Err(std::io::Error::new(
@@ -172,11 +174,11 @@ impl Drop for Child {
 }
 
 /// A temp file or folder, removed by the cleanup until dropped.
-pub struct Temp(PathBuf);
+pub(crate) struct Temp(PathBuf);
 
 impl Temp {
     /// `None` after an interrupt: create nothing more.
-    pub fn track(path: &Path) -> Option<Temp> {
+    pub(crate) fn track(path: &Path) -> Option<Temp> {
         let mut s = state();
         if s.closed {
             return None;
@@ -200,7 +202,7 @@ pub fn claim(paths: impl IntoIterator<Item = PathBuf>) {
 
 /// Runs `rename` (a set's renames into place) unless the run was interrupted,
 /// holding off the cleanup meanwhile; `targets` are then committed.
-pub fn commit(
+pub(crate) fn commit(
     targets: &[PathBuf],
     rename: impl FnOnce() -> std::io::Result<()>,
 ) -> Result<std::io::Result<()>, i32> {
@@ -221,7 +223,7 @@ pub fn commit(
 /// to 2 s to arrive, so that the run ends with the interrupt's one error line
 /// rather than "ncu was killed". Once interrupted, this thread waits for the
 /// cleanup to end the process.
-pub fn settle(signal: Option<i32>) {
+pub(crate) fn settle(signal: Option<i32>) {
     if signal.is_some_and(|s| [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].contains(&s)) {
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while interrupted().is_none() && std::time::Instant::now() < until {
@@ -237,7 +239,7 @@ pub fn settle(signal: Option<i32>) {
 
 /// Marks a GitHub Actions log group (`::group::` on stdout) open or closed:
 /// the cleanup closes an open one, so the error line is not folded away.
-pub fn log_group(open: bool) {
+pub(crate) fn log_group(open: bool) {
     state().log_group = open;
 }
 

@@ -6,21 +6,21 @@
 //! of it is tested offline with recorded ncu output.
 
 pub mod explain;
-pub mod failure;
+pub(crate) mod failure;
 pub mod interrupt;
 mod kill;
 pub mod ncu;
-pub mod passes;
+pub(crate) mod passes;
 pub mod process;
-pub mod procfs;
+pub(crate) mod procfs;
 pub mod progress;
 pub mod replay;
-pub mod settings;
+pub(crate) mod settings;
 
 pub use settings::{CacheControl, ClockControl, ReplayMode};
 
 use crate::model::GraphProfiling;
-pub mod workdir;
+pub(crate) mod workdir;
 
 use crate::error::{Error, Result};
 use process::{CommandSpec, Exit, ProcessRunner};
@@ -77,7 +77,7 @@ pub struct RunnerConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Artifacts {
     pub dir: PathBuf,
-    pub report: PathBuf,
+    pub(crate) report: PathBuf,
     /// The raw page (base units): printed by the profiling run itself in fast
     /// mode, imported from the report in full mode.
     pub raw: PathBuf,
@@ -85,9 +85,9 @@ pub struct Artifacts {
     pub details: Option<PathBuf>,
     pub ncu_log: PathBuf,
     pub app_log: PathBuf,
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// What the GPU probe saw while ncu ran (empty without one).
-    pub gpu: Vec<crate::shared_gpu::Sample>,
+    pub(crate) gpu: Vec<crate::shared_gpu::Sample>,
 }
 
 /// Runs `[build] command`, logging to `out_dir/build.log`.
@@ -227,7 +227,7 @@ fn create_dir(dir: &Path) -> Result<()> {
 
 /// Writes a command's output lines to its log file. The hints of failures
 /// point at these logs, so a log that cannot be written is an error too.
-pub fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
+pub(crate) fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
     let mut f = std::fs::File::create(path).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,

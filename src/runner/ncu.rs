@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 pub const OUTPUT_FILE: &str = "ncu-output.log";
 
 /// The `--log-file` of a fast-mode run exporting to `export`.
-pub fn output_file(export: &Path) -> PathBuf {
+pub(crate) fn output_file(export: &Path) -> PathBuf {
     export.with_file_name(OUTPUT_FILE)
 }
 
 /// A page `ncu --import REPORT --csv` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Page {
+pub(crate) enum Page {
     /// `--page raw --print-units base`: every metric of every launch, in base units.
     Raw,
     /// `--page details --print-units base`: the sections' metrics and the rule results.
@@ -35,7 +35,7 @@ pub enum Page {
 
 impl Page {
     /// The page's name as `--page` spells it (and import failures name it).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Page::Raw => "raw",
             Page::Details => "details",
@@ -56,7 +56,7 @@ impl Page {
 
 /// One ncu command line: the ncu to run and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NcuCommand {
+pub(crate) struct NcuCommand {
     ncu: String,
     args: Vec<String>,
 }
@@ -76,7 +76,7 @@ impl NcuCommand {
     /// byte-for-byte what `ncu --import … --csv --page raw --print-units base` prints.
     /// ncu prints no per-kernel progress lines in CSV mode, so full mode, whose run is
     /// long, keeps them and imports both pages afterwards.
-    pub fn profile(config: &RunnerConfig, metrics: &[String], export: &Path) -> NcuCommand {
+    pub(crate) fn profile(config: &RunnerConfig, metrics: &[String], export: &Path) -> NcuCommand {
         let mut args: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
         let mut all: Vec<String> = metrics.to_vec();
@@ -123,7 +123,7 @@ impl NcuCommand {
     /// select, profiled with the `SourceCounters` section and its source
     /// imported into `export`. Clocks are never locked: the counters, not
     /// the time, are compared (see [`super::explain`]).
-    pub fn source_counters(
+    pub(crate) fn source_counters(
         config: &RunnerConfig,
         filter: Option<String>,
         skip: u64,
@@ -165,7 +165,7 @@ impl NcuCommand {
     }
 
     /// `ncu --import REPORT --csv --page PAGE …` (see [`Page`]).
-    pub fn import(ncu: &str, report: &Path, page: Page) -> NcuCommand {
+    pub(crate) fn import(ncu: &str, report: &Path, page: Page) -> NcuCommand {
         let mut args: Vec<String> = ["--import", &report.to_string_lossy(), "--csv"]
             .iter()
             .map(|s| s.to_string())
@@ -179,13 +179,13 @@ impl NcuCommand {
     }
 
     /// The arguments after the ncu program.
-    pub fn args(&self) -> &[String] {
+    pub(crate) fn args(&self) -> &[String] {
         &self.args
     }
 
     /// The command to run; the caller adds what a profiled run needs (the
     /// app's environment, working directory and timeout).
-    pub fn spec(self) -> CommandSpec {
+    pub(crate) fn spec(self) -> CommandSpec {
         CommandSpec::new(self.ncu, self.args)
     }
 }
@@ -200,7 +200,7 @@ pub fn profile_args(config: &RunnerConfig, metrics: &[String], export: &Path) ->
 /// `.ncu-rep` given as input and for the pages of a profiled run. An ncu
 /// that cannot be run or that fails is an [`Error::Ncu`], whatever `read`
 /// made of its output.
-pub fn import<T>(
+pub(crate) fn import<T>(
     ncu: &str,
     runner: &dyn ProcessRunner,
     report: &Path,
@@ -237,7 +237,7 @@ pub fn import<T>(
 /// output: the source pages, which the stages that add words read (the
 /// kernels' opcodes, an explain run's counters). A failure is the reason
 /// for their note, not an error of the check.
-pub fn read_page(
+pub(crate) fn read_page(
     ncu: &str,
     runner: &dyn ProcessRunner,
     report: &Path,
@@ -266,7 +266,7 @@ const RAW_HEADER: &[u8] = b"\"ID\",";
 /// The CSV starts at the header row (`"ID",…`); after it, a line that does not
 /// start with a quote is a message again. Returns whether there was a CSV; a
 /// missing output file (ncu stopped before writing one) is no CSV and no messages.
-pub fn split_output(output: &Path, csv: &Path) -> std::io::Result<(Vec<String>, bool)> {
+pub(crate) fn split_output(output: &Path, csv: &Path) -> std::io::Result<(Vec<String>, bool)> {
     use std::io::{BufRead, Write};
     let file = match std::fs::File::open(output) {
         Ok(f) => f,
@@ -307,14 +307,14 @@ pub fn split_output(output: &Path, csv: &Path) -> std::io::Result<(Vec<String>, 
 
 /// One `==PROF== Profiling "name" - N: 0%....100% - P passes` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Profiled {
-    pub kernel: String,
-    pub index: u64,
-    pub passes: Option<u64>,
+pub(crate) struct Profiled {
+    pub(crate) kernel: String,
+    pub(crate) index: u64,
+    pub(crate) passes: Option<u64>,
 }
 
 /// Parses ncu's per-kernel progress line.
-pub fn parse_progress(line: &str) -> Option<Profiled> {
+pub(crate) fn parse_progress(line: &str) -> Option<Profiled> {
     let rest = line.strip_prefix("==PROF== Profiling \"")?;
     let (kernel, rest) = rest.split_once("\" - ")?;
     let (index, rest) = rest.split_once(':')?;
@@ -335,7 +335,7 @@ pub fn parse_progress(line: &str) -> Option<Profiled> {
 }
 
 /// True for lines ncu prints itself (the rest is the app's output).
-pub fn is_ncu_line(line: &str) -> bool {
+pub(crate) fn is_ncu_line(line: &str) -> bool {
     line.starts_with("==PROF==")
         || line.starts_with("==WARNING==")
         || line.starts_with("==ERROR==")

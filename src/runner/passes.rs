@@ -15,14 +15,14 @@ const MEASURED: &str = include_str!("passes-h200.tsv");
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
-pub struct Passes {
-    pub min: u64,
-    pub max: u64,
+pub(crate) struct Passes {
+    pub(crate) min: u64,
+    pub(crate) max: u64,
 }
 
 impl Passes {
     /// From the per-launch accumulator; `None` when no launch had the column.
-    pub fn of(acc: &MetricAcc) -> Option<Passes> {
+    pub(crate) fn of(acc: &MetricAcc) -> Option<Passes> {
         (acc.present > 0).then(|| Passes {
             min: acc.min.round() as u64,
             max: acc.max.round() as u64,
@@ -42,17 +42,17 @@ impl std::fmt::Display for Passes {
 
 /// What profiling one input cost.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct Profiling {
-    pub input: String,
-    pub launches: u64,
+pub(crate) struct Profiling {
+    pub(crate) input: String,
+    pub(crate) launches: u64,
     /// ncu's replay passes per kernel launch; `None` when the export lacks `profiler__replayer_passes`.
-    pub passes_per_kernel: Option<Passes>,
+    pub(crate) passes_per_kernel: Option<Passes>,
     /// Wall seconds of the profiled run (ncu with the app), when ncugate ran it.
-    pub seconds: Option<f64>,
+    pub(crate) seconds: Option<f64>,
 }
 
 impl Profiling {
-    pub fn of(run: &Run, seconds: Option<f64>) -> Profiling {
+    pub(crate) fn of(run: &Run, seconds: Option<f64>) -> Profiling {
         Profiling {
             input: run.source.display().to_string(),
             launches: run.total.launches,
@@ -80,7 +80,7 @@ impl std::fmt::Display for Profiling {
 }
 
 /// Passes per kernel of `metric` collected alone on an H200, when measured.
-pub fn measured(metric: &str) -> Option<u64> {
+pub(crate) fn measured(metric: &str) -> Option<u64> {
     MEASURED
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -92,7 +92,7 @@ pub fn measured(metric: &str) -> Option<u64> {
 /// A note for a run that took more than one pass per kernel: which of the
 /// collected metrics are responsible and what they cost. `builtin` are the
 /// built-in rules' metrics (one pass together).
-pub fn note(
+pub(crate) fn note(
     collected: &[String],
     builtin: &[String],
     passes: Passes,

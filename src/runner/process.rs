@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 /// A command to run: argv (never through a shell), environment, directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandSpec {
-    pub program: String,
+    pub(crate) program: String,
     pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub workdir: Option<PathBuf>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) workdir: Option<PathBuf>,
     pub timeout: Option<Duration>,
     /// Where standard output goes; `None`: to the line callback and the log only.
     pub stdout_to: Option<PathBuf>,
@@ -63,12 +63,12 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         *self == Exit::Code(0)
     }
 
     /// The signal that killed it, if one did.
-    pub fn signal(&self) -> Option<i32> {
+    pub(crate) fn signal(&self) -> Option<i32> {
         match self {
             Exit::Signal(s) => Some(*s),
             _ => None,
@@ -100,13 +100,13 @@ pub struct Finished {
 
 impl Finished {
     /// The last `n` non-empty output lines joined with ` | `, for one-line error messages.
-    pub fn tail(&self, n: usize) -> String {
+    pub(crate) fn tail(&self, n: usize) -> String {
         last_lines(&self.lines, n, " | ")
     }
 }
 
 /// The last `n` non-empty lines of `lines`, joined with `sep`.
-pub fn last_lines(lines: &[String], n: usize, sep: &str) -> String {
+pub(crate) fn last_lines(lines: &[String], n: usize, sep: &str) -> String {
     let kept: Vec<&str> = lines
         .iter()
         .map(String::as_str)

@@ -3,7 +3,7 @@
 //! and whether one is still alive.
 
 /// True while `pid` exists and is not a zombie.
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rfind(')')
@@ -14,7 +14,7 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Every process whose parent chain leads to `root`, from /proc (Linux).
-pub fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let mut parent_of: Vec<(u32, u32)> = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {

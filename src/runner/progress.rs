@@ -36,7 +36,7 @@ impl Progress {
     }
 
     /// GitHub Actions mode: the per-kernel lines in a `::group::` on stdout.
-    pub fn github(mut self, on: bool) -> Progress {
+    pub(crate) fn github(mut self, on: bool) -> Progress {
         self.github = on;
         if on {
             self.interactive = false;
@@ -45,7 +45,7 @@ impl Progress {
     }
 
     /// Starts the display; `per_kernel`: ncu will print a progress line per kernel.
-    pub fn start(&mut self, command: &str, per_kernel: bool) {
+    pub(crate) fn start(&mut self, command: &str, per_kernel: bool) {
         if self.quiet {
             return;
         }
@@ -74,7 +74,7 @@ impl Progress {
     }
 
     /// Feeds one output line.
-    pub fn line(&mut self, line: &str) {
+    pub(crate) fn line(&mut self, line: &str) {
         let Some(p) = parse_progress(line) else {
             return;
         };
@@ -98,12 +98,13 @@ impl Progress {
         }
     }
 
+    #[cfg(test)]
     /// Kernel launches profiled so far (from ncu's progress lines).
-    pub fn profiled(&self) -> u64 {
+    pub(crate) fn profiled(&self) -> u64 {
         self.profiled
     }
 
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }

@@ -39,9 +39,9 @@ pub struct ReplayRunner {
     /// Every command run, in order.
     pub seen: Mutex<Vec<CommandSpec>>,
     /// Where `files` of a step are created.
-    pub export_dir: PathBuf,
+    pub(crate) export_dir: PathBuf,
     /// GPU samples every profiled run sees (none: no probe).
-    pub gpu: Option<crate::shared_gpu::probe::Replayed>,
+    pub(crate) gpu: Option<crate::shared_gpu::probe::Replayed>,
 }
 
 impl ReplayRunner {

@@ -22,7 +22,7 @@ const ATTEMPTS: usize = 64;
 
 /// The work folder for run `name` under `out_dir`, created, canonical and
 /// locked for this process: `out_dir/name`, or the first free `name.N`.
-pub fn claim(out_dir: &Path, name: &str) -> Result<PathBuf> {
+pub(crate) fn claim(out_dir: &Path, name: &str) -> Result<PathBuf> {
     for n in 1..=ATTEMPTS {
         let dir = if n == 1 {
             out_dir.join(name)

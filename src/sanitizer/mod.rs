@@ -4,11 +4,11 @@
 //! and, for leaks, the bytes.
 
 pub mod run;
-pub mod tool;
-pub mod xml;
+pub(crate) mod tool;
+pub(crate) mod xml;
 
 pub use tool::Tool;
-pub use xml::RecordKind;
+pub(crate) use xml::RecordKind;
 
 use crate::error::{Error, Result};
 use crate::status::Status;
@@ -20,64 +20,64 @@ use xml::{Frame, Record};
 
 /// One group of records.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct SanitizerFinding {
+pub(crate) struct SanitizerFinding {
     /// memcheck, racecheck, initcheck, synccheck.
     #[schemars(with = "String")]
-    pub tool: Tool,
+    pub(crate) tool: Tool,
     /// The record kind: `Api`, `Precise`, `Leak`, …
     #[schemars(with = "String")]
-    pub kind: RecordKind,
+    pub(crate) kind: RecordKind,
     /// What happened, with addresses and sizes that vary per record left out.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The CUDA API call (`cuMemFreeAsync`) for API errors.
-    pub api: Option<String>,
+    pub(crate) api: Option<String>,
     /// The error (`CUDA_ERROR_INVALID_VALUE`, `out of bounds`).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// The kernel for device-side errors.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// The first host frame in the user's code (`test` in `seed_bug`), with file:line when known.
-    pub user_frame: Option<String>,
+    pub(crate) user_frame: Option<String>,
     /// Records in this group.
-    pub count: u64,
+    pub(crate) count: u64,
     /// Leaked bytes (leak records).
-    pub bytes: Option<u64>,
+    pub(crate) bytes: Option<u64>,
     /// The first record's host stack, innermost first.
-    pub example_stack: Vec<String>,
+    pub(crate) example_stack: Vec<String>,
     /// The first record's thread and block, for device errors.
-    pub example_thread: Option<String>,
-    pub status: Status,
+    pub(crate) example_thread: Option<String>,
+    pub(crate) status: Status,
     /// The allow-list entry's reason, when allowed.
-    pub allowed: Option<String>,
+    pub(crate) allowed: Option<String>,
     /// One line for reports.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// A known finding that does not fail the gate: `pattern` is matched against
 /// `"<kind> <summary> <api> <error> <kernel> <user frame>"`.
 #[derive(Debug, Clone)]
 pub struct Allow {
-    pub pattern: Regex,
-    pub reason: String,
+    pub(crate) pattern: Regex,
+    pub(crate) reason: String,
 }
 
 /// Groups records as they stream by; memory is bounded by the number of distinct findings.
 #[derive(Debug, Default)]
-pub struct Grouper {
+pub(crate) struct Grouper {
     tool: Tool,
     groups: HashMap<String, SanitizerFinding>,
     order: Vec<String>,
-    pub records: u64,
+    pub(crate) records: u64,
 }
 
 impl Grouper {
-    pub fn new(tool: Tool) -> Grouper {
+    pub(crate) fn new(tool: Tool) -> Grouper {
         Grouper {
             tool,
             ..Grouper::default()
         }
     }
 
-    pub fn add(&mut self, record: Record) {
+    pub(crate) fn add(&mut self, record: Record) {
         self.records += 1;
         let text = record.what("text").unwrap_or_default();
         let summary = normalize(text, &record.kind);
@@ -153,7 +153,7 @@ impl Grouper {
     }
 
     /// The findings in order of first appearance, judged against `allow`.
-    pub fn finish(mut self, allow: &[Allow]) -> Vec<SanitizerFinding> {
+    pub(crate) fn finish(mut self, allow: &[Allow]) -> Vec<SanitizerFinding> {
         let mut out = Vec::with_capacity(self.order.len());
         for key in &self.order {
             let Some(mut f) = self.groups.remove(key) else {
@@ -180,7 +180,11 @@ impl Grouper {
 }
 
 /// Reads one saved XML file into findings.
-pub fn read_xml(path: &Path, tool: Tool, allow: &[Allow]) -> Result<(Vec<SanitizerFinding>, u64)> {
+pub(crate) fn read_xml(
+    path: &Path,
+    tool: Tool,
+    allow: &[Allow],
+) -> Result<(Vec<SanitizerFinding>, u64)> {
     let file = std::fs::File::open(path)
         .map_err(|source| Error::read(crate::error::FileKind::SanitizerXml, path, source))?;
     let mut grouper = Grouper::new(tool);

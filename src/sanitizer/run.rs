@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// compute-sanitizer exits with this when it found errors (`--error-exitcode`),
 /// so its findings are told apart from the app's own failure.
-pub const FOUND_ERRORS: i32 = 86;
+pub(crate) const FOUND_ERRORS: i32 = 86;
 
 /// How to run compute-sanitizer.
 #[derive(Debug, Clone)]
@@ -29,19 +29,18 @@ pub struct SanitizerConfig {
 
 /// What one tool's run produced.
 #[derive(Debug, Clone)]
-pub struct ToolRun {
-    pub tool: String,
-    pub xml: PathBuf,
-    pub findings: Vec<SanitizerFinding>,
+pub(crate) struct ToolRun {
+    pub(crate) xml: PathBuf,
+    pub(crate) findings: Vec<SanitizerFinding>,
     /// Records in the XML.
-    pub records: u64,
+    pub(crate) records: u64,
     /// "ERROR SUMMARY: N errors" from the sanitizer's output (it may exceed `records`: print limit).
-    pub reported: Option<u64>,
+    pub(crate) reported: Option<u64>,
     /// A note for the report (e.g. the app's own non-zero exit).
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
-pub fn args(config: &SanitizerConfig, tool: Tool, xml: &std::path::Path) -> Vec<String> {
+pub(crate) fn args(config: &SanitizerConfig, tool: Tool, xml: &std::path::Path) -> Vec<String> {
     let mut a: Vec<String> = vec!["--tool".into(), tool.as_str().into()];
     if tool == Tool::Memcheck && config.leak_check {
         a.extend(["--leak-check".into(), "full".into()]);
@@ -62,7 +61,7 @@ pub fn args(config: &SanitizerConfig, tool: Tool, xml: &std::path::Path) -> Vec<
 }
 
 /// Runs one tool and groups its findings.
-pub fn run_tool(
+pub(crate) fn run_tool(
     config: &SanitizerConfig,
     tool: Tool,
     runner: &dyn ProcessRunner,
@@ -134,7 +133,6 @@ pub fn run_tool(
         )),
     };
     Ok(ToolRun {
-        tool: tool.to_string(),
         xml,
         findings,
         records,
@@ -152,15 +150,15 @@ fn error_summary(line: &str) -> Option<u64> {
 
 /// What the configured tools found, with a note per tool (records read,
 /// findings grouped, errors beyond `--print-limit`).
-pub struct Ran {
-    pub findings: Vec<SanitizerFinding>,
-    pub notes: Vec<String>,
+pub(crate) struct Ran {
+    pub(crate) findings: Vec<SanitizerFinding>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// Runs every configured tool on the app: the sanitizer gate's stage, which
 /// `sanitize` runs alone and `check` after the metric gate when
 /// `[sanitizer]` asks for it.
-pub fn run_all(config: &SanitizerConfig, processes: &dyn ProcessRunner) -> Result<Ran> {
+pub(crate) fn run_all(config: &SanitizerConfig, processes: &dyn ProcessRunner) -> Result<Ran> {
     let mut ran = Ran {
         findings: Vec::new(),
         notes: Vec::new(),

@@ -22,7 +22,7 @@ pub enum Tool {
 
 impl Tool {
     /// As compute-sanitizer's `--tool` takes it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Tool::Memcheck => "memcheck",
             Tool::Racecheck => "racecheck",
@@ -33,7 +33,7 @@ impl Tool {
 
     /// The tool that most likely wrote a saved XML file: the one its name
     /// mentions (`run.racecheck.xml`), else memcheck, compute-sanitizer's default.
-    pub fn of_file_name(path: &Path) -> Tool {
+    pub(crate) fn of_file_name(path: &Path) -> Tool {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().to_lowercase())

@@ -17,11 +17,11 @@ const MAX_TEXT: usize = 1 << 20;
 
 /// One host stack frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Frame {
-    pub func: Option<String>,
-    pub module: Option<String>,
-    pub file: Option<String>,
-    pub line: Option<u64>,
+pub(crate) struct Frame {
+    pub(crate) func: Option<String>,
+    pub(crate) module: Option<String>,
+    pub(crate) file: Option<String>,
+    pub(crate) line: Option<u64>,
 }
 
 /// A record's `<kind>`, as compute-sanitizer names it: `Leak` (memory never
@@ -29,13 +29,13 @@ pub struct Frame {
 /// rest are kept as named.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(from = "String", into = "String")]
-pub enum RecordKind {
+pub(crate) enum RecordKind {
     Leak,
     Other(String),
 }
 
 impl RecordKind {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             RecordKind::Leak => "Leak",
             RecordKind::Other(kind) => kind,
@@ -77,22 +77,22 @@ impl std::fmt::Display for RecordKind {
 
 /// One `<record>`: its kind, the children of `<what>` and `<where>`, who, and the host stack.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Record {
-    pub kind: RecordKind,
-    pub level: Option<String>,
+pub(crate) struct Record {
+    pub(crate) kind: RecordKind,
+    pub(crate) level: Option<String>,
     /// `(element, text)` of `<what>`'s children: text, api, error, message, space, size, direction, …
-    pub what: Vec<(String, String)>,
+    pub(crate) what: Vec<(String, String)>,
     /// `(element, text)` of `<where>`'s children: func, pc, file, line.
-    pub place: Vec<(String, String)>,
+    pub(crate) place: Vec<(String, String)>,
     /// `threadIdx` / `blockIdx` as `(x,y,z)` text.
-    pub thread: Option<String>,
-    pub block: Option<String>,
-    pub frames: Vec<Frame>,
+    pub(crate) thread: Option<String>,
+    pub(crate) block: Option<String>,
+    pub(crate) frames: Vec<Frame>,
 }
 
 impl Record {
     /// A child of `<what>` by name.
-    pub fn what(&self, name: &str) -> Option<&str> {
+    pub(crate) fn what(&self, name: &str) -> Option<&str> {
         self.what
             .iter()
             .find(|(k, _)| k == name)
@@ -100,7 +100,7 @@ impl Record {
     }
 
     /// A child of `<where>` by name.
-    pub fn place(&self, name: &str) -> Option<&str> {
+    pub(crate) fn place(&self, name: &str) -> Option<&str> {
         self.place
             .iter()
             .find(|(k, _)| k == name)
@@ -110,7 +110,7 @@ impl Record {
 
 /// Reads every record of `reader`, calling `each` for each. Returns the number of records.
 /// A file that ends inside an element is an error: a truncated XML must never pass.
-pub fn read_records(
+pub(crate) fn read_records(
     path: &Path,
     reader: impl BufRead,
     mut each: impl FnMut(Record),

@@ -9,23 +9,23 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The SM clock during a kernel (ncu's "SM Frequency"), Hz in base units.
-pub const SM_CLOCK: &str = "sm__cycles_elapsed.avg.per_second";
+pub(crate) const SM_CLOCK: &str = "sm__cycles_elapsed.avg.per_second";
 /// The kernel's elapsed cycles (ncu's "Elapsed Cycles").
-pub const CYCLES: &str = "gpc__cycles_elapsed.max";
+pub(crate) const CYCLES: &str = "gpc__cycles_elapsed.max";
 /// The metrics ncugate adds to every profiled run for this.
-pub const METRICS: [&str; 2] = [SM_CLOCK, CYCLES];
+pub(crate) const METRICS: [&str; 2] = [SM_CLOCK, CYCLES];
 
 /// One kernel's clock: the mean SM clock over its launches and its elapsed
 /// cycles per run (summed over its launches), each averaged over the runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct KernelClock {
-    pub sm_clock_hz: f64,
+pub(crate) struct KernelClock {
+    pub(crate) sm_clock_hz: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cycles: Option<f64>,
+    pub(crate) cycles: Option<f64>,
 }
 
 /// The clock of every kernel of `runs` whose export has the SM clock.
-pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
+pub(crate) fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
     let mean = |key: &str, metric: &str, how: Aggregate| {
         let values = aggregate::samples(runs, Scope::Kernel(key), metric, how).values;
         let finite: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
@@ -48,7 +48,7 @@ pub fn of(runs: &[Run]) -> BTreeMap<String, KernelClock> {
 }
 
 /// The mean SM clock over `kernels`.
-pub fn mean_hz(kernels: &BTreeMap<String, KernelClock>) -> Option<f64> {
+pub(crate) fn mean_hz(kernels: &BTreeMap<String, KernelClock>) -> Option<f64> {
     let hz: Vec<f64> = kernels
         .values()
         .map(|k| k.sm_clock_hz)
@@ -60,7 +60,7 @@ pub fn mean_hz(kernels: &BTreeMap<String, KernelClock>) -> Option<f64> {
 /// The current SM clock relative to the baseline's, over the kernels both
 /// have (a GEMM may run at 1.7 GHz where an elementwise kernel runs at
 /// 1.97, so kernels are compared with themselves): the mean of the ratios.
-pub fn ratio(
+pub(crate) fn ratio(
     current: &BTreeMap<String, KernelClock>,
     baseline: &BTreeMap<String, KernelClock>,
 ) -> Option<f64> {

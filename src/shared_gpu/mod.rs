@@ -15,10 +15,10 @@
 //! which words. What a check then does with its rules is
 //! `crate::compare::not_gated`'s business, under [`Policy`].
 
-pub mod clock;
-pub mod probe;
+pub(crate) mod clock;
+pub(crate) mod probe;
 
-pub use clock::KernelClock;
+pub(crate) use clock::KernelClock;
 pub use probe::{GpuProbe, GpuProcess, Sample};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 /// kernels) counts as a disturbed GPU. Measured on the H200: the clock of
 /// one kernel varies by 0.5–2.8% between quiet runs and falls 24–29% beside
 /// a GEMM loop in another process.
-pub const CLOCK_DROP: f64 = 0.10;
+pub(crate) const CLOCK_DROP: f64 = 0.10;
 
 /// `[gate] shared_gpu`: what a check does with the rules another process
 /// can move (`environment = "sensitive"`) when the GPU was shared.
@@ -47,7 +47,7 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Policy::Warn => "warn",
             Policy::Refuse => "refuse",
@@ -60,34 +60,34 @@ impl Policy {
 /// the ones a baseline was recorded from).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GpuEnvironment {
+pub(crate) struct GpuEnvironment {
     /// Other processes with a compute context on the GPU during the runs
     /// (ncugate, ncu and the app excluded; on another GPU of the machine
     /// they are no neighbours), with the most memory each held.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub neighbours: Vec<GpuProcess>,
+    pub(crate) neighbours: Vec<GpuProcess>,
     /// NVML listed processes, but none of ncugate's own (another PID
     /// namespace, e.g. a container): they could not be told apart from the
     /// app, and only the clock is evidence.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unattributed: bool,
+    pub(crate) unattributed: bool,
     /// The highest GPU utilization NVML reported during the runs, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_utilization_pct: Option<u32>,
+    pub(crate) max_utilization_pct: Option<u32>,
     /// The mean SM clock over the kernels, Hz.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sm_clock_hz: Option<f64>,
+    pub(crate) sm_clock_hz: Option<f64>,
     /// Each kernel's SM clock and elapsed cycles.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub kernels: BTreeMap<String, KernelClock>,
+    pub(crate) kernels: BTreeMap<String, KernelClock>,
     /// Set when the runs were made on a shared GPU: what showed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shared: Option<String>,
+    pub(crate) shared: Option<String>,
 }
 
 impl GpuEnvironment {
     /// The environment of `runs`, with the NVML `samples` taken while they were profiled.
-    pub fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
+    pub(crate) fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
         let kernels = clock::of(runs);
         let processes = || samples.iter().flat_map(|s| &s.processes);
         // The GPUs (and MIG instances) the app used: a process on another GPU
@@ -126,7 +126,7 @@ impl GpuEnvironment {
 
     /// When these runs stand alone (a baseline being recorded): what shows
     /// they shared the GPU — a neighbour seen by NVML.
-    pub fn shared_alone(&self) -> Option<String> {
+    pub(crate) fn shared_alone(&self) -> Option<String> {
         (!self.neighbours.is_empty())
             .then(|| format!("GPU shared with {}", neighbours(&self.neighbours)))
     }
@@ -136,27 +136,27 @@ impl GpuEnvironment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SharedGpu {
     /// `shared_gpu` as the check applied it.
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// What showed it, in one sentence ("GPU shared with pid 4242 python3,
     /// 12.3 GB; SM clock 1466 MHz vs 1969 MHz in the baseline").
     pub evidence: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub neighbours: Vec<GpuProcess>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sm_clock_hz: Option<f64>,
+    pub(crate) sm_clock_hz: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_sm_clock_hz: Option<f64>,
+    pub(crate) baseline_sm_clock_hz: Option<f64>,
     /// Checks of sensitive rules that were not gated.
     #[serde(default)]
-    pub not_gated: usize,
+    pub(crate) not_gated: usize,
     /// Of those, the ones beyond their allowance: shown as warnings.
     #[serde(default)]
-    pub over_allowance: usize,
+    pub(crate) over_allowance: usize,
 }
 
 impl SharedGpu {
     /// The line every report's header shows.
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         let what = match self.policy {
             Policy::Warn if self.not_gated > 0 => format!(
                 "; {} not gated ({} beyond the allowance, shown as warnings)",
@@ -174,7 +174,10 @@ impl SharedGpu {
 /// Whether the `current` runs shared their GPU, judged against the
 /// `baseline`'s environment: a neighbour NVML saw, or an SM clock
 /// [`CLOCK_DROP`] or more under the baseline's. `None` on a quiet GPU.
-pub fn assess(current: &GpuEnvironment, baseline: Option<&GpuEnvironment>) -> Option<SharedGpu> {
+pub(crate) fn assess(
+    current: &GpuEnvironment,
+    baseline: Option<&GpuEnvironment>,
+) -> Option<SharedGpu> {
     let base = baseline.filter(|b| !b.kernels.is_empty());
     let ratio = base.and_then(|b| clock::ratio(&current.kernels, &b.kernels));
     let dropped = ratio.is_some_and(|r| r <= 1.0 - CLOCK_DROP);
@@ -229,7 +232,7 @@ fn same_partition((device, instance): (u32, Option<u32>), p: &GpuProcess) -> boo
 }
 
 /// `pid 1791 python3, 1.2 GB` for each neighbour (three at most, then a count).
-pub fn neighbours(list: &[GpuProcess]) -> String {
+pub(crate) fn neighbours(list: &[GpuProcess]) -> String {
     let mut words: Vec<String> = list
         .iter()
         .take(3)
@@ -252,7 +255,7 @@ pub fn neighbours(list: &[GpuProcess]) -> String {
 }
 
 /// `1466 MHz`.
-pub fn mhz(hz: f64) -> String {
+pub(crate) fn mhz(hz: f64) -> String {
     format!("{:.0} MHz", hz / 1e6)
 }
 

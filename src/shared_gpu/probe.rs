@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How often the NVML probe looks.
-pub const EVERY: Duration = Duration::from_millis(250);
+pub(crate) const EVERY: Duration = Duration::from_millis(250);
 
 /// One process with a compute context on a GPU, as NVML lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -50,7 +50,7 @@ pub trait GpuProbe: Sync {
 }
 
 /// Runs `f` while `probe` watches the GPU from a background thread.
-pub fn during<T>(probe: Option<&dyn GpuProbe>, f: impl FnOnce() -> T) -> (T, Vec<Sample>) {
+pub(crate) fn during<T>(probe: Option<&dyn GpuProbe>, f: impl FnOnce() -> T) -> (T, Vec<Sample>) {
     let Some(probe) = probe else {
         return (f(), Vec::new());
     };
@@ -65,7 +65,7 @@ pub fn during<T>(probe: Option<&dyn GpuProbe>, f: impl FnOnce() -> T) -> (T, Vec
 
 /// Samples recorded earlier, played back.
 #[derive(Debug, Clone, Default)]
-pub struct Replayed(pub Vec<Sample>);
+pub(crate) struct Replayed(pub Vec<Sample>);
 
 impl GpuProbe for Replayed {
     fn watch(&self, _stop: &AtomicBool) -> Vec<Sample> {
@@ -75,10 +75,10 @@ impl GpuProbe for Replayed {
 
 /// The GPUs as NVML sees them, loaded at run time (no NVML, no samples).
 #[derive(Debug, Clone, Copy)]
-pub struct Nvml {
+pub(crate) struct Nvml {
     /// The descendants of a process (ncugate's own tree: ncu and the app
     /// are not neighbours).
-    pub family: fn(u32) -> Vec<u32>,
+    pub(crate) family: fn(u32) -> Vec<u32>,
 }
 
 impl GpuProbe for Nvml {

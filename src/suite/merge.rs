@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Reads and merges the reports.
-pub fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<SuiteReport> {
+pub(crate) fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<SuiteReport> {
     let mut reports = Vec::with_capacity(paths.len());
     for path in paths {
         reports.push((path.display().to_string(), super::read::suite(path)?));

@@ -11,9 +11,9 @@
 //! check's for the history); [`merge`] joins shard reports.
 
 pub mod merge;
-pub mod read;
-pub mod render;
-pub mod report;
+pub(crate) mod read;
+pub(crate) mod render;
+pub(crate) mod report;
 pub mod shard;
 
-pub use report::SuiteReport;
+pub(crate) use report::SuiteReport;

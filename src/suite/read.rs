@@ -35,7 +35,7 @@ use std::path::Path;
 /// What a report file holds, every report in it validated (boxed: a
 /// report is a few hundred bytes, and the two differ).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Read {
+pub(crate) enum Read {
     /// A single check's report.
     Check(Box<Report>),
     /// A suite's report: its workloads' reports in it.
@@ -44,7 +44,7 @@ pub enum Read {
 
 /// Reads the report at `path`: a single check's, validated as the workload
 /// `name` (the name it is recorded under), or a suite's.
-pub fn read(path: &Path, name: &str) -> Result<Read> {
+pub(crate) fn read(path: &Path, name: &str) -> Result<Read> {
     let value = parse(path)?;
     if value.get("kind").is_none() {
         check(value, name).map(|r| Read::Check(Box::new(r)))
@@ -56,7 +56,7 @@ pub fn read(path: &Path, name: &str) -> Result<Read> {
 
 /// Reads the suite report at `path` (a single check's report is refused:
 /// `merge` joins suites).
-pub fn suite(path: &Path) -> Result<SuiteReport> {
+pub(crate) fn suite(path: &Path) -> Result<SuiteReport> {
     let value = parse(path)?;
     match suite_of(value) {
         Ok(Read::Suite(report)) => Ok(*report),

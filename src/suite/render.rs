@@ -5,13 +5,12 @@
 //! it reaches the disk by the same write path.
 
 use super::report::{SuiteReport, WorkloadReport};
-use crate::error::Result;
 use crate::report::document::{Document, Model, Suite, Workload};
 use crate::report::printable;
-use crate::report::{Outputs, View, terminal};
+use crate::report::{View, terminal};
 
 /// The document of a suite report and of each workload's report.
-pub fn document(report: &SuiteReport) -> Document<'_> {
+pub(crate) fn document(report: &SuiteReport) -> Document<'_> {
     Document {
         model: report,
         suite: Some(Suite {
@@ -37,17 +36,21 @@ pub fn document(report: &SuiteReport) -> Document<'_> {
 }
 
 /// The terminal report: each workload's report under a rule with its name, then the headline.
-pub fn terminal(report: &SuiteReport, style: &terminal::Style) -> String {
+pub(crate) fn terminal(report: &SuiteReport, style: &terminal::Style) -> String {
     terminal::document(&document(&printable::escaped(report)), style)
 }
 
 /// The terminal report after a suite check streamed its status lines.
-pub fn terminal_after_status_lines(report: &SuiteReport, style: &terminal::Style) -> String {
+pub(crate) fn terminal_after_status_lines(report: &SuiteReport, style: &terminal::Style) -> String {
     terminal::after_status_lines(&document(&printable::escaped(report)), style)
 }
 
 /// The status line of workload `w` as it finishes (`names`: the suite's widest name).
-pub fn status_line(w: &WorkloadReport, names: usize, style: &terminal::Style) -> Option<String> {
+pub(crate) fn status_line(
+    w: &WorkloadReport,
+    names: usize,
+    style: &terminal::Style,
+) -> Option<String> {
     let w = printable::escaped(w);
     let workload = Workload {
         name: Some(&w.name),
@@ -61,11 +64,6 @@ pub fn status_line(w: &WorkloadReport, names: usize, style: &terminal::Style) ->
 /// Wall time as a status line shows it: `12.3 s`, or `—`.
 fn seconds(s: Option<f64>) -> String {
     s.map_or("—".to_string(), |s| format!("{s:.1} s"))
-}
-
-/// Writes every requested report file (atomically) and GitHub mode's outputs.
-pub fn write_all(report: &SuiteReport, outputs: &Outputs) -> Result<()> {
-    crate::report::write_document(&document(&printable::escaped(report)), outputs)
 }
 
 impl Model for SuiteReport {

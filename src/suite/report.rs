@@ -11,24 +11,24 @@ use std::collections::BTreeMap;
 use crate::config::Shard;
 
 /// Version of the suite JSON report.
-pub const SUITE_SCHEMA_VERSION: u32 = 2;
+pub(crate) const SUITE_SCHEMA_VERSION: u32 = 2;
 /// The oldest suite report `schema_version` still read by `merge`.
-pub const OLDEST_SUITE_SCHEMA_VERSION: u32 = 1;
+pub(crate) const OLDEST_SUITE_SCHEMA_VERSION: u32 = 1;
 /// The `kind` of a suite report (a single check's report has none).
-pub const KIND: &str = "suite";
+pub(crate) const KIND: &str = "suite";
 
 /// One workload's part of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct WorkloadReport {
-    pub name: String,
+pub(crate) struct WorkloadReport {
+    pub(crate) name: String,
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// The baseline compared with (empty when none was found).
-    pub baseline: String,
+    pub(crate) baseline: String,
     /// Wall time of the workload's profiled run(s) in seconds (absent for `--input`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
-    pub report: Report,
+    pub(crate) seconds: Option<f64>,
+    pub(crate) report: Report,
 }
 
 /// Everything a suite run decided. Its outcome and exit code are computed
@@ -36,28 +36,28 @@ pub struct WorkloadReport {
 /// (`Written`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SuiteReport {
-    pub schema_version: u32,
-    pub kind: String,
-    pub ncugate_version: String,
+    pub(crate) schema_version: u32,
+    pub(crate) kind: String,
+    pub(crate) ncugate_version: String,
     /// This run's shard (`"2/3"`); absent for an unsharded or merged run.
     #[serde(default)]
-    pub shard: Option<Shard>,
+    pub(crate) shard: Option<Shard>,
     /// The shard reports a merged report was made from.
     #[serde(default)]
-    pub merged_from: Vec<String>,
+    pub(crate) merged_from: Vec<String>,
     /// Every workload selected for the run, before sharding, in config order.
-    pub suite: Vec<String>,
+    pub(crate) suite: Vec<String>,
     /// The workloads this run was to gate (its shard of `suite`).
-    pub planned: Vec<String>,
+    pub(crate) planned: Vec<String>,
     /// SHA-256 over each workload's name and thresholds text.
-    pub thresholds_sha256: String,
+    pub(crate) thresholds_sha256: String,
     /// SHA-256 over the baseline files of the suite's workloads.
-    pub baselines_sha256: String,
+    pub(crate) baselines_sha256: String,
     /// The SHA-256 of each of those files, by its path in the baselines folder
     /// (`fp64/nvidia-h200-cc90-132sm.json`); merge names the files shards saw differently.
     #[serde(default)]
-    pub baseline_files: BTreeMap<String, String>,
-    pub workloads: Vec<WorkloadReport>,
+    pub(crate) baseline_files: BTreeMap<String, String>,
+    pub(crate) workloads: Vec<WorkloadReport>,
 }
 
 /// A suite report as its JSON holds it (`schemas/suite-report.v2.json`):
@@ -67,33 +67,33 @@ pub struct SuiteReport {
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(remote = "SuiteReport")]
 struct Written {
-    pub schema_version: u32,
-    pub kind: String,
-    pub ncugate_version: String,
+    pub(crate) schema_version: u32,
+    pub(crate) kind: String,
+    pub(crate) ncugate_version: String,
     #[serde(getter = "SuiteReport::outcome")]
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     #[serde(getter = "SuiteReport::exit_code")]
-    pub exit_code: i32,
+    pub(crate) exit_code: i32,
     /// This run's shard (`"2/3"`); absent for an unsharded or merged run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>", regex(pattern = r"^[1-9][0-9]*/[1-9][0-9]*$"))]
-    pub shard: Option<Shard>,
+    pub(crate) shard: Option<Shard>,
     /// The shard reports a merged report was made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<String>,
+    pub(crate) merged_from: Vec<String>,
     /// Every workload selected for the run, before sharding, in config order.
-    pub suite: Vec<String>,
+    pub(crate) suite: Vec<String>,
     /// The workloads this run was to gate (its shard of `suite`).
-    pub planned: Vec<String>,
+    pub(crate) planned: Vec<String>,
     /// SHA-256 over each workload's name and thresholds text.
-    pub thresholds_sha256: String,
+    pub(crate) thresholds_sha256: String,
     /// SHA-256 over the baseline files of the suite's workloads.
-    pub baselines_sha256: String,
+    pub(crate) baselines_sha256: String,
     /// The SHA-256 of each of those files, by its path in the baselines folder
     /// (`fp64/nvidia-h200-cc90-132sm.json`); merge names the files shards saw differently.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub baseline_files: BTreeMap<String, String>,
-    pub workloads: Vec<WorkloadReport>,
+    pub(crate) baseline_files: BTreeMap<String, String>,
+    pub(crate) workloads: Vec<WorkloadReport>,
 }
 
 impl Serialize for SuiteReport {
@@ -118,7 +118,7 @@ impl schemars::JsonSchema for SuiteReport {
 
 impl SuiteReport {
     /// A report with the given workloads.
-    pub fn new(
+    pub(crate) fn new(
         shard: Option<Shard>,
         suite: Vec<String>,
         planned: Vec<String>,
@@ -144,7 +144,7 @@ impl SuiteReport {
     /// The suite's answer, computed from its workloads' each time it is
     /// asked: error if any workload errored, else regression if any
     /// regressed, else pass.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         self.workloads
             .iter()
             .map(|w| w.report.outcome())
@@ -152,12 +152,12 @@ impl SuiteReport {
     }
 
     /// The process exit code of [`SuiteReport::outcome`].
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         self.outcome().exit_code()
     }
 
     /// The names of the workloads with `outcome`.
-    pub fn with_outcome(&self, outcome: Outcome) -> Vec<&str> {
+    pub(crate) fn with_outcome(&self, outcome: Outcome) -> Vec<&str> {
         self.workloads
             .iter()
             .filter(|w| w.report.outcome() == outcome)
@@ -166,7 +166,7 @@ impl SuiteReport {
     }
 
     /// One line: `REGRESSION (exit 1): 3 workloads — 1 regressed (infer), 2 passed`.
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         let word = self.outcome().title();
         let mut parts = Vec::new();
         for (outcome, what) in [

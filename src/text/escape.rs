@@ -7,7 +7,7 @@
 //! split a Markdown row, and U+FFFE is not allowed in XML.
 
 /// `text` with control characters and noncharacters escaped as `\u{…}`.
-pub fn printable(text: String) -> String {
+pub(crate) fn printable(text: String) -> String {
     if !text.chars().any(unprintable) {
         return text;
     }
@@ -24,7 +24,7 @@ pub fn printable(text: String) -> String {
 
 /// Every string and key of `value` made [`printable`]: JSON written for
 /// machines keeps U+202E, U+2028 and U+FFFE as they are, and a viewer shows them.
-pub fn printable_json(value: &mut serde_json::Value) {
+pub(crate) fn printable_json(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::String(s) => *s = printable(std::mem::take(s)),
@@ -42,7 +42,7 @@ pub fn printable_json(value: &mut serde_json::Value) {
 
 /// `text` on one line: CR, LF and tab become spaces (text from XML may wrap),
 /// any other [`unprintable`] character is escaped as by [`printable`].
-pub fn one_line(text: String) -> String {
+pub(crate) fn one_line(text: String) -> String {
     if !text.chars().any(unprintable) {
         return text;
     }
@@ -66,7 +66,7 @@ pub fn one_line(text: String) -> String {
 /// reader sees, so a name could pass for another), or a Unicode line or
 /// paragraph separator (U+2028, U+2029: a line break to a Unicode-aware
 /// reader, a log viewer or a JavaScript JUnit viewer).
-pub fn unprintable(c: char) -> bool {
+pub(crate) fn unprintable(c: char) -> bool {
     let u = u32::from(c);
     c.is_control()
         || (0xFDD0..=0xFDEF).contains(&u)

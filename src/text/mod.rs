@@ -1,4 +1,4 @@
 //! Text as ncugate writes it for people and CI logs: [`escape`] makes text
 //! from outside printable in every report format.
 
-pub mod escape;
+pub(crate) mod escape;

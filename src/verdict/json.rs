@@ -18,53 +18,53 @@ use std::sync::Arc;
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(remote = "Report")]
 pub(super) struct Written {
-    pub schema_version: u32,
-    pub ncugate_version: String,
+    pub(crate) schema_version: u32,
+    pub(crate) ncugate_version: String,
     #[serde(getter = "Report::outcome")]
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     #[serde(getter = "Report::exit_code")]
-    pub exit_code: i32,
+    pub(crate) exit_code: i32,
     /// What was gated: the metric gate, a compute-sanitizer run, the graph-memory audit.
-    pub subject: Subject,
+    pub(crate) subject: Subject,
     /// The baseline file (metric gate only; empty otherwise).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub baseline: String,
-    pub inputs: Vec<String>,
-    pub details: Vec<String>,
+    pub(crate) baseline: String,
+    pub(crate) inputs: Vec<String>,
+    pub(crate) details: Vec<String>,
     /// The thresholds file (metric gate only; empty otherwise).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub thresholds: String,
-    pub kernel_key: crate::model::KernelKeyMode,
-    pub devices: Option<Devices>,
+    pub(crate) thresholds: String,
+    pub(crate) kernel_key: crate::model::KernelKeyMode,
+    pub(crate) devices: Option<Devices>,
     /// Errors that made the outcome `error`, each `message (hint: …)`.
-    pub errors: Vec<String>,
-    pub structure: Vec<StructureResult>,
-    pub rules: Vec<RuleResult>,
-    pub findings: Vec<FindingResult>,
+    pub(crate) errors: Vec<String>,
+    pub(crate) structure: Vec<StructureResult>,
+    pub(crate) rules: Vec<RuleResult>,
+    pub(crate) findings: Vec<FindingResult>,
     /// Per kernel, whether its machine code changed since the baseline (when
     /// both sides came from reports that embed it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub code: Vec<CodeResult>,
+    pub(crate) code: Vec<CodeResult>,
     /// Per explained kernel, the source lines (or opcodes) whose counters
     /// changed most since the baseline's source profile.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub explain: Vec<crate::explain::Explained>,
+    pub(crate) explain: Vec<crate::explain::Explained>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
+    pub(crate) sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
     /// Graph-memory checks (empty when the memory stage did not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub memory: Vec<crate::memory::MemoryResult>,
+    pub(crate) memory: Vec<crate::memory::MemoryResult>,
     /// What profiling each input cost: launches, ncu's replay passes per kernel, seconds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profiling: Vec<crate::runner::passes::Profiling>,
+    pub(crate) profiling: Vec<crate::runner::passes::Profiling>,
     /// Things a reader should know that are not checks (e.g. findings not compared).
-    pub notes: Vec<crate::note::Note>,
+    pub(crate) notes: Vec<crate::note::Note>,
     /// Set when the GPU was shared during the check's run (another process
     /// on it, or an SM clock well under the baseline's): what showed it and
     /// how many rules were not gated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shared_gpu: Option<crate::shared_gpu::SharedGpu>,
+    pub(crate) shared_gpu: Option<crate::shared_gpu::SharedGpu>,
 }
 
 impl Serialize for Report {
@@ -163,7 +163,7 @@ pub(super) mod downgrade {
     use crate::verdict::{Downgrade, Reason};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(
+    pub(crate) fn serialize<S: Serializer>(
         downgrade: &Option<Downgrade>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
@@ -185,7 +185,7 @@ pub(super) mod downgrade {
         fields.serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<Downgrade>, D::Error> {
         let DowngradeFields {

@@ -10,7 +10,7 @@ use crate::verdict::Report;
 
 /// The kernels to explain, worst first: those with failing rules, by their
 /// largest relative change (`always`: then every other kernel).
-pub fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
+pub(crate) fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
     let mut failing: Vec<(String, f64)> = Vec::new();
     for r in report.rules.iter().filter(|r| r.status == Status::Fail) {
         let Some(k) = r.kernel.as_deref() else {
@@ -47,7 +47,7 @@ pub fn chosen(report: &Report, mode: ExplainMode, max: usize) -> Vec<String> {
 
 /// Explains `kernels` with the current profiles against the baseline's;
 /// returns the notes for what could not be explained.
-pub fn attach(
+pub(crate) fn attach(
     report: &mut Report,
     baseline: &Baseline,
     current: &[SourceProfile],
@@ -100,15 +100,15 @@ pub fn attach(
 
 /// A launch of one kernel for the explain run to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pick {
+pub(crate) struct Pick {
     /// Its place among the kernel's launches in a run, from 0.
-    pub index: u64,
+    pub(crate) index: u64,
     /// The kernel's launches per run (the first run's).
-    pub of: u64,
+    pub(crate) of: u64,
     /// Its place among the run's launches (the export's row).
-    pub position: u64,
+    pub(crate) position: u64,
     /// Its place among the run's launches of the same function name.
-    pub ordinal: u64,
+    pub(crate) ordinal: u64,
 }
 
 /// The launch of `kernel` whose value of its worst failing rule's metric
@@ -116,7 +116,7 @@ pub struct Pick {
 /// mean per launch, averaged over `runs` launch by launch (the kernel's
 /// first [`crate::model::KEPT_LAUNCHES`] launches); its first launch when
 /// the runs kept no launches one by one or the rule has no baseline.
-pub fn pick_launch(
+pub(crate) fn pick_launch(
     report: &Report,
     baseline: &Baseline,
     runs: &[crate::model::Run],

@@ -18,23 +18,23 @@ use std::collections::BTreeMap;
 
 /// One kernel launch's code and launch configuration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LaunchCode {
-    pub mangled: String,
+pub(crate) struct LaunchCode {
+    pub(crate) mangled: String,
     /// The demangled name as ncu's pages print it (the kernel's name in a run).
-    pub name: String,
-    pub grid: Option<[u64; 3]>,
-    pub block: Option<[u64; 3]>,
+    pub(crate) name: String,
+    pub(crate) grid: Option<[u64; 3]>,
+    pub(crate) block: Option<[u64; 3]>,
     /// `None` when the report does not hold the kernel's cubin or function.
-    pub code: Option<Code>,
+    pub(crate) code: Option<Code>,
 }
 
 /// A function's code, in brief.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Code {
+pub(crate) struct Code {
     /// SHA-256 of the function's section, the first 16 hex digits.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
     /// Instructions, without the alignment `NOP`s.
-    pub instructions: u64,
+    pub(crate) instructions: u64,
 }
 
 /// The SASS opcode field of a Volta-or-later instruction (its low 12 bits)
@@ -44,7 +44,7 @@ const NOP: u64 = 0x918;
 /// Reads every kernel launch's code from a version-7 report's bytes (for a
 /// report read for nothing else; one read for its runs gives it through
 /// [`of_report`]).
-pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
+pub(crate) fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
     let report = container::read(data)?;
     of_report(&report).ok_or_else(|| Failure::Corrupt("a module message is corrupt".into()))
 }
@@ -52,7 +52,7 @@ pub fn read(data: &[u8]) -> Result<Vec<LaunchCode>, Failure> {
 /// Every kernel launch's code in a report already read, in the report's
 /// order; `None` when one of its module messages did not decode (the code
 /// is then unknown).
-pub fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
+pub(crate) fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
     if report.unreadable_module {
         return None;
     }
@@ -93,7 +93,7 @@ pub fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
 /// The code of function `mangled` in an ELF64 little-endian cubin: its
 /// `.text.<mangled>` section. `None` for anything else (a malformed ELF
 /// included: the code is then unknown, the report still reads).
-pub fn function(elf: &[u8], mangled: &str) -> Option<Code> {
+pub(crate) fn function(elf: &[u8], mangled: &str) -> Option<Code> {
     let text = section(elf, &format!(".text.{mangled}"))?;
     let instructions = text
         .chunks_exact(16)

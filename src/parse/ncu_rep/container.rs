@@ -25,9 +25,9 @@ use prost::Message;
 use std::collections::BTreeMap;
 
 /// The first bytes of every Nsight Compute report.
-pub const MAGIC: &[u8; 4] = b"NVR\0";
+pub(crate) const MAGIC: &[u8; 4] = b"NVR\0";
 /// The one report format version this reader knows.
-pub const VERSION: u32 = 7;
+pub(crate) const VERSION: u32 = 7;
 
 /// Why a report could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,20 +52,20 @@ impl Failure {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
     pub kind: LaunchKind,
-    pub process_id: Option<u32>,
-    pub process_name: String,
-    pub host_name: String,
-    pub grid: Option<[u64; 3]>,
-    pub block: Option<[u64; 3]>,
-    pub context: Option<u32>,
-    pub stream: Option<u32>,
+    pub(crate) process_id: Option<u32>,
+    pub(crate) process_name: String,
+    pub(crate) host_name: String,
+    pub(crate) grid: Option<[u64; 3]>,
+    pub(crate) block: Option<[u64; 3]>,
+    pub(crate) context: Option<u32>,
+    pub(crate) stream: Option<u32>,
     pub metrics: Vec<Metric>,
     /// The NVTX cells, for a report made with `--nvtx`.
-    pub nvtx: Option<NvtxCells>,
+    pub(crate) nvtx: Option<NvtxCells>,
     /// What ncu's rules found (sections of `--set`/`--section` runs).
     pub rules: Vec<RuleResult>,
     /// The module of a kernel's code: a key of [`Report::modules`].
-    pub module: Option<u64>,
+    pub(crate) module: Option<u64>,
 }
 
 /// What a result profiled.
@@ -101,10 +101,10 @@ pub struct Report {
     pub launches: Vec<Launch>,
     /// Each loaded module's ELF cubin, by its reference (the first of a
     /// reference wins); see [`super::code`].
-    pub modules: BTreeMap<u64, Vec<u8>>,
+    pub(crate) modules: BTreeMap<u64, Vec<u8>>,
     /// A module message that did not decode: the kernels' code is then
     /// unknown ([`super::code::of_report`]), the results still read.
-    pub unreadable_module: bool,
+    pub(crate) unreadable_module: bool,
 }
 
 /// A bounds-checked reader over the file's bytes.
@@ -156,7 +156,7 @@ fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M
 
 /// Reads the format version: `Unsupported` for anything but an NVR report of
 /// a version this reader knows.
-pub fn version(data: &[u8]) -> Result<u32, Failure> {
+pub(crate) fn version(data: &[u8]) -> Result<u32, Failure> {
     if data.len() < MAGIC.len() {
         if MAGIC.starts_with(data) {
             return Err(Failure::Corrupt(format!(

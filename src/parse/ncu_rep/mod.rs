@@ -19,13 +19,13 @@
 //! again. [`raw_page`] and [`details_page`] print the pages whole, for
 //! comparing them with ncu's.
 
-pub mod code;
+pub(crate) mod code;
 pub mod container;
-pub mod names;
-pub mod nvtx;
-pub mod print;
-pub mod rows;
-pub mod rules;
+pub(crate) mod names;
+pub(crate) mod nvtx;
+pub(crate) mod print;
+pub(crate) mod rows;
+pub(crate) mod rules;
 pub mod schema;
 pub mod units;
 
@@ -244,7 +244,7 @@ pub fn details_page(report: &container::Report) -> RawPage {
 
 /// The rule rows of `report` as [`details_page`] lists them, for the
 /// findings fold: each with its launch's kernel name.
-pub fn rule_rows(report: &container::Report) -> RuleRows {
+pub(crate) fn rule_rows(report: &container::Report) -> RuleRows {
     let mut out = RuleRows::default();
     for launch in report.launches.iter().filter(|l| !l.rules.is_empty()) {
         let kernel = kernel_name(launch);
@@ -291,7 +291,7 @@ fn kernel_name(launch: &Launch) -> String {
 /// File names of Nsight Compute reports: `.ncu-rep`, and two this reader
 /// refuses as unsupported (ncu may read them): the compressed `.ncu-repz`
 /// and the `.nsight-cuprof-report` of Nsight Compute 2019.
-pub const REPORT_EXTENSIONS: [&str; 3] = ["ncu-rep", "ncu-repz", "nsight-cuprof-report"];
+pub(crate) const REPORT_EXTENSIONS: [&str; 3] = ["ncu-rep", "ncu-repz", "nsight-cuprof-report"];
 
 /// Why [`read_run`] gave up: a report it does not know (`ncu` may read it)
 /// or one that is broken.
@@ -321,7 +321,7 @@ pub fn read_run(
 
 /// [`read_run`], with every kernel launch's code ([`code::of_report`]) from
 /// the same read of the file: `None` where a module is unreadable.
-pub fn read_run_and_code(
+pub(crate) fn read_run_and_code(
     path: &Path,
     metrics: &[String],
     key_mode: KernelKeyMode,
@@ -333,7 +333,7 @@ pub fn read_run_and_code(
 
 /// The run of `report` (whose file's digest is `sha256`), folded by the
 /// raw-page fold from the page's rows.
-pub fn run_of(
+pub(crate) fn run_of(
     path: &Path,
     report: &container::Report,
     sha256: String,
@@ -378,7 +378,7 @@ fn read_report(
 
 /// The results of the report file at `path` whose bytes are `data`; a
 /// failure says whether ncu may read it ([`refusal`] makes it the error).
-pub fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report, Failure> {
+pub(crate) fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report, Failure> {
     // Until the version is known, the file may be another format ncu reads
     // (or a stand-in for a report): unsupported, not corrupt.
     container::version(data).map_err(|f| {
@@ -397,7 +397,7 @@ pub fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report
 }
 
 /// The error of a report at `path` that [`decode`] could not read, by kind.
-pub fn refusal(path: &Path, failure: Failure) -> Refusal {
+pub(crate) fn refusal(path: &Path, failure: Failure) -> Refusal {
     use crate::error::ExportError;
     match failure {
         Failure::Unsupported(reason) => Refusal::Unsupported(Error::export(

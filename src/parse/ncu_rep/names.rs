@@ -31,7 +31,7 @@ const HIDDEN: [&str; 3] = ["native", "cuda", "cub"];
 const UNNAMED: &str = "<unnamed>";
 
 /// The name ncu displays for a kernel with these stored names.
-pub fn display(mangled: &str, function: &str, demangled: &str) -> String {
+pub(crate) fn display(mangled: &str, function: &str, demangled: &str) -> String {
     if demangled.is_empty() {
         return if mangled.is_empty() {
             function.to_string()
@@ -45,7 +45,7 @@ pub fn display(mangled: &str, function: &str, demangled: &str) -> String {
 /// A demangled name as ncu shows it (both rewrites above). ncu's own pages
 /// (source, SASS) already show names this way, and showing one again
 /// changes nothing.
-pub fn shown(demangled: &str) -> String {
+pub(crate) fn shown(demangled: &str) -> String {
     shorten_namespaces(&drop_casts(demangled))
 }
 

@@ -14,7 +14,7 @@ use super::schema::NvtxState;
 
 /// Why a result's NVTX state cannot be printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NvtxError {
+pub(crate) enum NvtxError {
     /// A range has attributes (payload, color or message): unsupported.
     Attributes,
     /// A range names a domain the state does not list: corrupt.
@@ -23,7 +23,7 @@ pub enum NvtxError {
 
 impl NvtxError {
     /// What went wrong, in words.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             NvtxError::Attributes => "an NVTX range has attributes (payload, color or message), which this reader does not print yet".into(),
             NvtxError::UnknownDomain(id) => {
@@ -35,15 +35,15 @@ impl NvtxError {
 
 /// The push/pop and start/end cells of one result.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NvtxCells {
-    pub push_pop: String,
-    pub start_end: String,
+pub(crate) struct NvtxCells {
+    pub(crate) push_pop: String,
+    pub(crate) start_end: String,
 }
 
 const NO_ATTRIBUTES: &str = "none:none:none:none:none:none";
 
 /// The cells of `state` for a result launched by thread `thread`.
-pub fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, NvtxError> {
+pub(crate) fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, NvtxError> {
     let domain = |id: Option<u64>| -> Result<&str, NvtxError> {
         state
             .domains

@@ -11,7 +11,7 @@ use super::container::Metric;
 use super::schema::MetricValue;
 
 /// What ncu prints for a metric the report lists without a value.
-pub const NO_DATA: &str = "no data";
+pub(crate) const NO_DATA: &str = "no data";
 
 /// The raw-page cell of `metric`: its value; without one, `no data` when
 /// the metric has no instance values either, and an empty cell when it has
@@ -20,7 +20,7 @@ pub const NO_DATA: &str = "no data";
 /// of their own, and ncu leaves their cells empty; a metric the report lists
 /// with nothing at all (`sass__inst_executed_register_spilling_mem_local` of
 /// that report) reads `no data`.
-pub fn cell(metric: &Metric) -> String {
+pub(crate) fn cell(metric: &Metric) -> String {
     match &metric.value {
         Some(v) => value(v),
         None if metric.instances.is_empty() => NO_DATA.into(),
@@ -29,7 +29,7 @@ pub fn cell(metric: &Metric) -> String {
 }
 
 /// The text ncu's raw page shows for `value`.
-pub fn value(value: &MetricValue) -> String {
+pub(crate) fn value(value: &MetricValue) -> String {
     if let Some(s) = &value.string {
         return s.clone();
     }

@@ -16,7 +16,7 @@ const UNKEPT: usize = usize::MAX;
 
 /// The raw page of a report, row by row: the header, the units, then one
 /// row per result (see [`super::raw_page`] for what the cells are).
-pub struct RawRows<'r> {
+pub(crate) struct RawRows<'r> {
     report: &'r Report,
     fixed: Vec<Fixed>,
     /// Each metric column's index, by metric name.
@@ -44,7 +44,7 @@ impl<'r> RawRows<'r> {
     /// does not know gets an empty unit. ncu leaves out the report's
     /// section-helper entries (`breakdown:…`, `group:…`, names with a `:`):
     /// they list metric names, not values.
-    pub fn new(report: &'r Report, sha256: String) -> RawRows<'r> {
+    pub(crate) fn new(report: &'r Report, sha256: String) -> RawRows<'r> {
         let fixed = Fixed::columns(report);
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for launch in &report.launches {
@@ -82,12 +82,12 @@ impl<'r> RawRows<'r> {
     }
 
     /// The header row: the fixed columns, then the metrics.
-    pub fn header(&self) -> &[String] {
+    pub(crate) fn header(&self) -> &[String] {
         &self.header
     }
 
     /// The whole page, every cell of every row.
-    pub fn into_page(mut self) -> super::RawPage {
+    pub(crate) fn into_page(mut self) -> super::RawPage {
         self.want(Wanted::All);
         let mut rows = Vec::with_capacity(self.report.launches.len());
         for (id, launch) in self.report.launches.iter().enumerate() {

@@ -18,20 +18,23 @@ use super::schema::{RuleBodyItem, RuleResult, Section};
 /// One details-page row of a rule: name, type, description, speedup type,
 /// speedup, and the section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleRow {
-    pub section: String,
-    pub name: String,
-    pub kind: String,
-    pub description: String,
-    pub speedup_type: String,
-    pub speedup: String,
+pub(crate) struct RuleRow {
+    pub(crate) section: String,
+    pub(crate) name: String,
+    pub(crate) kind: String,
+    pub(crate) description: String,
+    pub(crate) speedup_type: String,
+    pub(crate) speedup: String,
 }
 
 /// `rules` in the order ncu's details page lists them: by the display order
 /// of their section among `sections`, rules of one section in the order the
 /// report stores them. A rule whose section is not listed, or has no order,
 /// comes after the others, in stored order.
-pub fn in_section_order(mut rules: Vec<RuleResult>, sections: &[Section]) -> Vec<RuleResult> {
+pub(crate) fn in_section_order(
+    mut rules: Vec<RuleResult>,
+    sections: &[Section],
+) -> Vec<RuleResult> {
     let order = |rule: &RuleResult| {
         sections
             .iter()
@@ -45,7 +48,7 @@ pub fn in_section_order(mut rules: Vec<RuleResult>, sections: &[Section]) -> Vec
 }
 
 /// The rows of one rule result.
-pub fn rows(rule: &RuleResult) -> Vec<RuleRow> {
+pub(crate) fn rows(rule: &RuleResult) -> Vec<RuleRow> {
     let items = rule
         .body
         .as_ref()

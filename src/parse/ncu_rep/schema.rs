@@ -40,307 +40,307 @@
 
 /// `FileHeader`: what follows the magic and its 4-byte size.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct FileHeader {
+pub(crate) struct FileHeader {
     #[prost(uint32, optional, tag = "1")]
-    pub version: Option<u32>,
+    pub(crate) version: Option<u32>,
 }
 
 /// `BlockHeader`: how many messages of each kind the block's payload holds.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct BlockHeader {
     #[prost(uint32, optional, tag = "1")]
-    pub num_sources: Option<u32>,
+    pub(crate) num_sources: Option<u32>,
     #[prost(uint32, optional, tag = "2")]
-    pub num_results: Option<u32>,
+    pub(crate) num_results: Option<u32>,
     #[prost(message, optional, tag = "3")]
-    pub session_details: Option<SessionDetails>,
+    pub(crate) session_details: Option<SessionDetails>,
     #[prost(message, optional, tag = "4")]
-    pub string_table: Option<StringTable>,
+    pub(crate) string_table: Option<StringTable>,
     #[prost(uint32, optional, tag = "5")]
     pub payload_size: Option<u32>,
     #[prost(message, optional, tag = "6")]
-    pub process: Option<ProcessInfo>,
+    pub(crate) process: Option<ProcessInfo>,
     #[prost(uint32, optional, tag = "7")]
-    pub num_range_results: Option<u32>,
+    pub(crate) num_range_results: Option<u32>,
     #[prost(uint32, optional, tag = "8")]
-    pub num_cmdlist_results: Option<u32>,
+    pub(crate) num_cmdlist_results: Option<u32>,
     #[prost(uint32, optional, tag = "9")]
-    pub num_graph_results: Option<u32>,
+    pub(crate) num_graph_results: Option<u32>,
 }
 
 /// `ReportSessionDetails`: only the profiled process's ID.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SessionDetails {
+pub(crate) struct SessionDetails {
     #[prost(uint32, optional, tag = "1")]
-    pub process_id: Option<u32>,
+    pub(crate) process_id: Option<u32>,
 }
 
 /// `ProfilerStringTable`: strings that later blocks refer to by index.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct StringTable {
+pub(crate) struct StringTable {
     #[prost(string, repeated, tag = "1")]
-    pub strings: Vec<String>,
+    pub(crate) strings: Vec<String>,
 }
 
 /// `ProcessInfo`: the process a block's results belong to.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ProcessInfo {
+pub(crate) struct ProcessInfo {
     #[prost(uint32, optional, tag = "1")]
-    pub process_id: Option<u32>,
+    pub(crate) process_id: Option<u32>,
     #[prost(string, optional, tag = "2")]
-    pub hostname: Option<String>,
+    pub(crate) hostname: Option<String>,
     #[prost(string, optional, tag = "3")]
-    pub process_name: Option<String>,
+    pub(crate) process_name: Option<String>,
 }
 
 /// `ProfileResult`: one profiled kernel launch.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ProfileResult {
+pub(crate) struct ProfileResult {
     #[prost(uint32, optional, tag = "1")]
-    pub thread_id: Option<u32>,
+    pub(crate) thread_id: Option<u32>,
     #[prost(string, optional, tag = "5")]
-    pub mangled_name: Option<String>,
+    pub(crate) mangled_name: Option<String>,
     #[prost(string, optional, tag = "6")]
-    pub function_name: Option<String>,
+    pub(crate) function_name: Option<String>,
     #[prost(string, optional, tag = "7")]
-    pub demangled_name: Option<String>,
+    pub(crate) demangled_name: Option<String>,
     #[prost(message, optional, tag = "10")]
-    pub grid_size: Option<Uint64x3>,
+    pub(crate) grid_size: Option<Uint64x3>,
     #[prost(message, optional, tag = "11")]
-    pub block_size: Option<Uint64x3>,
+    pub(crate) block_size: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
-    pub metric_results: Vec<MetricResult>,
+    pub(crate) metric_results: Vec<MetricResult>,
     #[prost(message, repeated, tag = "17")]
-    pub sections: Vec<Section>,
+    pub(crate) sections: Vec<Section>,
     #[prost(message, repeated, tag = "19")]
-    pub rule_results: Vec<RuleResult>,
+    pub(crate) rule_results: Vec<RuleResult>,
     #[prost(message, optional, tag = "21")]
-    pub nvtx: Option<NvtxState>,
+    pub(crate) nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "22")]
-    pub context_id: Option<u32>,
+    pub(crate) context_id: Option<u32>,
     #[prost(uint32, optional, tag = "23")]
-    pub stream_id: Option<u32>,
+    pub(crate) stream_id: Option<u32>,
     /// The module the kernel's code is in (a `SourceData` with only its
     /// reference; see [`SourceData`]).
     #[prost(message, optional, tag = "15")]
-    pub source: Option<SourceData>,
+    pub(crate) source: Option<SourceData>,
 }
 
 /// `ProfilerSection`: a section of a `--set`/`--section` run; only its
 /// identifier and its display order (lower first) are read.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Section {
+pub(crate) struct Section {
     #[prost(string, optional, tag = "1")]
-    pub identifier: Option<String>,
+    pub(crate) identifier: Option<String>,
     #[prost(uint32, optional, tag = "3")]
-    pub order: Option<u32>,
+    pub(crate) order: Option<u32>,
 }
 
 /// `SourceData`: the code of one loaded module. A block's source messages
 /// carry the module's ELF cubin; each result names its module by `reference`
 /// (its own field 15 is a `SourceData` with only the reference).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct SourceData {
+pub(crate) struct SourceData {
     #[prost(uint64, optional, tag = "1")]
-    pub reference: Option<u64>,
+    pub(crate) reference: Option<u64>,
     #[prost(bytes = "vec", optional, tag = "4")]
-    pub binary: Option<Vec<u8>>,
+    pub(crate) binary: Option<Vec<u8>>,
 }
 
 /// `GraphResult`: one CUDA graph profiled as a whole (`--graph-profiling
 /// graph`).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct GraphResult {
+pub(crate) struct GraphResult {
     #[prost(uint32, optional, tag = "1")]
-    pub thread_id: Option<u32>,
+    pub(crate) thread_id: Option<u32>,
     #[prost(message, repeated, tag = "4")]
-    pub metric_results: Vec<MetricResult>,
+    pub(crate) metric_results: Vec<MetricResult>,
     #[prost(message, optional, tag = "10")]
-    pub nvtx: Option<NvtxState>,
+    pub(crate) nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "11")]
-    pub context_id: Option<u32>,
+    pub(crate) context_id: Option<u32>,
     #[prost(uint32, optional, tag = "12")]
-    pub stream_id: Option<u32>,
+    pub(crate) stream_id: Option<u32>,
     #[prost(message, repeated, tag = "22")]
-    pub rule_results: Vec<RuleResult>,
+    pub(crate) rule_results: Vec<RuleResult>,
 }
 
 /// `CmdlistResult`: one command list of `--replay-mode app-range`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct CmdlistResult {
+pub(crate) struct CmdlistResult {
     #[prost(uint32, optional, tag = "1")]
-    pub thread_id: Option<u32>,
+    pub(crate) thread_id: Option<u32>,
     #[prost(message, repeated, tag = "4")]
-    pub metric_results: Vec<MetricResult>,
+    pub(crate) metric_results: Vec<MetricResult>,
     #[prost(message, optional, tag = "10")]
-    pub nvtx: Option<NvtxState>,
+    pub(crate) nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "11")]
-    pub context_id: Option<u32>,
+    pub(crate) context_id: Option<u32>,
     #[prost(uint32, optional, tag = "12")]
-    pub stream_id: Option<u32>,
+    pub(crate) stream_id: Option<u32>,
     #[prost(string, optional, tag = "18")]
-    pub display_name: Option<String>,
+    pub(crate) display_name: Option<String>,
     #[prost(message, repeated, tag = "21")]
-    pub rule_results: Vec<RuleResult>,
+    pub(crate) rule_results: Vec<RuleResult>,
 }
 
 /// `RuleResult`: what one rule found for one result.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct RuleResult {
     #[prost(string, optional, tag = "1")]
-    pub identifier: Option<String>,
+    pub(crate) identifier: Option<String>,
     #[prost(message, optional, tag = "3")]
-    pub body: Option<RuleBody>,
+    pub(crate) body: Option<RuleBody>,
     #[prost(string, optional, tag = "4")]
-    pub section: Option<String>,
+    pub(crate) section: Option<String>,
 }
 
 /// `RuleResultBody`: the rule's items, in order.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RuleBody {
+pub(crate) struct RuleBody {
     #[prost(message, repeated, tag = "1")]
-    pub items: Vec<RuleBodyItem>,
+    pub(crate) items: Vec<RuleBodyItem>,
 }
 
 /// `RuleResultBodyItem`: a message, with its estimated speedup where the
 /// rule gives one (tables and charts are not read).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RuleBodyItem {
+pub(crate) struct RuleBodyItem {
     #[prost(message, optional, tag = "1")]
-    pub message: Option<RuleMessage>,
+    pub(crate) message: Option<RuleMessage>,
     #[prost(message, optional, tag = "10")]
-    pub speedup: Option<RuleSpeedup>,
+    pub(crate) speedup: Option<RuleSpeedup>,
 }
 
 /// `RuleResultMessage`: the text and its type.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RuleMessage {
+pub(crate) struct RuleMessage {
     #[prost(string, optional, tag = "1")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     #[prost(int32, optional, tag = "2")]
-    pub kind: Option<i32>,
+    pub(crate) kind: Option<i32>,
 }
 
 /// `RuleResultSpeedup`: the estimated speedup, in percent.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RuleSpeedup {
+pub(crate) struct RuleSpeedup {
     #[prost(int32, optional, tag = "1")]
-    pub kind: Option<i32>,
+    pub(crate) kind: Option<i32>,
     #[prost(double, optional, tag = "2")]
-    pub value: Option<f64>,
+    pub(crate) value: Option<f64>,
 }
 
 /// `RangeResult`: one range of `--replay-mode range` or `app-range`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RangeResult {
+pub(crate) struct RangeResult {
     #[prost(uint32, optional, tag = "1")]
-    pub thread_id: Option<u32>,
+    pub(crate) thread_id: Option<u32>,
     #[prost(message, repeated, tag = "4")]
-    pub metric_results: Vec<MetricResult>,
+    pub(crate) metric_results: Vec<MetricResult>,
     #[prost(message, optional, tag = "10")]
-    pub nvtx: Option<NvtxState>,
+    pub(crate) nvtx: Option<NvtxState>,
     #[prost(uint32, optional, tag = "11")]
-    pub context_id: Option<u32>,
+    pub(crate) context_id: Option<u32>,
     #[prost(message, repeated, tag = "20")]
-    pub rule_results: Vec<RuleResult>,
+    pub(crate) rule_results: Vec<RuleResult>,
 }
 
 /// `NvtxState`: the NVTX ranges open when a result was profiled (`--nvtx`).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxState {
+pub(crate) struct NvtxState {
     #[prost(message, repeated, tag = "1")]
-    pub domains: Vec<NvtxDomain>,
+    pub(crate) domains: Vec<NvtxDomain>,
     #[prost(message, repeated, tag = "2")]
-    pub threads: Vec<NvtxThread>,
+    pub(crate) threads: Vec<NvtxThread>,
     #[prost(message, repeated, tag = "3")]
-    pub start_end_domains: Vec<NvtxStartEndDomain>,
+    pub(crate) start_end_domains: Vec<NvtxStartEndDomain>,
 }
 
 /// `NvtxDomainInfo`: a domain's ID and name.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxDomain {
+pub(crate) struct NvtxDomain {
     #[prost(uint64, optional, tag = "1")]
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     #[prost(string, optional, tag = "2")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 /// `NvtxThread`: one thread's push/pop stacks, one per domain.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxThread {
+pub(crate) struct NvtxThread {
     #[prost(uint32, optional, tag = "1")]
-    pub tid: Option<u32>,
+    pub(crate) tid: Option<u32>,
     #[prost(message, repeated, tag = "2")]
-    pub push_pop_domains: Vec<NvtxPushPopDomain>,
+    pub(crate) push_pop_domains: Vec<NvtxPushPopDomain>,
 }
 
 /// `NvtxPushPopDomain`: the pushed ranges of one domain, outermost first.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxPushPopDomain {
+pub(crate) struct NvtxPushPopDomain {
     #[prost(uint64, optional, tag = "1")]
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     #[prost(message, repeated, tag = "3")]
-    pub stack: Vec<NvtxPushPopRange>,
+    pub(crate) stack: Vec<NvtxPushPopRange>,
 }
 
 /// `NvtxPushPopRange`: one pushed range.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxPushPopRange {
+pub(crate) struct NvtxPushPopRange {
     #[prost(string, optional, tag = "1")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[prost(bytes = "vec", optional, tag = "2")]
-    pub attributes: Option<Vec<u8>>,
+    pub(crate) attributes: Option<Vec<u8>>,
 }
 
 /// `NvtxStartEndDomain`: the open start/end ranges of one domain.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxStartEndDomain {
+pub(crate) struct NvtxStartEndDomain {
     #[prost(uint64, optional, tag = "1")]
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     #[prost(message, repeated, tag = "3")]
-    pub ranges: Vec<NvtxStartEndRange>,
+    pub(crate) ranges: Vec<NvtxStartEndRange>,
 }
 
 /// `NvtxStartEndRange`: one open start/end range.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct NvtxStartEndRange {
+pub(crate) struct NvtxStartEndRange {
     #[prost(uint64, optional, tag = "1")]
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     #[prost(string, optional, tag = "2")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[prost(bytes = "vec", optional, tag = "3")]
-    pub attributes: Option<Vec<u8>>,
+    pub(crate) attributes: Option<Vec<u8>>,
 }
 
 /// `Uint64x3`: grid or block dimensions.
 #[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Uint64x3 {
+pub(crate) struct Uint64x3 {
     #[prost(uint64, optional, tag = "1")]
-    pub x: Option<u64>,
+    pub(crate) x: Option<u64>,
     #[prost(uint64, optional, tag = "2")]
-    pub y: Option<u64>,
+    pub(crate) y: Option<u64>,
     #[prost(uint64, optional, tag = "3")]
-    pub z: Option<u64>,
+    pub(crate) z: Option<u64>,
 }
 
 /// `ProfileMetricResult`: one metric of one result.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct MetricResult {
+pub(crate) struct MetricResult {
     #[prost(uint32, optional, tag = "1")]
-    pub name_id: Option<u32>,
+    pub(crate) name_id: Option<u32>,
     #[prost(message, optional, tag = "2")]
-    pub value: Option<MetricValue>,
+    pub(crate) value: Option<MetricValue>,
     #[prost(message, repeated, tag = "3")]
-    pub instances: Vec<ListElement>,
+    pub(crate) instances: Vec<ListElement>,
 }
 
 /// `ProfileMetricListElement`: one instance of an instanced metric.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ListElement {
+pub(crate) struct ListElement {
     #[prost(message, optional, tag = "1")]
-    pub correlation_id: Option<MetricValue>,
+    pub(crate) correlation_id: Option<MetricValue>,
     #[prost(message, optional, tag = "2")]
-    pub value: Option<MetricValue>,
+    pub(crate) value: Option<MetricValue>,
 }
 
 /// `ProfileMetricValue`: one of five variants (the writer sets one).

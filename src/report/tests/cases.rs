@@ -97,7 +97,7 @@ fn metrics_report() -> Report {
     r
 }
 
-pub fn pass() -> Report {
+pub(crate) fn pass() -> Report {
     let mut r = metrics_report();
     r.structure.push(launches(PRODUCE, 3.0, 3, Status::Pass));
     r.rules.push(rule(
@@ -125,7 +125,7 @@ pub fn pass() -> Report {
     r
 }
 
-pub fn regression() -> Report {
+pub(crate) fn regression() -> Report {
     let mut r = metrics_report();
     r.structure.push(launches(SCALE, 3.0, 6, Status::Fail));
     r.structure.push(launches(PRODUCE, 3.0, 3, Status::Pass));
@@ -221,7 +221,7 @@ fn finding(kernel: &str, rule: &str, speedup: Option<f64>, status: Status) -> Fi
     }
 }
 
-pub fn findings() -> Report {
+pub(crate) fn findings() -> Report {
     let mut r = metrics_report();
     r.rules.push(rule(
         Some(SCALE),
@@ -249,7 +249,7 @@ pub fn findings() -> Report {
     r
 }
 
-pub fn hostile() -> Report {
+pub(crate) fn hostile() -> Report {
     let mut r = metrics_report();
     r.baseline = "perf/<base>.json".into();
     r.structure.push(launches(HOSTILE, 1.0, 2, Status::Fail));
@@ -343,7 +343,7 @@ fn memory() -> Report {
 /// An unchanged workload beside another process: the duration beyond its
 /// allowance is not gated (a warning naming the neighbour), the passing
 /// DRAM rule is not gated either, the instruction count is gated as always.
-pub fn shared() -> Report {
+pub(crate) fn shared() -> Report {
     let mut r = metrics_report();
     r.structure.push(launches(SCALE, 3.0, 3, Status::Pass));
     r.rules.push(rule(
@@ -398,7 +398,7 @@ pub fn shared() -> Report {
     r
 }
 
-pub fn cases() -> Vec<(&'static str, Report)> {
+pub(crate) fn cases() -> Vec<(&'static str, Report)> {
     vec![
         ("pass", pass()),
         ("regression", regression()),

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 /// How a section's rows are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SectionKind {
+pub(crate) enum SectionKind {
     /// One kernel's measured checks (a table) and its new ncu findings.
     Kernel,
     /// The whole run's measured checks.
@@ -22,19 +22,19 @@ pub enum SectionKind {
 
 /// One section of a report: a titled group of checks with its worst status.
 #[derive(Debug, Clone)]
-pub struct Section<'r> {
+pub(crate) struct Section<'r> {
     /// The kernel key, `(total)`, `compute-sanitizer memcheck`, `GPU memory`.
-    pub title: String,
-    pub kind: SectionKind,
+    pub(crate) title: String,
+    pub(crate) kind: SectionKind,
     /// The worst status of its checks.
-    pub status: Status,
+    pub(crate) status: Status,
     /// Its rows, in the order to show them.
-    pub checks: Vec<Check<'r>>,
+    pub(crate) checks: Vec<Check<'r>>,
 }
 
 impl<'r> Section<'r> {
     /// A section of `checks`, its status the worst of theirs.
-    pub fn new(title: String, kind: SectionKind, mut checks: Vec<Check<'r>>) -> Section<'r> {
+    pub(crate) fn new(title: String, kind: SectionKind, mut checks: Vec<Check<'r>>) -> Section<'r> {
         // Held for every kernel of the report: no room to spare.
         checks.shrink_to_fit();
         let status = checks
@@ -51,17 +51,17 @@ impl<'r> Section<'r> {
     }
 
     /// A section of kernel checks (not the whole run, not another gate's list).
-    pub fn is_kernel(&self) -> bool {
+    pub(crate) fn is_kernel(&self) -> bool {
         self.kind == SectionKind::Kernel
     }
 
     /// Its measured checks (rules and structural checks), in order.
-    pub fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
+    pub(crate) fn measured(&self) -> impl Iterator<Item = (&Check<'r>, &Cells<'r>)> {
         self.checks.iter().filter_map(|c| c.cells().map(|m| (c, m)))
     }
 
     /// Its new ncu findings, in order.
-    pub fn findings(&self) -> impl Iterator<Item = (&Check<'r>, &Finding<'r>)> {
+    pub(crate) fn findings(&self) -> impl Iterator<Item = (&Check<'r>, &Finding<'r>)> {
         self.checks
             .iter()
             .filter_map(|c| c.finding().map(|f| (c, f)))
@@ -71,28 +71,28 @@ impl<'r> Section<'r> {
 /// One row of a section — a rule, a structural check, a new ncu finding, a
 /// compute-sanitizer finding, a graph-memory check — with its words written.
 #[derive(Debug, Clone)]
-pub struct Check<'r> {
+pub(crate) struct Check<'r> {
     /// The kernel key of a metric row; `None` for a whole-run rule and other gates' rows.
-    pub kernel: Option<&'r str>,
+    pub(crate) kernel: Option<&'r str>,
     /// What is checked: the rule (`dram__bytes.sum (sum)`), the structural
     /// check (`launch count`), `ncu finding <rule>`, the sanitizer record
     /// (`Precise oob_write(int *, int)`), the memory check.
-    pub name: Cow<'r, str>,
-    pub status: Status,
+    pub(crate) name: Cow<'r, str>,
+    pub(crate) status: Status,
     /// The verdict word: the status, or `higher`/`lower` for a `changed` rule,
     /// `not gated` for a rule a shared GPU left ungated.
-    pub verdict: &'static str,
+    pub(crate) verdict: &'static str,
     /// One line saying what happened.
-    pub message: Cow<'r, str>,
+    pub(crate) message: Cow<'r, str>,
     /// Why it matters: a rule's reason, for failures.
-    pub why: Option<&'r str>,
+    pub(crate) why: Option<&'r str>,
     /// What kind of row, with what only that kind has.
-    pub kind: Kind<'r>,
+    pub(crate) kind: Kind<'r>,
 }
 
 /// What kind of row a [`Check`] is.
 #[derive(Debug, Clone)]
-pub enum Kind<'r> {
+pub(crate) enum Kind<'r> {
     /// A rule or a structural check: a table row.
     Measured(Cells<'r>),
     /// A new ncu finding (boxed: the rarer and larger kind of row).
@@ -103,12 +103,12 @@ pub enum Kind<'r> {
 
 impl<'r> Check<'r> {
     /// Failed, warned or could not be evaluated: the check has a "why" line.
-    pub fn needs_attention(&self) -> bool {
+    pub(crate) fn needs_attention(&self) -> bool {
         self.status.needs_attention()
     }
 
     /// A measured row's cells.
-    pub fn cells(&self) -> Option<&Cells<'r>> {
+    pub(crate) fn cells(&self) -> Option<&Cells<'r>> {
         match &self.kind {
             Kind::Measured(cells) => Some(cells),
             _ => None,
@@ -116,7 +116,7 @@ impl<'r> Check<'r> {
     }
 
     /// A new ncu finding's words.
-    pub fn finding(&self) -> Option<&Finding<'r>> {
+    pub(crate) fn finding(&self) -> Option<&Finding<'r>> {
         match &self.kind {
             Kind::Finding(finding) => Some(finding.as_ref()),
             _ => None,
@@ -124,7 +124,7 @@ impl<'r> Check<'r> {
     }
 
     /// A list row's label and where it happened.
-    pub fn listed(&self) -> Option<&Listed<'r>> {
+    pub(crate) fn listed(&self) -> Option<&Listed<'r>> {
         match &self.kind {
             Kind::Listed(listed) => Some(listed),
             _ => None,
@@ -132,7 +132,7 @@ impl<'r> Check<'r> {
     }
 
     /// The rule behind a rule row (for charts).
-    pub fn rule(&self) -> Option<&'r RuleResult> {
+    pub(crate) fn rule(&self) -> Option<&'r RuleResult> {
         self.cells().and_then(|c| c.rule)
     }
 }
@@ -141,44 +141,44 @@ impl<'r> Check<'r> {
 /// format shows it (a report of 100,000 kernels has 700,000 rows, few of
 /// which the terminal shows).
 #[derive(Debug, Clone)]
-pub struct Cells<'r> {
+pub(crate) struct Cells<'r> {
     /// The rule behind a rule row (for charts); `None` for a structural check.
-    pub rule: Option<&'r RuleResult>,
+    pub(crate) rule: Option<&'r RuleResult>,
     /// The structural check behind a structural row.
-    pub structure: Option<&'r StructureResult>,
+    pub(crate) structure: Option<&'r StructureResult>,
     /// Index of the rule in the report's rules (names its chart file).
-    pub rule_index: Option<usize>,
+    pub(crate) rule_index: Option<usize>,
     /// Line of the `[[rule]]` in the thresholds file.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
 }
 
 impl Cells<'_> {
     /// The baseline, `mean ±stddev` (`—` when there is none).
-    pub fn baseline(&self) -> String {
+    pub(crate) fn baseline(&self) -> String {
         self.written(rule_baseline, structure_baseline)
     }
 
     /// The baseline without its standard deviation, for narrow tables.
-    pub fn baseline_mean(&self) -> String {
+    pub(crate) fn baseline_mean(&self) -> String {
         self.written(rule_baseline_mean, structure_baseline)
     }
 
-    pub fn current(&self) -> String {
+    pub(crate) fn current(&self) -> String {
         self.written(rule_current, structure_current)
     }
 
     /// `+20.0%`, `±0%`, `new` (from 0), or empty for a structural check.
-    pub fn change(&self) -> String {
+    pub(crate) fn change(&self) -> String {
         self.written(rule_change, |_| String::new())
     }
 
     /// What the check allows on the worse side: `+16.9%`, `limit 60M inst`, `exact`.
-    pub fn allowance(&self) -> String {
+    pub(crate) fn allowance(&self) -> String {
         self.written(rule_allowance, |_| "exact".into())
     }
 
     /// The allowed bound for a chart's caption: ` — allowed up to 57.3M inst, limit 60M inst`.
-    pub fn allowed(&self) -> String {
+    pub(crate) fn allowed(&self) -> String {
         self.written(allowed, |_| String::new())
     }
 
@@ -295,28 +295,28 @@ fn allowed(r: &RuleResult) -> String {
 
 /// A new ncu finding as every reporter words it.
 #[derive(Debug, Clone)]
-pub struct Finding<'r> {
+pub(crate) struct Finding<'r> {
     /// The ncu rule (`UncoalescedGlobalAccess`).
-    pub rule: &'r str,
+    pub(crate) rule: &'r str,
     /// The estimated speedup, `est. speedup 77%`, when ncu gives one.
-    pub speedup: Option<String>,
+    pub(crate) speedup: Option<String>,
     /// The rule type and speedup in parentheses: `(OPT, est. speedup 77%)`.
-    pub detail: String,
-    pub description: &'r str,
+    pub(crate) detail: String,
+    pub(crate) description: &'r str,
     /// The description's first sentence (they run to a paragraph).
-    pub summary: &'r str,
+    pub(crate) summary: &'r str,
 }
 
 /// A row of a list section: its label and, for a sanitizer finding, where it happened.
 #[derive(Debug, Clone)]
-pub struct Listed<'r> {
+pub(crate) struct Listed<'r> {
     /// What a line starts with: the sanitizer tool, the memory check.
-    pub label: &'r str,
+    pub(crate) label: &'r str,
     /// The first record's thread and block, for device errors.
-    pub thread: Option<&'r str>,
+    pub(crate) thread: Option<&'r str>,
     /// The first record's host stack, innermost first, at most [`STACK_FRAMES`] frames.
-    pub stack: &'r [String],
+    pub(crate) stack: &'r [String],
 }
 
 /// Host stack frames a report shows per sanitizer finding.
-pub const STACK_FRAMES: usize = 6;
+pub(crate) const STACK_FRAMES: usize = 6;
