@@ -213,6 +213,11 @@ pub struct StructureResult {
     pub check: StructureCheck,
     /// Launches per run in the baseline (mean), if the kernel is there.
     pub baseline_launches: Option<f64>,
+    /// The fewest and the most launches per run of the baseline's runs, if
+    /// the kernel is there (reports written before this field have only the
+    /// mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_range: Option<[f64; 2]>,
     /// Launches in each current run.
     pub current_launches: Vec<u64>,
     pub status: Status,
@@ -223,17 +228,22 @@ impl StructureResult {
     /// Whether the row's own numbers fail it, as the structural check does:
     /// a new or a missing kernel always (the thresholds' policy only says
     /// whether that is a failure, a warning or no row at all); a launch
-    /// count that is not the baseline's. The report keeps only the mean of
-    /// the baseline's launches per run, not its range: a whole mean is
-    /// read as the count of every baseline run (an app launches a kernel
-    /// as often in each run; one whose runs differed almost always has a
-    /// fractional mean), a fractional one tells nothing.
+    /// count outside the baseline runs' range, as `check` judges it. A
+    /// report written before the range was kept has only the mean: a whole
+    /// mean is then read as the count of every baseline run (an app launches
+    /// a kernel as often in each run; one whose runs differed almost always
+    /// has a fractional mean), a fractional one tells nothing.
     pub(crate) fn numbers_fail(&self) -> bool {
-        match self.check {
-            StructureCheck::NewKernel | StructureCheck::MissingKernel => true,
-            StructureCheck::Launches => self.baseline_launches.is_some_and(|b| {
-                b.fract() == 0.0 && self.current_launches.iter().any(|&n| n as f64 != b)
-            }),
+        let outside = |lo: f64, hi: f64| {
+            self.current_launches
+                .iter()
+                .any(|&n| (n as f64) < lo || (n as f64) > hi)
+        };
+        match (self.check, self.baseline_range, self.baseline_launches) {
+            (StructureCheck::NewKernel | StructureCheck::MissingKernel, _, _) => true,
+            (StructureCheck::Launches, Some([lo, hi]), _) => outside(lo, hi),
+            (StructureCheck::Launches, None, Some(b)) => b.fract() == 0.0 && outside(b, b),
+            (StructureCheck::Launches, None, None) => false,
         }
     }
 
@@ -553,6 +563,7 @@ mod tests {
             kernel: "scale".into(),
             check: StructureCheck::Launches,
             baseline_launches: Some(baseline),
+            baseline_range: None,
             current_launches: current.to_vec(),
             status,
             message: String::new(),
@@ -566,9 +577,19 @@ mod tests {
         assert!(!launches(3.0, &[6, 6], Status::Pass).status_fits_numbers());
         assert!(!launches(3.0, &[3, 6], Status::Warn).status_fits_numbers());
         assert!(launches(3.0, &[3, 3], Status::Pass).status_fits_numbers());
-        // Baseline runs that launched it 3 and 4 times: the range is not in
-        // the report, so the row is believed.
+        // Baseline runs that launched it 3 and 4 times in a report without
+        // the range: the row is believed.
         assert!(launches(3.5, &[4], Status::Pass).status_fits_numbers());
+        // Baseline runs of 2 and 4 launches (a whole mean, 3): 2 is within
+        // their range, so `pass` fits; 5 is not.
+        let ranged = |current: &[u64], status| StructureResult {
+            baseline_range: Some([2.0, 4.0]),
+            ..launches(3.0, current, status)
+        };
+        assert!(ranged(&[2], Status::Pass).status_fits_numbers());
+        assert!(ranged(&[4, 2], Status::Pass).status_fits_numbers());
+        assert!(!ranged(&[5], Status::Pass).status_fits_numbers());
+        assert!(ranged(&[5], Status::Fail).status_fits_numbers());
         let new = StructureResult {
             check: StructureCheck::NewKernel,
             baseline_launches: None,

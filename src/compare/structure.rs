@@ -19,6 +19,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                         kernel: key.clone(),
                         check: StructureCheck::NewKernel,
                         baseline_launches: None,
+                        baseline_range: None,
                         current_launches: launches.clone(),
                         status,
                         message: format!(
@@ -42,6 +43,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                     kernel: key.clone(),
                     check: StructureCheck::Launches,
                     baseline_launches: Some(entry.launches.mean),
+                    baseline_range: Some([lo, hi]),
                     current_launches: launches.clone(),
                     status: if ok { Status::Pass } else { Status::Fail },
                     message: if ok {
@@ -63,6 +65,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                 kernel: key.clone(),
                 check: StructureCheck::MissingKernel,
                 baseline_launches: Some(entry.launches.mean),
+                baseline_range: Some([entry.launches.min, entry.launches.max]),
                 current_launches: vec![0; runs.len()],
                 status,
                 message: format!(

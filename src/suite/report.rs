@@ -214,6 +214,7 @@ mod tests {
             kernel: "k".into(),
             check: crate::verdict::StructureCheck::Launches,
             baseline_launches: Some(1.0),
+            baseline_range: None,
             current_launches: vec![2],
             status,
             message: String::new(),

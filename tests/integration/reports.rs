@@ -241,6 +241,7 @@ fn github_annotations_are_capped_at_ten_per_level() {
             kernel: format!("k{i}"),
             check: StructureCheck::NewKernel,
             baseline_launches: None,
+            baseline_range: None,
             current_launches: vec![1],
             status: Status::Fail,
             message: "new kernel, 50% of\nit".into(),

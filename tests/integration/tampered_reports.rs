@@ -122,6 +122,46 @@ fn a_launch_count_edited_to_pass_is_refused() {
     );
 }
 
+#[test]
+fn a_launch_count_within_the_baseline_runs_range_is_believed() {
+    // An app whose baseline runs launched `produce` 2 and 4 times (mean 3)
+    // and whose check launched it twice: `check` passes it (within the
+    // runs' range), and the report keeps that range, so the readers agree.
+    // A report without the range (written before it was kept) has only the
+    // whole mean 3 to go by, and 2 is refused there.
+    let g = Gate::new();
+    let original = g.h200(C3, "orig.json").json("orig.json");
+    let mut report = original.clone();
+    let row = rows(&mut report, "structure")
+        .find(|s| s["kernel"] == json!("produce"))
+        .expect("produce's launch count");
+    assert_eq!(
+        (&row["baseline_launches"], &row["status"]),
+        (&json!(3.0), &json!("pass"))
+    );
+    row["current_launches"] = json!([2]);
+    row["baseline_range"] = json!([2.0, 4.0]);
+    let (check, suite) = write_both(&g, "ranged", &report);
+    for file in [&check, &suite] {
+        let out = history_record(&g, file);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+    }
+    g.run(&["merge", &suite]).code(1);
+
+    let g = Gate::new();
+    let mut report = original;
+    let row = rows(&mut report, "structure")
+        .find(|s| s["kernel"] == json!("produce"))
+        .expect("produce's launch count");
+    row["current_launches"] = json!([2]);
+    refused_everywhere(
+        &g,
+        "mean-only",
+        &report,
+        "workload `default`: produce · launch count says pass, but its numbers fail it (2 launches per run against baseline 3)",
+    );
+}
+
 /// `row` made a warning that is not gated for `reason`, as ncugate words one.
 fn downgrade(row: &mut Value, downgraded: Value, not_gated: Option<&str>) {
     row["status"] = "warn".into();

@@ -70,6 +70,7 @@ fn launches(kernel: &str, baseline: f64, current: u64, status: Status) -> Struct
         kernel: kernel.into(),
         check: StructureCheck::Launches,
         baseline_launches: Some(baseline),
+        baseline_range: None,
         current_launches: vec![current, current],
         status,
         message: if status == Status::Pass {
