@@ -22,47 +22,16 @@ pub(crate) struct Process {
     pub(crate) gpu_instance: Option<u32>,
 }
 
-/// NVML, opened once, with every device it could open.
-pub(crate) struct Gpus {
-    nvml: nvml_wrapper::Nvml,
-    count: u32,
+/// What one look at the GPUs saw: every device's compute processes and the
+/// highest utilization (percent of time a kernel ran) over the devices,
+/// when NVML says.
+pub(crate) struct Look<'n> {
+    pub(crate) processes: Vec<Process>,
+    pub(crate) utilization_pct: Option<u32>,
+    nvml: &'n nvml_wrapper::Nvml,
 }
 
-impl Gpus {
-    /// NVML and its devices; `None` when NVML cannot be loaded or initialized.
-    pub(crate) fn open() -> Option<Gpus> {
-        let nvml = nvml_wrapper::Nvml::init().ok()?;
-        let count = nvml.device_count().unwrap_or(0);
-        Some(Gpus { nvml, count })
-    }
-
-    /// Every device's compute processes now, and the highest utilization
-    /// (percent of time a kernel ran) over the devices, when NVML says.
-    pub(crate) fn look(&self) -> (Vec<Process>, Option<u32>) {
-        let mut processes = Vec::new();
-        let mut utilization: Option<u32> = None;
-        for index in 0..self.count {
-            let Ok(d) = self.nvml.device_by_index(index) else {
-                continue;
-            };
-            if let Ok(u) = d.utilization_rates() {
-                utilization = Some(utilization.unwrap_or(0).max(u.gpu));
-            }
-            for p in d.running_compute_processes().unwrap_or_default() {
-                processes.push(Process {
-                    device: index,
-                    pid: p.pid,
-                    memory_bytes: match p.used_gpu_memory {
-                        UsedGpuMemory::Used(b) => Some(b),
-                        UsedGpuMemory::Unavailable => None,
-                    },
-                    gpu_instance: p.gpu_instance_id,
-                });
-            }
-        }
-        (processes, utilization)
-    }
-
+impl Look<'_> {
     /// The process's name as NVML (else `/proc`) knows it; empty when neither does.
     pub(crate) fn process_name(&self, pid: u32) -> String {
         self.nvml
@@ -73,17 +42,48 @@ impl Gpus {
     }
 }
 
-/// Calls `look` every `every` until `stop` is set, at least once (the last
-/// look comes after `stop`, so a short run is still seen), and collects what
-/// it returns.
-pub(crate) fn every<T>(every: Duration, stop: &AtomicBool, mut look: impl FnMut() -> T) -> Vec<T> {
+/// Opens NVML and its devices once, then looks at them every `every` until
+/// `stop` is set, at least once (the last look comes after `stop`, so a
+/// short run is still seen), and collects what `seen` makes of each look.
+/// `None` when NVML cannot be loaded or initialized.
+pub(crate) fn watch<T>(
+    every: Duration,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&Look<'_>) -> T,
+) -> Option<Vec<T>> {
+    let nvml = nvml_wrapper::Nvml::init().ok()?;
+    let count = nvml.device_count().unwrap_or(0);
+    let devices: Vec<(u32, nvml_wrapper::Device<'_>)> = (0..count)
+        .filter_map(|i| nvml.device_by_index(i).ok().map(|d| (i, d)))
+        .collect();
     let mut out = Vec::new();
     loop {
-        out.push(look());
+        let mut look = Look {
+            processes: Vec::new(),
+            utilization_pct: None,
+            nvml: &nvml,
+        };
+        for (index, d) in &devices {
+            if let Ok(u) = d.utilization_rates() {
+                look.utilization_pct = Some(look.utilization_pct.unwrap_or(0).max(u.gpu));
+            }
+            for p in d.running_compute_processes().unwrap_or_default() {
+                look.processes.push(Process {
+                    device: *index,
+                    pid: p.pid,
+                    memory_bytes: match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b),
+                        UsedGpuMemory::Unavailable => None,
+                    },
+                    gpu_instance: p.gpu_instance_id,
+                });
+            }
+        }
+        out.push(seen(&look));
         if stop.load(Ordering::Relaxed) {
             break;
         }
         std::thread::sleep(every);
     }
-    out
+    Some(out)
 }

@@ -72,19 +72,17 @@ pub(crate) fn monotonic_s() -> f64 {
 /// `every` until `stop` is set. Returns `(CLOCK_MONOTONIC seconds, bytes)`;
 /// empty when NVML is unavailable.
 pub(crate) fn sample(pid: u32, every: Duration, stop: Arc<AtomicBool>) -> Vec<(f64, f64)> {
-    let Some(gpus) = crate::nvml::Gpus::open() else {
-        return Vec::new();
-    };
-    crate::nvml::every(every, &stop, || {
+    crate::nvml::watch(every, &stop, |look| {
         let family = family_of(pid);
-        let (processes, _) = gpus.look();
-        let bytes = processes
+        let bytes = look
+            .processes
             .iter()
             .filter(|p| family.contains(&p.pid))
             .filter_map(|p| p.memory_bytes)
             .fold(0u64, u64::saturating_add);
         (monotonic_s(), bytes as f64)
     })
+    .unwrap_or_default()
 }
 
 /// `pid` and its descendants (an app may run its CUDA work in a child).

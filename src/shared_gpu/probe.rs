@@ -83,30 +83,28 @@ pub(crate) struct Nvml {
 
 impl GpuProbe for Nvml {
     fn watch(&self, stop: &AtomicBool) -> Vec<Sample> {
-        let Some(gpus) = crate::nvml::Gpus::open() else {
-            return Vec::new();
-        };
         let me = std::process::id();
-        crate::nvml::every(EVERY, stop, || {
+        crate::nvml::watch(EVERY, stop, |look| {
             let mut ours = (self.family)(me);
             ours.push(me);
-            let (processes, utilization_pct) = gpus.look();
-            let processes = processes
-                .into_iter()
+            let processes = look
+                .processes
+                .iter()
                 .map(|p| GpuProcess {
                     pid: p.pid,
                     device: p.device,
-                    name: short_name(&gpus.process_name(p.pid)),
+                    name: short_name(&look.process_name(p.pid)),
                     memory_bytes: p.memory_bytes,
                     ours: ours.contains(&p.pid),
                     gpu_instance: p.gpu_instance,
                 })
                 .collect();
             Sample {
-                utilization_pct,
+                utilization_pct: look.utilization_pct,
                 processes,
             }
         })
+        .unwrap_or_default()
     }
 }
 
