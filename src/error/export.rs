@@ -172,6 +172,27 @@ pub enum ExportError {
         "metric `{metric}` is in this export but `n/a` in every launch: ncu could not collect it on this GPU or with this ncu version"
     )]
     NotAvailable { metric: String },
+    /// A counter that cannot read 0 for a launch that ran read 0 (`all`:
+    /// every one of the kernel's `all` metrics read 0): no counter was collected.
+    #[error(
+        "kernel `{kernel}` ran ({launches} launches) but `{metric}` read 0{}: ncu collected no counters for it",
+        all.map(|n| format!(", as did all {n} of its metrics")).unwrap_or_default()
+    )]
+    CounterReadZero {
+        kernel: String,
+        launches: u64,
+        metric: String,
+        all: Option<usize>,
+    },
+    /// A kernel of the baseline absent from a run that `launch_count` cut short.
+    #[error(
+        "kernel `{kernel}` of the baseline is not among the {count} launches ncu profiled (launch_count = {count}, launch_skip = {skip}): it may have run after the window closed"
+    )]
+    OutsideWindow {
+        kernel: String,
+        count: u64,
+        skip: u64,
+    },
 }
 
 /// What a metric missing from an export may have meant.
@@ -227,6 +248,8 @@ impl ExportError {
                 MetricNear::KnownToNcu(m) => format!("did you mean `{m}`? ncu knows that name; fix the rule, or profile with `ncu --metrics {metric},…`"),
                 MetricNear::Nothing => format!("profile with `ncu --metrics {metric},…` (add it to --metrics even with --set full, which lacks some metrics), or mark the rule `optional = true`"),
             },
+            E::CounterReadZero { .. } => "another profiler may hold the GPU's counters (DCGM profiling, a second ncu, Nsight Systems with GPU metrics): stop or pause it (`dcgmi profile --pause`) and profile again; if it repeats, see ncu's warnings in its log".into(),
+            E::OutsideWindow { .. } => "raise [profile] launch_count until the window holds every kernel of the baseline, or record the baseline with the same launch_skip and launch_count".into(),
             E::NotAvailable { .. } => "check `ncu --query-metrics` on that GPU, gate another metric, or mark the rule `optional = true`".into(),
         }
     }

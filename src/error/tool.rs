@@ -44,6 +44,10 @@ pub enum SanitizerFailure {
     /// It exited `code` and wrote no XML; `tail` is its last output.
     #[error("compute-sanitizer wrote no XML (exit code {code}){}", colon(.tail))]
     NoXml { code: i32, tail: String },
+    /// It exited `code` without the summary line it ends every run with
+    /// (`ERROR SUMMARY`, `RACECHECK SUMMARY`): it stopped before the app ended.
+    #[error("compute-sanitizer stopped before the app ended: no summary line in its output (exit code {code}){}", colon(.tail))]
+    NoSummary { code: i32, tail: String },
     /// The app exited `code` with no finding to explain it.
     #[error("the app exited with code {code} under compute-sanitizer{}", colon(.tail))]
     AppExit { code: i32, tail: String },
@@ -60,6 +64,7 @@ impl ToolError {
                     SanitizerFailure::TimedOut { .. } => "raise the timeout; the sanitizer slows apps down 10–100×",
                     SanitizerFailure::Killed { .. } => "look at the log",
                     SanitizerFailure::NoXml { .. } => "check the app command (does the program exist?)",
+                    SanitizerFailure::NoSummary { .. } => "its findings cover only part of the run: look at the log for why it stopped, and run it again",
                     SanitizerFailure::AppExit { .. } => "run the app without the sanitizer to see why",
                 };
                 format!("{fix} (log: {})", log.display())

@@ -5,7 +5,10 @@
 //! 1. **acquire** (`acquire.rs`): the `--input` exports as given, or the app
 //!    built and profiled under ncu `--runs` times;
 //! 2. **read** (`read.rs`): each export read once into a run (values born in
-//!    base units), the details pages' findings, the kernels' code;
+//!    base units), the details pages' findings, the kernels' code; then the
+//!    instrument is checked (`instrument.rs`): a counter that cannot read 0
+//!    for a kernel that ran, or a baseline kernel a capture limit kept out of
+//!    the profiled window, is an error before any verdict;
 //! 3. **pick the baseline** (`pick.rs`): one file, the file of this data's GPU
 //!    in a suite's folder, or a rolling baseline made from the history;
 //! 4. **judge** ([`crate::compare`]): fingerprint, structure, rules, findings,
@@ -24,6 +27,7 @@
 mod acquire;
 mod explain;
 mod history;
+mod instrument;
 mod notes;
 mod pick;
 mod read;
@@ -133,6 +137,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         read::Metrics::Later,
     )?;
     let again = |key| read::runs(&acquired.inputs, &metrics, key, import);
+    instrument::counters(&runs)?;
 
     // 3. pick the baseline
     let chosen = candidates.choose(config, &thresholds, runs, again)?;
@@ -141,6 +146,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let current = chosen.fingerprint;
     let same = compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
     read::has_metrics(&runs, &thresholds)?;
+    let window = instrument::window(&config.source, &runs, &baseline)?;
     let findings = read::findings(details, baseline.kernel_key, import)?;
     let changed = read::Opcodes::IfChangedFrom(&baseline);
     let (code, code_note) = read::code(
@@ -179,6 +185,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
 
     // 5. the stages that add words
     report.note_each(code_note);
+    report.note_each(window);
     explain::stage(&mut report, &baseline, &runs, config, processes);
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);

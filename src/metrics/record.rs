@@ -50,6 +50,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         import,
         Metrics::Now,
     )?;
+    super::instrument::counters(&runs)?;
     let gpu = recorded_gpu(&runs, &acquired.gpu, config.shared_gpu)?;
     if matches!(config.source, Source::Inputs(_)) {
         baseline::distinct::distinct_inputs(&runs)?;

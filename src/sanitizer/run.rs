@@ -121,6 +121,14 @@ pub(crate) fn run_tool(
             tail,
         }));
     }
+    // It prints a summary as it ends; without one it stopped before the app
+    // did, and an XML of what it saw so far would read as a clean run.
+    if !done.lines.iter().any(|l| ended(l)) {
+        return Err(fail(SanitizerFailure::NoSummary {
+            code: app_code,
+            tail,
+        }));
+    }
     let (findings, records) = super::read_xml(&xml, tool, &config.allow)?;
     let reported = done.lines.iter().find_map(|l| error_summary(l));
     let note = match app_code {
@@ -139,6 +147,14 @@ pub(crate) fn run_tool(
         reported,
         note,
     })
+}
+
+/// The line compute-sanitizer ends a run with: `========= ERROR SUMMARY: 0
+/// errors` (racecheck: `========= RACECHECK SUMMARY: 1 hazard displayed …`).
+/// The app's own output may run into it without a line break (`With async
+/// malloc done!========= ERROR SUMMARY: 50004 errors`).
+fn ended(line: &str) -> bool {
+    line.contains("========= ERROR SUMMARY:") || line.contains("========= RACECHECK SUMMARY:")
 }
 
 /// `========= ERROR SUMMARY: 50004 errors` → 50004.
@@ -196,5 +212,18 @@ mod tests {
             super::error_summary("========= ERROR SUMMARY: 0 errors"),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_run_ends_with_its_summary_line() {
+        let text = include_str!(
+            "../../fixtures/ncu-reference/sanitizer/stream-ordered-alloc-bug.memcheck.txt"
+        );
+        assert!(text.lines().any(super::ended));
+        assert!(super::ended(
+            "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"
+        ));
+        assert!(!super::ended("========= COMPUTE-SANITIZER"));
+        assert!(!super::ended("app: ERROR SUMMARY: printed by the app"));
     }
 }

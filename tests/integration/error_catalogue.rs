@@ -276,6 +276,17 @@ fn export_errors() -> Vec<ExportError> {
             scope: s("kernel `scale`"),
             aggregate: s("sum"),
         },
+        E::CounterReadZero {
+            kernel: s("scale"),
+            launches: 3,
+            metric: s("sm__inst_executed.sum"),
+            all: Some(6),
+        },
+        E::OutsideWindow {
+            kernel: s("finish"),
+            count: 100,
+            skip: 0,
+        },
     ]
 }
 
@@ -312,6 +323,8 @@ fn export_name(e: &ExportError) -> &'static str {
         E::SameRunTwice { .. } => "SameRunTwice",
         E::DifferentKernels { .. } => "DifferentKernels",
         E::StatisticsOverflow { .. } => "StatisticsOverflow",
+        E::CounterReadZero { .. } => "CounterReadZero",
+        E::OutsideWindow { .. } => "OutsideWindow",
         E::NotAvailable { .. } => "NotAvailable",
         E::MissingMetric { .. } => "MissingMetric",
     }
@@ -614,6 +627,10 @@ fn tool_errors() -> Vec<ToolError> {
             code: 1,
             tail: s(""),
         }),
+        sanitizer(SanitizerFailure::NoSummary {
+            code: 0,
+            tail: s("========= COMPUTE-SANITIZER"),
+        }),
         sanitizer(SanitizerFailure::AppExit {
             code: 3,
             tail: s("bad_app: invalid argument"),
@@ -646,6 +663,7 @@ fn tool_name(e: &ToolError) -> &'static str {
             SanitizerFailure::TimedOut { .. } => "Sanitizer/TimedOut",
             SanitizerFailure::Killed { .. } => "Sanitizer/Killed",
             SanitizerFailure::NoXml { .. } => "Sanitizer/NoXml",
+            SanitizerFailure::NoSummary { .. } => "Sanitizer/NoSummary",
             SanitizerFailure::AppExit { .. } => "Sanitizer/AppExit",
         },
         ToolError::AppNotFound { .. } => "AppNotFound",

@@ -724,3 +724,75 @@ fn recording_exports_that_name_no_gpu_says_every_check_will_need_the_mismatch_fl
     gate.base_baseline(&[]).code(0);
     assert!(!gate.base_baseline(&[]).stderr.contains("name no GPU"));
 }
+
+/// The metrics a check of the reference app's recorded exports reads: the
+/// built-in rules' (these exports predate the clock metrics).
+const READ: [&str; 6] = [
+    "sm__inst_executed.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "gpu__time_duration.sum",
+    "dram__bytes.sum",
+    "sm__inst_executed_pipe_fp64.sum",
+];
+
+#[test]
+fn a_counter_that_cannot_read_zero_is_the_instruments_error_not_an_improvement() {
+    let gate = Gate::recorded();
+    // Row 3 is the second launch, `scale<0>`. Its instructions at 0 read as
+    // -100% against the baseline: a pass, whatever the code did.
+    for column in ["sm__inst_executed.sum", "gpu__time_duration.sum"] {
+        gate.write(
+            "zero.csv",
+            with_cell("graph_app.base.fast.run1.raw.csv", 3, column, "0"),
+        );
+        let says = format!(
+            "kernel `void scale<0>(const float *, float *, long, int)` ran (3 launches) but `{column}` read 0"
+        );
+        gate.check()
+            .baseline("baseline.json")
+            .input("zero.csv")
+            .run()
+            .one_clear_error(&says)
+            .stderr_has("hint: another profiler may hold the GPU's counters");
+        gate.record()
+            .input("zero.csv")
+            .output("x.json")
+            .run()
+            .one_clear_error(&says);
+    }
+    // Every counter of the launch at 0: said so.
+    let mut read = Vec::new();
+    let all = rewritten("graph_app.base.fast.run1.raw.csv", "ID", |cells, _, i| {
+        if i == 0 {
+            read = READ
+                .iter()
+                .map(|m| cells.iter().position(|h| h == m).expect(m))
+                .collect();
+        } else if i == 3 {
+            for &c in &read {
+                cells[c] = "0".to_string();
+            }
+        }
+    });
+    gate.write("all.csv", all);
+    gate.check()
+        .baseline("baseline.json")
+        .input("all.csv")
+        .run()
+        .one_clear_error("read 0, as did all 6 of its metrics");
+    // Counters that can read 0 where a kernel ran (no FP64 work, no DRAM
+    // traffic) are readings, not errors: a check of them passes or fails on its rules.
+    for column in ["sm__inst_executed_pipe_fp64.sum", "dram__bytes.sum"] {
+        gate.write(
+            "can.csv",
+            with_cell("graph_app.base.fast.run1.raw.csv", 3, column, "0"),
+        );
+        let out = gate
+            .check()
+            .baseline("baseline.json")
+            .input("can.csv")
+            .run();
+        assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    }
+}

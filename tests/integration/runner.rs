@@ -728,3 +728,72 @@ fn the_explain_run_selects_the_launch_the_check_chose() {
         "{args}"
     );
 }
+
+/// The recorded base run with only its first `launches` launches in ncu's
+/// log, as `launch_count = launches` makes ncu write it: in `dir`, named `cut`.
+fn cut_run(dir: &Path, launches: usize) {
+    let name = "graph_app.base.fast.run2";
+    for suffix in ["stdout.log", "stderr.log"] {
+        std::fs::copy(
+            Path::new(H200).join(format!("{name}.{suffix}")),
+            dir.join(format!("cut.{suffix}")),
+        )
+        .expect("copy");
+    }
+    let log = fixture(H200, &format!("{name}.ncu.log"));
+    let lines: Vec<&str> = log.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("\"ID\""))
+        .expect("a CSV header");
+    let kept = &lines[..header + 2 + launches];
+    std::fs::write(dir.join("cut.ncu.log"), kept.join("\n") + "\n").expect("write");
+}
+
+#[test]
+fn a_capture_limit_that_cut_the_run_short_is_said_and_a_baseline_kernel_outside_it_is_an_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("work");
+    let gate = common::Gate::new();
+    gate.base_baseline(&["--kernel-key", "function"]);
+    let check = |count: u64, launches: usize| {
+        cut_run(dir.path(), launches);
+        let step = recorded_fast(
+            dir.path().to_str().expect("utf-8"),
+            "cut",
+            Exit::Code(0),
+            true,
+        );
+        let replay = ReplayRunner::new(out.join("run"), vec![step]);
+        let mut runner = config(&out);
+        runner.launch_count = Some(count);
+        let outputs = Outputs {
+            json: Some(dir.path().join("report.json")),
+            ..Outputs::default()
+        };
+        let config = common::profiled_check(gate.path("baseline.json"), runner, outputs);
+        let (code, stdout) = ncugate::commands::capture_stdout(|| {
+            ncugate::commands::execute(&Config::Check(config), &replay)
+        });
+        (code, stdout)
+    };
+    // The window held the first two launches: `finish` may have run after it.
+    let (code, stdout) = check(2, 2);
+    assert_eq!(code, 2, "{stdout}");
+    let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
+    assert!(
+        report.contains("kernel `finish` of the baseline is not among the 2 launches ncu profiled (launch_count = 2, launch_skip = 0)"),
+        "{report}"
+    );
+    // Every launch of the run fits the window, and it was full: said, and judged.
+    let (code, stdout) = check(9, 9);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("ncu profiled 9 launches (launch_count = 9) and the app launched more"),
+        "{stdout}"
+    );
+    // A window the run did not fill says nothing.
+    let (code, stdout) = check(100, 9);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!stdout.contains("launch_count"), "{stdout}");
+}

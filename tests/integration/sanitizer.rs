@@ -204,6 +204,41 @@ fn the_app_is_missing() {
 }
 
 #[test]
+fn a_sanitizer_that_stopped_before_the_app_ended_is_an_error_not_a_clean_run() {
+    // A stand-in that saves a well-formed XML with no record (what it saw so
+    // far) and exits 0; with its summary line it is a clean run, without one
+    // it stopped before the app ended.
+    let gate = Gate::new();
+    gate.reference(
+        "sanitizer/clean-program.memcheck-leakcheck.xml",
+        "clean.xml",
+    );
+    let clean = gate.path("clean.xml");
+    let fake = gate.path("fake-sanitizer");
+    for (summary, code) in [("echo '========= ERROR SUMMARY: 0 errors'", 0), ("", 2)] {
+        gate.write(
+            "fake-sanitizer",
+            format!(
+                "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --save ] && out=$2; shift; done\ncp {} \"$out\"\necho '========= COMPUTE-SANITIZER'\n{summary}\nexit 0\n",
+                clean.display()
+            ),
+        );
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let out = gate
+            .sanitize()
+            .args(&["--sanitizer", fake.to_str().expect("utf-8"), "--no-build"])
+            .app(&["/bin/true"])
+            .run();
+        if code == 0 {
+            out.code(0);
+        } else {
+            out.one_clear_error("compute-sanitizer stopped before the app ended: no summary line");
+        }
+    }
+}
+
+#[test]
 fn fifty_thousand_records_group_into_one_finding() {
     // The experiment with --print-limit 0 writes ~50,000 out-of-bounds records.
     let gate = Gate::new();
