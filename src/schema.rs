@@ -22,11 +22,11 @@ pub fn files() -> Vec<SchemaFile> {
             format!("baseline.v{}.json", crate::baseline::SCHEMA_VERSION),
             "A baseline recorded by `ncugate baseline record`",
         ),
-        file::<crate::verdict::Report>(
+        signed::<crate::verdict::Report>(
             format!("report.v{}.json", crate::verdict::REPORT_SCHEMA_VERSION),
             "The `--json` report of `ncugate check`, `sanitize` or `leaks`",
         ),
-        file::<crate::suite::report::SuiteReport>(
+        signed::<crate::suite::report::SuiteReport>(
             format!(
                 "suite-report.v{}.json",
                 crate::suite::report::SUITE_SCHEMA_VERSION
@@ -36,8 +36,30 @@ pub fn files() -> Vec<SchemaFile> {
     ]
 }
 
+/// The member a report signed with `NCUGATE_REPORT_KEY` ends with (see
+/// `crate::report::sign`): written after the report is serialized, so no
+/// type has it.
+const SIGNATURE: &str = r#"{
+  "description": "With NCUGATE_REPORT_KEY set: `hmac-sha256:` and the HMAC-SHA-256 of the file's bytes before this member, in hex. Always the last member.",
+  "type": "string",
+  "pattern": "^hmac-sha256:[0-9a-f]{64}$"
+}"#;
+
 fn file<T: JsonSchema>(name: String, description: &str) -> SchemaFile {
+    schema_file(schemars::schema_for!(T), name, description)
+}
+
+/// The schema of a report that may end in a signature.
+fn signed<T: JsonSchema>(name: String, description: &str) -> SchemaFile {
     let mut schema = schemars::schema_for!(T);
+    let signature: serde_json::Value = serde_json::from_str(SIGNATURE).unwrap_or_default();
+    if let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        properties.insert("signature".into(), signature);
+    }
+    schema_file(schema, name, description)
+}
+
+fn schema_file(mut schema: schemars::Schema, name: String, description: &str) -> SchemaFile {
     schema.insert("description".into(), description.into());
     // Serializing a JSON value cannot fail; an empty file would fail the up-to-date test.
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();

@@ -149,6 +149,8 @@ pub(crate) struct RecordRuns {
     pub(crate) workload: String,
     /// Branches whose passing runs are baseline material.
     pub(crate) branches: Vec<String>,
+    /// The key each report must be signed with (`NCUGATE_REPORT_KEY`).
+    pub(crate) key: Option<crate::report::sign::ReportKey>,
 }
 
 /// The validated `history` command.
@@ -199,6 +201,7 @@ fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {
         time,
         workload: args.workload,
         branches: file.history.branches(),
+        key: crate::report::sign::ReportKey::from_env(),
     })
 }
 

@@ -17,6 +17,7 @@ pub(super) fn outputs(args: &ReportArgs) -> Outputs {
         github: github_mode(args.format),
         github_files: github_files(),
         html: args.html.clone(),
+        key: crate::report::sign::ReportKey::from_env(),
     }
 }
 

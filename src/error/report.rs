@@ -27,6 +27,16 @@ pub enum ReportError {
     /// A single check's report whose JSON is not a report's shape.
     #[error("invalid report: {reason}")]
     InvalidCheck { reason: String },
+    /// `NCUGATE_REPORT_KEY` is set and the report carries no signature.
+    #[error(
+        "the report is not signed, and NCUGATE_REPORT_KEY is set: only signed reports are read"
+    )]
+    Unsigned,
+    /// The report's signature is not the one the key makes of its bytes.
+    #[error(
+        "the report's signature does not match its content: it was changed after it was signed, or signed with another key"
+    )]
+    BadSignature,
     /// Two entries for one key: serde would keep the last (`"status"` twice).
     #[error("{reason}")]
     DuplicateKey { reason: String },
@@ -84,6 +94,8 @@ impl ReportError {
             ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
             ReportError::SchemaVersion { .. } => "merge with the ncugate version that wrote the shards",
             ReportError::CheckSchemaVersion { .. } => "read it with the ncugate version that wrote it",
+            ReportError::Unsigned => "run `ncugate check` with the same NCUGATE_REPORT_KEY secret so it signs its report, or unset the variable to read unsigned reports",
+            ReportError::BadSignature => "use the report exactly as `ncugate check` wrote it, checked with the key it was signed with (the same NCUGATE_REPORT_KEY secret)",
             ReportError::Invalid { .. }
             | ReportError::InvalidCheck { .. }
             | ReportError::DuplicateKey { .. } => "pass the files exactly as `ncugate check --json` wrote them",

@@ -77,7 +77,7 @@ fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Resu
     let mut notes = Vec::new();
     let mut runs = Vec::new();
     for path in &r.reports {
-        runs.extend(record::read(path, &r.workload, &mut notes)?);
+        runs.extend(record::read(path, &r.workload, r.key.as_ref(), &mut notes)?);
     }
     let at = Provenance {
         commit: match &r.commit {

@@ -57,9 +57,10 @@ pub(crate) struct Value {
 pub(crate) fn read(
     path: &Path,
     workload: &str,
+    key: Option<&crate::report::sign::ReportKey>,
     skipped: &mut Vec<String>,
 ) -> Result<Vec<RunRecord>> {
-    let reports: Vec<(String, Report)> = match crate::suite::read::read(path, workload)? {
+    let reports: Vec<(String, Report)> = match crate::suite::read::read(path, workload, key)? {
         Read::Suite(suite) => suite
             .workloads
             .into_iter()

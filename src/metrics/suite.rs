@@ -91,7 +91,11 @@ fn mine<'a, T>(
 
 /// `ncugate merge`: the shard reports joined into one suite report.
 pub fn merge(config: &MergeConfig) -> Result<SuiteReport> {
-    merge::merge_files(&config.reports, config.expect_shards)
+    merge::merge_files(
+        &config.reports,
+        config.expect_shards,
+        config.outputs.key.as_ref(),
+    )
 }
 
 /// This run's workloads: the shard's share by recorded cost, or all.

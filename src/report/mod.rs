@@ -17,6 +17,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub(crate) mod printable;
+pub mod sign;
 pub(crate) mod terminal;
 pub(crate) mod view;
 
@@ -43,6 +44,8 @@ pub struct Outputs {
     pub github_files: GitHubFiles,
     /// A static HTML report (index.html, style.css, charts/*.svg) in this folder.
     pub html: Option<PathBuf>,
+    /// The key the JSON report is signed with (`NCUGATE_REPORT_KEY`), if any.
+    pub key: Option<sign::ReportKey>,
 }
 
 /// The files a GitHub Actions runner names for a step, resolved once with
@@ -105,6 +108,11 @@ pub(crate) trait Reporter {
     fn destination<'o>(&self, outputs: &'o Outputs) -> Option<Destination<'o>>;
     /// The document in this format.
     fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v>;
+    /// Whether its file is signed when there is a key: the JSON report,
+    /// which `merge` and `history record` read back.
+    fn signed(&self) -> bool {
+        false
+    }
 }
 
 /// `--junit`.
@@ -132,7 +140,13 @@ pub(crate) fn write_document(doc: &Document<'_>, outputs: &Outputs) -> Result<()
     let mut streams = Vec::new();
     for reporter in REPORTERS {
         if let Some(destination) = reporter.destination(outputs) {
-            streams.extend(stage(reporter.render(doc), destination, &mut set)?);
+            let rendered = match (reporter.render(doc), &outputs.key) {
+                (Rendered::Stream(write), Some(key)) if reporter.signed() => {
+                    Rendered::Stream(Box::new(move |out| sign::write_signed(key, out, write)))
+                }
+                (rendered, _) => rendered,
+            };
+            streams.extend(stage(rendered, destination, &mut set)?);
         }
     }
     set.commit()?;
@@ -235,6 +249,9 @@ impl Reporter for Json {
     }
     fn render<'v>(&self, doc: &'v Document<'_>) -> Rendered<'v> {
         Rendered::Stream(Box::new(|out| doc.model.write_json(out)))
+    }
+    fn signed(&self) -> bool {
+        true
     }
 }
 

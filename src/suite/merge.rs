@@ -15,10 +15,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Reads and merges the reports.
-pub(crate) fn merge_files(paths: &[PathBuf], expect_shards: Option<u32>) -> Result<SuiteReport> {
+/// With `key`, each must be signed with it.
+pub(crate) fn merge_files(
+    paths: &[PathBuf],
+    expect_shards: Option<u32>,
+    key: Option<&crate::report::sign::ReportKey>,
+) -> Result<SuiteReport> {
     let mut reports = Vec::with_capacity(paths.len());
     for path in paths {
-        reports.push((path.display().to_string(), super::read::suite(path)?));
+        reports.push((path.display().to_string(), super::read::suite(path, key)?));
     }
     merge(reports, expect_shards)
 }

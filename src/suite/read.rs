@@ -27,6 +27,7 @@
 
 use super::report::{KIND, OLDEST_SUITE_SCHEMA_VERSION, SUITE_SCHEMA_VERSION, SuiteReport};
 use crate::error::{Error, FileKind, ReportError, Result};
+use crate::report::sign::ReportKey;
 use crate::status::Status;
 use crate::verdict::{self, Downgrade, Reason, Report, RuleResult, Said, StructureResult, Subject};
 use serde::Deserialize;
@@ -44,8 +45,8 @@ pub(crate) enum Read {
 
 /// Reads the report at `path`: a single check's, validated as the workload
 /// `name` (the name it is recorded under), or a suite's.
-pub(crate) fn read(path: &Path, name: &str) -> Result<Read> {
-    let value = parse(path)?;
+pub(crate) fn read(path: &Path, name: &str, key: Option<&ReportKey>) -> Result<Read> {
+    let value = parse(path, key)?;
     if value.get("kind").is_none() {
         check(value, name).map(|r| Read::Check(Box::new(r)))
     } else {
@@ -56,8 +57,8 @@ pub(crate) fn read(path: &Path, name: &str) -> Result<Read> {
 
 /// Reads the suite report at `path` (a single check's report is refused:
 /// `merge` joins suites).
-pub(crate) fn suite(path: &Path) -> Result<SuiteReport> {
-    let value = parse(path)?;
+pub(crate) fn suite(path: &Path, key: Option<&ReportKey>) -> Result<SuiteReport> {
+    let value = parse(path, key)?;
     match suite_of(value) {
         Ok(Read::Suite(report)) => Ok(*report),
         Ok(Read::Check(_)) => Err(bad(path, ReportError::NotSuite)),
@@ -72,11 +73,13 @@ fn bad(path: &Path, error: ReportError) -> Error {
     }
 }
 
-/// The file's JSON, once it is known to hold one value for each key and
-/// only printable text.
-fn parse(path: &Path) -> Result<serde_json::Value> {
+/// The file's JSON, once its signature is good (with `key`, it must have
+/// one: see [`crate::report::sign`]) and it is known to hold one value for
+/// each key and only printable text.
+fn parse(path: &Path, key: Option<&ReportKey>) -> Result<serde_json::Value> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let text = crate::report::sign::verified(&text, key).map_err(|e| bad(path, e))?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         bad(
             path,

@@ -464,6 +464,8 @@ fn report_errors() -> Vec<ReportError> {
         ReportError::InvalidCheck {
             reason: s("missing field `rules`"),
         },
+        ReportError::Unsigned,
+        ReportError::BadSignature,
         ReportError::DuplicateKey {
             reason: s("duplicate key `status` at line 9"),
         },
@@ -514,6 +516,8 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::Invalid { .. } => "Invalid",
         ReportError::InvalidCheck { .. } => "InvalidCheck",
         ReportError::DuplicateKey { .. } => "DuplicateKey",
+        ReportError::Unsigned => "Unsigned",
+        ReportError::BadSignature => "BadSignature",
         ReportError::UnsafeName { .. } => "UnsafeName",
         ReportError::WorkloadSchemaVersion { .. } => "WorkloadSchemaVersion",
         ReportError::Contradicted { .. } => "Contradicted",

@@ -1125,3 +1125,91 @@ pub(crate) fn suite_history(fresh: &dyn Fn(&str) -> String) {
         ]
     );
 }
+
+/// With `NCUGATE_REPORT_KEY` set, `check` signs its JSON report and `merge`
+/// and `history record` read only reports signed with that key and left as
+/// written: an edited row, a report signed with another key, or one not
+/// signed at all is refused before anything in it is believed.
+#[test]
+fn with_a_report_key_only_reports_signed_with_it_and_unchanged_are_read() {
+    let g = suite();
+    let key = ("NCUGATE_REPORT_KEY", "ci-secret-1");
+    for (name, input, json) in [
+        ("base", "base1.csv", "one.json"),
+        ("fp64", "fp64.csv", "two.json"),
+    ] {
+        g.check()
+            .workload(name)
+            .input(input)
+            .json(json)
+            .env(key.0, key.1)
+            .run()
+            .code(0);
+    }
+    let signed = g.read("one.json");
+    let value: serde_json::Value = serde_json::from_str(&signed).expect("a signed report is JSON");
+    let signature = value["signature"].as_str().expect("a signature");
+    assert!(
+        signature.starts_with("hmac-sha256:") && signature.len() == 76,
+        "{signature}"
+    );
+    assert!(signed.ends_with(&format!("\"signature\": \"{signature}\"\n}}\n")));
+    let merge = |files: &[&str], key: Option<&str>| {
+        let mut args = vec!["merge"];
+        args.extend(files);
+        let mut run = g.ncugate(&args);
+        if let Some(k) = key {
+            run = run.env("NCUGATE_REPORT_KEY", k);
+        }
+        run.run()
+    };
+    merge(&["one.json", "two.json"], Some(key.1))
+        .code(0)
+        .stdout_has("2 passed");
+    // Without the key the signature is not needed, and not in the way.
+    merge(&["one.json", "two.json"], None).code(0);
+    // Another key: refused.
+    merge(&["one.json", "two.json"], Some("another"))
+        .one_clear_error("one.json: the report's signature does not match its content");
+    // A number changed after signing (the pass it says is still consistent
+    // with the changed row, so only the signature can tell).
+    let edited = signed.replacen("\"notes\": [", "\"notes\": [\"edited\", ", 1);
+    assert_ne!(edited, signed);
+    g.write("edited.json", &edited);
+    merge(&["edited.json", "two.json"], Some(key.1))
+        .one_clear_error("edited.json: the report's signature does not match its content");
+    // Not signed: a report written without the key, or with the signature taken off.
+    g.check()
+        .workload("base")
+        .input("base1.csv")
+        .json("plain.json")
+        .run()
+        .code(0);
+    merge(&["plain.json", "two.json"], Some(key.1))
+        .one_clear_error("plain.json: the report is not signed, and NCUGATE_REPORT_KEY is set");
+    let cut = signed.replace(&format!(",\n  \"signature\": \"{signature}\""), "");
+    g.write("cut.json", &cut);
+    merge(&["cut.json", "two.json"], Some(key.1)).one_clear_error("the report is not signed");
+    // history record reads the same way.
+    let record = |file: &str, key: &str| {
+        g.ncugate(&[
+            "history",
+            "record",
+            "--history",
+            "sqlite:h.sqlite",
+            "--commit",
+            "c1",
+            "--branch",
+            "main",
+            "--time",
+            "2026-12-01T00:00:00Z",
+            file,
+        ])
+        .env("NCUGATE_REPORT_KEY", key)
+        .run()
+    };
+    record("edited.json", key.1).one_clear_error("the report's signature does not match");
+    record("plain.json", key.1).one_clear_error("the report is not signed");
+    assert!(!g.path("h.sqlite").exists(), "nothing recorded");
+    record("one.json", key.1).code(0);
+}

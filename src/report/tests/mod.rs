@@ -243,6 +243,7 @@ fn the_write_path_writes_what_each_reporter_rendered() {
         github: false,
         github_files: super::GitHubFiles::default(),
         html: Some(dir.path().join("html")),
+        key: None,
     };
     super::write_all(&report, &outputs).expect("written");
     let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).expect(p);
