@@ -64,6 +64,17 @@ pub struct RuleResult {
     pub downgrade: Option<Downgrade>,
 }
 
+impl RuleResult {
+    /// `KERNEL · RULE`, as an error names the row.
+    pub(crate) fn named(&self) -> String {
+        format!(
+            "{} · {}",
+            self.kernel.as_deref().unwrap_or("(total)"),
+            self.rule
+        )
+    }
+}
+
 /// Why a rule result is not gated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reason {
@@ -372,6 +383,20 @@ pub struct Report {
     /// how many rules were not gated.
     #[serde(default)]
     pub shared_gpu: Option<crate::shared_gpu::SharedGpu>,
+    /// The baseline kernels compared under another key, as renamed.
+    #[serde(default)]
+    pub(crate) renamed: Vec<Renamed>,
+}
+
+/// A baseline kernel compared under its current key: its key changed with
+/// the code (template arguments, a generated kernel's number), and the two
+/// were found to be one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct Renamed {
+    /// Its key in the baseline.
+    pub(crate) baseline: String,
+    /// Its key in the current runs, which the report's rows use.
+    pub(crate) current: String,
 }
 
 impl Report {
@@ -429,6 +454,7 @@ impl Report {
             profiling: Vec::new(),
             notes: Vec::new(),
             shared_gpu: None,
+            renamed: Vec::new(),
         }
     }
 

@@ -14,6 +14,7 @@ mod findings;
 pub(crate) mod identity;
 pub(crate) mod not_gated;
 mod rule;
+pub(crate) use rule::allowance;
 mod structure;
 
 use crate::baseline::Baseline;
@@ -98,6 +99,7 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .collect(),
         notes: inputs.notes.iter().cloned().map(Note::new).collect(),
         shared_gpu: None,
+        renamed: Vec::new(),
     };
 
     comparable_mode(baseline, runs)?;
@@ -132,6 +134,13 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     } else {
         renamed = identity::renamed(baseline, &pairs);
         report.note_each(pairs.iter().map(identity::Pair::note));
+        report.renamed = pairs
+            .iter()
+            .map(|p| crate::verdict::Renamed {
+                baseline: p.baseline.clone(),
+                current: p.current.clone(),
+            })
+            .collect();
         &renamed
     };
     let mut judging = Judging {

@@ -246,9 +246,7 @@ fn judge(
 ) -> RuleResult {
     let mu = stats.mean;
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
-    let allowance = rule
-        .max_change
-        .map(|c| (c * mu.abs() + rule.noise * stats.stddev).max(rule.noise_floor));
+    let allowance = allowance(rule, stats);
     result.allowance = allowance;
     let worse_by = rule.worse.worse_by(x, mu);
     let past_limit = rule.limit.is_some_and(|limit| rule.worse.past(x, limit));
@@ -299,6 +297,14 @@ fn judge(
         result.why = shared.why.clone();
     }
     result
+}
+
+/// The change `rule` allows in the worse direction from the baseline's
+/// `stats`, in base units: `max(max_change·|μ| + noise·σ, noise_floor)`;
+/// `None` when the rule has only a `limit`.
+pub(crate) fn allowance(rule: &Rule, stats: &Stats) -> Option<f64> {
+    rule.max_change
+        .map(|c| (c * stats.mean.abs() + rule.noise * stats.stddev).max(rule.noise_floor))
 }
 
 /// The allowance as the user wrote it: `+20%`, or `+20% +3σ = 1.2M inst`.

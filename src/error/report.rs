@@ -27,6 +27,11 @@ pub enum ReportError {
     /// A single check's report whose JSON is not a report's shape.
     #[error("invalid report: {reason}")]
     InvalidCheck { reason: String },
+    /// A row that the baseline and thresholds files it names do not make.
+    #[error(
+        "workload `{workload}`: {differs}: the row was not made from the files the report names"
+    )]
+    Recomputed { workload: String, differs: String },
     /// `NCUGATE_REPORT_KEY` is set and the report carries no signature.
     #[error(
         "the report is not signed, and NCUGATE_REPORT_KEY is set: only signed reports are read"
@@ -94,6 +99,7 @@ impl ReportError {
             ReportError::NotSuite => "merge the --json reports of `ncugate check` runs of a suite (with [[workload]] tables, --workload or --shard)",
             ReportError::SchemaVersion { .. } => "merge with the ncugate version that wrote the shards",
             ReportError::CheckSchemaVersion { .. } => "read it with the ncugate version that wrote it",
+            ReportError::Recomputed { .. } => "run it in the checkout the checks ran in, on the reports as `ncugate check` wrote them; if the baselines or thresholds changed since, check again",
             ReportError::Unsigned => "run `ncugate check` with the same NCUGATE_REPORT_KEY secret so it signs its report, or unset the variable to read unsigned reports",
             ReportError::BadSignature => "use the report exactly as `ncugate check` wrote it, checked with the key it was signed with (the same NCUGATE_REPORT_KEY secret)",
             ReportError::Invalid { .. }

@@ -12,6 +12,7 @@
 
 pub mod merge;
 pub(crate) mod read;
+mod recompute;
 pub(crate) mod render;
 pub(crate) mod report;
 pub mod shard;

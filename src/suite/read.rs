@@ -5,6 +5,7 @@
 //! file may have been edited, so it is read as hostile input and believed
 //! only as far as its own numbers go:
 //!
+//! - the signature, with `NCUGATE_REPORT_KEY` set ([`crate::report::sign`]);
 //! - the text: no duplicate key (serde keeps the last: `"status": "fail",
 //!   "status": "pass"` would pass) and no unprintable character; a schema
 //!   version this ncugate reads; the model's shape;
@@ -19,12 +20,15 @@
 //!   needs the report's shared-GPU evidence, an environmental one its
 //!   kernel's unchanged code); the written outcome and exit code against the
 //!   ones its checks make ([`Report::outcome`]); a metric gate's report that
-//!   gated nothing;
+//!   gated nothing; then each rule row's baseline statistics, allowance and
+//!   limit against the baseline and thresholds files the report names,
+//!   where they are (`recompute.rs`);
 //! - a suite's written outcome against its workloads'.
 //!
 //! Any of these is the report's error (exit 2, the file, what is wrong, and
 //! a hint); nothing of a refused file is used.
 
+use super::recompute::Recomputed;
 use super::report::{KIND, OLDEST_SUITE_SCHEMA_VERSION, SUITE_SCHEMA_VERSION, SuiteReport};
 use crate::error::{Error, FileKind, ReportError, Result};
 use crate::report::sign::ReportKey;
@@ -123,6 +127,7 @@ fn check(value: serde_json::Value, name: &str) -> Checked<Report> {
     let said = Said::deserialize(&value).map_err(invalid)?;
     let report: Report = serde_json::from_value(value).map_err(invalid)?;
     validate(name, &report, said)?;
+    recomputed(name, &report, None)?;
     Ok(report)
 }
 
@@ -184,6 +189,7 @@ fn suite_of(value: serde_json::Value) -> Checked<Read> {
             });
         }
         validate(&w.name, &w.report, written.report)?;
+        recomputed(&w.name, &w.report, Some(&report.baseline_files))?;
         // A version-1 report reads as a version-2 one (version 2 only added
         // optional fields), and `merge` writes it back as such.
         w.report.schema_version = verdict::REPORT_SCHEMA_VERSION;
@@ -201,6 +207,22 @@ fn suite_of(value: serde_json::Value) -> Checked<Read> {
     Ok(Read::Suite(Box::new(report)))
 }
 
+/// [`recompute::against_files`], said on standard error when the files are
+/// not here to recompute the rows from.
+fn recomputed(
+    name: &str,
+    report: &Report,
+    digests: Option<&std::collections::BTreeMap<String, String>>,
+) -> Checked<()> {
+    if let Recomputed::NotHere(why) = super::recompute::against_files(name, report, digests)? {
+        let note = crate::note::Note::new(format!(
+            "workload `{name}`: rows held to their own numbers only, not recomputed: {why} (run in the checkout the checks ran in)"
+        ));
+        eprintln!("{}", crate::text::escape::printable(note.line()));
+    }
+    Ok(())
+}
+
 /// The validation of one check's report (a single check's, or a suite's
 /// workload `name`), in the order a reader can act on: each row against its
 /// own numbers and its downgrade's evidence, then the written verdict
@@ -214,7 +236,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
     if let Some(row) = report.rules.iter().find(|r| !r.status_fits_numbers()) {
         let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
         return Err(contradicted(
-            format!("{} says {}", rule_row(row), row.status.as_str()),
+            format!("{} says {}", row.named(), row.status.as_str()),
             format!(
                 "{} against baseline {}, allowance {}",
                 number(row.current),
@@ -241,7 +263,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
                 workload: name.to_string(),
                 row: crate::text::escape::printable(format!(
                     "{} is not gated ({reason})",
-                    rule_row(row)
+                    row.named()
                 )),
                 missing,
             });
@@ -266,15 +288,6 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
         });
     }
     Ok(())
-}
-
-/// `KERNEL · RULE`, as an error names a rule row.
-fn rule_row(row: &RuleResult) -> String {
-    format!(
-        "{} · {}",
-        row.kernel.as_deref().unwrap_or("(total)"),
-        row.rule
-    )
 }
 
 /// `KERNEL · launch count`, as an error names a structural row.

@@ -65,6 +65,10 @@ pub(super) struct Written {
     /// how many rules were not gated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shared_gpu: Option<crate::shared_gpu::SharedGpu>,
+    /// The baseline kernels compared under their current key (the rows
+    /// name the current one): a kernel whose key changed with the code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) renamed: Vec<super::Renamed>,
 }
 
 impl Serialize for Report {
@@ -114,6 +118,7 @@ fn every_field_is_written(report: &Report) {
         profiling: _,
         notes: _,
         shared_gpu: _,
+        renamed: _,
     } = report;
 }
 

@@ -464,6 +464,12 @@ fn report_errors() -> Vec<ReportError> {
         ReportError::InvalidCheck {
             reason: s("missing field `rules`"),
         },
+        ReportError::Recomputed {
+            workload: s("fp64"),
+            differs: s(
+                "scale · sm__inst_executed.sum (sum): baseline mean 1 in the report, 55050240 in the baseline file",
+            ),
+        },
         ReportError::Unsigned,
         ReportError::BadSignature,
         ReportError::DuplicateKey {
@@ -516,6 +522,7 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::Invalid { .. } => "Invalid",
         ReportError::InvalidCheck { .. } => "InvalidCheck",
         ReportError::DuplicateKey { .. } => "DuplicateKey",
+        ReportError::Recomputed { .. } => "Recomputed",
         ReportError::Unsigned => "Unsigned",
         ReportError::BadSignature => "BadSignature",
         ReportError::UnsafeName { .. } => "UnsafeName",

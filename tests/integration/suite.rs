@@ -298,20 +298,43 @@ fn merge_refuses_what_would_make_the_verdict_wrong() {
     );
     g.run(&["merge", "s1.json", "t2.json", "s3.json"])
         .one_clear_error("were made with different thresholds");
-    // Different baselines: shard 3 after base was re-recorded.
+    // Different baselines: shard 3 after base was re-recorded. In the
+    // checkout, the reports made with the old file are refused first: their
+    // rows are not what the baseline here makes.
+    let old_base = g.read("baselines/base/nvidia-h200-cc90-132sm.json");
     g.record().workload("base").input("base1.csv").run().code(0);
     run_suite(&g, &["check", "--shard", "3/3", "--json", "b3.json"]);
-    // The file that differs is named, not only a digest of the whole folder.
+    let stale = ["s1.json", "s2.json", "s3.json"]
+        .into_iter()
+        .find(|f| g.read(f).contains("\"name\": \"base\""))
+        .expect("a shard gated base");
     g.run(&["merge", "s1.json", "s2.json", "b3.json"])
-        .one_clear_error("were made with different baselines: base/nvidia-h200-cc90-132sm.json (");
+        .one_clear_error(&format!("{stale}: workload `base`: baseline "))
+        .stderr_has("base/nvidia-h200-cc90-132sm.json has SHA-256");
+    // Merged where the baselines are not (rows held to their own numbers,
+    // and said so), the file that differs is named, not only a digest of the
+    // whole folder.
+    let elsewhere = Gate::new();
+    for f in ["s1.json", "s2.json", "b3.json"] {
+        elsewhere.write(f, g.read(f));
+    }
+    // The reports name the baselines by absolute path: away, as on another machine.
+    std::fs::rename(g.path("baselines"), g.path("baselines.away")).expect("move");
+    elsewhere
+        .run(&["merge", "s1.json", "s2.json", "b3.json"])
+        .one_clear_error("were made with different baselines: base/nvidia-h200-cc90-132sm.json (")
+        .stderr_has("rows held to their own numbers only, not recomputed");
     // Reports without the per-file digests (version 1, or edited) compare the whole digest.
     let mut old: serde_json::Value = serde_json::from_str(&g.read("b3.json")).expect("JSON");
     old.as_object_mut()
         .expect("object")
         .remove("baseline_files");
-    g.write("o3.json", old.to_string());
-    g.run(&["merge", "s1.json", "s2.json", "o3.json"])
+    elsewhere.write("o3.json", old.to_string());
+    elsewhere
+        .run(&["merge", "s1.json", "s2.json", "o3.json"])
         .one_clear_error("were made with different baselines (");
+    std::fs::rename(g.path("baselines.away"), g.path("baselines")).expect("move back");
+    g.write("baselines/base/nvidia-h200-cc90-132sm.json", old_base);
     // Digests that differ only after the 12 hex digits a message shows still differ.
     for field in ["thresholds_sha256", "baselines_sha256"] {
         let text = g.read("s3.json");
@@ -1212,4 +1235,71 @@ fn with_a_report_key_only_reports_signed_with_it_and_unchanged_are_read() {
     record("plain.json", key.1).one_clear_error("the report is not signed");
     assert!(!g.path("h.sqlite").exists(), "nothing recorded");
     record("one.json", key.1).code(0);
+}
+
+/// A regression edited to pass with numbers that agree with each other — the
+/// baseline mean set to the current value, or an allowance widened past the
+/// change — is refused where the baseline and thresholds are: merge and
+/// history record recompute each row's baseline statistics and allowance
+/// from the files the report names.
+#[test]
+fn rows_whose_numbers_agree_but_not_with_the_baseline_and_thresholds_are_refused() {
+    let g = suite();
+    assert_eq!(run_suite(&g, &["check", "--json", "whole.json"]), 1);
+    let whole: serde_json::Value = serde_json::from_str(&g.read("whole.json")).expect("JSON");
+    g.run(&["merge", "whole.json"])
+        .code(1)
+        .stdout_has("2 regressed (strided, unfolded)");
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit, &str); 2] = [
+        (
+            "mean",
+            |row| {
+                let current = row["current"].clone();
+                for stat in ["mean", "min", "max"] {
+                    row["baseline"][stat] = current.clone();
+                }
+                row["change_pct"] = 0.0.into();
+            },
+            "in the report, 55050240 in the baseline file",
+        ),
+        (
+            "allowance",
+            |row| row["allowance"] = 1e12.into(),
+            "allowance 1000000000000 and limit none in the report, the rule makes",
+        ),
+    ];
+    for (name, edit, says) in edits {
+        let mut report = whole.clone();
+        let strided = workload(&mut report, "strided");
+        for row in strided["rules"].as_array_mut().expect("rules") {
+            if row["status"] == "fail" {
+                edit(row);
+                row["status"] = "pass".into();
+            }
+        }
+        strided["outcome"] = "pass".into();
+        strided["exit_code"] = 0.into();
+        let file = format!("{name}.json");
+        g.write(&file, serde_json::to_string_pretty(&report).expect("JSON"));
+        g.run(&["merge", &file])
+            .one_clear_error("workload `strided`: ")
+            .stderr_has(says)
+            .stderr_has("the row was not made from the files the report names");
+        g.ncugate(&[
+            "history",
+            "record",
+            "--history",
+            "sqlite:h.sqlite",
+            "--commit",
+            "c1",
+            "--branch",
+            "main",
+            "--time",
+            "2026-12-01T00:00:00Z",
+            &file,
+        ])
+        .run()
+        .one_clear_error("workload `strided`: ");
+    }
 }
