@@ -108,25 +108,28 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = acquire::with_clock_metrics(thresholds.metrics(), &config.source);
     let candidates = pick::Candidates::of(config, &thresholds)?;
+    // An `--input` report holds its own rule results: read with it, used
+    // when the baseline has findings to compare them with.
+    let (details, given) = read::with_input_reports(&config.source, &config.details);
 
     // 1. acquire
-    let acquired = acquire::acquire(
+    let mut acquired = acquire::acquire(
         &config.source,
-        &config.details,
+        &details,
         &metrics,
         candidates.expected_launches(),
         config.outputs.github,
         processes,
     )?;
     known.inputs.clone_from(&acquired.inputs);
-    known.details.clone_from(&acquired.details);
+    known.details = acquired.details[..given.min(acquired.details.len())].to_vec();
 
     // 2. read, each file once (the runs again only when the baseline picked
     // groups launches otherwise)
     let read::Read {
         runs,
         code,
-        details,
+        mut details,
     } = read::read(
         &acquired.inputs,
         &acquired.details,
@@ -146,6 +149,10 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     let current = chosen.fingerprint;
     let same = compare::same_device(&baseline, &current, config.allow_device_mismatch)?;
     read::has_metrics(&runs, &thresholds)?;
+    if baseline.details.is_empty() && given < details.len() {
+        details.truncate(given);
+        acquired.details.truncate(given);
+    }
     let window = instrument::window(&config.source, &runs, &baseline)?;
     let findings = read::findings(details, baseline.kernel_key, import)?;
     let changed = read::Opcodes::IfChangedFrom(&baseline);

@@ -4,6 +4,7 @@
 //! results become findings once the baseline's kernel key is known.
 
 use crate::baseline::{self, Baseline, InputFile};
+use crate::config::Source;
 use crate::error::Result;
 use crate::model::{Findings, KernelKeyMode, Run};
 use crate::parse::{self, ingest};
@@ -153,6 +154,21 @@ pub(super) fn runs(
         .iter()
         .map(|path| ingest::input(path, false, metrics, key_mode, import).map(|i| i.run))
         .collect()
+}
+
+/// The `--details` files, then each `--input` report not among them (a
+/// report holds its own rule results: they once needed `--details R.ncu-rep`
+/// too), and how many were given. A profiled run's details come with it.
+pub(super) fn with_input_reports(source: &Source, details: &[PathBuf]) -> (Vec<PathBuf>, usize) {
+    let mut all = details.to_vec();
+    if let Source::Inputs(inputs) = source {
+        for input in inputs {
+            if ingest::has_report_name(input) && !all.contains(input) {
+                all.push(input.clone());
+            }
+        }
+    }
+    (all, details.len())
 }
 
 /// When [`read`] checks that every run has each non-optional rule's

@@ -29,14 +29,8 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     let thresholds = Thresholds::load(config.thresholds.file())?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
     let collected = with_clock_metrics(metrics.clone(), &config.source);
-    let acquired = acquire(
-        &config.source,
-        &config.details,
-        &collected,
-        None,
-        false,
-        processes,
-    )?;
+    let (details, _) = read::with_input_reports(&config.source, &config.details);
+    let acquired = acquire(&config.source, &details, &collected, None, false, processes)?;
     let Read {
         runs,
         code,

@@ -370,7 +370,7 @@ fn report_details(
 }
 
 /// True for a file named as a report ([`ncu_rep::REPORT_EXTENSIONS`]).
-fn has_report_name(path: &Path) -> bool {
+pub(crate) fn has_report_name(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| ncu_rep::REPORT_EXTENSIONS.iter().any(|x| e == *x))
 }

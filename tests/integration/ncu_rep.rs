@@ -188,15 +188,111 @@ fn check_gives_the_csvs_verdict_without_ncu() {
     }
 }
 
+/// A report given as `--input` is read for its own rule results too: a
+/// `--set full` report's findings are recorded with its metrics, and a check
+/// of it compares findings, where both once needed `--details R.ncu-rep`.
+#[test]
+fn an_input_report_gives_its_own_rule_results() {
+    let gate = Gate::new();
+    gate.h200("ncu-rep/e2e/F.ncu-rep", "full.ncu-rep");
+    let rules = format!("{}/set-full.toml", crate::common::THRESHOLDS);
+    without_ncu(
+        &gate,
+        &[
+            "baseline",
+            "record",
+            "--input",
+            "full.ncu-rep",
+            "--output",
+            "b.json",
+            "--thresholds",
+            &rules,
+        ],
+    )
+    .code(0);
+    let baseline: serde_json::Value = serde_json::from_str(&gate.read("b.json")).expect("json");
+    let findings: usize = baseline["kernels"]
+        .as_object()
+        .expect("kernels")
+        .values()
+        .map(|k| k["findings"].as_object().map_or(0, |f| f.len()))
+        .sum();
+    assert!(findings > 0, "no findings recorded: {baseline}");
+    assert_eq!(baseline["details"][0]["path"], "full.ncu-rep");
+    let out = without_ncu(
+        &gate,
+        &[
+            "check",
+            "--baseline",
+            "b.json",
+            "--input",
+            "full.ncu-rep",
+            "--json",
+            "r.json",
+            "--thresholds",
+            &rules,
+        ],
+    );
+    out.code(0);
+    assert!(
+        !out.stdout.contains("findings not compared"),
+        "{}",
+        out.stdout
+    );
+    let report: serde_json::Value = serde_json::from_str(&gate.read("r.json")).expect("json");
+    assert_eq!(report["details"][0], "full.ncu-rep");
+    // A baseline recorded without findings is not compared with the
+    // report's: nothing new is said, and the report lists no details file.
+    gate.h200("ncu-rep/e2e/F.ncu.raw.csv", "full.csv");
+    without_ncu(
+        &gate,
+        &[
+            "baseline",
+            "record",
+            "--input",
+            "full.csv",
+            "--output",
+            "plain.json",
+            "--thresholds",
+            &rules,
+        ],
+    )
+    .code(0);
+    let out = without_ncu(
+        &gate,
+        &[
+            "check",
+            "--baseline",
+            "plain.json",
+            "--input",
+            "full.ncu-rep",
+            "--json",
+            "p.json",
+            "--thresholds",
+            &rules,
+        ],
+    );
+    out.code(0);
+    assert!(
+        !out.stdout.contains("findings not compared"),
+        "{}",
+        out.stdout
+    );
+    let report: serde_json::Value = serde_json::from_str(&gate.read("p.json")).expect("json");
+    assert_eq!(report["details"], serde_json::json!([]));
+}
+
 /// A baseline without what differs by construction between one recorded
 /// from a report and one recorded from ncu's CSV of it: where it came from
 /// and when (`inputs`: path and SHA-256; `created`), and the kernels' code
-/// (`code`), which only a report embeds.
+/// (`code`), which only a report embeds, and the files its rule results
+/// were read from (`details`: a report holds its own).
 fn strip_provenance(json: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(json).expect("json");
     for key in [
         "recorded_at",
         "inputs",
+        "details",
         "created",
         "sources",
         "wall_seconds",
