@@ -50,6 +50,7 @@ pub(crate) fn rolling(
         }
         .into());
     }
+    super::store::intact(window.shown, &runs)?;
     recorded_rules(&runs, window, thresholds)?;
     let recorded = runs
         .last()
