@@ -724,7 +724,7 @@ mod tests {
             ("history-record", Some(history::DEFAULT_BRANCHES.join(", "))),
             (
                 "history-timeout",
-                Some(crate::history::DEFAULT_TIMEOUT.as_secs().to_string()),
+                Some(history::DEFAULT_TIMEOUT.as_secs().to_string()),
             ),
             ("commit", None),
             ("branch", None),

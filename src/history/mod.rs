@@ -99,9 +99,6 @@ pub(crate) enum Access {
     Create,
 }
 
-/// How long a network store may take to answer unless told otherwise.
-pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// Opens the store `url` names for `access`; a writer brings its schema up
 /// to date. `timeout` bounds every round trip to a PostgreSQL server.
 pub(crate) fn open(

@@ -131,7 +131,10 @@ fn unanswered(shown: &str, what: &str, timeout: Duration) -> Error {
     super::store_error(
         shown,
         format!("no answer {what} within {} s", timeout.as_secs_f64()),
-        "check that the server runs and answers (not a stuck server or proxy), or allow it longer: --history-timeout SECONDS, NCUGATE_HISTORY_TIMEOUT or [history] timeout (default 30)",
+        format!(
+            "check that the server runs and answers (not a stuck server or proxy), or allow it longer: --history-timeout SECONDS, NCUGATE_HISTORY_TIMEOUT or [history] timeout (default {})",
+            crate::options::history::DEFAULT_TIMEOUT.as_secs()
+        ),
     )
 }
 

@@ -98,31 +98,9 @@ pub(crate) struct StoredRun {
     pub(crate) kernel_key: String,
     pub(crate) values: Vec<super::record::Value>,
     /// What is damaged in the run as stored (a value's samples that do not
-    /// read): a check refuses to compare with it ([`intact`]).
+    /// read): a check refuses to compare with it
+    /// ([`super::rolling::intact`]).
     pub(crate) damaged: Option<String>,
-}
-
-/// Refuses runs of which a value is damaged in the store: a rolling
-/// baseline or an anchor without that value's samples would compare with
-/// less than it says. The error names the run and the fix: delete that run
-/// (recording the same report again would leave it, as the same report
-/// for the same commit is kept as it is) or restore the store.
-pub(crate) fn intact(shown: &str, runs: &[StoredRun]) -> crate::error::Result<()> {
-    let Some((run, damaged)) = runs.iter().find_map(|r| r.damaged.as_ref().map(|d| (r, d))) else {
-        return Ok(());
-    };
-    let commit = super::show::short(&run.commit);
-    Err(super::store_error(
-        shown,
-        format!(
-            "the run of commit {commit} (run id {}) is damaged: {damaged}",
-            run.id
-        ),
-        format!(
-            "delete that run (`DELETE FROM run_values WHERE run_id = {id}; DELETE FROM runs WHERE id = {id};` in sqlite3 or psql), then record its report again if you have it; or restore the store from a backup",
-            id = run.id
-        ),
-    ))
 }
 
 /// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,

@@ -52,6 +52,8 @@ layered!(HistoryOptions {
     history_timeout,
 });
 
+/// How long a network store may take to answer unless told otherwise.
+pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// How many accepted runs a rolling baseline takes unless told otherwise.
 pub(crate) const DEFAULT_WINDOW: usize = 5;
 /// The branches whose passing runs are baseline material unless told otherwise.
@@ -96,12 +98,10 @@ impl HistoryOptions {
     }
 
     /// How long a network store may take to answer: given, else
-    /// [`crate::history::DEFAULT_TIMEOUT`].
+    /// [`DEFAULT_TIMEOUT`].
     pub(crate) fn timeout(&self) -> std::time::Duration {
         self.history_timeout
-            .map_or(crate::history::DEFAULT_TIMEOUT, |s| {
-                std::time::Duration::from_secs(s.get())
-            })
+            .map_or(DEFAULT_TIMEOUT, |s| std::time::Duration::from_secs(s.get()))
     }
 
     /// When the check records its run: given, else [`DEFAULT_RECORD`].
