@@ -1213,6 +1213,21 @@ fn a_select_only_role_reads_the_postgres_store_and_readers_take_no_lock() {
         .args(&["--history-record", "never"])
         .run()
         .code(0);
+    // A writer queued behind the lock gives up after the timeout, naming it.
+    let queued = g.run(&[
+        "history",
+        "record",
+        "pass.json",
+        "--commit",
+        "c2",
+        "--branch",
+        "main",
+        "--history",
+        &url,
+        "--history-timeout",
+        "1",
+    ]);
+    assert_store_error(&queued, "no answer to a statement within 1 s");
     // Recording as the reader is refused, with the server's reason.
     admin
         .query_one(
