@@ -378,6 +378,14 @@ pub struct HistoryArgs {
         global = true
     )]
     pub(crate) history: Option<String>,
+    /// How many seconds a PostgreSQL history server may take to answer a connection or a statement (default: [history] timeout, else 30).
+    #[arg(
+        long = "history-timeout",
+        env = "NCUGATE_HISTORY_TIMEOUT",
+        value_name = "SECONDS",
+        global = true
+    )]
+    pub(crate) timeout: Option<std::num::NonZeroU64>,
     /// Config file (default: ./ncugate.toml if present).
     #[arg(long, env = "NCUGATE_CONFIG", value_name = "FILE", global = true)]
     pub(crate) config: Option<PathBuf>,
@@ -714,6 +722,10 @@ mod tests {
             ("window", Some(history::DEFAULT_WINDOW.to_string())),
             ("anchor", None),
             ("history-record", Some(history::DEFAULT_BRANCHES.join(", "))),
+            (
+                "history-timeout",
+                Some(history::DEFAULT_TIMEOUT.as_secs().to_string()),
+            ),
             ("commit", None),
             ("branch", None),
             ("time", None),

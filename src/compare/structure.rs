@@ -70,7 +70,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                 status,
                 message: format!(
                     "the baseline launches it {} times per run, the current run never does",
-                    entry.launches.mean
+                    crate::format::format_value(entry.launches.mean, "")
                 ),
             });
         }

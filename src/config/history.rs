@@ -44,6 +44,8 @@ pub struct CheckHistory {
     pub(crate) branch: Option<String>,
     /// Branches whose passing runs are baseline material.
     pub(crate) branches: Vec<String>,
+    /// How long a network store may take to answer.
+    pub(crate) timeout: std::time::Duration,
 }
 
 /// `check`'s history settings: the flags over `[history]`. `None` when no
@@ -86,6 +88,7 @@ pub(crate) fn check_history(
             .map(|b| checked("branch", b))
             .transpose()?,
         branches: history.branches(),
+        timeout: history.timeout(),
     }))
 }
 
@@ -101,6 +104,8 @@ fn from_ci(vars: &[&str]) -> Option<String> {
 pub struct HistoryConfig {
     /// The store's URL, as given.
     pub(crate) url: String,
+    /// How long a network store may take to answer.
+    pub(crate) timeout: std::time::Duration,
     pub(crate) action: HistoryAction,
 }
 
@@ -183,7 +188,17 @@ pub fn history(args: HistoryArgs) -> Result<HistoryConfig> {
             HistoryAction::Changes(show(s, &file)?)
         }
     };
-    Ok(HistoryConfig { url, action })
+    let timeout = HistoryOptions {
+        history_timeout: args.timeout,
+        ..HistoryOptions::default()
+    }
+    .over(file.history.clone())
+    .timeout();
+    Ok(HistoryConfig {
+        url,
+        timeout,
+        action,
+    })
 }
 
 fn record(args: HistoryRecordArgs, file: &FileConfig) -> Result<RecordRuns> {

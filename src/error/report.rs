@@ -80,6 +80,17 @@ pub enum ReportError {
         row: String,
         numbers: String,
     },
+    /// A row whose per-run samples are not the ones its own value was made
+    /// of (a rule's `current` is the mean of its `current_runs`), or that
+    /// count other runs than the report's other rows, or launch counts that
+    /// add up to more launches than the report says its runs profiled: the
+    /// history would keep the samples as baseline material.
+    #[error("workload `{workload}`: {row} disagrees with its per-run samples ({numbers})")]
+    SamplesDisagree {
+        workload: String,
+        row: String,
+        numbers: String,
+    },
     /// A rule row left ungated without the evidence for it in its report:
     /// `row` names it and why it says it is not gated (shared GPU,
     /// environmental), `missing` what is missing or wrong.
@@ -109,6 +120,7 @@ impl ReportError {
             | ReportError::WorkloadSchemaVersion { .. }
             | ReportError::Contradicted { .. }
             | ReportError::RowContradicted { .. }
+            | ReportError::SamplesDisagree { .. }
             | ReportError::Unevidenced { .. }
             | ReportError::NothingGated { .. } => "pass the files exactly as `ncugate check --json` wrote them (was the report edited?)",
         }

@@ -12,10 +12,10 @@ use crate::runner::process::{CommandSpec, ProcessRunner};
 /// Runs the history subcommand `config` names.
 pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<Text> {
     match &config.action {
-        HistoryAction::Record(r) => record_runs(&config.url, r, processes),
-        HistoryAction::Accept { commit } => accept(&config.url, commit),
+        HistoryAction::Record(r) => record_runs(config, r, processes),
+        HistoryAction::Accept { commit } => accept(config, commit),
         HistoryAction::Show(s) => {
-            let series = selected(&config.url, s)?;
+            let series = selected(config, s)?;
             let mut text = if s.json {
                 show::json(&series)
             } else {
@@ -30,7 +30,7 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
             Ok(Text::pass(text))
         }
         HistoryAction::Changes(s) => {
-            let found = changes::find(&selected(&config.url, s)?);
+            let found = changes::find(&selected(config, s)?);
             Ok(Text::pass(if s.json {
                 changes::json(&found)
             } else {
@@ -58,8 +58,8 @@ fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Resul
 }
 
 /// The series `s` selects, each cut to its last runs when asked.
-fn selected(url: &str, s: &ShowRuns) -> Result<Vec<show::Series>> {
-    let mut store = history::open(url, false)?;
+fn selected(config: &HistoryConfig, s: &ShowRuns) -> Result<Vec<show::Series>> {
+    let mut store = history::open(&config.url, history::Access::Read, config.timeout)?;
     let query = history::Query {
         workload: s.workload.clone(),
         kernel: s.kernel.clone(),
@@ -73,7 +73,12 @@ fn selected(url: &str, s: &ShowRuns) -> Result<Vec<show::Series>> {
 }
 
 /// Reads every report before the store is touched: one bad file records nothing.
-fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Result<Text> {
+fn record_runs(
+    config: &HistoryConfig,
+    r: &RecordRuns,
+    processes: &dyn ProcessRunner,
+) -> Result<Text> {
+    let url = config.url.as_str();
     let mut notes = Vec::new();
     let mut runs = Vec::new();
     for path in &r.reports {
@@ -98,7 +103,7 @@ fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Resu
             accepted: on_branch && run.outcome == "pass",
         })
         .collect();
-    let mut store = history::open(url, true)?;
+    let mut store = history::open(url, history::Access::Create, config.timeout)?;
     let done = store.record(&at, &entries)?;
     let count = |what: Recorded| done.iter().filter(|d| **d == what).count();
     let accepted = entries.iter().filter(|e| e.accepted).count();
@@ -127,8 +132,8 @@ fn record_runs(url: &str, r: &RecordRuns, processes: &dyn ProcessRunner) -> Resu
     })
 }
 
-fn accept(url: &str, commit: &str) -> Result<Text> {
-    let mut store = history::open(url, false)?;
+fn accept(config: &HistoryConfig, commit: &str) -> Result<Text> {
+    let mut store = history::open(&config.url, history::Access::Write, config.timeout)?;
     match store.accept(commit)? {
         0 => Err(HistoryError::NoSuchCommit {
             commit: commit.to_string(),

@@ -44,6 +44,7 @@ pub(crate) fn anchor_baseline(
         }
         .into());
     };
+    super::rolling::intact(anchor.shown, std::slice::from_ref(run))?;
     let since = store.accepted_after(anchor.workload, &gpu, run)?;
     let baseline = super::rolling::baseline_of(
         std::slice::from_ref(run),

@@ -84,12 +84,51 @@ pub(crate) fn redact(url: &str) -> String {
     }
 }
 
-/// Opens the store `url` names and brings its schema up to date. `create`:
-/// a missing SQLite file is made (recording); else it is an error (reading).
-pub(crate) fn open(url: &str, create: bool) -> Result<Box<dyn Store>> {
+/// How a command uses a store. Readers (`history show`, `changes`, a
+/// check's rolling baseline, anchor and trend charts) never write: they open
+/// the store read-only, take no write lock (so they never queue behind a
+/// writer), and do not migrate; a read-only file or a role that may only
+/// `SELECT` is enough for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read only; a missing SQLite file is an error.
+    Read,
+    /// Write to a store that exists (`history accept`).
+    Write,
+    /// Write, making a missing SQLite file (recording).
+    Create,
+}
+
+/// Opens the store `url` names for `access`; a writer brings its schema up
+/// to date. `timeout` bounds every round trip to a PostgreSQL server.
+pub(crate) fn open(
+    url: &str,
+    access: Access,
+    timeout: std::time::Duration,
+) -> Result<Box<dyn Store>> {
     match Location::parse(url)? {
-        Location::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::open(&path, create)?)),
-        Location::Postgres(url) => Ok(Box::new(postgres::Postgres::open(&url)?)),
+        Location::Sqlite(path) => Ok(Box::new(sqlite::Sqlite::open(&path, access)?)),
+        Location::Postgres(url) => Ok(Box::new(postgres::Postgres::open(&url, access, timeout)?)),
+    }
+}
+
+/// What a reader makes of the schema version it found: `Ok(true)` when the
+/// store holds no history yet (nothing to read, and a reader does not make
+/// the schema), `Ok(false)` when it is this ncugate's, else the error.
+fn readable(shown: &str, found: i64) -> Result<bool> {
+    use std::cmp::Ordering;
+    match found.cmp(&store::SCHEMA_VERSION) {
+        Ordering::Greater => Err(newer_schema(shown, found)),
+        Ordering::Equal => Ok(false),
+        Ordering::Less if found <= 0 => Ok(true),
+        Ordering::Less => Err(store_error(
+            shown,
+            format!(
+                "schema version {found} is older than this ncugate's ({}); reading never changes a store",
+                store::SCHEMA_VERSION
+            ),
+            "record a run into it with this ncugate (`ncugate history record REPORT.json`) to bring its schema up to date, then read it again",
+        )),
     }
 }
 

@@ -3,8 +3,12 @@
 //! reached through a Unix socket or a private network; the URL is libpq's).
 //! Every write is one transaction that first takes a transaction-level
 //! advisory lock, so concurrent writers — and concurrent first migrations —
-//! queue one after the other and none loses a run.
+//! queue one after the other and none loses a run. Readers take no lock and
+//! run no migration (a role that may only `SELECT` reads the history), and
+//! every round trip has a timeout ([`Postgres::call`]).
 
+use super::Access;
+use super::record::RunRecord;
 use super::sql::{self, Param, Tx};
 use super::store::{Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun};
 use crate::error::{Error, Result};
@@ -16,18 +20,22 @@ use std::time::Duration;
 /// The advisory lock key every ncugate writer takes ("ncugate" in ASCII).
 const LOCK: i64 = 0x006e_6375_6761_7465;
 
-/// How long connecting may take when the URL does not say.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// An open PostgreSQL history.
+/// An open PostgreSQL history. Every round trip runs on a worker thread
+/// the caller waits for at most `timeout`: the client's own connect timeout
+/// covers only the TCP connect, and a server (or proxy) that accepts and
+/// never answers would hang the check. A request left unanswered gives up
+/// the connection (the process ends with the error soon after).
 pub(crate) struct Postgres {
-    client: Client,
+    client: Option<Client>,
     shown: String,
+    timeout: Duration,
+    /// Opened to read a database that holds no history yet: every read is empty.
+    empty: bool,
 }
 
 impl Postgres {
-    /// Connects and migrates the schema.
-    pub(crate) fn open(url: &str) -> Result<Postgres> {
+    /// Connects; a writer migrates the schema, a reader only reads its version.
+    pub(crate) fn open(url: &str, access: Access, timeout: Duration) -> Result<Postgres> {
         let shown = super::redact(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             super::store_error(
@@ -37,36 +45,97 @@ impl Postgres {
             )
         })?;
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
+            config.connect_timeout(timeout);
         }
-        let client = config.connect(NoTls).map_err(|e| {
+        let connected = within(timeout, move || config.connect(NoTls))
+            .ok_or_else(|| unanswered(&shown, "to the connection's start-up", timeout))?;
+        let client = connected.map_err(|e| {
             super::store_error(
                 &shown,
                 format!("cannot connect: {}", describe(&e)),
                 "check that the server runs and that the URL's host, port, user and database are right (a Unix socket: postgres://USER@%2Fsocket%2Fdir:PORT/DATABASE)",
             )
         })?;
-        let mut store = Postgres { client, shown };
-        store.migrate()?;
+        let mut store = Postgres {
+            client: Some(client),
+            shown,
+            timeout,
+            empty: false,
+        };
+        if access == Access::Read {
+            let found = store.call(|c| sql::version(&mut Pg::new(c)))?;
+            store.empty = super::readable(&store.shown, found)?;
+        } else {
+            store.migrate()?;
+        }
         Ok(store)
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let newer = (|| -> std::result::Result<Option<i64>, postgres::Error> {
-            let mut tx = write(&mut self.client)?;
+        let newer = self.call(|client| {
+            let mut tx = write(client)?;
             let newer = sql::migrate(&mut Pg::new(&mut tx))?;
             // A newer schema is left as it was: the transaction rolls back.
             if newer.is_none() {
                 tx.commit()?;
             }
             Ok(newer)
-        })()
-        .map_err(|e| fail(&self.shown, &e))?;
+        })?;
         match newer {
             Some(found) => Err(super::newer_schema(&self.shown, found)),
             None => Ok(()),
         }
     }
+
+    /// Runs `work` on the client, waiting at most the timeout for it.
+    fn call<T: Send + 'static>(
+        &mut self,
+        work: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error> + Send + 'static,
+    ) -> Result<T> {
+        let Some(mut client) = self.client.take() else {
+            return Err(unanswered(
+                &self.shown,
+                "to an earlier request",
+                self.timeout,
+            ));
+        };
+        let done = within(self.timeout, move || {
+            let result = work(&mut client);
+            (client, result)
+        });
+        match done {
+            Some((client, result)) => {
+                self.client = Some(client);
+                result.map_err(|e| fail(&self.shown, &e))
+            }
+            None => Err(unanswered(&self.shown, "to a statement", self.timeout)),
+        }
+    }
+}
+
+/// `work`'s result when it is done within `timeout`; `None` when not (it
+/// is left running on its thread).
+fn within<T: Send + 'static>(
+    timeout: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    receiver.recv_timeout(timeout).ok()
+}
+
+/// The error of a server that said nothing for `timeout`.
+fn unanswered(shown: &str, what: &str, timeout: Duration) -> Error {
+    super::store_error(
+        shown,
+        format!("no answer {what} within {} s", timeout.as_secs_f64()),
+        format!(
+            "check that the server runs and answers (not a stuck server or proxy), or allow it longer: --history-timeout SECONDS, NCUGATE_HISTORY_TIMEOUT or [history] timeout (default {})",
+            crate::options::history::DEFAULT_TIMEOUT.as_secs()
+        ),
+    )
 }
 
 /// A write transaction: it first takes the advisory lock, so writers (and
@@ -79,31 +148,62 @@ fn write(client: &mut Client) -> std::result::Result<Transaction<'_>, postgres::
 
 impl Store for Postgres {
     fn record(&mut self, at: &Provenance, runs: &[Entry<'_>]) -> Result<Vec<Recorded>> {
-        (|| -> std::result::Result<Vec<Recorded>, postgres::Error> {
-            let mut tx = write(&mut self.client)?;
-            let done = sql::record_all(&mut Pg::new(&mut tx), at, runs)?;
+        let at = at.clone();
+        let owned: Vec<(RunRecord, bool)> =
+            runs.iter().map(|e| (e.run.clone(), e.accepted)).collect();
+        self.call(move |client| {
+            let entries: Vec<Entry<'_>> = owned
+                .iter()
+                .map(|(run, accepted)| Entry {
+                    run,
+                    accepted: *accepted,
+                })
+                .collect();
+            let mut tx = write(client)?;
+            let done = sql::record_all(&mut Pg::new(&mut tx), &at, &entries)?;
             tx.commit()?;
             Ok(done)
-        })()
-        .map_err(|e| fail(&self.shown, &e))
+        })
     }
 
     fn accept(&mut self, commit: &str) -> Result<u64> {
-        sql::accept(&mut Pg::new(&mut self.client), commit).map_err(|e| fail(&self.shown, &e))
+        let commit = commit.to_string();
+        self.call(move |client| sql::accept(&mut Pg::new(client), &commit))
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
-        sql::series(&mut Pg::new(&mut self.client), query).map_err(|e| fail(&self.shown, &e))
+        if self.empty {
+            return Ok(Vec::new());
+        }
+        let query = query.clone();
+        self.call(move |client| sql::series(&mut Pg::new(client), &query))
     }
 
     fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
-        sql::pick(&mut Pg::new(&mut self.client), workload, gpu, pick)
-            .map_err(|e| fail(&self.shown, &e))
+        if self.empty {
+            return Ok(Vec::new());
+        }
+        let (workload, gpu) = (workload.to_string(), gpu.to_string());
+        // Owned, for the worker thread: the window's length or the commit.
+        let owned = match pick {
+            Pick::LastAccepted(n) => Err(n),
+            Pick::Commit(c) => Ok(c.to_string()),
+        };
+        self.call(move |client| {
+            let pick = match &owned {
+                Err(n) => Pick::LastAccepted(*n),
+                Ok(c) => Pick::Commit(c),
+            };
+            sql::pick(&mut Pg::new(client), &workload, &gpu, pick)
+        })
     }
 
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
-        sql::accepted_after(&mut Pg::new(&mut self.client), workload, gpu, run)
-            .map_err(|e| fail(&self.shown, &e))
+        if self.empty {
+            return Ok(0);
+        }
+        let (workload, gpu, run) = (workload.to_string(), gpu.to_string(), run.clone());
+        self.call(move |client| sql::accepted_after(&mut Pg::new(client), &workload, &gpu, &run))
     }
 }
 

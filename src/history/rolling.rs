@@ -50,6 +50,7 @@ pub(crate) fn rolling(
         }
         .into());
     }
+    intact(window.shown, &runs)?;
     recorded_rules(&runs, window, thresholds)?;
     let recorded = runs
         .last()
@@ -68,6 +69,29 @@ pub(crate) fn rolling(
         baseline: baseline_of(&runs, kernel_key, fingerprint, thresholds),
         commits: runs.iter().map(|r| r.commit.clone()).collect(),
     })
+}
+
+/// Refuses runs of which a value is damaged in the store: a rolling
+/// baseline or an anchor without that value's samples would compare with
+/// less than it says. The error names the run and the fix: delete that run
+/// (recording the same report again would leave it, as the same report
+/// for the same commit is kept as it is) or restore the store.
+pub(crate) fn intact(shown: &str, runs: &[StoredRun]) -> Result<()> {
+    let Some((run, damaged)) = runs.iter().find_map(|r| r.damaged.as_ref().map(|d| (r, d))) else {
+        return Ok(());
+    };
+    let commit = super::show::short(&run.commit);
+    Err(super::store_error(
+        shown,
+        format!(
+            "the run of commit {commit} (run id {}) is damaged: {damaged}",
+            run.id
+        ),
+        format!(
+            "delete that run (`DELETE FROM run_values WHERE run_id = {id}; DELETE FROM runs WHERE id = {id};` in sqlite3 or psql), then record its report again if you have it; or restore the store from a backup",
+            id = run.id
+        ),
+    ))
 }
 
 /// Every rule that must be measured needs its metric at its aggregate in

@@ -6,8 +6,7 @@
 
 use super::record::{RunRecord, Value};
 use super::store::{
-    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, StoredRun, samples_of,
-    status_name,
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, StoredRun, status_name,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -108,6 +107,27 @@ pub(crate) fn migrate<T: Tx>(tx: &mut T) -> Result<Option<i64>, T::Error> {
         )?;
     }
     Ok(None)
+}
+
+/// The schema version of the store, read without writing: 0 when it has
+/// no `schema_version` table (an empty file or database: no history yet).
+pub(crate) fn version<T: Tx>(tx: &mut T) -> Result<i64, T::Error> {
+    let exists = match T::DIALECT {
+        Dialect::Sqlite => {
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        }
+        Dialect::Postgres => {
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_version'"
+        }
+    };
+    if tx.query_one(exists, &[], |r| r.big(0))? == 0 {
+        return Ok(0);
+    }
+    tx.query_one(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        &[],
+        |r| r.big(0),
+    )
 }
 
 /// Adds the runs made at `at` in `tx`, which the caller began as a write
@@ -297,27 +317,49 @@ pub(crate) fn point<R: Row + ?Sized>(r: &R) -> Result<Point, R::Error> {
     })
 }
 
-/// A row of [`store::pick_sql`]: run id, commit, time, kernel key mode, value.
-pub(crate) type PickedRow = (i64, String, i64, String, Value);
+/// A row of [`store::pick_sql`]: run id, commit, time, kernel key mode,
+/// value, and what is damaged in the value as stored (`None`: nothing).
+pub(crate) type PickedRow = (i64, String, i64, String, Value, Option<String>);
 
 /// A row of [`store::pick_sql`].
 pub(crate) fn picked<R: Row + ?Sized>(r: &R) -> Result<PickedRow, R::Error> {
     let mean = r.real(8)?;
+    let text = r.text(9)?;
+    let (samples, damaged) = match store::samples_read(&text, mean) {
+        Some(samples) => (samples, None),
+        None => (Vec::new(), Some(text)),
+    };
+    let value = Value {
+        kernel: r.text(3)?,
+        rule: r.text(4)?,
+        metric: r.text(5)?,
+        aggregate: r.text(6)?,
+        unit: r.text(7)?,
+        mean,
+        samples,
+        status: status_name(r.int(10)?),
+    };
+    let damaged = damaged.map(|text| {
+        let kernel = if value.kernel.is_empty() {
+            "(total)"
+        } else {
+            &value.kernel
+        };
+        let shown: String = text.chars().take(40).collect();
+        format!(
+            "the samples of {} · {} are not a list of finite numbers ({:?})",
+            super::show::escaped(kernel),
+            super::show::escaped(&value.rule),
+            super::show::escaped(&shown)
+        )
+    });
     Ok((
         r.big(0)?,
         r.text(1)?,
         r.big(2)?,
         r.text(11)?,
-        Value {
-            kernel: r.text(3)?,
-            rule: r.text(4)?,
-            metric: r.text(5)?,
-            aggregate: r.text(6)?,
-            unit: r.text(7)?,
-            mean,
-            samples: samples_of(&r.text(9)?, mean),
-            status: status_name(r.int(10)?),
-        },
+        value,
+        damaged,
     ))
 }
 
@@ -325,7 +367,7 @@ pub(crate) fn picked<R: Row + ?Sized>(r: &R) -> Result<PickedRow, R::Error> {
 pub(crate) fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
     let mut out: Vec<StoredRun> = Vec::new();
     let mut last_id = None;
-    for (id, commit, time, kernel_key, value) in rows {
+    for (id, commit, time, kernel_key, value, damaged) in rows {
         if last_id != Some(id) {
             last_id = Some(id);
             out.push(StoredRun {
@@ -334,10 +376,14 @@ pub(crate) fn group_runs(rows: Vec<PickedRow>) -> Vec<StoredRun> {
                 time,
                 kernel_key,
                 values: Vec::new(),
+                damaged: None,
             });
         }
         if let Some(run) = out.last_mut() {
             run.values.push(value);
+            if run.damaged.is_none() {
+                run.damaged = damaged;
+            }
         }
     }
     out

@@ -4,8 +4,12 @@
 //! of failing: the file is in WAL mode (readers never block the writer),
 //! every transaction that writes takes the write lock when it begins
 //! (`BEGIN IMMEDIATE`, so no reader upgrades into a deadlock) and waits up
-//! to [`BUSY_TIMEOUT`] for it.
+//! to [`BUSY_TIMEOUT`] for it. Readers open the file read-only and take no
+//! lock a writer holds, so they neither wait nor need to be able to write.
+//! The file (and SQLite's `-wal`, `-shm`, `-journal` beside it) is never
+//! opened through a symbolic link.
 
+use super::Access;
 use super::sql::{self, Param, Tx};
 use super::store::{Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun};
 use crate::error::{Error, Result};
@@ -20,31 +24,74 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) struct Sqlite {
     conn: Connection,
     path: PathBuf,
+    /// Opened to read a file that holds no history yet: every read is empty.
+    empty: bool,
 }
 
 impl Sqlite {
-    /// Opens (with `create`, makes) the file and migrates its schema.
-    pub(crate) fn open(path: &Path, create: bool) -> Result<Sqlite> {
+    /// Opens the file for `access`: a reader read-only, as it is; a writer
+    /// (with [`Access::Create`], making it) migrating its schema.
+    pub(crate) fn open(path: &Path, access: Access) -> Result<Sqlite> {
         let shown = format!("sqlite:{}", path.display());
-        if !create && !path.exists() {
+        refuse_links(path, &shown)?;
+        if access != Access::Create && !path.exists() {
             return Err(super::store_error(
                 &shown,
                 "no such file",
                 "record runs first (`ncugate history record REPORT.json`), or point --history at the store",
             ));
         }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
+        if access == Access::Read {
+            return Sqlite::open_read(path, &shown);
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        if access == Access::Create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let conn = Connection::open_with_flags(path, flags).map_err(|e| fail(path, e))?;
         let mut store = Sqlite {
             conn,
             path: path.to_path_buf(),
+            empty: false,
         };
         store.prepare().map_err(|e| fail(path, e))?;
         store.migrate()?;
         Ok(store)
+    }
+
+    /// A reader: the file opened read-only (no write lock, no journal mode
+    /// set, no migration). A WAL file whose folder this user cannot write
+    /// (no `-shm` can be made) is opened immutable: nobody here can change it.
+    fn open_read(path: &Path, shown: &str) -> Result<Sqlite> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let version = |conn: &Connection| -> rusqlite::Result<i64> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            sql::version(&mut Lite(conn))
+        };
+        let mut opened = Connection::open_with_flags(path, flags)
+            .and_then(|conn| version(&conn).map(|v| (conn, v)));
+        if let Err(e) = &opened
+            && matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+            )
+        {
+            opened = Connection::open_with_flags(
+                immutable_uri(path),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )
+            .and_then(|conn| version(&conn).map(|v| (conn, v)));
+        }
+        let (conn, found) = opened.map_err(|e| fail(path, e))?;
+        Ok(Sqlite {
+            conn,
+            path: path.to_path_buf(),
+            empty: super::readable(shown, found)?,
+        })
     }
 
     /// Busy waiting, WAL mode. Switching to WAL takes a lock that the busy
@@ -110,14 +157,23 @@ impl Store for Sqlite {
     }
 
     fn series(&mut self, query: &Query) -> Result<Vec<Point>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
         sql::series(&mut Lite(&self.conn), query).map_err(|e| fail(&self.path, e))
     }
 
     fn pick(&mut self, workload: &str, gpu: &str, pick: Pick<'_>) -> Result<Vec<StoredRun>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
         sql::pick(&mut Lite(&self.conn), workload, gpu, pick).map_err(|e| fail(&self.path, e))
     }
 
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64> {
+        if self.empty {
+            return Ok(0);
+        }
         sql::accepted_after(&mut Lite(&self.conn), workload, gpu, run)
             .map_err(|e| fail(&self.path, e))
     }
@@ -195,6 +251,47 @@ impl sql::Row for rusqlite::Row<'_> {
     fn real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
         self.get(i)
     }
+}
+
+/// Refuses a store path that is a symbolic link, and a link where SQLite
+/// keeps the store's journal, WAL or shared memory beside it: a link would
+/// make the store (or its journal) a file outside the folder the URL names.
+/// The folders on the way are followed: CI runners mount caches through
+/// them, and the folder the URL names is the one its owner chose.
+fn refuse_links(path: &Path, shown: &str) -> Result<()> {
+    let mut names = vec![path.to_path_buf()];
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        names.push(PathBuf::from(name));
+    }
+    for name in names {
+        let link = std::fs::symlink_metadata(&name).is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            return Err(super::store_error(
+                shown,
+                format!(
+                    "{} is a symbolic link; a store is never opened through one",
+                    name.display()
+                ),
+                "point --history at the store file itself (the link's target), or remove the link",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` as an SQLite URI that opens it immutable (`?immutable=1`).
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' | 0x80.. | ..0x20 => uri.push_str(&format!("%{b:02X}")),
+            _ => uri.push(char::from(*b)),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn is_busy(e: &rusqlite::Error) -> bool {

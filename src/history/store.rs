@@ -97,6 +97,10 @@ pub(crate) struct StoredRun {
     /// The kernel key mode the run's report used (empty: recorded before it was kept).
     pub(crate) kernel_key: String,
     pub(crate) values: Vec<super::record::Value>,
+    /// What is damaged in the run as stored (a value's samples that do not
+    /// read): a check refuses to compare with it
+    /// ([`super::rolling::intact`]).
+    pub(crate) damaged: Option<String>,
 }
 
 /// The query behind [`Store::pick`] in `dialect`: parameters workload, gpu,
@@ -276,12 +280,15 @@ pub(crate) fn samples_text(samples: &[f64], mean: Option<f64>) -> String {
     serde_json::to_string(samples).unwrap_or_else(|_| "[]".into())
 }
 
-/// The samples of a value from their stored text and the mean.
-pub(crate) fn samples_of(text: &str, mean: Option<f64>) -> Vec<f64> {
+/// The samples of a value from their stored text and the mean; `None`
+/// when the text is no list of finite numbers (a damaged store).
+pub(crate) fn samples_read(text: &str, mean: Option<f64>) -> Option<Vec<f64>> {
     if text.is_empty() {
-        return mean.into_iter().collect();
+        return Some(mean.into_iter().collect());
     }
-    serde_json::from_str(text).unwrap_or_default()
+    serde_json::from_str::<Vec<f64>>(text)
+        .ok()
+        .filter(|s| s.iter().all(|v| v.is_finite()))
 }
 
 /// Keeps the last `n` points of each series (the points come oldest first).
@@ -308,7 +315,9 @@ pub(crate) fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
             let k = key(p);
             let i = seen.entry(k.clone()).or_default();
             *i += 1;
-            *i + n > total[&k]
+            // The last n of `total`: those with fewer than n after them
+            // (no `i + n`, which wraps for the largest n).
+            total[&k] - *i < n
         })
         .collect()
 }
@@ -316,6 +325,36 @@ pub(crate) fn last_per_series(points: Vec<Point>, n: usize) -> Vec<Point> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_n_of_a_series_holds_for_the_largest_n() {
+        let point = |commit: &str| Point {
+            workload: "w".into(),
+            gpu: "g".into(),
+            kernel: "k".into(),
+            rule: "r".into(),
+            metric: "m".into(),
+            aggregate: "sum".into(),
+            unit: "".into(),
+            commit: commit.into(),
+            branch: "main".into(),
+            time: 0,
+            accepted: true,
+            outcome: "pass".into(),
+            mean: Some(1.0),
+            status: "pass".into(),
+        };
+        let points = || vec![point("a"), point("b"), point("c")];
+        let commits = |n: usize| -> Vec<String> {
+            last_per_series(points(), n)
+                .into_iter()
+                .map(|p| p.commit)
+                .collect()
+        };
+        assert_eq!(commits(usize::MAX), ["a", "b", "c"]);
+        assert_eq!(commits(2), ["b", "c"]);
+        assert_eq!(commits(1), ["c"]);
+    }
 
     #[test]
     fn one_sample_equal_to_the_mean_is_stored_as_nothing_and_read_back() {
@@ -326,7 +365,7 @@ mod tests {
             (vec![], None),
         ] {
             let text = samples_text(&samples, mean);
-            assert_eq!(samples_of(&text, mean), samples, "{text:?}");
+            assert_eq!(samples_read(&text, mean), Some(samples), "{text:?}");
         }
         assert_eq!(samples_text(&[3.5], Some(3.5)), "");
     }

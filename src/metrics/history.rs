@@ -24,7 +24,6 @@ pub(super) fn after_check(
         return Ok(());
     }
     let shown = history::Location::parse(&h.url)?.shown();
-    let mut store = None;
     if let Some(commit) = &h.anchor
         && inputs
             .thresholds
@@ -37,7 +36,7 @@ pub(super) fn after_check(
             workload: &h.workload,
             commit,
         };
-        let opened = store.insert(history::open(&h.url, false)?);
+        let mut opened = history::open(&h.url, history::Access::Read, h.timeout)?;
         let fingerprint = inputs.device.current;
         let (baseline, since) = drift::anchor_baseline(
             opened.as_mut(),
@@ -72,7 +71,7 @@ pub(super) fn after_check(
         ));
     }
     report.note_each(trend_notes(h, &shown, report));
-    let recorded = record_check(h, &shown, report, store.as_mut(), processes)?;
+    let recorded = record_check(h, &shown, report, processes)?;
     report.trends = trend_charts(h, &shown, report, inputs.thresholds, recorded);
     Ok(())
 }
@@ -83,7 +82,6 @@ fn record_check(
     h: &CheckHistory,
     shown: &str,
     report: &mut Report,
-    store: Option<&mut Box<dyn history::Store>>,
     processes: &dyn ProcessRunner,
 ) -> Result<bool> {
     let Some(at) = to_record(h, processes)? else {
@@ -100,14 +98,7 @@ fn record_check(
         return Ok(false);
     };
     let accepted = h.branches.contains(&at.branch) && run.outcome == "pass";
-    let mut opened;
-    let store = match store {
-        Some(s) => s,
-        None => {
-            opened = history::open(&h.url, true)?;
-            &mut opened
-        }
-    };
+    let mut store = history::open(&h.url, history::Access::Create, h.timeout)?;
     store.record(
         &at,
         &[Entry {
@@ -154,7 +145,7 @@ fn trend_charts(
     if failing.is_empty() {
         return Vec::new();
     }
-    let mut store = match history::open(&h.url, false) {
+    let mut store = match history::open(&h.url, history::Access::Read, h.timeout) {
         Ok(store) => store,
         Err(e) => {
             report.note(format!("history {shown}: no trend charts: {e}"));

@@ -173,7 +173,7 @@ fn from_history(
     use crate::history::{self, rolling};
     let fingerprint = crate::model::common_fingerprint(&runs)?;
     let shown = history::Location::parse(&history.url)?.shown();
-    let mut store = history::open(&history.url, false)?;
+    let mut store = history::open(&history.url, history::Access::Read, history.timeout)?;
     let window = rolling::Window {
         shown: &shown,
         workload: &history.workload,

@@ -116,7 +116,11 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
         crate::format::count(baseline.kernels.len(), "kernel", "kernels"),
-        crate::format::count(baseline.total.launches.mean, "launch", "launches"),
+        crate::format::count(
+            crate::format::format_value(baseline.total.launches.mean, ""),
+            "launch",
+            "launches",
+        ),
         crate::format::count(recorded.required.len(), "metric", "metrics"),
         crate::format::count(baseline.runs, "run", "runs"),
         baseline.fingerprint,

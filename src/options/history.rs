@@ -11,7 +11,7 @@ use crate::error::{HistoryError, Result};
 use clap::Args;
 use serde::Deserialize;
 
-/// `[history]` (`url`, `branches`, `window`, `anchor`), and the flags of
+/// `[history]` (`url`, `branches`, `window`, `anchor`, `timeout`), and the flags of
 /// `check` that override it.
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +33,14 @@ pub struct HistoryOptions {
     #[arg(long, value_enum, value_name = "WHEN")]
     #[serde(skip)]
     pub(crate) history_record: Option<HistoryRecord>,
+    /// How many seconds a PostgreSQL history server may take to answer a connection or a statement before the check gives up with an error (default 30; [history] timeout).
+    #[arg(
+        long = "history-timeout",
+        env = "NCUGATE_HISTORY_TIMEOUT",
+        value_name = "SECONDS"
+    )]
+    #[serde(rename = "timeout")]
+    pub(crate) history_timeout: Option<std::num::NonZeroU64>,
 }
 
 layered!(HistoryOptions {
@@ -41,8 +49,11 @@ layered!(HistoryOptions {
     window,
     anchor,
     history_record,
+    history_timeout,
 });
 
+/// How long a network store may take to answer unless told otherwise.
+pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// How many accepted runs a rolling baseline takes unless told otherwise.
 pub(crate) const DEFAULT_WINDOW: usize = 5;
 /// The branches whose passing runs are baseline material unless told otherwise.
@@ -84,6 +95,13 @@ impl HistoryOptions {
         self.branches
             .clone()
             .unwrap_or_else(|| DEFAULT_BRANCHES.iter().map(|b| b.to_string()).collect())
+    }
+
+    /// How long a network store may take to answer: given, else
+    /// [`DEFAULT_TIMEOUT`].
+    pub(crate) fn timeout(&self) -> std::time::Duration {
+        self.history_timeout
+            .map_or(DEFAULT_TIMEOUT, |s| std::time::Duration::from_secs(s.get()))
     }
 
     /// When the check records its run: given, else [`DEFAULT_RECORD`].

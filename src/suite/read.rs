@@ -251,6 +251,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
             launches(row),
         ));
     }
+    samples_agree(name, report)?;
     for row in &report.rules {
         if let Some(d) = &row.downgrade
             && let Some(missing) = unevidenced(report, row, d)
@@ -290,6 +291,112 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
     Ok(())
 }
 
+/// Each row's per-run samples against its own value and the report's other
+/// rows. The samples are what the history keeps (a rolling baseline's
+/// statistics are made of them, not of `current`), so a passing report whose
+/// samples were edited — `1e308`, a thousand launches — would make every
+/// later regression pass: they must be the ones the row's verdict was made
+/// of, each row must count the same runs, and the kernels' launches must fit
+/// in the launches the report says its runs profiled.
+fn samples_agree(name: &str, report: &Report) -> Checked<()> {
+    let disagree = |row: String, numbers: String| ReportError::SamplesDisagree {
+        workload: name.to_string(),
+        row: crate::text::escape::printable(row),
+        numbers,
+    };
+    let number = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
+    // The runs the first row with samples counts, and that row.
+    let mut runs: Option<(usize, String)> = None;
+    let mut counted = |count: usize, row: String| match &runs {
+        None => {
+            runs = Some((count, row));
+            Ok(())
+        }
+        Some((n, first)) if *n != count => Err(disagree(
+            row,
+            format!("{count} run(s), but {first} has {n}"),
+        )),
+        Some(_) => Ok(()),
+    };
+    for row in &report.rules {
+        if let Some(why) = rule_samples_wrong(row.current, &row.current_runs) {
+            return Err(disagree(
+                format!("{} says current {}", row.named(), number(row.current)),
+                why,
+            ));
+        }
+        if !row.current_runs.is_empty() {
+            counted(row.current_runs.len(), row.named())?;
+        }
+    }
+    for row in &report.structure {
+        if !row.current_launches.is_empty() {
+            counted(row.current_launches.len(), structure_row(row))?;
+        }
+    }
+    launches_fit(report).map_err(|numbers| disagree("its launch counts".into(), numbers))
+}
+
+/// Why a rule row's samples are not the ones `current` is the mean of
+/// (`compare` makes it `Stats::of(samples).mean`; the JSON keeps each
+/// number exactly, so only the last bits of the sum may differ); `None`
+/// when they are. A row without samples keeps none in the history.
+fn rule_samples_wrong(current: Option<f64>, samples: &[f64]) -> Option<String> {
+    if samples.iter().any(|v| !v.is_finite()) {
+        return Some("a sample is not a finite number".into());
+    }
+    match (current, crate::aggregate::Stats::of(samples)) {
+        (_, None) => None,
+        (None, Some(_)) => Some(format!("{} sample(s) but no current value", samples.len())),
+        (Some(c), Some(stats)) => {
+            let close = (c - stats.mean).abs() <= 1e-9 * c.abs().max(stats.mean.abs());
+            (!close).then(|| {
+                format!(
+                    "the mean of its {} run(s) is {}",
+                    samples.len(),
+                    short_number(stats.mean)
+                )
+            })
+        }
+    }
+}
+
+/// A number as an error shows it: exactly, but `1e308` rather than its 309 digits.
+fn short_number(x: f64) -> String {
+    if x != 0.0 && !(1e-6..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The kernels' launches (each kernel's row once) against the launches the
+/// report's runs profiled (`profiling`): a launch is one kernel's, so they
+/// cannot add up to more. A report without `profiling` says nothing to
+/// hold them to.
+fn launches_fit(report: &Report) -> std::result::Result<(), String> {
+    if report.profiling.is_empty() {
+        return Ok(());
+    }
+    let profiled = report
+        .profiling
+        .iter()
+        .fold(0_u64, |all, p| all.saturating_add(p.launches));
+    let mut kernels = std::collections::HashSet::new();
+    let counted = report
+        .structure
+        .iter()
+        .filter(|s| kernels.insert(s.kernel.as_str()))
+        .flat_map(|s| s.current_launches.iter())
+        .fold(0_u64, |all, &n| all.saturating_add(n));
+    if counted > profiled {
+        return Err(format!(
+            "its kernels launch {counted} times in all, but its runs profiled {profiled} launches"
+        ));
+    }
+    Ok(())
+}
+
 /// `KERNEL · launch count`, as an error names a structural row.
 fn structure_row(row: &StructureResult) -> String {
     format!("{} · {}", row.kernel, row.check.as_str())
@@ -298,9 +405,10 @@ fn structure_row(row: &StructureResult) -> String {
 /// A structural row's numbers: `6 launches per run against baseline 3`.
 fn launches(row: &StructureResult) -> String {
     let current: Vec<String> = row.current_launches.iter().map(u64::to_string).collect();
-    let baseline = row
-        .baseline_launches
-        .map_or_else(|| "none".to_string(), |b| format!("{b}"));
+    let baseline = row.baseline_launches.map_or_else(
+        || "none".to_string(),
+        |b| crate::format::format_value(b, ""),
+    );
     format!(
         "{} launches per run against baseline {baseline}",
         current.join("/")

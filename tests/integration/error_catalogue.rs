@@ -505,6 +505,11 @@ fn report_errors() -> Vec<ReportError> {
             ),
             numbers: s("92800000 against baseline 55050240, allowance 11010048"),
         },
+        ReportError::SamplesDisagree {
+            workload: s("default"),
+            row: s("scale · gpu__time_duration.sum (sum) says current 1840"),
+            numbers: s("the mean of its 1 run(s) is 1e308"),
+        },
         ReportError::Unevidenced {
             workload: s("default"),
             row: s("scale · gpu__time_duration.sum (sum) is not gated (shared GPU)"),
@@ -530,6 +535,7 @@ fn report_name(e: &ReportError) -> &'static str {
         ReportError::Contradicted { .. } => "Contradicted",
         ReportError::NothingGated { .. } => "NothingGated",
         ReportError::RowContradicted { .. } => "RowContradicted",
+        ReportError::SamplesDisagree { .. } => "SamplesDisagree",
         ReportError::Unevidenced { .. } => "Unevidenced",
     }
 }

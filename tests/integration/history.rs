@@ -1004,3 +1004,337 @@ fn a_huge_value_in_the_store_draws_no_chart_and_ends() {
     let page = g.read("trend/index.html");
     assert!(page.contains("too large to chart"), "{page}");
 }
+
+/// `pass.json` with `edit` applied to its JSON, written as `name`.
+fn edited_pass(g: &Gate, name: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut doc = g.json("pass.json");
+    edit(&mut doc);
+    g.write(name, serde_json::to_string_pretty(&doc).expect("JSON"));
+}
+
+#[test]
+fn a_passing_report_whose_samples_disagree_is_refused_and_a_regression_still_fails() {
+    let g = reports();
+    let url = "sqlite:h.sqlite";
+    record(&g, url, "pass.json", "c1", "main").code(0);
+    // The row the unfolded loop fails, its samples poisoned: `current` and
+    // the status still pass, but the history keeps the samples.
+    edited_pass(&g, "huge.json", |doc| {
+        let rows = doc["rules"].as_array_mut().expect("rules");
+        let row = rows
+            .iter_mut()
+            .find(|r| r["rule"] == "sm__inst_executed.sum (sum, total)")
+            .expect("the row the regression fails");
+        row["current_runs"] = serde_json::json!([1e308]);
+    });
+    let out = record(&g, url, "huge.json", "c2", "main");
+    out.one_clear_error("disagrees with its per-run samples (the mean of its 1 run(s) is 1e308)");
+    // A thousand launches of a kernel the run launched a few times.
+    edited_pass(&g, "launches.json", |doc| {
+        let rows = doc["structure"].as_array_mut().expect("structure");
+        let row = rows
+            .iter_mut()
+            .find(|s| s["check"] == "launches")
+            .expect("a launch count");
+        row["current_launches"] = serde_json::json!([1000]);
+        row["baseline_range"] = serde_json::json!([1.0, 1000.0]);
+    });
+    let out = record(&g, url, "launches.json", "c3", "main");
+    out.one_clear_error("its kernels launch");
+    // More samples than the report's runs.
+    edited_pass(&g, "runs.json", |doc| {
+        let row = &mut doc["rules"][0];
+        let x = row["current"].clone();
+        row["current_runs"] = serde_json::json!([x, x]);
+    });
+    record(&g, url, "runs.json", "c4", "main").one_clear_error(
+        "(1 run(s), but produce(float *, long) · sm__inst_executed.sum (sum) has 2)",
+    );
+    // Nothing was kept: the regression fails against the rolling baseline.
+    assert_eq!(runs(&g, url).len(), 1);
+    check_with_history(
+        &g,
+        url,
+        &[
+            "--baseline",
+            "history",
+            "--input",
+            "unfolded.csv",
+            "--history-record",
+            "never",
+        ],
+    )
+    .code(1)
+    .stdout_has("sm__inst_executed.sum (sum) [FAIL]");
+}
+
+/// `history show --json` of `url`, run as `nobody` when the tests run as
+/// root (root may write a read-only file: the test is about a reader who
+/// may not write).
+fn show_as_a_reader(g: &Gate, url: &str) -> std::process::Output {
+    let cmd = g.command(["history", "show", "--json", "--history", url], &[]);
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        let mut cmd = cmd;
+        return cmd.output().expect("run ncugate");
+    }
+    Command::new("runuser")
+        .current_dir(g.dir.path())
+        .env_remove("NCUGATE_HISTORY")
+        .env("NO_COLOR", "1")
+        .args(["-u", "nobody", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .output()
+        .expect("run ncugate as nobody")
+}
+
+#[test]
+fn readers_open_the_store_read_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let g = reports();
+    // An empty file is no history yet: `show` says so and writes nothing.
+    g.write("empty.sqlite", "");
+    g.run(&["history", "show", "--history", "sqlite:empty.sqlite"])
+        .code(0)
+        .stdout_has("no runs in the history match");
+    assert_eq!(
+        std::fs::read(g.path("empty.sqlite")).expect("read").len(),
+        0,
+        "show wrote"
+    );
+
+    let url = "sqlite:h.sqlite";
+    record(&g, url, "pass.json", "c1", "main").code(0);
+    // A writer holds the write lock: readers neither wait nor fail.
+    let writer = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    writer
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("the write lock");
+    assert!(!series(&g, url, &[]).is_empty());
+    g.check()
+        .history(url)
+        .baseline("history")
+        .input("base2.csv")
+        .args(&["--history-record", "never"])
+        .run()
+        .code(0);
+    writer.execute_batch("ROLLBACK").expect("rollback");
+    drop(writer);
+
+    // A read-only file in a read-only folder is read.
+    let shelf = g.path("shelf");
+    std::fs::create_dir(&shelf).expect("mkdir");
+    std::fs::copy(g.path("h.sqlite"), shelf.join("h.sqlite")).expect("copy");
+    let mode = |path: &Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    mode(g.dir.path(), 0o755);
+    mode(&shelf.join("h.sqlite"), 0o444);
+    mode(&shelf, 0o555);
+    let out = show_as_a_reader(&g, "sqlite:shelf/h.sqlite");
+    mode(&shelf, 0o755);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        !doc["series"].as_array().expect("series").is_empty(),
+        "{doc}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&shelf)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, ["h.sqlite"], "a reader left files beside the store");
+}
+
+#[test]
+fn the_last_runs_of_a_series_count_up_to_the_largest_number() {
+    let g = reports();
+    let url = "sqlite:h.sqlite";
+    record(&g, url, "pass.json", "c1", "main").code(0);
+    let all = series(&g, url, &["--last", "18446744073709551615"]);
+    assert!(!all.is_empty(), "the largest --last shows every run");
+    let out = g.run(&[
+        "history",
+        "show",
+        "--history",
+        url,
+        "--last",
+        "18446744073709551616",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
+fn a_store_path_that_is_a_symbolic_link_is_refused() {
+    let g = reports();
+    std::fs::create_dir(g.path("elsewhere")).expect("mkdir");
+    std::os::unix::fs::symlink(g.path("elsewhere/h.sqlite"), g.path("link.sqlite"))
+        .expect("symlink");
+    let out = record(&g, "sqlite:link.sqlite", "pass.json", "c1", "main");
+    assert_store_error(&out, "is a symbolic link");
+    assert!(
+        !g.path("elsewhere/h.sqlite").exists(),
+        "the link was followed"
+    );
+    // A planted link where SQLite keeps the store's WAL is refused too.
+    record(&g, "sqlite:h.sqlite", "pass.json", "c1", "main").code(0);
+    std::os::unix::fs::symlink(g.path("elsewhere/wal"), g.path("h.sqlite-wal")).expect("symlink");
+    let out = g.run(&["history", "show", "--history", "sqlite:h.sqlite"]);
+    assert_store_error(&out, "h.sqlite-wal is a symbolic link");
+    assert!(!g.path("elsewhere/wal").exists(), "the link was followed");
+}
+
+#[test]
+fn a_select_only_role_reads_the_postgres_store_and_readers_take_no_lock() {
+    let cluster = Cluster::start();
+    let g = reports();
+    let url = cluster.fresh("readonly");
+    record(&g, &url, "pass.json", "c1", "main").code(0);
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    admin
+        .batch_execute(
+            "CREATE ROLE reader LOGIN;
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;",
+        )
+        .expect("a SELECT-only role");
+    let reader = url.replacen("ncugate@", "reader@", 1);
+    assert!(!series(&g, &reader, &[]).is_empty());
+    // The writers' lock held (a writer queued for a minute): readers do not wait.
+    admin
+        .query_one("SELECT pg_advisory_lock($1)", &[&0x006e_6375_6761_7465_i64])
+        .expect("the writers' lock");
+    assert!(!series(&g, &url, &[]).is_empty());
+    g.check()
+        .history(&reader)
+        .baseline("history")
+        .input("base2.csv")
+        .args(&["--history-record", "never"])
+        .run()
+        .code(0);
+    // A writer queued behind the lock gives up after the timeout, naming it.
+    let queued = g.run(&[
+        "history",
+        "record",
+        "pass.json",
+        "--commit",
+        "c2",
+        "--branch",
+        "main",
+        "--history",
+        &url,
+        "--history-timeout",
+        "1",
+    ]);
+    assert_store_error(&queued, "no answer to a statement within 1 s");
+    // Recording as the reader is refused, with the server's reason.
+    admin
+        .query_one(
+            "SELECT pg_advisory_unlock($1)",
+            &[&0x006e_6375_6761_7465_i64],
+        )
+        .expect("unlock");
+    let out = record(&g, &reader, "pass.json", "c2", "main");
+    assert_store_error(&out, "permission denied");
+}
+
+/// A TCP server that accepts every connection and never says a word; its port.
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_postgres_server_that_never_answers_is_an_error_after_the_timeout() {
+    let g = reports();
+    let port = silent_server();
+    let url = format!("postgresql://ncugate:secret@127.0.0.1:{port}/history");
+    let timed_out = |out: &crate::common::Outcome, seconds: &str| {
+        assert_store_error(
+            out,
+            &format!("no answer to the connection's start-up within {seconds} s"),
+        );
+        assert!(
+            out.stderr.contains(&format!("127.0.0.1:{port}")),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("secret"), "{}", out.stderr);
+        assert!(out.stderr.contains("--history-timeout"), "{}", out.stderr);
+    };
+    // `[history] timeout`, under NCUGATE_HISTORY_TIMEOUT, under the flag.
+    g.write("ncugate.toml", "[history]\ntimeout = 1\n");
+    timed_out(&g.run(&["history", "show", "--history", &url]), "1");
+    let env = [("NCUGATE_HISTORY_TIMEOUT", "2")];
+    timed_out(
+        &g.run_with(&["history", "show", "--history", &url], &env),
+        "2",
+    );
+    let flag = [
+        "history",
+        "show",
+        "--history",
+        &url,
+        "--history-timeout",
+        "1",
+    ];
+    timed_out(&g.run_with(&flag, &env), "1");
+    // A check reading its rolling baseline gives up the same way.
+    let out = g
+        .check()
+        .history(&url)
+        .baseline("history")
+        .input("base2.csv")
+        .args(&["--history-record", "never", "--history-timeout", "1"])
+        .run();
+    timed_out(&out, "1");
+    let zero = g.run(&[
+        "history",
+        "show",
+        "--history",
+        &url,
+        "--history-timeout",
+        "0",
+    ]);
+    assert_eq!(zero.code, 2, "{}", zero.stderr);
+}
+
+#[test]
+fn a_damaged_sample_names_its_run_and_how_to_remove_it() {
+    let g = reports();
+    let url = "sqlite:h.sqlite";
+    record(&g, url, "pass.json", "c1", "main").code(0);
+    let db = rusqlite::Connection::open(g.path("h.sqlite")).expect("open");
+    let damaged = db
+        .execute(
+            "UPDATE run_values SET samples = '[1e3, \"x\"' WHERE series_id IN
+                (SELECT id FROM series WHERE metric = 'sm__inst_executed.sum')",
+            [],
+        )
+        .expect("damage");
+    assert!(damaged > 0);
+    drop(db);
+    let out = g
+        .check()
+        .history(url)
+        .baseline("history")
+        .input("base2.csv")
+        .args(&["--history-record", "never"])
+        .run();
+    out.one_clear_error("the run of commit c1 (run id 1) is damaged: the samples of ");
+    assert!(
+        out.stderr
+            .contains("DELETE FROM run_values WHERE run_id = 1; DELETE FROM runs WHERE id = 1;"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("re-record"), "{}", out.stderr);
+}

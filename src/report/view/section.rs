@@ -196,9 +196,11 @@ impl Cells<'_> {
     }
 }
 
+/// Launches per run as the other numbers read: a rolling baseline's mean
+/// over its runs is no whole number (`335.33 launches`).
 fn launches(n: Option<f64>) -> String {
     n.map_or("—".into(), |n| {
-        crate::format::count(n, "launch", "launches")
+        crate::format::count(crate::format::format_value(n, ""), "launch", "launches")
     })
 }
 
@@ -320,3 +322,14 @@ pub(crate) struct Listed<'r> {
 
 /// Host stack frames a report shows per sanitizer finding.
 pub(crate) const STACK_FRAMES: usize = 6;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rolling_launch_mean_reads_as_the_other_numbers() {
+        assert_eq!(super::launches(Some(1006.0 / 3.0)), "335.33 launches");
+        assert_eq!(super::launches(Some(1.0)), "1 launch");
+        assert_eq!(super::launches(Some(12.0)), "12 launches");
+        assert_eq!(super::launches(None), "—");
+    }
+}
