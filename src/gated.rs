@@ -63,7 +63,7 @@ impl Text {
     /// output could not be written (the error is said).
     pub(crate) fn show(&self) -> bool {
         for note in &self.notes {
-            eprintln!("{}", note.line());
+            say(&note.line());
         }
         print_stdout(&self.stdout)
     }
@@ -112,11 +112,12 @@ pub(crate) fn print_stdout(text: &str) -> bool {
     let captured = CAPTURED.with_borrow_mut(|captured| {
         captured
             .as_mut()
-            .map(|buf| buf.extend_from_slice(text.as_bytes()))
+            .map(|buf| buf.extend_from_slice(crate::text::escape::log_text(text, true).as_bytes()))
     });
     if captured.is_some() {
         return true;
     }
+    let text = crate::text::escape::log_text(text, true);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => true,
@@ -129,6 +130,14 @@ pub(crate) fn print_stdout(text: &str) -> bool {
             false
         }
     }
+}
+
+/// Writes one line (or a few) to standard error through the border that
+/// every line ncugate writes passes ([`crate::text::escape::log_text`]):
+/// names from exports, NVML, ncu's output or the config reach no CI runner
+/// as a command, no terminal as an escape, and no password is shown.
+pub(crate) fn say(text: &str) {
+    eprintln!("{}", crate::text::escape::log_text(text, false));
 }
 
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's

@@ -131,12 +131,18 @@ fn workloads(said: Text, failed: &[(String, Error)]) -> Outcome {
 }
 
 fn workload_errors(failed: &[(String, Error)]) {
+    use crate::error::shown;
     for (name, error) in failed {
-        eprintln!("ncugate: error: workload `{name}`: {error}");
+        let mut text = format!(
+            "ncugate: error: workload `{}`: {}\n",
+            shown(name),
+            shown(&error.to_string())
+        );
         for line in error.detail() {
-            eprintln!("  | {line}");
+            text.push_str(&format!("  | {}\n", shown(&line)));
         }
-        eprintln!("hint: {}", error.hint());
+        text.push_str(&format!("hint: {}", shown(&error.hint())));
+        crate::gated::say(&text);
     }
 }
 
@@ -165,10 +171,10 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 fn explain_error_rows(report: &Report) {
     if report.outcome() == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
-        eprintln!(
+        crate::gated::say(&format!(
             "ncugate: error: {} could not be evaluated (ERROR rows above)",
             crate::format::count(n, "check", "checks")
-        );
+        ));
         // A `kernels` filter that matches nothing is a typo to fix: `optional`
         // would hide it and leave the rule gating nothing.
         let filter_typo = report.rules.iter().any(|r| {
@@ -176,13 +182,13 @@ fn explain_error_rows(report: &Report) {
                 && r.message.starts_with(crate::compare::NO_KERNEL_MATCHES)
         });
         if filter_typo {
-            eprintln!(
+            crate::gated::say(&format!(
                 "hint: fix the rule's `kernels` filter in the thresholds file: an exact kernel key from the list above, or `regex:…`"
-            );
+            ));
         } else {
-            eprintln!(
+            crate::gated::say(&format!(
                 "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
-            );
+            ));
         }
     }
 }
