@@ -735,3 +735,28 @@ fn a_baseline_refused_for_a_bidi_character_is_not_hinted_at_duplicate_keys() {
         out.stderr
     );
 }
+
+#[test]
+fn ncu_and_app_output_passed_through_is_inert() {
+    // ncu's progress line names the kernel as the app launched it, with any
+    // terminal escape; ncu's and the app's output lines are shown under an
+    // error. Each reached standard error (and a CI log) as it was.
+    let gate = Gate::new();
+    let output = "==PROF== Profiling \"k\u{1b}[2J##[error]forged\u{202e}\" - 0: 0%....50%....100% - 1 pass\n  ::error::forged \u{1b}]0;title\u{7}\n##[warning]forged\r";
+    let ncu = gate.ncu("hostile-ncu").fail(3, output).install();
+    let out = gate
+        .record()
+        .ncu(&ncu)
+        .app(&["./app"])
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("profiled k\\u{001b}[2J#\\u{0023}[error]forged"),
+        "{}",
+        out.stderr
+    );
+    assert_inert("stdout", &out.stdout);
+    assert_inert("stderr", &out.stderr);
+}
