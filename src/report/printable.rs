@@ -9,9 +9,10 @@
 //! reader sees. Readers refuse or escape what they can at their border; this is
 //! the place that makes it true of every report whatever its source: each
 //! string of the model with an [`unprintable`](crate::text::escape::unprintable)
-//! character is escaped as `\u{000a}` (idempotent: an escaped string is
-//! printable), before the terminal, GitHub, JUnit, Markdown, HTML and JSON
-//! reporters render it.
+//! character is escaped as `\u{000a}`, and one a CI runner would read as a
+//! command (`##[`, a leading `::`) is made [`inert`](crate::text::escape::inert)
+//! (idempotent: an escaped string is printable), before the terminal,
+//! GitHub, JUnit, Markdown, HTML and JSON reporters render it.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
