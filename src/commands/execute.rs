@@ -182,13 +182,13 @@ fn explain_error_rows(report: &Report) {
                 && r.message.starts_with(crate::compare::NO_KERNEL_MATCHES)
         });
         if filter_typo {
-            crate::gated::say(&format!(
+            eprintln!(
                 "hint: fix the rule's `kernels` filter in the thresholds file: an exact kernel key from the list above, or `regex:…`"
-            ));
+            );
         } else {
-            crate::gated::say(&format!(
+            eprintln!(
                 "hint: each ERROR row says what is missing; fix the input or baseline, or mark the rule `optional = true`"
-            ));
+            );
         }
     }
 }

@@ -187,7 +187,10 @@ mod tests {
     fn the_views_own_colours_are_kept_and_any_other_escape_shown() {
         let red = "\u{1b}[31mFAIL\u{1b}[0m  scale<0>";
         assert_eq!(log_text(red, true), red);
-        assert_eq!(log_text(red, false), "\\u{001b}[31mFAIL\\u{001b}[0m  scale<0>");
+        assert_eq!(
+            log_text(red, false),
+            "\\u{001b}[31mFAIL\\u{001b}[0m  scale<0>"
+        );
         assert_eq!(
             log_text("\u{1b}[31m::error::x\u{1b}[0m \u{1b}[2J", true),
             "\\u{003a}:error::x \\u{001b}[2J"
