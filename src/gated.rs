@@ -63,7 +63,7 @@ impl Text {
     /// output could not be written (the error is said).
     pub(crate) fn show(&self) -> bool {
         for note in &self.notes {
-            say(&note.line());
+            crate::text::escape::say(&note.line());
         }
         print_stdout(&self.stdout)
     }
@@ -130,14 +130,6 @@ pub(crate) fn print_stdout(text: &str) -> bool {
             false
         }
     }
-}
-
-/// Writes one line (or a few) to standard error through the border that
-/// every line ncugate writes passes ([`crate::text::escape::log_text`]):
-/// names from exports, NVML, ncu's output or the config reach no CI runner
-/// as a command, no terminal as an escape, and no password is shown.
-pub(crate) fn say(text: &str) {
-    eprintln!("{}", crate::text::escape::log_text(text, false));
 }
 
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's

@@ -131,7 +131,7 @@ fn workloads(said: Text, failed: &[(String, Error)]) -> Outcome {
 }
 
 fn workload_errors(failed: &[(String, Error)]) {
-    use crate::error::shown;
+    use crate::text::escape::shown;
     for (name, error) in failed {
         let mut text = format!(
             "ncugate: error: workload `{}`: {}\n",
@@ -142,7 +142,7 @@ fn workload_errors(failed: &[(String, Error)]) {
             text.push_str(&format!("  | {}\n", shown(&line)));
         }
         text.push_str(&format!("hint: {}", shown(&error.hint())));
-        crate::gated::say(&text);
+        crate::text::escape::say(&text);
     }
 }
 
@@ -171,7 +171,7 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 fn explain_error_rows(report: &Report) {
     if report.outcome() == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
-        crate::gated::say(&format!(
+        crate::text::escape::say(&format!(
             "ncugate: error: {} could not be evaluated (ERROR rows above)",
             crate::format::count(n, "check", "checks")
         ));

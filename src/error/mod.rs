@@ -34,11 +34,7 @@ pub use process::ProcessError;
 pub use report::{Made, MergeError, ReportError};
 pub use tool::{SanitizerFailure, ToolError};
 
-/// Part of an error as shown: one line, its passwords redacted, inert to a
-/// CI runner and a terminal (see [`crate::text::escape::inert`]).
-pub(crate) fn shown(text: &str) -> String {
-    crate::text::escape::inert(crate::text::secret::redact(text))
-}
+use crate::text::escape::shown;
 
 /// An expected failure: exit code 2, one line of message, one line of hint.
 #[derive(Debug, thiserror::Error)]

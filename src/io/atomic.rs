@@ -301,7 +301,7 @@ fn say_removed(removed: &[PathBuf], bytes: u64, place: &str) {
     if removed.len() > SHOWN {
         names.push(format!("… ({} more)", removed.len() - SHOWN));
     }
-    crate::gated::say(&format!(
+    crate::text::escape::say(&format!(
         "ncugate: removed {} ({}) that interrupted writes left {place}: {}",
         crate::format::count(removed.len(), "temp file", "temp files"),
         crate::format::format_value(bytes as f64, "byte"),

@@ -164,7 +164,7 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     std::fs::write(&source, SOURCE).map_err(write_err(&source))?;
     let tmp = work.join(FILE_NAME);
     let spec = CommandSpec::new(tools.cc.clone(), compile_args(tools, &cupti, &source, &tmp));
-    crate::gated::say(&format!(
+    crate::text::escape::say(&format!(
         "ncugate: compiling the graph audit library: {}",
         spec.display()
     ));

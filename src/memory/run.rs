@@ -63,7 +63,7 @@ pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audit
     ));
     spec.workdir = Some(r.workdir.clone());
     spec.timeout = Some(r.timeout);
-    crate::gated::say(&format!(
+    crate::text::escape::say(&format!(
         "ncugate: leaks: CUDA_INJECTION64_PATH={} {}",
         lib.display(),
         spec.display()

@@ -67,7 +67,7 @@ pub(super) fn acquire(
                 let mut progress = Progress::new(expected, *quiet).github(github);
                 let artifacts =
                     runner::profile_once(config, metrics, &name, runner, &mut progress)?;
-                crate::gated::say(&format!(
+                crate::text::escape::say(&format!(
                     "ncugate: artifacts of {name} ({:.1}s): {}",
                     artifacts.seconds,
                     artifacts.dir.display()

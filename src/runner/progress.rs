@@ -49,10 +49,10 @@ impl Progress {
         if self.quiet {
             return;
         }
-        crate::gated::say(&format!("ncugate: profile: {command}"));
+        crate::text::escape::say(&format!("ncugate: profile: {command}"));
         if self.github {
             // ncugate's own command: only the quoted command is made inert.
-            let command = crate::error::shown(command);
+            let command = crate::text::escape::shown(command);
             println!("::group::ncu profiling ({command})");
             super::interrupt::log_group(true);
         }
@@ -91,7 +91,7 @@ impl Progress {
         match &self.bar {
             Some(bar) => {
                 bar.set_position(self.profiled);
-                bar.set_message(crate::error::shown(&format!(
+                bar.set_message(crate::text::escape::shown(&format!(
                     "{} (#{}{passes})",
                     p.kernel, p.index
                 )));
@@ -105,7 +105,7 @@ impl Progress {
                     )
                 )
             }
-            None => crate::gated::say(&format!(
+            None => crate::text::escape::say(&format!(
                 "ncugate: profiled {} (#{}{passes})",
                 p.kernel, p.index
             )),
@@ -128,7 +128,7 @@ impl Progress {
                 super::interrupt::log_group(false);
             }
             if self.profiled > 0 {
-                crate::gated::say(&format!(
+                crate::text::escape::say(&format!(
                     "ncugate: ncu profiled {} kernel launches",
                     self.profiled
                 ));

@@ -37,7 +37,7 @@ pub(crate) fn claim(out_dir: &Path, name: &str) -> Result<PathBuf> {
         let dir = std::fs::canonicalize(&dir).map_err(write_error)?;
         if lock(&dir)? {
             if n > 1 {
-                crate::gated::say(&format!(
+                crate::text::escape::say(&format!(
                     "ncugate: {} is in use by another ncugate process; this run works in {}",
                     out_dir.join(name).display(),
                     dir.display()

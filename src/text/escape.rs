@@ -64,6 +64,20 @@ pub(crate) fn log_text(text: &str, colour: bool) -> String {
     out
 }
 
+/// Writes one line (or a few) to standard error through the border that
+/// every line ncugate writes passes ([`log_text`]): names from exports,
+/// NVML, ncu's output or the config reach no CI runner as a command, no
+/// terminal as an escape, and no password is shown.
+pub(crate) fn say(text: &str) {
+    eprintln!("{}", log_text(text, false));
+}
+
+/// A quoted value or part of a message as shown (an error's message, detail
+/// and hint): one line, its passwords redacted, [`inert`].
+pub(crate) fn shown(text: &str) -> String {
+    inert(crate::text::secret::redact(text))
+}
+
 /// One line of [`log_text`]. A coloured line is kept as it is when its
 /// text without the colour codes needs no escape; else it loses its colours.
 fn log_line(line: &str, colour: bool) -> String {
