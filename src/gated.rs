@@ -132,6 +132,26 @@ pub(crate) fn print_stdout(text: &str) -> bool {
     }
 }
 
+/// Prints a usage error of the command line (clap's own, or ncugate's word
+/// on a misplaced flag) through the border every line passes: it quotes the
+/// arguments as given, and a workflow may build them from any input.
+pub fn print_usage_error(text: &str) {
+    eprint!("{}", crate::text::escape::log_text(text, true));
+}
+
+/// Prints clap's error (an unknown argument, a missing value) through
+/// [`print_usage_error`], coloured as clap would colour it on a terminal.
+pub fn print_clap_error(error: &clap::Error) {
+    use std::io::IsTerminal;
+    let rendered = error.render();
+    let text = if std::io::stderr().is_terminal() {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    print_usage_error(&text);
+}
+
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's
 /// report, a command's output) indented below, and its `hint:`.
 pub fn print_error(error: &Error) {

@@ -760,3 +760,14 @@ fn ncu_and_app_output_passed_through_is_inert() {
     assert_inert("stdout", &out.stdout);
     assert_inert("stderr", &out.stderr);
 }
+
+#[test]
+fn a_hostile_argument_in_a_usage_error_is_inert() {
+    // clap quotes an unknown argument as given: a workflow that builds the
+    // command line from an input put `::error::` at the start of a line.
+    let gate = Gate::new();
+    let out = gate.run(&["check", "--x\n  ::error::forged ##[error]forged\u{202e}"]);
+    out.code(2);
+    assert!(out.stderr.contains("unexpected argument"), "{}", out.stderr);
+    assert_inert("stderr", &out.stderr);
+}
