@@ -63,7 +63,7 @@ impl Text {
     /// output could not be written (the error is said).
     pub(crate) fn show(&self) -> bool {
         for note in &self.notes {
-            eprintln!("{}", note.line());
+            crate::text::escape::say(&note.line());
         }
         print_stdout(&self.stdout)
     }
@@ -112,11 +112,12 @@ pub(crate) fn print_stdout(text: &str) -> bool {
     let captured = CAPTURED.with_borrow_mut(|captured| {
         captured
             .as_mut()
-            .map(|buf| buf.extend_from_slice(text.as_bytes()))
+            .map(|buf| buf.extend_from_slice(crate::text::escape::log_text(text, true).as_bytes()))
     });
     if captured.is_some() {
         return true;
     }
+    let text = crate::text::escape::log_text(text, true);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => true,
@@ -129,6 +130,26 @@ pub(crate) fn print_stdout(text: &str) -> bool {
             false
         }
     }
+}
+
+/// Prints a usage error of the command line (clap's own, or ncugate's word
+/// on a misplaced flag) through the border every line passes: it quotes the
+/// arguments as given, and a workflow may build them from any input.
+pub fn print_usage_error(text: &str) {
+    eprint!("{}", crate::text::escape::log_text(text, true));
+}
+
+/// Prints clap's error (an unknown argument, a missing value) through
+/// [`print_usage_error`], coloured as clap would colour it on a terminal.
+pub fn print_clap_error(error: &clap::Error) {
+    use std::io::IsTerminal;
+    let rendered = error.render();
+    let text = if std::io::stderr().is_terminal() {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    print_usage_error(&text);
 }
 
 /// Prints an expected failure once: `ncugate: error: …`, its detail (toml's

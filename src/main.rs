@@ -30,15 +30,12 @@ fn misplaced(e: &clap::Error) -> bool {
     } else {
         ""
     };
-    eprintln!(
-        "ncugate: error: {flag} does not apply to `ncugate {}`; it is a flag of {}{why}",
+    commands::print_usage_error(&format!(
+        "ncugate: error: {flag} does not apply to `ncugate {}`; it is a flag of {}{why}\nhint: drop {flag} here (`ncugate {} --help` lists the flags that apply)\n",
         here.join(" "),
-        list.join(", ")
-    );
-    eprintln!(
-        "hint: drop {flag} here (`ncugate {} --help` lists the flags that apply)",
+        list.join(", "),
         here.join(" ")
-    );
+    ));
     true
 }
 
@@ -54,7 +51,7 @@ fn main() {
         Ok(matches) => matches,
         Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
             if !misplaced(&e) {
-                let _ = e.print();
+                commands::print_clap_error(&e);
             }
             std::process::exit(exit::ERROR);
         }
@@ -65,7 +62,7 @@ fn main() {
             }
             // Usage errors are exit 2 like every other error; help and version exit 0.
             if e.use_stderr() {
-                let _ = e.print();
+                commands::print_clap_error(&e);
                 std::process::exit(exit::ERROR);
             }
             // Help and version on standard output: a reader that stopped early

@@ -225,12 +225,17 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
+/// What an error about an unprintable string says of it (and how the
+/// error is told from a duplicate key's).
+pub(crate) const UNPRINTABLE: &str =
+    "a control, noncharacter or bidirectional character that ncugate never writes";
+
 /// `Err` naming the first unprintable character of `s` and where `s` is.
 fn printable<E: de::Error>(s: &str, path: &[Step]) -> Result<(), E> {
     match s.chars().find(|&c| unprintable(c)) {
         None => Ok(()),
         Some(c) => Err(E::custom(format!(
-            "a string in {} holds U+{:04X}, a control, noncharacter or bidirectional character that ncugate never writes",
+            "a string in {} holds U+{:04X}, {UNPRINTABLE}",
             place(path),
             u32::from(c)
         ))),

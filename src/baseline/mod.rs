@@ -210,9 +210,10 @@ impl Baseline {
                     |source| Error::read(crate::error::FileKind::Baseline, path, source),
                 )?;
                 vet_version(path, head_version(path)?)?;
-                return Err(BaselineError::DuplicateKey {
-                    path: path.to_path_buf(),
-                    reason: e.to_string(),
+                let (path, reason) = (path.to_path_buf(), e.to_string());
+                return Err(match reason.contains(keys::UNPRINTABLE) {
+                    true => BaselineError::Unprintable { path, reason },
+                    false => BaselineError::DuplicateKey { path, reason },
                 }
                 .into());
             }

@@ -131,12 +131,18 @@ fn workloads(said: Text, failed: &[(String, Error)]) -> Outcome {
 }
 
 fn workload_errors(failed: &[(String, Error)]) {
+    use crate::text::escape::shown;
     for (name, error) in failed {
-        eprintln!("ncugate: error: workload `{name}`: {error}");
+        let mut text = format!(
+            "ncugate: error: workload `{}`: {}\n",
+            shown(name),
+            shown(&error.to_string())
+        );
         for line in error.detail() {
-            eprintln!("  | {line}");
+            text.push_str(&format!("  | {}\n", shown(&line)));
         }
-        eprintln!("hint: {}", error.hint());
+        text.push_str(&format!("hint: {}", shown(&error.hint())));
+        crate::text::escape::say(&text);
     }
 }
 
@@ -165,10 +171,10 @@ fn failed(f: Failed, outputs: &report::Outputs) -> Outcome {
 fn explain_error_rows(report: &Report) {
     if report.outcome() == Outcome::Error && report.errors.is_empty() {
         let n = report.counts().error;
-        eprintln!(
+        crate::text::escape::say(&format!(
             "ncugate: error: {} could not be evaluated (ERROR rows above)",
             crate::format::count(n, "check", "checks")
-        );
+        ));
         // A `kernels` filter that matches nothing is a typo to fix: `optional`
         // would hide it and leave the rule gating nothing.
         let filter_typo = report.rules.iter().any(|r| {

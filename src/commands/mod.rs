@@ -12,7 +12,9 @@ mod execute;
 mod leaks;
 mod sanitize;
 
-pub use crate::gated::{Failed, Gated, Text, capture_stdout, print_error};
+pub use crate::gated::{
+    Failed, Gated, Text, capture_stdout, print_clap_error, print_error, print_usage_error,
+};
 pub use crate::history::command::history;
 pub use crate::metrics::suite::{SuiteRun, merge, suite};
 pub use crate::metrics::{check, profile, record};

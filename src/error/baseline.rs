@@ -23,6 +23,11 @@ pub enum BaselineError {
     /// Two entries for one key (a hand edit or a merge).
     #[error("{}: invalid baseline: {reason}", .path.display())]
     DuplicateKey { path: PathBuf, reason: String },
+    /// A string holding a character ncugate never writes (a control, a
+    /// bidirectional control, a noncharacter): a hand edit, or a baseline
+    /// recorded by an ncugate that did not escape it.
+    #[error("{}: invalid baseline: {reason}", .path.display())]
+    Unprintable { path: PathBuf, reason: String },
     #[error("{}: invalid baseline: {reason}", .path.display())]
     Invalid { path: PathBuf, reason: String },
     /// No baseline for a suite's workload (on this GPU: `gpu`, with
@@ -105,6 +110,7 @@ impl BaselineError {
             BaselineError::NoSchemaVersion { .. } => "record one with `ncugate baseline record`".into(),
             BaselineError::SchemaVersion { .. } => "use the ncugate version that recorded it, or re-record the baseline with this one".into(),
             BaselineError::DuplicateKey { .. } => "two entries for one key come from a hand edit or a merge: re-record the baseline, or keep one of the entries".into(),
+            BaselineError::Unprintable { .. } => "ncugate writes such a character escaped (`\\u{…}`): re-record the baseline with `ncugate baseline record`; do not edit it by hand".into(),
             BaselineError::Invalid { .. } => "re-record the baseline; do not edit it by hand".into(),
             BaselineError::Missing { record, .. } => format!("record it on this runner: `{record}`"),
             BaselineError::MetricMissing { near: Some(near), thresholds, line, .. } => format!(

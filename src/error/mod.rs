@@ -34,6 +34,8 @@ pub use process::ProcessError;
 pub use report::{Made, MergeError, ReportError};
 pub use tool::{SanitizerFailure, ToolError};
 
+use crate::text::escape::shown;
+
 /// An expected failure: exit code 2, one line of message, one line of hint.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -177,26 +179,34 @@ impl Error {
 
     /// The error as printed on standard error: `ncugate: error: …`, its
     /// detail (toml's report, a command's output) indented below, and its
-    /// `hint:`, each line ending in a newline.
+    /// `hint:`, each line ending in a newline. The values a message quotes
+    /// (names and tags from `ncugate.toml`, metric names, a history URL, a
+    /// command's output) pass the border here, once for every variant: each
+    /// part is one [`shown`] line.
     pub fn printed(&self) -> String {
-        let mut text = format!("ncugate: error: {self}\n");
+        let mut text = format!("ncugate: error: {}\n", shown(&self.to_string()));
         for line in self.detail() {
-            text.push_str(&format!("  | {line}\n"));
+            text.push_str(&format!("  | {}\n", shown(&line)));
         }
-        text.push_str(&format!("hint: {}\n", self.hint()));
+        text.push_str(&format!("hint: {}\n", shown(&self.hint())));
         text
     }
 
     /// The error as one line for the file reports: message, its detail
-    /// (`output: …`), hint.
+    /// (`output: …`), hint; each part [`shown`].
     pub(crate) fn report_line(&self) -> String {
         let detail = self.detail();
         let detail = if detail.is_empty() {
             String::new()
         } else {
-            format!(" — output: {}", detail.join(" ⏎ "))
+            let lines: Vec<String> = detail.iter().map(|l| shown(l)).collect();
+            format!(" — output: {}", lines.join(" ⏎ "))
         };
-        format!("{self}{detail} (hint: {})", self.hint())
+        format!(
+            "{}{detail} (hint: {})",
+            shown(&self.to_string()),
+            shown(&self.hint())
+        )
     }
 
     /// The error for a file of `kind` at `path` that cannot be read.

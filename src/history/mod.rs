@@ -68,20 +68,10 @@ fn usage(url: &str, why: &str) -> Error {
     .into()
 }
 
-/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
+/// The URL with its password left out, in any form: `postgres://user:***@host/db`,
+/// `postgres://user@host/db?password=***`, `host=… password=***`.
 pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((user, host)) if user.contains(':') => {
-            let name = user.split(':').next().unwrap_or_default();
-            format!("{scheme}://{name}:***@{host}{tail}")
-        }
-        _ => url.to_string(),
-    }
+    crate::text::secret::redact_url(url)
 }
 
 /// How a command uses a store. Readers (`history show`, `changes`, a

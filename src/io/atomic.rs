@@ -301,12 +301,12 @@ fn say_removed(removed: &[PathBuf], bytes: u64, place: &str) {
     if removed.len() > SHOWN {
         names.push(format!("… ({} more)", removed.len() - SHOWN));
     }
-    eprintln!(
+    crate::text::escape::say(&format!(
         "ncugate: removed {} ({}) that interrupted writes left {place}: {}",
         crate::format::count(removed.len(), "temp file", "temp files"),
         crate::format::format_value(bytes as f64, "byte"),
         names.join(", ")
-    );
+    ));
 }
 
 #[cfg(test)]

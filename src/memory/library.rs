@@ -164,10 +164,10 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
     std::fs::write(&source, SOURCE).map_err(write_err(&source))?;
     let tmp = work.join(FILE_NAME);
     let spec = CommandSpec::new(tools.cc.clone(), compile_args(tools, &cupti, &source, &tmp));
-    eprintln!(
+    crate::text::escape::say(&format!(
         "ncugate: compiling the graph audit library: {}",
         spec.display()
-    );
+    ));
     let done = processes.run(&spec, &mut |_| {});
     let log = dir.join("build.log");
     crate::runner::write_lines(&log, &done.lines)?;

@@ -63,11 +63,11 @@ pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audit
     ));
     spec.workdir = Some(r.workdir.clone());
     spec.timeout = Some(r.timeout);
-    eprintln!(
+    crate::text::escape::say(&format!(
         "ncugate: leaks: CUDA_INJECTION64_PATH={} {}",
         lib.display(),
         spec.display()
-    );
+    ));
 
     let stop = Arc::new(AtomicBool::new(false));
     let mut sampler: Option<std::thread::JoinHandle<Vec<(f64, f64)>>> = None;

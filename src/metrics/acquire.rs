@@ -67,11 +67,11 @@ pub(super) fn acquire(
                 let mut progress = Progress::new(expected, *quiet).github(github);
                 let artifacts =
                     runner::profile_once(config, metrics, &name, runner, &mut progress)?;
-                eprintln!(
+                crate::text::escape::say(&format!(
                     "ncugate: artifacts of {name} ({:.1}s): {}",
                     artifacts.seconds,
                     artifacts.dir.display()
-                );
+                ));
                 acquired.inputs.push(artifacts.raw);
                 acquired.details.extend(artifacts.details);
                 acquired.seconds.push(artifacts.seconds);

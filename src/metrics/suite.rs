@@ -35,7 +35,7 @@ pub enum SuiteRun {
 pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> Result<SuiteRun> {
     let planned = planned(config);
     if let Some(shard) = config.shard {
-        eprintln!(
+        crate::text::escape::say(&format!(
             "ncugate: shard {shard}: {} of {}: {}",
             planned.len(),
             crate::format::count(config.workloads.len(), "workload", "workloads"),
@@ -48,7 +48,7 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> Result<Suit
                     .collect::<Vec<_>>()
                     .join(", ")
             }
-        );
+        ));
     }
     let mut builds = Builds::default();
     match &config.runs {
@@ -229,7 +229,7 @@ fn check(
         .max()
         .unwrap_or(0);
     for &(w, c) in planned {
-        eprintln!("ncugate: workload {}", w.name);
+        crate::text::escape::say(&format!("ncugate: workload {}", w.name));
         let checked = build_for(w, &c.source, builds, processes)
             .map_err(Failed::from)
             .and_then(|()| super::check(c, processes));
@@ -292,7 +292,7 @@ fn record(
     let mut failed = Failures::new();
     let mut outcome = Outcome::Pass;
     for &(w, c) in planned {
-        eprintln!("ncugate: workload {}", w.name);
+        crate::text::escape::say(&format!("ncugate: workload {}", w.name));
         let result =
             build_for(w, &c.source, builds, processes).and_then(|()| super::record(c, processes));
         match result {
@@ -329,7 +329,7 @@ fn profile(
     let mut failed = Failures::new();
     let mut outcome = Outcome::Pass;
     for &(w, runner) in planned {
-        eprintln!("ncugate: workload {}", w.name);
+        crate::text::escape::say(&format!("ncugate: workload {}", w.name));
         let result = builds
             .once(w, processes)
             .and_then(|()| super::profile(runner, processes));

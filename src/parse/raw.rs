@@ -567,9 +567,11 @@ fn gpu_of(name: &str, major: &str, minor: &str, sms: &str, cc: &str) -> Gpu {
         cc.to_string()
     };
     let sm_count = sms.replace(',', "").parse().ok();
+    // Escaped at the border as a kernel name is: a baseline keeps the name
+    // as read back later, and a baseline never holds an unprintable character.
     Gpu {
-        name: name.to_string(),
-        compute_capability,
+        name: crate::text::escape::printable(name.to_string()),
+        compute_capability: crate::text::escape::printable(compute_capability),
         sm_count,
     }
 }

@@ -222,11 +222,13 @@ fn thresholds_file(path: Option<&str>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Escapes a workflow-command message (`%`, CR, LF), as the runner requires.
+/// Escapes a workflow-command message (`%`, CR, LF), as the runner requires,
+/// and the legacy `##[` the runner reads anywhere in a line.
 pub(crate) fn data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
+        .replace("##[", "#\\u{0023}[")
 }
 
 /// Escapes a workflow-command property value (also `:` and `,`).

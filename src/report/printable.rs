@@ -9,9 +9,10 @@
 //! reader sees. Readers refuse or escape what they can at their border; this is
 //! the place that makes it true of every report whatever its source: each
 //! string of the model with an [`unprintable`](crate::text::escape::unprintable)
-//! character is escaped as `\u{000a}` (idempotent: an escaped string is
-//! printable), before the terminal, GitHub, JUnit, Markdown, HTML and JSON
-//! reporters render it.
+//! character is escaped as `\u{000a}`, and one a CI runner would read as a
+//! command (`##[`, a leading `::`) is made [`inert`](crate::text::escape::inert)
+//! (idempotent: an escaped string is printable), before the terminal,
+//! GitHub, JUnit, Markdown, HTML and JSON reporters render it.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -44,12 +45,47 @@ struct Scan {
     escape: Option<Vec<u8>>,
     /// The first bytes of a UTF-8 character split between two writes.
     partial: Vec<u8>,
+    /// What a CI runner would read as a command ([`Commands`]).
+    commands: Commands,
+}
+
+/// Finds, in serde_json's output, what [`inert`](crate::text::escape::inert)
+/// escapes besides unprintable characters: `##[` anywhere, and a string
+/// that starts with `::` after spaces (its opening quote, spaces, `::`).
+#[derive(Default)]
+struct Commands {
+    /// `#` seen in a row (up to 2).
+    hashes: u8,
+    /// After a quote and spaces: the colons seen since.
+    lead: Option<u8>,
+}
+
+impl Commands {
+    /// True when `b` completes a command.
+    fn byte(&mut self, b: u8) -> bool {
+        let found = (b == b'[' && self.hashes == 2) || (b == b':' && self.lead == Some(1));
+        self.hashes = if b == b'#' {
+            (self.hashes + 1).min(2)
+        } else {
+            0
+        };
+        self.lead = match (b, self.lead) {
+            (b'"', _) => Some(0),
+            (b' ', Some(0)) => Some(0),
+            (b':', Some(0)) => Some(1),
+            _ => None,
+        };
+        found
+    }
 }
 
 impl std::io::Write for Scan {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // Most of a report is printable ASCII without a `\\`: passed over whole.
         let plain = |b: &u8| (0x20..0x7f).contains(b) && *b != b'\\';
+        if !self.found {
+            self.found = buf.iter().any(|&b| self.commands.byte(b));
+        }
         let between = self.escape.is_none() && self.partial.is_empty();
         let skip = self.found || (between && buf.iter().all(plain));
         if !skip {
@@ -124,7 +160,14 @@ mod tests {
 
     #[test]
     fn a_printable_model_is_borrowed() {
-        for name in ["scale<0>(float *)", "C:\\new\\path", "naïve ✓", "\\u{000a}"] {
+        for name in [
+            "scale<0>(float *)",
+            "C:\\new\\path",
+            "naïve ✓",
+            "\\u{000a}",
+            "ns::k(int)",
+            "#[x]",
+        ] {
             assert!(matches!(escaped(&m(name)), Cow::Borrowed(_)), "{name}");
         }
     }
@@ -138,13 +181,17 @@ mod tests {
             ("a\u{fffe}", "a\\u{fffe}"),
             ("a\u{7f}\u{85}", "a\\u{007f}\\u{0085}"),
             ("\u{1b}[31m", "\\u{001b}[31m"),
+            ("k ##[error]x", "k #\\u{0023}[error]x"),
+            ("::error::x", "\\u{003a}:error::x"),
+            ("  ::error::x", "  \\u{003a}:error::x"),
         ] {
             let model = m(name);
             let out = escaped(&model);
             assert!(matches!(out, Cow::Owned(_)), "{name:?}");
             assert_eq!(out.name, shown);
             assert_eq!(out.notes, m(name).notes, "printable text is kept");
-            assert!(out.by_key.contains_key(&format!("k {shown}")));
+            let key = crate::text::escape::inert(format!("k {name}"));
+            assert!(out.by_key.contains_key(&key), "{key:?}");
             // Escaped text is printable: a second pass changes nothing.
             assert!(matches!(escaped(&*out), Cow::Borrowed(_)));
         }

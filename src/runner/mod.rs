@@ -102,7 +102,7 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
     spec.workdir = Some(config.workdir.clone());
     spec.env = config.env.clone();
-    eprintln!("ncugate: build: {}", spec.display());
+    crate::text::escape::say(&format!("ncugate: build: {}", spec.display()));
     let done = runner.run(&spec, &mut |_| {});
     let log = config.out_dir.join("build.log");
     write_lines(&log, &done.lines)?;

@@ -49,8 +49,10 @@ impl Progress {
         if self.quiet {
             return;
         }
-        eprintln!("ncugate: profile: {command}");
+        crate::text::escape::say(&format!("ncugate: profile: {command}"));
         if self.github {
+            // ncugate's own command: only the quoted command is made inert.
+            let command = crate::text::escape::shown(command);
             println!("::group::ncu profiling ({command})");
             super::interrupt::log_group(true);
         }
@@ -89,12 +91,24 @@ impl Progress {
         match &self.bar {
             Some(bar) => {
                 bar.set_position(self.profiled);
-                bar.set_message(format!("{} (#{}{passes})", p.kernel, p.index));
+                bar.set_message(crate::text::escape::shown(&format!(
+                    "{} (#{}{passes})",
+                    p.kernel, p.index
+                )));
             }
             None if self.github => {
-                println!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index)
+                println!(
+                    "{}",
+                    crate::text::escape::log_text(
+                        &format!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index),
+                        false
+                    )
+                )
             }
-            None => eprintln!("ncugate: profiled {} (#{}{passes})", p.kernel, p.index),
+            None => crate::text::escape::say(&format!(
+                "ncugate: profiled {} (#{}{passes})",
+                p.kernel, p.index
+            )),
         }
     }
 
@@ -114,7 +128,10 @@ impl Progress {
                 super::interrupt::log_group(false);
             }
             if self.profiled > 0 {
-                eprintln!("ncugate: ncu profiled {} kernel launches", self.profiled);
+                crate::text::escape::say(&format!(
+                    "ncugate: ncu profiled {} kernel launches",
+                    self.profiled
+                ));
             }
         }
     }

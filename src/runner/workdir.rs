@@ -37,11 +37,11 @@ pub(crate) fn claim(out_dir: &Path, name: &str) -> Result<PathBuf> {
         let dir = std::fs::canonicalize(&dir).map_err(write_error)?;
         if lock(&dir)? {
             if n > 1 {
-                eprintln!(
+                crate::text::escape::say(&format!(
                     "ncugate: {} is in use by another ncugate process; this run works in {}",
                     out_dir.join(name).display(),
                     dir.display()
-                );
+                ));
             }
             return Ok(dir);
         }

@@ -79,7 +79,7 @@ pub(crate) fn run_tool(
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
-    eprintln!("ncugate: sanitize: {}", spec.display());
+    crate::text::escape::say(&format!("ncugate: sanitize: {}", spec.display()));
     let done = runner.run(&spec, &mut |_| {});
     let log = config.out_dir.join(format!("sanitizer.{tool}.log"));
     crate::runner::write_lines(&log, &done.lines)?;

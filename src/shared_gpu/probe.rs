@@ -108,11 +108,15 @@ impl GpuProbe for Nvml {
     }
 }
 
-/// A process name as reports show it: the program's file name, printable only.
+/// A process name as reports show it: the program's file name, printable
+/// only (a bidi control would reorder the note it is quoted in).
 fn short_name(name: &str) -> String {
     let name = name.trim();
     let base = name.rsplit('/').next().unwrap_or(name);
-    base.chars().filter(|c| !c.is_control()).take(64).collect()
+    base.chars()
+        .filter(|&c| !crate::text::escape::unprintable(c))
+        .take(64)
+        .collect()
 }
 
 #[cfg(test)]
@@ -143,5 +147,6 @@ mod tests {
     fn names_are_short_and_printable() {
         assert_eq!(short_name("/usr/bin/python3\n"), "python3");
         assert_eq!(short_name("a\u{1b}[31mb"), "a[31mb");
+        assert_eq!(short_name("gpt\u{202e}txt.exe\u{2028}"), "gpttxt.exe");
     }
 }

@@ -2,3 +2,4 @@
 //! from outside printable in every report format.
 
 pub(crate) mod escape;
+pub(crate) mod secret;

@@ -348,6 +348,12 @@ fn baseline_errors() -> Vec<BaselineError> {
             path: path.clone(),
             reason: s("duplicate key `scale` in kernels"),
         },
+        E::Unprintable {
+            path: path.clone(),
+            reason: s(
+                "a string in kernels holds U+202E, a control, noncharacter or bidirectional character that ncugate never writes at line 3 column 20",
+            ),
+        },
         E::Invalid {
             path: path.clone(),
             reason: s("missing field `total`"),
@@ -428,6 +434,7 @@ fn baseline_name(e: &BaselineError) -> &'static str {
         E::NoSchemaVersion { .. } => "NoSchemaVersion",
         E::SchemaVersion { .. } => "SchemaVersion",
         E::DuplicateKey { .. } => "DuplicateKey",
+        E::Unprintable { .. } => "Unprintable",
         E::Invalid { .. } => "Invalid",
         E::Missing { .. } => "Missing",
         E::MetricMissing { .. } => "MetricMissing",

@@ -473,3 +473,301 @@ fn a_report_folder_holding_a_link_writes_nothing_through_it() {
         .code(1);
     assert!(!gate.path("elsewhere/page.html").exists());
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("list").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A character no output may hold raw: a control (but the line feed), a
+/// bidirectional control, a line or paragraph separator.
+fn raw_control(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(
+            u32::from(c),
+            0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C | 0x2028 | 0x2029
+        )
+}
+
+/// No line of `text` holds a raw control, the legacy `##[` workflow command,
+/// or `::` after leading whitespace — but ncugate's own annotations and
+/// log groups, at the start of a line of GitHub mode's standard output.
+fn assert_inert(what: &str, text: &str) {
+    for line in text.split('\n') {
+        let own = [
+            "::error ",
+            "::warning ",
+            "::notice ",
+            "::group::",
+            "::endgroup::",
+        ]
+        .iter()
+        .any(|cmd| line.starts_with(cmd));
+        assert!(
+            !line.contains(raw_control)
+                && !line.contains("##[")
+                && (own || !line.trim_start().starts_with("::")),
+            "{what}: {line:?}"
+        );
+    }
+}
+
+/// Every file `gate` holds (but the inputs named) passes [`assert_inert`]
+/// and holds no `secret`.
+fn assert_reports_inert(gate: &Gate, inputs: &[&str], secret: &str) {
+    for path in files_under(&gate.path("")) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let ext = path.extension().unwrap_or_default().to_string_lossy();
+        // Baselines are data read back, not reports (their reader refuses a control).
+        let baseline = name.starts_with("baseline") || path.starts_with(gate.path("baselines"));
+        if baseline
+            || inputs.iter().any(|i| name == *i)
+            || matches!(&*ext, "sqlite" | "csv" | "toml")
+        {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned();
+        assert!(!text.contains(secret), "{}: {text}", path.display());
+        assert_inert(&path.display().to_string(), &text);
+    }
+}
+
+/// `text` as the inside of a TOML basic string.
+fn toml_escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' => format!("\\{c}"),
+            c if c.is_ascii() && !c.is_control() => c.to_string(),
+            c => format!("\\u{:04X}", u32::from(c)),
+        })
+        .collect()
+}
+
+#[test]
+fn a_history_password_reaches_no_output_in_any_form() {
+    // Only `user:password@` was hidden: a `password=` query parameter and a
+    // libpq `key=value` string reached stderr and every report file. Port 1
+    // refuses at once: no server is needed.
+    let gate = Gate::recorded();
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    for url in [
+        "postgres://u:S3CRET@127.0.0.1:1/db?connect_timeout=1",
+        "postgres://u@127.0.0.1:1/db?password=S3CRET&connect_timeout=1",
+        "postgresql://u@127.0.0.1:1/db?connect_timeout=1&PassWord=S3CRET",
+        "host=127.0.0.1 port=1 password=S3CRET dbname=db",
+        "host=127.0.0.1 port=1 password = 'S3CRET and more' dbname=db",
+    ] {
+        let out = gate
+            .check()
+            .baseline("history")
+            .input("run.csv")
+            .args(&["--history", url, "--format", "github"])
+            .json("r.json")
+            .junit("junit.xml")
+            .markdown("r.md")
+            .html("html")
+            .run_as_github_step();
+        out.code(2);
+        for (what, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            assert!(!text.contains("S3CRET"), "{url}: {what}: {text}");
+        }
+        assert!(out.stderr.contains("***"), "{url}: {}", out.stderr);
+        assert_reports_inert(&gate, &["run.csv", "baseline.json"], "S3CRET");
+        let out = gate.run(&["history", "show", "--history", url]);
+        out.code(2);
+        assert!(!out.stderr.contains("S3CRET"), "{url}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn hostile_names_from_every_source_pass_one_border() {
+    // A kernel name, a GPU name in an export, a workload name, a tag, a
+    // metric name in a thresholds file and a history URL, each holding a
+    // line break, a terminal escape, a bidi control, the legacy `##[error]`
+    // and `::` after whitespace, through check, baseline record, merge and
+    // history: no line of any output nor of any report holds one raw.
+    let hostile = "\u{1b}[2J\u{9b}0m\u{202e}##[error]forged\n  ::error::forged";
+    let gate = Gate::new();
+    let run = common::h200_text("graph_app.base.fast.run1.raw.csv");
+    assert!(run.contains("\"NVIDIA H200\""));
+    let run = run.replace(
+        "\"produce(float *, long)\"",
+        &format!("\"  ::warning::k ##[error]k{hostile}(float *, long)\""),
+    );
+    gate.write(
+        "run.csv",
+        run.replace("\"NVIDIA H200\"", &format!("\"NVIDIA H200{hostile}\"")),
+    );
+    let mut said = Vec::new();
+    // A GPU name `baseline record` keeps is one the checks after it accept.
+    let out = gate.record().input("run.csv").output("baseline.json").run();
+    out.code(0);
+    said.push(out);
+    let out = gate
+        .check()
+        .baseline("baseline.json")
+        .input("run.csv")
+        .args(&["--format", "github", "--show", "all"])
+        .json("r.json")
+        .junit("junit.xml")
+        .markdown("r.md")
+        .html("html")
+        .run_as_github_step();
+    out.code(0);
+    said.push(out);
+    // The same through a suite's shard, merge and the history.
+    let quoted = toml_escaped(hostile);
+    gate.write(
+        "ncugate.toml",
+        format!("[[workload]]\nname = \"base\"\ncommand = [\"./app\"]\ntags = [\"{quoted}\"]\n"),
+    );
+    let gpu_dir = gate.path("baselines/base");
+    std::fs::create_dir_all(&gpu_dir).expect("mkdir");
+    gate.record()
+        .workload("base")
+        .input("run.csv")
+        .run()
+        .code(0);
+    let out = gate
+        .check()
+        .workload("base")
+        .input("run.csv")
+        .json("shard.json")
+        .run();
+    out.code(0);
+    said.push(out);
+    said.push(
+        gate.ncugate(&[
+            "merge",
+            "shard.json",
+            "--format",
+            "github",
+            "--html",
+            "merged",
+        ])
+        .junit("merged.xml")
+        .markdown("merged.md")
+        .run_as_github_step(),
+    );
+    said.push(gate.history_record(
+        "sqlite:h.sqlite",
+        "shard.json",
+        ("c1", "main", "2026-01-01T00:00:00Z"),
+    ));
+    said.push(gate.run(&["history", "show", "--history", "sqlite:h.sqlite"]));
+    // Errors that quote a name from the config, the command line or a file.
+    // No workload has this tag: the hint lists the tags there are.
+    let tag = format!("x{hostile}");
+    said.push(gate.run(&["check", "--tag", &tag, "--input", "run.csv"]));
+    said.push(gate.run(&["check", "--workload", hostile, "--input", "run.csv"]));
+    gate.write(
+        "t.toml",
+        format!("[[rule]]\nmetric = \"{quoted}\"\nworse = \"higher\"\nmax_change = \"5%\"\n"),
+    );
+    said.push(gate.run(&[
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "run.csv",
+        "--thresholds",
+        "t.toml",
+        "--json",
+        "t.json",
+    ]));
+    said.push(gate.run(&["history", "show", "--history", &format!("sqlite:{hostile}")]));
+    said.push(gate.run(&[
+        "history",
+        "show",
+        "--history",
+        &format!("postgres://u@127.0.0.1:1/{hostile}"),
+    ]));
+    for (i, out) in said.iter().enumerate() {
+        assert_inert(&format!("#{i} stdout"), &out.stdout);
+        assert_inert(&format!("#{i} stderr"), &out.stderr);
+    }
+    let codes: Vec<i32> = said.iter().map(|o| o.code).collect();
+    assert_eq!(
+        codes[6..],
+        [2; 5],
+        "{}",
+        said[6..]
+            .iter()
+            .map(|o| o.stderr.as_str())
+            .collect::<String>()
+    );
+    assert_reports_inert(&gate, &["run.csv"], "\u{0}");
+}
+
+#[test]
+fn a_baseline_refused_for_a_bidi_character_is_not_hinted_at_duplicate_keys() {
+    let gate = Gate::recorded();
+    let baseline = gate.read("baseline.json");
+    assert!(baseline.contains("\"produce(float *, long)\""));
+    gate.write(
+        "bidi.json",
+        baseline.replace(
+            "\"produce(float *, long)\"",
+            "\"produce\u{202e}(float *, long)\"",
+        ),
+    );
+    gate.h200("graph_app.base.fast.run1.raw.csv", "run.csv");
+    let out = gate.run(&["check", "--baseline", "bidi.json", "--input", "run.csv"]);
+    out.one_clear_error("U+202E");
+    assert!(
+        !out.stderr.contains("duplicate") && !out.stderr.contains("two entries"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: ncugate writes such a character escaped"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn ncu_and_app_output_passed_through_is_inert() {
+    // ncu's progress line names the kernel as the app launched it, with any
+    // terminal escape; ncu's and the app's output lines are shown under an
+    // error. Each reached standard error (and a CI log) as it was.
+    let gate = Gate::new();
+    let output = "==PROF== Profiling \"k\u{1b}[2J##[error]forged\u{202e}\" - 0: 0%....50%....100% - 1 pass\n  ::error::forged \u{1b}]0;title\u{7}\n##[warning]forged\r";
+    let ncu = gate.ncu("hostile-ncu").fail(3, output).install();
+    let out = gate
+        .record()
+        .ncu(&ncu)
+        .app(&["./app"])
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("profiled k\\u{001b}[2J#\\u{0023}[error]forged"),
+        "{}",
+        out.stderr
+    );
+    assert_inert("stdout", &out.stdout);
+    assert_inert("stderr", &out.stderr);
+}
+
+#[test]
+fn a_hostile_argument_in_a_usage_error_is_inert() {
+    // clap quotes an unknown argument as given: a workflow that builds the
+    // command line from an input put `::error::` at the start of a line.
+    let gate = Gate::new();
+    let out = gate.run(&["check", "--x\n  ::error::forged ##[error]forged\u{202e}"]);
+    out.code(2);
+    assert!(out.stderr.contains("unexpected argument"), "{}", out.stderr);
+    assert_inert("stderr", &out.stderr);
+}
