@@ -430,13 +430,13 @@ mod tests {
         assert!(real.lines.len() > 10, "{}", real.lines.len());
         let mut profile = real.clone();
         profile.lines.clear();
-        let mut number = 0;
+        let mut number: u64 = 0;
         for copy in 0..copies {
             for (i, line) in real.lines.iter().enumerate() {
-                number += 1 + u64::from(number % 50 == 0) * shift;
+                number += 1 + u64::from(number.is_multiple_of(50)) * shift;
                 let mut line = line.clone();
                 line.line = number;
-                if (copy * real.lines.len() + i) % 7 == 0 {
+                if (copy * real.lines.len() + i).is_multiple_of(7) {
                     line.text = format!("{} {edit}{copy}", line.text);
                 }
                 profile.lines.push(line);
