@@ -27,7 +27,7 @@ mod tool;
 pub use baseline::BaselineError;
 pub use config::ConfigError;
 pub use export::{ExportError, MetricNear};
-pub use file::FileKind;
+pub use file::{FileKind, MAX_INPUT_SIZE_VARIABLE, TooLarge};
 pub use history::{HISTORY_URL_FORMS, HistoryError};
 pub use ncu::NcuFailure;
 pub use process::ProcessError;
@@ -149,7 +149,7 @@ impl Error {
             }
             Error::TooLarge { .. } => format!(
                 "check the path: real exports, reports and baselines stay far below it (not a device such as /dev/zero); to read a larger file set {}=BYTES",
-                crate::io::bounded::VARIABLE
+                MAX_INPUT_SIZE_VARIABLE
             ),
             Error::Malformed { kind, .. } => kind.malformed_hint().into(),
             // Nothing came down the pipe: the fix is the command before it.
@@ -214,9 +214,7 @@ impl Error {
 
     /// The error for a file of `kind` at `path` that cannot be read.
     pub fn read(kind: FileKind, path: &Path, source: std::io::Error) -> Error {
-        let too_large = source
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<crate::io::bounded::TooLarge>());
+        let too_large = source.get_ref().and_then(|e| e.downcast_ref::<TooLarge>());
         if let Some(t) = too_large {
             return Error::TooLarge {
                 kind,

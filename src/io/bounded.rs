@@ -8,9 +8,11 @@
 //! 100,000 kernels is 465 MB).
 //!
 //! A file past the limit reads as an [`std::io::Error`] holding
-//! [`TooLarge`], which [`crate::error::Error::read`] turns into its own
+//! [`TooLarge`] (a leaf type of the error module), which
+//! [`crate::error::Error::read`] turns into its own
 //! error: every read that names its file through it says so alike.
 
+pub(crate) use crate::error::TooLarge;
 use crate::error::{Error, FileKind, Result};
 use std::io::Read;
 use std::path::Path;
@@ -19,22 +21,7 @@ use std::path::Path;
 pub(crate) const DEFAULT_LIMIT: u64 = 1 << 30;
 
 /// The variable that sets the limit, in bytes.
-pub(crate) const VARIABLE: &str = "NCUGATE_MAX_INPUT_SIZE";
-
-/// What a read past the limit fails with (inside an [`std::io::Error`]).
-#[derive(Debug, Clone, Copy)]
-pub struct TooLarge {
-    /// The limit, in bytes.
-    pub limit: u64,
-}
-
-impl std::fmt::Display for TooLarge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "larger than the input size limit ({} bytes)", self.limit)
-    }
-}
-
-impl std::error::Error for TooLarge {}
+pub(crate) const VARIABLE: &str = crate::error::MAX_INPUT_SIZE_VARIABLE;
 
 /// The limit in force: `NCUGATE_MAX_INPUT_SIZE`, else [`DEFAULT_LIMIT`]
 /// (a value that is no number is refused first thing, [`check_variable`]).
