@@ -84,6 +84,17 @@ impl Details {
                 };
                 Ok((findings, sha256))
             }
+            // A named pipe streamed as the run is gone: opening it again
+            // would wait for a writer that never comes.
+            Details::Apart if path != Path::new("-") && !crate::io::bounded::can_reopen(path) => {
+                Err(Error::read(
+                    FileKind::Findings,
+                    path,
+                    std::io::Error::other(
+                        "it can be read only once (a named pipe or process substitution), and it was read as the run, a raw page, which holds no rule results",
+                    ),
+                ))
+            }
             Details::Apart => Ok((
                 super::read_findings(path, key_mode, import)?,
                 sha256_file(path)?,

@@ -238,3 +238,22 @@ fn a_process_substitution_keeps_its_header() {
     let recorded = gate.json("p.json");
     assert_eq!(recorded["kernels"].as_object().map(|k| k.len()), Some(3));
 }
+
+#[test]
+fn a_pipe_given_as_input_and_details_is_refused_not_waited_on() {
+    // Its raw page streamed as the run; its rule results were read by
+    // opening it again, which waited for a writer that never came.
+    let gate = Gate::recorded();
+    pipe_of(&gate, "pipe", "base1.csv");
+    let args = [
+        "check",
+        "--baseline",
+        "baseline.json",
+        "--input",
+        "pipe",
+        "--details",
+        "pipe",
+    ];
+    within_a_minute(gate.ncugate(&args).std_command())
+        .one_clear_error("cannot read pipe: it can be read only once");
+}
