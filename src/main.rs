@@ -82,7 +82,9 @@ fn main() {
             }
         }
     };
-    let config = match Config::from_matches(&matches) {
+    let config = match ncugate::io::bounded::check_variable()
+        .and_then(|()| Config::from_matches(&matches))
+    {
         Ok(config) => config,
         Err(e) => {
             commands::print_error(&e);

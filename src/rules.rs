@@ -424,8 +424,7 @@ impl Thresholds {
         let Some(path) = path else {
             return Thresholds::builtin();
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::read(crate::error::FileKind::Thresholds, path, source))?;
+        let text = crate::io::bounded::read_to_string(crate::error::FileKind::Thresholds, path)?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 

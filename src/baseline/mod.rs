@@ -195,10 +195,20 @@ impl Baseline {
     /// Reads and validates a baseline file, as a stream: a baseline of
     /// 100,000 kernels is 465 MB of JSON, which is never held whole. One
     /// pass checks the keys and strings and finds the version, a second
-    /// reads the typed baseline.
+    /// reads the typed baseline. A baseline that can be read only once (a
+    /// named pipe, `--baseline <(…)`) is read whole once, within the input
+    /// size limit, and both passes read that.
     pub fn load(path: &Path) -> Result<Baseline> {
         // A `baseline record` killed while writing left its temp file here.
         crate::io::atomic::remove_stale_temps(path);
+        let spooled = match crate::io::bounded::can_reopen(path) {
+            true => None,
+            false => Some(crate::io::bounded::read(
+                crate::error::FileKind::Baseline,
+                path,
+            )?),
+        };
+        let open = |path: &Path| open(path, spooled.as_deref());
         let walked = keys::no_duplicate_keys_or_unprintable_in(open(path)?);
         let version = match walked {
             Ok(version) => version,
@@ -209,7 +219,7 @@ impl Baseline {
                 std::io::copy(&mut Utf8Reader::new(open(path)?), &mut std::io::sink()).map_err(
                     |source| Error::read(crate::error::FileKind::Baseline, path, source),
                 )?;
-                vet_version(path, head_version(path)?)?;
+                vet_version(path, head_version(path, open(path)?)?)?;
                 let (path, reason) = (path.to_path_buf(), e.to_string());
                 return Err(match reason.contains(keys::UNPRINTABLE) {
                     true => BaselineError::Unprintable { path, reason },
@@ -243,10 +253,19 @@ impl Baseline {
 /// The baseline file as a stream. The JSON reader checks every string as
 /// UTF-8, and JSON has no other place for a byte that is not ASCII: a file
 /// that reads is UTF-8 (one that does not is checked whole, [`Utf8Reader`]).
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
-    let file = std::fs::File::open(path)
-        .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?;
-    Ok(std::io::BufReader::with_capacity(1 << 16, file))
+/// Its bytes when it was read whole (`spooled`), else the file, bounded.
+fn open<'a>(
+    path: &Path,
+    spooled: Option<&'a [u8]>,
+) -> Result<std::io::BufReader<Box<dyn std::io::Read + 'a>>> {
+    let read: Box<dyn std::io::Read + 'a> = match spooled {
+        Some(bytes) => Box::new(bytes),
+        None => Box::new(
+            crate::io::bounded::open(path)
+                .map_err(|source| Error::read(crate::error::FileKind::Baseline, path, source))?,
+        ),
+    };
+    Ok(std::io::BufReader::with_capacity(1 << 16, read))
 }
 
 /// A read error met while parsing: the file's, not the JSON's.
@@ -256,7 +275,10 @@ fn read_error(path: &Path, e: serde_json::Error) -> Error {
 
 /// The top-level `schema_version` alone, every other key skipped; the
 /// error of text that is not JSON.
-fn head_version(path: &Path) -> Result<Option<serde_json::Value>> {
+fn head_version(
+    path: &Path,
+    mut reader: impl std::io::BufRead,
+) -> Result<Option<serde_json::Value>> {
     #[derive(Deserialize)]
     struct Head {
         schema_version: Option<serde_json::Value>,
@@ -269,9 +291,7 @@ fn head_version(path: &Path) -> Result<Option<serde_json::Value>> {
         }
         .into(),
     };
-    let mut reader = open(path)?;
     let object = loop {
-        use std::io::BufRead;
         let buf = reader.fill_buf().unwrap_or_default();
         let blank = buf.iter().take_while(|c| c.is_ascii_whitespace()).count();
         if blank < buf.len() || buf.is_empty() {

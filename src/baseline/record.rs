@@ -223,6 +223,10 @@ fn entry(
 fn export_columns(path: &std::path::Path) -> Vec<String> {
     use std::io::Read;
     let mut head = Vec::new();
+    // A named pipe was read once already: its columns are not looked up.
+    if !crate::io::bounded::can_reopen(path) {
+        return Vec::new();
+    }
     let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
     if read.is_err() {
         return Vec::new();

@@ -41,8 +41,12 @@ pub(crate) type CodeMap = BTreeMap<String, KernelCode>;
 /// file that is not a report the native reader knows (a CSV export).
 pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
     use std::io::Read;
-    // One open: the magic first, so a CSV is not read whole for nothing.
-    let mut file = std::fs::File::open(path).ok()?;
+    // One open: the magic first, so a CSV is not read whole for nothing;
+    // none for a file read once already (a named pipe).
+    if !crate::io::bounded::can_reopen(path) {
+        return None;
+    }
+    let mut file = crate::io::bounded::open(path).ok()?;
     let mut data = vec![0u8; 4];
     file.read_exact(&mut data).ok()?;
     if data[..] != crate::parse::ncu_rep::container::MAGIC[..] {

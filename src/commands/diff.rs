@@ -1,7 +1,7 @@
 //! `ncugate baseline diff OLD NEW`.
 
 use crate::baseline::{self, Baseline};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gated::Text;
 use crate::rules::Thresholds;
 use crate::status::Outcome;
@@ -9,10 +9,7 @@ use std::path::Path;
 
 /// `ncugate baseline diff OLD NEW`: a regression when they differ (exit 1, like `diff`).
 pub fn diff(old: &Path, new: &Path, file_diff: bool) -> Result<Text> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p)
-            .map_err(|source| Error::read(crate::error::FileKind::Baseline, p, source))
-    };
+    let read = |p: &Path| crate::io::bounded::read_to_string(crate::error::FileKind::Baseline, p);
     let (a, b) = (Baseline::load(old)?, Baseline::load(new)?);
     let (ta, tb) = (read(old)?, read(new)?);
     // The rules the new baseline was recorded for, when that file is at hand;

@@ -186,8 +186,7 @@ impl FileConfig {
                 ..FileConfig::default()
             });
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| Error::read(crate::error::FileKind::Config, &path, source))?;
+        let text = crate::io::bounded::read_to_string(crate::error::FileKind::Config, &path)?;
         let mut config: FileConfig = toml::from_str(&text).map_err(|e| {
             let known = [
                 "[app]",

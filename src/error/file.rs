@@ -4,6 +4,27 @@
 
 use std::path::Path;
 
+/// The variable that sets the input size limit, in bytes (read by
+/// `crate::io::bounded`, named by [`super::Error::TooLarge`]'s hint).
+pub const MAX_INPUT_SIZE_VARIABLE: &str = "NCUGATE_MAX_INPUT_SIZE";
+
+/// What a read past the input size limit fails with, inside an
+/// [`std::io::Error`]: [`super::Error::read`] makes it
+/// [`super::Error::TooLarge`].
+#[derive(Debug, Clone, Copy)]
+pub struct TooLarge {
+    /// The limit, in bytes.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "larger than the input size limit ({} bytes)", self.limit)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
 /// What a file that ncugate reads is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {

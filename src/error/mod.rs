@@ -27,7 +27,7 @@ mod tool;
 pub use baseline::BaselineError;
 pub use config::ConfigError;
 pub use export::{ExportError, MetricNear};
-pub use file::FileKind;
+pub use file::{FileKind, MAX_INPUT_SIZE_VARIABLE, TooLarge};
 pub use history::{HISTORY_URL_FORMS, HistoryError};
 pub use ncu::NcuFailure;
 pub use process::ProcessError;
@@ -46,6 +46,15 @@ pub enum Error {
         kind: FileKind,
         path: PathBuf,
         source: std::io::Error,
+    },
+
+    /// A file (or standard input) larger than the input size limit: a device
+    /// such as `/dev/zero`, or no file ncugate reads.
+    #[error("cannot read {}: it is larger than the input size limit ({limit} bytes)", kind.named(path))]
+    TooLarge {
+        kind: FileKind,
+        path: PathBuf,
+        limit: u64,
     },
 
     /// A TOML file (`kind`: config or thresholds) that does not parse:
@@ -140,6 +149,10 @@ impl Error {
             Error::LinkedFolder { .. } => {
                 "remove the link, or write the report to a folder that holds none".into()
             }
+            Error::TooLarge { .. } => format!(
+                "check the path: real exports, reports and baselines stay far below it (not a device such as /dev/zero); to read a larger file set {}=BYTES",
+                MAX_INPUT_SIZE_VARIABLE
+            ),
             Error::Malformed { kind, .. } => kind.malformed_hint().into(),
             // Nothing came down the pipe: the fix is the command before it.
             Error::Export { error, path }
@@ -211,6 +224,14 @@ impl Error {
 
     /// The error for a file of `kind` at `path` that cannot be read.
     pub fn read(kind: FileKind, path: &Path, source: std::io::Error) -> Error {
+        let too_large = source.get_ref().and_then(|e| e.downcast_ref::<TooLarge>());
+        if let Some(t) = too_large {
+            return Error::TooLarge {
+                kind,
+                path: path.to_path_buf(),
+                limit: t.limit,
+            };
+        }
         Error::Read {
             kind,
             path: path.to_path_buf(),

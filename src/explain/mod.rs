@@ -209,39 +209,93 @@ pub fn compare(baseline: &SourceProfile, current: &SourceProfile, rank: &str) ->
 /// line's text changed). The rest are alone (gone, or new).
 type Paired<'a> = (Option<&'a Line>, Option<&'a Line>);
 
-/// One pass of [`matched_lines`]: when two lines are the same line, and
-/// whether the match must be unique on the baseline's side too.
-type Pass<'f> = (&'f dyn Fn(&Line, &Line) -> bool, bool);
-
 fn matched_lines<'a>(before: &'a [Line], after: &'a [Line]) -> Vec<Paired<'a>> {
-    let mut b_left: Vec<&Line> = before.iter().collect();
-    let mut a_left: Vec<&Line> = after.iter().collect();
+    matched_lines_counted(before, after).0
+}
+
+/// [`matched_lines`], and the work it did: lines looked at and looked up
+/// (a few per line and pass; a 40,000-line source page once took 40 s of
+/// pairwise comparisons).
+///
+/// Each pass keys the unpaired lines (a pass's key: `None` never pairs): a
+/// baseline line pairs with the one unpaired line of this run of its key,
+/// when there is exactly one (and, for a pass that wants it unique on both
+/// sides, the baseline has one too); the first baseline line of a key takes
+/// it, as the baseline's order is walked.
+fn matched_lines_counted<'a>(before: &'a [Line], after: &'a [Line]) -> (Vec<Paired<'a>>, u64) {
+    let mut left = Unpaired {
+        before: before.iter().collect(),
+        after: after.iter().collect(),
+        work: 0,
+    };
     let mut out: Vec<Paired<'a>> = Vec::new();
-    let same_place = |x: &Line, y: &Line| x.file == y.file && x.line == y.line;
-    let same_text = |x: &Line, y: &Line| x.file == y.file && x.text == y.text && !x.text.is_empty();
-    let passes: [Pass; 3] = [
-        (&|x, y| same_place(x, y) && x.text == y.text, false),
-        (&same_text, true),
-        (&same_place, false),
-    ];
-    for (same, unique) in passes {
-        let mut i = 0;
-        while i < b_left.len() {
-            let b = b_left[i];
-            let fits: Vec<usize> = (0..a_left.len()).filter(|&j| same(b, a_left[j])).collect();
-            let rivals = b_left.iter().filter(|o| same(o, b)).count();
-            match fits[..] {
-                [j] if !unique || rivals == 1 => {
-                    out.push((Some(b), Some(a_left.remove(j))));
-                    b_left.remove(i);
-                }
-                _ => i += 1,
+    left.pass(&mut out, false, |l| {
+        Some((&l.file, l.line, l.text.as_str()))
+    });
+    left.pass(&mut out, true, |l| {
+        (!l.text.is_empty()).then_some((&l.file, 0, l.text.as_str()))
+    });
+    left.pass(&mut out, false, |l| Some((&l.file, l.line, "")));
+    out.extend(left.before.into_iter().map(|b| (Some(b), None)));
+    out.extend(left.after.into_iter().map(|a| (None, Some(a))));
+    (out, left.work)
+}
+
+/// The lines of each side not paired yet, and the work done pairing.
+struct Unpaired<'a> {
+    before: Vec<&'a Line>,
+    after: Vec<&'a Line>,
+    work: u64,
+}
+
+/// A pass's key of a line: its file, line number (or 0) and text (or "").
+type Key<'a> = (&'a String, u64, &'a str);
+
+impl<'a> Unpaired<'a> {
+    /// One pass: pairs what `key` pairs, in the baseline's order.
+    fn pass(
+        &mut self,
+        out: &mut Vec<Paired<'a>>,
+        unique: bool,
+        key: impl Fn(&'a Line) -> Option<Key<'a>>,
+    ) {
+        use std::collections::HashMap;
+        // Per key: how many unpaired lines of this run have it, and the last.
+        let mut after: HashMap<Key<'a>, (usize, usize)> = HashMap::new();
+        for (j, a) in self.after.iter().enumerate() {
+            if let Some(k) = key(a) {
+                let e = after.entry(k).or_insert((0, j));
+                *e = (e.0 + 1, j);
             }
         }
+        let mut rivals: HashMap<Key<'a>, usize> = HashMap::new();
+        if unique {
+            for k in self.before.iter().filter_map(|b| key(b)) {
+                *rivals.entry(k).or_default() += 1;
+            }
+        }
+        self.work += 2 * (self.before.len() + self.after.len()) as u64;
+        let mut taken = vec![false; self.after.len()];
+        let mut rest = Vec::with_capacity(self.before.len());
+        for b in std::mem::take(&mut self.before) {
+            let k = key(b);
+            let fit = k.and_then(|k| after.get_mut(&k).map(|e| (k, e)));
+            match fit {
+                Some((k, e)) if e.0 == 1 && (!unique || rivals.get(&k) == Some(&1)) => {
+                    *e = (0, e.1);
+                    taken[e.1] = true;
+                    out.push((Some(b), Some(self.after[e.1])));
+                }
+                _ => rest.push(b),
+            }
+        }
+        self.before = rest;
+        let mut j = 0;
+        self.after.retain(|_| {
+            j += 1;
+            !taken[j - 1]
+        });
     }
-    out.extend(b_left.into_iter().map(|b| (Some(b), None)));
-    out.extend(a_left.into_iter().map(|a| (None, Some(a))));
-    out
 }
 
 /// The ranking counter, then every other that moved by 10% or more.
@@ -324,6 +378,102 @@ mod tests {
             opcodes: BTreeMap::new(),
             launch: None,
         }
+    }
+
+    /// The pairing as it was before it was keyed: every unpaired line of
+    /// one side compared with every one of the other, pass by pass.
+    fn pairwise<'a>(before: &'a [Line], after: &'a [Line]) -> Vec<Paired<'a>> {
+        let mut b_left: Vec<&Line> = before.iter().collect();
+        let mut a_left: Vec<&Line> = after.iter().collect();
+        let mut out: Vec<Paired<'a>> = Vec::new();
+        let same_place = |x: &Line, y: &Line| x.file == y.file && x.line == y.line;
+        let same_text =
+            |x: &Line, y: &Line| x.file == y.file && x.text == y.text && !x.text.is_empty();
+        type Pass<'f> = (&'f dyn Fn(&Line, &Line) -> bool, bool);
+        let passes: [Pass; 3] = [
+            (&|x, y| same_place(x, y) && x.text == y.text, false),
+            (&same_text, true),
+            (&same_place, false),
+        ];
+        for (same, unique) in passes {
+            let mut i = 0;
+            while i < b_left.len() {
+                let b = b_left[i];
+                let fits: Vec<usize> = (0..a_left.len()).filter(|&j| same(b, a_left[j])).collect();
+                let rivals = b_left.iter().filter(|o| same(o, b)).count();
+                match fits[..] {
+                    [j] if !unique || rivals == 1 => {
+                        out.push((Some(b), Some(a_left.remove(j))));
+                        b_left.remove(i);
+                    }
+                    _ => i += 1,
+                }
+            }
+        }
+        out.extend(b_left.into_iter().map(|b| (Some(b), None)));
+        out.extend(a_left.into_iter().map(|a| (None, Some(a))));
+        out
+    }
+
+    /// A source page of `copies` copies of a real page's lines (Triton's
+    /// softmax, 13 lines),
+    /// numbered on; `shift` lines inserted after every 50th line (code
+    /// that moved), every 7th line's text edited with `edit`.
+    fn big_page(copies: usize, shift: u64, edit: &str) -> SourceProfile {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/h200/explain/triton.twice.softmax.sourcecounters.csv"
+        );
+        let data = std::fs::read(fixture).expect("fixture");
+        let real = page::read_source_page(&data, crate::model::KernelKeyMode::Demangled)
+            .expect("the real page reads");
+        assert!(real.lines.len() > 10, "{}", real.lines.len());
+        let mut profile = real.clone();
+        profile.lines.clear();
+        let mut number: u64 = 0;
+        for copy in 0..copies {
+            for (i, line) in real.lines.iter().enumerate() {
+                number += 1 + u64::from(number.is_multiple_of(50)) * shift;
+                let mut line = line.clone();
+                line.line = number;
+                if (copy * real.lines.len() + i).is_multiple_of(7) {
+                    line.text = format!("{} {edit}{copy}", line.text);
+                }
+                profile.lines.push(line);
+            }
+        }
+        profile
+    }
+
+    #[test]
+    fn lines_pair_as_they_did_pairwise() {
+        for (shift, edit) in [(0, ""), (3, "/* edited */"), (1, "")] {
+            let (before, after) = (big_page(40, 0, ""), big_page(40, shift, edit));
+            let keyed = matched_lines(&before.lines, &after.lines);
+            assert_eq!(
+                keyed,
+                pairwise(&before.lines, &after.lines),
+                "{shift} {edit}"
+            );
+            assert!(keyed.iter().any(|(b, a)| b.is_some() && a.is_some()));
+        }
+    }
+
+    #[test]
+    fn pairing_a_40000_line_page_is_linear_work() {
+        // A 40,000-line page and the same code moved and edited: the
+        // pairwise pairing compared ~10^9 pairs of lines (40 s).
+        let copies = 40_000 / big_page(1, 0, "").lines.len() + 1;
+        let (before, after) = (big_page(copies, 0, ""), big_page(copies, 2, "// moved"));
+        let n = (before.lines.len() + after.lines.len()) as u64;
+        assert!(n >= 80_000, "{n}");
+        let (paired, work) = matched_lines_counted(&before.lines, &after.lines);
+        assert!(work <= 8 * n, "{work} steps for {n} lines");
+        let both = paired
+            .iter()
+            .filter(|(b, a)| b.is_some() && a.is_some())
+            .count();
+        assert!(both * 2 > before.lines.len(), "{both} paired");
     }
 
     #[test]

@@ -113,20 +113,21 @@ impl FileSet {
             };
             say_removed(&removed, bytes, &place);
         }
-        let (tmp, tracked) = {
-            let tmp = tempfile::Builder::new()
-                .prefix(&format!(".{}.", file_name(path)))
-                .suffix(".tmp")
-                .rand_bytes(RANDOM_CHARS)
-                .tempfile_in(dir)
-                .map_err(err)?;
-            // Locked while it exists: a later run does not take it for a leftover.
-            tmp.as_file().try_lock().map_err(|e| err(e.into()))?;
-            let Some(tracked) = Temp::track(tmp.path()) else {
-                return Err(interrupt::error());
-            };
-            (tmp, tracked)
-        };
+        // Created and registered for the cleanup in one step: a signal
+        // between the two left the file behind.
+        let created = Temp::create(
+            || {
+                tempfile::Builder::new()
+                    .prefix(&format!(".{}.", file_name(path)))
+                    .suffix(".tmp")
+                    .rand_bytes(RANDOM_CHARS)
+                    .tempfile_in(dir)
+            },
+            |tmp| tmp.path(),
+        );
+        let (tmp, tracked) = created.ok_or_else(interrupt::error)?.map_err(err)?;
+        // Locked while it exists: a later run does not take it for a leftover.
+        tmp.as_file().try_lock().map_err(|e| err(e.into()))?;
         // A temp file is created 0600; the file it replaces keeps its mode, a
         // new one gets the usual 0644 (reports and baselines are shared files).
         let permissions = match std::fs::metadata(path) {

@@ -52,11 +52,13 @@ impl Audit {
 
 /// Reads the library's JSON report.
 pub(crate) fn read(path: &Path) -> Result<Audit> {
-    let text = std::fs::read_to_string(path).map_err(|_| {
-        Error::from(crate::error::ToolError::NoAuditReport {
-            report: path.to_path_buf(),
-        })
-    })?;
+    let text = crate::io::bounded::read_io(path)
+        .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
+        .map_err(|_| {
+            Error::from(crate::error::ToolError::NoAuditReport {
+                report: path.to_path_buf(),
+            })
+        })?;
     // The library writes one JSON object; tolerate a trailing newline or several (take the last).
     let line = text
         .lines()

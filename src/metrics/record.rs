@@ -79,12 +79,14 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         import,
     );
     notes.extend(code_note.map(Note::new));
-    let (mut profiles, mut page_notes) = read_source_pages(&config.source_pages, config.kernel_key);
+    let unbounded = super::explain::Budget::unbounded();
+    let (mut profiles, mut page_notes) =
+        read_source_pages(&config.source_pages, config.kernel_key, unbounded);
     if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
         let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
         let first = |_: &str| None;
         let (more, notes) =
-            profile_sources(&kernels, &first, &baseline, runner, f64::MAX, processes);
+            profile_sources(&kernels, &first, &baseline, runner, unbounded, processes);
         profiles.extend(more);
         page_notes.extend(notes);
     }

@@ -175,8 +175,10 @@ pub(crate) fn thresholds_digest(config: &SuiteConfig) -> String {
     for w in &config.all {
         let text = match w.thresholds.file() {
             None => crate::rules::DEFAULT_THRESHOLDS.to_string(),
-            Some(path) => std::fs::read_to_string(path)
-                .unwrap_or_else(|e| format!("unreadable {}: {e}", path.display())),
+            Some(path) => match crate::io::bounded::read_io(path) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) => format!("unreadable {}: {e}", path.display()),
+            },
         };
         hasher.update(w.name.as_bytes());
         hasher.update([0]);

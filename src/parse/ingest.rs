@@ -22,6 +22,7 @@ use super::details::{self, RuleRows};
 use super::ncu_rep::{self, Refusal, code::LaunchCode};
 use super::{NcuImport, page, raw, sha256_bytes, sha256_file};
 use crate::error::{Error, FileKind, Result};
+use crate::io::bounded::Bounded;
 use crate::model::{ExportPage, Findings, KernelKeyMode, Run};
 use crate::runner::ncu::Page;
 use std::fs::File;
@@ -83,6 +84,17 @@ impl Details {
                 };
                 Ok((findings, sha256))
             }
+            // A named pipe streamed as the run is gone: opening it again
+            // would wait for a writer that never comes.
+            Details::Apart if path != Path::new("-") && !crate::io::bounded::can_reopen(path) => {
+                Err(Error::read(
+                    FileKind::Findings,
+                    path,
+                    std::io::Error::other(
+                        "it can be read only once (a named pipe or process substitution), and it was read as the run, a raw page, which holds no rule results",
+                    ),
+                ))
+            }
             Details::Apart => Ok((
                 super::read_findings(path, key_mode, import)?,
                 sha256_file(path)?,
@@ -108,7 +120,7 @@ pub(crate) fn input(
         import,
     };
     if path == Path::new("-") {
-        let (run, details) = reading.csv(None, std::io::stdin(), also_details)?;
+        let (run, details) = reading.csv(None, Bounded::new(std::io::stdin()), also_details)?;
         return Ok(Input {
             run,
             code: None,
@@ -174,7 +186,7 @@ enum Opened {
     /// and only its digest is wanted, made as it is read.
     Report(ReportBytes),
     /// Text: its first line (up to 1 MiB), and the rest to read.
-    Text(Vec<u8>, BufReader<File>),
+    Text(Vec<u8>, BufReader<Bounded<File>>),
     /// Opening or reading it failed where its kind was told.
     Failed(std::io::Error),
 }
@@ -204,12 +216,12 @@ impl Reading<'_> {
         let path = self.path;
         if has_report_name(path) {
             return Ok(Opened::Report(if self.import.native {
-                ReportBytes::Data(std::fs::read(path))
+                ReportBytes::Data(crate::io::bounded::read_io(path))
             } else {
                 ReportBytes::Digest(sha256_file(path))
             }));
         }
-        let file = match File::open(path) {
+        let file = match crate::io::bounded::open(path) {
             Ok(f) => f,
             Err(source) => return Ok(Opened::Failed(source)),
         };

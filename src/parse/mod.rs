@@ -86,7 +86,8 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String> {
 /// SHA-256 of a whole file of `kind`, hex (a read error names the kind).
 pub(crate) fn sha256_of(kind: crate::error::FileKind, path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file = File::open(path).map_err(|source| Error::read(kind, path, source))?;
+    let mut file =
+        crate::io::bounded::open(path).map_err(|source| Error::read(kind, path, source))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0; 1 << 16];
     loop {

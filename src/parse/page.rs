@@ -193,10 +193,11 @@ pub(super) fn first_csv_row(scanner: &mut impl RowSource, path: &Path) -> Result
 /// the column are there, the numbers are not. False when the file cannot be
 /// read again (standard input) or the metric has a number anywhere.
 pub(crate) fn only_not_available(path: &Path, metric: &str) -> bool {
-    if path == Path::new("-") {
+    // Read again only when it can be: a named pipe was read once already.
+    if !crate::io::bounded::can_reopen(path) {
         return false;
     }
-    let Ok(data) = std::fs::read(path) else {
+    let Ok(data) = crate::io::bounded::read_io(path) else {
         return false;
     };
     let Ok(located) = locate(path, &data) else {
@@ -328,9 +329,10 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>> {
     let read = |path: &Path| {
         if path == Path::new("-") {
             let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf).map(|_| buf)
+            let mut stdin = crate::io::bounded::Bounded::new(std::io::stdin().lock());
+            std::io::Read::read_to_end(&mut stdin, &mut buf).map(|_| buf)
         } else {
-            std::fs::read(path)
+            crate::io::bounded::read_io(path)
         }
     };
     read(path).map_err(|source| Error::read(crate::error::FileKind::Export, path, source))

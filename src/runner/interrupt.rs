@@ -177,7 +177,29 @@ impl Drop for Child {
 pub(crate) struct Temp(PathBuf);
 
 impl Temp {
-    /// `None` after an interrupt: create nothing more.
+    /// Creates a temp file with `create` and registers the path `path_of`
+    /// gives, as one step under the state's lock: the cleanup either runs
+    /// first (then nothing is created: `None`) or finds the file
+    /// registered. Registered only after it was created, a file made while
+    /// the cleanup ran was left behind (the cleanup ends the process, and
+    /// no destructor of the writing thread removes it).
+    pub(crate) fn create<T>(
+        create: impl FnOnce() -> std::io::Result<T>,
+        path_of: impl FnOnce(&T) -> &Path,
+    ) -> Option<std::io::Result<(T, Temp)>> {
+        let mut s = state();
+        if s.closed {
+            return None;
+        }
+        Some(create().map(|made| {
+            let path = path_of(&made).to_path_buf();
+            s.temps.insert(path.clone());
+            (made, Temp(path))
+        }))
+    }
+
+    /// `None` after an interrupt: create nothing more. For a path not
+    /// created yet (registered first, then made).
     pub(crate) fn track(path: &Path) -> Option<Temp> {
         let mut s = state();
         if s.closed {

@@ -179,7 +179,43 @@ fn command(spec: &CommandSpec) -> Command {
         command.current_dir(dir);
     }
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    die_with_ncugate(&mut command);
     command
+}
+
+/// On Linux, the child gets SIGKILL when ncugate dies, however it dies: a
+/// SIGKILL (an OOM kill, a CI runner's hard kill) runs no cleanup, and ncu
+/// in its own process group ran on. `PR_SET_PDEATHSIG` fires when the
+/// *thread* that spawned the child ends, not the process: ncugate spawns
+/// from its main thread (a library caller must spawn from a thread that
+/// outlives its children). It is not inherited by the child's own children
+/// (the app ncu starts), and a set-user-ID program clears it; elsewhere
+/// than Linux nothing is set.
+fn die_with_ncugate(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        let set = move || {
+            // SAFETY: prctl(2) and getppid(2) are async-signal-safe and
+            // touch no memory of the parent's; this runs in the child
+            // between fork and exec.
+            unsafe {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // ncugate died before the setting took: do not start at all.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
+            Ok(())
+        };
+        // SAFETY: the closure only makes async-signal-safe calls and
+        // allocates nothing.
+        unsafe { std::os::unix::process::CommandExt::pre_exec(command, set) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 /// Why a spawn failed, as an [`Exit`].

@@ -185,7 +185,7 @@ pub(crate) fn read_xml(
     tool: Tool,
     allow: &[Allow],
 ) -> Result<(Vec<SanitizerFinding>, u64)> {
-    let file = std::fs::File::open(path)
+    let file = crate::io::bounded::open(path)
         .map_err(|source| Error::read(crate::error::FileKind::SanitizerXml, path, source))?;
     let mut grouper = Grouper::new(tool);
     let n = xml::read_records(

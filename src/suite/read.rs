@@ -81,8 +81,7 @@ fn bad(path: &Path, error: ReportError) -> Error {
 /// one: see [`crate::report::sign`]) and it is known to hold one value for
 /// each key and only printable text.
 fn parse(path: &Path, key: Option<&ReportKey>) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| Error::read(FileKind::ShardReport, path, source))?;
+    let text = crate::io::bounded::read_to_string(FileKind::ShardReport, path)?;
     let text = crate::report::sign::verified(&text, key).map_err(|e| bad(path, e))?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         bad(

@@ -42,7 +42,7 @@ pub(crate) fn against_files(
         return Ok(Recomputed::Agrees);
     }
     let path = Path::new(&report.baseline);
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(bytes) = crate::io::bounded::read_io(path) else {
         return Ok(Recomputed::NotHere(format!(
             "baseline {} is not here",
             report.baseline

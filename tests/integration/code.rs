@@ -672,3 +672,32 @@ fn lines_that_moved_are_matched_by_their_text() {
     assert_eq!(explained.changes.len(), 1, "{:?}", explained.changes);
     assert_eq!(explained.changes[0].place, "graph_app.cu:130 (was 127)");
 }
+
+#[test]
+fn the_explain_budget_bounds_reading_the_given_source_pages() {
+    // The budget bounded only the extra ncu runs: pages given were read and
+    // matched however long that took.
+    let gate = explain_gate();
+    let out = gate
+        .check()
+        .baseline("b.json")
+        .input("strided.csv")
+        .args(&[
+            "--source-page",
+            "graph_app.strided.scale.csv",
+            "--explain-budget",
+            "0",
+        ])
+        .json("r.json")
+        .run();
+    out.code(1);
+    let r = gate.json("r.json");
+    assert!(!whys(&r).contains("lines:"), "{}", whys(&r));
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains(
+            "explain: the time budget (0 s, --explain-budget) was spent: 1 source page not read"
+        ),
+        "{notes}"
+    );
+}

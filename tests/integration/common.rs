@@ -197,6 +197,7 @@ impl Gate {
             .env_remove("COLUMNS")
             .env_remove("NCUGATE_SHOW")
             .env_remove("NCUGATE_HISTORY")
+            .env_remove("NCUGATE_MAX_INPUT_SIZE")
             .env_remove("GITHUB_SHA")
             .env_remove("GITHUB_REF_NAME")
             .env_remove("GIT_COMMIT")

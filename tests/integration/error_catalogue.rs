@@ -927,6 +927,14 @@ fn every_error() -> Vec<(String, Error)> {
             path: p("html/charts"),
         },
     );
+    add(
+        s("TooLarge"),
+        Error::TooLarge {
+            kind: FileKind::Export,
+            path: p("/dev/zero"),
+            limit: 1 << 30,
+        },
+    );
     for e in export_errors() {
         add(
             format!("Export/{}", export_name(&e)),
@@ -1064,6 +1072,7 @@ fn top_level_name(e: &Error) -> &'static str {
         Error::Process(_) => "Process",
         Error::Write { .. } => "Write",
         Error::LinkedFolder { .. } => "LinkedFolder",
+        Error::TooLarge { .. } => "TooLarge",
         Error::Malformed { .. } => "Malformed",
         Error::Export { .. } => "Export",
         Error::Report { .. } => "Report",

@@ -299,3 +299,33 @@ fn a_signal_that_reaches_ncu_first_still_ends_as_the_interrupt() {
     finish(child, Duration::from_secs(30)).one_clear_error("interrupted by SIGTERM");
     assert!(!gate.path("junit.xml").exists());
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn sigkill_of_ncugate_takes_ncu_with_it() {
+    // SIGKILL runs no cleanup: ncu, in its own process group, ran on.
+    let gate = Gate::recorded();
+    let child = under_slow_ncu(&gate, gate.check().baseline("baseline.json"));
+    let (ncu_pid, app_pid) = (pid(&gate, "ncu.pid"), pid(&gate, "app.pid"));
+    assert!(alive(ncu_pid));
+    signal(child.id(), libc::SIGKILL);
+    let _ = finish(child, Duration::from_secs(10));
+    // The kernel delivers ncu's signal as ncugate exits; waited for, not timed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(ncu_pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ncu_ran_on = alive(ncu_pid);
+    // The app ncu started is ncu's child: the setting does not reach it
+    // (README, interrupted runs).
+    for p in [ncu_pid, app_pid] {
+        // SAFETY: as in `signal`; the pids are the stand-ins this test started.
+        unsafe {
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+    assert!(
+        !ncu_ran_on,
+        "ncu ({ncu_pid}) still runs after ncugate's SIGKILL"
+    );
+}

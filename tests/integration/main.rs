@@ -5,6 +5,7 @@
 mod common;
 
 mod baseline;
+mod bounded_inputs;
 mod cli;
 mod code;
 mod concurrency;

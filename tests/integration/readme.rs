@@ -207,7 +207,8 @@ fn every_flag_and_variable_is_in_the_readme() {
 #[test]
 fn every_variable_the_readme_names_exists() {
     let readme = readme();
-    let mut known = BTreeSet::new();
+    // Read by ncugate itself, not through a flag.
+    let mut known = BTreeSet::from([ncugate::error::MAX_INPUT_SIZE_VARIABLE.to_string()]);
     for (_, cmd) in commands() {
         for arg in cmd.get_arguments() {
             if let Some(var) = arg.get_env() {

@@ -52,9 +52,15 @@ pub(crate) fn attach(
     baseline: &Baseline,
     current: &[SourceProfile],
     kernels: &[String],
+    budget: super::Budget,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    for kernel in kernels {
+    for (i, kernel) in kernels.iter().enumerate() {
+        if budget.spent() {
+            let left = crate::format::count(kernels.len() - i, "kernel", "kernels");
+            notes.push(budget.note(&format!("{left} not explained")));
+            break;
+        }
         let Some(now) = current.iter().find(|p| &p.kernel == kernel) else {
             notes.push(format!(
                 "explain: no source profile of {kernel} in this run"

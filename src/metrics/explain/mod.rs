@@ -34,11 +34,12 @@ pub(super) fn stage(
     if kernels.is_empty() {
         return;
     }
+    let budget = Budget::new(explain.budget);
     let (profiles, mut notes) = match (&config.source, explain.pages.is_empty()) {
         (Source::Profile { runner, .. }, true) => {
             let seen: &Report = report;
             let pick = |k: &str| Some(pick_launch(seen, baseline, runs, k));
-            profile_sources(&kernels, &pick, baseline, runner, explain.budget, processes)
+            profile_sources(&kernels, &pick, baseline, runner, budget, processes)
         }
         (_, true) => {
             // Nothing to explain with: said only when every kernel was asked for.
@@ -50,22 +51,64 @@ pub(super) fn stage(
             }
             return;
         }
-        (_, false) => read_source_pages(&explain.pages, baseline.kernel_key),
+        (_, false) => read_source_pages(&explain.pages, baseline.kernel_key, budget),
     };
-    notes.extend(attach(report, baseline, &profiles, &kernels));
+    notes.extend(attach(report, baseline, &profiles, &kernels, budget));
     report.note_each(notes);
+}
+
+/// The time budget of one explain step (`--explain-budget`), counted from
+/// its start: every part of it (reading the pages, each ncu run, matching
+/// each kernel's lines) starts only while some is left, so a step that
+/// overruns it is one page, run or kernel at most.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    start: std::time::Instant,
+    seconds: f64,
+}
+
+impl Budget {
+    pub(crate) fn new(seconds: f64) -> Budget {
+        Budget {
+            start: std::time::Instant::now(),
+            seconds,
+        }
+    }
+
+    /// No limit (`baseline record`, which has no budget).
+    pub(crate) fn unbounded() -> Budget {
+        Budget::new(f64::MAX)
+    }
+
+    pub(crate) fn spent(&self) -> bool {
+        self.start.elapsed().as_secs_f64() >= self.seconds
+    }
+
+    /// The note of `what` (`2 kernels not explained`) left out when spent.
+    pub(crate) fn note(&self, what: &str) -> String {
+        format!(
+            "explain: the time budget ({:.0} s, --explain-budget) was spent: {what}",
+            self.seconds
+        )
+    }
 }
 
 /// The source pages given, read as source profiles; a page that does not
 /// read is a note (the profiles only add words to a report).
-pub(super) fn read_source_pages(
+pub(crate) fn read_source_pages(
     pages: &[PathBuf],
     key_mode: KernelKeyMode,
+    budget: Budget,
 ) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
     let mut profiles = Vec::new();
     let mut notes = Vec::new();
-    for path in pages {
-        let read = std::fs::read(path)
+    for (i, path) in pages.iter().enumerate() {
+        if budget.spent() {
+            let left = crate::format::count(pages.len() - i, "source page", "source pages");
+            notes.push(budget.note(&format!("{left} not read")));
+            break;
+        }
+        let read = crate::io::bounded::read_io(path)
             .map_err(|e| e.to_string())
             .and_then(|data| crate::explain::page::read_source_page(&data, key_mode));
         match read {
@@ -89,7 +132,7 @@ pub(super) fn profile_sources(
     pick: &dyn Fn(&str) -> Option<choose::Pick>,
     baseline: &Baseline,
     runner: &RunnerConfig,
-    budget: f64,
+    budget: Budget,
     processes: &dyn ProcessRunner,
 ) -> (Vec<crate::explain::SourceProfile>, Vec<String>) {
     let start = std::time::Instant::now();
@@ -97,11 +140,9 @@ pub(super) fn profile_sources(
     let mut notes = Vec::new();
     let mut runs = 0;
     for (i, kernel) in kernels.iter().enumerate() {
-        if start.elapsed().as_secs_f64() >= budget {
-            notes.push(format!(
-                "explain: the time budget ({budget:.0} s, --explain-budget) was spent: {} not explained",
-                crate::format::count(kernels.len() - i, "kernel", "kernels")
-            ));
+        if budget.spent() {
+            let left = crate::format::count(kernels.len() - i, "kernel", "kernels");
+            notes.push(budget.note(&format!("{left} not explained")));
             break;
         }
         let function = crate::kernel_key::kernel_key(kernel, KernelKeyMode::Function);

@@ -370,8 +370,7 @@ fn read_report(
     path: &Path,
     kind: crate::error::FileKind,
 ) -> std::result::Result<(Vec<u8>, container::Report), Refusal> {
-    let data =
-        std::fs::read(path).map_err(|source| Refusal::Corrupt(Error::read(kind, path, source)))?;
+    let data = crate::io::bounded::read(kind, path).map_err(Refusal::Corrupt)?;
     let report = decode(path, &data).map_err(|f| refusal(path, f))?;
     Ok((data, report))
 }
