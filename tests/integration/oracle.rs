@@ -1,0 +1,314 @@
+//! Differential tests of the native `.ncu-rep` reader against NVIDIA's own
+//! reader, the `ncu_report` Python package (`tests/oracle/ncu_report_dump.py`
+//! dumps what it reads as JSON; [`native`] dumps what ncugate's reader
+//! decoded in the same shape).
+//!
+//! Every committed report must read the same with both: the same launches in
+//! the same order, the same kernel names, the same metric names with the same
+//! values and instance values. Then seeded mutants of each report
+//! (truncations, bit flips, duplicated spans and blocks) are read with both:
+//! ncugate must refuse, with a clean error, every mutant NVIDIA's reader
+//! cannot read, and read the same as it where both read. Where NVIDIA's
+//! reader reads what ncugate refuses, that is listed and expected (see
+//! [`EXPECTED`]).
+//!
+//! NVIDIA's reader is not a Rust dependency: the tests run it with the Python
+//! named by `NCUGATE_ORACLE_PYTHON` (default `python3`) when it can import
+//! `ncu_report`, and otherwise say they skipped; with `NCUGATE_ORACLE=require`
+//! (set by `.ci/run`) a missing reader fails them instead.
+
+use ncugate::parse::ncu_rep::container::{self, Launch, LaunchKind, Metric};
+use ncugate::parse::ncu_rep::schema::MetricValue;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const DUMPER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/oracle/ncu_report_dump.py"
+);
+
+/// The relative tolerance of floating-point values: both readers hold the
+/// same bits, so only a conversion could move them.
+const FLOAT_TOLERANCE: f64 = 1e-12;
+
+/// The Python that imports `ncu_report`, or `None` (and a line saying the
+/// test skipped) when there is none and `NCUGATE_ORACLE` is not `require`.
+fn oracle_python(test: &str) -> Option<String> {
+    let python = std::env::var("NCUGATE_ORACLE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import ncu_report"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return Some(python);
+    }
+    let why = format!(
+        "{python} cannot import ncu_report (pip install ncu-report==2026.3.1, \
+         then NCUGATE_ORACLE_PYTHON=that python)"
+    );
+    assert!(
+        std::env::var("NCUGATE_ORACLE").as_deref() != Ok("require"),
+        "NCUGATE_ORACLE=require: {why}"
+    );
+    eprintln!("SKIPPED {test}: {why}");
+    None
+}
+
+/// Every `.ncu-rep` under `fixtures/` (what `git ls-files '*.ncu-rep'`
+/// lists), sorted.
+fn committed_reports() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("fixtures dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "ncu-rep") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(ROOT).join("fixtures"), &mut out);
+    out.sort();
+    out
+}
+
+/// What NVIDIA's reader made of each file, in order: its JSON line, or a
+/// refusal naming how the reader died when it crashed on the file.
+fn oracle(python: &str, files: &[PathBuf]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    while out.len() < files.len() {
+        let rest = &files[out.len()..];
+        let mut child = Command::new(python)
+            .args([DUMPER, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run the oracle");
+        let list: String = rest.iter().map(|f| format!("{}\n", f.display())).collect();
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(list.as_bytes())
+            .expect("write the file list");
+        let done = child.wait_with_output().expect("oracle output");
+        let before = out.len();
+        for line in String::from_utf8_lossy(&done.stdout).lines() {
+            out.push(serde_json::from_str(line).expect("oracle JSON line"));
+        }
+        if out.len() < files.len() && (out.len() == before || !done.status.success()) {
+            // The reader died on the next file: that is its refusal of it.
+            let file = &files[out.len()];
+            let why = format!("ncu_report crashed ({})", done.status);
+            out.push(json!({"file": file.display().to_string(), "ok": false, "error": why}));
+        }
+    }
+    out
+}
+
+/// ncugate's reading of a report in the oracle's shape (see the dumper's
+/// doc): what the native reader decoded, before any page or fold.
+mod native {
+    use super::*;
+
+    pub fn dump(report: &container::Report) -> Value {
+        Value::Array(report.launches.iter().map(launch).collect())
+    }
+
+    fn launch(l: &Launch) -> Value {
+        let (workload, names) = match &l.kind {
+            LaunchKind::Kernel {
+                mangled,
+                function,
+                demangled,
+            } => ("kernel", Some([mangled, function, demangled])),
+            LaunchKind::Graph => ("graph", None),
+            LaunchKind::Range => ("range", None),
+            LaunchKind::CommandList { .. } => ("cmdlist", None),
+        };
+        let mut metrics = serde_json::Map::new();
+        for m in &l.metrics {
+            metrics.insert(m.name.clone(), metric(m));
+        }
+        json!({"workload": workload, "names": names, "metrics": metrics,
+               "metric_count": l.metrics.len()})
+    }
+
+    fn metric(m: &Metric) -> Value {
+        let (kind, own) = m.value.as_ref().map_or(("none", Value::Null), value);
+        let instances: Vec<Value> = m.instances.iter().map(|v| value(v).1).collect();
+        json!([kind, own, instances])
+    }
+
+    /// The value's kind and value; which field counts when several are set
+    /// is the order ncugate prints them in (`print::value`).
+    fn value(v: &MetricValue) -> (&'static str, Value) {
+        let real = |x: f64| match x {
+            x if x.is_nan() => json!("nan"),
+            x if x.is_infinite() => json!(if x > 0.0 { "inf" } else { "-inf" }),
+            x => json!(x),
+        };
+        match v {
+            MetricValue {
+                string: Some(s), ..
+            } => ("string", json!(s)),
+            MetricValue {
+                uint64: Some(x), ..
+            } => ("uint64", json!(x)),
+            MetricValue {
+                uint32: Some(x), ..
+            } => ("uint32", json!(x)),
+            MetricValue {
+                double: Some(x), ..
+            } => ("double", real(*x)),
+            MetricValue { float: Some(x), .. } => ("float", real(f64::from(*x))),
+            _ => ("none", Value::Null),
+        }
+    }
+}
+
+/// Every way the two readings of one report differ, one line each. The
+/// launches are matched in order; where a launch differs from ncu_report's
+/// at its index, one equal to it elsewhere is taken instead, as the readers
+/// order processes differently (ncugate lists them by process ID, as ncu's
+/// pages do, ncu_report by range).
+fn disagreements(ours: &Value, theirs: &[Value]) -> Vec<String> {
+    let ours = ours.as_array().expect("launches");
+    let mut out = Vec::new();
+    if ours.len() != theirs.len() {
+        out.push(format!(
+            "{} launches, ncu_report {}",
+            ours.len(),
+            theirs.len()
+        ));
+    }
+    let mut unused: Vec<bool> = vec![true; theirs.len()];
+    for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
+        let same = (0..theirs.len())
+            .find(|&j| unused[j] && launch_disagreements(a, &theirs[j]).is_empty());
+        match same {
+            Some(j) => unused[j] = false,
+            None => out.extend(
+                launch_disagreements(a, b)
+                    .into_iter()
+                    .map(|d| format!("launch {i}: {d}")),
+            ),
+        }
+    }
+    out
+}
+
+fn launch_disagreements(ours: &Value, theirs: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if ours["workload"] != theirs["workload"] {
+        out.push(format!(
+            "workload {} vs {}",
+            ours["workload"], theirs["workload"]
+        ));
+    }
+    if let Some(names) = ours["names"].as_array() {
+        for (name, key) in names.iter().zip(["mangled", "function", "demangled"]) {
+            // A report without a demangled name (an OpenACC kernel's):
+            // ncu_report shows the function name in its place.
+            let name = match name.as_str() {
+                Some("") if key == "demangled" => &names[1],
+                _ => name,
+            };
+            if *name != theirs[key] {
+                out.push(format!("{key} name {name} vs {}", theirs[key]));
+            }
+        }
+    }
+    let (a, b) = (ours["metrics"].as_object(), theirs["metrics"].as_object());
+    let (a, b) = (a.expect("ours"), b.expect("theirs"));
+    // A name the report lists twice (F.ncu-rep, a `--set full` report, has
+    // three) is one metric to ncu_report; its value must be the last one's,
+    // which `metrics` keeps. Refusing such reports is the reader's choice.
+    if ours["metric_count"].as_u64() != Some(a.len() as u64) {
+        eprintln!(
+            "note: {} metric results for {} names (a name listed twice)",
+            ours["metric_count"],
+            a.len()
+        );
+    }
+    for (name, value) in a {
+        match b.get(name) {
+            None => out.push(format!("{name}: only ncugate reads it")),
+            Some(other) if !same_metric(value, other) => {
+                out.push(format!("{name}: {value} vs ncu_report {other}"))
+            }
+            Some(_) => {}
+        }
+    }
+    out.extend(
+        b.keys()
+            .filter(|n| !a.contains_key(*n))
+            .map(|n| format!("{n}: only ncu_report reads it")),
+    );
+    out
+}
+
+/// Same kind, same value, same instance values: exact for integers and
+/// strings, within [`FLOAT_TOLERANCE`] for floats.
+fn same_metric(a: &Value, b: &Value) -> bool {
+    let (a, b) = (a.as_array().expect("ours"), b.as_array().expect("theirs"));
+    let (ia, ib) = (a[2].as_array(), b[2].as_array());
+    a[0] == b[0]
+        && same_value(&a[1], &b[1])
+        && ia.map(Vec::len) == ib.map(Vec::len)
+        && ia
+            .into_iter()
+            .flatten()
+            .zip(ib.into_iter().flatten())
+            .all(|(x, y)| same_value(x, y))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= FLOAT_TOLERANCE * x.abs().max(y.abs())
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn every_committed_report_reads_as_nvidias_reader_reads_it() {
+    let Some(python) = oracle_python("every_committed_report_reads_as_nvidias_reader_reads_it")
+    else {
+        return;
+    };
+    let files = committed_reports();
+    assert!(files.len() >= 16, "only {} committed reports", files.len());
+    let (mut launches, mut metrics, mut failures) = (0, 0, Vec::new());
+    for (file, theirs) in files.iter().zip(oracle(&python, &files)) {
+        let data = std::fs::read(file).expect("fixture");
+        let ours = container::read(&data).expect("ncugate reads the fixture");
+        assert_eq!(theirs["ok"], true, "{}: {theirs}", file.display());
+        let theirs = theirs["launches"].as_array().expect("launches");
+        launches += ours.launches.len();
+        metrics += ours.launches.iter().map(|l| l.metrics.len()).sum::<usize>();
+        let found = disagreements(&native::dump(&ours), theirs);
+        failures.extend(found.iter().map(|d| format!("{}: {d}", file.display())));
+    }
+    eprintln!(
+        "compared {} reports, {launches} launches, {metrics} metrics",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
