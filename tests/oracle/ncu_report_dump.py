@@ -81,10 +81,23 @@ def dump(path):
     return {"file": path, "ok": True, "launches": launches}
 
 
+def clean(value):
+    """`value` with every string valid UTF-8: a string the reader decoded from
+    invalid bytes holds lone surrogates, which JSON readers refuse; each
+    becomes `?`."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    return value
+
+
 def main(argv):
     paths = [line.rstrip("\n") for line in sys.stdin] if argv == ["-"] else argv
     for path in paths:
-        sys.stdout.write(json.dumps(dump(path), allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(clean(dump(path)), allow_nan=False) + "\n")
         sys.stdout.flush()
 
 
