@@ -463,3 +463,60 @@ fn seeded_mutants_read_alike_or_are_refused() {
         failures.join("\n")
     );
 }
+
+/// Fuzz cases per run; `NCUGATE_FUZZ_CASES` raises it locally.
+const FUZZ_CASES: usize = 600;
+
+/// A bounded fuzz run of the reader, with no oracle: stacked seeded
+/// mutations (1 to 4 of [`mutant`]'s) of the committed reports, each read and,
+/// where it reads, printed as ncu's raw and details pages. Never a panic, and
+/// the output stays bounded by the input: every launch and every metric
+/// result takes at least one byte of the file.
+#[test]
+fn fuzzed_reports_never_panic_and_stay_bounded() {
+    let cases = std::env::var("NCUGATE_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(FUZZ_CASES);
+    let reports: Vec<Vec<u8>> = committed_reports()
+        .iter()
+        .map(|f| std::fs::read(f).expect("fixture"))
+        .collect();
+    let mut rng = Rng(0xf022_5eed_1234_5678);
+    let (mut read, mut refused) = (0, 0);
+    for case in 0..cases {
+        let mut data = reports[rng.below(reports.len())].clone();
+        let mut how = Vec::new();
+        for _ in 0..=rng.below(4) {
+            if data.is_empty() {
+                break;
+            }
+            let (what, next) = mutant(&data, &mut rng);
+            how.push(what);
+            data = next;
+        }
+        match native_read(&data) {
+            Native::Panicked => panic!("case {case} ({how:?}): the reader panicked"),
+            Native::Refused(_) => refused += 1,
+            Native::Read(report) => {
+                read += 1;
+                let metrics: usize = report.launches.iter().map(|l| l.metrics.len()).sum();
+                assert!(report.launches.len() + metrics <= data.len(), "case {case}");
+                let pages = std::panic::catch_unwind(|| {
+                    let page = ncugate::parse::ncu_rep::raw_page(&report);
+                    let rules = ncugate::parse::ncu_rep::details_page(&report);
+                    (page.rows.len(), rules.rows.len())
+                });
+                let (rows, rule_rows) =
+                    pages.unwrap_or_else(|_| panic!("case {case} ({how:?}): a page panicked"));
+                assert!(rows <= report.launches.len(), "case {case}: {rows} rows");
+                assert!(
+                    rule_rows <= data.len(),
+                    "case {case}: {rule_rows} rule rows"
+                );
+            }
+        }
+    }
+    eprintln!("{cases} fuzz cases: {read} read, {refused} refused");
+    assert!(read > 0 && refused > 0, "{read} read, {refused} refused");
+}
