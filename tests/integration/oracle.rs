@@ -9,8 +9,13 @@
 //! (truncations, bit flips, duplicated spans and blocks) are read with both:
 //! ncugate must refuse, with a clean error, every mutant NVIDIA's reader
 //! cannot read, and read the same as it where both read. Where NVIDIA's
-//! reader reads what ncugate refuses, that is listed and expected (see
-//! [`EXPECTED`]).
+//! reader reads what ncugate refuses (a cut or corrupt report it reads in
+//! part), that is printed and expected: ncugate does not gate on what is
+//! left of a broken report. [`UNEXPLAINED`] lists the mutants where the
+//! readers part ways for reasons not yet known.
+//!
+//! A third test fuzzes the reader alone (no oracle), bounded by
+//! [`FUZZ_CASES`].
 //!
 //! NVIDIA's reader is not a Rust dependency: the tests run it with the Python
 //! named by `NCUGATE_ORACLE_PYTHON` (default `python3`) when it can import
