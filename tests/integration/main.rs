@@ -27,6 +27,7 @@ mod module_cycles;
 mod ncu_rep;
 mod never_silent;
 mod nvtx_exports;
+mod oracle;
 mod output;
 mod public_exports;
 mod readme;
