@@ -186,7 +186,7 @@ pub enum ExportError {
     },
     /// A kernel of the baseline absent from a run that `launch_count` cut short.
     #[error(
-        "kernel `{kernel}` of the baseline is not among the {count} launches ncu profiled (launch_count = {count}, launch_skip = {skip}): it may have run after the window closed"
+        "kernel `{kernel}` of the baseline is not among the {count} launches ncu profiled as often as in the baseline (launch_count = {count}, launch_skip = {skip}): its launches may have come after the window closed"
     )]
     OutsideWindow {
         kernel: String,

@@ -103,11 +103,16 @@ pub(super) fn window(source: &Source, runs: &[Run], baseline: &Baseline) -> Resu
     let Some(cut) = runs.iter().find(|r| r.total.launches >= count) else {
         return Ok(filter_note(runner));
     };
-    if let Some(kernel) = baseline
-        .kernels
-        .keys()
-        .find(|k| runs.iter().any(|r| !r.kernels.contains_key(*k)))
-    {
+    // Absent from a run, or launched fewer times than in every baseline
+    // run: its other launches may have come after the window.
+    let cut_short = |(k, entry): &(&String, &crate::baseline::KernelEntry)| {
+        runs.iter().any(|r| {
+            r.kernels
+                .get(*k)
+                .is_none_or(|now| (now.launches as f64) < entry.launches.min)
+        })
+    };
+    if let Some((kernel, _)) = baseline.kernels.iter().find(cut_short) {
         return Err(Error::export(
             &cut.source,
             ExportError::OutsideWindow {
@@ -125,8 +130,8 @@ pub(super) fn window(source: &Source, runs: &[Run], baseline: &Baseline) -> Resu
         .map(|f| format!("; {f}"))
         .unwrap_or_default();
     Ok(Some(format!(
-        "ncu profiled {count} launches{skip} (launch_count = {count}) and the app launched more: \
-         its launches after them were not profiled, and every kernel of the baseline is among the profiled ones{filter}"
+        "ncu profiled {count} launches{skip}, its launch_count limit: launches after them, if the app made any, \
+         were not profiled; every kernel of the baseline is among the profiled ones, as often as in the baseline{filter}"
     )))
 }
 

@@ -777,19 +777,25 @@ fn a_capture_limit_that_cut_the_run_short_is_said_and_a_baseline_kernel_outside_
         });
         (code, stdout)
     };
+    // The window held the first five launches: `finish` once, not 3 times as
+    // in each baseline run; its other launches may have come after it.
+    let (code, _) = check(5, 5);
+    assert_eq!(code, 2);
+    let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
+    assert!(report.contains("kernel `finish` of the baseline is not among the 5 launches"), "{report}");
     // The window held the first two launches: `finish` may have run after it.
     let (code, stdout) = check(2, 2);
     assert_eq!(code, 2, "{stdout}");
     let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
     assert!(
-        report.contains("kernel `finish` of the baseline is not among the 2 launches ncu profiled (launch_count = 2, launch_skip = 0)"),
+        report.contains("kernel `finish` of the baseline is not among the 2 launches ncu profiled as often as in the baseline (launch_count = 2, launch_skip = 0)"),
         "{report}"
     );
     // Every launch of the run fits the window, and it was full: said, and judged.
     let (code, stdout) = check(9, 9);
     assert_eq!(code, 0, "{stdout}");
     assert!(
-        stdout.contains("ncu profiled 9 launches (launch_count = 9) and the app launched more"),
+        stdout.contains("ncu profiled 9 launches, its launch_count limit"),
         "{stdout}"
     );
     // A window the run did not fill says nothing.
