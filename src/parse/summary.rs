@@ -34,6 +34,14 @@ const COLUMNS: [&str; 7] = [
 /// 10^12 would otherwise ask for that many rows).
 const MAX_LAUNCHES: u64 = 1 << 20;
 
+/// The most rows the details page of a summary of `bytes` bytes may have:
+/// each row stands for `Invocations` rows, so a few rows of a large count
+/// asked for gigabytes (576 bytes reached 1.25 GB). Proportional to the
+/// file, with room for a small summary of many launches.
+fn max_rows(bytes: usize) -> u64 {
+    (1 << 16) + 16 * bytes as u64
+}
+
 /// Whether `header` is the per-kernel summary's.
 pub(crate) fn is_summary(header: &[String]) -> bool {
     COLUMNS.iter().all(|c| header.iter().any(|h| h == c))
@@ -106,6 +114,7 @@ pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
     let mut shapes: std::collections::HashMap<Vec<Vec<u8>>, (u64, u64)> =
         std::collections::HashMap::new();
     let mut next_id = 0u64;
+    let mut expanded = 0u64;
     for (i, record) in records.enumerate() {
         let line = i + 2;
         let record = record.map_err(|e| bad(format!("row {line}: {e}")))?;
@@ -147,6 +156,14 @@ pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
                 first
             }
         };
+        expanded += count;
+        if expanded > max_rows(csv_bytes.len()) {
+            return Err(bad(format!(
+                "row {line}: the summary stands for more than {} rows of launches (Invocations over its rows), more than a file of {} bytes can hold",
+                max_rows(csv_bytes.len()),
+                csv_bytes.len()
+            )));
+        }
         for launch in first..first + count {
             let launch = launch.to_string();
             let mut row: Vec<&[u8]> = vec![launch.as_bytes()];

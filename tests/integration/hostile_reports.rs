@@ -237,3 +237,31 @@ fn a_result_listing_a_metric_twice_is_refused() {
     .stderr_has("kernel `void finish<double>(const float *, const float *, float *, long)`")
     .stderr_has("hint: ncu gives each metric of a result one value");
 }
+
+/// A 510-byte per-kernel summary (`ncu --csv --print-summary per-kernel`,
+/// the header of `fixtures/h200/summary/`) whose three rows of one kernel
+/// say 1,000,000 invocations: it stood for 3,000,000 rows of launches
+/// (880 MB, 14 s); it is refused as more than its size can hold, in little
+/// memory.
+#[test]
+fn a_summary_of_huge_invocations_is_refused() {
+    let summary = h200_bytes("summary/graph_app.base.fast.run1.summary.csv");
+    let header = summary.split(|&b| b == b'\n').next().expect("header");
+    let mut csv = header.to_vec();
+    csv.push(b'\n');
+    for _ in 0..3 {
+        csv.extend_from_slice(b"\"3089\",\"graph_app\",\"127.0.0.1\",\"produce(float *, long)\",\"(256, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"9.0\",\"1,000,000\",\"Command line profiler metrics\",\"gpu__time_duration.sum\",\"ns\",\"1\",\"1\",\"1\"\n");
+    }
+    let g = Gate::new();
+    g.write("summary.csv", &csv);
+    let (out, max_kb) = g.run_measured(&[
+        "baseline",
+        "record",
+        "--input",
+        "summary.csv",
+        "--output",
+        "b.json",
+    ]);
+    out.one_clear_error("rows of launches (Invocations over its rows)");
+    assert!(max_kb < 100_000, "peak RSS {max_kb} KB");
+}
