@@ -42,6 +42,18 @@ fn max_rows(bytes: usize) -> u64 {
     (1 << 16) + 16 * bytes as u64
 }
 
+/// `Err` (the problem) once the rows read up to row `line` stand for more
+/// rows of launches (`expanded`) than a summary of `bytes` bytes may.
+fn within_rows(expanded: u64, bytes: usize, line: usize) -> std::result::Result<(), String> {
+    if expanded > max_rows(bytes) {
+        return Err(format!(
+            "row {line}: the summary stands for more than {} rows of launches (Invocations over its rows), more than a file of {bytes} bytes can hold",
+            max_rows(bytes)
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `header` is the per-kernel summary's.
 pub(crate) fn is_summary(header: &[String]) -> bool {
     COLUMNS.iter().all(|c| header.iter().any(|h| h == c))
@@ -157,13 +169,7 @@ pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
             }
         };
         expanded += count;
-        if expanded > max_rows(csv_bytes.len()) {
-            return Err(bad(format!(
-                "row {line}: the summary stands for more than {} rows of launches (Invocations over its rows), more than a file of {} bytes can hold",
-                max_rows(csv_bytes.len()),
-                csv_bytes.len()
-            )));
-        }
+        within_rows(expanded, csv_bytes.len(), line).map_err(bad)?;
         for launch in first..first + count {
             let launch = launch.to_string();
             let mut row: Vec<&[u8]> = vec![launch.as_bytes()];
