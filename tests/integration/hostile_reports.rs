@@ -265,3 +265,37 @@ fn a_summary_of_huge_invocations_is_refused() {
     out.one_clear_error("rows of launches (Invocations over its rows)");
     assert!(max_kb < 100_000, "peak RSS {max_kb} KB");
 }
+
+/// The base report with one more block: a string table of one 60 KB string
+/// and a result naming it as 3,000 metrics (5 bytes each). Its names copied
+/// out were 180 MB from a 276 KB file; the copies now have a budget of 16
+/// bytes per byte of the file (and 16 MiB), and the report is refused
+/// before it is spent, in little memory.
+#[test]
+fn a_string_named_thousands_of_times_is_refused_within_a_budget() {
+    let mut report = Report::parse(&h200_bytes("graph_app.base.fast.run1.ncu-rep"));
+    let id = report.strings().len();
+    let mut header = field_varint(2, 1);
+    header.extend(field_bytes(4, &field_bytes(1, &[b'x'; 60_000])));
+    header.extend(field_varint(5, 0));
+    let mut result = field_bytes(7, b"void k()");
+    for _ in 0..3_000 {
+        result.extend(field_bytes(13, &field_varint(1, id as u64)));
+    }
+    report.blocks.push(Block {
+        header,
+        messages: vec![result],
+    });
+    let g = Gate::new();
+    g.write("named.ncu-rep", report.bytes());
+    let (out, max_kb) = g.run_measured(&[
+        "baseline",
+        "record",
+        "--input",
+        "named.ncu-rep",
+        "--output",
+        "b.json",
+    ]);
+    out.one_clear_error("copy to more than");
+    assert!(max_kb < 100_000, "peak RSS {max_kb} KB");
+}

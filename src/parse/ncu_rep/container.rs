@@ -29,6 +29,40 @@ pub(crate) const MAGIC: &[u8; 4] = b"NVR\0";
 /// The one report format version this reader knows.
 pub(crate) const VERSION: u32 = 7;
 
+/// The bytes the reader may copy out of a file (metric names through the
+/// string table, process and host names per result), per byte of the file,
+/// and beyond that: a result names each metric by a varint of the string
+/// table, so a crafted file naming one long string thousands of times asked
+/// for gigabytes. The committed reports copy less than one byte per byte.
+pub(crate) const COPIED_PER_BYTE: usize = 16;
+pub(crate) const COPIED_BEYOND: usize = 16 << 20;
+
+/// What is left of a file's copy budget ([`COPIED_PER_BYTE`]).
+struct Budget {
+    left: usize,
+    limit: usize,
+}
+
+impl Budget {
+    fn of(file: usize) -> Budget {
+        let limit = file
+            .saturating_mul(COPIED_PER_BYTE)
+            .saturating_add(COPIED_BEYOND);
+        Budget { left: limit, limit }
+    }
+
+    /// Takes `n` bytes of the budget before they are copied.
+    fn take(&mut self, n: usize) -> Result<(), Failure> {
+        self.left = self.left.checked_sub(n).ok_or_else(|| {
+            Failure::Corrupt(format!(
+                "its results name strings that copy to more than {} bytes ({COPIED_PER_BYTE} per byte of the file and {COPIED_BEYOND} more): a crafted string table or repeated field",
+                self.limit
+            ))
+        })?;
+        Ok(())
+    }
+}
+
 /// Why a report could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
@@ -228,16 +262,14 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         blocks.push((header, payload, payload_at, default_pid));
     }
     let mut report = Report::default();
+    let mut budget = Budget::of(data.len());
     for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
-        read_payload(
-            header,
-            payload,
-            *payload_at,
-            &strings,
-            *default_pid,
-            &mut report,
-        )
-        .map_err(|e| match e {
+        let read = Read {
+            strings: &strings,
+            default_pid: *default_pid,
+            budget: &mut budget,
+        };
+        read_payload(header, payload, *payload_at, read, &mut report).map_err(|e| match e {
             Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
             other => other,
         })?;
@@ -252,14 +284,25 @@ fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
 }
 
+/// What reading a payload shares with the whole file's read.
+struct Read<'a> {
+    strings: &'a [String],
+    default_pid: Option<u32>,
+    budget: &'a mut Budget,
+}
+
 fn read_payload(
     header: &BlockHeader,
     payload: &[u8],
     offset: usize,
-    strings: &[String],
-    default_pid: Option<u32>,
+    read: Read<'_>,
     report: &mut Report,
 ) -> Result<(), Failure> {
+    let Read {
+        strings,
+        default_pid,
+        budget,
+    } = read;
     let process = header.process.clone().unwrap_or_default();
     let mut cursor = Cursor {
         data: payload,
@@ -274,6 +317,10 @@ fn read_payload(
             })?),
             None => None,
         };
+        budget.take(
+            process.process_name.as_ref().map_or(0, String::len)
+                + process.hostname.as_ref().map_or(0, String::len),
+        )?;
         let launch = Launch {
             kind: parts.kind,
             process_id: process.process_id.or(default_pid),
@@ -283,7 +330,7 @@ fn read_payload(
             block: parts.block,
             context: parts.context,
             stream: parts.stream,
-            metrics: resolve(parts.metrics, strings)?,
+            metrics: resolve(parts.metrics, strings, budget)?,
             nvtx,
             rules: parts.rules,
             module: parts.module,
@@ -469,7 +516,11 @@ fn no_repeated_metric(launch: &Launch, result: usize) -> Result<(), Failure> {
 }
 
 /// Metric names through the string table.
-fn resolve(results: Vec<MetricResult>, strings: &[String]) -> Result<Vec<Metric>, Failure> {
+fn resolve(
+    results: Vec<MetricResult>,
+    strings: &[String],
+    budget: &mut Budget,
+) -> Result<Vec<Metric>, Failure> {
     results
         .into_iter()
         .map(|m| {
@@ -482,6 +533,7 @@ fn resolve(results: Vec<MetricResult>, strings: &[String]) -> Result<Vec<Metric>
                     strings.len()
                 ))
             })?;
+            budget.take(name.len())?;
             Ok(Metric {
                 name: name.clone(),
                 value: m.value,
