@@ -116,6 +116,15 @@ pub enum ExportError {
     /// A `.ncu-rep` of a known version that is truncated or damaged.
     #[error("not a readable report: {reason}")]
     ReportCorrupt { reason: String },
+    /// A `.ncu-rep` result that lists one metric twice with different values.
+    #[error(
+        "result {result} (kernel `{kernel}`) lists metric `{metric}` twice, with different values: which is the launch's cannot be told"
+    )]
+    ReportRepeatedMetric {
+        kernel: String,
+        result: usize,
+        metric: String,
+    },
     /// A raw page that names one metric in two columns with different values.
     #[error(
         "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
@@ -236,6 +245,7 @@ impl ExportError {
             E::DifferentUnits { .. } => "record runs exported the same way (e.g. all with `--print-units base`)".into(),
             E::ReportUnsupported { .. } => "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
+            E::ReportRepeatedMetric { .. } => "ncu gives each metric of a result one value: profile again, or read it through ncu (--import-with-ncu) to see what ncu makes of it; fix the tool that edited the report".into(),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),

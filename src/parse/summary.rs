@@ -34,6 +34,26 @@ const COLUMNS: [&str; 7] = [
 /// 10^12 would otherwise ask for that many rows).
 const MAX_LAUNCHES: u64 = 1 << 20;
 
+/// The most rows the details page of a summary of `bytes` bytes may have:
+/// each row stands for `Invocations` rows, so a few rows of a large count
+/// asked for gigabytes (576 bytes reached 1.25 GB). Proportional to the
+/// file, with room for a small summary of many launches.
+fn max_rows(bytes: usize) -> u64 {
+    (1 << 16) + 16 * bytes as u64
+}
+
+/// `Err` (the problem) once the rows read up to row `line` stand for more
+/// rows of launches (`expanded`) than a summary of `bytes` bytes may.
+fn within_rows(expanded: u64, bytes: usize, line: usize) -> std::result::Result<(), String> {
+    if expanded > max_rows(bytes) {
+        return Err(format!(
+            "row {line}: the summary stands for more than {} rows of launches (Invocations over its rows), more than a file of {bytes} bytes can hold",
+            max_rows(bytes)
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `header` is the per-kernel summary's.
 pub(crate) fn is_summary(header: &[String]) -> bool {
     COLUMNS.iter().all(|c| header.iter().any(|h| h == c))
@@ -106,6 +126,7 @@ pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
     let mut shapes: std::collections::HashMap<Vec<Vec<u8>>, (u64, u64)> =
         std::collections::HashMap::new();
     let mut next_id = 0u64;
+    let mut expanded = 0u64;
     for (i, record) in records.enumerate() {
         let line = i + 2;
         let record = record.map_err(|e| bad(format!("row {line}: {e}")))?;
@@ -147,6 +168,8 @@ pub(crate) fn as_details(path: &Path, csv_bytes: &[u8]) -> Result<Vec<u8>> {
                 first
             }
         };
+        expanded += count;
+        within_rows(expanded, csv_bytes.len(), line).map_err(bad)?;
         for launch in first..first + count {
             let launch = launch.to_string();
             let mut row: Vec<&[u8]> = vec![launch.as_bytes()];

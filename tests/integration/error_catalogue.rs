@@ -243,6 +243,11 @@ fn export_errors() -> Vec<ExportError> {
         E::ReportCorrupt {
             reason: s("block 2 ends 1,024 bytes past the end of the file"),
         },
+        E::ReportRepeatedMetric {
+            kernel: s("scale(float*, int)"),
+            result: 4,
+            metric: s("gpu__time_duration.sum"),
+        },
         E::ContradictoryColumns {
             line: 3,
             metric: s("sm__inst_executed.sum"),
@@ -317,6 +322,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::MissingValues { .. } => "MissingValues",
         E::ReportUnsupported { .. } => "ReportUnsupported",
         E::ReportCorrupt { .. } => "ReportCorrupt",
+        E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",

@@ -17,6 +17,7 @@ mod exports;
 mod function_length;
 mod history;
 mod hostile_output;
+mod hostile_reports;
 mod impossible_inputs;
 mod impossible_xml;
 mod init;

@@ -414,6 +414,7 @@ fn truncated_everywhere(report: &str) {
             Err(container::Failure::Unsupported(m)) => {
                 assert!(cut < 4, "cut at {cut} read as unsupported: {m}")
             }
+            Err(other) => panic!("cut at {cut}: {}", other.message()),
         }
     }
     assert!(refused > 100, "{report}: only {refused} cuts refused");

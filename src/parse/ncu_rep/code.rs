@@ -14,7 +14,7 @@
 //! --print-source sass`, see [`crate::parse::sass`]).
 
 use super::container::{self, Failure, LaunchKind, Report};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One kernel launch's code and launch configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +57,8 @@ pub(crate) fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
         return None;
     }
     let mut cache: BTreeMap<(u64, &str), Option<Code>> = BTreeMap::new();
+    // Each module's sections are indexed once, however many kernels it holds.
+    let mut indexes: BTreeMap<u64, Option<Sections<'_>>> = BTreeMap::new();
     let mut out = Vec::new();
     for launch in &report.launches {
         let LaunchKind::Kernel {
@@ -71,10 +73,10 @@ pub(crate) fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
             cache
                 .entry((r, mangled.as_str()))
                 .or_insert_with(|| {
-                    report
-                        .modules
-                        .get(&r)
-                        .and_then(|elf| function(elf, mangled))
+                    let index = indexes
+                        .entry(r)
+                        .or_insert_with(|| report.modules.get(&r).and_then(|elf| sections(elf)));
+                    function_in(index.as_ref()?, mangled)
                 })
                 .clone()
         });
@@ -93,8 +95,14 @@ pub(crate) fn of_report(report: &Report) -> Option<Vec<LaunchCode>> {
 /// The code of function `mangled` in an ELF64 little-endian cubin: its
 /// `.text.<mangled>` section. `None` for anything else (a malformed ELF
 /// included: the code is then unknown, the report still reads).
-pub(crate) fn function(elf: &[u8], mangled: &str) -> Option<Code> {
-    let text = section(elf, &format!(".text.{mangled}"))?;
+#[cfg(test)]
+fn function(elf: &[u8], mangled: &str) -> Option<Code> {
+    function_in(&sections(elf)?, mangled)
+}
+
+/// [`function`] in a cubin already indexed.
+fn function_in(sections: &Sections<'_>, mangled: &str) -> Option<Code> {
+    let text = (*sections.get(format!(".text.{mangled}").as_bytes())?)?;
     let instructions = text
         .chunks_exact(16)
         .filter(|i| bytes_at::<8>(i, 0, 0).is_some_and(|w| u64::from_le_bytes(w) & 0xfff != NOP))
@@ -125,8 +133,16 @@ fn u64_at(b: &[u8], base: usize, off: usize) -> Option<usize> {
     usize::try_from(u64::from_le_bytes(bytes_at(b, base, off)?)).ok()
 }
 
-/// The bytes of the section called `name`.
-fn section<'a>(elf: &'a [u8], name: &str) -> Option<&'a [u8]> {
+/// A cubin's sections by name: the first section of a name, and its bytes
+/// (`None`: it holds none in the file, or they are out of the file).
+type Sections<'a> = HashMap<&'a [u8], Option<&'a [u8]>>;
+
+/// Every section of an ELF64 little-endian cubin by name, in one pass: the
+/// sections up to the first whose header or name is unreadable (a scan by
+/// name stopped there too). Looking a name up per kernel scanned every
+/// header, and each name to its NUL, again: a hostile cubin of many
+/// sections whose names share one long unterminated run took minutes.
+fn sections(elf: &[u8]) -> Option<Sections<'_>> {
     // ELF64 (class 2), little-endian (data 1).
     if elf.get(..6)? != b"\x7fELF\x02\x01" {
         return None;
@@ -142,22 +158,63 @@ fn section<'a>(elf: &'a [u8], name: &str) -> Option<&'a [u8]> {
     }
     let header = |i: usize| shoff.checked_add(i.checked_mul(entsize)?);
     let strtab = u64_at(elf, header(names)?, 0x18)?;
-    for i in 0..count {
-        let h = header(i)?;
-        let name_at = strtab.checked_add(u32_at(elf, h, 0)?)?;
-        let rest = elf.get(name_at..)?;
-        let end = rest.iter().position(|&b| b == 0)?;
-        if &rest[..end] != name.as_bytes() {
-            continue;
-        }
-        // SHT_NOBITS holds no bytes in the file.
-        if u32_at(elf, h, 4)? == 8 {
-            return None;
-        }
-        let (offset, size) = (u64_at(elf, h, 0x18)?, u64_at(elf, h, 0x20)?);
-        return elf.get(offset..offset.checked_add(size)?);
+    // Each header's name offset; `None` from the first unreadable one on.
+    let starts: Vec<(usize, usize)> = (0..count)
+        .map_while(|i| {
+            let h = header(i)?;
+            Some((h, strtab.checked_add(u32_at(elf, h, 0)?)?))
+        })
+        .collect();
+    let ends = name_ends(elf, starts.iter().map(|&(_, at)| at));
+    // Names may overlap (a linker shares suffixes); names that overlap over
+    // and over (each a suffix of one long run) are a hostile cubin's, and
+    // hashing them would read the run once per name: its code is unknown.
+    let named: usize = ends
+        .iter()
+        .filter_map(|(&at, end)| Some(end.as_ref()? - at))
+        .sum();
+    if named > 4 * elf.len() + (1 << 16) {
+        return None;
     }
-    None
+    let mut out = Sections::new();
+    for &(h, at) in &starts {
+        let Some(&Some(end)) = ends.get(&at) else {
+            break;
+        };
+        let bytes = (|| {
+            // SHT_NOBITS holds no bytes in the file.
+            if u32_at(elf, h, 4)? == 8 {
+                return None;
+            }
+            let (offset, size) = (u64_at(elf, h, 0x18)?, u64_at(elf, h, 0x20)?);
+            elf.get(offset..offset.checked_add(size)?)
+        })();
+        out.entry(&elf[at..end]).or_insert(bytes);
+    }
+    Some(out)
+}
+
+/// The end (its NUL) of the name at each offset of `starts`: `None` past the
+/// file or with no NUL after it. The offsets in order, each search starts
+/// where the last one's NUL serves no more: the file is read once.
+fn name_ends(elf: &[u8], starts: impl Iterator<Item = usize>) -> HashMap<usize, Option<usize>> {
+    let mut sorted: Vec<usize> = starts.collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out = HashMap::with_capacity(sorted.len());
+    // `None`: not searched yet; `Some(None)`: no NUL after the last search's start.
+    let mut nul: Option<Option<usize>> = None;
+    for at in sorted {
+        if nul.is_none_or(|n| n.is_some_and(|n| n < at)) {
+            nul = Some(
+                elf.get(at..)
+                    .and_then(|rest| rest.iter().position(|&b| b == 0))
+                    .map(|p| at + p),
+            );
+        }
+        out.insert(at, nul.flatten());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -174,6 +231,53 @@ mod tests {
         elf[0x3a] = 0x40;
         elf[0x3c] = 3;
         assert_eq!(function(&elf, "k"), None);
+    }
+
+    /// A cubin of 20,000 sections whose names are suffixes of one 100 KB
+    /// run, `.text.k` last: a scan by name read every name to its NUL for
+    /// each kernel looked up (10^9 bytes here: minutes unoptimized); the
+    /// index reads the run once, finds the names overlap far past what a
+    /// linker's shared suffixes do, and gives the code as unknown.
+    #[test]
+    fn many_sections_with_long_names_are_indexed_once() {
+        const SECTIONS: usize = 20_000;
+        const RUN: usize = 100_000;
+        let mut elf = vec![0u8; 0x40];
+        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        let strtab = elf.len();
+        elf.extend(std::iter::repeat_n(b'a', RUN));
+        elf.extend(b"\0.text.k\0");
+        let text = elf.len();
+        elf.extend([0u8; 32]);
+        let shoff = elf.len();
+        elf[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        elf[0x3a..0x3c].copy_from_slice(&0x40u16.to_le_bytes());
+        elf[0x3c..0x3e].copy_from_slice(&u16::try_from(SECTIONS + 1).expect("u16").to_le_bytes());
+        for i in 0..=SECTIONS {
+            let mut h = [0u8; 0x40];
+            let (name, offset, size) = match i {
+                // The string table itself.
+                0 => (0, strtab, RUN + 9),
+                i if i == SECTIONS => (RUN + 1, text, 32),
+                i => (i * 5, strtab, 1),
+            };
+            h[..4].copy_from_slice(&u32::try_from(name).expect("u32").to_le_bytes());
+            h[4..8].copy_from_slice(&1u32.to_le_bytes());
+            h[0x18..0x20].copy_from_slice(&(offset as u64).to_le_bytes());
+            h[0x20..0x28].copy_from_slice(&(size as u64).to_le_bytes());
+            elf.extend(h);
+        }
+        assert_eq!(function(&elf, "k"), None);
+        // The same cubin with names that do not overlap gives the code.
+        for i in 1..SECTIONS {
+            let at = shoff + i * 0x40;
+            elf[at..at + 4].copy_from_slice(&u32::try_from(RUN + 1).expect("u32").to_le_bytes());
+        }
+        let code = function(&elf, "k").expect("the first `.text.k` is found");
+        assert_eq!(
+            code.instructions, 0,
+            "the first `.text.k` is a 1-byte section"
+        );
     }
 
     #[test]

@@ -406,5 +406,17 @@ pub(crate) fn refusal(path: &Path, failure: Failure) -> Refusal {
         Failure::Corrupt(reason) => {
             Refusal::Corrupt(Error::export(path, ExportError::ReportCorrupt { reason }))
         }
+        Failure::RepeatedMetric {
+            kernel,
+            result,
+            metric,
+        } => Refusal::Corrupt(Error::export(
+            path,
+            ExportError::ReportRepeatedMetric {
+                kernel,
+                result,
+                metric,
+            },
+        )),
     }
 }

@@ -131,7 +131,7 @@ impl<'r> RawRows<'r> {
         let n = self.kept.as_ref().map_or(self.header.len(), Vec::len);
         self.cells.clear();
         self.cells.resize(n, String::new());
-        // A metric the result lists twice: the later one's cell, as ncu's page has it.
+        // The reader refuses a result that lists a metric twice ([`super::container`]).
         for m in &launch.metrics {
             if let Some(slot) = self
                 .columns
