@@ -38,7 +38,7 @@ step() {
     "$(python3 -c "print($t1 - $t0)")" "$why" >> "$summary"
 }
 
-make -C kernels > "$out/build.log" 2>&1 || { echo "build failed" >> "$summary"; exit 1; }
+make -C kernels all > "$out/build.log" 2>&1 || { echo "build failed" >> "$summary"; exit 1; }
 step record 0 baseline record --runs 3 --no-build --output "$out/baseline.json"
 step unchanged 0 check --no-build --baseline "$out/baseline.json" --json "$out/unchanged.json"
 # The app launches 9 kernels (3 iterations of produce, scale, finish).
@@ -48,11 +48,13 @@ step regression 1 check --no-build --baseline "$out/baseline.json" -- kernels/bu
 
 # compute-sanitizer's own runs end with a summary line; ncugate requires one.
 for tool in memcheck racecheck synccheck initcheck; do
-  compute-sanitizer --tool "$tool" kernels/build/graph_app --iters 3 > "$out/sanitizer.$tool.txt" 2>&1
+  compute-sanitizer --tool "$tool" --xml --save "$out/sanitizer.$tool.xml" kernels/build/graph_app --iters 3 > "$out/sanitizer.$tool.txt" 2>&1
   echo "compute-sanitizer --tool $tool graph_app: exit $?; $(grep -c -E '========= (ERROR|RACECHECK) SUMMARY' "$out/sanitizer.$tool.txt") summary line(s)" >> "$out/sanitizer-summaries.txt"
 done
 step sanitize-clean 0 sanitize --no-build --tool memcheck -- kernels/build/graph_app --iters 3
 step sanitize-race 1 sanitize --no-build --tool racecheck -- kernels/build/race_app
+compute-sanitizer --tool racecheck --xml --save "$out/race.xml" kernels/build/race_app > "$out/sanitizer.race_app.txt" 2>&1
+echo "compute-sanitizer --tool racecheck --xml race_app: exit $?; $(grep -c -E '========= (ERROR|RACECHECK) SUMMARY' "$out/sanitizer.race_app.txt") summary line(s)" >> "$out/sanitizer-summaries.txt"
 
 # Signed reports: check signs with the key; history record reads it with the key, and refuses
 # it edited or unsigned.
