@@ -782,7 +782,10 @@ fn a_capture_limit_that_cut_the_run_short_is_said_and_a_baseline_kernel_outside_
     let (code, _) = check(5, 5);
     assert_eq!(code, 2);
     let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
-    assert!(report.contains("kernel `finish` of the baseline is not among the 5 launches"), "{report}");
+    assert!(
+        report.contains("kernel `finish` of the baseline is not among the 5 launches"),
+        "{report}"
+    );
     // The window held the first two launches: `finish` may have run after it.
     let (code, stdout) = check(2, 2);
     assert_eq!(code, 2, "{stdout}");
