@@ -206,7 +206,7 @@ fn suite_of(value: serde_json::Value) -> Checked<Read> {
     Ok(Read::Suite(Box::new(report)))
 }
 
-/// [`recompute::against_files`], said on standard error when the files are
+/// [`super::recompute::against_files`], said on standard error when the files are
 /// not here to recompute the rows from.
 fn recomputed(
     name: &str,

@@ -100,7 +100,7 @@ fn function(elf: &[u8], mangled: &str) -> Option<Code> {
     function_in(&sections(elf)?, mangled)
 }
 
-/// [`function`] in a cubin already indexed.
+/// The code of function `mangled` in a cubin already indexed (its `.text.<mangled>` section).
 fn function_in(sections: &Sections<'_>, mangled: &str) -> Option<Code> {
     let text = (*sections.get(format!(".text.{mangled}").as_bytes())?)?;
     let instructions = text
