@@ -125,6 +125,16 @@ pub enum ExportError {
         result: usize,
         metric: String,
     },
+    /// A `.ncu-rep` whose results name strings that would copy to more than
+    /// the reader's budget for a file of its size.
+    #[error(
+        "its results name strings that copy to more than {limit} bytes ({per_byte} per byte of the file and {beyond} more): a crafted string table or repeated field"
+    )]
+    ReportOverBudget {
+        limit: usize,
+        per_byte: usize,
+        beyond: usize,
+    },
     /// A raw page that names one metric in two columns with different values.
     #[error(
         "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
@@ -246,6 +256,7 @@ impl ExportError {
             E::ReportUnsupported { .. } => "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
             E::ReportRepeatedMetric { .. } => "ncu gives each metric of a result one value: profile again, or read it through ncu (--import-with-ncu) to see what ncu makes of it; fix the tool that edited the report".into(),
+            E::ReportOverBudget { .. } => "an Nsight Compute report copies less than one byte of names per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),

@@ -372,3 +372,36 @@ fn clean_up() -> ! {
     let _ = err.flush();
     std::process::exit(exit::ERROR)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cleanup that starts while a temp file is being made finds it
+    /// registered: the file was made and registered in one step under the
+    /// lock. Made first and registered after, a chart file created while the
+    /// cleanup ran survived SIGTERM.
+    #[test]
+    fn a_temp_file_is_registered_before_a_cleanup_can_look() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(".chart.svg.tmp");
+        let mut cleanup = None;
+        let made = Temp::create(
+            || {
+                std::fs::write(&path, b"<svg/>")?;
+                let seen = path.clone();
+                // The cleanup's first step: take the lock, read the temps.
+                cleanup = Some(std::thread::spawn(move || state().temps.contains(&seen)));
+                // Give it every chance to run between making and registering.
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                Ok(path.clone())
+            },
+            |p| p.as_path(),
+        );
+        let (_, tracked) = made.expect("not interrupted").expect("made");
+        let saw = cleanup.expect("spawned").join().expect("joined");
+        assert!(saw, "the cleanup looked before the file was registered");
+        drop(tracked);
+        assert!(!state().temps.contains(&path));
+    }
+}

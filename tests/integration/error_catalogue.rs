@@ -248,6 +248,11 @@ fn export_errors() -> Vec<ExportError> {
             result: 4,
             metric: s("gpu__time_duration.sum"),
         },
+        E::ReportOverBudget {
+            limit: 21_193_216,
+            per_byte: 16,
+            beyond: 16_777_216,
+        },
         E::ContradictoryColumns {
             line: 3,
             metric: s("sm__inst_executed.sum"),
@@ -323,6 +328,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::ReportUnsupported { .. } => "ReportUnsupported",
         E::ReportCorrupt { .. } => "ReportCorrupt",
         E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
+        E::ReportOverBudget { .. } => "ReportOverBudget",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",

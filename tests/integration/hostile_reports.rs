@@ -297,5 +297,21 @@ fn a_string_named_thousands_of_times_is_refused_within_a_budget() {
         "b.json",
     ]);
     out.one_clear_error("copy to more than");
+    // Its own error, with the budget in numbers and a hint of its own (not
+    // the truncated-copy hint of a damaged file).
+    let limit = report.bytes().len() * 16 + (16 << 20);
+    assert!(
+        out.stderr.contains(&format!(
+            "more than {limit} bytes (16 per byte of the file and 16777216 more)"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: an Nsight Compute report copies less than one byte"),
+        "{}",
+        out.stderr
+    );
     assert!(max_kb < 100_000, "peak RSS {max_kb} KB");
 }

@@ -53,12 +53,10 @@ impl Budget {
 
     /// Takes `n` bytes of the budget before they are copied.
     fn take(&mut self, n: usize) -> Result<(), Failure> {
-        self.left = self.left.checked_sub(n).ok_or_else(|| {
-            Failure::Corrupt(format!(
-                "its results name strings that copy to more than {} bytes ({COPIED_PER_BYTE} per byte of the file and {COPIED_BEYOND} more): a crafted string table or repeated field",
-                self.limit
-            ))
-        })?;
+        self.left = self
+            .left
+            .checked_sub(n)
+            .ok_or(Failure::OverBudget { limit: self.limit })?;
         Ok(())
     }
 }
@@ -81,6 +79,13 @@ pub enum Failure {
         result: usize,
         metric: String,
     },
+    /// Results whose strings would copy to more than the file's budget
+    /// ([`COPIED_PER_BYTE`] per byte and [`COPIED_BEYOND`] more): a crafted
+    /// string table or repeated field, refused before it is spent.
+    OverBudget {
+        /// The budget, in bytes.
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -94,6 +99,9 @@ impl Failure {
                 metric,
             } => format!(
                 "result {result} (kernel `{kernel}`) lists metric `{metric}` twice, with different values"
+            ),
+            Failure::OverBudget { limit } => format!(
+                "its results name strings that copy to more than {limit} bytes ({COPIED_PER_BYTE} per byte of the file and {COPIED_BEYOND} more): a crafted string table or repeated field"
             ),
         }
     }

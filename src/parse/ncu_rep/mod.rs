@@ -418,5 +418,13 @@ pub(crate) fn refusal(path: &Path, failure: Failure) -> Refusal {
                 metric,
             },
         )),
+        Failure::OverBudget { limit } => Refusal::Corrupt(Error::export(
+            path,
+            ExportError::ReportOverBudget {
+                limit,
+                per_byte: container::COPIED_PER_BYTE,
+                beyond: container::COPIED_BEYOND,
+            },
+        )),
     }
 }

@@ -51,22 +51,33 @@ pub(crate) fn shown(demangled: &str) -> String {
 
 /// `(Type)` before a number in a template argument list is dropped.
 fn drop_casts(demangled: &str) -> String {
+    drop_casts_counted(demangled, &mut 0)
+}
+
+/// [`drop_casts`], adding the characters it examined to `steps`.
+fn drop_casts_counted(demangled: &str, steps: &mut usize) -> String {
     let mut out = String::with_capacity(demangled.len());
     let mut rest = demangled;
     while let Some(open) = rest.find('(') {
         let after = &rest[open + 1..];
-        let cast = after.find(')').filter(|&close| {
-            let ty = &after[..close];
-            let next = after[close + 1..].chars().next();
-            let before = rest[..open].chars().next_back();
-            // A cast follows `<`, `,` or a space, never a name (a call).
-            !ty.trim().is_empty()
-                && before.is_none_or(|c| c == '<' || c == ',' || c == ' ')
-                && ty
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == ' ')
-                && next.is_some_and(|c| c.is_ascii_digit() || c == '-')
-        });
+        // The type is the run of type characters after `(`; a cast closes
+        // right there. Looking no further than that run keeps a name full of
+        // unclosed `(` linear.
+        let ty_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == ' '))
+            .unwrap_or(after.len());
+        *steps += ty_len + 1;
+        let cast = Some(ty_len)
+            .filter(|&close| after[close..].starts_with(')'))
+            .filter(|&close| {
+                let ty = &after[..close];
+                let next = after[close + 1..].chars().next();
+                let before = rest[..open].chars().next_back();
+                // A cast follows `<`, `,` or a space, never a name (a call).
+                !ty.trim().is_empty()
+                    && before.is_none_or(|c| c == '<' || c == ',' || c == ' ')
+                    && next.is_some_and(|c| c.is_ascii_digit() || c == '-')
+            });
         match cast {
             Some(close) => {
                 out.push_str(&rest[..open]);
@@ -226,5 +237,30 @@ mod tests {
     fn a_plain_symbol_shows_its_mangled_name() {
         let nvjet = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT";
         assert_eq!(display(nvjet, nvjet, ""), nvjet);
+    }
+
+    #[test]
+    fn dropping_casts_is_linear_in_the_name() {
+        // Each `(` looked ahead to the next `)`: a name of unclosed `(` was
+        // quadratic (a 1 MB name would take hours).
+        let n = 100_000;
+        let names = [
+            format!("{})", "(".repeat(n)),
+            format!("{})1", "(a".repeat(n)),
+            format!("void k<{}>()", "(T)1,".repeat(n)),
+        ];
+        for name in &names {
+            let mut steps = 0;
+            let out = drop_casts_counted(name, &mut steps);
+            assert!(
+                steps <= 2 * name.len(),
+                "{steps} steps for {} bytes",
+                name.len()
+            );
+            assert_eq!(out, drop_casts(name));
+        }
+        // The casts are still dropped, the unclosed parentheses kept.
+        assert_eq!(drop_casts(&names[0]), names[0]);
+        assert_eq!(drop_casts("void k<(T)1,(T)2>()"), "void k<1,2>()");
     }
 }

@@ -10,6 +10,8 @@
 //! (payload, color or message) is refused as unsupported: no recording shows
 //! how ncu spells them, and `ncu --import` can still read such a report.
 
+use std::collections::HashMap;
+
 use super::schema::NvtxState;
 
 /// Why a result's NVTX state cannot be printed.
@@ -44,12 +46,18 @@ const NO_ATTRIBUTES: &str = "none:none:none:none:none:none";
 
 /// The cells of `state` for a result launched by thread `thread`.
 pub(crate) fn cells(state: &NvtxState, thread: Option<u32>) -> Result<NvtxCells, NvtxError> {
+    // One map per state: a lookup per range in the domain list would make a
+    // state with many domains and many ranges quadratic. The first listing of
+    // a domain ID wins, as a search of the list would find it.
+    let mut names: HashMap<Option<u64>, Option<&str>> = HashMap::with_capacity(state.domains.len());
+    for d in &state.domains {
+        names.entry(d.id).or_insert(d.name.as_deref());
+    }
     let domain = |id: Option<u64>| -> Result<&str, NvtxError> {
-        state
-            .domains
-            .iter()
-            .find(|d| d.id == id)
-            .and_then(|d| d.name.as_deref())
+        names
+            .get(&id)
+            .copied()
+            .flatten()
             .ok_or(NvtxError::UnknownDomain(id.unwrap_or_default()))
     };
     let plain = |attributes: &Option<Vec<u8>>| match attributes {
@@ -140,5 +148,37 @@ mod tests {
             cells(&state(None, 3), Some(7)),
             Err(NvtxError::UnknownDomain(3))
         );
+    }
+
+    #[test]
+    fn domains_are_looked_up_by_id_first_listing_first() {
+        // Many domains and a stack of many ranges: one map, not a search of
+        // the list per range. The first listing of a repeated ID wins.
+        let mut s = state(None, 0);
+        s.domains = (1..=5_000u64)
+            .map(|id| NvtxDomain {
+                id: Some(id),
+                name: Some(format!("d{id}")),
+            })
+            .collect();
+        s.domains.push(NvtxDomain {
+            id: Some(1),
+            name: Some("later".into()),
+        });
+        s.threads[0].push_pop_domains[0].id = Some(5_000);
+        s.threads[0].push_pop_domains[0].stack = vec![
+            NvtxPushPopRange {
+                name: Some("r".into()),
+                attributes: None,
+            };
+            5_000
+        ];
+        let got = cells(&s, Some(7)).expect("cells");
+        assert_eq!(got.push_pop.matches("\"d5000:r:").count(), 5_000);
+        s.threads[0].push_pop_domains[0].id = Some(1);
+        let got = cells(&s, Some(7)).expect("cells");
+        assert!(got.push_pop.contains("\"d1:r:") && !got.push_pop.contains("later"));
+        s.threads[0].push_pop_domains[0].id = Some(0);
+        assert_eq!(cells(&s, Some(7)), Err(NvtxError::UnknownDomain(0)));
     }
 }
