@@ -185,7 +185,15 @@ fn entry(
                         },
                     ));
                 }
-                Some(s) => stats.push(s),
+                // The spread between runs, or the one the source measured
+                // within each (nvbench's noise), whichever is larger.
+                Some(mut s) => {
+                    let measured = aggregate::measured_sigma(runs, scope, metric, aggregate);
+                    if measured.is_finite() {
+                        s.stddev = s.stddev.max(measured);
+                    }
+                    stats.push(s)
+                }
                 None => break,
             }
         }

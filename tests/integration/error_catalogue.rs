@@ -240,6 +240,11 @@ fn export_errors() -> Vec<ExportError> {
         E::ReportUnsupported {
             reason: s("report format version 6 (this ncugate reads version 7)"),
         },
+        E::NvbenchMalformed {
+            reason: s(
+                "benchmark 2 (`copy_sweep_grid_shape`), state 5: summary `nv/cold/time/gpu/mean` has value \"fast\", not a number",
+            ),
+        },
         E::ReportCorrupt {
             reason: s("block 2 ends 1,024 bytes past the end of the file"),
         },
@@ -322,6 +327,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::MissingValues { .. } => "MissingValues",
         E::ReportUnsupported { .. } => "ReportUnsupported",
         E::ReportCorrupt { .. } => "ReportCorrupt",
+        E::NvbenchMalformed { .. } => "NvbenchMalformed",
         E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",

@@ -27,6 +27,7 @@ mod leaks;
 mod module_cycles;
 mod ncu_rep;
 mod never_silent;
+mod nvbench;
 mod nvtx_exports;
 mod oracle;
 mod output;
