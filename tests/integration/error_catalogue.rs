@@ -746,6 +746,14 @@ fn process_errors() -> Vec<ProcessError> {
             output: vec![s("CUDA error: out of memory")],
             log: p("ncugate-out/app.log"),
         },
+        ProcessError::DcgmPause {
+            command: s("dcgmi profile --pause"),
+            exit: s("exit code 255"),
+            output: vec![s(
+                "Error: unable to establish a connection to the specified host: localhost",
+            )],
+            log: p("target/ncugate/base-1/dcgmi.log"),
+        },
     ]
 }
 
@@ -754,6 +762,7 @@ fn process_name(e: &ProcessError) -> &'static str {
         ProcessError::Build { .. } => "Build",
         ProcessError::AuditLibrary { .. } => "AuditLibrary",
         ProcessError::App { .. } => "App",
+        ProcessError::DcgmPause { .. } => "DcgmPause",
     }
 }
 
@@ -770,6 +779,7 @@ fn ncu_failures() -> Vec<NcuFailure> {
             app_tail: s("step 41\nstep 42"),
         },
         F::CounterPermission,
+        F::ProfilerBusy,
         F::UnknownMetric {
             metric: s("sm__inst_exectued.sum"),
             suggestions: vec![s("sm__inst_executed.sum")],
@@ -817,6 +827,7 @@ fn ncu_name(f: &NcuFailure) -> &'static str {
         F::SpawnFailed { .. } => "SpawnFailed",
         F::TimedOut { .. } => "TimedOut",
         F::CounterPermission => "CounterPermission",
+        F::ProfilerBusy => "ProfilerBusy",
         F::UnknownMetric { .. } => "UnknownMetric",
         F::UnsupportedInGraphMode { .. } => "UnsupportedInGraphMode",
         F::AppMissing { .. } => "AppMissing",

@@ -10,6 +10,7 @@ mod cli;
 mod code;
 mod concurrency;
 mod cost;
+mod dcgm;
 mod details_names;
 mod error_catalogue;
 mod errors;
