@@ -125,7 +125,7 @@ impl ProfileSettings {
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
-            clock_control: config.clock_control.to_string(),
+            clock_control: config.effective_clock_control().to_string(),
             cache_control: config.cache_control.to_string(),
             replay_mode: config.replay_mode.to_string(),
         }

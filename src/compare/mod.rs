@@ -109,6 +109,11 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
+    for gpu in &current.gpus {
+        if let Some(profile) = crate::runner::mig::profile_of(&gpu.name) {
+            report.note(crate::runner::mig::clocks_note(&gpu.name, profile));
+        }
+    }
     if let Some(note) = partial_note(&baseline.fingerprint, current) {
         report.note(note);
     }

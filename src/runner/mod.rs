@@ -10,6 +10,7 @@ pub mod explain;
 pub(crate) mod failure;
 pub mod interrupt;
 mod kill;
+pub(crate) mod mig;
 pub mod ncu;
 pub(crate) mod passes;
 pub mod process;
@@ -75,6 +76,14 @@ pub struct RunnerConfig {
     pub ncu: String,
     /// Where every artifact is kept.
     pub out_dir: PathBuf,
+}
+
+impl RunnerConfig {
+    /// The clock control ncu runs with: `none` on a MIG instance
+    /// ([`mig::clock_control`]), else `clock_control`.
+    pub(crate) fn effective_clock_control(&self) -> ClockControl {
+        mig::clock_control(self.clock_control, &self.env)
+    }
 }
 
 /// What one profiled run left in the work dir.
@@ -149,6 +158,12 @@ pub fn profile_once(
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
+    if config.effective_clock_control() != config.clock_control {
+        crate::text::escape::say(&format!(
+            "ncugate: note: CUDA_VISIBLE_DEVICES names a MIG instance: ncu runs with --clock-control none, not {} (a MIG instance's clocks are its parent GPU's and cannot be locked for it)",
+            config.clock_control
+        ));
+    }
     let paused = dcgm::pause(config.dcgm, runner, &dir)?;
     progress.start(&spec.display(), config.mode == Mode::Full);
     let (done, gpu) = crate::shared_gpu::probe::during(runner.gpu_probe(), || {

@@ -25,6 +25,7 @@ mod init;
 mod interrupt;
 mod json_schemas;
 mod leaks;
+mod mig;
 mod module_cycles;
 mod ncu_rep;
 mod never_silent;
