@@ -26,9 +26,7 @@ pub(crate) fn profile_of(name: &str) -> Option<&str> {
         .or_else(|| profile.strip_suffix("+ME"))
         .unwrap_or(profile);
     let parts: Vec<&str> = base.split('.').collect();
-    let Some((memory, slices)) = parts.split_last() else {
-        return None;
-    };
+    let (memory, slices) = parts.split_last()?;
     let sized = |part: &str, unit: &[char]| {
         part.len() >= 2
             && part.ends_with(unit)
