@@ -82,7 +82,7 @@ pub struct ProfileOptions {
     )]
     #[serde(default)]
     pub(crate) extra_metrics: Vec<String>,
-    /// DCGM's profiling blocks ncu machine-wide: "pause" runs `dcgmi profile --pause` before each ncu run and `--resume` after it; "fail" (default) leaves DCGM alone.
+    /// DCGM's profiling blocks ncu machine-wide: "pause" runs `dcgmi profile --pause` before each ncu run and `--resume` after it (default fail; it leaves DCGM alone).
     #[arg(
         long,
         hide_short_help = true,
