@@ -326,6 +326,9 @@ pub struct Run {
     /// launch (empty where it names no process): who ran them, which tells
     /// one run exported twice from two runs.
     pub(crate) processes: BTreeMap<String, u64>,
+    /// The profiler version that made it, where the file says (a report
+    /// read natively: `2022.2.0.0 (build 31140043) (public-release)`).
+    pub(crate) profiler_version: Option<String>,
 }
 
 impl Run {

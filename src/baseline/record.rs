@@ -89,6 +89,7 @@ pub(crate) fn build(
         profile: None,
         cost_seconds: None,
         graph_mode,
+        profiler_version: runs.iter().find_map(|r| r.profiler_version.clone()),
         gpu: None,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,

@@ -109,6 +109,14 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
+    let profiler = runs.iter().find_map(|r| r.profiler_version.as_deref());
+    if let (Some(recorded), Some(now)) = (baseline.profiler_version.as_deref(), profiler)
+        && recorded != now
+    {
+        report.note(format!(
+            "the profiler changed: the baseline's reports were written by Nsight Compute {recorded}, this run's by {now}; metric definitions and rules can differ between versions"
+        ));
+    }
     for gpu in &current.gpus {
         if let Some(profile) = crate::runner::mig::profile_of(&gpu.name) {
             report.note(crate::runner::mig::clocks_note(&gpu.name, profile));

@@ -324,6 +324,7 @@ fn fold(
         kernels,
         total,
         processes: BTreeMap::new(),
+        profiler_version: None,
     }
 }
 

@@ -539,6 +539,7 @@ impl<'a> Fold<'a> {
                 .into_iter()
                 .map(|(pid, n)| (String::from_utf8_lossy(&pid).into_owned(), n))
                 .collect(),
+            profiler_version: None,
         })
     }
 }

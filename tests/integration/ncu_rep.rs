@@ -820,3 +820,54 @@ fn a_gate_on_a_sampled_metric_is_refused_alike_from_report_and_csv() {
         assert!(!gate.path("b.json").exists(), "{input}: no baseline");
     }
 }
+
+#[test]
+fn the_profiler_version_is_recorded_and_a_change_is_named() {
+    // The report says it was written by Nsight Compute 2022.2.0.0; the
+    // baseline keeps that, and a baseline edited here to name another
+    // version makes the check say the profiler changed.
+    let gate = Gate::new();
+    gate.copy(
+        Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"),
+        "before.ncu-rep",
+    );
+    let thresholds = format!("{}/set-full.toml", crate::common::THRESHOLDS);
+    let out = without_ncu(
+        &gate,
+        &[
+            "baseline",
+            "record",
+            "--input",
+            "before.ncu-rep",
+            "--thresholds",
+            &thresholds,
+            "--output",
+            "b.json",
+        ],
+    );
+    out.code(0);
+    let recorded = "2022.2.0.0 (build 31140043) (public-release)";
+    assert_eq!(gate.json("b.json")["profiler_version"], recorded);
+    let check = |baseline: &str| {
+        without_ncu(
+            &gate,
+            &[
+                "check",
+                "--baseline",
+                baseline,
+                "--input",
+                "before.ncu-rep",
+                "--thresholds",
+                &thresholds,
+            ],
+        )
+    };
+    let same = check("b.json");
+    same.code(0);
+    assert!(!same.stdout.contains("profiler changed"), "{}", same.stdout);
+    let other = "2025.3.1.0 (build 36398880) (public-release)";
+    gate.write("other.json", gate.read("b.json").replace(recorded, other));
+    check("other.json").code(0).stdout_has(
+        "the profiler changed: the baseline's reports were written by Nsight Compute 2025.3.1.0",
+    );
+}
