@@ -328,7 +328,7 @@ pub struct Run {
     pub(crate) processes: BTreeMap<String, u64>,
     /// The profiler version that made it, where the file says (a report
     /// read natively: `2022.2.0.0 (build 31140043) (public-release)`).
-    pub(crate) profiler_version: Option<String>,
+    pub profiler_version: Option<String>,
 }
 
 impl Run {

@@ -142,6 +142,16 @@ fn the_run_model_equals_the_csv_paths() {
                 ncugate::parse::raw::read_raw(&path, &h200_bytes(csv)[..], &metrics, key_mode)
                     .expect("csv");
             from_csv.sha256 = ncugate::parse::sha256_bytes(&h200_bytes(report));
+            // The report names the ncu that wrote it; the CSV does not.
+            assert_eq!(
+                native.profiler_version.as_deref(),
+                Some("2025.3.1.0 (build 36398880) (public-release)"),
+                "{report}"
+            );
+            assert_eq!(from_csv.profiler_version, None);
+            from_csv
+                .profiler_version
+                .clone_from(&native.profiler_version);
             assert_eq!(native, from_csv, "{report} ({key_mode})");
         }
     }
@@ -296,6 +306,8 @@ fn strip_provenance(json: &str) -> serde_json::Value {
         "created",
         "sources",
         "wall_seconds",
+        // The report says which ncu wrote it, a CSV does not.
+        "profiler_version",
     ] {
         if let Some(o) = v.as_object_mut() {
             o.remove(key);
