@@ -113,6 +113,29 @@ pub(crate) fn samples(
     out
 }
 
+/// The σ the sources measured for `scope`'s `metric` combined by
+/// `aggregate` (nvbench's noise; see [`crate::model::MetricAcc::sigma`]),
+/// as the root mean square over the runs that have the metric: 0 for ncu's
+/// exports, which measure none.
+pub(crate) fn measured_sigma(
+    runs: &[Run],
+    scope: Scope<'_>,
+    metric: &str,
+    aggregate: Aggregate,
+) -> f64 {
+    let sigmas: Vec<f64> = runs
+        .iter()
+        .filter_map(|run| {
+            let m = run.metric_index(metric)?;
+            part(run, scope).map(|k| k.metrics[m].measured_sigma(aggregate))
+        })
+        .collect();
+    if sigmas.is_empty() {
+        return 0.0;
+    }
+    (sigmas.iter().map(|s| s * s).sum::<f64>() / sigmas.len() as f64).sqrt()
+}
+
 /// Launches per run of `scope` (0 for runs where the kernel did not launch).
 pub(crate) fn launches(runs: &[Run], scope: Scope<'_>) -> Vec<u64> {
     runs.iter()

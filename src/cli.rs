@@ -703,6 +703,7 @@ mod tests {
                 Some(profile::DEFAULT_REPLAY_MODE.to_string()),
             ),
             ("ncu", Some(profile::DEFAULT_NCU.to_string())),
+            ("dcgm", Some(crate::runner::Dcgm::default().to_string())),
             ("out", Some(profile::DEFAULT_OUT_DIR.to_string())),
             ("tool", Some(crate::sanitizer::Tool::default().to_string())),
             (

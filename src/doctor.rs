@@ -22,6 +22,8 @@ pub(crate) fn run(ncu: &str, processes: &dyn ProcessRunner) -> (String, Outcome)
         ok &= tool_version(&mut out, tool, needed, processes);
     }
     ok &= counters(&mut out);
+    let hosts = crate::runner::procfs::named(&DCGM_PROCESSES);
+    out.line(format_args!("{}", dcgm(&hosts)));
     audit_library(&mut out, processes);
     if ok {
         out.line(format_args!(
@@ -182,6 +184,29 @@ fn audit_library(out: &mut Lines, processes: &dyn ProcessRunner) {
 
 /// Linux restricts GPU performance counters to admins unless the driver's
 /// `RmProfilingAdminOnly` parameter is 0 (ncu then fails with ERR_NVGPUCTRPERM).
+/// The processes that hold DCGM's host engine: the standalone
+/// `nv-hostengine` (the nvidia-dcgm service) and dcgm-exporter, which
+/// embeds one unless told to connect to a standalone engine.
+const DCGM_PROCESSES: [&str; 2] = ["nv-hostengine", "dcgm-exporter"];
+
+/// The DCGM line: whether a host engine runs (`hosts`, pid and name). While
+/// it collects profiling metrics it holds the driver's profiling lock and
+/// ncu fails; whether it does cannot be told from here (dcgmi has no query
+/// for it), so a running engine is a warning, not a failure.
+fn dcgm(hosts: &[(u32, String)]) -> String {
+    if hosts.is_empty() {
+        return "✓ DCGM: no host engine runs (nv-hostengine, dcgm-exporter), so DCGM holds no profiling lock".into();
+    }
+    let running: Vec<String> = hosts
+        .iter()
+        .map(|(pid, name)| format!("{name} (pid {pid})"))
+        .collect();
+    format!(
+        "! DCGM: {} runs; whether it holds the driver's profiling lock (it does while it collects profiling metrics, and ncu then fails with \"a driver resource was unavailable\") cannot be told from here\n    fix if ncu fails so: [profile] dcgm = \"pause\" (dcgmi profile --pause/--resume around each ncu run), or stop the service for the run",
+        running.join(", ")
+    )
+}
+
 fn counters(out: &mut Lines) -> bool {
     let params = std::fs::read_to_string("/proc/driver/nvidia/params").unwrap_or_default();
     let admin_only = params
@@ -223,6 +248,17 @@ fn counters(out: &mut Lines) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_running_dcgm_host_engine_is_named_with_the_pause_fix() {
+        let line = super::dcgm(&[(812, "nv-hostengine".into())]);
+        assert!(
+            line.starts_with("! DCGM: nv-hostengine (pid 812) runs;")
+                && line.contains("[profile] dcgm = \"pause\""),
+            "{line}"
+        );
+        assert!(super::dcgm(&[]).starts_with("✓ DCGM: no host engine runs"));
+    }
+
     #[test]
     fn version_lines_of_the_h200_tools() {
         let nvcc = include_str!("../fixtures/h200/nvcc.version.txt");

@@ -164,6 +164,11 @@ pub struct MetricAcc {
     /// [`crate::parse::number::parse_printed`]): each is within half a step
     /// of what ncu measured. 0 for values taken as exact.
     pub(crate) step: f64,
+    /// The spread the source measured for the values themselves, as one
+    /// standard deviation in the metric's unit (nvbench's noise times its
+    /// mean), launches combined as independent (root of the sum of
+    /// squares); 0 where the source measured none, as in ncu's exports.
+    pub(crate) sigma: f64,
 }
 
 impl Default for MetricAcc {
@@ -175,6 +180,7 @@ impl Default for MetricAcc {
             present: 0,
             missing: 0,
             step: 0.0,
+            sigma: 0.0,
         }
     }
 }
@@ -188,10 +194,32 @@ impl MetricAcc {
         self.present += 1;
     }
 
+    /// Adds one launch's value measured with standard deviation `sigma`.
+    pub(crate) fn push_measured(&mut self, value: f64, sigma: f64) {
+        self.push(value);
+        self.sigma = self.sigma.hypot(sigma);
+    }
+
     /// Adds one launch's value as printed with `step` (the place of its last digit).
     pub(crate) fn push_printed(&mut self, value: f64, step: f64) {
         self.push(value);
         self.step = self.step.max(step);
+    }
+
+    /// The σ the source measured for the launches combined by `aggregate`
+    /// (0 when it measured none): the launches' σ combined as independent
+    /// for a sum, that over the launches for a mean, and a typical launch's
+    /// (their root mean square) for a maximum or a minimum.
+    pub(crate) fn measured_sigma(&self, aggregate: Aggregate) -> f64 {
+        if self.present == 0 {
+            return 0.0;
+        }
+        let n = self.present as f64;
+        match aggregate {
+            Aggregate::Sum => self.sigma,
+            Aggregate::Mean => self.sigma / n,
+            Aggregate::Max | Aggregate::Min => self.sigma / n.sqrt(),
+        }
     }
 
     /// The launches combined by `aggregate`; `None` when any launch lacked a value.
@@ -260,6 +288,9 @@ pub(crate) enum ExportPage {
     /// metric, read through the details page's reader (a run's page only:
     /// a header is never detected as this).
     Summary,
+    /// nvbench's `--json` output: one "launch" per benchmark × state, its
+    /// summaries as metrics ([`crate::parse::nvbench`]).
+    Nvbench,
 }
 
 impl fmt::Display for ExportPage {
@@ -268,6 +299,7 @@ impl fmt::Display for ExportPage {
             ExportPage::Raw => "raw page",
             ExportPage::Details => "details page",
             ExportPage::Summary => "per-kernel summary",
+            ExportPage::Nvbench => "nvbench JSON",
         })
     }
 }
@@ -294,6 +326,9 @@ pub struct Run {
     /// launch (empty where it names no process): who ran them, which tells
     /// one run exported twice from two runs.
     pub(crate) processes: BTreeMap<String, u64>,
+    /// The profiler version that made it, where the file says (a report
+    /// read natively: `2022.2.0.0 (build 31140043) (public-release)`).
+    pub profiler_version: Option<String>,
 }
 
 impl Run {

@@ -17,6 +17,11 @@ use std::path::Path;
 pub(crate) const DEFAULT_THRESHOLDS: &str = include_str!("../thresholds/default.toml");
 /// How reports name the built-in rules: the file they are a copy of, built in.
 pub(crate) const DEFAULT_SOURCE: &str = "thresholds/default.toml (built in)";
+/// The rules built in for nvbench JSON inputs (its summaries' tags as
+/// metrics), used instead of [`DEFAULT_THRESHOLDS`] when every input is one.
+pub(crate) const NVBENCH_THRESHOLDS: &str = include_str!("../thresholds/nvbench.toml");
+/// How reports name the built-in nvbench rules.
+pub(crate) const NVBENCH_SOURCE: &str = "thresholds/nvbench.toml (built in)";
 #[cfg(test)]
 /// The file of ncugate's repository the built-in rules are.
 const BUILT_IN_PATH: &str = "thresholds/default.toml";
@@ -417,6 +422,15 @@ impl Thresholds {
     /// The built-in default rules.
     pub fn builtin() -> Result<Thresholds> {
         Thresholds::parse(DEFAULT_THRESHOLDS, DEFAULT_SOURCE)
+    }
+
+    /// Loads `path`, or when `None` the built-in rules: those for nvbench
+    /// JSON when `nvbench` (every input is one), else the default ones.
+    pub(crate) fn load_for(path: Option<&Path>, nvbench: bool) -> Result<Thresholds> {
+        match (path, nvbench) {
+            (None, true) => Thresholds::parse(NVBENCH_THRESHOLDS, NVBENCH_SOURCE),
+            _ => Thresholds::load(path),
+        }
     }
 
     /// Loads `path`, or the built-in rules when `None`.

@@ -171,6 +171,7 @@ mod tests {
             kernels: [("k".to_string(), kernel(values, step))].into(),
             total: kernel(values, step),
             processes: [(pid.to_string(), values.len() as u64)].into(),
+            profiler_version: None,
         }
     }
 

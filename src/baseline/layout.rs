@@ -138,6 +138,21 @@ mod tests {
     use crate::model::Gpu;
 
     #[test]
+    fn a_mig_instance_has_its_own_folder_name_with_its_profile() {
+        let gpu = |name: &str, sms| Fingerprint {
+            gpus: vec![Gpu {
+                name: name.into(),
+                compute_capability: "9.0".into(),
+                sm_count: Some(sms),
+            }],
+        };
+        let whole = slug(&gpu("NVIDIA H100 80GB HBM3", 132));
+        let mig = slug(&gpu("NVIDIA H100 80GB HBM3 MIG 1g.10gb", 16));
+        assert_eq!(whole, "nvidia-h100-80gb-hbm3-cc90-132sm");
+        assert_eq!(mig, "nvidia-h100-80gb-hbm3-mig-1g-10gb-cc90-16sm");
+    }
+
+    #[test]
     fn slugs_are_readable_file_names() {
         let h200 = Gpu {
             name: "NVIDIA H200".into(),

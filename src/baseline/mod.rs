@@ -64,6 +64,11 @@ pub struct Baseline {
     )]
     #[schemars(with = "Option<bool>")]
     pub(crate) graph_mode: Option<GraphProfiling>,
+    /// The Nsight Compute version that wrote the runs' reports, where they
+    /// say (reports read natively, e.g. `2022.2.0.0 (build 31140043)
+    /// (public-release)`); a check of runs another version wrote says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) profiler_version: Option<String>,
     /// What ncugate saw of the GPU while the runs were profiled: each
     /// kernel's SM clock and elapsed cycles (from the exports), and, when
     /// ncugate profiled them, any other process on the GPU (`shared`
@@ -125,7 +130,7 @@ impl ProfileSettings {
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
-            clock_control: config.clock_control.to_string(),
+            clock_control: config.effective_clock_control().to_string(),
             cache_control: config.cache_control.to_string(),
             replay_mode: config.replay_mode.to_string(),
         }

@@ -89,6 +89,7 @@ pub(crate) fn build(
         profile: None,
         cost_seconds: None,
         graph_mode,
+        profiler_version: runs.iter().find_map(|r| r.profiler_version.clone()),
         gpu: None,
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
@@ -185,7 +186,15 @@ fn entry(
                         },
                     ));
                 }
-                Some(s) => stats.push(s),
+                // The spread between runs, or the one the source measured
+                // within each (nvbench's noise), whichever is larger.
+                Some(mut s) => {
+                    let measured = aggregate::measured_sigma(runs, scope, metric, aggregate);
+                    if measured.is_finite() {
+                        s.stddev = s.stddev.max(measured);
+                    }
+                    stats.push(s)
+                }
                 None => break,
             }
         }

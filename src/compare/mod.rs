@@ -109,6 +109,19 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
+    let profiler = runs.iter().find_map(|r| r.profiler_version.as_deref());
+    if let (Some(recorded), Some(now)) = (baseline.profiler_version.as_deref(), profiler)
+        && recorded != now
+    {
+        report.note(format!(
+            "the profiler changed: the baseline's reports were written by Nsight Compute {recorded}, this run's by {now}; metric definitions and rules can differ between versions"
+        ));
+    }
+    for gpu in &current.gpus {
+        if let Some(profile) = crate::runner::mig::profile_of(&gpu.name) {
+            report.note(crate::runner::mig::clocks_note(&gpu.name, profile));
+        }
+    }
     if let Some(note) = partial_note(&baseline.fingerprint, current) {
         report.note(note);
     }
@@ -119,7 +132,11 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         ));
     }
 
-    if baseline.runs < 2 && thresholds.rules.iter().any(|r| r.noise > 0.0) {
+    // nvbench measured its noise: a baseline of one of its files has σ.
+    let measured = (&baseline.total.metrics)
+        .into_iter()
+        .any(|(_, m)| m.mean.stddev > 0.0);
+    if baseline.runs < 2 && !measured && thresholds.rules.iter().any(|r| r.noise > 0.0) {
         report.note(format!(
             "the baseline has {} run: σ is unknown, so `noise` allowances (k·σ) are 0; record 3 or more runs",
             baseline.runs

@@ -319,7 +319,7 @@ pub(crate) fn format_allowance(rule: &Rule, allowance: f64, stats: &Stats, unit:
     let pct = rule.max_change.map(|c| c * 100.0).unwrap_or_default();
     if rule.noise_floor > 0.0 && allowance <= rule.noise_floor {
         format!("{sign}{} (noise floor)", format_value(allowance, unit))
-    } else if rule.noise > 0.0 && stats.n < 2 && mu != 0.0 {
+    } else if rule.noise > 0.0 && stats.n < 2 && stats.stddev == 0.0 && mu != 0.0 {
         format!(
             "{sign}{:.1}% ({sign}{pct:.0}%; σ unknown: the baseline has {} run, so +{}σ adds nothing)",
             allowance / mu.abs() * 100.0,

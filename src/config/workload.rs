@@ -100,6 +100,7 @@ mod tests {
                 launch_skip: None,
                 launch_count: None,
                 extra_metrics: vec![],
+                dcgm: crate::runner::Dcgm::Fail,
                 ncu: "ncu".into(),
                 out_dir: ".".into(),
             },

@@ -116,6 +116,10 @@ pub enum ExportError {
     /// A `.ncu-rep` of a known version that is truncated or damaged.
     #[error("not a readable report: {reason}")]
     ReportCorrupt { reason: String },
+    /// A JSON file that is not nvbench's `--json` output as written, or one
+    /// whose benchmarks cannot be read (`reason` says where).
+    #[error("not a readable nvbench JSON file: {reason}")]
+    NvbenchMalformed { reason: String },
     /// A `.ncu-rep` result that lists one metric twice with different values.
     #[error(
         "result {result} (kernel `{kernel}`) lists metric `{metric}` twice, with different values: which is the launch's cannot be told"
@@ -255,6 +259,7 @@ impl ExportError {
             E::DifferentUnits { .. } => "record runs exported the same way (e.g. all with `--print-units base`)".into(),
             E::ReportUnsupported { .. } => "read it through ncu: pass --import-with-ncu on a machine with Nsight Compute, or export `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             E::ReportCorrupt { .. } => "the report is truncated or damaged: copy or download it again, or profile again".into(),
+            E::NvbenchMalformed { .. } => "pass the file `nvbench --json FILE` wrote, unedited (or a raw-page CSV of ncu); a truncated file needs the benchmark run again".into(),
             E::ReportRepeatedMetric { .. } => "ncu gives each metric of a result one value: profile again, or read it through ncu (--import-with-ncu) to see what ncu makes of it; fix the tool that edited the report".into(),
             E::ReportOverBudget { .. } => "an Nsight Compute report copies less than one byte of names per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),

@@ -24,6 +24,14 @@ pub enum NcuFailure {
     /// `ERR_NVGPUCTRPERM`: the driver keeps the performance counters to admins.
     #[error("ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)")]
     CounterPermission,
+    /// `Profiling failed because a driver resource was unavailable`: another
+    /// profiler holds the driver's system-wide profiling lock, typically a
+    /// DCGM host engine collecting profiling metrics (`dcgmi profile`,
+    /// dcgm-exporter's DCP fields), on any GPU of the machine.
+    #[error(
+        "ncu could not profile: a driver resource was unavailable (another tool, typically DCGM, is collecting profiling data on this machine)"
+    )]
+    ProfilerBusy,
     /// `==ERROR== Failed to find metric …`: a metric name ncu does not know.
     #[error("ncu does not know the metric `{metric}`")]
     UnknownMetric {
@@ -71,6 +79,7 @@ impl NcuFailure {
             NcuFailure::SpawnFailed { .. } => "check that ncu is executable; `ncugate doctor` checks the setup".into(),
             NcuFailure::TimedOut { .. } => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
             NcuFailure::CounterPermission => "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN".into(),
+            NcuFailure::ProfilerBusy => "pause DCGM's profiling around the run: set [profile] dcgm = \"pause\" (ncugate runs `dcgmi profile --pause` before ncu and `dcgmi profile --resume` after it), or run `dcgmi profile --pause` / `--resume` yourself, or stop the nvidia-dcgm service (or dcgm-exporter) for the run; `ncugate doctor` says whether nv-hostengine runs".into(),
             NcuFailure::UnknownMetric {
                 metric,
                 suggestions,

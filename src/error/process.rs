@@ -35,6 +35,15 @@ pub enum ProcessError {
         output: Vec<String>,
         log: PathBuf,
     },
+    /// `dcgmi profile --pause` (with `[profile] dcgm = "pause"`) failed:
+    /// ncu was not run, as it would fail while DCGM profiles.
+    #[error("pausing DCGM's profiling failed ({exit}): {command}")]
+    DcgmPause {
+        command: String,
+        exit: String,
+        output: Vec<String>,
+        log: PathBuf,
+    },
 }
 
 impl ProcessError {
@@ -54,6 +63,10 @@ impl ProcessError {
                 log.display()
             ),
             ProcessError::App { log, .. } => format!("its output is in {}", log.display()),
+            ProcessError::DcgmPause { log, .. } => format!(
+                "check that dcgmi is on PATH and nv-hostengine runs (`ncugate doctor`), or set [profile] dcgm = \"fail\" where no DCGM profiles; its output is in {}",
+                log.display()
+            ),
         }
     }
 
@@ -62,7 +75,8 @@ impl ProcessError {
         match self {
             ProcessError::Build { output, .. }
             | ProcessError::AuditLibrary { output, .. }
-            | ProcessError::App { output, .. } => output,
+            | ProcessError::App { output, .. }
+            | ProcessError::DcgmPause { output, .. } => output,
         }
     }
 }

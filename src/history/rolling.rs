@@ -185,6 +185,7 @@ pub(crate) fn baseline_of(
         profile: None,
         cost_seconds: None,
         graph_mode: None,
+        profiler_version: None,
         // The history keeps no clock of its runs: a check then has none to compare with.
         gpu: None,
         runs: runs.len() as u64,

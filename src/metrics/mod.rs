@@ -105,7 +105,8 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         runner: processes,
         native: !config.import_with_ncu,
     };
-    let thresholds = Thresholds::load(config.thresholds.file())?;
+    let thresholds =
+        Thresholds::load_for(config.thresholds.file(), read::all_nvbench(&config.source))?;
     let metrics = acquire::with_clock_metrics(thresholds.metrics(), &config.source);
     let candidates = pick::Candidates::of(config, &thresholds)?;
     // An `--input` report holds its own rule results: read with it, used

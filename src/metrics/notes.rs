@@ -54,7 +54,12 @@ impl DataNotes {
     ) -> DataNotes {
         let details_page = runs
             .iter()
-            .filter(|r| r.page != crate::model::ExportPage::Raw)
+            .filter(|r| {
+                !matches!(
+                    r.page,
+                    crate::model::ExportPage::Raw | crate::model::ExportPage::Nvbench
+                )
+            })
             .map(|r| {
                 format!(
                     "{}: metrics read from the {} (by metric ID or details label)",

@@ -234,3 +234,12 @@ pub(super) fn findings(
     }
     Ok(Some((all, files)))
 }
+
+/// Whether every `--input` is an nvbench JSON file (by its first bytes):
+/// the built-in rules are then nvbench's ([`Thresholds::load_for`]).
+pub(crate) fn all_nvbench(source: &Source) -> bool {
+    match source {
+        Source::Inputs(paths) => parse::nvbench::all_files(paths),
+        Source::Profile { .. } => false,
+    }
+}

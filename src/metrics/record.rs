@@ -26,7 +26,8 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         runner: processes,
         native: !config.import_with_ncu,
     };
-    let thresholds = Thresholds::load(config.thresholds.file())?;
+    let thresholds =
+        Thresholds::load_for(config.thresholds.file(), read::all_nvbench(&config.source))?;
     let metrics = collected_metrics(&thresholds, &config.extra_metrics);
     let collected = with_clock_metrics(metrics.clone(), &config.source);
     let (details, _) = read::with_input_reports(&config.source, &config.details);
@@ -247,7 +248,12 @@ fn unidentified_warning(baseline: &Baseline) -> Vec<Note> {
 /// A baseline of one run has no spread: which `noise` allowances that
 /// zeroes, and how to record a better one. Nothing when no rule uses `noise`.
 fn one_run_warning(baseline: &Baseline, thresholds: &Thresholds) -> Vec<Note> {
-    if baseline.runs >= 2 {
+    // nvbench measured its own noise: σ is known from one file.
+    if baseline.runs >= 2
+        || (&baseline.total.metrics)
+            .into_iter()
+            .any(|(_, m)| m.mean.stddev > 0.0)
+    {
         return Vec::new();
     }
     let mut noisy: Vec<&str> = thresholds

@@ -6,7 +6,7 @@ use crate::model::GraphProfiling;
 use crate::options::Layer;
 use crate::options::app::{AppOptions, last_wins};
 use crate::runner::RunnerConfig;
-use crate::runner::{CacheControl, ClockControl, Mode, ReplayMode};
+use crate::runner::{CacheControl, ClockControl, Dcgm, Mode, ReplayMode};
 use clap::Args;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -82,6 +82,15 @@ pub struct ProfileOptions {
     )]
     #[serde(default)]
     pub(crate) extra_metrics: Vec<String>,
+    /// DCGM's profiling blocks ncu machine-wide: "pause" runs `dcgmi profile --pause` before each ncu run and `--resume` after it (default fail; it leaves DCGM alone).
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_enum,
+        env = "NCUGATE_DCGM",
+        value_name = "POLICY"
+    )]
+    pub(crate) dcgm: Option<Dcgm>,
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
@@ -133,6 +142,7 @@ impl ProfileOptions {
                 .into_iter()
                 .filter(|m| !m.is_empty())
                 .collect(),
+            dcgm: self.dcgm.unwrap_or_default(),
             ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
             out_dir: out.resolve(self.out_dir, base),
         }
@@ -167,6 +177,7 @@ layered!(ProfileOptions {
     kernel_name,
     launch_skip,
     launch_count,
+    dcgm,
     ncu,
     import_with_ncu,
     out_dir,
@@ -186,6 +197,11 @@ value_enum!(ClockControl {
     Base = "base": "Lock the clocks to base clock",
     None = "none": "Leave the clocks as they are",
     Reset = "reset": "Reset the clocks to their defaults",
+});
+
+value_enum!(Dcgm {
+    Fail = "fail": "Leave DCGM alone; ncu fails while DCGM profiles",
+    Pause = "pause": "dcgmi profile --pause before each ncu run, --resume after it",
 });
 
 value_enum!(CacheControl {

@@ -118,7 +118,7 @@ pub(crate) fn decode_details(path: &Path, reader: impl Read) -> Result<RuleRows>
     match super::page::detect_page(&header) {
         Some(ExportPage::Details | ExportPage::Summary) => {}
         Some(ExportPage::Raw) => return Err(bad("this is a raw page, not a details page; pass it with --input".into())),
-        None => return Err(bad("not an ncu details-page CSV export (no \"Section Name\", \"Metric Name\", \"Metric Value\" columns)".into())),
+        None | Some(ExportPage::Nvbench) => return Err(bad("not an ncu details-page CSV export (no \"Section Name\", \"Metric Name\", \"Metric Value\" columns)".into())),
     }
     super::columns::no_repeated_column(path, &header, |_| true)?;
     let col = |name: &str| header.iter().position(|h| h == name);

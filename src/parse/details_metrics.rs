@@ -451,6 +451,7 @@ impl<'a> Fold<'a> {
             kernels,
             total,
             processes,
+            profiler_version: None,
         })
     }
 }

@@ -337,6 +337,13 @@ impl Reading<'_> {
         let (path, metrics, key_mode) = (self.path, self.metrics, self.key_mode);
         let apart = also_details.then_some(Details::Apart);
         let head = head.unwrap_or_default();
+        if super::nvbench::looks_like(&head) {
+            let (mut data, mut rest) = (head, rest);
+            rest.read_to_end(&mut data)
+                .map_err(|source| Error::read(FileKind::Export, path, source))?;
+            let run = super::nvbench::read_run(path, &data, metrics, key_mode)?;
+            return Ok((run, apart));
+        }
         if starts_with_raw_header(&head) {
             let run = raw::read_raw(path, Cursor::new(head).chain(rest), metrics, key_mode)?;
             return Ok((run, apart));
@@ -435,6 +442,8 @@ fn whole_run(path: &Path, data: &[u8], metrics: &[String], key_mode: KernelKeyMo
             run.sha256 = sha256_bytes(data);
             run
         }),
+        // A CSV is never told to be nvbench's JSON.
+        ExportPage::Nvbench => Err(Error::export(path, crate::error::ExportError::NotRawPage)),
         ExportPage::Details | ExportPage::Summary => {
             page::check_complete(path, data)?;
             super::details_metrics::read_details_run(

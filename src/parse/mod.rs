@@ -9,6 +9,7 @@ pub(crate) mod details_names;
 pub(crate) mod ingest;
 pub mod ncu_rep;
 pub(crate) mod number;
+pub(crate) mod nvbench;
 pub(crate) mod nvtx;
 pub(crate) mod page;
 pub mod raw;

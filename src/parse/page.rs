@@ -224,6 +224,7 @@ pub(crate) fn only_not_available(path: &Path, metric: &str) -> bool {
             Some(v) => (v, None),
             None => return false,
         },
+        ExportPage::Nvbench => return false,
     };
     let mut na = 0usize;
     for (i, record) in records.enumerate() {

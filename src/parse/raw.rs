@@ -127,7 +127,7 @@ fn check_raw_header(path: &Path, header: &[String]) -> Result<()> {
         Some(ExportPage::Details | ExportPage::Summary) => {
             Err(bad(path, ExportError::DetailsPageAsInput))
         }
-        None => Err(bad(path, ExportError::NotRawPage)),
+        None | Some(ExportPage::Nvbench) => Err(bad(path, ExportError::NotRawPage)),
     }
 }
 
@@ -539,6 +539,7 @@ impl<'a> Fold<'a> {
                 .into_iter()
                 .map(|(pid, n)| (String::from_utf8_lossy(&pid).into_owned(), n))
                 .collect(),
+            profiler_version: None,
         })
     }
 }

@@ -47,6 +47,9 @@ pub(crate) fn classify(
     if log.contains("ERR_NVGPUCTRPERM") {
         return Err(NcuFailure::CounterPermission);
     }
+    if log.contains("Profiling failed because a driver resource was unavailable") {
+        return Err(NcuFailure::ProfilerBusy);
+    }
     if let Some(metric) = unknown_metric(&log) {
         let suggestions = suggestions(&metric);
         return Err(NcuFailure::UnknownMetric {
@@ -286,6 +289,15 @@ mod tests {
                     false,
                 ),
                 |f| matches!(f, F::CounterPermission),
+            ),
+            (
+                "reported DCGM holds the profiling lock",
+                shared(
+                    "fixtures/reported/ncu.driver-resource-unavailable.log",
+                    Exit::Code(1),
+                    false,
+                ),
+                |f| matches!(f, F::ProfilerBusy),
             ),
             (
                 "one-pass app missing",

@@ -37,6 +37,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     claimed: Vec::new(),
     committed: false,
     log_group: false,
+    resume: None,
 });
 
 struct State {
@@ -53,6 +54,10 @@ struct State {
     committed: bool,
     /// Whether a GitHub Actions `::group::` is open on stdout.
     log_group: bool,
+    /// A command that undoes what a run changed outside ncugate (DCGM's
+    /// paused profiling: `dcgmi profile --resume`), run after the children
+    /// are stopped.
+    resume: Option<Vec<String>>,
 }
 
 fn state() -> MutexGuard<'static, State> {
@@ -216,6 +221,62 @@ impl Drop for Temp {
     }
 }
 
+/// A command the cleanup runs after stopping the children, registered
+/// until dropped ([`super::dcgm`]'s resume). After an interrupt nothing is
+/// registered (the cleanup has run or runs it).
+pub(crate) struct Resume(());
+
+impl Resume {
+    pub(crate) fn register(argv: Vec<String>) -> Option<Resume> {
+        let mut s = state();
+        if s.closed {
+            return None;
+        }
+        s.resume = Some(argv);
+        Some(Resume(()))
+    }
+}
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        let mut s = state();
+        // After the cleanup took it, it is the cleanup's.
+        if !s.closed {
+            s.resume = None;
+        }
+    }
+}
+
+/// Runs `argv` with nothing attached, for up to 30 s: whether it succeeded.
+fn run_resume(argv: &[String]) -> bool {
+    let Some((program, args)) = argv.split_first() else {
+        return false;
+    };
+    let child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return false;
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
+}
+
 /// This run's report files: an interrupt before they are committed removes
 /// whatever is at these paths (an earlier run's reports).
 pub fn claim(paths: impl IntoIterator<Item = PathBuf>) {
@@ -288,7 +349,7 @@ fn clean_up() -> ! {
         let _ = write!(err, "\r\x1b[2K");
     }
     // Waits for a commit in progress: a report set is renamed whole or not at all.
-    let (children, temps, claimed, committed, log_group) = {
+    let (children, temps, claimed, committed, log_group, resume) = {
         let mut s = state();
         s.closed = true;
         (
@@ -297,6 +358,7 @@ fn clean_up() -> ! {
             std::mem::take(&mut s.claimed),
             s.committed,
             std::mem::take(&mut s.log_group),
+            s.resume.take(),
         )
     };
     if log_group {
@@ -328,6 +390,14 @@ fn clean_up() -> ! {
             "stopped {} it had started",
             crate::format::count(stopped, "process", "processes")
         ));
+    }
+    // After ncu stopped: DCGM takes the profiling lock back only then.
+    if let Some(argv) = resume {
+        let command = argv.join(" ");
+        done.push(match run_resume(&argv) {
+            true => format!("ran `{command}`"),
+            false => format!("`{command}` FAILED: run it by hand"),
+        });
     }
     if removed_temps > 0 {
         done.push(format!(

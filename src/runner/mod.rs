@@ -5,10 +5,12 @@
 //! one clear error with a fix. Processes run behind [`process::ProcessRunner`], so all
 //! of it is tested offline with recorded ncu output.
 
+pub(crate) mod dcgm;
 pub mod explain;
 pub(crate) mod failure;
 pub mod interrupt;
 mod kill;
+pub(crate) mod mig;
 pub mod ncu;
 pub(crate) mod passes;
 pub mod process;
@@ -17,6 +19,7 @@ pub mod progress;
 pub mod replay;
 pub(crate) mod settings;
 
+pub use dcgm::Dcgm;
 pub use settings::{CacheControl, ClockControl, ReplayMode};
 
 use crate::model::GraphProfiling;
@@ -67,10 +70,20 @@ pub struct RunnerConfig {
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,
     pub extra_metrics: Vec<String>,
+    /// `[profile] dcgm`: pause DCGM's profiling around each ncu run or not.
+    pub dcgm: Dcgm,
     /// The ncu executable.
     pub ncu: String,
     /// Where every artifact is kept.
     pub out_dir: PathBuf,
+}
+
+impl RunnerConfig {
+    /// The clock control ncu runs with: `none` on a MIG instance
+    /// ([`mig::clock_control`]), else `clock_control`.
+    pub(crate) fn effective_clock_control(&self) -> ClockControl {
+        mig::clock_control(self.clock_control, &self.env)
+    }
 }
 
 /// What one profiled run left in the work dir.
@@ -145,11 +158,22 @@ pub fn profile_once(
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
+    if config.effective_clock_control() != config.clock_control {
+        crate::text::escape::say(&format!(
+            "ncugate: note: CUDA_VISIBLE_DEVICES names a MIG instance: ncu runs with --clock-control none, not {} (a MIG instance's clocks are its parent GPU's and cannot be locked for it)",
+            config.clock_control
+        ));
+    }
+    let paused = dcgm::pause(config.dcgm, runner, &dir)?;
     progress.start(&spec.display(), config.mode == Mode::Full);
     let (done, gpu) = crate::shared_gpu::probe::during(runner.gpu_probe(), || {
         runner.run(&spec, &mut |line| progress.line(line))
     });
     progress.finish();
+    // Whatever ncu did (exit, failure, timeout), DCGM gets its lock back now.
+    if let Some(paused) = paused {
+        paused.resume();
+    }
 
     // ncu's own lines and the app's output, apart. Fast mode: ncu wrote its
     // messages and the CSV to its --log-file, the pipes carry the app (and the

@@ -91,7 +91,7 @@ impl NcuCommand {
         push(&["--metrics", &all.join(",")]);
         push(&["--target-processes", "all"]);
         push(&["--graph-profiling", config.graph_profiling.as_str()]);
-        push(&["--clock-control", config.clock_control.as_str()]);
+        push(&["--clock-control", config.effective_clock_control().as_str()]);
         push(&["--cache-control", config.cache_control.as_str()]);
         push(&["--replay-mode", config.replay_mode.as_str()]);
         push(&["--config-file", "off"]);

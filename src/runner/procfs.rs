@@ -49,9 +49,55 @@ pub(crate) fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
+/// The processes whose name (`/proc/PID/comm`, at most 15 bytes) is one of
+/// `names`, with that name, by pid.
+pub(crate) fn named(names: &[&str]) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(comm) = std::fs::read_to_string(entry.path().join("comm")) else {
+            continue;
+        };
+        let comm = comm.trim_end();
+        if names.contains(&comm) {
+            found.push((pid, comm.to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_is_found_by_its_name() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        // Its name is the parent's until its exec is done: looked up until it is `sleep`.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut found = named(&["sleep", "no-such-process"]);
+        while !found.iter().any(|(pid, _)| *pid == child.id()) && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = named(&["sleep", "no-such-process"]);
+        }
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        assert!(
+            found.contains(&(child.id(), "sleep".to_string())),
+            "{found:?}"
+        );
+        assert!(found.iter().all(|(_, n)| n == "sleep"));
+    }
 
     #[test]
     fn a_child_is_a_descendant_and_alive_until_reaped() {

@@ -862,6 +862,7 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         launch_skip: None,
         launch_count: None,
         extra_metrics: vec![],
+        dcgm: ncugate::runner::Dcgm::Fail,
         ncu: "ncu".into(),
         out_dir: out.to_path_buf(),
     }

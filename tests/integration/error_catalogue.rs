@@ -240,6 +240,11 @@ fn export_errors() -> Vec<ExportError> {
         E::ReportUnsupported {
             reason: s("report format version 6 (this ncugate reads version 7)"),
         },
+        E::NvbenchMalformed {
+            reason: s(
+                "benchmark 2 (`copy_sweep_grid_shape`), state 5: summary `nv/cold/time/gpu/mean` has value \"fast\", not a number",
+            ),
+        },
         E::ReportCorrupt {
             reason: s("block 2 ends 1,024 bytes past the end of the file"),
         },
@@ -327,6 +332,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::MissingValues { .. } => "MissingValues",
         E::ReportUnsupported { .. } => "ReportUnsupported",
         E::ReportCorrupt { .. } => "ReportCorrupt",
+        E::NvbenchMalformed { .. } => "NvbenchMalformed",
         E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
         E::ReportOverBudget { .. } => "ReportOverBudget",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
@@ -746,6 +752,14 @@ fn process_errors() -> Vec<ProcessError> {
             output: vec![s("CUDA error: out of memory")],
             log: p("ncugate-out/app.log"),
         },
+        ProcessError::DcgmPause {
+            command: s("dcgmi profile --pause"),
+            exit: s("exit code 255"),
+            output: vec![s(
+                "Error: unable to establish a connection to the specified host: localhost",
+            )],
+            log: p("target/ncugate/base-1/dcgmi.log"),
+        },
     ]
 }
 
@@ -754,6 +768,7 @@ fn process_name(e: &ProcessError) -> &'static str {
         ProcessError::Build { .. } => "Build",
         ProcessError::AuditLibrary { .. } => "AuditLibrary",
         ProcessError::App { .. } => "App",
+        ProcessError::DcgmPause { .. } => "DcgmPause",
     }
 }
 
@@ -770,6 +785,7 @@ fn ncu_failures() -> Vec<NcuFailure> {
             app_tail: s("step 41\nstep 42"),
         },
         F::CounterPermission,
+        F::ProfilerBusy,
         F::UnknownMetric {
             metric: s("sm__inst_exectued.sum"),
             suggestions: vec![s("sm__inst_executed.sum")],
@@ -817,6 +833,7 @@ fn ncu_name(f: &NcuFailure) -> &'static str {
         F::SpawnFailed { .. } => "SpawnFailed",
         F::TimedOut { .. } => "TimedOut",
         F::CounterPermission => "CounterPermission",
+        F::ProfilerBusy => "ProfilerBusy",
         F::UnknownMetric { .. } => "UnknownMetric",
         F::UnsupportedInGraphMode { .. } => "UnsupportedInGraphMode",
         F::AppMissing { .. } => "AppMissing",

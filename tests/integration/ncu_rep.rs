@@ -142,6 +142,16 @@ fn the_run_model_equals_the_csv_paths() {
                 ncugate::parse::raw::read_raw(&path, &h200_bytes(csv)[..], &metrics, key_mode)
                     .expect("csv");
             from_csv.sha256 = ncugate::parse::sha256_bytes(&h200_bytes(report));
+            // The report names the ncu that wrote it; the CSV does not.
+            assert_eq!(
+                native.profiler_version.as_deref(),
+                Some("2025.3.1.0 (build 36398880) (public-release)"),
+                "{report}"
+            );
+            assert_eq!(from_csv.profiler_version, None);
+            from_csv
+                .profiler_version
+                .clone_from(&native.profiler_version);
             assert_eq!(native, from_csv, "{report} ({key_mode})");
         }
     }
@@ -296,6 +306,8 @@ fn strip_provenance(json: &str) -> serde_json::Value {
         "created",
         "sources",
         "wall_seconds",
+        // The report says which ncu wrote it, a CSV does not.
+        "profiler_version",
     ] {
         if let Some(o) = v.as_object_mut() {
             o.remove(key);
@@ -819,4 +831,55 @@ fn a_gate_on_a_sampled_metric_is_refused_alike_from_report_and_csv() {
         without_ncu(&gate, &args).one_clear_error("is n/a or empty for some launches");
         assert!(!gate.path("b.json").exists(), "{input}: no baseline");
     }
+}
+
+#[test]
+fn the_profiler_version_is_recorded_and_a_change_is_named() {
+    // The report says it was written by Nsight Compute 2022.2.0.0; the
+    // baseline keeps that, and a baseline edited here to name another
+    // version makes the check say the profiler changed.
+    let gate = Gate::new();
+    gate.copy(
+        Path::new(PUBLIC).join("ncar-gpu-workshop.MW_Baseline.ncu-rep"),
+        "before.ncu-rep",
+    );
+    let thresholds = format!("{}/set-full.toml", crate::common::THRESHOLDS);
+    let out = without_ncu(
+        &gate,
+        &[
+            "baseline",
+            "record",
+            "--input",
+            "before.ncu-rep",
+            "--thresholds",
+            &thresholds,
+            "--output",
+            "b.json",
+        ],
+    );
+    out.code(0);
+    let recorded = "2022.2.0.0 (build 31140043) (public-release)";
+    assert_eq!(gate.json("b.json")["profiler_version"], recorded);
+    let check = |baseline: &str| {
+        without_ncu(
+            &gate,
+            &[
+                "check",
+                "--baseline",
+                baseline,
+                "--input",
+                "before.ncu-rep",
+                "--thresholds",
+                &thresholds,
+            ],
+        )
+    };
+    let same = check("b.json");
+    same.code(0);
+    assert!(!same.stdout.contains("profiler changed"), "{}", same.stdout);
+    let other = "2025.3.1.0 (build 36398880) (public-release)";
+    gate.write("other.json", gate.read("b.json").replace(recorded, other));
+    check("other.json").code(0).stdout_has(
+        "the profiler changed: the baseline's reports were written by Nsight Compute 2025.3.1.0",
+    );
 }

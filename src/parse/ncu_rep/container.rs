@@ -26,6 +26,8 @@ use std::collections::BTreeMap;
 
 /// The first bytes of every Nsight Compute report.
 pub(crate) const MAGIC: &[u8; 4] = b"NVR\0";
+/// The session attribute that names the Nsight Compute version.
+const PROFILER_ATTRIBUTE: &str = "Nsight Compute Target";
 /// The one report format version this reader knows.
 pub(crate) const VERSION: u32 = 7;
 
@@ -164,6 +166,9 @@ pub struct Report {
     /// A module message that did not decode: the kernels' code is then
     /// unknown ([`super::code::of_report`]), the results still read.
     pub(crate) unreadable_module: bool,
+    /// The Nsight Compute version that wrote the report, as its session
+    /// block says (`2022.2.0.0 (build 31140043) (public-release)`).
+    pub(crate) profiler_version: Option<String>,
 }
 
 /// A bounds-checked reader over the file's bytes.
@@ -253,6 +258,7 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     // whole table is gathered first, then the payloads are read.
     let mut strings: Vec<String> = Vec::new();
     let mut default_pid = None;
+    let mut profiler_version = None;
     let mut blocks = Vec::new();
     while !cursor.at_end() {
         let at = cursor.pos;
@@ -264,12 +270,25 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         if let Some(pid) = header.session_details.as_ref().and_then(|s| s.process_id) {
             default_pid = Some(pid);
         }
+        if let Some(version) = header
+            .session_details
+            .iter()
+            .flat_map(|s| &s.attributes)
+            .find(|a| a.name.as_deref() == Some(PROFILER_ATTRIBUTE))
+            .and_then(|a| a.version.as_ref())
+            .filter(|v| !v.is_empty())
+        {
+            profiler_version.get_or_insert_with(|| version.clone());
+        }
         let size = header.payload_size.unwrap_or(0) as usize;
         let payload_at = cursor.pos;
         let payload = cursor.take(size, &format!("block {}'s payload", blocks.len()))?;
         blocks.push((header, payload, payload_at, default_pid));
     }
-    let mut report = Report::default();
+    let mut report = Report {
+        profiler_version,
+        ..Report::default()
+    };
     let mut budget = Budget::of(data.len());
     for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
         let read = Read {

@@ -352,7 +352,10 @@ pub(crate) fn run_of(
             )),
         ));
     }
-    super::raw::read_raw_rows(path, rows, metrics, key_mode).map_err(Refusal::Corrupt)
+    let mut run =
+        super::raw::read_raw_rows(path, rows, metrics, key_mode).map_err(Refusal::Corrupt)?;
+    run.profiler_version.clone_from(&report.profiler_version);
+    Ok(run)
 }
 
 /// Reads the findings (rule results) of a report, folded as a details

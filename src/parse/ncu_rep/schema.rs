@@ -12,7 +12,8 @@
 //! |---|---|
 //! | `FileHeader` | 1: format version |
 //! | `BlockHeader` | 1: sources, 2: kernel results, 3: session details, 4: string table, 5: payload size, 6: process, 7: range results, 8: command-list results, 9: graph results |
-//! | `ReportSessionDetails` | 1: process ID |
+//! | `ReportSessionDetails` | 1: process ID, 8: session attributes |
+//! | (a session attribute) | 1: name (`Nsight Compute Target`, `CUDA Version`, `Display Driver Version`, `PerfWorks`), 2: value (`2022.2.0.0 (build 31140043) (public-release)`); field numbers read from the committed reports' bytes |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
 //! | `ProfileResult` (one kernel launch) | 1: thread ID, 5: mangled name, 6: function name, 7: demangled name, 10: grid, 11: block, 13: metric results, 17: sections, 19: rule results, 15: module, 21: NVTX state, 22: context, 23: stream |
@@ -68,11 +69,23 @@ pub struct BlockHeader {
     pub(crate) num_graph_results: Option<u32>,
 }
 
-/// `ReportSessionDetails`: only the profiled process's ID.
+/// `ReportSessionDetails`: the profiled process's ID and the profiler.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct SessionDetails {
     #[prost(uint32, optional, tag = "1")]
     pub(crate) process_id: Option<u32>,
+    #[prost(message, repeated, tag = "8")]
+    pub(crate) attributes: Vec<SessionAttribute>,
+}
+
+/// A name and value of the session: the versions of Nsight Compute
+/// (`Nsight Compute Target`), CUDA, the driver and PerfWorks.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct SessionAttribute {
+    #[prost(string, optional, tag = "1")]
+    pub(crate) name: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub(crate) version: Option<String>,
 }
 
 /// `ProfilerStringTable`: strings that later blocks refer to by index.
