@@ -75,6 +75,12 @@ pub struct Baseline {
     /// Every launch of a run together.
     pub(crate) total: KernelEntry,
     pub(crate) kernels: BTreeMap<String, KernelEntry>,
+    /// Kernels the recorded runs did not launch alike (an autotuner's
+    /// candidates, a JIT's choice): how many runs had each and its launch
+    /// range. Not in `kernels`, not in `total`, never gated; absent when
+    /// every run launched the same kernels alike.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) variable: BTreeMap<String, crate::varies::VariableKernel>,
 }
 
 /// `graph_mode` as the baseline file writes it: `true` for whole graphs,

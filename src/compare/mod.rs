@@ -143,14 +143,32 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             .collect();
         &renamed
     };
+    // Kernels the baseline's runs did not launch alike are listed, not
+    // gated: the rules see the runs without them (their totals too).
+    let stable =
+        (!baseline.variable.is_empty()).then(|| crate::varies::without(runs, &baseline.variable));
+    let share = crate::varies::Share::of(runs, |k| baseline.variable.contains_key(k));
+    let names = baseline.variable.keys().map(String::as_str);
+    report
+        .notes
+        .extend(crate::varies::warning(names, &share, "checked"));
     let mut judging = Judging {
         inputs,
         baseline,
+        stable: stable.as_deref().unwrap_or(runs),
         same_code: BTreeMap::new(),
     };
     for pass in PASSES {
         judging.run(pass, &mut report)?;
     }
+    // Listed in every format, whatever rows it shows: a passing row may be hidden.
+    let ungated: Vec<String> = report
+        .structure
+        .iter()
+        .filter(|s| s.check == crate::verdict::StructureCheck::Varies)
+        .map(|s| format!("`{}` {}", s.kernel, s.message))
+        .collect();
+    report.note_each(ungated);
     Ok(report)
 }
 
@@ -192,6 +210,8 @@ const PASSES: [Pass; 6] = [
 struct Judging<'a> {
     inputs: &'a Inputs<'a>,
     baseline: &'a Baseline,
+    /// The runs without the baseline's variable kernels: what the rules gate.
+    stable: &'a [Run],
     same_code: BTreeMap<String, environmental::Sameness>,
 }
 
@@ -203,7 +223,7 @@ impl Judging<'_> {
             Pass::Structure => {
                 report.structure = structure::check(baseline, runs, &thresholds.structure);
             }
-            Pass::Rules => report.rules = rule::check_all(baseline, runs, thresholds),
+            Pass::Rules => report.rules = rule::check_all(baseline, self.stable, thresholds),
             Pass::Findings => {
                 findings::check(report, baseline, inputs.findings, thresholds.findings.new)
             }

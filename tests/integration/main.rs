@@ -38,4 +38,5 @@ mod sanitizer;
 mod shared_gpu;
 mod suite;
 mod tampered_reports;
+mod varies;
 mod verdicts;
