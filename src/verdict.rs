@@ -106,6 +106,11 @@ pub struct Downgrade {
     pub(crate) failed: bool,
 }
 
+/// The start of the note a check adds when the environment that picks
+/// kernels, or the profiled range, is not the baseline's: the headline says
+/// so wherever the note is (see [`Report::counts`]).
+pub(crate) const ENVIRONMENT_CHANGED: &str = "environment changed since the baseline: ";
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub(crate) const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
@@ -533,6 +538,10 @@ impl Report {
             .filter(|s| s.check == StructureCheck::Varies && s.status == Status::Pass)
             .count();
         c.pass -= c.varies.min(c.pass);
+        c.environment_changed = self
+            .notes
+            .iter()
+            .any(|n| n.text.starts_with(ENVIRONMENT_CHANGED));
         c
     }
 }
@@ -574,6 +583,9 @@ pub(crate) struct Counts {
     pub(crate) skipped: usize,
     /// Kernels listed but not gated because they vary between runs.
     pub(crate) varies: usize,
+    /// The environment that picks kernels (or the profiled range) is not
+    /// the baseline's: the headline says so.
+    pub(crate) environment_changed: bool,
 }
 
 impl Counts {
@@ -599,6 +611,9 @@ impl Counts {
             if n > 0 {
                 words.push(plural(n, one, many));
             }
+        }
+        if self.environment_changed {
+            words.push("environment changed".to_string());
         }
         words
     }

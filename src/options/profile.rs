@@ -82,6 +82,31 @@ pub struct ProfileOptions {
     )]
     #[serde(default)]
     pub(crate) extra_metrics: Vec<String>,
+    /// `false`: profile only between the app's cudaProfilerStart/Stop
+    /// (`torch.cuda.profiler.start()/stop()`), `ncu --profile-from-start off`:
+    /// the steady state, after warm-up and autotuning (recorded in the baseline).
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_PROFILE_FROM_START",
+        value_name = "BOOL"
+    )]
+    pub(crate) profile_from_start: Option<bool>,
+    /// Profile only inside this NVTX range (`ncu --nvtx --nvtx-include`; repeatable; adds to [profile] nvtx_include; recorded in the baseline).
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_NVTX_INCLUDE",
+        value_delimiter = ',',
+        value_name = "RANGE"
+    )]
+    #[serde(default)]
+    pub(crate) nvtx_include: Vec<String>,
+    /// `[profile] kernel_env`: more environment variables that steer kernel
+    /// choice, recorded in the baseline beside the built-in list.
+    #[arg(skip)]
+    #[serde(default)]
+    pub(crate) kernel_env: Vec<String>,
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
@@ -133,6 +158,13 @@ impl ProfileOptions {
                 .into_iter()
                 .filter(|m| !m.is_empty())
                 .collect(),
+            profile_from_start: self.profile_from_start.unwrap_or(true),
+            nvtx_include: self
+                .nvtx_include
+                .into_iter()
+                .filter(|r| !r.is_empty())
+                .collect(),
+            kernel_env: self.kernel_env,
             ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
             out_dir: out.resolve(self.out_dir, base),
         }
@@ -170,7 +202,8 @@ layered!(ProfileOptions {
     ncu,
     import_with_ncu,
     out_dir,
-} adds { extra_metrics });
+    profile_from_start,
+} adds { extra_metrics, nvtx_include, kernel_env });
 
 value_enum!(Mode {
     Fast = "fast",

@@ -8,6 +8,7 @@
 pub mod explain;
 pub(crate) mod failure;
 pub mod interrupt;
+pub(crate) mod kernel_env;
 mod kill;
 pub mod ncu;
 pub(crate) mod passes;
@@ -67,6 +68,14 @@ pub struct RunnerConfig {
     pub launch_skip: Option<u64>,
     pub launch_count: Option<u64>,
     pub extra_metrics: Vec<String>,
+    /// `false`: profile only between the app's cudaProfilerStart/Stop
+    /// (`ncu --profile-from-start off`).
+    pub profile_from_start: bool,
+    /// Profile only inside these NVTX ranges (`ncu --nvtx --nvtx-include`).
+    pub nvtx_include: Vec<String>,
+    /// More environment variables that steer kernel choice, recorded beside
+    /// the built-in list ([`kernel_env`]).
+    pub kernel_env: Vec<String>,
     /// The ncu executable.
     pub ncu: String,
     /// Where every artifact is kept.

@@ -863,6 +863,9 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         launch_count: None,
         extra_metrics: vec![],
         ncu: "ncu".into(),
+        profile_from_start: true,
+        nvtx_include: Vec::new(),
+        kernel_env: Vec::new(),
         out_dir: out.to_path_buf(),
     }
 }

@@ -226,3 +226,71 @@ fn merge_refuses_a_new_kernel_passed_off_as_one_that_varies() {
     gate.run(&["merge", "forged.json"])
         .one_clear_error("the baseline does not list it as varying between runs");
 }
+
+/// `baseline record` profiles with `XLA_FLAGS` set; a check without it
+/// says so in its headline and beside its failure, and `[profile]
+/// profile_from_start = false` / `nvtx_include` reach ncu's command line.
+#[test]
+fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
+    let gate = Gate::new();
+    let ncu = gate.ncu("fake-ncu").log_argv("ncu.args").install();
+    gate.write(
+        "ncugate.toml",
+        "[profile]\nprofile_from_start = false\nnvtx_include = [\"step/\"]\n",
+    );
+    gate.record()
+        .ncu(&ncu)
+        .output("b.json")
+        .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
+        .env("TRITON_API_TOKEN", "hunter2")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    let args = gate.read("ncu.args");
+    assert!(args.contains("--profile-from-start off"), "{args}");
+    assert!(args.contains("--nvtx --nvtx-include step/"), "{args}");
+    let profile = &gate.json("b.json")["profile"];
+    assert_eq!(
+        profile["kernel_env"]["XLA_FLAGS"],
+        "--xla_gpu_autotune_level=0"
+    );
+    assert_eq!(profile["profile_from_start"], false);
+    assert!(!gate.read("b.json").contains("hunter2"));
+    // Same environment: nothing said.
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
+        .env("TRITON_API_TOKEN", "hunter2")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    // Without it, and a regression: both said, the failure beside the change.
+    gate.write("ncugate.toml", "[profile]\nnvtx_include = [\"step/\"]\n");
+    let out = gate
+        .check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .json("r.json")
+        .app(&["./graph_app", "--inject", "strided"])
+        .run();
+    out.code(1)
+        .stdout_has("environment changed")
+        .stdout_has("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
+        .stdout_has("profile_from_start false → true");
+    assert!(!out.stdout.contains("hunter2"));
+    let json = gate.json("r.json");
+    let failed: Vec<&serde_json::Value> = json["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["status"] == "fail")
+        .collect();
+    assert!(!failed.is_empty());
+    assert!(failed.iter().all(|r| {
+        r["message"].as_str().is_some_and(|m| {
+            m.contains("(environment changed: ")
+                && m.contains("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
+        })
+    }));
+}

@@ -1,0 +1,154 @@
+//! The environment that picks kernels: the variables autotuners, JIT
+//! compilers and math libraries read to choose what runs, as the profiled app
+//! sees them (ncugate's own environment, then the workload's `env`). A
+//! baseline records them with the ncu settings; a check whose values differ
+//! says so in its headline and beside each failure, naming the variable.
+//!
+//! The list: `XLA_FLAGS` (XLA's autotune level and cache), `TORCHINDUCTOR_*`
+//! (Inductor's max-autotune and caches), `TORCH_CUDNN_*`, `CUDNN_*`,
+//! `TRITON_*` (Triton's cache and autotuning), `CUBLAS_*`, `CUBLASLT_*`
+//! (cuBLAS workspace and heuristics), `NVIDIA_TF32_OVERRIDE` (TF32 math) and
+//! `CUDA_MODULE_LOADING` (lazy loading). Not kept: `TF_*` (too many that pick
+//! no kernel) and `PYTORCH_CUDA_ALLOC_CONF` (memory, not kernels). `[profile]
+//! kernel_env = ["MY_VAR"]` adds names. A value is shown only when it is no
+//! secret: a name with TOKEN, KEY, SECRET or PASSWORD in it is kept as a
+//! digest, and any value passes the password redaction of reports.
+
+use std::collections::BTreeMap;
+
+/// Variables kept by their exact name.
+pub(crate) const NAMES: [&str; 3] = ["XLA_FLAGS", "NVIDIA_TF32_OVERRIDE", "CUDA_MODULE_LOADING"];
+
+/// Variables kept by the start of their name.
+pub(crate) const PREFIXES: [&str; 6] = [
+    "TORCHINDUCTOR_",
+    "TORCH_CUDNN_",
+    "CUDNN_",
+    "TRITON_",
+    "CUBLAS_",
+    "CUBLASLT_",
+];
+
+/// Words that make a variable's value a secret, never shown.
+const SECRET_WORDS: [&str; 4] = ["TOKEN", "KEY", "SECRET", "PASSWORD"];
+
+/// Whether `name` steers kernel choice (built in, or one of `extra`).
+pub(crate) fn steers(name: &str, extra: &[String]) -> bool {
+    NAMES.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || extra.iter().any(|e| e == name)
+}
+
+/// The value as a baseline keeps it: a secret's as a digest.
+fn kept(name: &str, value: &str) -> String {
+    let upper = name.to_ascii_uppercase();
+    if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+        let digest = crate::parse::sha256_bytes(value.as_bytes());
+        return format!("(secret, sha256 {})", &digest[..12]);
+    }
+    crate::text::secret::redact(value)
+}
+
+/// The variables that steer kernel choice as the app sees them: `own` (the
+/// process environment), then `app` (the workload's `env`, which wins).
+pub(crate) fn snapshot(
+    own: impl IntoIterator<Item = (String, String)>,
+    app: &[(String, String)],
+    extra: &[String],
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, value) in own.into_iter().chain(app.iter().cloned()) {
+        if steers(&name, extra) {
+            let value = kept(&name, &value);
+            out.insert(name, value);
+        }
+    }
+    out
+}
+
+/// The process environment, where it is text.
+pub(crate) fn own() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// What changed from `baseline` to `current`, one phrase per variable:
+/// ``XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)``.
+pub(crate) fn changes(
+    baseline: &BTreeMap<String, String>,
+    current: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let shown = |v: Option<&String>| {
+        v.map_or_else(
+            || "(unset)".to_string(),
+            |v| format!("`{}`", crate::text::escape::printable(v.clone())),
+        )
+    };
+    let names: std::collections::BTreeSet<&String> =
+        baseline.keys().chain(current.keys()).collect();
+    names
+        .into_iter()
+        .filter(|n| baseline.get(*n) != current.get(*n))
+        .map(|n| format!("{n} {} → {}", shown(baseline.get(n)), shown(current.get(n))))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changes, snapshot};
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn only_what_steers_kernels_is_kept_and_secrets_never_show() {
+        let own = env(&[
+            ("XLA_FLAGS", "--xla_gpu_autotune_level=0"),
+            ("HOME", "/root"),
+            ("TRITON_CACHE_DIR", "/tmp/t"),
+            ("TRITON_API_TOKEN", "hunter2"),
+            ("MY_VAR", "1"),
+        ]);
+        let app = env(&[("TRITON_CACHE_DIR", "/cache")]);
+        let kept = snapshot(own, &app, &["MY_VAR".to_string()]);
+        let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "MY_VAR",
+                "TRITON_API_TOKEN",
+                "TRITON_CACHE_DIR",
+                "XLA_FLAGS"
+            ]
+        );
+        assert_eq!(
+            kept["TRITON_CACHE_DIR"], "/cache",
+            "the workload's env wins"
+        );
+        assert!(kept["TRITON_API_TOKEN"].starts_with("(secret, sha256 "));
+        assert!(!kept.values().any(|v| v.contains("hunter2")));
+    }
+
+    #[test]
+    fn a_change_names_the_variable_and_both_values() {
+        let baseline = snapshot(
+            env(&[("XLA_FLAGS", "--xla_gpu_autotune_level=0")]),
+            &[],
+            &[],
+        );
+        let current = snapshot(env(&[("CUBLAS_WORKSPACE_CONFIG", ":4096:8")]), &[], &[]);
+        assert_eq!(
+            changes(&baseline, &current),
+            [
+                "CUBLAS_WORKSPACE_CONFIG (unset) → `:4096:8`",
+                "XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)"
+            ]
+        );
+        assert!(changes(&baseline, &baseline).is_empty());
+    }
+}
