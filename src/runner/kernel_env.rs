@@ -43,7 +43,8 @@ pub(crate) fn steers(name: &str, extra: &[String]) -> bool {
 fn kept(name: &str, value: &str) -> String {
     let upper = name.to_ascii_uppercase();
     if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
-        let digest = crate::parse::sha256_bytes(value.as_bytes());
+        use sha2::{Digest, Sha256};
+        let digest = crate::format::hex(&Sha256::digest(value.as_bytes()));
         return format!("(secret, sha256 {})", &digest[..12]);
     }
     crate::text::secret::redact(value)
