@@ -136,6 +136,9 @@ pub(crate) struct ProfileSettings {
     /// recorded before it was kept, which are then not compared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kernel_env: Option<BTreeMap<String, String>>,
+    /// The driver and its CUDA version (`driver`, `cuda`), where NVML told them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) toolchain: BTreeMap<String, String>,
 }
 
 fn profile_from_start() -> bool {
@@ -158,6 +161,7 @@ impl ProfileSettings {
                 &config.env,
                 &config.kernel_env,
             )),
+            toolchain: kernel_env::toolchain(),
         }
     }
 
@@ -169,6 +173,10 @@ impl ProfileSettings {
             (Some(b), Some(c)) => crate::runner::kernel_env::changes(b, c),
             _ => Vec::new(),
         };
+        out.extend(crate::runner::kernel_env::toolchain_changes(
+            &baseline.toolchain,
+            &self.toolchain,
+        ));
         if baseline.profile_from_start != self.profile_from_start {
             out.push(format!(
                 "profile_from_start {} → {}",

@@ -27,8 +27,9 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                         recorded_in: None,
                         status,
                         message: format!(
-                            "not in the baseline ({} launches per run)",
-                            join(&launches)
+                            "not in the baseline ({} launches per run){}",
+                            join(&launches),
+                            autotuner_hint(key)
                         ),
                     });
                 }
@@ -114,6 +115,15 @@ fn varies(baseline: &Baseline, key: &str, launches: Vec<u64>) -> Option<Structur
     })
 }
 
+/// For a new kernel that is an autotuner's own: whose, and the fix (a
+/// baseline recorded from one run, or runs that all skipped the autotuning,
+/// never saw it).
+fn autotuner_hint(key: &str) -> String {
+    crate::varies::autotuner::Autotuner::of(key)
+        .map(|t| format!("; a kernel of {} — {}", t.name(), t.fix()))
+        .unwrap_or_default()
+}
+
 fn status_of(policy: Policy) -> Option<Status> {
     match policy {
         Policy::Fail => Some(Status::Fail),
@@ -130,4 +140,21 @@ fn join(launches: &[u64]) -> String {
         .map(u64::to_string)
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_new_kernel_of_an_autotuner_says_whose_and_the_fix() {
+        let hint = super::autotuner_hint(
+            "void xla_fp_comparison<float>(float *, float *, float, unsigned long long, int *)",
+        );
+        assert!(
+            hint.starts_with(
+                "; a kernel of XLA's GEMM autotuner — XLA: XLA_FLAGS=--xla_gpu_autotune_level=0"
+            ),
+            "{hint}"
+        );
+        assert_eq!(super::autotuner_hint("produce(float *, long)"), "");
+    }
 }

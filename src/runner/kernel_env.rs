@@ -95,9 +95,46 @@ pub(crate) fn changes(
         .collect()
 }
 
+/// The driver and its CUDA version as NVML reports them (`driver`,
+/// `cuda`); empty where NVML cannot be loaded (no driver, a CPU-only runner).
+pub(crate) fn toolchain() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(nvml) = nvml_wrapper::Nvml::init() else {
+        return out;
+    };
+    if let Ok(driver) = nvml.sys_driver_version() {
+        out.insert("driver".to_string(), driver);
+    }
+    if let Ok(v) = nvml.sys_cuda_driver_version() {
+        out.insert(
+            "cuda".to_string(),
+            format!("{}.{}", v / 1000, (v % 1000) / 10),
+        );
+    }
+    out
+}
+
+/// What changed between two toolchains, for the parts both know:
+/// ``driver `580.159.04` → `590.10` ``.
+pub(crate) fn toolchain_changes(
+    baseline: &BTreeMap<String, String>,
+    current: &BTreeMap<String, String>,
+) -> Vec<String> {
+    baseline
+        .iter()
+        .filter_map(|(part, was)| {
+            let now = current.get(part)?;
+            (now != was).then(|| {
+                let show = |v: &String| crate::text::escape::printable(v.clone());
+                format!("{part} `{}` → `{}`", show(was), show(now))
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{changes, snapshot};
+    use super::{changes, snapshot, toolchain_changes};
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
@@ -151,5 +188,22 @@ mod tests {
             ]
         );
         assert!(changes(&baseline, &baseline).is_empty());
+    }
+
+    #[test]
+    fn a_toolchain_change_is_said_only_for_what_both_sides_know() {
+        let of = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let baseline = of(&[("driver", "580.159.04"), ("cuda", "13.0")]);
+        let current = of(&[("driver", "590.10")]);
+        assert_eq!(
+            toolchain_changes(&baseline, &current),
+            ["driver `580.159.04` → `590.10`"]
+        );
+        assert!(toolchain_changes(&baseline, &of(&[])).is_empty());
     }
 }
