@@ -145,6 +145,14 @@ fn gate_suite(view: &View<'_>, prefix: &str) -> TestSuite {
             gate.add_property(("not_gated", not_gated.as_str()));
         }
     }
+    // The headline's "environment changed", with what changed.
+    if let Some(changed) = view
+        .notes
+        .iter()
+        .find(|n| n.text.starts_with(crate::verdict::ENVIRONMENT_CHANGED))
+    {
+        gate.add_property(("environment_changed", clean(&changed.text).as_str()));
+    }
     for (i, error) in view.errors.iter().enumerate() {
         gate.add_test_case(case(
             &format!("gate error {}", i + 1),

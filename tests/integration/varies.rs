@@ -272,6 +272,8 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         .ncu(&ncu)
         .baseline("b.json")
         .json("r.json")
+        .junit("r.xml")
+        .markdown("r.md")
         .app(&["./graph_app", "--inject", "strided"])
         .run();
     out.code(1)
@@ -279,6 +281,13 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         .stdout_has("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
         .stdout_has("profile_from_start false → true");
     assert!(!out.stdout.contains("hunter2"));
+    let junit = gate.read("r.xml");
+    assert!(
+        junit.contains("name=\"environment_changed\"") && junit.contains("XLA_FLAGS"),
+        "{junit}"
+    );
+    let markdown = gate.read("r.md");
+    assert!(markdown.contains("environment changed"), "{markdown}");
     let json = gate.json("r.json");
     let failed: Vec<&serde_json::Value> = json["rules"]
         .as_array()
