@@ -12,7 +12,7 @@
 #
 # Needs ncu, python3 with torch and triton. Every ncu run is ncugate's, with --clock-control none;
 # clocks, power and MIG are left alone; nothing runs in the background. About 5-8 minutes on an
-# H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its quarter of it).
+# H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports. Exits 1 when a step's exit code is not
 # the expected one.
@@ -51,11 +51,13 @@ step() {
     "$(python3 -c "print($t1 - $t0)")" "$why" >> "$summary"
 }
 
-# workload NAME INJECT CHECKS [NCUGATE FLAGS...]: record 3 runs, CHECKS unchanged checks (each
-# workload's share of BUDGET_S: the rest are skipped, said so), one regression.
+# workload NAME INJECT CHECKS [NCUGATE FLAGS...]: record 3 runs, CHECKS unchanged checks (within
+# this workload's share of what is left of BUDGET_S: the rest are skipped, said so), one regression.
+left=4
 workload() {
   local name=$1 inject=$2 checks=$3; shift 3
-  local until=$(( $(elapsed) + budget / 4 ))
+  local until=$(( $(elapsed) + (budget - $(elapsed)) / left ))
+  left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
   local common=(--no-build --clock-control none "$@")
   step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
@@ -71,7 +73,7 @@ PY
   grep -h -E 'vary between|varies between|^hint' "$out/$name.record.stderr" >> "$out/variable-kernels.txt"
   for i in $(seq 1 "$checks"); do
     if [ "$(elapsed)" -gt "$until" ]; then
-      echo "| $name.unchanged-$i | 0 | - | - | skipped: this workload's $(( budget / 4 )) s spent |" >> "$summary"
+      echo "| $name.unchanged-$i | 0 | - | - | skipped: this workload's share of ${budget} s spent |" >> "$summary"
       continue
     fi
     step "$name.unchanged-$i" 0 check "${common[@]}" --baseline "$out/$name.baseline.json" \
