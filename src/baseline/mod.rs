@@ -165,6 +165,19 @@ impl ProfileSettings {
         }
     }
 
+    /// With the `NAME VERSION` lines of `[profile] toolchain_command` in
+    /// `toolchain` (beside the driver's, which win).
+    pub(crate) fn with_versions(
+        mut self,
+        config: &crate::runner::RunnerConfig,
+        processes: &dyn crate::runner::process::ProcessRunner,
+    ) -> ProfileSettings {
+        for (name, version) in crate::runner::kernel_env::versions(config, processes) {
+            self.toolchain.entry(name).or_insert(version);
+        }
+        self
+    }
+
     /// What differs from `baseline` in what picks and selects the
     /// kernels: the environment that steers kernel choice, and the
     /// profiled range. Empty when nothing does (or a side does not know).

@@ -104,6 +104,7 @@ mod tests {
                 profile_from_start: true,
                 nvtx_include: Vec::new(),
                 kernel_env: Vec::new(),
+                toolchain_command: Vec::new(),
                 out_dir: ".".into(),
             },
             thresholds: crate::rules::ThresholdsSource::BuiltIn,

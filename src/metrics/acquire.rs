@@ -53,7 +53,7 @@ pub(super) fn acquire(
             let mut acquired = Acquired {
                 inputs: Vec::new(),
                 details: details.to_vec(),
-                profile: Some(ProfileSettings::of(config)),
+                profile: Some(ProfileSettings::of(config).with_versions(config, runner)),
                 seconds: Vec::new(),
                 reports: Vec::new(),
                 gpu: Vec::new(),
@@ -159,6 +159,7 @@ mod tests {
                 profile_from_start: true,
                 nvtx_include: Vec::new(),
                 kernel_env: Vec::new(),
+                toolchain_command: Vec::new(),
                 out_dir: ".".into(),
             }),
             runs: 1,

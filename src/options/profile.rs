@@ -107,6 +107,11 @@ pub struct ProfileOptions {
     #[arg(skip)]
     #[serde(default)]
     pub(crate) kernel_env: Vec<String>,
+    /// `[profile] toolchain_command`: an argv (no shell) that prints
+    /// `NAME VERSION` lines, recorded in the baseline with the driver's
+    /// version (e.g. python3 printing torch's and triton's).
+    #[arg(skip)]
+    pub(crate) toolchain_command: Option<Vec<String>>,
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
@@ -165,6 +170,7 @@ impl ProfileOptions {
                 .filter(|r| !r.is_empty())
                 .collect(),
             kernel_env: self.kernel_env,
+            toolchain_command: self.toolchain_command.unwrap_or_default(),
             ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
             out_dir: out.resolve(self.out_dir, base),
         }
@@ -203,6 +209,7 @@ layered!(ProfileOptions {
     import_with_ncu,
     out_dir,
     profile_from_start,
+    toolchain_command,
 } adds { extra_metrics, nvtx_include, kernel_env });
 
 value_enum!(Mode {

@@ -132,9 +132,54 @@ pub(crate) fn toolchain_changes(
         .collect()
 }
 
+/// The `NAME VERSION` lines `config.toolchain_command` prints (its first
+/// 16; a name of letters, digits, `_`, `.`, `-`), run with the app's
+/// environment and folder within a minute; none when it is unset or fails.
+pub(crate) fn versions(
+    config: &super::RunnerConfig,
+    processes: &dyn super::process::ProcessRunner,
+) -> Vec<(String, String)> {
+    let Some((program, args)) = config.toolchain_command.split_first() else {
+        return Vec::new();
+    };
+    let mut spec = super::process::CommandSpec::new(program.clone(), args.iter().cloned());
+    spec.env = config.env.clone();
+    spec.workdir = Some(config.workdir.clone());
+    spec.timeout = Some(std::time::Duration::from_secs(60));
+    let done = processes.run(&spec, &mut |_| {});
+    if !done.exit.success() {
+        return Vec::new();
+    }
+    parse_versions(&done.lines)
+}
+
+/// `NAME VERSION` lines (a version starts with a digit): the first 16 that are one.
+fn parse_versions(lines: &[String]) -> Vec<(String, String)> {
+    lines
+        .iter()
+        .filter_map(|line| {
+            let (name, version) = line.trim().split_once(char::is_whitespace)?;
+            let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+            let version = version.trim();
+            (!name.is_empty() && name.len() <= 64 && name.chars().all(plain))
+                .then_some(())
+                .filter(|_| {
+                    version.starts_with(|c: char| c.is_ascii_digit()) && version.len() <= 100
+                })
+                .map(|_| {
+                    (
+                        name.to_string(),
+                        crate::text::escape::printable(version.to_string()),
+                    )
+                })
+        })
+        .take(16)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{changes, snapshot, toolchain_changes};
+    use super::{changes, parse_versions, snapshot, toolchain_changes};
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
@@ -205,5 +250,26 @@ mod tests {
             ["driver `580.159.04` → `590.10`"]
         );
         assert!(toolchain_changes(&baseline, &of(&[])).is_empty());
+    }
+
+    #[test]
+    fn versions_are_name_and_version_lines_and_nothing_else() {
+        let lines: Vec<String> = [
+            "torch 2.5.1+cu124",
+            "triton 3.1.0",
+            "Traceback (most recent call last):",
+            "",
+            "jax",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            parse_versions(&lines),
+            [
+                ("torch".to_string(), "2.5.1+cu124".to_string()),
+                ("triton".to_string(), "3.1.0".to_string())
+            ]
+        );
     }
 }

@@ -76,6 +76,9 @@ pub struct RunnerConfig {
     /// More environment variables that steer kernel choice, recorded beside
     /// the built-in list ([`kernel_env`]).
     pub kernel_env: Vec<String>,
+    /// `[profile] toolchain_command`: an argv whose `NAME VERSION` lines
+    /// (torch, triton, jax…) are recorded with the driver's; empty: none.
+    pub toolchain_command: Vec<String>,
     /// The ncu executable.
     pub ncu: String,
     /// Where every artifact is kept.

@@ -866,6 +866,7 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         profile_from_start: true,
         nvtx_include: Vec::new(),
         kernel_env: Vec::new(),
+        toolchain_command: Vec::new(),
         out_dir: out.to_path_buf(),
     }
 }

@@ -236,7 +236,7 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
     let ncu = gate.ncu("fake-ncu").log_argv("ncu.args").install();
     gate.write(
         "ncugate.toml",
-        "[profile]\nprofile_from_start = false\nnvtx_include = [\"step/\"]\n",
+        "[profile]\nprofile_from_start = false\nnvtx_include = [\"step/\"]\ntoolchain_command = [\"sh\", \"-c\", \"echo torch 2.5.1\"]\n",
     );
     gate.record()
         .ncu(&ncu)
@@ -255,6 +255,7 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         "--xla_gpu_autotune_level=0"
     );
     assert_eq!(profile["profile_from_start"], false);
+    assert_eq!(profile["toolchain"]["torch"], "2.5.1");
     assert!(!gate.read("b.json").contains("hunter2"));
     // Same environment: nothing said.
     gate.check()
@@ -266,7 +267,10 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         .run()
         .code(0);
     // Without it, and a regression: both said, the failure beside the change.
-    gate.write("ncugate.toml", "[profile]\nnvtx_include = [\"step/\"]\n");
+    gate.write(
+        "ncugate.toml",
+        "[profile]\nnvtx_include = [\"step/\"]\ntoolchain_command = [\"sh\", \"-c\", \"echo torch 2.6.0\"]\n",
+    );
     let out = gate
         .check()
         .ncu(&ncu)
@@ -279,7 +283,8 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
     out.code(1)
         .stdout_has("environment changed")
         .stdout_has("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
-        .stdout_has("profile_from_start false → true");
+        .stdout_has("profile_from_start false → true")
+        .stdout_has("torch `2.5.1` → `2.6.0`");
     assert!(!out.stdout.contains("hunter2"));
     let junit = gate.read("r.xml");
     assert!(
