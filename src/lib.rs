@@ -111,4 +111,5 @@ pub(crate) mod suggest;
 pub mod suite;
 pub(crate) mod text;
 pub mod units;
+pub(crate) mod varies;
 pub mod verdict;

@@ -106,6 +106,11 @@ pub struct Downgrade {
     pub(crate) failed: bool,
 }
 
+/// The start of the note a check adds when the environment that picks
+/// kernels, or the profiled range, is not the baseline's: the headline says
+/// so wherever the note is (see [`Report::counts`]).
+pub(crate) const ENVIRONMENT_CHANGED: &str = "environment changed since the baseline: ";
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub(crate) const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
@@ -205,6 +210,9 @@ pub enum StructureCheck {
     Launches,
     NewKernel,
     MissingKernel,
+    /// A kernel the baseline's runs did not launch alike (an autotuner's
+    /// candidate): listed, never gated.
+    Varies,
 }
 
 impl StructureCheck {
@@ -213,6 +221,7 @@ impl StructureCheck {
             StructureCheck::Launches => "launch count",
             StructureCheck::NewKernel => "new kernel",
             StructureCheck::MissingKernel => "missing kernel",
+            StructureCheck::Varies => "not gated: varies between runs",
         }
     }
 }
@@ -231,6 +240,10 @@ pub struct StructureResult {
     pub baseline_range: Option<[f64; 2]>,
     /// Launches in each current run.
     pub current_launches: Vec<u64>,
+    /// For a kernel that varies between runs: how many of the baseline's
+    /// runs launched it, and how many runs the baseline has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_in: Option<[u64; 2]>,
     pub status: Status,
     pub message: String,
 }
@@ -252,6 +265,7 @@ impl StructureResult {
         };
         match (self.check, self.baseline_range, self.baseline_launches) {
             (StructureCheck::NewKernel | StructureCheck::MissingKernel, _, _) => true,
+            (StructureCheck::Varies, _, _) => false,
             (StructureCheck::Launches, Some([lo, hi]), _) => outside(lo, hi),
             (StructureCheck::Launches, None, Some(b)) => b.fract() == 0.0 && outside(b, b),
             (StructureCheck::Launches, None, None) => false,
@@ -267,6 +281,8 @@ impl StructureResult {
             StructureCheck::NewKernel | StructureCheck::MissingKernel => {
                 matches!(self.status, Status::Fail | Status::Warn)
             }
+            // Never gated: only `pass` fits, whatever it says.
+            StructureCheck::Varies => return self.status == Status::Pass,
         };
         !self.numbers_fail() || failed || self.status == Status::Error
     }
@@ -515,6 +531,17 @@ impl Report {
             }
         }
         c.error += self.errors.len();
+        // Kernels that vary between runs pass ungated: counted apart.
+        c.varies = self
+            .structure
+            .iter()
+            .filter(|s| s.check == StructureCheck::Varies && s.status == Status::Pass)
+            .count();
+        c.pass -= c.varies.min(c.pass);
+        c.environment_changed = self
+            .notes
+            .iter()
+            .any(|n| n.text.starts_with(ENVIRONMENT_CHANGED));
         c
     }
 }
@@ -554,6 +581,11 @@ pub(crate) struct Counts {
     pub(crate) changed: usize,
     pub(crate) pass: usize,
     pub(crate) skipped: usize,
+    /// Kernels listed but not gated because they vary between runs.
+    pub(crate) varies: usize,
+    /// The environment that picks kernels (or the profiled range) is not
+    /// the baseline's: the headline says so.
+    pub(crate) environment_changed: bool,
 }
 
 impl Counts {
@@ -570,10 +602,18 @@ impl Counts {
             (self.changed, "changed", "changed"),
             (self.pass, "passed", "passed"),
             (self.skipped, "skipped", "skipped"),
+            (
+                self.varies,
+                "not gated (varies between runs)",
+                "not gated (vary between runs)",
+            ),
         ] {
             if n > 0 {
                 words.push(plural(n, one, many));
             }
+        }
+        if self.environment_changed {
+            words.push("environment changed".to_string());
         }
         words
     }
@@ -591,6 +631,7 @@ mod tests {
             baseline_launches: Some(baseline),
             baseline_range: None,
             current_launches: current.to_vec(),
+            recorded_in: None,
             status,
             message: String::new(),
         }

@@ -80,6 +80,12 @@ pub struct Baseline {
     /// Every launch of a run together.
     pub(crate) total: KernelEntry,
     pub(crate) kernels: BTreeMap<String, KernelEntry>,
+    /// Kernels the recorded runs did not launch alike (an autotuner's
+    /// candidates, a JIT's choice): how many runs had each and its launch
+    /// range. Not in `kernels`, not in `total`, never gated; absent when
+    /// every run launched the same kernels alike.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) variable: BTreeMap<String, crate::varies::VariableKernel>,
 }
 
 /// `graph_mode` as the baseline file writes it: `true` for whole graphs,
@@ -123,17 +129,90 @@ pub(crate) struct ProfileSettings {
     pub(crate) clock_control: String,
     pub(crate) cache_control: String,
     pub(crate) replay_mode: String,
+    /// `false` when ncu profiled only between the app's
+    /// cudaProfilerStart/Stop (`--profile-from-start off`).
+    #[serde(default = "profile_from_start", skip_serializing_if = "Clone::clone")]
+    pub(crate) profile_from_start: bool,
+    /// The NVTX ranges ncu profiled in (`--nvtx-include`), if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) nvtx_include: Vec<String>,
+    /// The environment variables that steer kernel choice as the app saw
+    /// them (see [`crate::runner::kernel_env`]); absent in baselines
+    /// recorded before it was kept, which are then not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kernel_env: Option<BTreeMap<String, String>>,
+    /// The driver and its CUDA version (`driver`, `cuda`), where NVML told them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) toolchain: BTreeMap<String, String>,
+}
+
+fn profile_from_start() -> bool {
+    true
 }
 
 impl ProfileSettings {
     pub(crate) fn of(config: &crate::runner::RunnerConfig) -> ProfileSettings {
+        use crate::runner::kernel_env;
         ProfileSettings {
             mode: config.mode,
             graph_profiling: config.graph_profiling,
             clock_control: config.effective_clock_control().to_string(),
             cache_control: config.cache_control.to_string(),
             replay_mode: config.replay_mode.to_string(),
+            profile_from_start: config.profile_from_start,
+            nvtx_include: config.nvtx_include.clone(),
+            kernel_env: Some(kernel_env::snapshot(
+                kernel_env::own(),
+                &config.env,
+                &config.kernel_env,
+            )),
+            toolchain: kernel_env::toolchain(),
         }
+    }
+
+    /// With the `NAME VERSION` lines of `[profile] toolchain_command` in
+    /// `toolchain` (beside the driver's, which win).
+    pub(crate) fn with_versions(
+        mut self,
+        config: &crate::runner::RunnerConfig,
+        processes: &dyn crate::runner::process::ProcessRunner,
+    ) -> ProfileSettings {
+        for (name, version) in crate::runner::kernel_env::versions(config, processes) {
+            self.toolchain.entry(name).or_insert(version);
+        }
+        self
+    }
+
+    /// What differs from `baseline` in what picks and selects the
+    /// kernels: the environment that steers kernel choice, and the
+    /// profiled range. Empty when nothing does (or a side does not know).
+    pub(crate) fn changes_from(&self, baseline: &ProfileSettings) -> Vec<String> {
+        let mut out = match (&baseline.kernel_env, &self.kernel_env) {
+            (Some(b), Some(c)) => crate::runner::kernel_env::changes(b, c),
+            _ => Vec::new(),
+        };
+        out.extend(crate::runner::kernel_env::toolchain_changes(
+            &baseline.toolchain,
+            &self.toolchain,
+        ));
+        if baseline.profile_from_start != self.profile_from_start {
+            out.push(format!(
+                "profile_from_start {} → {}",
+                baseline.profile_from_start, self.profile_from_start
+            ));
+        }
+        if baseline.nvtx_include != self.nvtx_include {
+            let show = |r: &[String]| match r.is_empty() {
+                true => "(none)".to_string(),
+                false => format!("`{}`", crate::text::escape::printable(r.join(", "))),
+            };
+            out.push(format!(
+                "nvtx_include {} → {}",
+                show(&baseline.nvtx_include),
+                show(&self.nvtx_include)
+            ));
+        }
+        out
     }
 }
 

@@ -57,7 +57,17 @@ pub(crate) fn build(
     }
     // Mixed graph-profiling modes explain differing kernels: say that first.
     let graph_mode = crate::model::common_graph_mode(runs)?;
-    same_kernels(runs)?;
+    // Kernels the runs did not launch alike (an autotuner's candidates) are
+    // kept apart, ungated; the rest, and the total of the rest, are gated.
+    let variable = crate::varies::split(runs);
+    some_stable(runs, &variable)?;
+    let stable_runs;
+    let runs = if variable.is_empty() {
+        runs
+    } else {
+        stable_runs = crate::varies::without(runs, &variable);
+        &stable_runs[..]
+    };
     let mut kernels = BTreeMap::new();
     for key in aggregate::kernel_keys(runs) {
         let mut entry = entry(runs, Scope::Kernel(&key), metrics, optional)?;
@@ -94,39 +104,33 @@ pub(crate) fn build(
         runs: runs.len() as u64,
         total: entry(runs, Scope::Total, metrics, optional)?,
         kernels,
+        variable,
     })
 }
 
-/// Runs that launched different kernels are not runs of one workload: their
-/// launch counts would average to "1.5 launches per run" and let a check pass
-/// a kernel launched 0 or 3 times.
-fn same_kernels(runs: &[Run]) -> Result<()> {
+/// Runs that share no kernel launched alike are not runs of one workload:
+/// a baseline of them would gate nothing. (Runs that share some are: the
+/// kernels they launched differently are kept as variable, ungated.)
+fn some_stable(
+    runs: &[Run],
+    variable: &BTreeMap<String, crate::varies::VariableKernel>,
+) -> Result<()> {
     let Some(first) = runs.first() else {
         return Ok(());
     };
-    for run in &runs[1..] {
-        let odd = first
-            .kernels
-            .keys()
-            .find(|k| !run.kernels.contains_key(*k))
-            .map(|k| (k, first, run))
-            .or_else(|| {
-                run.kernels
-                    .keys()
-                    .find(|k| !first.kernels.contains_key(*k))
-                    .map(|k| (k, run, first))
-            });
-        if let Some((kernel, with, without)) = odd {
-            return Err(Error::export(
-                &without.source,
-                ExportError::DifferentKernels {
-                    kernel: kernel.clone(),
-                    other: with.source.display().to_string(),
-                },
-            ));
-        }
+    if first.kernels.keys().any(|k| !variable.contains_key(k)) {
+        return Ok(());
     }
-    Ok(())
+    let (Some(kernel), Some(other)) = (variable.keys().next(), runs.get(1)) else {
+        return Ok(());
+    };
+    Err(Error::export(
+        &other.source,
+        ExportError::DifferentKernels {
+            kernel: kernel.clone(),
+            other: first.source.display().to_string(),
+        },
+    ))
 }
 
 fn entry(

@@ -48,7 +48,8 @@ pub(crate) fn pairs(baseline: &Baseline, runs: &[Run], code: Option<&CodeMap>) -
     let current = aggregate::kernel_keys(runs);
     let mut new: Vec<&str> = current
         .iter()
-        .filter(|k| !baseline.kernels.contains_key(*k))
+        // A kernel that varied between the baseline's runs is not new.
+        .filter(|k| !baseline.kernels.contains_key(*k) && !baseline.variable.contains_key(*k))
         .map(String::as_str)
         .collect();
     let mut missing: Vec<&str> = baseline

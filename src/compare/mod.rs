@@ -109,6 +109,65 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         current: current.to_string(),
         mismatch_allowed: !same_device,
     });
+    setting_notes(inputs, &mut report);
+    // A kernel whose key changed with the code (template arguments, a
+    // generated kernel's number) is compared under its current key.
+    let pairs = identity::pairs(baseline, runs, inputs.code);
+    let renamed;
+    let baseline: &Baseline = if pairs.is_empty() {
+        baseline
+    } else {
+        renamed = identity::renamed(baseline, &pairs);
+        report.note_each(pairs.iter().map(identity::Pair::note));
+        report.renamed = pairs
+            .iter()
+            .map(|p| crate::verdict::Renamed {
+                baseline: p.baseline.clone(),
+                current: p.current.clone(),
+            })
+            .collect();
+        &renamed
+    };
+    // Kernels the baseline's runs did not launch alike are listed, not
+    // gated: the rules see the runs without them (their totals too).
+    let stable =
+        (!baseline.variable.is_empty()).then(|| crate::varies::without(runs, &baseline.variable));
+    let share = crate::varies::Share::of(runs, |k| baseline.variable.contains_key(k));
+    let names = baseline.variable.keys().map(String::as_str);
+    report
+        .notes
+        .extend(crate::varies::warning(names, &share, "checked"));
+    let mut judging = Judging {
+        inputs,
+        baseline,
+        stable: stable.as_deref().unwrap_or(runs),
+        same_code: BTreeMap::new(),
+    };
+    for pass in PASSES {
+        judging.run(pass, &mut report)?;
+    }
+    // Listed in every format, whatever rows it shows: a passing row may be hidden.
+    let ungated: Vec<String> = report
+        .structure
+        .iter()
+        .filter(|s| s.check == crate::verdict::StructureCheck::Varies)
+        .map(|s| format!("`{}` {}", s.kernel, s.message))
+        .collect();
+    report.note_each(ungated);
+    Ok(report)
+}
+
+/// Notes on what the comparison stands on: the profiler's version, MIG
+/// clocks, a partial or allowed device mismatch, an unknown σ.
+fn setting_notes(inputs: &Inputs<'_>, report: &mut Report) {
+    let Inputs {
+        baseline,
+        runs,
+        thresholds,
+        ..
+    } = inputs;
+    let current = inputs.device.current;
+    let same_device = inputs.device.same;
     let profiler = runs.iter().find_map(|r| r.profiler_version.as_deref());
     if let (Some(recorded), Some(now)) = (baseline.profiler_version.as_deref(), profiler)
         && recorded != now
@@ -142,33 +201,6 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
             baseline.runs
         ));
     }
-    // A kernel whose key changed with the code (template arguments, a
-    // generated kernel's number) is compared under its current key.
-    let pairs = identity::pairs(baseline, runs, inputs.code);
-    let renamed;
-    let baseline: &Baseline = if pairs.is_empty() {
-        baseline
-    } else {
-        renamed = identity::renamed(baseline, &pairs);
-        report.note_each(pairs.iter().map(identity::Pair::note));
-        report.renamed = pairs
-            .iter()
-            .map(|p| crate::verdict::Renamed {
-                baseline: p.baseline.clone(),
-                current: p.current.clone(),
-            })
-            .collect();
-        &renamed
-    };
-    let mut judging = Judging {
-        inputs,
-        baseline,
-        same_code: BTreeMap::new(),
-    };
-    for pass in PASSES {
-        judging.run(pass, &mut report)?;
-    }
-    Ok(report)
 }
 
 /// One pass of the judgment: each decides some checks' statuses, or
@@ -209,6 +241,8 @@ const PASSES: [Pass; 6] = [
 struct Judging<'a> {
     inputs: &'a Inputs<'a>,
     baseline: &'a Baseline,
+    /// The runs without the baseline's variable kernels: what the rules gate.
+    stable: &'a [Run],
     same_code: BTreeMap<String, environmental::Sameness>,
 }
 
@@ -220,7 +254,7 @@ impl Judging<'_> {
             Pass::Structure => {
                 report.structure = structure::check(baseline, runs, &thresholds.structure);
             }
-            Pass::Rules => report.rules = rule::check_all(baseline, runs, thresholds),
+            Pass::Rules => report.rules = rule::check_all(baseline, self.stable, thresholds),
             Pass::Findings => {
                 findings::check(report, baseline, inputs.findings, thresholds.findings.new)
             }

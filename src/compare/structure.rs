@@ -13,6 +13,9 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
     for key in &current {
         let launches = aggregate::launches(runs, Scope::Kernel(key));
         match baseline.kernels.get(key) {
+            None if baseline.variable.contains_key(key) => {
+                out.extend(varies(baseline, key, launches));
+            }
             None => {
                 if let Some(status) = status_of(policy.new_kernels) {
                     out.push(StructureResult {
@@ -21,10 +24,12 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                         baseline_launches: None,
                         baseline_range: None,
                         current_launches: launches.clone(),
+                        recorded_in: None,
                         status,
                         message: format!(
-                            "not in the baseline ({} launches per run)",
-                            join(&launches)
+                            "not in the baseline ({} launches per run){}",
+                            join(&launches),
+                            autotuner_hint(key)
                         ),
                     });
                 }
@@ -45,6 +50,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                     baseline_launches: Some(entry.launches.mean),
                     baseline_range: Some([lo, hi]),
                     current_launches: launches.clone(),
+                    recorded_in: None,
                     status: if ok { Status::Pass } else { Status::Fail },
                     message: if ok {
                         format!("{} launches per run, as in the baseline", join(&launches))
@@ -67,6 +73,7 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
                 baseline_launches: Some(entry.launches.mean),
                 baseline_range: Some([entry.launches.min, entry.launches.max]),
                 current_launches: vec![0; runs.len()],
+                recorded_in: None,
                 status,
                 message: format!(
                     "the baseline launches it {} times per run, the current run never does",
@@ -75,7 +82,46 @@ pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
             });
         }
     }
+    for key in baseline.variable.keys() {
+        if !current.contains(key) {
+            out.extend(varies(baseline, key, vec![0; runs.len()]));
+        }
+    }
     out
+}
+
+/// The row of a kernel the baseline's runs did not launch alike: listed
+/// with why, passed, never gated (a kernel no recorded run launched is new).
+fn varies(baseline: &Baseline, key: &str, launches: Vec<u64>) -> Option<StructureResult> {
+    let kernel = baseline.variable.get(key)?;
+    let now = if launches.iter().all(|&n| n == 0) {
+        "not launched now".to_string()
+    } else {
+        format!("{} launches per run now", join(&launches))
+    };
+    let whose = crate::varies::autotuner::Autotuner::of(key)
+        .map(|t| format!("; a kernel of {}", t.name()))
+        .unwrap_or_default();
+    let [lo, hi] = kernel.launches;
+    Some(StructureResult {
+        kernel: key.to_string(),
+        check: StructureCheck::Varies,
+        baseline_launches: None,
+        baseline_range: Some([lo as f64, hi as f64]),
+        current_launches: launches,
+        recorded_in: Some([kernel.runs, baseline.runs]),
+        status: Status::Pass,
+        message: format!("{}: not gated; {now}{whose}", kernel.words(baseline.runs)),
+    })
+}
+
+/// For a new kernel that is an autotuner's own: whose, and the fix (a
+/// baseline recorded from one run, or runs that all skipped the autotuning,
+/// never saw it).
+fn autotuner_hint(key: &str) -> String {
+    crate::varies::autotuner::Autotuner::of(key)
+        .map(|t| format!("; a kernel of {} — {}", t.name(), t.fix()))
+        .unwrap_or_default()
 }
 
 fn status_of(policy: Policy) -> Option<Status> {
@@ -94,4 +140,21 @@ fn join(launches: &[u64]) -> String {
         .map(u64::to_string)
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_new_kernel_of_an_autotuner_says_whose_and_the_fix() {
+        let hint = super::autotuner_hint(
+            "void xla_fp_comparison<float>(float *, float *, float, unsigned long long, int *)",
+        );
+        assert!(
+            hint.starts_with(
+                "; a kernel of XLA's GEMM autotuner — XLA: XLA_FLAGS=--xla_gpu_autotune_level=0"
+            ),
+            "{hint}"
+        );
+        assert_eq!(super::autotuner_hint("produce(float *, long)"), "");
+    }
 }

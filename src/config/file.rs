@@ -85,6 +85,8 @@ const WORKLOAD_PROFILE_KEYS: &[&str] = &[
     "launch_skip",
     "launch_count",
     "extra_metrics",
+    "profile_from_start",
+    "nvtx_include",
 ];
 /// The workload's own keys.
 const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags"];

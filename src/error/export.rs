@@ -178,7 +178,7 @@ pub enum ExportError {
     },
     /// Recorded runs that launched different kernels.
     #[error(
-        "kernel `{kernel}` is in {other} but not in this run: the runs launched different kernels"
+        "no kernel was launched alike by every run (`{kernel}` differs between {other} and this run): the runs launched different kernels"
     )]
     DifferentKernels { kernel: String, other: String },
     /// Statistics over the recorded runs that overflow `f64`.
@@ -265,7 +265,7 @@ impl ExportError {
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),
-            E::DifferentKernels { .. } => "record runs of one build with the same arguments; if one run is odd, profile it again".into(),
+            E::DifferentKernels { .. } => "record runs of one build with the same arguments; if one run is odd, profile it again (kernels that vary between runs are kept, ungated, beside those every run launches alike)".into(),
             E::StatisticsOverflow { .. } => "no ncu counter reaches 1e308: check the exports for a corrupted value".into(),
             E::MissingValues { .. } => "a baseline needs a value for every launch: check ncu's warnings for this metric (graph-profiling mode cannot collect some), or mark the rule `optional = true`".into(),
             E::MissingMetric { metric, near } => match near {

@@ -191,6 +191,8 @@ pub(crate) fn baseline_of(
         runs: runs.len() as u64,
         total,
         kernels,
+        // The history keeps each kernel's values, not which runs lacked it.
+        variable: BTreeMap::new(),
     }
 }
 

@@ -45,6 +45,7 @@ use crate::parse;
 use crate::rules::Thresholds;
 use crate::runner::process::ProcessRunner;
 use crate::shared_gpu::GpuEnvironment;
+use crate::status::Status;
 use crate::verdict::Report;
 use std::path::PathBuf;
 
@@ -209,9 +210,35 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     if !matches!(config.baseline, BaselinePlace::History) {
         let settings = notes::settings(baseline.profile.as_ref(), acquired.profile.as_ref());
         report.note_each(settings);
+        if let (Some(b), Some(c)) = (&baseline.profile, &acquired.profile) {
+            blame_environment(&mut report, &c.changes_from(b));
+        }
     }
     if let Some(h) = &config.history {
         history::after_check(h, &mut report, &inputs, processes)?;
     }
     Ok(report)
+}
+
+/// A check whose kernel-picking environment or profiled range differs from
+/// the baseline's: a warning first among the notes (the headline counts it)
+/// and the change beside each failure, in every format.
+fn blame_environment(report: &mut crate::verdict::Report, changes: &[String]) {
+    if changes.is_empty() {
+        return;
+    }
+    let said = changes.join("; ");
+    let note = crate::note::Note::warning(format!("{}{said}", crate::verdict::ENVIRONMENT_CHANGED));
+    report.notes.insert(0, note);
+    let beside = format!(" (environment changed: {said})");
+    for row in report.rules.iter_mut().filter(|r| r.status == Status::Fail) {
+        row.message.push_str(&beside);
+    }
+    for row in report
+        .structure
+        .iter_mut()
+        .filter(|r| r.status == Status::Fail)
+    {
+        row.message.push_str(&beside);
+    }
 }

@@ -60,6 +60,10 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         .map(|p| format!(", {p}"))
         .unwrap_or_default();
     let recorded = Recorded::of(&metrics, &thresholds, &config.extra_metrics, &runs);
+    // Measured before the columns are cut to the recorded metrics: the
+    // instruction count may be collected for no rule.
+    let variable = crate::varies::split(&runs);
+    let share = crate::varies::Share::of(&runs, |k| variable.contains_key(k));
     let runs: Vec<Run> = runs
         .into_iter()
         .map(|run| keep_metrics(run, &recorded.required))
@@ -115,6 +119,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;
     notes.extend(warnings(&baseline, &thresholds));
+    notes.extend(varies_notes(&baseline, &share));
     let line = format!(
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
@@ -224,6 +229,22 @@ impl Recorded {
 fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<Note> {
     let mut out = one_run_warning(baseline, thresholds);
     out.extend(unidentified_warning(baseline));
+    out
+}
+
+/// What recording kept apart: the kernels that vary between runs, and a
+/// warning when they carry much of the work.
+fn varies_notes(baseline: &Baseline, share: &crate::varies::Share) -> Vec<Note> {
+    if baseline.variable.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![Note::new(format!(
+        "{} vary between the {} runs (an autotuner's candidates, a JIT's choice): kept in the baseline, listed by every check, never gated",
+        crate::format::count(baseline.variable.len(), "kernel", "kernels"),
+        baseline.runs
+    ))];
+    let names = baseline.variable.keys().map(String::as_str);
+    out.extend(crate::varies::warning(names, share, "recorded"));
     out
 }
 

@@ -91,6 +91,36 @@ pub struct ProfileOptions {
         value_name = "POLICY"
     )]
     pub(crate) dcgm: Option<Dcgm>,
+    /// `false`: profile only between the app's cudaProfilerStart/Stop
+    /// (`torch.cuda.profiler.start()/stop()`), `ncu --profile-from-start off`:
+    /// the steady state, after warm-up and autotuning (recorded in the baseline).
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_PROFILE_FROM_START",
+        value_name = "BOOL"
+    )]
+    pub(crate) profile_from_start: Option<bool>,
+    /// Profile only inside this NVTX range (`ncu --nvtx --nvtx-include`; repeatable; adds to [profile] nvtx_include; recorded in the baseline).
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_NVTX_INCLUDE",
+        value_delimiter = ',',
+        value_name = "RANGE"
+    )]
+    #[serde(default)]
+    pub(crate) nvtx_include: Vec<String>,
+    /// `[profile] kernel_env`: more environment variables that steer kernel
+    /// choice, recorded in the baseline beside the built-in list.
+    #[arg(skip)]
+    #[serde(default)]
+    pub(crate) kernel_env: Vec<String>,
+    /// `[profile] toolchain_command`: an argv (no shell) that prints
+    /// `NAME VERSION` lines, recorded in the baseline with the driver's
+    /// version (e.g. python3 printing torch's and triton's).
+    #[arg(skip)]
+    pub(crate) toolchain_command: Option<Vec<String>>,
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
@@ -143,6 +173,14 @@ impl ProfileOptions {
                 .filter(|m| !m.is_empty())
                 .collect(),
             dcgm: self.dcgm.unwrap_or_default(),
+            profile_from_start: self.profile_from_start.unwrap_or(true),
+            nvtx_include: self
+                .nvtx_include
+                .into_iter()
+                .filter(|r| !r.is_empty())
+                .collect(),
+            kernel_env: self.kernel_env,
+            toolchain_command: self.toolchain_command.unwrap_or_default(),
             ncu: self.ncu.unwrap_or_else(|| DEFAULT_NCU.into()),
             out_dir: out.resolve(self.out_dir, base),
         }
@@ -181,7 +219,9 @@ layered!(ProfileOptions {
     ncu,
     import_with_ncu,
     out_dir,
-} adds { extra_metrics });
+    profile_from_start,
+    toolchain_command,
+} adds { extra_metrics, nvtx_include, kernel_env });
 
 value_enum!(Mode {
     Fast = "fast",

@@ -138,6 +138,21 @@ fn gate_suite(view: &View<'_>, prefix: &str) -> TestSuite {
         }
     }
     gate.add_property(("outcome", view.outcome_word()));
+    // Listed as passing testcases; the headline's count of them, as a property.
+    if view.counts.varies > 0 {
+        let words = view.counts.words();
+        if let Some(not_gated) = words.last() {
+            gate.add_property(("not_gated", not_gated.as_str()));
+        }
+    }
+    // The headline's "environment changed", with what changed.
+    if let Some(changed) = view
+        .notes
+        .iter()
+        .find(|n| n.text.starts_with(crate::verdict::ENVIRONMENT_CHANGED))
+    {
+        gate.add_property(("environment_changed", clean(&changed.text).as_str()));
+    }
     for (i, error) in view.errors.iter().enumerate() {
         gate.add_test_case(case(
             &format!("gate error {}", i + 1),

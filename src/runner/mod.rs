@@ -9,6 +9,7 @@ pub(crate) mod dcgm;
 pub mod explain;
 pub(crate) mod failure;
 pub mod interrupt;
+pub(crate) mod kernel_env;
 mod kill;
 pub(crate) mod mig;
 pub mod ncu;
@@ -72,6 +73,17 @@ pub struct RunnerConfig {
     pub extra_metrics: Vec<String>,
     /// `[profile] dcgm`: pause DCGM's profiling around each ncu run or not.
     pub dcgm: Dcgm,
+    /// `false`: profile only between the app's cudaProfilerStart/Stop
+    /// (`ncu --profile-from-start off`).
+    pub profile_from_start: bool,
+    /// Profile only inside these NVTX ranges (`ncu --nvtx --nvtx-include`).
+    pub nvtx_include: Vec<String>,
+    /// More environment variables that steer kernel choice, recorded beside
+    /// the built-in list ([`kernel_env`]).
+    pub kernel_env: Vec<String>,
+    /// `[profile] toolchain_command`: an argv whose `NAME VERSION` lines
+    /// (torch, triton, jax…) are recorded with the driver's; empty: none.
+    pub toolchain_command: Vec<String>,
     /// The ncu executable.
     pub ncu: String,
     /// Where every artifact is kept.

@@ -110,6 +110,17 @@ impl NcuCommand {
         if let Some(n) = config.launch_count {
             push(&["--launch-count", &n.to_string()]);
         }
+        // The steady state only: what the app brackets with
+        // cudaProfilerStart/Stop, or the NVTX ranges named.
+        if !config.profile_from_start {
+            push(&["--profile-from-start", "off"]);
+        }
+        if !config.nvtx_include.is_empty() {
+            push(&["--nvtx"]);
+            for range in &config.nvtx_include {
+                push(&["--nvtx-include", range]);
+            }
+        }
         push(&["-f", "--export", &export.to_string_lossy()]);
         args.extend(config.app.iter().cloned());
         NcuCommand {

@@ -17,7 +17,7 @@ use crate::baseline::Baseline;
 use crate::error::ReportError;
 use crate::rules::{Per, Thresholds};
 use crate::status::Status;
-use crate::verdict::{Renamed, Report, RuleResult, Subject};
+use crate::verdict::{Renamed, Report, RuleResult, StructureCheck, StructureResult, Subject};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -72,6 +72,21 @@ pub(crate) fn against_files(
     }
     let baseline =
         Baseline::load(path).map_err(|e| differs(format!("baseline {}: {e}", report.baseline)))?;
+    // A row that says a kernel varies between runs passes ungated: the
+    // baseline file must say so, or it is a new kernel's failure hidden.
+    for row in report
+        .structure
+        .iter()
+        .filter(|s| s.check == StructureCheck::Varies)
+    {
+        if let Some(what) = varies_disagreement(row, &report.renamed, &baseline) {
+            return Err(differs(format!(
+                "{} · {}: {what}",
+                row.kernel,
+                row.check.as_str()
+            )));
+        }
+    }
     let thresholds = match thresholds(&report.thresholds) {
         Some(t) => t.map_err(|e| differs(format!("thresholds {}: {e}", report.thresholds)))?,
         None => {
@@ -105,6 +120,33 @@ fn baseline_key<'k>(renamed: &'k [Renamed], kernel: &'k str) -> &'k str {
         .iter()
         .find(|r| r.current == kernel)
         .map_or(kernel, |r| r.baseline.as_str())
+}
+
+/// How a `varies between runs` row differs from the baseline's record of
+/// its kernel, if it does: a kernel the baseline gates (or never saw) does
+/// not vary, and the runs and launches it quotes are the baseline's.
+fn varies_disagreement(
+    row: &StructureResult,
+    renamed: &[Renamed],
+    baseline: &Baseline,
+) -> Option<String> {
+    let Some(kernel) = baseline.variable.get(baseline_key(renamed, &row.kernel)) else {
+        return Some("the baseline does not list it as varying between runs".into());
+    };
+    let [lo, hi] = kernel.launches;
+    let quoted = (row.recorded_in, row.baseline_range);
+    if quoted
+        != (
+            Some([kernel.runs, baseline.runs]),
+            Some([lo as f64, hi as f64]),
+        )
+    {
+        return Some(format!(
+            "the baseline has it in {} of {} runs with {lo}–{hi} launches, the report says otherwise",
+            kernel.runs, baseline.runs
+        ));
+    }
+    None
 }
 
 /// A row whose rule measured something: one with baseline statistics.

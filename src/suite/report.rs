@@ -216,6 +216,7 @@ mod tests {
             baseline_launches: Some(1.0),
             baseline_range: None,
             current_launches: vec![2],
+            recorded_in: None,
             status,
             message: String::new(),
         };

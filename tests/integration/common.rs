@@ -864,6 +864,10 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         extra_metrics: vec![],
         dcgm: ncugate::runner::Dcgm::Fail,
         ncu: "ncu".into(),
+        profile_from_start: true,
+        nvtx_include: Vec::new(),
+        kernel_env: Vec::new(),
+        toolchain_command: Vec::new(),
         out_dir: out.to_path_buf(),
     }
 }

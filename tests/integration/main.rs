@@ -41,4 +41,5 @@ mod sanitizer;
 mod shared_gpu;
 mod suite;
 mod tampered_reports;
+mod varies;
 mod verdicts;

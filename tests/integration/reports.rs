@@ -243,6 +243,7 @@ fn github_annotations_are_capped_at_ten_per_level() {
             baseline_launches: None,
             baseline_range: None,
             current_launches: vec![1],
+            recorded_in: None,
             status: Status::Fail,
             message: "new kernel, 50% of\nit".into(),
         });

@@ -72,6 +72,7 @@ fn launches(kernel: &str, baseline: f64, current: u64, status: Status) -> Struct
         baseline_launches: Some(baseline),
         baseline_range: None,
         current_launches: vec![current, current],
+        recorded_in: None,
         status,
         message: if status == Status::Pass {
             format!("{current} launches per run, as in the baseline")

@@ -7,7 +7,7 @@ use crate::format::first_sentence;
 use crate::memory::MemoryResult;
 use crate::rules::Per;
 use crate::sanitizer::SanitizerFinding;
-use crate::verdict::{FindingResult, Report, RuleResult, StructureResult};
+use crate::verdict::{FindingResult, Report, RuleResult, StructureCheck, StructureResult};
 use std::borrow::Cow;
 
 /// The lines that say what was gated, in the order every reporter shows
@@ -86,7 +86,10 @@ pub(super) fn structure_check(s: &StructureResult) -> Check<'_> {
         kernel: Some(&s.kernel),
         name: Cow::Borrowed(s.check.as_str()),
         status: s.status,
-        verdict: s.status.as_str(),
+        verdict: match s.check {
+            StructureCheck::Varies => "not gated",
+            _ => s.status.as_str(),
+        },
         message: Cow::Borrowed(&s.message),
         why: None,
         kind: Kind::Measured(Cells {

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Workloads that choose their kernels at run time, on a GPU: torch.compile(mode="max-autotune"),
+# a Triton kernel under @triton.autotune over 4 configs, and a conv2d with cudnn.benchmark = True
+# (kernels/autotune_app.py). Each is recorded from 3 runs with default settings (the autotuner's
+# candidates, where runs disagree on them, are kept as kernels that vary, ungated), then passes
+# N_CHECKS unchanged checks (default 10), then fails an injected regression (a wider layer, an
+# extra op) on its stable kernels. The Triton app is also recorded and checked in its steady
+# state only (--profile-from-start false: ncu profiles between torch.cuda.profiler.start/stop).
+# JAX is run only where it is installed (it is skipped with a line in the summary otherwise).
+#
+#   scripts/gpu-autotune-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
+#
+# Needs ncu, python3 with torch and triton. Every ncu run is ncugate's, with --clock-control none;
+# clocks, power and MIG are left alone; nothing runs in the background. About 5-8 minutes on an
+# H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
+# Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
+# stdout and stderr, the baselines and the JSON reports. Exits 1 when a step's exit code is not
+# the expected one.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ncugate=$(realpath "${1:-target/release/ncugate}")
+out=${OUT:-target/gpu-autotune-e2e}
+n_checks=${N_CHECKS:-10}
+budget=${BUDGET_S:-450}
+mkdir -p "$out"
+summary=$out/summary.md
+status=0
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+
+{ echo "# ncugate on workloads that choose their kernels at run time ($(date -u +%FT%TZ))"; echo
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/GPU: /'
+  ncu --version | tail -1 | sed 's/^/ncu: /'
+  python3 -c 'import torch, triton; print(f"torch {torch.__version__}, triton {triton.__version__}, CUDA {torch.version.cuda}")' 2>&1 | sed 's/^/python: /'
+  echo
+  echo "| step | expected exit | exit | seconds | headline, or the first line that says why |"
+  echo "|---|---|---|---|---|"; } > "$summary"
+
+# step NAME EXPECTED ARGS...: runs ncugate, records its exit and its headline.
+step() {
+  local name=$1 want=$2; shift 2
+  local t0 t1 got why
+  t0=$(date +%s.%N)
+  NO_COLOR=1 "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
+  got=$?
+  t1=$(date +%s.%N)
+  why=$(grep -h -m1 -E '^ncugate: error|^ncugate: (PASS|REGRESSION|ERROR)|^ncugate: recorded' \
+    "$out/$name.stderr" "$out/$name.stdout" | head -1 | cut -c1-220 | sed 's/|/\\|/g')
+  [ "$got" = "$want" ] || { status=1; why="UNEXPECTED: $why"; }
+  printf '| %s | %s | %s | %.1f | %s |\n' "$name" "$want" "$got" \
+    "$(python3 -c "print($t1 - $t0)")" "$why" >> "$summary"
+}
+
+# workload NAME INJECT CHECKS [NCUGATE FLAGS...]: record 3 runs, CHECKS unchanged checks (within
+# this workload's share of what is left of BUDGET_S: the rest are skipped, said so), one regression.
+left=4
+workload() {
+  local name=$1 inject=$2 checks=$3; shift 3
+  local until=$(( $(elapsed) + (budget - $(elapsed)) / left ))
+  left=$((left - 1))
+  local app=(python3 kernels/autotune_app.py "${name%%-*}")
+  local common=(--no-build --clock-control none "$@")
+  step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
+  # What the recording kept apart, and what it said of it.
+  python3 - "$out/$name.baseline.json" >> "$out/variable-kernels.txt" 2>&1 <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+v = b.get("variable", {})
+print(f"{sys.argv[1]}: {len(b['kernels'])} stable, {len(v)} variable kernels; kernel_env {b.get('profile', {}).get('kernel_env')}")
+for k, e in sorted(v.items())[:20]:
+    print(f"  {e['runs']} of {b['runs']} runs, {e['launches'][0]}-{e['launches'][1]} launches: {k[:160]}")
+PY
+  grep -h -E 'vary between|varies between|^hint' "$out/$name.record.stderr" >> "$out/variable-kernels.txt"
+  for i in $(seq 1 "$checks"); do
+    if [ "$(elapsed)" -gt "$until" ]; then
+      echo "| $name.unchanged-$i | 0 | - | - | skipped: this workload's share of ${budget} s spent |" >> "$summary"
+      continue
+    fi
+    step "$name.unchanged-$i" 0 check "${common[@]}" --baseline "$out/$name.baseline.json" \
+      --json "$out/$name.unchanged-$i.json" -- "${app[@]}"
+  done
+  step "$name.regression" 1 check "${common[@]}" --baseline "$out/$name.baseline.json" \
+    --json "$out/$name.regression.json" -- "${app[@]}" --inject "$inject"
+}
+
+workload compile wider "$n_checks"
+workload triton extra "$n_checks"
+workload conv wider "$n_checks"
+# The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
+workload triton-steady extra 2 --profile-from-start false
+
+if python3 -c 'import jax' > /dev/null 2>&1; then
+  echo "jax is installed, but this script has no JAX workload yet" >> "$summary"
+else
+  echo "JAX: skipped (python3 -c 'import jax' fails: not installed here)" >> "$summary"
+fi
+{ echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
+cat "$summary"
+exit $status

@@ -1,0 +1,150 @@
+//! Autotuners recognised by their own kernels' names, and the fix that fits
+//! each. The names are the ones these tools launch while they time their
+//! candidates, as seen in public profiles:
+//!
+//! - XLA's GEMM autotuner (JAX, TensorFlow): `stream_executor::RedzoneAllocatorKernelImpl`,
+//!   `xla_fp_comparison<float>`, `DelayKernel`, `RepeatBufferKernelImpl` around
+//!   candidate fusions named `gemm_fusion_dot_general_N` (an H100 run of a JAX model).
+//! - Inductor's `max-autotune` (`torch.compile`): Triton template candidates
+//!   `triton_tem_fused_mm_0`, `triton_mm_16`, `triton_mm_plus_mm_0` (its
+//!   "AUTOTUNE mm(…)" logs and output code).
+//! - cuDNN's algorithm search (`torch.backends.cudnn.benchmark = True`):
+//!   `cudnn::detail::implicit_convolve_sgemm<…>`, `volta_scudnn_128x128_…`,
+//!   `maxwell_scudnn_winograd_…`, and its `xmma_fprop`/`xmma_dgrad`/`xmma_wgrad` engines.
+//! - `@triton.autotune` times its configs under the kernel's own name, so it
+//!   has no name of its own: a variable kernel nothing here recognises is
+//!   offered every fix.
+
+/// A tool that picks kernels at run time by timing candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Autotuner {
+    /// XLA's GEMM autotuner (JAX, TensorFlow).
+    Xla,
+    /// `torch.compile(mode="max-autotune")`'s template selection.
+    Inductor,
+    /// cuDNN's algorithm search, `torch.backends.cudnn.benchmark = True`.
+    Cudnn,
+    /// `@triton.autotune`.
+    Triton,
+}
+
+impl Autotuner {
+    /// Every autotuner, in the order their fixes are listed.
+    pub(crate) const ALL: [Autotuner; 4] = [
+        Autotuner::Xla,
+        Autotuner::Inductor,
+        Autotuner::Cudnn,
+        Autotuner::Triton,
+    ];
+
+    /// Its name in a message.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Autotuner::Xla => "XLA's GEMM autotuner",
+            Autotuner::Inductor => "torch.compile max-autotune (Inductor)",
+            Autotuner::Cudnn => "cuDNN's algorithm search (cudnn.benchmark)",
+            Autotuner::Triton => "@triton.autotune",
+        }
+    }
+
+    /// The fix that fits it.
+    pub(crate) fn fix(self) -> &'static str {
+        match self {
+            Autotuner::Xla => {
+                "XLA: XLA_FLAGS=--xla_gpu_autotune_level=0, or keep its choices with --xla_gpu_per_fusion_autotune_cache_dir=DIR warmed once before the gate"
+            }
+            Autotuner::Inductor => {
+                "Inductor: keep its caches between runs (TORCHINDUCTOR_CACHE_DIR=DIR, warmed once), or compile before the measured range (profile_from_start = false)"
+            }
+            Autotuner::Cudnn => {
+                "cuDNN: torch.backends.cudnn.benchmark = False, or run a warm-up step before the measured range (profile_from_start = false or nvtx_include)"
+            }
+            Autotuner::Triton => {
+                "Triton: autotune once before the measured range, or pin one triton.Config (where your Triton has it, cache_results=True keeps the choice in TRITON_CACHE_DIR)"
+            }
+        }
+    }
+
+    /// The autotuner whose own kernel `kernel` is, if any.
+    pub(crate) fn of(kernel: &str) -> Option<Autotuner> {
+        const XLA: [&str; 5] = [
+            "RedzoneAllocatorKernel",
+            "xla_fp_comparison",
+            "DelayKernel",
+            "RepeatBufferKernel",
+            "gemm_fusion_dot",
+        ];
+        const INDUCTOR: [&str; 3] = ["triton_tem_", "triton_mm_", "triton_bmm_"];
+        const CUDNN: [&str; 4] = ["cudnn", "xmma_fprop", "xmma_dgrad", "xmma_wgrad"];
+        if XLA.iter().any(|n| kernel.contains(n)) {
+            Some(Autotuner::Xla)
+        } else if INDUCTOR.iter().any(|n| kernel.contains(n)) {
+            Some(Autotuner::Inductor)
+        } else if CUDNN
+            .iter()
+            .any(|n| kernel.to_ascii_lowercase().contains(n))
+        {
+            Some(Autotuner::Cudnn)
+        } else {
+            None
+        }
+    }
+}
+
+/// The autotuners among `kernels`' names, each with the first kernel that showed it.
+pub(crate) fn recognise<'a>(
+    kernels: impl IntoIterator<Item = &'a str>,
+) -> Vec<(Autotuner, String)> {
+    let mut out: Vec<(Autotuner, String)> = Vec::new();
+    for kernel in kernels {
+        if let Some(tuner) = Autotuner::of(kernel)
+            && !out.iter().any(|(t, _)| *t == tuner)
+        {
+            out.push((tuner, kernel.to_string()));
+        }
+    }
+    out.sort_by_key(|(t, _)| *t);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Autotuner, recognise};
+
+    #[test]
+    fn each_autotuner_is_known_by_its_own_kernels_and_nothing_else() {
+        for (name, tuner) in [
+            (
+                "void stream_executor::RedzoneAllocatorKernelImpl<unsigned char>(unsigned char *, unsigned char, unsigned long long, unsigned long long *)",
+                Some(Autotuner::Xla),
+            ),
+            (
+                "void xla_fp_comparison<float>(float *, float *, float, unsigned long long, int *)",
+                Some(Autotuner::Xla),
+            ),
+            ("gemm_fusion_dot_general_4", Some(Autotuner::Xla)),
+            ("triton_tem_fused_mm_0", Some(Autotuner::Inductor)),
+            ("triton_mm_16", Some(Autotuner::Inductor)),
+            (
+                "void cudnn::detail::implicit_convolve_sgemm<float, float, 512, 6, 8, 3, 3, 5, 1, true, false, true>(int)",
+                Some(Autotuner::Cudnn),
+            ),
+            (
+                "volta_scudnn_128x128_stridedB_splitK_xregs_large_nn_v1",
+                Some(Autotuner::Cudnn),
+            ),
+            ("void scale<0>(const float *, float *, long, int)", None),
+            ("triton_poi_fused_add_0", None),
+        ] {
+            assert_eq!(Autotuner::of(name), tuner, "{name}");
+        }
+        let found = recognise(["triton_mm_3", "DelayKernel", "triton_mm_4", "scale"]);
+        assert_eq!(
+            found,
+            vec![
+                (Autotuner::Xla, "DelayKernel".to_string()),
+                (Autotuner::Inductor, "triton_mm_3".to_string())
+            ]
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! Kernels that vary between recorded runs (an autotuner's candidates, a
+//! JIT's choice): recorded apart, listed by every check in every format,
+//! never gated; kernels every run launched alike are gated as before, and a
+//! kernel no recorded run launched still fails as new. The inputs are real
+//! H200 exports of the reference app's variants, composed into runs that
+//! disagree as `fixtures/h200/varies/README.md` says.
+
+use crate::common::Gate;
+
+const FINISH_FLOAT: &str = "void finish<float>(const float *, const float *, float *, long)";
+const FINISH_DOUBLE: &str = "void finish<double>(const float *, const float *, float *, long)";
+const SCALE: &str = "void scale<0>(const float *, float *, long, int)";
+
+/// Runs 1 and 2 of the base app and the `fp64` variant's run, as three
+/// recorded runs of one workload whose `finish` kernel changed its template
+/// argument in one of them (`varied.json`).
+fn varied() -> Gate {
+    let gate = Gate::new();
+    gate.base_runs()
+        .h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("fp64.csv")
+        .output("varied.json")
+        .run()
+        .code(0)
+        .stderr_has("2 kernels vary between the 3 runs")
+        .stderr_has("kept in the baseline, listed by every check, never gated");
+    gate
+}
+
+#[test]
+fn runs_that_disagree_record_their_stable_kernels_and_keep_the_others_apart() {
+    let gate = varied();
+    let baseline = gate.json("varied.json");
+    let kernels: Vec<&str> = baseline["kernels"]
+        .as_object()
+        .expect("kernels")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(kernels, ["produce(float *, long)", SCALE]);
+    assert_eq!(
+        baseline["variable"][FINISH_FLOAT],
+        serde_json::json!({"runs": 2, "launches": [3, 3]})
+    );
+    assert_eq!(
+        baseline["variable"][FINISH_DOUBLE],
+        serde_json::json!({"runs": 1, "launches": [3, 3]})
+    );
+    // The total is what every run launched alike: 6 launches, not 9.
+    assert_eq!(baseline["total"]["launches"]["mean"], 6.0);
+    // `finish` does about a third of the instructions: far past 5%, so
+    // recording warns, and names no autotuner it could recognise.
+    let out = gate
+        .record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("fp64.csv")
+        .output("again.json")
+        .run();
+    out.code(0)
+        .stderr_has("ncugate: warning: 2 kernels that vary between runs carry")
+        .stderr_has("of the sm__inst_executed.sum recorded (more than 5%)")
+        .stderr_has("an autotuner or JIT that picks kernels at run time")
+        .stderr_has("XLA_FLAGS=--xla_gpu_autotune_level=0")
+        .stderr_has("torch.backends.cudnn.benchmark = False");
+}
+
+#[test]
+fn a_check_lists_variable_kernels_ungated_and_still_gates_the_stable_ones() {
+    let gate = varied();
+    // Run 3 of the base app: `finish<float>` is there, `finish<double>` is not.
+    let out = gate
+        .check()
+        .baseline("varied.json")
+        .input("base3.csv")
+        .json("r.json")
+        .markdown("r.md")
+        .junit("r.xml")
+        .html("html")
+        .env("GITHUB_ACTIONS", "true")
+        .run_as_github_step();
+    out.code(0)
+        .stdout_has("varies between runs (2 of 3 recorded runs, 3 launches): not gated; 3 launches per run now")
+        .stdout_has("varies between runs (1 of 3 recorded runs, 3 launches): not gated; not launched now")
+        .stdout_has("2 not gated (vary between runs)");
+    let json = gate.json("r.json");
+    let rows: Vec<&serde_json::Value> = json["structure"]
+        .as_array()
+        .expect("structure")
+        .iter()
+        .filter(|r| r["check"] == "varies")
+        .collect();
+    assert_eq!(rows.len(), 2, "{json}");
+    assert!(rows.iter().all(|r| r["status"] == "pass"));
+    assert!(
+        rows.iter()
+            .any(|r| r["kernel"] == FINISH_FLOAT && r["recorded_in"] == serde_json::json!([2, 3]))
+    );
+    // Every format lists both kernels with the reason, and counts them.
+    let html = std::fs::read_to_string(gate.path("html/index.html")).expect("html");
+    for (format, text) in [
+        ("markdown", gate.read("r.md")),
+        ("junit", gate.read("r.xml")),
+        ("html", html),
+        ("github summary", gate.read("summary.md")),
+    ] {
+        for needle in [
+            "finish&lt;double&gt;",
+            "varies between runs (1 of 3 recorded runs",
+        ] {
+            let plain = needle.replace("&lt;", "<").replace("&gt;", ">");
+            assert!(
+                text.contains(needle) || text.contains(&plain),
+                "{format} lacks {plain:?}:\n{text}"
+            );
+        }
+        assert!(
+            text.contains("not gated (vary between runs)"),
+            "{format}:\n{text}"
+        );
+    }
+    // A stable kernel launched twice as often still fails.
+    gate.h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv");
+    gate.check()
+        .baseline("varied.json")
+        .input("redundant.csv")
+        .run()
+        .code(1)
+        .stdout_has("launched 6 times per run, baseline 3");
+}
+
+#[test]
+fn a_kernel_no_recorded_run_launched_still_fails_as_new() {
+    let gate = Gate::new();
+    gate.base_runs()
+        .h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv")
+        .h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    // `scale` launched 3, 3 and 6 times: it varies; the rest are stable.
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("redundant.csv")
+        .output("b.json")
+        .run()
+        .code(0);
+    assert_eq!(
+        gate.json("b.json")["variable"][SCALE],
+        serde_json::json!({"runs": 3, "launches": [3, 6]})
+    );
+    // Six launches of the variable kernel pass, ungated.
+    gate.check()
+        .baseline("b.json")
+        .input("redundant.csv")
+        .run()
+        .code(0)
+        .stdout_has("varies between runs (3 of 3 recorded runs, 3–6 launches): not gated; 6 launches per run now");
+    // `finish<double>` was never recorded: new, a regression. (With the
+    // base run beside it, `finish<float>` is not missing, so the two are not
+    // taken for one kernel renamed.)
+    gate.check()
+        .baseline("b.json")
+        .input("fp64.csv")
+        .input("base3.csv")
+        .run()
+        .code(1)
+        .stdout_has(&format!("✗ {FINISH_DOUBLE}"))
+        .stdout_has("new kernel")
+        .stdout_has("not in the baseline (3/0 launches per run)");
+}
+
+#[test]
+fn merge_refuses_a_new_kernel_passed_off_as_one_that_varies() {
+    let gate = varied();
+    gate.h200("graph_app.redundant-node.fast.raw.csv", "redundant.csv");
+    // `merge` reads the reports of a suite's workloads.
+    gate.write(
+        "ncugate.toml",
+        "[[workload]]\nname = \"w\"\ncommand = [\"kernels/build/graph_app\"]\n",
+    );
+    // A baseline whose only variable kernel is `scale`, checked with the
+    // fp64 run: `finish<double>` is new and fails.
+    gate.record()
+        .input("base1.csv")
+        .input("base2.csv")
+        .input("redundant.csv")
+        .output("b.json")
+        .run()
+        .code(0);
+    gate.h200("graph_app.fp64.fast.raw.csv", "fp64.csv");
+    gate.check()
+        .baseline("b.json")
+        .input("fp64.csv")
+        .workload("w")
+        .json("r.json")
+        .run()
+        .code(1);
+    gate.run(&["merge", "r.json"]).code(1);
+    // The honest report of a variable kernel merges.
+    gate.check()
+        .baseline("b.json")
+        .input("redundant.csv")
+        .workload("w")
+        .json("ok.json")
+        .run()
+        .code(0);
+    gate.run(&["merge", "ok.json"]).code(0);
+    // The new kernel's failure edited into "varies between runs", passing.
+    let mut report = gate.json("r.json");
+    let workload = &mut report["workloads"][0]["report"];
+    for row in workload["structure"].as_array_mut().expect("structure") {
+        if row["kernel"] == FINISH_DOUBLE {
+            row["check"] = "varies".into();
+            row["status"] = "pass".into();
+            row["recorded_in"] = serde_json::json!([1, 3]);
+            row["baseline_range"] = serde_json::json!([3.0, 3.0]);
+        }
+    }
+    // (The workload still fails on `finish<float>`, missing: its verdict stands.)
+    gate.write(
+        "forged.json",
+        serde_json::to_string_pretty(&report).expect("JSON"),
+    );
+    gate.run(&["merge", "forged.json"])
+        .one_clear_error("the baseline does not list it as varying between runs");
+}
+
+/// `baseline record` profiles with `XLA_FLAGS` set; a check without it
+/// says so in its headline and beside its failure, and `[profile]
+/// profile_from_start = false` / `nvtx_include` reach ncu's command line.
+#[test]
+fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
+    let gate = Gate::new();
+    let ncu = gate.ncu("fake-ncu").log_argv("ncu.args").install();
+    gate.write(
+        "ncugate.toml",
+        "[profile]\nprofile_from_start = false\nnvtx_include = [\"step/\"]\ntoolchain_command = [\"sh\", \"-c\", \"echo torch 2.5.1\"]\n",
+    );
+    gate.record()
+        .ncu(&ncu)
+        .output("b.json")
+        .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
+        .env("TRITON_API_TOKEN", "hunter2")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    let args = gate.read("ncu.args");
+    assert!(args.contains("--profile-from-start off"), "{args}");
+    assert!(args.contains("--nvtx --nvtx-include step/"), "{args}");
+    let profile = &gate.json("b.json")["profile"];
+    assert_eq!(
+        profile["kernel_env"]["XLA_FLAGS"],
+        "--xla_gpu_autotune_level=0"
+    );
+    assert_eq!(profile["profile_from_start"], false);
+    assert_eq!(profile["toolchain"]["torch"], "2.5.1");
+    assert!(!gate.read("b.json").contains("hunter2"));
+    // Same environment: nothing said.
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
+        .env("TRITON_API_TOKEN", "hunter2")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    // Without it, and a regression: both said, the failure beside the change.
+    gate.write(
+        "ncugate.toml",
+        "[profile]\nnvtx_include = [\"step/\"]\ntoolchain_command = [\"sh\", \"-c\", \"echo torch 2.6.0\"]\n",
+    );
+    let out = gate
+        .check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .json("r.json")
+        .junit("r.xml")
+        .markdown("r.md")
+        .app(&["./graph_app", "--inject", "strided"])
+        .run();
+    out.code(1)
+        .stdout_has("environment changed")
+        .stdout_has("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
+        .stdout_has("profile_from_start false → true")
+        .stdout_has("torch `2.5.1` → `2.6.0`");
+    assert!(!out.stdout.contains("hunter2"));
+    let junit = gate.read("r.xml");
+    assert!(
+        junit.contains("name=\"environment_changed\"") && junit.contains("XLA_FLAGS"),
+        "{junit}"
+    );
+    let markdown = gate.read("r.md");
+    assert!(markdown.contains("environment changed"), "{markdown}");
+    let json = gate.json("r.json");
+    let failed: Vec<&serde_json::Value> = json["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["status"] == "fail")
+        .collect();
+    assert!(!failed.is_empty());
+    assert!(failed.iter().all(|r| {
+        r["message"].as_str().is_some_and(|m| {
+            m.contains("(environment changed: ")
+                && m.contains("XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)")
+        })
+    }));
+}
