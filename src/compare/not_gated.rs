@@ -104,7 +104,7 @@ pub(crate) fn cycles(
 /// A note when NVML listed processes that could not be told from the app.
 pub(crate) fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
     current.unattributed.then(|| {
-        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they could not be told from the app, so only the SM clock could show a shared GPU".to_string()
+        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they were counted against ncugate's own processes instead of told apart by pid".to_string()
     })
 }
 
