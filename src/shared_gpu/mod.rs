@@ -251,7 +251,7 @@ impl SharedGpu {
                 Signal::ProcessListed => !self.neighbours.iter().any(|n| !n.hidden),
                 Signal::ProcessCount => {
                     !self.neighbours.iter().any(|n| n.hidden)
-                        && !t.processes_beyond_own.is_some_and(|n| n > 0)
+                        && t.processes_beyond_own.is_none_or(|n| n == 0)
                 }
                 Signal::ClockDrop => !self
                     .sm_clock_ratio
