@@ -285,9 +285,18 @@ mod tests {
         };
         let probe = Replayed(vec![sample.clone()]);
         let (v, seen) = during(Some(&probe), || 7);
-        assert_eq!((v, seen), (7, vec![sample]));
+        assert_eq!((v, seen), (7, vec![sample.clone()]));
         let (v, seen) = during(None, || 8);
         assert_eq!((v, seen.len()), (8, 0));
+        // The pre-launch window's looks come first, whatever order they were recorded in.
+        let before = Sample {
+            phase: Phase::Before,
+            own_cuda_processes: Some(0),
+            ..Sample::default()
+        };
+        let probe = Replayed(vec![sample.clone(), before.clone()]);
+        let (_, seen) = during(Some(&probe), || ());
+        assert_eq!(seen, vec![before, sample]);
     }
 
     #[test]
