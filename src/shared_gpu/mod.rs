@@ -113,7 +113,7 @@ impl GpuEnvironment {
         let saw_ours = !ours.is_empty();
         let mut others = 0;
         let mut neighbours: Vec<GpuProcess> = Vec::new();
-        for p in processes().filter(|p| !p.ours) {
+        for p in processes().filter(|p| !p.ours && !signals::mps_server(p)) {
             others += 1;
             if saw_ours && !ours.iter().any(|o| same_partition(*o, p)) {
                 continue;

@@ -252,7 +252,7 @@ fn beyond_own(
     let listed: Vec<&GpuProcess> = sample
         .processes
         .iter()
-        .filter(|p| here(p) && (!named_ours || p.ours || p.hidden))
+        .filter(|p| here(p) && !mps_server(p) && (!named_ours || p.ours || p.hidden))
         .collect();
     let named = listed.iter().filter(|p| p.ours).count();
     let own = match sample.own_cuda_processes {
@@ -260,7 +260,21 @@ fn beyond_own(
         None if named > 0 => named,
         None => return None,
     };
+    // Under MPS, NVML lists the MPS server among the compute processes; one
+    // whose pid names nothing here is allowed for where MPS has clients.
+    let server = sample
+        .devices
+        .iter()
+        .any(|d| d.mps_clients.is_some_and(|n| n > 0))
+        && !sample.processes.iter().any(mps_server);
+    let own = own + usize::from(server);
     Some(u32::try_from(listed.len().saturating_sub(own)).unwrap_or(u32::MAX))
+}
+
+/// The MPS server, which NVML lists as a compute process: it runs the
+/// clients' work (counted as MPS clients), it is no tenant of its own.
+pub(crate) fn mps_server(p: &GpuProcess) -> bool {
+    p.name == "nvidia-cuda-mps-server"
 }
 
 /// The MPS clients where the app ran beyond ncugate's own processes with the
@@ -353,7 +367,11 @@ fn listed_before(samples: &[Sample], here: &impl Fn(&GpuProcess) -> bool) -> Vec
         if pair.iter().any(|s| s.phase != Phase::Before) {
             continue;
         }
-        for p in pair[0].processes.iter().filter(|p| here(p) && !p.ours) {
+        for p in pair[0]
+            .processes
+            .iter()
+            .filter(|p| here(p) && !p.ours && !mps_server(p))
+        {
             let Some(again) = pair[1].processes.iter().find(|q| q.pid == p.pid) else {
                 continue;
             };

@@ -382,6 +382,25 @@ fn mps_clients_beyond_ours_are_a_neighbour_and_mig_leaves_device_numbers_out() {
         "{}",
         s.evidence
     );
+    // The MPS server NVML lists beside the app is no tenant: by name where its
+    // pid is seen, by the allowance for one server where it is not.
+    let mut alone = during.clone();
+    alone.devices[0].mps_clients = Some(1);
+    alone.processes.push(hidden(900, 30 << 20));
+    let env = run(
+        [before.clone(), before.clone()],
+        vec![alone.clone(), alone.clone()],
+    );
+    assert_eq!(env.tenancy.processes_beyond_own, Some(0));
+    assert_eq!(assess(&env, None), None);
+    alone.processes[1] = GpuProcess {
+        name: "nvidia-cuda-mps-server".into(),
+        hidden: false,
+        ..alone.processes[1].clone()
+    };
+    let env = run([before.clone(), before.clone()], vec![alone.clone(), alone]);
+    assert!(env.neighbours.is_empty());
+    assert_eq!(assess(&env, None), None);
     // A MIG instance: the device's memory and activity are every instance's.
     before.devices[0].gpu_pct = Some(90);
     during.devices[0].mps_clients = None;
