@@ -162,6 +162,7 @@ fn every_report_format_says_the_gpu_was_shared() {
     common::assert_valid_json("report.v2.json", &json);
     let s = &json["shared_gpu"];
     assert_eq!(s["policy"], "warn");
+    assert_eq!(s["signals"], serde_json::json!(["clock_drop"]), "{s}");
     assert!(s["not_gated"].as_u64().unwrap() >= 6, "{s}");
     assert!(s["over_allowance"].as_u64().unwrap() >= 1, "{s}");
     let not_gated: Vec<&serde_json::Value> = json["rules"]
@@ -202,6 +203,7 @@ fn every_report_format_says_the_gpu_was_shared() {
         let text = gate.read(file);
         assert!(text.contains("shared GPU"), "{file}:\n{text}");
         assert!(text.contains("not gated"), "{file}:\n{text}");
+        assert!(text.contains("(detected by clock drop)"), "{file}:\n{text}");
     }
     common::assert_valid_junit(&gate.path("junit.xml"));
 }
