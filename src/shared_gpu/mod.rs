@@ -77,6 +77,9 @@ pub(crate) struct GpuEnvironment {
     /// app by pid, only counted against ncugate's own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unattributed: bool,
+    /// Where MPS was seen set up (its pipe directory), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mps_control: Option<String>,
     /// What the looks showed beyond the processes NVML named.
     #[serde(default, skip_serializing_if = "is_default")]
     pub(crate) tenancy: Tenancy,
@@ -133,6 +136,7 @@ impl GpuEnvironment {
             neighbours,
             unattributed,
             tenancy: seen.tenancy,
+            mps_control: samples.iter().find_map(|s| s.mps_control.clone()),
             max_utilization_pct: samples.iter().filter_map(|s| s.utilization_pct).max(),
             sm_clock_hz: clock::mean_hz(&kernels),
             kernels,

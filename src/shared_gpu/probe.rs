@@ -100,6 +100,11 @@ pub struct Sample {
     /// lists them with pids of the host, which name nothing here.
     #[serde(default)]
     pub own_cuda_processes: Option<u32>,
+    /// Where MPS was seen set up for ncugate's processes (its
+    /// `CUDA_MPS_PIPE_DIRECTORY`, or the default pipe directory with a
+    /// control pipe); pre-launch looks only.
+    #[serde(default)]
+    pub mps_control: Option<String>,
 }
 
 /// Something that can watch the GPU while a profiled run goes on.
@@ -209,6 +214,7 @@ impl Nvml {
             phase,
             devices,
             own_cuda_processes: Some(u32::try_from(own_cuda).unwrap_or(u32::MAX)),
+            mps_control: None,
         }
     }
 
@@ -247,12 +253,33 @@ impl GpuProbe for Nvml {
             };
             wait.clamp(BEFORE, SETTLE)
         };
+        let mps = mps_control();
         crate::nvml::window(2, pause, |look| {
             let quiet = settled.is_some_and(|at| Instant::now() >= at);
-            self.sample(look, Phase::Before, quiet)
+            Sample {
+                mps_control: mps.clone(),
+                ..self.sample(look, Phase::Before, quiet)
+            }
         })
         .unwrap_or_default()
     }
+}
+
+/// Where MPS is set up for ncugate's processes, if it is: the pipe
+/// directory its clients would use holds a control pipe.
+fn mps_control() -> Option<String> {
+    let (dir, named) = match std::env::var_os("CUDA_MPS_PIPE_DIRECTORY") {
+        Some(dir) => (std::path::PathBuf::from(dir), true),
+        None => (std::path::PathBuf::from("/tmp/nvidia-mps"), false),
+    };
+    dir.join("control").exists().then(|| {
+        let shown = crate::text::escape::printable(dir.display().to_string());
+        if named {
+            format!("CUDA_MPS_PIPE_DIRECTORY={shown}")
+        } else {
+            shown
+        }
+    })
 }
 
 /// A process name as reports show it: the program's file name, printable

@@ -196,6 +196,7 @@ fn look(
             mps_clients: None,
         }],
         own_cuda_processes: Some(own),
+        mps_control: None,
     }
 }
 

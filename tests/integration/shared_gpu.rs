@@ -366,6 +366,7 @@ fn namespaced(phase: Phase, own: u32, busy: u32, app: bool) -> Sample {
             mps_clients: None,
         }],
         own_cuda_processes: Some(own),
+        mps_control: None,
     }
 }
 
