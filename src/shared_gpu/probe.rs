@@ -239,7 +239,9 @@ impl GpuProbe for Nvml {
 
     /// Two looks [`BEFORE`] apart. The first window of a process waits for
     /// its utilization to settle (at most [`SETTLE`]); later ones do not,
-    /// and read no utilization where it has not settled.
+    /// and read no utilization where it has not settled. A run's window is
+    /// also the look after the run before it: a separate look after each
+    /// run would have to wait [`SETTLE`] not to read that run's own kernels.
     fn before(&self) -> Vec<Sample> {
         let settled = self.settled_from();
         let first = LAST_RUN_END
