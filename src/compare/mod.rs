@@ -262,6 +262,7 @@ impl Judging<'_> {
                 not_gated::cycles(&mut report.rules, baseline.gpu.as_ref(), inputs.gpu);
                 report.note_each(not_gated::baseline_note(baseline.gpu.as_ref()));
                 report.note_each(not_gated::unattributed_note(inputs.gpu));
+                report.note_each(not_gated::mps_note(inputs.gpu));
                 let shared = crate::shared_gpu::assess(inputs.gpu, baseline.gpu.as_ref());
                 not_gated::apply(report, thresholds, shared, inputs.shared_gpu)?;
             }

@@ -12,7 +12,8 @@
 //! - [`cycles`]: a duration rule's message also gives the kernel's elapsed
 //!   cycles on both sides.
 //! - [`baseline_note`]: a baseline recorded on a shared GPU says so;
-//!   [`unattributed_note`]: a probe that could not tell the app's processes apart.
+//!   [`unattributed_note`]: a probe that could not tell the app's processes apart;
+//!   [`mps_note`]: MPS set up for the run.
 
 use crate::error::{BaselineError, Error, Result};
 use crate::rules::Thresholds;
@@ -104,8 +105,23 @@ pub(crate) fn cycles(
 /// A note when NVML listed processes that could not be told from the app.
 pub(crate) fn unattributed_note(current: &GpuEnvironment) -> Option<String> {
     current.unattributed.then(|| {
-        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they could not be told from the app, so only the SM clock could show a shared GPU".to_string()
+        "NVML listed GPU processes, none of them ncugate's own (another PID namespace?): they were counted against ncugate's own processes instead of told apart by pid".to_string()
     })
+}
+
+/// A note when MPS was set up for the run: its clients share the GPU's SMs
+/// and show as MPS clients, which this run's looks counted.
+pub(crate) fn mps_note(current: &GpuEnvironment) -> Option<String> {
+    let at = current.mps_control.as_deref()?;
+    let clients = match current.tenancy.mps_clients_beyond_own {
+        Some(n) if n > 0 => format!("{n} beyond ncugate's own were listed"),
+        Some(_) => "none beyond ncugate's own were listed".to_string(),
+        None => "NVML listed none".to_string(),
+    };
+    Some(format!(
+        "MPS is set up here ({}): other MPS clients may share the GPU; {clients}",
+        crate::text::escape::one_line(at.to_string())
+    ))
 }
 
 /// A note when the baseline itself was recorded on a shared GPU.
@@ -115,4 +131,29 @@ pub(crate) fn baseline_note(baseline: Option<&GpuEnvironment>) -> Option<String>
         "the baseline was recorded on a shared GPU ({}): its durations and DRAM traffic may be a neighbour's too; re-record it on a quiet GPU",
         crate::text::escape::one_line(why.to_string())
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mps_set_up_is_a_note_that_says_how_many_clients_were_counted() {
+        let mut env = GpuEnvironment::default();
+        assert_eq!(mps_note(&env), None);
+        env.mps_control = Some("CUDA_MPS_PIPE_DIRECTORY=/tmp/mps\n::error::x".into());
+        env.tenancy.mps_clients_beyond_own = Some(0);
+        let note = mps_note(&env).expect("a note");
+        assert!(!note.contains('\n'), "{note}");
+        assert!(
+            note.ends_with("none beyond ncugate's own were listed"),
+            "{note}"
+        );
+        env.tenancy.mps_clients_beyond_own = Some(2);
+        assert!(
+            mps_note(&env)
+                .unwrap()
+                .ends_with("2 beyond ncugate's own were listed")
+        );
+    }
 }

@@ -246,6 +246,8 @@ pub struct RealRunner;
 /// The NVML probe of real runs.
 static NVML: crate::shared_gpu::probe::Nvml = crate::shared_gpu::probe::Nvml {
     family: super::procfs::descendants,
+    cuda: super::procfs::uses_cuda,
+    age: super::procfs::age,
 };
 
 impl ProcessRunner for RealRunner {

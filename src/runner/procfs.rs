@@ -72,6 +72,46 @@ pub(crate) fn named(names: &[&str]) -> Vec<(u32, String)> {
     found
 }
 
+/// Whether `pid` has the CUDA driver (`libcuda.so`) mapped: a process that
+/// may hold a GPU context. Read from /proc, so it holds inside a PID
+/// namespace, where NVML's pids are the host's.
+pub(crate) fn uses_cuda(pid: u32) -> bool {
+    let Ok(maps) = std::fs::File::open(format!("/proc/{pid}/maps")) else {
+        return false;
+    };
+    maps_cuda(std::io::BufReader::new(maps))
+}
+
+/// Whether a `/proc/<pid>/maps` text maps `libcuda.so`.
+fn maps_cuda(maps: impl std::io::BufRead) -> bool {
+    // A large app maps a few thousand regions; a line is bounded by the kernel.
+    maps.split(b'\n')
+        .take(1 << 16)
+        .map_while(|line| line.ok())
+        .any(|line| {
+            line.windows(b"/libcuda.so".len())
+                .any(|w| w == b"/libcuda.so")
+        })
+}
+
+/// How long ago this process started, from /proc (Linux).
+pub(crate) fn age() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // `pid (comm) state …`: starttime is the 22nd field, the 20th after `)`.
+    let after = &stat[stat.rfind(')')? + 1..];
+    let start_ticks: f64 = after.split_whitespace().nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let age = uptime - start_ticks / (hz.max(1) as f64);
+    std::time::Duration::try_from_secs_f64(age.max(0.0)).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +152,20 @@ mod tests {
         child.wait().expect("wait");
         assert!(!alive(child.id()));
         assert!(!descendants(me).contains(&child.id()));
+    }
+
+    #[test]
+    fn a_process_without_the_cuda_driver_does_not_use_cuda_and_we_are_young() {
+        // The test binary links no libcuda; pid 0 does not exist.
+        assert!(!uses_cuda(std::process::id()));
+        assert!(!uses_cuda(0));
+        // A stand-in in the format of /proc/<pid>/maps (none with libcuda can
+        // be recorded on a machine without the driver).
+        let cuda = "7f31c0000000-7f31c0a00000 r-xp 00000000 08:01 1234 /usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06\n";
+        let other = "7f31c0000000-7f31c0a00000 r-xp 00000000 08:01 1234 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\n";
+        assert!(maps_cuda(cuda.as_bytes()));
+        assert!(!maps_cuda(other.as_bytes()));
+        let age = age().expect("/proc/self/stat");
+        assert!(age < std::time::Duration::from_secs(3600), "{age:?}");
     }
 }

@@ -2,9 +2,12 @@
 //! that a neighbour's work is never taken for a regression. Two sources,
 //! both collected at no extra replay pass:
 //!
-//! - [`probe`]: NVML, sampled in a background thread during the profiled
-//!   run — the other processes with a compute context (pid, name, memory)
-//!   and the utilization;
+//! - [`probe`]: NVML, sampled in a short window before ncu starts and in a
+//!   background thread during the profiled run — the other processes with a
+//!   compute context (pid, name, memory), the utilization, and what holds
+//!   inside a container, where NVML's pids name nothing ([`signals`]: the
+//!   process count, memory beyond ncugate's own, activity while the app is
+//!   not running, MPS clients);
 //! - [`clock`]: the export itself — each kernel's SM clock and elapsed
 //!   cycles, compared with the clock the baseline recorded (a neighbour, a
 //!   power or a thermal limit pulls it down; each moves durations without
@@ -17,10 +20,13 @@
 
 pub(crate) mod clock;
 pub(crate) mod probe;
+pub(crate) mod signals;
 
 pub(crate) use clock::KernelClock;
-pub use probe::{GpuProbe, GpuProcess, Sample};
+pub use probe::{DeviceLook, GpuProbe, GpuProcess, Phase, Sample};
 use serde::{Deserialize, Serialize};
+pub use signals::Signal;
+use signals::Tenancy;
 use std::collections::BTreeMap;
 
 /// A kernel's SM clock this much under the baseline's (on average over the
@@ -61,16 +67,22 @@ impl Policy {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GpuEnvironment {
-    /// Other processes with a compute context on the GPU during the runs
-    /// (ncugate, ncu and the app excluded; on another GPU of the machine
-    /// they are no neighbours), with the most memory each held.
+    /// Other processes with a compute context on the GPU during the runs, or
+    /// before they started (ncugate, ncu and the app excluded; on another GPU
+    /// of the machine they are no neighbours), with the most memory each held.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) neighbours: Vec<GpuProcess>,
     /// NVML listed processes, but none of ncugate's own (another PID
     /// namespace, e.g. a container): they could not be told apart from the
-    /// app, and only the clock is evidence.
+    /// app by pid, only counted against ncugate's own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unattributed: bool,
+    /// Where MPS was seen set up (its pipe directory), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mps_control: Option<String>,
+    /// What the looks showed beyond the processes NVML named.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) tenancy: Tenancy,
     /// The highest GPU utilization NVML reported during the runs, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) max_utilization_pct: Option<u32>,
@@ -89,7 +101,12 @@ impl GpuEnvironment {
     /// The environment of `runs`, with the NVML `samples` taken while they were profiled.
     pub(crate) fn observe(runs: &[crate::model::Run], samples: &[Sample]) -> GpuEnvironment {
         let kernels = clock::of(runs);
-        let processes = || samples.iter().flat_map(|s| &s.processes);
+        let processes = || {
+            samples
+                .iter()
+                .filter(|s| s.phase == Phase::During)
+                .flat_map(|s| &s.processes)
+        };
         // The GPUs (and MIG instances) the app used: a process on another GPU
         // of the machine, or in another MIG instance of ours, is no neighbour.
         let ours: Vec<(u32, Option<u32>)> = processes()
@@ -99,24 +116,27 @@ impl GpuEnvironment {
         let saw_ours = !ours.is_empty();
         let mut others = 0;
         let mut neighbours: Vec<GpuProcess> = Vec::new();
-        for p in processes().filter(|p| !p.ours) {
+        for p in processes().filter(|p| !p.ours && !signals::mps_server(p)) {
             others += 1;
             if saw_ours && !ours.iter().any(|o| same_partition(*o, p)) {
                 continue;
             }
-            match neighbours.iter_mut().find(|n| n.pid == p.pid) {
-                Some(n) => n.memory_bytes = n.memory_bytes.max(p.memory_bytes),
-                None => neighbours.push(p.clone()),
-            }
+            add(&mut neighbours, p);
         }
         let unattributed = !saw_ours && others > 0;
         if unattributed {
             neighbours.clear();
         }
+        let seen = signals::observe(samples, &ours);
+        for p in &seen.before {
+            add(&mut neighbours, p);
+        }
         neighbours.sort_by_key(|n| n.pid);
         GpuEnvironment {
             neighbours,
             unattributed,
+            tenancy: seen.tenancy,
+            mps_control: samples.iter().find_map(|s| s.mps_control.clone()),
             max_utilization_pct: samples.iter().filter_map(|s| s.utilization_pct).max(),
             sm_clock_hz: clock::mean_hz(&kernels),
             kernels,
@@ -125,11 +145,52 @@ impl GpuEnvironment {
     }
 
     /// When these runs stand alone (a baseline being recorded): what shows
-    /// they shared the GPU — a neighbour seen by NVML.
+    /// they shared the GPU — a neighbour NVML saw, or another signal but the
+    /// clock (which needs a baseline).
     pub(crate) fn shared_alone(&self) -> Option<String> {
-        (!self.neighbours.is_empty())
-            .then(|| format!("GPU shared with {}", neighbours(&self.neighbours)))
+        let words = self.words(false);
+        (!words.is_empty()).then(|| words.join("; "))
     }
+
+    /// The signals these runs show but the clock's, in report order.
+    fn signals(&self) -> Vec<Signal> {
+        let mut found = self.tenancy.signals();
+        if self.neighbours.iter().any(|n| !n.hidden) {
+            found.push(Signal::ProcessListed);
+        }
+        if self.neighbours.iter().any(|n| n.hidden) {
+            found.push(Signal::ProcessCount);
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// The words for each signal but the clock's; `utilization`: with the
+    /// highest utilization seen beside a neighbour.
+    fn words(&self, utilization: bool) -> Vec<String> {
+        let mut parts = Vec::new();
+        if !self.neighbours.is_empty() {
+            parts.push(format!("GPU shared with {}", neighbours(&self.neighbours)));
+            if let (Some(u), true) = (self.max_utilization_pct, utilization) {
+                parts.push(format!("utilization up to {u}%"));
+            }
+        }
+        parts.extend(self.tenancy.words());
+        parts
+    }
+}
+
+/// Adds `p` to `list`, or the most memory it held to its entry there.
+fn add(list: &mut Vec<GpuProcess>, p: &GpuProcess) {
+    match list.iter_mut().find(|n| n.pid == p.pid) {
+        Some(n) => n.memory_bytes = n.memory_bytes.max(p.memory_bytes),
+        None => list.push(p.clone()),
+    }
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// A check's run on a shared GPU: the evidence, as every report words it.
@@ -146,6 +207,16 @@ pub struct SharedGpu {
     pub(crate) sm_clock_hz: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) baseline_sm_clock_hz: Option<f64>,
+    /// The SM clock against the baseline's, kernel by kernel (the mean of
+    /// the ratios), when both have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sm_clock_ratio: Option<f64>,
+    /// What detected the shared GPU; each stands on the numbers beside it.
+    #[serde(default)]
+    pub signals: Vec<Signal>,
+    /// The numbers of the signals that do not name a process.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) tenancy: Tenancy,
     /// Checks of sensitive rules that were not gated.
     #[serde(default)]
     pub(crate) not_gated: usize,
@@ -167,13 +238,43 @@ impl SharedGpu {
             Policy::Refuse => "; refused (shared_gpu = \"refuse\")".into(),
             Policy::Gate => "; every rule gated anyway (shared_gpu = \"gate\")".into(),
         };
-        format!("{}{what}", self.evidence)
+        let by: Vec<&str> = self.signals.iter().map(|s| s.words()).collect();
+        format!("{} (detected by {}){what}", self.evidence, by.join(", "))
+    }
+
+    /// Why this evidence does not hold up on its own numbers (a report read
+    /// back claims a shared GPU); `None` when every signal it names does.
+    pub(crate) fn unsupported(&self) -> Option<String> {
+        if self.signals.is_empty() {
+            return Some("its shared-GPU evidence names no signal that detected it".into());
+        }
+        let t = &self.tenancy;
+        self.signals
+            .iter()
+            .find(|s| match s {
+                Signal::ProcessListed => !self.neighbours.iter().any(|n| !n.hidden),
+                Signal::ProcessCount => {
+                    !self.neighbours.iter().any(|n| n.hidden)
+                        && t.processes_beyond_own.is_none_or(|n| n == 0)
+                }
+                Signal::ClockDrop => !self
+                    .sm_clock_ratio
+                    .is_some_and(|r| r.is_finite() && r > 0.0 && r <= 1.0 - CLOCK_DROP),
+                other => !t.signals().contains(other),
+            })
+            .map(|s| {
+                format!(
+                    "its shared-GPU signal `{}` has no numbers in the report that show it",
+                    s.words()
+                )
+            })
     }
 }
 
 /// Whether the `current` runs shared their GPU, judged against the
-/// `baseline`'s environment: a neighbour NVML saw, or an SM clock
-/// [`CLOCK_DROP`] or more under the baseline's. `None` on a quiet GPU.
+/// `baseline`'s environment: a neighbour NVML saw or counted, memory or
+/// activity that is not the app's, MPS clients beyond its own, or an SM
+/// clock [`CLOCK_DROP`] or more under the baseline's. `None` on a quiet GPU.
 pub(crate) fn assess(
     current: &GpuEnvironment,
     baseline: Option<&GpuEnvironment>,
@@ -181,41 +282,38 @@ pub(crate) fn assess(
     let base = baseline.filter(|b| !b.kernels.is_empty());
     let ratio = base.and_then(|b| clock::ratio(&current.kernels, &b.kernels));
     let dropped = ratio.is_some_and(|r| r <= 1.0 - CLOCK_DROP);
-    if current.neighbours.is_empty() && !dropped {
+    let mut signals = current.signals();
+    if signals.is_empty() && !dropped {
         return None;
     }
     let baseline_hz = base.and_then(|b| clock::mean_hz(&b.kernels));
-    let mut parts = Vec::new();
-    if !current.neighbours.is_empty() {
-        parts.push(format!(
-            "GPU shared with {}",
-            neighbours(&current.neighbours)
-        ));
-        if let Some(u) = current.max_utilization_pct {
-            parts.push(format!("utilization up to {u}%"));
-        }
-    }
+    let mut parts = current.words(true);
     match (current.sm_clock_hz, baseline_hz, ratio) {
         (Some(now), Some(then), Some(r)) => {
             let mut clock = format!("SM clock {} vs {} in the baseline", mhz(now), mhz(then));
             if dropped {
                 clock.push_str(&format!(" ({:+.0}%", (r - 1.0) * 100.0));
-                if current.neighbours.is_empty() {
+                if signals.is_empty() {
                     clock.push_str(": another process, a power or a thermal limit");
                 }
                 clock.push(')');
+                signals.push(Signal::ClockDrop);
             }
             parts.push(clock);
         }
         (Some(now), _, _) => parts.push(format!("SM clock {}", mhz(now))),
         _ => {}
     }
+    signals.sort_unstable();
     Some(SharedGpu {
         policy: Policy::default(),
         evidence: parts.join("; "),
         neighbours: current.neighbours.clone(),
         sm_clock_hz: current.sm_clock_hz,
         baseline_sm_clock_hz: baseline_hz,
+        sm_clock_ratio: ratio,
+        signals,
+        tenancy: current.tenancy.clone(),
         not_gated: 0,
         over_allowance: 0,
     })
@@ -231,14 +329,18 @@ fn same_partition((device, instance): (u32, Option<u32>), p: &GpuProcess) -> boo
         }
 }
 
-/// `pid 1791 python3, 1.2 GB` for each neighbour (three at most, then a count).
+/// `pid 1791 python3, 1.2 GB` for each neighbour (three at most, then a
+/// count); `another process, pid not visible from this container, 4.8 GB`
+/// for one of another PID namespace.
 pub(crate) fn neighbours(list: &[GpuProcess]) -> String {
     let mut words: Vec<String> = list
         .iter()
         .take(3)
         .map(|p| {
             let mut w = format!("pid {}", p.pid);
-            if !p.name.is_empty() {
+            if p.hidden {
+                w = "another process, pid not visible from this container".into();
+            } else if !p.name.is_empty() {
                 w.push(' ');
                 w.push_str(&crate::text::escape::printable(p.name.clone()));
             }

@@ -27,7 +27,7 @@ fn process(pid: u32, name: &str, ours: bool) -> GpuProcess {
         name: name.into(),
         memory_bytes: Some(1_184_890_880),
         ours,
-        gpu_instance: None,
+        ..GpuProcess::default()
     }
 }
 
@@ -63,6 +63,7 @@ fn a_neighbour_is_named_with_its_memory_and_our_own_processes_are_not() {
             process(1866, "graph_app", true),
             process(1791, "python3", false),
         ],
+        ..Sample::default()
     };
     let env = GpuEnvironment::observe(&[], &[sample.clone(), sample]);
     assert_eq!(env.neighbours, [process(1791, "python3", false)]);
@@ -84,6 +85,7 @@ fn processes_that_cannot_be_told_from_ours_are_no_evidence() {
     let sample = Sample {
         utilization_pct: Some(30),
         processes: vec![process(4242, "graph_app", false)],
+        ..Sample::default()
     };
     let env = GpuEnvironment::observe(&[], &[sample]);
     assert!(env.unattributed);
@@ -98,6 +100,7 @@ fn a_process_on_another_gpu_of_the_machine_is_no_neighbour() {
     let sample = Sample {
         utilization_pct: Some(90),
         processes: vec![process(1866, "graph_app", true), elsewhere],
+        ..Sample::default()
     };
     let env = GpuEnvironment::observe(&[], &[sample]);
     assert!(env.neighbours.is_empty());
@@ -120,6 +123,7 @@ fn a_process_in_another_mig_instance_is_no_neighbour_and_one_in_ours_is() {
             on(1791, "python3", false, 2),
             on(1802, "trainer", false, 1),
         ],
+        ..Sample::default()
     };
     let env = GpuEnvironment::observe(&[], &[sample]);
     assert_eq!(env.neighbours, [on(1802, "trainer", false, 1)]);
@@ -130,6 +134,7 @@ fn a_process_in_another_mig_instance_is_no_neighbour_and_one_in_ours_is() {
             process(1866, "graph_app", true),
             on(1791, "python3", false, 2),
         ],
+        ..Sample::default()
     };
     let env = GpuEnvironment::observe(&[], &[sample]);
     assert_eq!(env.neighbours.len(), 1);
@@ -150,4 +155,285 @@ fn hostile_process_names_stay_on_one_line() {
     };
     let s = assess(&env, None).unwrap();
     assert!(!s.evidence.contains('\n'), "{}", s.evidence);
+}
+
+// Inside a PID namespace (`unshare --pid --fork --mount-proc`, what a
+// container does), NVML lists every process — the app included — by its
+// pid on the host, which names nothing here. The looks below are
+// constructed in the shape the probe records; the numbers are those of the
+// H100 run that showed the defect (the neighbour: a device-to-device copy
+// loop of PyTorch, 4.8 GB; the SM clock did not move).
+
+const GB: u64 = 1_000_000_000;
+/// Device memory in use on an idle GPU (the driver's and persistence's).
+const IDLE_USED: u64 = 600 << 20;
+
+fn hidden(pid: u32, bytes: u64) -> GpuProcess {
+    GpuProcess {
+        pid,
+        memory_bytes: Some(bytes),
+        hidden: true,
+        ..GpuProcess::default()
+    }
+}
+
+fn look(
+    phase: Phase,
+    own: u32,
+    used: u64,
+    busy: Option<u32>,
+    processes: Vec<GpuProcess>,
+) -> Sample {
+    Sample {
+        utilization_pct: busy,
+        processes,
+        phase,
+        devices: vec![DeviceLook {
+            device: 0,
+            memory_used_bytes: Some(used),
+            gpu_pct: busy,
+            memory_pct: busy,
+            mps_clients: None,
+        }],
+        own_cuda_processes: Some(own),
+        mps_control: None,
+    }
+}
+
+/// Two pre-launch looks, then `during` looks, as one profiled run records them.
+fn run(before: [Sample; 2], during: Vec<Sample>) -> GpuEnvironment {
+    let mut samples = before.to_vec();
+    samples.extend(during);
+    GpuEnvironment::observe(&[], &samples)
+}
+
+#[test]
+fn a_neighbour_whose_pid_is_not_visible_is_counted_and_its_memory_and_activity_seen() {
+    let neighbour = || hidden(1458, 4_800_000_000);
+    let app = hidden(2101, GB);
+    let before = || {
+        look(
+            Phase::Before,
+            0,
+            IDLE_USED + 4_800_000_000,
+            Some(97),
+            vec![neighbour()],
+        )
+    };
+    let during = || {
+        look(
+            Phase::During,
+            1,
+            IDLE_USED + 5_800_000_000,
+            Some(100),
+            vec![neighbour(), app.clone()],
+        )
+    };
+    let env = run([before(), before()], vec![during(), during(), during()]);
+    assert!(env.unattributed, "no pid NVML gave is ours");
+    assert_eq!(env.neighbours, [neighbour()]);
+    assert_eq!(env.tenancy.processes_beyond_own, Some(1));
+    assert_eq!(env.tenancy.memory_beyond_own_bytes, Some(4_800_000_000));
+    assert_eq!(env.tenancy.idle_gpu_pct, Some(97));
+    let s = assess(&env, None).expect("a neighbour");
+    assert_eq!(
+        s.signals,
+        [
+            Signal::ProcessCount,
+            Signal::MemoryBeyondOwn,
+            Signal::ActivityWhileIdle
+        ]
+    );
+    assert!(
+        s.evidence.starts_with(
+            "GPU shared with another process, pid not visible from this container, 4.8 GB; "
+        ),
+        "{}",
+        s.evidence
+    );
+    assert!(
+        s.headline()
+            .contains("(detected by process count, memory beyond own, activity while idle)"),
+        "{}",
+        s.headline()
+    );
+    assert_eq!(s.unsupported(), None);
+    assert_eq!(
+        env.shared_alone()
+            .as_deref()
+            .map(|w| w.starts_with("GPU shared with another process")),
+        Some(true)
+    );
+}
+
+#[test]
+fn our_own_processes_inside_a_namespace_are_no_neighbour_even_as_they_exit() {
+    let app = || hidden(2101, GB);
+    let before = || look(Phase::Before, 0, IDLE_USED, Some(0), vec![]);
+    let during = |own| look(Phase::During, own, IDLE_USED + GB, Some(100), vec![app()]);
+    // The last look: the app has left /proc's maps, NVML still lists its context.
+    let env = run([before(), before()], vec![during(1), during(1), during(0)]);
+    assert_eq!(env.tenancy.processes_beyond_own, Some(0));
+    assert_eq!(env.tenancy.memory_beyond_own_bytes, Some(0));
+    assert_eq!(assess(&env, None), None);
+    // ncu with the driver loaded but no context of its own: two of ours, one listed.
+    let env = run([before(), before()], vec![during(2), during(2)]);
+    assert_eq!(assess(&env, None), None);
+    // Two exits in a row would be a neighbour: the rule that needs two looks can fail.
+    let env = run([before(), before()], vec![during(1), during(0), during(0)]);
+    assert_eq!(env.tenancy.processes_beyond_own, Some(1));
+    assert!(assess(&env, None).is_some());
+}
+
+#[test]
+fn a_neighbour_that_starts_while_the_app_runs_is_counted() {
+    let before = || look(Phase::Before, 0, IDLE_USED, Some(0), vec![]);
+    let during = |n: u32| {
+        let mut processes = vec![hidden(2101, GB)];
+        processes.extend((0..n).map(|i| hidden(3000 + i, 2 * GB)));
+        look(
+            Phase::During,
+            1,
+            IDLE_USED + GB + u64::from(n) * 2 * GB,
+            Some(100),
+            processes,
+        )
+    };
+    let env = run([before(), before()], vec![during(0), during(1), during(1)]);
+    let s = assess(&env, None).expect("one more process than ours");
+    assert_eq!(s.signals, [Signal::ProcessCount]);
+    assert!(
+        s.evidence
+            .contains("1 compute process on the GPU beyond ncugate's own"),
+        "{}",
+        s.evidence
+    );
+}
+
+#[test]
+fn activity_counts_only_where_it_settled_and_memory_only_beyond_the_reservation() {
+    // The probe reads no utilization too soon after ncugate's own last run.
+    let before = |busy| look(Phase::Before, 0, IDLE_USED, busy, vec![]);
+    let during = || {
+        look(
+            Phase::During,
+            1,
+            IDLE_USED + GB,
+            Some(100),
+            vec![hidden(2101, GB)],
+        )
+    };
+    let env = run([before(None), before(None)], vec![during(), during()]);
+    assert_eq!(env.tenancy.idle_gpu_pct, None);
+    assert_eq!(assess(&env, None), None);
+    let env = run([before(Some(0)), before(Some(3))], vec![during(), during()]);
+    assert_eq!(env.tenancy.idle_gpu_pct, Some(3));
+    assert_eq!(assess(&env, None), None);
+    let env = run([before(None), before(Some(40))], vec![during(), during()]);
+    let s = assess(&env, None).expect("busy while the app was not running");
+    assert_eq!(s.signals, [Signal::ActivityWhileIdle]);
+    assert!(
+        s.evidence.contains("GPU 40% and memory 40% busy"),
+        "{}",
+        s.evidence
+    );
+    // Memory no listed process holds (a tenant NVML does not list), in use
+    // since before launch, is the reservation; more of it later is not.
+    let during = |extra| {
+        look(
+            Phase::During,
+            1,
+            IDLE_USED + GB + extra,
+            Some(100),
+            vec![hidden(2101, GB)],
+        )
+    };
+    let env = run(
+        [before(Some(0)), before(Some(0))],
+        vec![during(3 * GB), during(3 * GB)],
+    );
+    let s = assess(&env, None).expect("3 GB nobody of ours holds");
+    assert_eq!(s.signals, [Signal::MemoryBeyondOwn]);
+    let env = run(
+        [before(Some(0)), before(Some(0))],
+        vec![during(100 << 20), during(100 << 20)],
+    );
+    assert_eq!(assess(&env, None), None);
+}
+
+#[test]
+fn mps_clients_beyond_ours_are_a_neighbour_and_mig_leaves_device_numbers_out() {
+    let mut before = look(Phase::Before, 0, IDLE_USED, Some(0), vec![]);
+    let mut during = look(
+        Phase::During,
+        1,
+        IDLE_USED + GB,
+        Some(100),
+        vec![hidden(2101, GB)],
+    );
+    during.devices[0].mps_clients = Some(3);
+    let env = run(
+        [before.clone(), before.clone()],
+        vec![during.clone(), during.clone()],
+    );
+    let s = assess(&env, None).expect("two more MPS clients");
+    assert_eq!(s.signals, [Signal::Mps]);
+    assert!(
+        s.evidence.contains("2 MPS clients beyond ncugate's own"),
+        "{}",
+        s.evidence
+    );
+    // The MPS server NVML lists beside the app is no tenant: by name where its
+    // pid is seen, by the allowance for one server where it is not.
+    let mut alone = during.clone();
+    alone.devices[0].mps_clients = Some(1);
+    alone.processes.push(hidden(900, 30 << 20));
+    let env = run(
+        [before.clone(), before.clone()],
+        vec![alone.clone(), alone.clone()],
+    );
+    assert_eq!(env.tenancy.processes_beyond_own, Some(0));
+    assert_eq!(assess(&env, None), None);
+    alone.processes[1] = GpuProcess {
+        name: "nvidia-cuda-mps-server".into(),
+        hidden: false,
+        ..alone.processes[1].clone()
+    };
+    let env = run([before.clone(), before.clone()], vec![alone.clone(), alone]);
+    assert!(env.neighbours.is_empty());
+    assert_eq!(assess(&env, None), None);
+    // A MIG instance: the device's memory and activity are every instance's.
+    before.devices[0].gpu_pct = Some(90);
+    during.devices[0].mps_clients = None;
+    during.devices[0].memory_used_bytes = Some(IDLE_USED + 9 * GB);
+    during.processes[0].gpu_instance = Some(1);
+    let env = run([before.clone(), before], vec![during.clone(), during]);
+    assert_eq!(env.tenancy.memory_beyond_own_bytes, None);
+    assert_eq!(env.tenancy.idle_gpu_pct, None);
+    assert_eq!(assess(&env, None), None);
+}
+
+#[test]
+fn a_shared_gpu_claim_stands_only_on_the_numbers_of_its_signals() {
+    let env = GpuEnvironment {
+        neighbours: vec![process(1791, "python3", false)],
+        ..GpuEnvironment::default()
+    };
+    let mut s = assess(&env, None).expect("a neighbour");
+    assert_eq!(s.signals, [Signal::ProcessListed]);
+    assert_eq!(s.unsupported(), None);
+    let mut none = s.clone();
+    none.signals.clear();
+    assert!(none.unsupported().unwrap().contains("names no signal"));
+    s.signals = vec![Signal::MemoryBeyondOwn];
+    assert!(s.unsupported().unwrap().contains("`memory beyond own`"));
+    s.tenancy.memory_beyond_own_bytes = Some(4 * GB);
+    assert_eq!(s.unsupported(), None);
+    s.signals = vec![Signal::ClockDrop];
+    s.sm_clock_ratio = Some(0.95);
+    assert!(s.unsupported().unwrap().contains("`clock drop`"));
+    s.sm_clock_ratio = Some(0.75);
+    assert_eq!(s.unsupported(), None);
+    s.signals = vec![Signal::ProcessCount];
+    assert!(s.unsupported().is_some());
 }

@@ -416,7 +416,7 @@ fn launches(row: &StructureResult) -> String {
 
 /// What the report lacks of the evidence for `row`'s downgrade `d`; `None`
 /// when it has it. A shared-GPU downgrade carries the report's own
-/// evidence, under `shared_gpu = "warn"` (the one policy that ungates); an
+/// evidence, whose every signal has the numbers that show it, under `shared_gpu = "warn"` (the one policy that ungates); an
 /// environmental one is a timing rule's failure of a kernel whose code the
 /// report compared and found unchanged, and carries no shared GPU's evidence.
 fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<String> {
@@ -425,6 +425,9 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
             let Some(shared) = &report.shared_gpu else {
                 return Some("the report has no shared-GPU evidence".into());
             };
+            if let Some(why) = shared.unsupported() {
+                return Some(why);
+            }
             if shared.policy != crate::shared_gpu::Policy::Warn {
                 return Some(format!(
                     "the report's shared_gpu policy is `{}`, which ungates nothing",

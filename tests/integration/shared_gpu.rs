@@ -11,7 +11,7 @@ use ncugate::config::{BaselinePlace, CheckConfig, RecordConfig, Source};
 use ncugate::report::Outputs;
 use ncugate::runner::process::Exit;
 use ncugate::runner::replay::{Recorded, ReplayRunner};
-use ncugate::shared_gpu::{GpuProcess, Policy, Sample};
+use ncugate::shared_gpu::{DeviceLook, GpuProcess, Phase, Policy, Sample, Signal};
 use std::path::Path;
 
 fn shared(file: &str) -> String {
@@ -162,6 +162,7 @@ fn every_report_format_says_the_gpu_was_shared() {
     common::assert_valid_json("report.v2.json", &json);
     let s = &json["shared_gpu"];
     assert_eq!(s["policy"], "warn");
+    assert_eq!(s["signals"], serde_json::json!(["clock_drop"]), "{s}");
     assert!(s["not_gated"].as_u64().unwrap() >= 6, "{s}");
     assert!(s["over_allowance"].as_u64().unwrap() >= 1, "{s}");
     let not_gated: Vec<&serde_json::Value> = json["rules"]
@@ -202,6 +203,7 @@ fn every_report_format_says_the_gpu_was_shared() {
         let text = gate.read(file);
         assert!(text.contains("shared GPU"), "{file}:\n{text}");
         assert!(text.contains("not gated"), "{file}:\n{text}");
+        assert!(text.contains("(detected by clock drop)"), "{file}:\n{text}");
     }
     common::assert_valid_junit(&gate.path("junit.xml"));
 }
@@ -233,8 +235,7 @@ fn neighbour_samples() -> Vec<Sample> {
                 device: 0,
                 name: "python3".into(),
                 memory_bytes: Some(1130 << 20),
-                ours: false,
-                gpu_instance: None,
+                ..GpuProcess::default()
             },
             GpuProcess {
                 pid: 1866,
@@ -242,9 +243,10 @@ fn neighbour_samples() -> Vec<Sample> {
                 name: "graph_app".into(),
                 memory_bytes: None,
                 ours: true,
-                gpu_instance: None,
+                ..GpuProcess::default()
             },
         ],
+        ..Sample::default()
     }]
 }
 
@@ -318,7 +320,7 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         quiet
             .notes
             .iter()
-            .any(|n| n.text.contains("could not be told from the app")),
+            .any(|n| n.text.contains("counted against ncugate's own processes")),
         "{:?}",
         quiet.notes
     );
@@ -334,6 +336,108 @@ fn a_profiled_check_names_the_neighbour_nvml_saw() {
         "{metrics}"
     );
     assert!(metrics.contains("gpc__cycles_elapsed.max"), "{metrics}");
+}
+
+/// One look from inside a PID namespace, in the shape the probe records
+/// (constructed, not recorded: the numbers of the H100 run beside a
+/// device-to-device copy loop, whose host pid 1458 names nothing in the
+/// container; the app, host pid 2101, is not ncugate's by pid either).
+fn namespaced(phase: Phase, own: u32, busy: u32, app: bool) -> Sample {
+    let process = |pid, bytes| GpuProcess {
+        pid,
+        memory_bytes: Some(bytes),
+        hidden: true,
+        ..GpuProcess::default()
+    };
+    let mut processes = vec![process(1458, 4_800_000_000)];
+    if app {
+        processes.push(process(2101, 1_000_000_000));
+    }
+    let used: u64 = 629_145_600 + processes.iter().filter_map(|p| p.memory_bytes).sum::<u64>();
+    Sample {
+        utilization_pct: Some(busy),
+        processes,
+        phase,
+        devices: vec![DeviceLook {
+            device: 0,
+            memory_used_bytes: Some(used),
+            gpu_pct: Some(busy),
+            memory_pct: Some(busy),
+            mps_clients: None,
+        }],
+        own_cuda_processes: Some(own),
+        mps_control: None,
+    }
+}
+
+#[test]
+fn a_neighbour_seen_from_a_container_is_counted_and_named_as_not_visible() {
+    let gate = Gate::new();
+    quiet_baseline(&gate, "graph_app");
+    let out = gate.path("work");
+    let config = CheckConfig {
+        shared_gpu: Policy::Warn,
+        ..common::profiled_check(
+            gate.path("baseline.json"),
+            reference_app(&out),
+            Outputs::default(),
+        )
+    };
+    let looks = vec![
+        namespaced(Phase::Before, 0, 92, false),
+        namespaced(Phase::Before, 0, 95, false),
+        namespaced(Phase::During, 1, 100, true),
+        namespaced(Phase::During, 1, 100, true),
+    ];
+    let replay =
+        ReplayRunner::new(out.join("run"), replayed("graph_app.base.after")).with_gpu(looks);
+    let report = ncugate::commands::check(&config, &replay).expect("a report");
+    assert_eq!(report.exit_code(), 0, "{:#?}", report.rules);
+    let s = report.shared_gpu.expect("a shared GPU");
+    assert_eq!(
+        s.signals,
+        [
+            Signal::ProcessCount,
+            Signal::MemoryBeyondOwn,
+            Signal::ActivityWhileIdle
+        ]
+    );
+    assert!(
+        s.evidence.starts_with(
+            "GPU shared with another process, pid not visible from this container, 4.8 GB"
+        ),
+        "{}",
+        s.evidence
+    );
+    assert!(
+        report
+            .rules
+            .iter()
+            .any(|r| r.metric.starts_with("dram__bytes") && r.downgrade.is_some()),
+        "{:#?}",
+        report.rules
+    );
+    // The app alone in the container: its host pid is no neighbour.
+    let alone = vec![
+        namespaced(Phase::Before, 0, 0, false),
+        namespaced(Phase::Before, 0, 0, false),
+        namespaced(Phase::During, 1, 100, true),
+        namespaced(Phase::During, 1, 100, true),
+    ]
+    .into_iter()
+    .map(|mut s| {
+        s.processes.retain(|p| p.pid != 1458);
+        if let Some(d) = s.devices.first_mut() {
+            d.memory_used_bytes = d.memory_used_bytes.map(|b| b - 4_800_000_000);
+        }
+        s
+    })
+    .collect();
+    let replay =
+        ReplayRunner::new(out.join("run"), replayed("graph_app.base.after")).with_gpu(alone);
+    let report = ncugate::commands::check(&config, &replay).expect("a report");
+    assert_eq!(report.exit_code(), 0);
+    assert_eq!(report.shared_gpu, None);
 }
 
 #[test]

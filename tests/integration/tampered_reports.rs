@@ -270,4 +270,27 @@ fn a_shared_gpu_report_keeps_its_downgrades_only_with_their_evidence() {
         &other,
         "but its evidence is not the report's shared-GPU evidence",
     );
+    // Or claiming a shared GPU that no signal detected, or a signal whose
+    // numbers the report does not carry.
+    assert_eq!(
+        report["shared_gpu"]["signals"],
+        json!(["clock_drop"]),
+        "{report}"
+    );
+    let mut unsignalled = report.clone();
+    unsignalled["shared_gpu"]["signals"] = json!([]);
+    refused_everywhere(
+        &g,
+        "no-signal",
+        &unsignalled,
+        "its shared-GPU evidence names no signal that detected it",
+    );
+    let mut unnumbered = report.clone();
+    unnumbered["shared_gpu"]["signals"] = json!(["memory_beyond_own"]);
+    refused_everywhere(
+        &g,
+        "no-numbers",
+        &unnumbered,
+        "its shared-GPU signal `memory beyond own` has no numbers in the report that show it",
+    );
 }

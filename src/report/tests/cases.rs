@@ -387,8 +387,7 @@ pub(crate) fn shared() -> Report {
             device: 0,
             name: "python3".into(),
             memory_bytes: Some(1_184_890_880),
-            ours: false,
-            gpu_instance: None,
+            ..Default::default()
         }],
         max_utilization_pct: Some(100),
         ..Default::default()
