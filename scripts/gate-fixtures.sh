@@ -5,7 +5,8 @@
 # Expected: base → 0; redundant-node, unfolded-loop, strided, fp64 → 1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet || exit 2
+echo "building ncugate (cargo build --release; a first build takes about 5 minutes)"
+cargo build --release || exit 2
 ncugate=${CARGO_TARGET_DIR:-target}/release/ncugate   # where cargo build put it
 fx=fixtures/h200
 out=target/gate-fixtures
@@ -18,6 +19,7 @@ mkdir -p "$out"
   --output "$out/baseline.json" || exit 2
 
 status=0
+as_expected=0 passes=0 caught=0 total=0
 for variant in base.fast.run1 redundant-node.fast unfolded-loop.fast strided.fast fp64.fast; do
   expected=1
   [[ $variant == base.* ]] && expected=0
@@ -28,8 +30,15 @@ for variant in base.fast.run1 redundant-node.fast unfolded-loop.fast strided.fas
     --junit "$out/${variant%%.*}.junit.xml" --markdown "$out/${variant%%.*}.md" --json "$out/${variant%%.*}.json"
   rc=$?
   echo "exit code: $rc"
-  [[ $rc == "$expected" ]] || { echo "UNEXPECTED: ${variant%%.*} exited $rc, expected $expected"; status=1; }
+  total=$((total + 1))
+  if [[ $rc == "$expected" ]]; then
+    as_expected=$((as_expected + 1))
+    if [[ $rc == 0 ]]; then passes=$((passes + 1)); else caught=$((caught + 1)); fi
+  else
+    echo "UNEXPECTED: ${variant%%.*} exited $rc, expected $expected"; status=1
+  fi
 done
 echo
 echo "reports: $out/"
+echo "$as_expected of $total verdicts as expected ($passes pass, $caught regressions caught)"
 exit $status

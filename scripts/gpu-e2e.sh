@@ -38,7 +38,9 @@ echo >> "$summary"
 echo "| mode | variant | exit | expected | seconds | what failed (kernel: check) |" >> "$summary"
 echo "|---|---|---|---|---:|---|" >> "$summary"
 
+as_expected=0 passes=0 caught=0 total=0
 for mode in fast full; do
+  echo "checking every variant in $mode mode (expect exit 0 for base, 1 for the others)"
   for variant in "${variants[@]}"; do
     dir=$out/$mode-$variant
     mkdir -p "$dir"
@@ -68,7 +70,13 @@ out += [f"error: {e}" for e in r["errors"]]
 print("; ".join(out) or "—")
 PY
 )
-    [ "$rc" = "$expected" ] || status=1
+    total=$((total + 1))
+    if [ "$rc" = "$expected" ]; then
+      as_expected=$((as_expected + 1))
+      if [ "$rc" = 0 ]; then passes=$((passes + 1)); else caught=$((caught + 1)); fi
+    else
+      status=1
+    fi
     echo "| $mode | $variant | $rc | $expected | $secs | $what |" >> "$summary"
   done
 done
@@ -85,4 +93,6 @@ echo "timeout check (--timeout 3, --iters 100000): exit $rc in $secs s; graph_ap
 [ "$rc" = 2 ] && [ "$left" = 0 ] || status=1
 
 cat "$summary"
+echo
+echo "$as_expected of $total verdicts as expected ($passes pass, $caught regressions caught); timeout check exit $rc"
 exit $status

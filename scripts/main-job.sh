@@ -7,7 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && command -v ncu >/dev/null 2>&1; then
   echo "ncugate main job: GPU and ncu found, profiling the reference app (scripts/gpu-e2e.sh)"
-  cargo build --release --quiet || exit 2
+  echo "building ncugate (cargo build --release; a first build takes about 5 minutes)"
+  cargo build --release || exit 2
   exec ./scripts/gpu-e2e.sh "${CARGO_TARGET_DIR:-target}/release/ncugate"
 fi
 echo "ncugate main job: no GPU/ncu here, gating the recorded H200 fixtures (scripts/gate-fixtures.sh)"
