@@ -27,6 +27,7 @@ mod json_schemas;
 mod leaks;
 mod mig;
 mod module_cycles;
+mod msrv;
 mod ncu_rep;
 mod never_silent;
 mod nvbench;
