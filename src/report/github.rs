@@ -292,7 +292,13 @@ pub(crate) fn chart(view: &View<'_>) -> Option<String> {
     let labels: Vec<String> = points
         .iter()
         // A backtick run would close the ```mermaid block early: labels keep none.
-        .map(|p| format!("\"{}\"", p.0.replace(['"', '`'], "'")))
+        // Mermaid's sanitizer shows `<`, `>` and `&` as `&lt;`, `&gt;`, `&amp;`
+        // in a chart's labels: look-alikes read as the name does.
+        .map(|p| {
+            let label = p.0.replace(['"', '`'], "'");
+            let label = label.replace('<', "‹").replace('>', "›").replace('&', "＆");
+            format!("\"{label}\"")
+        })
         .collect();
     // A change far past every allowance (+908%) would flatten the allowance
     // line: the axis stops at CAP times the largest allowance, and a bar
