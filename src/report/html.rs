@@ -240,6 +240,12 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
             section.errors { h2 { "Errors" } ul { @for e in view.errors { li { (e) } } } }
             "\n"
         }
+        // Notes change the reading of what follows (a renamed kernel, a
+        // shared GPU, kernels that vary): above the kernels.
+        @if !notes.is_empty() {
+            section.notes { h2 { "Notes" } ul { @for n in notes { li { (n) } } } }
+            "\n"
+        }
         @for section in kernels {
             (kernel(section, images, &view.report.trends))
         }
@@ -247,10 +253,6 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
             (list(section))
         }
         (source_lines(&view.report.explain))
-        @if !notes.is_empty() {
-            section { h2 { "Notes" } ul { @for n in notes { li { (n) } } } }
-            "\n"
-        }
     };
     let title = match workload {
         Some(name) => format!("{name}: {word} — ncugate"),
@@ -318,10 +320,30 @@ fn kernel(
     images: &HashMap<usize, String>,
     trends: &[(usize, String)],
 ) -> Markup {
+    let heading = html! {
+        h2 { (badge(class(section.status), section.status.as_str())) " " code { (section.title) } }
+    };
+    // A passing kernel is one line until opened: the failures stay in view.
+    let body = kernel_body(section, images, trends);
     html! {
         section.kernel {
-            h2 { (badge(class(section.status), section.status.as_str())) " " code { (section.title) } }
-            "\n"
+            @if section.status == Status::Pass {
+                details { summary { (heading) } (body) }
+            } @else {
+                (heading) "\n" (body)
+            }
+        }
+        "\n"
+    }
+}
+
+/// A kernel section's table, charts and findings.
+fn kernel_body(
+    section: &Section<'_>,
+    images: &HashMap<usize, String>,
+    trends: &[(usize, String)],
+) -> Markup {
+    html! {
             table {
                 thead { tr { th { "check" } th { "baseline μ±σ" } th { "current" } th { "change" } th { "verdict" } th { "why" } } }
                 tbody {
@@ -372,8 +394,6 @@ fn kernel(
                     }
                 }
             }
-        }
-        "\n"
     }
 }
 
