@@ -42,10 +42,29 @@ pub(crate) fn run(ncu: &str, processes: &dyn ProcessRunner) -> (String, Outcome)
 struct Lines(String);
 
 impl Lines {
+    /// Appends `text`, each of its lines wrapped to the terminal's width
+    /// ([`crate::report::terminal::width`]) under its own indent.
     fn line(&mut self, text: Arguments<'_>) {
-        // Writing to a String cannot fail.
-        let _ = writeln!(self.0, "{text}");
+        let width = crate::report::terminal::width();
+        for line in text.to_string().split('\n') {
+            // Writing to a String cannot fail.
+            let _ = writeln!(self.0, "{}", fit(line, width));
+        }
     }
+}
+
+/// `line` wrapped to `width`: continuation lines start under the text after
+/// the line's mark (`✓ `, `✗ `, `– `, `! `) or its `fix: `.
+fn fit(line: &str, width: usize) -> String {
+    let text = line.trim_start();
+    let lead = line.len() - text.len();
+    let hang = ["✓ ", "✗ ", "– ", "! ", "fix: "]
+        .iter()
+        .find(|mark| text.starts_with(*mark))
+        .map_or(2, |mark| mark.chars().count());
+    let first = &line[..lead];
+    let rest = " ".repeat(lead + hang);
+    crate::report::columns::wrap(text, width, first, &rest)
 }
 
 /// A GPU the driver sees and an ncu that starts: enough for a trial run (`init`).
@@ -248,6 +267,8 @@ fn counters(out: &mut Lines) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::fit;
+
     #[test]
     fn a_running_dcgm_host_engine_is_named_with_the_pause_fix() {
         let line = super::dcgm(&[(812, "nv-hostengine".into())]);
@@ -257,6 +278,30 @@ mod tests {
             "{line}"
         );
         assert!(super::dcgm(&[]).starts_with("✓ DCGM: no host engine runs"));
+    }
+
+    #[test]
+    fn long_lines_wrap_under_their_mark() {
+        let line = "✗ GPU: none usable — the NVIDIA driver's NVML library could not be loaded (libnvidia-ml.so.1: cannot open shared object file)";
+        let fitted = fit(line, 60);
+        assert!(fitted.lines().count() > 1, "{fitted}");
+        assert!(fitted.lines().all(|l| l.chars().count() <= 60), "{fitted}");
+        assert!(
+            fitted
+                .lines()
+                .skip(1)
+                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{fitted}"
+        );
+        let fix = fit(
+            "    fix: set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library",
+            60,
+        );
+        assert!(
+            fix.lines().skip(1).all(|l| l.starts_with(&" ".repeat(9))),
+            "{fix}"
+        );
+        assert_eq!(fit("ncugate doctor", 60), "ncugate doctor");
     }
 
     #[test]
