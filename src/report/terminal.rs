@@ -253,9 +253,19 @@ pub(crate) fn render_view(view: &View<'_>, style: &Style) -> String {
         list(&mut out, section, style);
     }
     for note in view.notes {
-        let _ = writeln!(out, "\n{}", wrap(&note.labelled(), style.width, "", "  "));
+        let _ = writeln!(out, "\n{}", note_text(&note.labelled(), style.width));
     }
     out
+}
+
+/// A note wrapped to `width`; a command it gives to paste (`…: ncugate …`)
+/// goes on a line of its own, whole: a line break inside a quoted kernel
+/// name would break the pasted command.
+fn note_text(note: &str, width: usize) -> String {
+    match note.split_once(": ncugate ") {
+        Some((said, command)) => format!("{}:\n  ncugate {command}", wrap(said, width, "", "  ")),
+        None => wrap(note, width, "", "  "),
+    }
 }
 
 fn headline(out: &mut String, view: &View<'_>, color: bool) {
@@ -415,5 +425,24 @@ fn paint_verdict(line: &str, status: Status, word: &str) -> String {
             &line[i + word.len()..]
         ),
         None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_command_to_paste_is_never_wrapped() {
+        let note = "note: trend of gpu__time_duration.sum on void scale<0>(const float *, float *, long, int): ncugate history show --history sqlite:h.sqlite --workload default --kernel 'void scale<0>(const float *, float *, long, int)' --metric gpu__time_duration.sum --html trends";
+        let text = super::note_text(note, 80);
+        let command = text.lines().last().unwrap_or_default();
+        assert!(
+            command.starts_with("  ncugate history show") && command.ends_with("--html trends"),
+            "{text}"
+        );
+        assert!(
+            text.lines().rev().skip(1).all(|l| l.chars().count() <= 80),
+            "{text}"
+        );
+        assert_eq!(super::note_text("note: short", 80), "note: short");
     }
 }
