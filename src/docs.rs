@@ -55,11 +55,74 @@ fn write_pages(
     Ok(())
 }
 
+/// A page: clap_mangen's sections, each option with its `NCUGATE_*`
+/// variable, then the command's exit codes as a table that keeps its lines
+/// (roff would fill them into one paragraph).
 fn render(cmd: &clap::Command, out: &mut Vec<u8>) -> Result<()> {
-    clap_mangen::Man::new(cmd.clone())
-        .render(out)
-        .map_err(|source| Error::Write {
-            path: "man page".into(),
-            source,
-        })
+    let man = clap_mangen::Man::new(cmd.clone());
+    let wrote = (|| -> std::io::Result<()> {
+        man.render_title(out)?;
+        man.render_name_section(out)?;
+        man.render_synopsis_section(out)?;
+        man.render_description_section(out)?;
+        if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+            man.render_options_section(out)?;
+        }
+        if cmd.get_subcommands().any(|c| !c.is_hide_set()) {
+            man.render_subcommands_section(out)?;
+        }
+        if let Some(after) = cmd.get_after_help() {
+            out.extend_from_slice(exit_section(&after.to_string()).as_bytes());
+        }
+        if cmd
+            .get_version()
+            .or_else(|| cmd.get_long_version())
+            .is_some()
+        {
+            man.render_version_section(out)?;
+        }
+        Ok(())
+    })();
+    wrote.map_err(|source| Error::Write {
+        path: "man page".into(),
+        source,
+    })
+}
+
+/// `after_help` (the exit-code table) as roff: an `EXIT STATUS` section
+/// when it is one, its lines kept as they are (`.nf`), roff's specials escaped.
+fn exit_section(after: &str) -> String {
+    let (heading, body) = match after.strip_prefix("Exit codes:") {
+        Some(rest) => ("EXIT STATUS", rest.trim_start_matches('\n')),
+        None => ("NOTES", after),
+    };
+    let mut roff = format!(".SH \"{heading}\"\n.nf\n");
+    for line in body.lines() {
+        // The page indents the section already: the help's own two spaces go.
+        let line = line.strip_prefix("  ").unwrap_or(line);
+        let line = line.replace('\\', "\\e").replace('-', "\\-");
+        // A line starting with `.` or `'` would be read as a request.
+        if line.starts_with(['.', '\'']) {
+            roff.push_str("\\&");
+        }
+        roff.push_str(&line);
+        roff.push('\n');
+    }
+    roff.push_str(".fi\n");
+    roff
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_page_names_its_variables_and_keeps_its_exit_table_lines() {
+        let page = super::man(None).expect("the top page");
+        assert!(page.contains(".SH \"EXIT STATUS\"\n.nf\n0  pass"), "{page}");
+        let dir = std::env::temp_dir().join(format!("ncugate-man-{}", std::process::id()));
+        super::man(Some(&dir)).expect("the pages");
+        let check = std::fs::read_to_string(dir.join("ncugate-check.1")).expect("ncugate-check.1");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(check.contains("NCUGATE_BASELINE"), "{check}");
+        assert!(check.contains(".SH \"EXIT STATUS\""), "{check}");
+    }
 }
