@@ -41,6 +41,19 @@ pub struct HistoryOptions {
     )]
     #[serde(rename = "timeout")]
     pub(crate) history_timeout: Option<std::num::NonZeroU64>,
+    /// `[history] change_p`: the significance level of `history changes`'
+    /// change-point test (`--change-p` of `history show` and `changes`).
+    #[arg(skip)]
+    pub(crate) change_p: Option<f64>,
+    /// `[history] change_window`: the runs the change-point test searches
+    /// at once and compares on each side (`--change-window`).
+    #[arg(skip)]
+    pub(crate) change_window: Option<usize>,
+    /// `[history] stale_after`: how long a workload × GPU may go without a
+    /// run on an accepted branch before the history calls it stale: days
+    /// (`14d`) or commits (`30c`).
+    #[arg(skip)]
+    pub(crate) stale_after: Option<String>,
 }
 
 layered!(HistoryOptions {
@@ -50,6 +63,9 @@ layered!(HistoryOptions {
     anchor,
     history_record,
     history_timeout,
+    change_p,
+    change_window,
+    stale_after,
 });
 
 /// How long a network store may take to answer unless told otherwise.
@@ -58,6 +74,12 @@ pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::fro
 pub(crate) const DEFAULT_WINDOW: usize = 5;
 /// The branches whose passing runs are baseline material unless told otherwise.
 pub(crate) const DEFAULT_BRANCHES: &[&str] = &["main"];
+/// The change-point test's significance level unless told otherwise (Apache Otava's).
+pub(crate) const DEFAULT_CHANGE_P: f64 = 0.001;
+/// The change-point test's window unless told otherwise (Apache Otava's).
+pub(crate) const DEFAULT_CHANGE_WINDOW: usize = 50;
+/// How long a series may go without an accepted run unless told otherwise.
+pub(crate) const DEFAULT_STALE_AFTER: &str = "14d";
 /// When a check records its run unless told otherwise: on the accepted branches.
 pub(crate) const DEFAULT_RECORD: HistoryRecord = HistoryRecord::Auto;
 
@@ -102,6 +124,48 @@ impl HistoryOptions {
     pub(crate) fn timeout(&self) -> std::time::Duration {
         self.history_timeout
             .map_or(DEFAULT_TIMEOUT, |s| std::time::Duration::from_secs(s.get()))
+    }
+
+    /// The change-point test's settings: given, else [`DEFAULT_CHANGE_P`]
+    /// and [`DEFAULT_CHANGE_WINDOW`]; p must lie in (0, 0.5], the window
+    /// hold two sides of [`MIN_SIDE`] runs.
+    ///
+    /// [`MIN_SIDE`]: crate::history::changepoint::MIN_SIDE
+    pub(crate) fn change(&self) -> Result<crate::history::changepoint::Settings> {
+        use crate::history::changepoint::{MIN_SIDE, Settings};
+        let p = self.change_p.unwrap_or(DEFAULT_CHANGE_P);
+        if !(p > 0.0 && p <= 0.5) {
+            return Err(HistoryError::BadSetting {
+                setting: "change_p",
+                value: p.to_string(),
+                expected: "a significance level above 0 and at most 0.5 (default 0.001)".into(),
+            }
+            .into());
+        }
+        let window = self.change_window.unwrap_or(DEFAULT_CHANGE_WINDOW);
+        if window < 2 * MIN_SIDE {
+            return Err(HistoryError::BadSetting {
+                setting: "change_window",
+                value: window.to_string(),
+                expected: format!("at least {} runs (default 50)", 2 * MIN_SIDE),
+            }
+            .into());
+        }
+        Ok(Settings { p, window })
+    }
+
+    /// How long a series may go without an accepted run: given, else
+    /// [`DEFAULT_STALE_AFTER`].
+    pub(crate) fn stale_after(&self) -> Result<crate::history::stale::StaleAfter> {
+        let text = self.stale_after.as_deref().unwrap_or(DEFAULT_STALE_AFTER);
+        crate::history::stale::StaleAfter::parse(text).ok_or_else(|| {
+            HistoryError::BadSetting {
+                setting: "stale_after",
+                value: text.to_string(),
+                expected: "days as `14d` or commits as `30c` (default 14d)".into(),
+            }
+            .into()
+        })
     }
 
     /// When the check records its run: given, else [`DEFAULT_RECORD`].
