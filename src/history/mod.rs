@@ -8,6 +8,8 @@
 //! (exit 2) with a hint; it never changes a verdict.
 
 pub(crate) mod changepoint;
+#[cfg(test)]
+mod changepoint_eval;
 pub(crate) mod changes;
 pub(crate) mod command;
 pub(crate) mod drift;
