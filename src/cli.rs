@@ -736,6 +736,12 @@ mod tests {
                 "history-timeout",
                 Some(history::DEFAULT_TIMEOUT.as_secs().to_string()),
             ),
+            ("change-p", Some(history::DEFAULT_CHANGE_P.to_string())),
+            (
+                "change-window",
+                Some(history::DEFAULT_CHANGE_WINDOW.to_string()),
+            ),
+            ("stale-after", Some(history::DEFAULT_STALE_AFTER.to_string())),
             ("commit", None),
             ("branch", None),
             ("time", None),
