@@ -61,7 +61,7 @@ pub(crate) enum CliCommand {
     #[command(after_help = crate::exit::MERGE_TABLE)]
     Merge(Box<MergeArgs>),
     /// Keep every run in a history store (SQLite or PostgreSQL) and show each kernel's trend.
-    History(HistoryArgs),
+    History(Box<HistoryArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
     /// Print a shell completion script: `ncugate completions bash > /etc/bash_completion.d/ncugate`.
@@ -741,7 +741,10 @@ mod tests {
                 "change-window",
                 Some(history::DEFAULT_CHANGE_WINDOW.to_string()),
             ),
-            ("stale-after", Some(history::DEFAULT_STALE_AFTER.to_string())),
+            (
+                "stale-after",
+                Some(history::DEFAULT_STALE_AFTER.to_string()),
+            ),
             ("commit", None),
             ("branch", None),
             ("time", None),

@@ -104,7 +104,8 @@ fn best_split(z: &[f64]) -> Option<usize> {
         }
         let (m, k) = (tau as f64, (n - tau) as f64);
         let q = m * k / (m + k)
-            * (2.0 * between / (m * k) - within_x / (m * (m - 1.0) / 2.0)
+            * (2.0 * between / (m * k)
+                - within_x / (m * (m - 1.0) / 2.0)
                 - within_y / (k * (k - 1.0) / 2.0));
         if best.is_none_or(|(_, b)| q > b) {
             best = Some((tau, q));
@@ -161,17 +162,13 @@ pub(crate) fn welch(a: &[f64], b: &[f64]) -> f64 {
     let var = |x: &[f64], m: f64| {
         x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() as f64 - 1.0)
     };
-    let (va, vb) = (
-        var(a, ma) / a.len() as f64,
-        var(b, mb) / b.len() as f64,
-    );
+    let (va, vb) = (var(a, ma) / a.len() as f64, var(b, mb) / b.len() as f64);
     let se2 = va + vb;
-    if !(se2 > 0.0) {
+    if se2.is_nan() || se2 <= 0.0 {
         return if ma == mb { 1.0 } else { 0.0 };
     }
     let t = (ma - mb) / se2.sqrt();
-    let df = se2 * se2
-        / (va * va / (a.len() as f64 - 1.0) + vb * vb / (b.len() as f64 - 1.0));
+    let df = se2 * se2 / (va * va / (a.len() as f64 - 1.0) + vb * vb / (b.len() as f64 - 1.0));
     if !t.is_finite() || !df.is_finite() {
         return 1.0;
     }
@@ -282,14 +279,19 @@ mod tests {
 
     #[test]
     fn a_step_is_found_at_its_first_run_and_noise_is_not() {
-        let noise = [0.3, -0.5, 0.1, 0.6, -0.2, -0.4, 0.5, 0.0, -0.6, 0.2, 0.4, -0.1];
+        let noise = [
+            0.3, -0.5, 0.1, 0.6, -0.2, -0.4, 0.5, 0.0, -0.6, 0.2, 0.4, -0.1,
+        ];
         let series: Vec<f64> = (0..36)
             .map(|i| 100.0 + noise[i % noise.len()] + if i >= 20 { 5.0 } else { 0.0 })
             .collect();
         let found = find(&series, S);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].index, 20);
-        assert!((found[0].after - found[0].before - 5.0).abs() < 0.5, "{found:?}");
+        assert!(
+            (found[0].after - found[0].before - 5.0).abs() < 0.5,
+            "{found:?}"
+        );
         let flat: Vec<f64> = (0..36).map(|i| 100.0 + noise[i % noise.len()]).collect();
         assert!(find(&flat, S).is_empty());
         // One odd run is no change.
@@ -300,7 +302,9 @@ mod tests {
 
     #[test]
     fn steps_further_apart_than_a_window_are_each_found() {
-        let noise = [0.3, -0.5, 0.1, 0.6, -0.2, -0.4, 0.5, 0.0, -0.6, 0.2, 0.4, -0.1];
+        let noise = [
+            0.3, -0.5, 0.1, 0.6, -0.2, -0.4, 0.5, 0.0, -0.6, 0.2, 0.4, -0.1,
+        ];
         let level = |i: usize| match i {
             0..60 => 100.0,
             60..130 => 104.0,

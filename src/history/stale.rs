@@ -86,7 +86,9 @@ pub(crate) fn find(
                 .collect();
             let age = now.saturating_sub(p.time);
             let stale = match after {
-                StaleAfter::Days(n) => age > i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(DAY),
+                StaleAfter::Days(n) => {
+                    age > i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(DAY)
+                }
                 StaleAfter::Commits(n) => commits.len() as u64 > n,
             };
             stale.then(|| Stale {

@@ -56,10 +56,22 @@ fn changes_name_a_step_in_timings_once_and_nothing_in_their_noise() {
     let g = noisy_reports();
     let url = "sqlite:h.sqlite";
     for i in 0..12 {
-        record_at(&g, url, &format!("pass{}.json", i % 3 + 1), &format!("a{i:02}"), i);
+        record_at(
+            &g,
+            url,
+            &format!("pass{}.json", i % 3 + 1),
+            &format!("a{i:02}"),
+            i,
+        );
     }
     for i in 0..6 {
-        record_at(&g, url, &format!("step{}.json", i % 3 + 1), &format!("s{i:02}"), 12 + i);
+        record_at(
+            &g,
+            url,
+            &format!("step{}.json", i % 3 + 1),
+            &format!("s{i:02}"),
+            12 + i,
+        );
     }
     let out = g.run(&["history", "changes", "--json", "--history", url]);
     out.code(0);
@@ -77,7 +89,10 @@ fn changes_name_a_step_in_timings_once_and_nothing_in_their_noise() {
             (Some("s00"), Some("e-divisive")),
             "{c}"
         );
-        let (from, to) = (c["from"].as_f64().expect("from"), c["to"].as_f64().expect("to"));
+        let (from, to) = (
+            c["from"].as_f64().expect("from"),
+            c["to"].as_f64().expect("to"),
+        );
         assert!((to / from - 1.10).abs() < 0.01, "{c}");
         assert!(c["p_value"].as_f64().expect("p") < 0.001, "{c}");
     }
@@ -90,10 +105,21 @@ fn changes_name_a_step_in_timings_once_and_nothing_in_their_noise() {
     text.stdout_has(" < 0.001 (window 50)]");
 
     // A shorter window (a flag over the default) still holds the step's two sides.
-    let narrow = g.run(&["history", "changes", "--history", url, "--change-window", "12"]);
-    narrow.code(0).stdout_has("s00 (main)").stdout_has("(window 12)");
+    let narrow = g.run(&[
+        "history",
+        "changes",
+        "--history",
+        url,
+        "--change-window",
+        "12",
+    ]);
+    narrow
+        .code(0)
+        .stdout_has("s00 (main)")
+        .stdout_has("(window 12)");
     // The trend page marks the change point.
-    g.run(&["history", "show", "--history", url, "--html", "trends"]).code(0);
+    g.run(&["history", "show", "--history", url, "--html", "trends"])
+        .code(0);
     let page = g.read("trends/index.html");
     assert!(page.contains("change points at <code>s00</code>"), "{page}");
 }
@@ -103,7 +129,9 @@ fn change_settings_out_of_range_are_errors_with_a_hint() {
     let g = Gate::new();
     let url = "sqlite:h.sqlite";
     g.run(&["history", "changes", "--history", url, "--change-p", "0"])
-        .one_clear_error("[history] change_p = 0 is not a significance level above 0 and at most 0.5")
+        .one_clear_error(
+            "[history] change_p = 0 is not a significance level above 0 and at most 0.5",
+        )
         .stderr_has("hint: set `change_p` in [history] of ncugate.toml (or its flag, --change-p)");
     g.run_with(
         &["history", "changes", "--history", url],
@@ -111,8 +139,15 @@ fn change_settings_out_of_range_are_errors_with_a_hint() {
     )
     .one_clear_error("[history] change_window = 9 is not at least 10 runs");
     g.write("ncugate.toml", "[history]\nstale_after = \"2w\"\n");
-    g.run(&["history", "show", "--history", url, "--config", "ncugate.toml"])
-        .one_clear_error("[history] stale_after = 2w is not days as `14d` or commits as `30c`");
+    g.run(&[
+        "history",
+        "show",
+        "--history",
+        url,
+        "--config",
+        "ncugate.toml",
+    ])
+    .one_clear_error("[history] stale_after = 2w is not days as `14d` or commits as `30c`");
 }
 
 /// The stale workloads `history show --json` lists with `extra` flags.
@@ -136,13 +171,35 @@ fn a_workload_that_stopped_reporting_on_main_is_stale() {
     let url = "sqlite:h.sqlite";
     // `gone` ran on main on 2026-01-01 and never again; `pr-only` never ran on main.
     g.run(&[
-        "history", "record", "pass1.json", "--workload", "gone", "--commit", "g1", "--branch",
-        "main", "--time", "2026-01-01T00:00:00Z", "--history", url,
+        "history",
+        "record",
+        "pass1.json",
+        "--workload",
+        "gone",
+        "--commit",
+        "g1",
+        "--branch",
+        "main",
+        "--time",
+        "2026-01-01T00:00:00Z",
+        "--history",
+        url,
     ])
     .code(0);
     g.run(&[
-        "history", "record", "pass1.json", "--workload", "pr-only", "--commit", "p1", "--branch",
-        "pr-1", "--time", "2026-01-01T00:00:00Z", "--history", url,
+        "history",
+        "record",
+        "pass1.json",
+        "--workload",
+        "pr-only",
+        "--commit",
+        "p1",
+        "--branch",
+        "pr-1",
+        "--time",
+        "2026-01-01T00:00:00Z",
+        "--history",
+        url,
     ])
     .code(0);
     // `default` runs on main now: three commits after `gone`'s last.
@@ -152,12 +209,16 @@ fn a_workload_that_stopped_reporting_on_main_is_stale() {
         .as_secs();
     for (i, commit) in ["n1", "n2", "n3"].iter().enumerate() {
         let t = (now - 60 + i as u64).to_string();
-        g.history_record(url, "pass2.json", (commit, "main", &t)).code(0);
+        g.history_record(url, "pass2.json", (commit, "main", &t))
+            .code(0);
     }
     assert_eq!(stale(&g, url, &[]), ["gone"], "default: 14 days");
     assert!(stale(&g, url, &["--stale-after", "4000d"]).is_empty());
     assert_eq!(stale(&g, url, &["--stale-after", "2c"]), ["gone"]);
-    assert!(stale(&g, url, &["--stale-after", "3c"]).is_empty(), "3 commits since, not more");
+    assert!(
+        stale(&g, url, &["--stale-after", "3c"]).is_empty(),
+        "3 commits since, not more"
+    );
     assert!(stale(&g, url, &["--workload", "default"]).is_empty());
     g.run(&["history", "show", "--history", url])
         .code(0)
