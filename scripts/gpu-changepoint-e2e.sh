@@ -17,7 +17,7 @@
 # and packs them into $OUT/gpu-changepoint-e2e.tar.gz; summary.md lists each step with its exit
 # code and seconds, the false alarms and the step's detection.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ncugate=$(realpath "${1:-target/release/ncugate}")
 out=${OUT:-target/gpu-changepoint-e2e}
 work=$out/gpu-changepoint-e2e
