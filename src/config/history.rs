@@ -47,7 +47,7 @@ pub struct CheckHistory {
     /// How long a network store may take to answer.
     pub(crate) timeout: std::time::Duration,
     /// When another workload × GPU of the store is stale (a warning after recording).
-    pub(crate) stale_after: crate::history::stale::StaleAfter,
+    pub(crate) stale_after: crate::options::history::StaleAfter,
 }
 
 /// `check`'s history settings: the flags over `[history]`. `None` when no
@@ -142,9 +142,9 @@ pub(crate) struct ShowRuns {
     /// Accepted runs behind each band.
     pub(crate) window: usize,
     /// The change-point test's settings.
-    pub(crate) change: crate::history::changepoint::Settings,
+    pub(crate) change: crate::options::history::ChangeSettings,
     /// When a workload × GPU is stale.
-    pub(crate) stale_after: crate::history::stale::StaleAfter,
+    pub(crate) stale_after: crate::options::history::StaleAfter,
     /// Branches whose runs keep a workload fresh.
     pub(crate) branches: Vec<String>,
 }

@@ -19,19 +19,7 @@
 //! false alarms over a history (the split is the best of many): that rate
 //! is measured on recorded GPU noise and published with the method.
 
-/// Fewest runs on each side of a change point. With 3 the false alarms on
-/// resampled GPU noise were 4 times as many (2.25 against 0.52 per 1,000
-/// runs) for the same detection: a change is named from its fifth run on.
-pub(crate) const MIN_SIDE: usize = 5;
-
-/// The test's settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Settings {
-    /// The significance level of one test (0 < p < 1).
-    pub(crate) p: f64,
-    /// Runs searched at once and compared on each side of a change.
-    pub(crate) window: usize,
-}
+pub(crate) use crate::options::history::{ChangeSettings as Settings, MIN_CHANGE_SIDE as MIN_SIDE};
 
 /// One change point of a series.
 #[derive(Debug, Clone, Copy, PartialEq)]

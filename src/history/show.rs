@@ -165,7 +165,7 @@ pub(crate) fn short(commit: &str) -> String {
 }
 
 /// The series as JSON (`{"series": […], "stale": […]}`).
-pub(crate) fn json(series: &[Series], stale: &[super::stale::Stale]) -> String {
+pub(crate) fn json<S: Serialize>(series: &[Series], stale: &[S]) -> String {
     // Names from the store, escaped as the text view escapes them.
     let mut doc = serde_json::json!({ "schema_version": 1, "series": series, "stale": stale });
     crate::text::escape::printable_json(&mut doc);

@@ -6,41 +6,14 @@
 //! `history show` and `changes` list them; a check that records its run
 //! warns about the others (never fails: the missing runs are not this one's).
 
+pub(crate) use crate::options::history::StaleAfter;
+
 use super::store::Point;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Seconds in a day.
 const DAY: i64 = 86_400;
-
-/// How long a series may go without a run on an accepted branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StaleAfter {
-    /// More than this many days.
-    Days(u64),
-    /// More than this many commits recorded on an accepted branch since.
-    Commits(u64),
-}
-
-impl StaleAfter {
-    /// `14d` or `30c` (a number ≥ 1 and its unit); `None` for anything else.
-    pub(crate) fn parse(text: &str) -> Option<StaleAfter> {
-        let text = text.trim();
-        let number = |n: &str| n.parse::<u64>().ok().filter(|n| *n >= 1);
-        if let Some(days) = text.strip_suffix('d') {
-            return number(days).map(StaleAfter::Days);
-        }
-        number(text.strip_suffix('c')?).map(StaleAfter::Commits)
-    }
-
-    /// As messages state it: `14 days`, `30 commits`.
-    pub(crate) fn shown(self) -> String {
-        match self {
-            StaleAfter::Days(n) => format!("{n} day{}", if n == 1 { "" } else { "s" }),
-            StaleAfter::Commits(n) => format!("{n} commit{}", if n == 1 { "" } else { "s" }),
-        }
-    }
-}
 
 /// A workload × GPU with no recent run on an accepted branch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
