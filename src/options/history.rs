@@ -239,6 +239,41 @@ mod tests {
     }
 
     #[test]
+    fn change_and_staleness_settings_read_from_the_table_and_are_checked() {
+        let none = HistoryOptions::default();
+        assert_eq!(
+            none.change().unwrap(),
+            ChangeSettings {
+                p: DEFAULT_CHANGE_P,
+                window: DEFAULT_CHANGE_WINDOW
+            }
+        );
+        assert_eq!(none.stale_after().unwrap(), StaleAfter::Days(14));
+        let read: HistoryOptions =
+            toml::from_str("change_p = 0.01\nchange_window = 30\nstale_after = \"30c\"").unwrap();
+        assert_eq!(
+            read.change().unwrap(),
+            ChangeSettings {
+                p: 0.01,
+                window: 30
+            }
+        );
+        assert_eq!(read.stale_after().unwrap(), StaleAfter::Commits(30));
+        for bad in [0.0, -0.1, 0.6, f64::NAN] {
+            let o = HistoryOptions {
+                change_p: Some(bad),
+                ..HistoryOptions::default()
+            };
+            assert!(o.change().is_err(), "{bad}");
+        }
+        let short = HistoryOptions {
+            change_window: Some(2 * MIN_CHANGE_SIDE - 1),
+            ..HistoryOptions::default()
+        };
+        assert!(short.change().is_err());
+    }
+
+    #[test]
     fn unset_settings_take_their_defaults_and_a_window_of_none_is_refused() {
         let none = HistoryOptions::default();
         assert_eq!(none.window().unwrap(), DEFAULT_WINDOW);
