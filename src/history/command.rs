@@ -69,8 +69,8 @@ fn selected(config: &HistoryConfig, s: &ShowRuns) -> Result<(Vec<show::Series>, 
         metric: s.metric.clone(),
     };
     let mut points = store.series(&query)?;
-    // Staleness counts the commits of every workload: read them all.
-    let every = store.series(&history::Query::default())?;
+    // Staleness counts the commits of every workload: every run's head.
+    let every = store.heads()?;
     let now = jiff::Timestamp::now().as_second();
     let stale: Vec<Stale> = stale::find(&every, &s.branches, s.stale_after, now)
         .into_iter()

@@ -8,7 +8,7 @@
 
 pub(crate) use crate::options::history::StaleAfter;
 
-use super::store::Point;
+use super::store::RunHead;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,19 +31,19 @@ pub(crate) struct Stale {
     pub(crate) commits: usize,
 }
 
-/// The stale workload × GPU pairs among `points` (every series of the
-/// store), by name; `now` in seconds since the Unix epoch.
+/// The stale workload × GPU pairs among `runs` (every run of the store),
+/// by name; `now` in seconds since the Unix epoch.
 pub(crate) fn find(
-    points: &[Point],
+    runs: &[RunHead],
     branches: &[String],
     after: StaleAfter,
     now: i64,
 ) -> Vec<Stale> {
-    let on_branch: Vec<&Point> = points
+    let on_branch: Vec<&RunHead> = runs
         .iter()
         .filter(|p| branches.contains(&p.branch))
         .collect();
-    let mut last: BTreeMap<(&str, &str), &Point> = BTreeMap::new();
+    let mut last: BTreeMap<(&str, &str), &RunHead> = BTreeMap::new();
     for p in &on_branch {
         let slot = last.entry((&p.workload, &p.gpu)).or_insert(p);
         if p.time > slot.time {
@@ -107,22 +107,13 @@ pub(crate) fn render(stale: &[Stale], after: StaleAfter) -> String {
 mod tests {
     use super::*;
 
-    fn point(workload: &str, commit: &str, branch: &str, time: i64) -> Point {
-        Point {
+    fn point(workload: &str, commit: &str, branch: &str, time: i64) -> RunHead {
+        RunHead {
             workload: workload.into(),
             gpu: "H200".into(),
-            kernel: String::new(),
-            rule: "r".into(),
-            metric: "m".into(),
-            aggregate: "sum".into(),
-            unit: "us".into(),
             commit: commit.into(),
             branch: branch.into(),
             time,
-            accepted: true,
-            outcome: "pass".into(),
-            mean: Some(1.0),
-            status: "pass".into(),
         }
     }
 

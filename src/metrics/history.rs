@@ -134,7 +134,7 @@ fn stale_warnings(
         .as_ref()
         .map(|d| d.current.clone())
         .unwrap_or_default();
-    let every = match store.series(&history::Query::default()) {
+    let every = match store.heads() {
         Ok(every) => every,
         Err(e) => {
             report.note(format!(
