@@ -10,7 +10,8 @@
 #              .ci/action-test/workflow.yml: outputs and exit status for regression/pass cases
 #   4. direct  .github/action/run.sh run directly with a simulated GITHUB_OUTPUT/GITHUB_STEP_SUMMARY:
 #              what wrkflw cannot reach (build from source, release download from a local server,
-#              ncugate missing, usage errors, quoting, injection attempts, older ncugate)
+#              ncugate missing, usage errors, quoting, injection attempts, older ncugate), and the
+#              sticky pull-request comment against a stub GitHub API (.ci/action-comment-tests.sh)
 #
 # Everything goes to target/action-tests/. Exit 0 when every check passed, 1 otherwise.
 # WRKFLW_VERSION overrides the wrkflw version (the workflow template's shims are for 0.8.0).
@@ -110,8 +111,8 @@ run_lint "check-jsonschema vendor.github-workflows .github/workflows/gpu-gate.ym
   check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/gpu-gate.yml .github/workflows/release.yml
 run_lint "zizmor --offline action.yml .github/workflows/gpu-gate.yml release.yml: no findings" \
   zizmor --offline --no-progress action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml
-run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-release.sh" \
-  shellcheck .github/action/run.sh .ci/action-tests.sh scripts/package-release.sh
+run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh" \
+  shellcheck .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh
 run_lint "wrkflw validate .github/workflows/gpu-gate.yml" \
   wrkflw validate .github/workflows/gpu-gate.yml
 # The suite example: a matrix of GPU shards, artifacts, and a merge job without a GPU.
@@ -478,6 +479,16 @@ expect "release tag with a path in it: exit" "$d_status" 2
 kill "$http_pid" 2>/dev/null || true
 wait "$http_pid" 2>/dev/null || true
 trap - EXIT
+
+# The sticky pull-request comment against a stub of GitHub's REST API: created, updated in place,
+# skipped per the `comment` input, a read-only token, and `command: comment` (the fork pattern).
+phase "sticky pull-request comment (.ci/action-comment-tests.sh, stub GitHub API)"
+if NCUGATE_BIN="$ncugate" ./.ci/action-comment-tests.sh >"$work/comment-tests.log" 2>&1; then
+  ok "$(tail -n 1 "$work/comment-tests.log" | sed 's/^ *//') (log: target/action-tests/comment-tests.log)"
+else
+  sed 's/^/      /' "$work/comment-tests.log"
+  bad "sticky pull-request comment tests"
+fi
 
 # ──────────────────────────────────────────────────────────────────────────────────────────────
 phase "summary"

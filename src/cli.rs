@@ -61,7 +61,7 @@ pub(crate) enum CliCommand {
     #[command(after_help = crate::exit::MERGE_TABLE)]
     Merge(Box<MergeArgs>),
     /// Keep every run in a history store (SQLite or PostgreSQL) and show each kernel's trend.
-    History(HistoryArgs),
+    History(Box<HistoryArgs>),
     /// Check the GPU, ncu, compute-sanitizer, nvcc and performance-counter access.
     Doctor,
     /// Print a shell completion script: `ncugate completions bash > /etc/bash_completion.d/ncugate`.
@@ -401,7 +401,7 @@ pub(crate) enum HistoryCommand {
     Accept(HistoryAcceptArgs),
     /// Print the series: a sparkline per workload × kernel × metric, oldest first.
     Show(HistoryShowArgs),
-    /// List the commits where a series changed: the exact commit for counts, two runs in a row beyond ±5% for the rest.
+    /// List the commits where a series changed: the exact commit for counts, E-Divisive change points (Welch p < --change-p) for the rest.
     Changes(HistoryShowArgs),
 }
 
@@ -457,6 +457,15 @@ pub(crate) struct HistoryShowArgs {
     /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
+    /// The change-point test's significance level (default: [history] change_p, else 0.001).
+    #[arg(long, env = "NCUGATE_CHANGE_P", value_name = "P")]
+    pub(crate) change_p: Option<f64>,
+    /// The runs the change-point test searches at once and compares on each side (default: [history] change_window, else 50).
+    #[arg(long, env = "NCUGATE_CHANGE_WINDOW", value_name = "N")]
+    pub(crate) change_window: Option<usize>,
+    /// List a workload × GPU as stale when its last run on an accepted branch is older than this: days (14d) or commits (30c) (default: [history] stale_after, else 14d).
+    #[arg(long, env = "NCUGATE_STALE_AFTER", value_name = "AGE")]
+    pub(crate) stale_after: Option<String>,
 }
 
 /// A value clap refused (`--mode fastest`, `--env X`, `--tool foo`) as
@@ -726,6 +735,15 @@ mod tests {
             (
                 "history-timeout",
                 Some(history::DEFAULT_TIMEOUT.as_secs().to_string()),
+            ),
+            ("change-p", Some(history::DEFAULT_CHANGE_P.to_string())),
+            (
+                "change-window",
+                Some(history::DEFAULT_CHANGE_WINDOW.to_string()),
+            ),
+            (
+                "stale-after",
+                Some(history::DEFAULT_STALE_AFTER.to_string()),
             ),
             ("commit", None),
             ("branch", None),

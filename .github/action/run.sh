@@ -23,6 +23,12 @@
 #   NCUGATE_ACTION_EXPECT_SHARDS        merge: N → --expect-shards N
 #   NCUGATE_ACTION_HISTORY              → NCUGATE_HISTORY (a secret's postgres:// URL, or sqlite:PATH)
 #   NCUGATE_ACTION_HISTORY_RECORD       check: auto | always | never → --history-record
+#   NCUGATE_ACTION_COMMENT              on-failure | always | never: the sticky pull-request comment
+#                                       (comment.py); command `comment` only posts report-dir's
+#                                       summary.md (the second workflow of the fork pattern)
+#   NCUGATE_ACTION_GITHUB_TOKEN         the token the comment is made with (github.token)
+#   NCUGATE_ACTION_COMMENT_PR           the pull request's number (default: the event's)
+#   NCUGATE_ACTION_COMMENT_REPORT_URL   the link under the comment (default: the run's page)
 #
 # Outputs (GITHUB_OUTPUT): ncugate writes result/regressions/report itself in GitHub mode
 # (GITHUB_ACTIONS=true). This script writes them only when ncugate did not: when it could not be
@@ -75,6 +81,26 @@ fail_on_regression=${NCUGATE_ACTION_FAIL_ON_REGRESSION:-true}
 workdir=${NCUGATE_ACTION_WORKING_DIRECTORY:-}
 report_dir=${NCUGATE_ACTION_REPORT_DIR:-}
 action_path=${NCUGATE_ACTION_PATH:-}
+
+comment=${NCUGATE_ACTION_COMMENT:-on-failure}
+case $comment in
+  on-failure | always | never) ;;
+  *) fail_early "comment must be on-failure, always or never, not '$comment'" ;;
+esac
+
+# post_comment RESULT MARKDOWN: the sticky pull-request comment; never changes the exit status.
+post_comment() {
+  [[ $comment != never ]] || return 0
+  if ! command -v python3 >/dev/null 2>&1; then
+    annotate warning "comment: $comment needs python3 on the runner: no comment"
+    return 0
+  fi
+  NCUGATE_COMMENT="$comment" NCUGATE_COMMENT_RESULT="$1" NCUGATE_COMMENT_MARKDOWN="$2" \
+    NCUGATE_COMMENT_TOKEN="${NCUGATE_ACTION_GITHUB_TOKEN:-}" NCUGATE_COMMENT_PR="${NCUGATE_ACTION_COMMENT_PR:-}" \
+    NCUGATE_COMMENT_REPORT_URL="${NCUGATE_ACTION_COMMENT_REPORT_URL:-}" \
+    python3 "$action_path/.github/action/comment.py" ||
+    annotate warning "comment: comment.py failed (exit $?): no comment"
+}
 
 case ${fail_on_regression,,} in
   true | yes | 1) fail_on_regression=true ;;
@@ -139,6 +165,21 @@ fi
 # ── Where the reports go: absolute, so that the `report` output can be uploaded from anywhere. ──
 [[ -n $report_dir ]] || report_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/ncugate"
 [[ $report_dir == /* ]] || report_dir="$PWD/$report_dir"
+
+# ── command comment: post report-dir's Markdown report, made by an earlier job; no ncugate. ──────
+if [[ ${command_words[*]} == comment ]]; then
+  [[ -s $report_dir/summary.md ]] ||
+    fail_early "command comment posts report-dir's summary.md, but '$report_dir/summary.md' is missing or empty"
+  result=error
+  outcome=$(grep -o -m 1 '"outcome": *"[a-z]*"' "$report_dir/report.json" 2>/dev/null || true)
+  case $outcome in
+    *'"pass"') result=pass ;;
+    *'"regression"') result=regression ;;
+  esac
+  post_comment "$result" "$report_dir/summary.md"
+  set_output result "$result"
+  exit 0
+fi
 
 # ── Obtain ncugate. ───────────────────────────────────────────────────────────────────────────────
 case $version in
@@ -279,6 +320,14 @@ if [[ -n $output_file ]]; then
     set_output report "$report"
   fi
 fi
+
+case $status in
+  0) result=pass ;;
+  1) result=regression ;;
+  *) result=error ;;
+esac
+# The comment reports what ncugate wrote; a command without a Markdown report makes none.
+[[ -z $markdown ]] || post_comment "$result" "$markdown"
 
 case $status in
   0) exit 0 ;;

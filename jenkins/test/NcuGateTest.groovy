@@ -94,6 +94,12 @@ Run runStep(String source, Map args, Closure shStub, Map options = [:]) {
             throw new RuntimeException('No such DSL method publishHTML')
         }
     })
+    binding.setVariable('publishChecks', { Map m ->
+        run.calls << [step: 'publishChecks', args: m]
+        if (options.publishChecksThrows) {
+            throw new RuntimeException('No such DSL method publishChecks')
+        }
+    })
     binding.setVariable('unstable', { Object m -> run.calls << [step: 'unstable', args: [message: m.toString()]] })
     binding.setVariable('error', { Object m ->
         run.calls << [step: 'error', args: [message: m.toString()]]
@@ -422,6 +428,25 @@ void unitSuite(String source) {
         check(run.currentBuild.description == 'ncugate check: error (exit 127)', "publishMarkdown without a report: ${run.currentBuild.description}")
         run = runStep(source, [:], { Map m -> 0 }, [files: ['ncugate-reports/check.md': md]])
         check(run.currentBuild.description == null, 'publishMarkdown off: description untouched')
+    }
+
+    scenario('publishChecks') {
+        String md = '## \u274c ncugate: regression\n\n2 failed \u00b7 0 warnings \u2014 exit code 1\n\n### Why\n\n- **FAIL** `scale`\n'
+        Run run = runStep(source, [publishChecks: true], { Map m -> 1 }, [files: ['ncugate-reports/check.md': md]])
+        List<Map> checks = run.of('publishChecks')
+        check(checks.size() == 1, "publishChecks: one check run (${checks.size()})")
+        Map a = checks ? checks[0].args : [:]
+        check(a.name == 'ncugate check' && a.conclusion == 'FAILURE', "publishChecks: name and conclusion ${a}")
+        check(a.summary == md, 'publishChecks: the whole Markdown report, failures first')
+        check(a.title == run.returned?.summary, "publishChecks: titled with the headline (${a.title})")
+        check(run.of('unstable').size() == 1, 'publishChecks: the regression still marks the build UNSTABLE')
+        run = runStep(source, [publishChecks: true], { Map m -> 0 }, [files: ['ncugate-reports/check.md': md]])
+        check(run.of('publishChecks')[0]?.args?.conclusion == 'SUCCESS', 'publishChecks: exit 0 succeeds')
+        run = runStep(source, [publishChecks: true], { Map m -> 0 }, [publishChecksThrows: true])
+        check(run.returned?.result == 'pass' && run.of('echo').any { it.args.message.contains('Checks API plugin') },
+            "publishChecks without the plugin: an echo, the result stands (${run.of('echo')})")
+        run = runStep(source, [:], { Map m -> 1 }, [files: ['ncugate-reports/check.md': md]])
+        check(!run.of('publishChecks'), 'publishChecks off (default): no check run')
     }
 
     scenario('source is ASCII') {

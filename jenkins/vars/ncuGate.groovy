@@ -19,6 +19,7 @@ Map defaults() {
         failOnRegression: false,
         propagate: true,
         publishMarkdown: false,
+        publishChecks: false,
         publishHtml: false,
         shard: null,
         expectShards: null,
@@ -80,6 +81,9 @@ Map call(Map args = [:]) {
     ]
     if (cfg.publishMarkdown) {
         currentBuild.description = result.summary
+    }
+    if (cfg.publishChecks) {
+        publishReport(result, slug, status)
     }
     String message = "ncugate ${joined(command, ' ')} exited ${result.meaning}"
     if (status == 0) {
@@ -360,6 +364,32 @@ String signalName(int signal) {
         15: 'SIGTERM, build aborted or timed out?',
     ]
     return names[signal] ?: "signal ${signal}".toString()
+}
+
+/** GitHub limits a check run's text to 65,535 characters. */
+int checksLimit() {
+    return 65000
+}
+
+/**
+ * publishChecks: true - the Markdown report (failures first) as a check run named "ncugate SLUG"
+ * (Checks API plugin; with the GitHub Checks plugin it shows on the commit and the pull request),
+ * failed unless ncugate exited 0. A missing plugin is an echo: it never changes the gate's result.
+ */
+void publishReport(Map result, String slug, int status) {
+    String text = result.summary
+    if (result.markdown != null && fileExists(result.markdown)) {
+        text = readFile(result.markdown)
+    }
+    if (text.length() > checksLimit()) {
+        text = text.substring(0, checksLimit()) + '\n\n... (cut: the whole report is archived)'
+    }
+    try {
+        publishChecks(name: "ncugate ${slug}".toString(), title: result.summary, summary: text,
+                      conclusion: status == 0 ? 'SUCCESS' : 'FAILURE')
+    } catch (Exception e) { // groovylint-disable-line CatchException
+        echo("publishChecks: ${e.message} (install the Checks API plugin, and GitHub Checks for GitHub)")
+    }
 }
 
 /** The Markdown report's headline and counts line, e.g. "(X) ncugate: regression - 2 failed ... - exit code 1". */

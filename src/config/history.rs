@@ -46,6 +46,8 @@ pub struct CheckHistory {
     pub(crate) branches: Vec<String>,
     /// How long a network store may take to answer.
     pub(crate) timeout: std::time::Duration,
+    /// When another workload × GPU of the store is stale (a warning after recording).
+    pub(crate) stale_after: crate::options::history::StaleAfter,
 }
 
 /// `check`'s history settings: the flags over `[history]`. `None` when no
@@ -89,6 +91,7 @@ pub(crate) fn check_history(
             .transpose()?,
         branches: history.branches(),
         timeout: history.timeout(),
+        stale_after: history.stale_after()?,
     }))
 }
 
@@ -138,6 +141,12 @@ pub(crate) struct ShowRuns {
     pub(crate) thresholds: crate::rules::ThresholdsSource,
     /// Accepted runs behind each band.
     pub(crate) window: usize,
+    /// The change-point test's settings.
+    pub(crate) change: crate::options::history::ChangeSettings,
+    /// When a workload × GPU is stale.
+    pub(crate) stale_after: crate::options::history::StaleAfter,
+    /// Branches whose runs keep a workload fresh.
+    pub(crate) branches: Vec<String>,
 }
 
 /// `ncugate history record`.
@@ -224,12 +233,15 @@ fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
     if args.last == Some(0) {
         return Err(HistoryError::LastZero.into());
     }
-    let window = HistoryOptions {
+    let options = HistoryOptions {
         window: args.window,
+        change_p: args.change_p,
+        change_window: args.change_window,
+        stale_after: args.stale_after,
         ..HistoryOptions::default()
     }
-    .over(file.history.clone())
-    .window()?;
+    .over(file.history.clone());
+    let window = options.window()?;
     Ok(ShowRuns {
         workload: args.workload,
         kernel: args.kernel,
@@ -242,6 +254,9 @@ fn show(args: HistoryShowArgs, file: &FileConfig) -> Result<ShowRuns> {
             .or_else(|| file.gate.thresholds.clone())
             .into(),
         window,
+        change: options.change()?,
+        stale_after: options.stale_after()?,
+        branches: options.branches(),
     })
 }
 

@@ -143,7 +143,7 @@ impl Config {
                 outputs: output::outputs(&args.report),
                 style: output::style(&args.report, args.quiet),
             })),
-            CliCommand::History(args) => history::history(args).map(Config::History),
+            CliCommand::History(args) => history::history(*args).map(Config::History),
             CliCommand::Leaks(args) => leaks::leaks(*args).map(Config::Leaks),
             CliCommand::Doctor => Ok(Config::Doctor),
             CliCommand::Completions(args) => Ok(Config::Completions(args.shell)),

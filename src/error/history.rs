@@ -75,6 +75,13 @@ pub enum HistoryError {
     /// `--window 0`.
     #[error("--window 0 compares with nothing")]
     WindowZero,
+    /// A `[history]` setting (or its flag) out of its range.
+    #[error("[history] {setting} = {value} is not {expected}")]
+    BadSetting {
+        setting: &'static str,
+        value: String,
+        expected: String,
+    },
 }
 
 fn colon(tail: &str) -> String {
@@ -102,6 +109,7 @@ impl HistoryError {
             HistoryError::NoAnchorRun { .. } => "give --anchor (or [history] anchor) a commit the history has for this workload and GPU; `ncugate history show --workload W` lists them".into(),
             HistoryError::RuleNotRecorded { .. } => "record runs checked with these thresholds first, or compare with a baseline file (--baseline FILE)".into(),
             HistoryError::WindowZero => "give --window N with N ≥ 1 (default 5)".into(),
+            HistoryError::BadSetting { setting, expected, .. } => format!("set `{setting}` in [history] of ncugate.toml (or its flag, --{}) to {expected}", setting.replace('_', "-")),
             HistoryError::NotMetrics { .. } => "record the reports of `ncugate check` and `ncugate merge` of the metric gate".into(),
         }
     }

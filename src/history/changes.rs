@@ -5,27 +5,21 @@
 //!   sectors) are bit-identical from run to run of the same code on the
 //!   H200, so the change is the exact commit whose value differs from the
 //!   run before it.
-//! - **Everything else** (timings, throughputs, bytes) is noisy, so one odd
-//!   run is not a change: a change is [`CONSECUTIVE`] runs in a row beyond
-//!   ±[`TOLERANCE_PCT`]% of the median of the up to [`WINDOW`] runs before
-//!   them, on the same side; it is dated at the first of them, and the
-//!   window starts again there. This is the "≥ 2 consecutive violations"
-//!   rule that regression dashboards use to stop single-run false alarms,
-//!   chosen over a statistical change-point test (E-Divisive, Student-t)
-//!   because it needs no tuning beyond the tolerance, explains itself in
-//!   one line, and works from the third run on.
+//! - **Everything else** (timings, throughputs, bytes) is noisy: its change
+//!   points are E-Divisive means splits confirmed by Welch's t-test at
+//!   `[history] change_p` within `[history] change_window` runs
+//!   ([`super::changepoint`]), dated at the first run after the change.
+//!   This replaced a "two runs in a row beyond ±5% of the median of the 5
+//!   before" rule, whose false-alarm rate was never measured and which
+//!   missed every step smaller than 5%; the change-point test's rates on
+//!   recorded GPU noise are measured by `changepoint_eval` and published.
 
+use super::changepoint::{self, Settings};
 use super::show::Series;
 use serde::Serialize;
 
 /// Units whose values do not vary between runs of the same code.
 pub(crate) const COUNT_UNITS: &[&str] = &["inst", "launches", "sector"];
-/// Runs before a candidate whose median it is compared with.
-pub(crate) const WINDOW: usize = 5;
-/// How far from that median a value may be without counting as a violation, percent.
-pub(crate) const TOLERANCE_PCT: f64 = 5.0;
-/// Violations in a row, on one side, that make a change.
-pub(crate) const CONSECUTIVE: usize = 2;
 
 /// One change of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,32 +34,24 @@ pub(crate) struct Change {
     pub(crate) commit: String,
     pub(crate) branch: String,
     pub(crate) time: String,
-    /// The value before (the previous run's, or the median of the window).
+    /// The value before: the previous run's (counts), or the mean of the
+    /// runs since the last change (up to the window).
     pub(crate) from: f64,
-    /// The value at `commit`.
+    /// The value at `commit` (counts), or the mean of the runs from it.
     pub(crate) to: f64,
-    /// `exact` (counts) or `consecutive` (noisy metrics).
+    /// `exact` (counts) or `e-divisive` (noisy metrics).
     pub(crate) test: &'static str,
+    /// Welch's two-sided p of an `e-divisive` change.
+    pub(crate) p_value: Option<f64>,
 }
 
 /// The changes of every series, oldest first within a series.
-pub(crate) fn find(series: &[Series]) -> Vec<Change> {
+pub(crate) fn find(series: &[Series], settings: Settings) -> Vec<Change> {
     let mut out = Vec::new();
     for s in series {
-        let values: Vec<(usize, f64)> = s
-            .points
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.value.map(|v| (i, v)))
-            .collect();
-        let (test, at): (&'static str, Vec<(usize, f64)>) =
-            if COUNT_UNITS.contains(&s.unit.as_str()) {
-                ("exact", exact(&values))
-            } else {
-                ("consecutive", consecutive(&values))
-            };
-        for (i, from) in at {
-            let p = &s.points[values[i].0];
+        let (test, at) = of(s, settings);
+        for found in at {
+            let p = &s.points[found.index];
             out.push(Change {
                 workload: s.workload.clone(),
                 gpu: s.gpu.clone(),
@@ -76,70 +62,74 @@ pub(crate) fn find(series: &[Series]) -> Vec<Change> {
                 commit: p.commit.clone(),
                 branch: p.branch.clone(),
                 time: p.time.clone(),
-                from,
-                to: values[i].1,
+                from: found.from,
+                to: found.to,
                 test,
+                p_value: found.p,
             });
         }
     }
     out
 }
 
-/// The indices (into `values`) whose value differs from the one before, with that one.
-fn exact(values: &[(usize, f64)]) -> Vec<(usize, f64)> {
+/// The points of `s` where it changed (indices into its points), by the test its unit takes.
+pub(crate) fn at(s: &Series, settings: Settings) -> Vec<usize> {
+    of(s, settings).1.iter().map(|f| f.index).collect()
+}
+
+/// The test `s` takes and its changes, `index` into its points.
+fn of(s: &Series, settings: Settings) -> (&'static str, Vec<Found>) {
+    let values: Vec<(usize, f64)> = s
+        .points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.value.map(|v| (i, v)))
+        .collect();
+    let (test, mut at) = if COUNT_UNITS.contains(&s.unit.as_str()) {
+        ("exact", exact(&values))
+    } else {
+        let only: Vec<f64> = values.iter().map(|v| v.1).collect();
+        let at = changepoint::find(&only, settings)
+            .into_iter()
+            .map(|c| Found {
+                index: c.index,
+                from: c.before,
+                to: c.after,
+                p: Some(c.p),
+            })
+            .collect();
+        ("e-divisive", at)
+    };
+    // From the measured values back to the series' points.
+    for f in &mut at {
+        f.index = values[f.index].0;
+    }
+    (test, at)
+}
+
+/// A change in a series: where (into its measured values), from and to what.
+struct Found {
+    index: usize,
+    from: f64,
+    to: f64,
+    p: Option<f64>,
+}
+
+/// The values that differ from the one before, with that one.
+fn exact(values: &[(usize, f64)]) -> Vec<Found> {
     (1..values.len())
         .filter(|&i| values[i].1 != values[i - 1].1)
-        .map(|i| (i, values[i - 1].1))
+        .map(|i| Found {
+            index: i,
+            from: values[i - 1].1,
+            to: values[i].1,
+            p: None,
+        })
         .collect()
 }
 
-/// The indices where [`CONSECUTIVE`] runs in a row leave the window's median
-/// by more than [`TOLERANCE_PCT`] on one side, with that median.
-fn consecutive(values: &[(usize, f64)]) -> Vec<(usize, f64)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 1;
-    while i < values.len() {
-        let window = &values[start.max(i.saturating_sub(WINDOW))..i];
-        let reference = median(window.iter().map(|v| v.1).collect());
-        let side = |v: f64| {
-            let band = reference.abs() * TOLERANCE_PCT / 100.0;
-            if v > reference + band {
-                1
-            } else if v < reference - band {
-                -1
-            } else {
-                0
-            }
-        };
-        let first = side(values[i].1);
-        let run = values[i..]
-            .iter()
-            .take(CONSECUTIVE)
-            .take_while(|v| first != 0 && side(v.1) == first)
-            .count();
-        if run == CONSECUTIVE {
-            out.push((i, reference));
-            start = i;
-            i += CONSECUTIVE;
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    match values.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
-}
-
 /// The changes as text: a line per change under a heading per workload × GPU.
-pub(crate) fn render(changes: &[Change]) -> String {
+pub(crate) fn render(changes: &[Change], settings: Settings) -> String {
     use crate::format::{format_change, format_value};
     if changes.is_empty() {
         return "ncugate: no change in the selected series\n".into();
@@ -164,7 +154,10 @@ pub(crate) fn render(changes: &[Change]) -> String {
         let why = match c.test {
             "exact" => "a count: differs from the run before".to_string(),
             _ => format!(
-                "{CONSECUTIVE} runs in a row beyond ±{TOLERANCE_PCT}% of the median of the {WINDOW} before"
+                "change point: mean of the runs before vs. from it, Welch p = {:.1e} < {} (window {})",
+                c.p_value.unwrap_or(f64::NAN),
+                settings.p,
+                settings.window
             ),
         };
         out.push_str(&format!(
@@ -180,10 +173,10 @@ pub(crate) fn render(changes: &[Change]) -> String {
     out
 }
 
-/// The changes as JSON (`{"changes": […]}`).
-pub(crate) fn json(changes: &[Change]) -> String {
+/// The changes as JSON (`{"changes": […], "stale": […]}`).
+pub(crate) fn json(changes: &[Change], stale: &[super::stale::Stale]) -> String {
     // Names from the store, escaped as the text view escapes them.
-    let mut doc = serde_json::json!({ "schema_version": 1, "changes": changes });
+    let mut doc = serde_json::json!({ "schema_version": 1, "changes": changes, "stale": stale });
     crate::text::escape::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
@@ -200,25 +193,11 @@ mod tests {
 
     #[test]
     fn a_count_changes_at_the_exact_commit() {
-        assert_eq!(
-            exact(&indexed(&[5.0, 5.0, 7.0, 7.0, 5.0])),
-            [(2, 5.0), (4, 7.0)]
-        );
+        let at: Vec<(usize, f64)> = exact(&indexed(&[5.0, 5.0, 7.0, 7.0, 5.0]))
+            .iter()
+            .map(|f| (f.index, f.from))
+            .collect();
+        assert_eq!(at, [(2, 5.0), (4, 7.0)]);
         assert!(exact(&indexed(&[5.0, 5.0])).is_empty());
-    }
-
-    #[test]
-    fn a_timing_changes_after_two_runs_in_a_row_on_one_side() {
-        // One odd run is no change.
-        assert!(consecutive(&indexed(&[100.0, 101.0, 99.0, 130.0, 100.0, 101.0])).is_empty());
-        // A step up is dated at its first run; the window starts again there.
-        assert_eq!(
-            consecutive(&indexed(&[100.0, 101.0, 99.0, 130.0, 131.0, 129.0, 130.0])),
-            [(3, 100.0)]
-        );
-        // Noise within the tolerance is no change.
-        assert!(consecutive(&indexed(&[100.0, 103.0, 97.0, 102.0, 98.0, 104.0])).is_empty());
-        // One run above and one below are not two on one side.
-        assert!(consecutive(&indexed(&[100.0, 100.0, 120.0, 80.0, 100.0])).is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! Each returns a [`Text`]; a store that cannot be opened, read or written is
 //! the error (exit 2), never a pass.
 
+use super::stale::{self, Stale};
 use super::{self as history, Entry, Provenance, Recorded, changes, record, show};
 use crate::config::history::{HistoryAction, HistoryConfig, RecordRuns, ShowRuns};
 use crate::error::{HistoryError, Result};
@@ -15,11 +16,11 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
         HistoryAction::Record(r) => record_runs(config, r, processes),
         HistoryAction::Accept { commit } => accept(config, commit),
         HistoryAction::Show(s) => {
-            let series = selected(config, s)?;
+            let (series, stale) = selected(config, s)?;
             let mut text = if s.json {
-                show::json(&series)
+                show::json(&series, &stale)
             } else {
-                show::render(&series)
+                show::render(&series) + &stale::render(&stale, s.stale_after)
             };
             if let Some(dir) = &s.html {
                 let written = trends(dir, &series, s)?;
@@ -30,11 +31,12 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
             Ok(Text::pass(text))
         }
         HistoryAction::Changes(s) => {
-            let found = changes::find(&selected(config, s)?);
+            let (series, stale) = selected(config, s)?;
+            let found = changes::find(&series, s.change);
             Ok(Text::pass(if s.json {
-                changes::json(&found)
+                changes::json(&found, &stale)
             } else {
-                changes::render(&found)
+                changes::render(&found, s.change) + &stale::render(&stale, s.stale_after)
             }))
         }
     }
@@ -43,7 +45,7 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
 /// `show --html DIR`: the trend page; what it says it wrote.
 fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Result<String> {
     let thresholds = crate::rules::Thresholds::load(s.thresholds.file())?;
-    let page = history::trend::page(series, &thresholds, s.window);
+    let page = history::trend::page(series, &thresholds, s.window, s.change);
     let path = dir.join("index.html");
     std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
         path: dir.to_path_buf(),
@@ -57,8 +59,9 @@ fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Resul
     ))
 }
 
-/// The series `s` selects, each cut to its last runs when asked.
-fn selected(config: &HistoryConfig, s: &ShowRuns) -> Result<Vec<show::Series>> {
+/// The series `s` selects, each cut to its last runs when asked, and the
+/// stale workload × GPU pairs of the whole store (of the workload asked for).
+fn selected(config: &HistoryConfig, s: &ShowRuns) -> Result<(Vec<show::Series>, Vec<Stale>)> {
     let mut store = history::open(&config.url, history::Access::Read, config.timeout)?;
     let query = history::Query {
         workload: s.workload.clone(),
@@ -66,10 +69,17 @@ fn selected(config: &HistoryConfig, s: &ShowRuns) -> Result<Vec<show::Series>> {
         metric: s.metric.clone(),
     };
     let mut points = store.series(&query)?;
+    // Staleness counts the commits of every workload: every run's head.
+    let every = store.heads()?;
+    let now = jiff::Timestamp::now().as_second();
+    let stale: Vec<Stale> = stale::find(&every, &s.branches, s.stale_after, now)
+        .into_iter()
+        .filter(|st| s.workload.as_ref().is_none_or(|w| *w == st.workload))
+        .collect();
     if let Some(n) = s.last {
         points = history::store::last_per_series(points, n);
     }
-    Ok(show::group(points))
+    Ok((show::group(points), stale))
 }
 
 /// Reads every report before the store is touched: one bad file records nothing.

@@ -7,6 +7,9 @@
 //! series. A store that cannot be opened, read or written is an error
 //! (exit 2) with a hint; it never changes a verdict.
 
+pub(crate) mod changepoint;
+#[cfg(test)]
+mod changepoint_eval;
 pub(crate) mod changes;
 pub(crate) mod command;
 pub(crate) mod drift;
@@ -16,6 +19,7 @@ pub(crate) mod rolling;
 pub(crate) mod show;
 pub(crate) mod sql;
 pub(crate) mod sqlite;
+pub(crate) mod stale;
 pub mod store;
 pub(crate) mod trend;
 

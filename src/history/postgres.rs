@@ -10,7 +10,9 @@
 use super::Access;
 use super::record::RunRecord;
 use super::sql::{self, Param, Tx};
-use super::store::{Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun};
+use super::store::{
+    Dialect, Entry, Pick, Point, Provenance, Query, Recorded, RunHead, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
@@ -204,6 +206,13 @@ impl Store for Postgres {
         }
         let (workload, gpu, run) = (workload.to_string(), gpu.to_string(), run.clone());
         self.call(move |client| sql::accepted_after(&mut Pg::new(client), &workload, &gpu, &run))
+    }
+
+    fn heads(&mut self) -> Result<Vec<RunHead>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
+        self.call(move |client| sql::heads(&mut Pg::new(client)))
     }
 }
 

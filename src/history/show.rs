@@ -164,10 +164,10 @@ pub(crate) fn short(commit: &str) -> String {
     escaped(&commit.chars().take(12).collect::<String>())
 }
 
-/// The series as JSON (`{"series": […]}`).
-pub(crate) fn json(series: &[Series]) -> String {
+/// The series as JSON (`{"series": […], "stale": […]}`).
+pub(crate) fn json<S: Serialize>(series: &[Series], stale: &[S]) -> String {
     // Names from the store, escaped as the text view escapes them.
-    let mut doc = serde_json::json!({ "schema_version": 1, "series": series });
+    let mut doc = serde_json::json!({ "schema_version": 1, "series": series, "stale": stale });
     crate::text::escape::printable_json(&mut doc);
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');

@@ -6,7 +6,7 @@
 
 use super::record::{RunRecord, Value};
 use super::store::{
-    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, StoredRun, status_name,
+    self, Dialect, Entry, Pick, Point, Provenance, Query, Recorded, RunHead, StoredRun, status_name,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -295,6 +295,23 @@ pub(crate) fn accepted_after<T: Tx>(
         |r| r.big(0),
     )
     .map(|n| n as u64)
+}
+
+/// Every run's head, oldest first: one row per run, from `runs` alone.
+pub(crate) fn heads<T: Tx>(tx: &mut T) -> Result<Vec<RunHead>, T::Error> {
+    tx.query(
+        "SELECT workload, gpu, commit_sha, branch, at FROM runs ORDER BY at, id",
+        &[],
+        |r| {
+            Ok(RunHead {
+                workload: r.text(0)?,
+                gpu: r.text(1)?,
+                commit: r.text(2)?,
+                branch: r.text(3)?,
+                time: r.big(4)?,
+            })
+        },
+    )
 }
 
 /// A row of [`store::series_sql`].

@@ -11,7 +11,9 @@
 
 use super::Access;
 use super::sql::{self, Param, Tx};
-use super::store::{Dialect, Entry, Pick, Point, Provenance, Query, Recorded, Store, StoredRun};
+use super::store::{
+    Dialect, Entry, Pick, Point, Provenance, Query, Recorded, RunHead, Store, StoredRun,
+};
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params_from_iter};
 use std::path::{Path, PathBuf};
@@ -176,6 +178,13 @@ impl Store for Sqlite {
         }
         sql::accepted_after(&mut Lite(&self.conn), workload, gpu, run)
             .map_err(|e| fail(&self.path, e))
+    }
+
+    fn heads(&mut self) -> Result<Vec<RunHead>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
+        sql::heads(&mut Lite(&self.conn)).map_err(|e| fail(&self.path, e))
     }
 }
 

@@ -62,6 +62,17 @@ pub(crate) struct Point {
     pub(crate) status: String,
 }
 
+/// One run's where and when, without its values: what staleness reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunHead {
+    pub(crate) workload: String,
+    pub(crate) gpu: String,
+    pub(crate) commit: String,
+    pub(crate) branch: String,
+    /// Seconds since the Unix epoch.
+    pub(crate) time: i64,
+}
+
 /// A history database.
 pub(crate) trait Store {
     /// Adds the runs made at `at` in one transaction; the same report for
@@ -76,6 +87,8 @@ pub(crate) trait Store {
     /// How many accepted runs of `workload` on `gpu` were made after `run`
     /// (later, or in the same second and recorded after it).
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64>;
+    /// Every run's workload, GPU, commit, branch and time (no values), oldest first.
+    fn heads(&mut self) -> Result<Vec<RunHead>>;
 }
 
 /// Which runs of one workload on one GPU a check reads.

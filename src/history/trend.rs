@@ -6,6 +6,7 @@
 //! rule's `max_change` on its worse side. Names come from the store: the
 //! page escapes every one (maud), the charts (plotters' SVG) take them as text.
 
+use super::changepoint::Settings;
 use super::show::{Series, escaped, short};
 use crate::format::format_value;
 use crate::rules::{Thresholds, Worse};
@@ -59,15 +60,29 @@ const TEXT_PX: u32 = 15;
 /// The chart of `series` with the band its rule in `thresholds` allowed at
 /// each run (`window` accepted runs before it); `None` when no run has a value.
 pub(crate) fn chart(series: &Series, thresholds: &Thresholds, window: usize) -> Option<String> {
+    marked(series, thresholds, window, &[])
+}
+
+/// [`chart`] with an orange line before each point of `changes` (its change points).
+pub(crate) fn marked(
+    series: &Series,
+    thresholds: &Thresholds,
+    window: usize,
+    changes: &[usize],
+) -> Option<String> {
     let bands = match rule_of(series, thresholds).and_then(|r| r.max_change.map(|c| (r.worse, c))) {
         Some((worse, c)) => bands(series, worse, c, window),
         None => vec![None; series.points.len()],
     };
-    svg(series, &bands)
+    svg(series, &bands, changes)
 }
 
 /// The chart of one series; `None` when no run has a value.
-pub(crate) fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<String> {
+pub(crate) fn svg(
+    series: &Series,
+    bands: &[Option<(f64, f64)>],
+    changes: &[usize],
+) -> Option<String> {
     let values: Vec<(usize, f64)> = series
         .points
         .iter()
@@ -135,6 +150,16 @@ pub(crate) fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<Strin
                 .ok()?;
             }
         }
+        let change = RGBColor(0xe6, 0x51, 0x00);
+        for &i in changes {
+            // Between the last run before the change and the first after it.
+            let x = i as f64 - 0.5;
+            c.draw_series([PathElement::new(
+                vec![(x, lo - pad), (x, hi + pad)],
+                change.stroke_width(2),
+            )])
+            .ok()?;
+        }
         let line = RGBColor(0x60, 0x7d, 0x8b);
         c.draw_series([PathElement::new(
             values
@@ -165,12 +190,18 @@ pub(crate) fn svg(series: &Series, bands: &[Option<(f64, f64)>]) -> Option<Strin
 }
 
 /// The page of every series: a heading per series, its chart, and what the marks mean.
-pub(crate) fn page(series: &[Series], thresholds: &Thresholds, window: usize) -> String {
+pub(crate) fn page(
+    series: &[Series],
+    thresholds: &Thresholds,
+    window: usize,
+    change: Settings,
+) -> String {
     let sections: Vec<Markup> = series
         .iter()
         .map(|s| {
             let rule = rule_of(s, thresholds);
-            let chart = chart(s, thresholds, window);
+            let changes = super::changes::at(s, change);
+            let chart = marked(s, thresholds, window, &changes);
             let kernel = if s.kernel.is_empty() {
                 "(total)".to_string()
             } else {
@@ -183,6 +214,13 @@ pub(crate) fn page(series: &[Series], thresholds: &Thresholds, window: usize) ->
                         "workload " code { (escaped(&s.workload)) } " on " (escaped(&s.gpu))
                         " · rule " code { (escaped(&s.rule)) } " · " (s.points.len()) " runs"
                         @if rule.is_none() { " · no rule of these thresholds: no band" }
+                        @if !changes.is_empty() {
+                            " · change points at "
+                            @for (n, i) in changes.iter().enumerate() {
+                                @if n > 0 { ", " }
+                                code { (short(&s.points[*i].commit)) }
+                            }
+                        }
                     }
                     @if let Some(svg) = chart { (PreEscaped(svg)) }
                     @else if s.points.iter().any(|p| p.value.is_some()) { p { "not drawn: its values are too large to chart" } }
@@ -204,7 +242,9 @@ pub(crate) fn page(series: &[Series], thresholds: &Thresholds, window: usize) ->
                 p {
                     "One chart per kernel × metric, oldest run left, labelled by commit. Filled: an accepted run (baseline material); hollow: kept, not accepted; red: the run failed. Grey: the band "
                     code { "--baseline history --window " (window) }
-                    " allowed at that run (the mean of the accepted runs before it, widened by the rule's max_change on its worse side)."
+                    " allowed at that run (the mean of the accepted runs before it, widened by the rule's max_change on its worse side). Orange line: a change point of "
+                    code { "history changes" }
+                    " (a count that differs from the run before; else E-Divisive, Welch p < " (change.p) ", window " (change.window) "), before its first run."
                 }
                 @for s in &sections { (s) }
             }

@@ -116,7 +116,43 @@ fn record_check(
             " (not baseline material)"
         }
     ));
+    stale_warnings(h, shown, report, store.as_mut());
     Ok(true)
+}
+
+/// A warning for each other workload × GPU of the store with no recent run
+/// on an accepted branch (`[history] stale_after`). Never an error: a store
+/// that cannot be read for it is a note, and the verdict stays this run's.
+fn stale_warnings(
+    h: &CheckHistory,
+    shown: &str,
+    report: &mut Report,
+    store: &mut dyn history::Store,
+) {
+    let gpu = report
+        .devices
+        .as_ref()
+        .map(|d| d.current.clone())
+        .unwrap_or_default();
+    let every = match store.heads() {
+        Ok(every) => every,
+        Err(e) => {
+            report.note(format!(
+                "history {shown}: could not look for stale workloads: {e}"
+            ));
+            return;
+        }
+    };
+    let now = jiff::Timestamp::now().as_second();
+    for s in history::stale::find(&every, &h.branches, h.stale_after, now) {
+        if s.workload == h.workload && s.gpu == gpu {
+            continue;
+        }
+        report.notes.push(crate::note::Note::warning(format!(
+            "history {shown}: {}",
+            history::stale::line(&s, h.stale_after)
+        )));
+    }
 }
 
 /// The trend chart of each failing metric (the first 5, as the notes name

@@ -1071,6 +1071,11 @@ fn history_errors() -> Vec<HistoryError> {
             line: 7,
         },
         E::WindowZero,
+        E::BadSetting {
+            setting: "change_p",
+            value: s("0"),
+            expected: s("a significance level above 0 and at most 0.5 (default 0.001)"),
+        },
     ]
 }
 
@@ -1089,6 +1094,7 @@ fn history_name(e: &HistoryError) -> &'static str {
         HistoryError::NoAnchorRun { .. } => "NoAnchorRun",
         HistoryError::RuleNotRecorded { .. } => "RuleNotRecorded",
         HistoryError::WindowZero => "WindowZero",
+        HistoryError::BadSetting { .. } => "BadSetting",
     }
 }
 

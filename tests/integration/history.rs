@@ -145,6 +145,43 @@ fn scenarios(fresh: &dyn Fn(&str) -> String) {
     let last = series(&g, &url, &["--last", "2"]);
     assert_eq!(last[0]["points"].as_array().expect("points").len(), 2);
 
+    // A workload that last ran on main a month before c1 and c2 is stale, by days and by commits.
+    g.history_record(&url, "pass.json", ("c0", "main", "2026-11-01T00:00:00Z"))
+        .code(0);
+    g.run(&[
+        "history",
+        "record",
+        "pass.json",
+        "--workload",
+        "gone",
+        "--commit",
+        "c0",
+        "--branch",
+        "main",
+        "--time",
+        "2026-11-01T00:00:00Z",
+        "--history",
+        &url,
+    ])
+    .code(0);
+    let stale = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["history", "changes", "--json", "--history", url.as_str()];
+        args.extend_from_slice(extra);
+        let out = g.run(&args);
+        out.code(0);
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+        doc["stale"]
+            .as_array()
+            .expect("stale")
+            .iter()
+            .map(|s| format!("{} {}", s["workload"].as_str().unwrap_or(""), s["commits"]))
+            .collect()
+    };
+    // By days (14, the default) `default` goes stale too once its 2026-12-01 runs are old.
+    assert!(stale(&[]).contains(&"gone 2".to_string()), "14 days");
+    assert_eq!(stale(&["--stale-after", "1c"]), ["gone 2"]);
+    assert!(stale(&["--stale-after", "2c"]).is_empty());
+
     // 20 writers at once, each its own commit: 20 runs.
     let url = fresh("concurrent");
     let children: Vec<_> = (0..20)

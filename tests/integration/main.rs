@@ -17,6 +17,7 @@ mod errors;
 mod exports;
 mod function_length;
 mod history;
+mod history_changes;
 mod hostile_output;
 mod hostile_reports;
 mod impossible_inputs;
