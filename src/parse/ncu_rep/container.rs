@@ -17,12 +17,14 @@
 //! value reads as another value.
 
 use super::nvtx::{NvtxCells, NvtxError, cells};
+use super::wire::{self, Shape};
 use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
     ProfileResult, RangeResult, RuleResult, SourceData, Uint64x3,
 };
 use prost::Message;
 use std::collections::BTreeMap;
+use std::mem::size_of;
 
 /// The first bytes of every Nsight Compute report.
 pub(crate) const MAGIC: &[u8; 4] = b"NVR\0";
@@ -88,6 +90,14 @@ pub enum Failure {
         /// The budget, in bytes.
         limit: usize,
     },
+    /// Messages whose repeated fields would decode to more slots than the
+    /// file's budget ([`wire::DECODED_PER_BYTE`] per byte and
+    /// [`wire::DECODED_BEYOND`] more): a crafted run of empty entries,
+    /// refused before prost allocates them.
+    DecodeOverBudget {
+        /// The budget, in bytes.
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -104,6 +114,11 @@ impl Failure {
             ),
             Failure::OverBudget { limit } => format!(
                 "its results name strings that copy to more than {limit} bytes ({COPIED_PER_BYTE} per byte of the file and {COPIED_BEYOND} more): a crafted string table or repeated field"
+            ),
+            Failure::DecodeOverBudget { limit } => format!(
+                "its messages would decode to more than {limit} bytes of list entries ({} per byte of the file and {} more): a crafted run of empty entries",
+                wire::DECODED_PER_BYTE,
+                wire::DECODED_BEYOND
             ),
         }
     }
@@ -218,6 +233,28 @@ fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
+/// [`decode`], once the slots of the message's repeated fields (its
+/// `shape`'s, [`wire::charge`]) and `kept` bytes more (what the reader keeps
+/// of it) are taken from `budget`: a crafted run of empty entries is refused
+/// before prost allocates it.
+fn decode_within<M: Message + Default>(
+    bytes: &[u8],
+    (what, at): (&str, usize),
+    (shape, kept): (&Shape, usize),
+    budget: &mut wire::Budget,
+) -> Result<M, Failure> {
+    let slots = wire::charge(bytes, shape).map_err(|m| {
+        Failure::Corrupt(format!(
+            "{what} at byte {at} is corrupt: at its byte {}, {}",
+            m.at, m.why
+        ))
+    })?;
+    budget
+        .take(slots.saturating_add(kept))
+        .map_err(|limit| Failure::DecodeOverBudget { limit })?;
+    decode(bytes, what, at)
+}
+
 /// Reads the format version: `Unsupported` for anything but an NVR report of
 /// a version this reader knows.
 pub(crate) fn version(data: &[u8]) -> Result<u32, Failure> {
@@ -250,6 +287,11 @@ pub(crate) fn version(data: &[u8]) -> Result<u32, Failure> {
 
 /// Reads every result of a version-7 report.
 pub fn read(data: &[u8]) -> Result<Report, Failure> {
+    read_within(data, &mut wire::Budget::of(data.len()))
+}
+
+/// [`read`], the slots of the decoded messages taken from `decoded`.
+pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Report, Failure> {
     version(data)?;
     let mut cursor = Cursor { data, pos: 4 };
     cursor.sized("the file header")?;
@@ -263,7 +305,13 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     while !cursor.at_end() {
         let at = cursor.pos;
         let what = format!("block {}'s header", blocks.len());
-        let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
+        let kept = size_of::<(BlockHeader, &[u8], usize, Option<u32>)>();
+        let mut header: BlockHeader = decode_within(
+            cursor.sized(&what)?,
+            (&what, at),
+            (&wire::BLOCK_HEADER, kept),
+            decoded,
+        )?;
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
         }
@@ -295,6 +343,7 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
             strings: &strings,
             default_pid: *default_pid,
             budget: &mut budget,
+            decoded: &mut *decoded,
         };
         read_payload(header, payload, *payload_at, read, &mut report).map_err(|e| match e {
             Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
@@ -316,6 +365,8 @@ struct Read<'a> {
     strings: &'a [String],
     default_pid: Option<u32>,
     budget: &'a mut Budget,
+    /// The file's budget for decoded slots.
+    decoded: &'a mut wire::Budget,
 }
 
 fn read_payload(
@@ -329,13 +380,14 @@ fn read_payload(
         strings,
         default_pid,
         budget,
+        decoded,
     } = read;
     let process = header.process.clone().unwrap_or_default();
     let mut cursor = Cursor {
         data: payload,
         pos: 0,
     };
-    read_modules(count(header.num_sources), &mut cursor, report)?;
+    read_modules(count(header.num_sources), &mut cursor, report, decoded)?;
     let mut push = |parts: Parts| -> Result<(), Failure> {
         let nvtx = match &parts.nvtx {
             Some(state) => Some(cells(state, parts.thread).map_err(|e| match e {
@@ -366,10 +418,15 @@ fn read_payload(
         report.launches.push(launch);
         Ok(())
     };
-    read_results::<ProfileResult>(&mut cursor, header.num_results, offset, &mut push)?;
-    read_results::<RangeResult>(&mut cursor, header.num_range_results, offset, &mut push)?;
-    read_results::<CmdlistResult>(&mut cursor, header.num_cmdlist_results, offset, &mut push)?;
-    read_results::<GraphResult>(&mut cursor, header.num_graph_results, offset, &mut push)?;
+    let mut results = Results {
+        cursor: &mut cursor,
+        offset,
+        decoded,
+    };
+    results.read::<ProfileResult>(header.num_results, &mut push)?;
+    results.read::<RangeResult>(header.num_range_results, &mut push)?;
+    results.read::<CmdlistResult>(header.num_cmdlist_results, &mut push)?;
+    results.read::<GraphResult>(header.num_graph_results, &mut push)?;
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
             "the payload has {} bytes after the messages its header counts",
@@ -381,13 +438,22 @@ fn read_payload(
 
 /// Reads a payload's `n` source messages into [`Report::modules`]; one that
 /// does not decode marks the code unknown ([`Report::unreadable_module`]).
-fn read_modules(n: usize, cursor: &mut Cursor<'_>, report: &mut Report) -> Result<(), Failure> {
+fn read_modules(
+    n: usize,
+    cursor: &mut Cursor<'_>,
+    report: &mut Report,
+    decoded: &mut wire::Budget,
+) -> Result<(), Failure> {
     for _ in 0..n {
         match SourceData::decode(cursor.sized("a source message")?) {
             Ok(SourceData {
                 reference: Some(reference),
                 binary: Some(binary),
             }) => {
+                // A map entry each (the binary's bytes are the message's).
+                decoded
+                    .take(size_of::<(u64, Vec<u8>)>().saturating_mul(2))
+                    .map_err(|limit| Failure::DecodeOverBudget { limit })?;
                 report.modules.entry(reference).or_insert(binary);
             }
             Ok(_) => {}
@@ -417,11 +483,14 @@ struct Parts {
 trait ResultMessage: Message + Default {
     /// How an error names one (`a range result`).
     const WHAT: &'static str;
+    /// Its repeated fields, for the decode budget.
+    const SHAPE: &'static Shape;
     fn parts(self) -> Parts;
 }
 
 impl ResultMessage for ProfileResult {
     const WHAT: &'static str = "a result";
+    const SHAPE: &'static Shape = &wire::PROFILE_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Kernel {
@@ -444,6 +513,7 @@ impl ResultMessage for ProfileResult {
 
 impl ResultMessage for RangeResult {
     const WHAT: &'static str = "a range result";
+    const SHAPE: &'static Shape = &wire::RANGE_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Range,
@@ -462,6 +532,7 @@ impl ResultMessage for RangeResult {
 
 impl ResultMessage for CmdlistResult {
     const WHAT: &'static str = "a command-list result";
+    const SHAPE: &'static Shape = &wire::CMDLIST_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::CommandList {
@@ -482,6 +553,7 @@ impl ResultMessage for CmdlistResult {
 
 impl ResultMessage for GraphResult {
     const WHAT: &'static str = "a graph result";
+    const SHAPE: &'static Shape = &wire::GRAPH_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Graph,
@@ -498,20 +570,34 @@ impl ResultMessage for GraphResult {
     }
 }
 
-/// The next `n` messages of the payload, all of kind `R`, each handed to
-/// `push`; the payload starts at byte `offset` of the file.
-fn read_results<R: ResultMessage>(
-    cursor: &mut Cursor<'_>,
-    n: Option<u32>,
+/// The result messages of a payload that starts at byte `offset` of the
+/// file, read in turn.
+struct Results<'c, 'a> {
+    cursor: &'c mut Cursor<'a>,
     offset: usize,
-    push: &mut impl FnMut(Parts) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    for _ in 0..count(n) {
-        let at = offset + cursor.pos;
-        let r: R = decode(cursor.sized(R::WHAT)?, R::WHAT, at)?;
-        push(r.parts())?;
+    decoded: &'c mut wire::Budget,
+}
+
+impl Results<'_, '_> {
+    /// The next `n` messages, all of kind `R`, each handed to `push`; each
+    /// takes its slots and a [`Launch`] from the decode budget first.
+    fn read<R: ResultMessage>(
+        &mut self,
+        n: Option<u32>,
+        push: &mut impl FnMut(Parts) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        for _ in 0..count(n) {
+            let at = self.offset + self.cursor.pos;
+            let r: R = decode_within(
+                self.cursor.sized(R::WHAT)?,
+                (R::WHAT, at),
+                (R::SHAPE, size_of::<Launch>()),
+                self.decoded,
+            )?;
+            push(r.parts())?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn xyz(v: Uint64x3) -> [u64; 3] {
