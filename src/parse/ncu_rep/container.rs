@@ -17,11 +17,11 @@
 //! value reads as another value.
 
 use super::nvtx::{NvtxCells, NvtxError, cells};
-use super::wire::{self, Shape};
 use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
     ProfileResult, RangeResult, RuleResult, SourceData, Uint64x3,
 };
+use super::wire;
 use prost::Message;
 use std::collections::BTreeMap;
 use std::mem::size_of;
@@ -233,26 +233,29 @@ fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
-/// [`decode`], once the slots of the message's repeated fields (its
+/// Takes `n` bytes from the decode budget before they are allocated.
+fn spend(decoded: &mut wire::Budget, n: usize) -> Result<(), Failure> {
+    decoded
+        .take(n)
+        .map_err(|limit| Failure::DecodeOverBudget { limit })
+}
+
+/// Takes from `decoded` the slots of `message`'s repeated fields (its
 /// `shape`'s, [`wire::charge`]) and `kept` bytes more (what the reader keeps
-/// of it) are taken from `budget`: a crafted run of empty entries is refused
-/// before prost allocates it.
-fn decode_within<M: Message + Default>(
-    bytes: &[u8],
+/// of it); `Corrupt` where its bytes are not protobuf.
+fn charge(
+    message: &[u8],
     (what, at): (&str, usize),
-    (shape, kept): (&Shape, usize),
-    budget: &mut wire::Budget,
-) -> Result<M, Failure> {
-    let slots = wire::charge(bytes, shape).map_err(|m| {
+    (shape, kept): (&wire::Shape, usize),
+    decoded: &mut wire::Budget,
+) -> Result<(), Failure> {
+    let slots = wire::charge(message, shape).map_err(|m| {
         Failure::Corrupt(format!(
             "{what} at byte {at} is corrupt: at its byte {}, {}",
             m.at, m.why
         ))
     })?;
-    budget
-        .take(slots.saturating_add(kept))
-        .map_err(|limit| Failure::DecodeOverBudget { limit })?;
-    decode(bytes, what, at)
+    spend(decoded, slots.saturating_add(kept))
 }
 
 /// Reads the format version: `Unsupported` for anything but an NVR report of
@@ -290,7 +293,8 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     read_within(data, &mut wire::Budget::of(data.len()))
 }
 
-/// [`read`], the slots of the decoded messages taken from `decoded`.
+/// [`read`], what decoding its messages allocates taken from `decoded`
+/// before any result is decoded ([`charge_payload`]).
 pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Report, Failure> {
     version(data)?;
     let mut cursor = Cursor { data, pos: 4 };
@@ -305,13 +309,10 @@ pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Rep
     while !cursor.at_end() {
         let at = cursor.pos;
         let what = format!("block {}'s header", blocks.len());
+        let bytes = cursor.sized(&what)?;
         let kept = size_of::<(BlockHeader, &[u8], usize, Option<u32>)>();
-        let mut header: BlockHeader = decode_within(
-            cursor.sized(&what)?,
-            (&what, at),
-            (&wire::BLOCK_HEADER, kept),
-            decoded,
-        )?;
+        charge(bytes, (&what, at), (&wire::BLOCK_HEADER, kept), decoded)?;
+        let mut header: BlockHeader = decode(bytes, &what, at)?;
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
         }
@@ -337,18 +338,18 @@ pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Rep
         profiler_version,
         ..Report::default()
     };
+    for (index, (header, payload, payload_at, _)) in blocks.iter().enumerate() {
+        charge_payload(header, payload, *payload_at, decoded).map_err(|e| in_block(index, e))?;
+    }
     let mut budget = Budget::of(data.len());
     for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
         let read = Read {
             strings: &strings,
             default_pid: *default_pid,
             budget: &mut budget,
-            decoded: &mut *decoded,
         };
-        read_payload(header, payload, *payload_at, read, &mut report).map_err(|e| match e {
-            Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
-            other => other,
-        })?;
+        read_payload(header, payload, *payload_at, read, &mut report)
+            .map_err(|e| in_block(index, e))?;
     }
     // The blocks of concurrent processes interleave; ncu lists each
     // process's results together, lowest process ID first.
@@ -356,8 +357,67 @@ pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Rep
     Ok(report)
 }
 
+/// A corrupt message named with its block's place in the file.
+fn in_block(index: usize, failure: Failure) -> Failure {
+    match failure {
+        Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
+        other => other,
+    }
+}
+
 fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
+}
+
+/// Takes from `decoded` what decoding a block's payload (at byte `offset` of
+/// the file) will allocate: the slots of each result's repeated fields, a
+/// [`Launch`] per result, a module entry per source. Every payload is
+/// charged before the first result is decoded, so a crafted run of empty
+/// entries anywhere in the file is refused before prost allocates any.
+fn charge_payload(
+    header: &BlockHeader,
+    payload: &[u8],
+    offset: usize,
+    decoded: &mut wire::Budget,
+) -> Result<(), Failure> {
+    let mut cursor = Cursor {
+        data: payload,
+        pos: 0,
+    };
+    for _ in 0..count(header.num_sources) {
+        cursor.sized("a source message")?;
+        spend(decoded, 2 * size_of::<(u64, Vec<u8>)>())?;
+    }
+    let kinds: [(Option<u32>, &str, &wire::Shape); 4] = [
+        (
+            header.num_results,
+            ProfileResult::WHAT,
+            &wire::PROFILE_RESULT,
+        ),
+        (
+            header.num_range_results,
+            RangeResult::WHAT,
+            &wire::RANGE_RESULT,
+        ),
+        (
+            header.num_cmdlist_results,
+            CmdlistResult::WHAT,
+            &wire::CMDLIST_RESULT,
+        ),
+        (
+            header.num_graph_results,
+            GraphResult::WHAT,
+            &wire::GRAPH_RESULT,
+        ),
+    ];
+    for (n, what, shape) in kinds {
+        for _ in 0..count(n) {
+            let at = offset + cursor.pos;
+            let message = cursor.sized(what)?;
+            charge(message, (what, at), (shape, size_of::<Launch>()), decoded)?;
+        }
+    }
+    Ok(())
 }
 
 /// What reading a payload shares with the whole file's read.
@@ -365,8 +425,6 @@ struct Read<'a> {
     strings: &'a [String],
     default_pid: Option<u32>,
     budget: &'a mut Budget,
-    /// The file's budget for decoded slots.
-    decoded: &'a mut wire::Budget,
 }
 
 fn read_payload(
@@ -380,14 +438,13 @@ fn read_payload(
         strings,
         default_pid,
         budget,
-        decoded,
     } = read;
     let process = header.process.clone().unwrap_or_default();
     let mut cursor = Cursor {
         data: payload,
         pos: 0,
     };
-    read_modules(count(header.num_sources), &mut cursor, report, decoded)?;
+    read_modules(count(header.num_sources), &mut cursor, report)?;
     let mut push = |parts: Parts| -> Result<(), Failure> {
         let nvtx = match &parts.nvtx {
             Some(state) => Some(cells(state, parts.thread).map_err(|e| match e {
@@ -418,15 +475,10 @@ fn read_payload(
         report.launches.push(launch);
         Ok(())
     };
-    let mut results = Results {
-        cursor: &mut cursor,
-        offset,
-        decoded,
-    };
-    results.read::<ProfileResult>(header.num_results, &mut push)?;
-    results.read::<RangeResult>(header.num_range_results, &mut push)?;
-    results.read::<CmdlistResult>(header.num_cmdlist_results, &mut push)?;
-    results.read::<GraphResult>(header.num_graph_results, &mut push)?;
+    read_results::<ProfileResult>(&mut cursor, header.num_results, offset, &mut push)?;
+    read_results::<RangeResult>(&mut cursor, header.num_range_results, offset, &mut push)?;
+    read_results::<CmdlistResult>(&mut cursor, header.num_cmdlist_results, offset, &mut push)?;
+    read_results::<GraphResult>(&mut cursor, header.num_graph_results, offset, &mut push)?;
     if !cursor.at_end() {
         return Err(Failure::Corrupt(format!(
             "the payload has {} bytes after the messages its header counts",
@@ -438,22 +490,13 @@ fn read_payload(
 
 /// Reads a payload's `n` source messages into [`Report::modules`]; one that
 /// does not decode marks the code unknown ([`Report::unreadable_module`]).
-fn read_modules(
-    n: usize,
-    cursor: &mut Cursor<'_>,
-    report: &mut Report,
-    decoded: &mut wire::Budget,
-) -> Result<(), Failure> {
+fn read_modules(n: usize, cursor: &mut Cursor<'_>, report: &mut Report) -> Result<(), Failure> {
     for _ in 0..n {
         match SourceData::decode(cursor.sized("a source message")?) {
             Ok(SourceData {
                 reference: Some(reference),
                 binary: Some(binary),
             }) => {
-                // A map entry each (the binary's bytes are the message's).
-                decoded
-                    .take(size_of::<(u64, Vec<u8>)>().saturating_mul(2))
-                    .map_err(|limit| Failure::DecodeOverBudget { limit })?;
                 report.modules.entry(reference).or_insert(binary);
             }
             Ok(_) => {}
@@ -483,14 +526,11 @@ struct Parts {
 trait ResultMessage: Message + Default {
     /// How an error names one (`a range result`).
     const WHAT: &'static str;
-    /// Its repeated fields, for the decode budget.
-    const SHAPE: &'static Shape;
     fn parts(self) -> Parts;
 }
 
 impl ResultMessage for ProfileResult {
     const WHAT: &'static str = "a result";
-    const SHAPE: &'static Shape = &wire::PROFILE_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Kernel {
@@ -513,7 +553,6 @@ impl ResultMessage for ProfileResult {
 
 impl ResultMessage for RangeResult {
     const WHAT: &'static str = "a range result";
-    const SHAPE: &'static Shape = &wire::RANGE_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Range,
@@ -532,7 +571,6 @@ impl ResultMessage for RangeResult {
 
 impl ResultMessage for CmdlistResult {
     const WHAT: &'static str = "a command-list result";
-    const SHAPE: &'static Shape = &wire::CMDLIST_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::CommandList {
@@ -553,7 +591,6 @@ impl ResultMessage for CmdlistResult {
 
 impl ResultMessage for GraphResult {
     const WHAT: &'static str = "a graph result";
-    const SHAPE: &'static Shape = &wire::GRAPH_RESULT;
     fn parts(self) -> Parts {
         Parts {
             kind: LaunchKind::Graph,
@@ -570,34 +607,20 @@ impl ResultMessage for GraphResult {
     }
 }
 
-/// The result messages of a payload that starts at byte `offset` of the
-/// file, read in turn.
-struct Results<'c, 'a> {
-    cursor: &'c mut Cursor<'a>,
+/// The next `n` messages of the payload, all of kind `R`, each handed to
+/// `push`; the payload starts at byte `offset` of the file.
+fn read_results<R: ResultMessage>(
+    cursor: &mut Cursor<'_>,
+    n: Option<u32>,
     offset: usize,
-    decoded: &'c mut wire::Budget,
-}
-
-impl Results<'_, '_> {
-    /// The next `n` messages, all of kind `R`, each handed to `push`; each
-    /// takes its slots and a [`Launch`] from the decode budget first.
-    fn read<R: ResultMessage>(
-        &mut self,
-        n: Option<u32>,
-        push: &mut impl FnMut(Parts) -> Result<(), Failure>,
-    ) -> Result<(), Failure> {
-        for _ in 0..count(n) {
-            let at = self.offset + self.cursor.pos;
-            let r: R = decode_within(
-                self.cursor.sized(R::WHAT)?,
-                (R::WHAT, at),
-                (R::SHAPE, size_of::<Launch>()),
-                self.decoded,
-            )?;
-            push(r.parts())?;
-        }
-        Ok(())
+    push: &mut impl FnMut(Parts) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    for _ in 0..count(n) {
+        let at = offset + cursor.pos;
+        let r: R = decode(cursor.sized(R::WHAT)?, R::WHAT, at)?;
+        push(r.parts())?;
     }
+    Ok(())
 }
 
 fn xyz(v: Uint64x3) -> [u64; 3] {

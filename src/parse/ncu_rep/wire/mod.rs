@@ -7,8 +7,8 @@
 //! decoded to 705 MB. [`charge`] walks a message's protobuf wire format
 //! (key, varint, length) following its [`Shape`] — the repeated fields of
 //! [`super::schema`] and the messages that hold them — without allocating,
-//! and adds up those slots; the reader spends them from a [`Budget`] of the
-//! file before prost decodes the message. Strings, bytes and optional
+//! and adds up those slots; the reader takes every message's from a
+//! [`Budget`] of the file before it decodes the first result. Strings, bytes and optional
 //! sub-messages are not charged: prost keeps an optional message inline, and
 //! a string's or a blob's bytes are on the wire already.
 //!
@@ -17,9 +17,8 @@
 //! malformed by it.
 
 use super::schema::{
-    ListElement, MetricResult, NvtxDomain, NvtxPushPopDomain, NvtxPushPopRange,
-    NvtxStartEndDomain, NvtxStartEndRange, NvtxThread, RuleBodyItem, RuleResult, Section,
-    SessionAttribute,
+    ListElement, MetricResult, NvtxDomain, NvtxPushPopDomain, NvtxPushPopRange, NvtxStartEndDomain,
+    NvtxStartEndRange, NvtxThread, RuleBodyItem, RuleResult, Section, SessionAttribute,
 };
 use std::mem::size_of;
 
@@ -72,7 +71,10 @@ pub(crate) static FLAT: Shape = Shape { fields: &[] };
 
 /// `BlockHeader`.
 pub(crate) static BLOCK_HEADER: Shape = Shape {
-    fields: &[(3, Field::One(&SESSION_DETAILS)), (4, Field::One(&STRING_TABLE))],
+    fields: &[
+        (3, Field::One(&SESSION_DETAILS)),
+        (4, Field::One(&STRING_TABLE)),
+    ],
 };
 static SESSION_DETAILS: Shape = Shape {
     fields: &[(8, Field::Many(&FLAT, size_of::<SessionAttribute>()))],
@@ -127,11 +129,17 @@ static NVTX_STATE: Shape = Shape {
     fields: &[
         (1, Field::Many(&FLAT, size_of::<NvtxDomain>())),
         (2, Field::Many(&NVTX_THREAD, size_of::<NvtxThread>())),
-        (3, Field::Many(&START_END_DOMAIN, size_of::<NvtxStartEndDomain>())),
+        (
+            3,
+            Field::Many(&START_END_DOMAIN, size_of::<NvtxStartEndDomain>()),
+        ),
     ],
 };
 static NVTX_THREAD: Shape = Shape {
-    fields: &[(2, Field::Many(&PUSH_POP_DOMAIN, size_of::<NvtxPushPopDomain>()))],
+    fields: &[(
+        2,
+        Field::Many(&PUSH_POP_DOMAIN, size_of::<NvtxPushPopDomain>()),
+    )],
 };
 static PUSH_POP_DOMAIN: Shape = Shape {
     fields: &[(3, Field::Many(&FLAT, size_of::<NvtxPushPopRange>()))],
@@ -183,7 +191,12 @@ fn walk(
         }
         let body = r.len_delimited()?;
         let body_at = r.pos - body.len();
-        match shape.fields.iter().find(|(t, _)| *t == tag).map(|(_, f)| *f) {
+        match shape
+            .fields
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, f)| *f)
+        {
             Some(Field::One(inner)) => walk(body, base + body_at, inner, depth + 1, total)?,
             Some(Field::Many(inner, slot)) => {
                 *total = total.saturating_add(slot);
@@ -327,6 +340,7 @@ impl Budget {
     }
 
     /// The bytes taken so far.
+    #[cfg(test)]
     pub(crate) fn spent(&self) -> usize {
         self.limit - self.left
     }

@@ -97,7 +97,9 @@ fn slots_of_nvtx(nvtx: Option<&NvtxState>) -> usize {
             .sum::<usize>()
         + n.start_end_domains
             .iter()
-            .map(|d| size_of::<NvtxStartEndDomain>() + d.ranges.len() * size_of::<NvtxStartEndRange>())
+            .map(|d| {
+                size_of::<NvtxStartEndDomain>() + d.ranges.len() * size_of::<NvtxStartEndRange>()
+            })
             .sum::<usize>()
 }
 
@@ -220,7 +222,10 @@ fn every_repeated_field_of_every_result_is_charged() {
         nvtx: Some(nvtx.clone()),
         ..Default::default()
     };
-    assert_eq!(charge(&cmdlist.encode_to_vec(), &CMDLIST_RESULT), Ok(expected));
+    assert_eq!(
+        charge(&cmdlist.encode_to_vec(), &CMDLIST_RESULT),
+        Ok(expected)
+    );
     let graph = GraphResult {
         metric_results: vec![metric.result.clone(); 2],
         rule_results: rules,
@@ -271,9 +276,14 @@ impl MetricResultOf {
 fn malformed_bytes_are_named_where_they_break() {
     let at = |bytes: &[u8]| charge(bytes, &PROFILE_RESULT).map_err(|m| (m.at, m.why));
     // A varint whose last byte is missing.
-    assert_eq!(at(&[0x08, 0x80]), Err((2, "a varint runs past the end (truncated?)")));
     assert_eq!(
-        at(&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+        at(&[0x08, 0x80]),
+        Err((2, "a varint runs past the end (truncated?)"))
+    );
+    assert_eq!(
+        at(&[
+            0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+        ]),
         Err((11, "a varint is longer than 10 bytes"))
     );
     // A metric result of 5 bytes with 1 there; one of 2^64 - 1 bytes.
@@ -284,7 +294,10 @@ fn malformed_bytes_are_named_where_they_break() {
     let mut huge = vec![0x6a];
     huge.extend([0xff; 9]);
     huge.push(0x01);
-    assert_eq!(at(&huge), Err((11, "a field runs past the end (truncated?)")));
+    assert_eq!(
+        at(&huge),
+        Err((11, "a field runs past the end (truncated?)"))
+    );
     // Inside a metric result: an instance longer than the result. The place
     // is counted from the outer message's start.
     assert_eq!(
@@ -294,18 +307,33 @@ fn malformed_bytes_are_named_where_they_break() {
     assert_eq!(at(&[0x00, 0x01]), Err((1, "a field numbered 0")));
     assert_eq!(at(&[0x0e, 0x01]), Err((1, "a field of wire type 6 or 7")));
     assert_eq!(at(&[0x0c]), Err((1, "a group ends that did not start")));
-    assert_eq!(at(&[0x0b, 0x08]), Err((2, "a varint runs past the end (truncated?)")));
-    assert_eq!(at(&[0x0b, 0x10, 0x01]), Err((3, "a group runs past the end (truncated?)")));
-    assert_eq!(at(&[0x0b, 0x14]), Err((2, "a group ends with another group's number")));
+    assert_eq!(
+        at(&[0x0b, 0x08]),
+        Err((2, "a varint runs past the end (truncated?)"))
+    );
+    assert_eq!(
+        at(&[0x0b, 0x10, 0x01]),
+        Err((3, "a group runs past the end (truncated?)"))
+    );
+    assert_eq!(
+        at(&[0x0b, 0x14]),
+        Err((2, "a group ends with another group's number"))
+    );
     // A group, nested ones and fields inside, skipped and not charged.
     assert_eq!(at(&[0x0b, 0x13, 0x6a, 0x00, 0x14, 0x0c]), Ok(0));
-    // 200 nested groups: refused at 100, in a loop, not a recursion.
+    // 200 nested groups: the 101st is refused, in a loop, not a recursion.
     let mut deep = vec![0x0b; 200];
     deep.extend([0x0c; 200]);
-    assert_eq!(at(&deep), Err((100, "groups nest deeper than 100")));
+    assert_eq!(at(&deep), Err((101, "groups nest deeper than 100")));
     // Fixed-width fields past the end.
-    assert_eq!(at(&[0x09, 0, 0]), Err((1, "a field runs past the end (truncated?)")));
-    assert_eq!(at(&[0x0d, 0]), Err((1, "a field runs past the end (truncated?)")));
+    assert_eq!(
+        at(&[0x09, 0, 0]),
+        Err((1, "a field runs past the end (truncated?)"))
+    );
+    assert_eq!(
+        at(&[0x0d, 0]),
+        Err((1, "a field runs past the end (truncated?)"))
+    );
 }
 
 /// Bits of genuine results flipped in turn: the walk never panics, and
@@ -314,8 +342,8 @@ fn malformed_bytes_are_named_where_they_break() {
 /// reads, and never charges less).
 #[test]
 fn flipped_bits_of_genuine_results_charge_what_prost_allocates() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/h200/ncu-rep/nvtx_app.nvtx.ncu-rep");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/ncu-rep/nvtx_app.nvtx.ncu-rep");
     let data = std::fs::read(path).expect("read a fixture");
     let (_, _, messages) = framed_messages(&data);
     let (mut decoded, mut refused) = (0, 0);
@@ -334,7 +362,10 @@ fn flipped_bits_of_genuine_results_charge_what_prost_allocates() {
             }
         }
     }
-    assert!(decoded > 1000 && refused > 10, "{decoded} decoded, {refused} refused");
+    assert!(
+        decoded > 1000 && refused > 10,
+        "{decoded} decoded, {refused} refused"
+    );
 }
 
 /// A report of one block whose one kernel result is `result`.
