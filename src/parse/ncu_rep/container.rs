@@ -684,6 +684,57 @@ mod tests {
     use super::*;
     use crate::parse::ncu_rep::schema::StringTable;
 
+    /// Timing, not a check (run it on a release build: `cargo test
+    /// --release --lib read_time -- --ignored --nocapture`): the time to read
+    /// the largest committed reports, and of the decode budget's walk alone
+    /// (every payload charged, [`charge_payload`]); the read without the walk
+    /// is the difference.
+    #[test]
+    #[ignore]
+    fn read_time_with_and_without_the_walk() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
+        for file in [
+            "public-ncu-rep/ncar-gpu-workshop.MW_Baseline.ncu-rep",
+            "h200/ncu-rep/e2e/F.ncu-rep",
+        ] {
+            let data = std::fs::read(format!("{root}{file}")).expect("a fixture");
+            let best = |f: &dyn Fn()| {
+                (0..30)
+                    .map(|_| {
+                        let start = std::time::Instant::now();
+                        f();
+                        start.elapsed().as_secs_f64() * 1e3
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let read_ms = best(&|| {
+                read(&data).expect("reads");
+            });
+            let walk_ms = best(&|| {
+                let mut decoded = wire::Budget::of(data.len());
+                let mut cursor = Cursor {
+                    data: &data,
+                    pos: 4,
+                };
+                cursor.sized("the file header").expect("a header");
+                while !cursor.at_end() {
+                    let bytes = cursor.sized("a block header").expect("a block");
+                    charge(bytes, ("h", 0), (&wire::BLOCK_HEADER, 0), &mut decoded).expect("ok");
+                    let header: BlockHeader = decode(bytes, "h", 0).expect("a header");
+                    let at = cursor.pos;
+                    let payload = cursor.take(count(header.payload_size), "p").expect("p");
+                    charge_payload(&header, payload, at, &mut decoded).expect("within");
+                }
+            });
+            println!(
+                "{file} ({} bytes): read {read_ms:.2} ms, of which the walk {walk_ms:.2} ms ({:.1} %); without it {:.2} ms",
+                data.len(),
+                100.0 * walk_ms / read_ms,
+                read_ms - walk_ms
+            );
+        }
+    }
+
     fn framed(out: &mut Vec<u8>, message: &impl Message) {
         let bytes = message.encode_to_vec();
         out.extend_from_slice(&u32::try_from(bytes.len()).expect("small").to_le_bytes());

@@ -3,8 +3,8 @@
 //!
 //! prost gives every element of a repeated field a slot of `size_of::<T>()`
 //! in a `Vec`, whatever its bytes: an empty metric result is 2 bytes on the
-//! wire and over 100 bytes in memory, so a 4 MB file of empty entries
-//! decoded to 705 MB. [`charge`] walks a message's protobuf wire format
+//! wire and 104 bytes in memory, so a 4 MB file of empty entries decoded
+//! to 694 MB. [`charge`] walks a message's protobuf wire format
 //! (key, varint, length) following its [`Shape`] — the repeated fields of
 //! [`super::schema`] and the messages that hold them — without allocating,
 //! and adds up those slots; the reader takes every message's from a
@@ -35,11 +35,12 @@ use std::mem::size_of;
 /// metric result 52 per byte, one with an empty instance 44, an empty range
 /// result (a 320-byte launch from a 4-byte frame) 80.
 ///
-/// Measured before this budget (peak RSS of `ncugate baseline record
-/// --input`): 1,000,000 empty metric results, each with an empty instance
-/// (4.18 MB), 705 MB; 1,000,000 empty metric results 229 MB; 1,000,000
-/// empty rule results 130 MB. Each is now refused before prost decodes it,
-/// in under 20 MB (`tests/integration/hostile_reports.rs`).
+/// Peak RSS of `ncugate baseline record --input` (release build) before
+/// this budget → with it: a 4.18 MB report of 1,000,000 empty metric
+/// results, each with an empty instance, 694 → 12 MB; 1,000,000 empty
+/// metric results 116 → 12 MB; 1,000,000 empty rule results 93 → 12 MB;
+/// 1,000,000 empty range results 328 → 12 MB (each refused before prost
+/// decodes it; `tests/integration/hostile_reports.rs`).
 pub(crate) const DECODED_PER_BYTE: usize = 20;
 pub(crate) const DECODED_BEYOND: usize = 1 << 20;
 
