@@ -293,6 +293,15 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     read_within(data, &mut wire::Budget::of(data.len()))
 }
 
+/// The bytes decoding `data`'s messages allocates for the entries of
+/// repeated fields and the launches (what [`read`] charges against its
+/// decode budget, [`wire::DECODED_PER_BYTE`]): for measuring reports.
+pub fn charged(data: &[u8]) -> Result<usize, Failure> {
+    let mut unlimited = wire::Budget::limited(usize::MAX);
+    read_within(data, &mut unlimited)?;
+    Ok(unlimited.spent())
+}
+
 /// [`read`], what decoding its messages allocates taken from `decoded`
 /// before any result is decoded ([`charge_payload`]).
 pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Report, Failure> {

@@ -341,7 +341,6 @@ impl Budget {
     }
 
     /// The bytes taken so far.
-    #[cfg(test)]
     pub(crate) fn spent(&self) -> usize {
         self.limit - self.left
     }

@@ -5,6 +5,7 @@ use crate::parse::ncu_rep::schema::{
     RuleBody, SessionDetails, StringTable,
 };
 use prost::Message;
+use std::mem::size_of_val;
 use std::path::{Path, PathBuf};
 
 /// Every `.ncu-rep` under `fixtures/`, recursively: the genuine reports.
@@ -70,7 +71,7 @@ fn genuine_reports_charge_a_few_bytes_per_byte() {
 /// The slots prost allocated for a decoded result: what [`charge`] must
 /// have told from its bytes.
 fn slots_of_metrics(metrics: &[crate::parse::ncu_rep::schema::MetricResult]) -> usize {
-    metrics.len() * size_of::<MetricResult>()
+    size_of_val(metrics)
         + metrics
             .iter()
             .map(|m| m.instances.len() * size_of::<ListElement>())
@@ -78,7 +79,7 @@ fn slots_of_metrics(metrics: &[crate::parse::ncu_rep::schema::MetricResult]) -> 
 }
 
 fn slots_of_rules(rules: &[RuleResult]) -> usize {
-    rules.len() * size_of::<RuleResult>()
+    size_of_val(rules)
         + rules
             .iter()
             .filter_map(|r| r.body.as_ref())
