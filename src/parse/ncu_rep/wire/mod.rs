@@ -8,13 +8,17 @@
 //! (key, varint, length) following its [`Shape`] — the repeated fields of
 //! [`super::schema`] and the messages that hold them — without allocating,
 //! and adds up those slots; the reader takes every message's from a
-//! [`Budget`] of the file before it decodes the first result. Strings, bytes and optional
-//! sub-messages are not charged: prost keeps an optional message inline, and
-//! a string's or a blob's bytes are on the wire already.
+//! [`Budget`] of the file before it decodes the first result. Optional
+//! sub-messages and the bytes of strings and blobs are not charged (a
+//! repeated string's slot is): prost keeps an optional message inline, and a
+//! string's bytes are on the wire already.
 //!
-//! The walk reads each byte once. It is no stricter than prost (a message it
-//! refuses prost refuses too), so a genuine report is never refused as
-//! malformed by it.
+//! The walk reads each byte once and recurses only along the shapes (groups
+//! of unknown fields are skipped in a loop). It is no stricter than prost (a
+//! message it refuses prost refuses too; where prost decodes a message, the
+//! walk charges exactly what prost allocated, which the tests check on
+//! flipped bits of genuine results), so a genuine report is never refused
+//! as malformed by it.
 
 use super::schema::{
     ListElement, MetricResult, NvtxDomain, NvtxPushPopDomain, NvtxPushPopRange, NvtxStartEndDomain,
