@@ -32,8 +32,8 @@ use std::mem::size_of;
 ///
 /// The committed genuine reports charge at most 5.19 bytes per byte
 /// (`fixtures/ncu-reference/h200.graph_app.4metrics.node.ncu-rep`; the
-/// test `genuine_reports_charge_a_few_bytes_per_byte` prints each), so 20
-/// leaves nearly 4 times that. It cannot leave more and still refuse the
+/// test `genuine_reports_charge_a_few_bytes_per_byte` prints each; one
+/// result message alone at most 6.64), so 20 leaves nearly 4 times that. It cannot leave more and still refuse the
 /// cheapest crafted entry: an empty rule result is 3 bytes on the wire and
 /// a 72-byte slot, 24 per byte. The other crafted runs charge more: an empty
 /// metric result 52 per byte, one with an empty instance 44, an empty range

@@ -149,10 +149,14 @@ fn framed_messages(data: &[u8]) -> (Vec<BlockHeader>, Vec<Vec<u8>>, Vec<Vec<u8>>
 /// prost allocates: the shapes follow the schema's field numbers.
 #[test]
 fn the_charge_of_genuine_messages_is_what_prost_allocates() {
-    let mut results = 0;
+    let (mut results, mut most) = (0, 0.0_f64);
     for path in genuine_reports() {
         let data = std::fs::read(&path).expect("read a fixture");
         let (headers, raw_headers, messages) = framed_messages(&data);
+        for message in &messages {
+            let slots = charge(message, &PROFILE_RESULT).expect("a genuine result");
+            most = most.max(slots as f64 / message.len() as f64);
+        }
         for (header, raw) in headers.iter().zip(&raw_headers) {
             assert_eq!(charge(raw, &BLOCK_HEADER), Ok(slots_of_header(header)));
         }
@@ -168,6 +172,10 @@ fn the_charge_of_genuine_messages_is_what_prost_allocates() {
         }
     }
     assert!(results > 100, "{results} results");
+    // The budget is per file (sources, names and headers dilute a result's
+    // ratio); one result message alone charges at most this much.
+    println!("most charged per byte of one result message: {most:.2}");
+    assert!(most < DECODED_PER_BYTE as f64, "{most}");
 }
 
 /// Crafted messages with elements in every repeated field of every kind
