@@ -7,6 +7,9 @@
 //! own (`ID`, name, `none` for no value or `empty` for a value with no
 //! field set, and how many instance values the metric has): how the report
 //! stores the cells ncu prints as `no data` or leaves empty.
+//! With `--charged`, prints what decoding the report allocates for repeated
+//! fields and launches (what the reader's decode budget charges), the file's
+//! size, and their ratio (the budget allows 20 per byte and 1 MiB more).
 //!
 //! ```sh
 //! cargo build --release --example ncu_rep_raw
@@ -24,13 +27,13 @@ fn main() -> ExitCode {
     let mode = args
         .first()
         .and_then(|a| a.to_str())
-        .filter(|a| ["--rules", "--empty"].contains(a))
+        .filter(|a| ["--rules", "--empty", "--charged"].contains(a))
         .map(String::from);
     if mode.is_some() {
         args.remove(0);
     }
     let Some(path) = args.first() else {
-        eprintln!("usage: ncu_rep_raw [--rules|--empty] REPORT.ncu-rep");
+        eprintln!("usage: ncu_rep_raw [--rules|--empty|--charged] REPORT.ncu-rep");
         return ExitCode::from(2);
     };
     let data = match std::fs::read(path) {
@@ -40,6 +43,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if mode.as_deref() == Some("--charged") {
+        return match container::charged(&data) {
+            Ok(charged) => {
+                println!(
+                    "{charged} bytes charged, {} bytes of file, {:.2} per byte",
+                    data.len(),
+                    charged as f64 / data.len().max(1) as f64
+                );
+                ExitCode::SUCCESS
+            }
+            Err(failure) => {
+                eprintln!("error: {}: {}", path.to_string_lossy(), failure.message());
+                ExitCode::from(2)
+            }
+        };
+    }
     match container::read(&data) {
         Ok(report) => {
             let out = match mode.as_deref() {

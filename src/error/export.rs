@@ -139,6 +139,16 @@ pub enum ExportError {
         per_byte: usize,
         beyond: usize,
     },
+    /// A `.ncu-rep` whose messages would decode to more list entries than
+    /// the reader's budget for a file of its size.
+    #[error(
+        "its messages would decode to more than {limit} bytes of list entries ({per_byte} per byte of the file and {beyond} more): a crafted run of empty entries"
+    )]
+    ReportDecodeOverBudget {
+        limit: usize,
+        per_byte: usize,
+        beyond: usize,
+    },
     /// A raw page that names one metric in two columns with different values.
     #[error(
         "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
@@ -262,6 +272,7 @@ impl ExportError {
             E::NvbenchMalformed { .. } => "pass the file `nvbench --json FILE` wrote, unedited (or a raw-page CSV of ncu); a truncated file needs the benchmark run again".into(),
             E::ReportRepeatedMetric { .. } => "ncu gives each metric of a result one value: profile again, or read it through ncu (--import-with-ncu) to see what ncu makes of it; fix the tool that edited the report".into(),
             E::ReportOverBudget { .. } => "an Nsight Compute report copies less than one byte of names per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
+            E::ReportDecodeOverBudget { .. } => "an Nsight Compute report decodes to a few bytes of list entries per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),

@@ -258,6 +258,11 @@ fn export_errors() -> Vec<ExportError> {
             per_byte: 16,
             beyond: 16_777_216,
         },
+        E::ReportDecodeOverBudget {
+            limit: 61_048_636,
+            per_byte: 20,
+            beyond: 1_048_576,
+        },
         E::ContradictoryColumns {
             line: 3,
             metric: s("sm__inst_executed.sum"),
@@ -335,6 +340,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::NvbenchMalformed { .. } => "NvbenchMalformed",
         E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
         E::ReportOverBudget { .. } => "ReportOverBudget",
+        E::ReportDecodeOverBudget { .. } => "ReportDecodeOverBudget",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",

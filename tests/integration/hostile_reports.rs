@@ -1,9 +1,10 @@
 //! Hostile `.ncu-rep` files made here from the committed reports, edited at
 //! the protobuf level (a tiny encoder and field walker below, written from
 //! the message layout in `src/parse/ncu_rep/schema.rs`): a result that lists
-//! a metric twice, crafted counts and lengths that would make the reader's
-//! copies or its work grow faster than the file. Each is refused with exit
-//! 2 and a hint, or read in work proportional to its size.
+//! a metric twice, crafted counts, lengths and runs of empty entries that
+//! would make the reader's copies, its decoded memory or its work grow
+//! faster than the file. Each is refused with exit 2 and a hint, or read in
+//! work proportional to its size.
 
 use crate::common::{Gate, h200_bytes};
 
@@ -314,4 +315,143 @@ fn a_string_named_thousands_of_times_is_refused_within_a_budget() {
         out.stderr
     );
     assert!(max_kb < 100_000, "peak RSS {max_kb} KB");
+}
+
+/// The base report with one more block whose results are `results` (kernel
+/// results, or with `ranges` range results): how each crafted run of empty
+/// entries below is written.
+fn with_block(results: Vec<Vec<u8>>, ranges: bool) -> Vec<u8> {
+    let mut report = Report::parse(&h200_bytes("graph_app.base.fast.run1.ncu-rep"));
+    let count = results.len() as u64;
+    let mut header = field_varint(if ranges { 7 } else { 2 }, count);
+    header.extend(field_varint(5, 0));
+    report.blocks.push(Block {
+        header,
+        messages: results,
+    });
+    report.bytes()
+}
+
+/// A kernel result named `k()` whose fields after the name are `fields`.
+fn kernel_result(fields: &[u8]) -> Vec<u8> {
+    let mut result = field_bytes(7, b"void k()");
+    result.extend_from_slice(fields);
+    result
+}
+
+/// Records a baseline from `file` (named `name`): refused as over the
+/// decode budget, with its numbers and its hint, in under 100 MB; returns
+/// the peak RSS in KB.
+fn refused_within_the_decode_budget(name: &str, file: &[u8]) -> i64 {
+    let g = Gate::new();
+    g.write(name, file);
+    let (out, max_kb) =
+        g.run_measured(&["baseline", "record", "--input", name, "--output", "b.json"]);
+    out.one_clear_error("would decode to more than");
+    let limit = file.len() * 20 + (1 << 20);
+    assert!(
+        out.stderr.contains(&format!(
+            "more than {limit} bytes of list entries (20 per byte of the file and 1048576 more): a crafted run of empty entries"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "hint: an Nsight Compute report decodes to a few bytes of list entries per byte"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!g.path("b.json").exists(), "no baseline is written");
+    assert!(max_kb < 100_000, "{name}: peak RSS {max_kb} KB");
+    max_kb
+}
+
+/// 1,000,000 empty metric results, each with one empty instance (4.2 MB):
+/// 694 MB peak RSS before the decode budget (a release build).
+#[test]
+fn empty_metric_results_with_an_empty_instance_are_refused_in_little_memory() {
+    let empty = [field_bytes(13, &field_bytes(3, b"")).as_slice()].concat();
+    let file = with_block(vec![kernel_result(&empty.repeat(1_000_000))], false);
+    refused_within_the_decode_budget("instances.ncu-rep", &file);
+}
+
+/// 1,000,000 empty metric results (2.2 MB): 116 MB before.
+#[test]
+fn empty_metric_results_are_refused_in_little_memory() {
+    let file = with_block(
+        vec![kernel_result(&field_bytes(13, b"").repeat(1_000_000))],
+        false,
+    );
+    refused_within_the_decode_budget("metrics.ncu-rep", &file);
+}
+
+/// 1,000,000 empty rule results (3.2 MB): 93 MB before; the cheapest entry
+/// (24 slot bytes per byte), still refused.
+#[test]
+fn empty_rule_results_are_refused_in_little_memory() {
+    let file = with_block(
+        vec![kernel_result(&field_bytes(19, b"").repeat(1_000_000))],
+        false,
+    );
+    refused_within_the_decode_budget("rules.ncu-rep", &file);
+}
+
+/// 1,000,000 empty range results (4 MB of 4-byte frames), a launch each:
+/// 328 MB before.
+#[test]
+fn empty_range_results_are_refused_in_little_memory() {
+    let file = with_block(vec![Vec::new(); 1_000_000], true);
+    refused_within_the_decode_budget("ranges.ncu-rep", &file);
+}
+
+/// Nested runs: one metric result with 1,000,000 empty instances (155 MB
+/// before), and an NVTX state with 1,000,000 start/end domains of one empty
+/// range each (319 MB before).
+#[test]
+fn nested_runs_of_empty_entries_are_refused_in_little_memory() {
+    let instances = field_bytes(13, &field_bytes(3, b"").repeat(1_000_000));
+    let file = with_block(vec![kernel_result(&instances)], false);
+    refused_within_the_decode_budget("nested-instances.ncu-rep", &file);
+    let domain = field_bytes(3, &field_bytes(3, b""));
+    let nvtx = field_bytes(21, &domain.repeat(1_000_000));
+    let file = with_block(vec![kernel_result(&nvtx)], false);
+    refused_within_the_decode_budget("nested-nvtx.ncu-rep", &file);
+}
+
+/// The same runs of 1,000 entries are within the budget's floor: decoded,
+/// then read or refused for what they say, never for their size (so the
+/// budget is not what refuses a small file).
+#[test]
+fn short_runs_of_empty_entries_are_within_the_floor() {
+    let g = Gate::new();
+    let rules = with_block(
+        vec![kernel_result(&field_bytes(19, b"").repeat(1_000))],
+        false,
+    );
+    g.write("rules.ncu-rep", rules);
+    let out = g.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "rules.ncu-rep",
+        "--output",
+        "b.json",
+    ]);
+    assert!(!out.stderr.contains("would decode"), "{}", out.stderr);
+    let metrics = with_block(
+        vec![kernel_result(&field_bytes(13, b"").repeat(1_000))],
+        false,
+    );
+    g.write("metrics.ncu-rep", metrics);
+    g.run(&[
+        "baseline",
+        "record",
+        "--input",
+        "metrics.ncu-rep",
+        "--output",
+        "c.json",
+    ])
+    .one_clear_error("a metric result has no name");
 }

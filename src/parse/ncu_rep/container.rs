@@ -21,8 +21,10 @@ use super::schema::{
     BlockHeader, CmdlistResult, FileHeader, GraphResult, MetricResult, MetricValue, NvtxState,
     ProfileResult, RangeResult, RuleResult, SourceData, Uint64x3,
 };
+use super::wire;
 use prost::Message;
 use std::collections::BTreeMap;
+use std::mem::size_of;
 
 /// The first bytes of every Nsight Compute report.
 pub(crate) const MAGIC: &[u8; 4] = b"NVR\0";
@@ -88,6 +90,14 @@ pub enum Failure {
         /// The budget, in bytes.
         limit: usize,
     },
+    /// Messages whose repeated fields would decode to more slots than the
+    /// file's budget ([`wire::DECODED_PER_BYTE`] per byte and
+    /// [`wire::DECODED_BEYOND`] more): a crafted run of empty entries,
+    /// refused before prost allocates them.
+    DecodeOverBudget {
+        /// The budget, in bytes.
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -104,6 +114,11 @@ impl Failure {
             ),
             Failure::OverBudget { limit } => format!(
                 "its results name strings that copy to more than {limit} bytes ({COPIED_PER_BYTE} per byte of the file and {COPIED_BEYOND} more): a crafted string table or repeated field"
+            ),
+            Failure::DecodeOverBudget { limit } => format!(
+                "its messages would decode to more than {limit} bytes of list entries ({} per byte of the file and {} more): a crafted run of empty entries",
+                wire::DECODED_PER_BYTE,
+                wire::DECODED_BEYOND
             ),
         }
     }
@@ -218,6 +233,31 @@ fn decode<M: Message + Default>(bytes: &[u8], what: &str, at: usize) -> Result<M
     M::decode(bytes).map_err(|e| Failure::Corrupt(format!("{what} at byte {at} is corrupt: {e}")))
 }
 
+/// Takes `n` bytes from the decode budget before they are allocated.
+fn spend(decoded: &mut wire::Budget, n: usize) -> Result<(), Failure> {
+    decoded
+        .take(n)
+        .map_err(|limit| Failure::DecodeOverBudget { limit })
+}
+
+/// Takes from `decoded` the slots of `message`'s repeated fields (its
+/// `shape`'s, [`wire::charge`]) and `kept` bytes more (what the reader keeps
+/// of it); `Corrupt` where its bytes are not protobuf.
+fn charge(
+    message: &[u8],
+    (what, at): (&str, usize),
+    (shape, kept): (&wire::Shape, usize),
+    decoded: &mut wire::Budget,
+) -> Result<(), Failure> {
+    let slots = wire::charge(message, shape).map_err(|m| {
+        Failure::Corrupt(format!(
+            "{what} at byte {at} is corrupt: at its byte {}, {}",
+            m.at, m.why
+        ))
+    })?;
+    spend(decoded, slots.saturating_add(kept))
+}
+
 /// Reads the format version: `Unsupported` for anything but an NVR report of
 /// a version this reader knows.
 pub(crate) fn version(data: &[u8]) -> Result<u32, Failure> {
@@ -250,6 +290,21 @@ pub(crate) fn version(data: &[u8]) -> Result<u32, Failure> {
 
 /// Reads every result of a version-7 report.
 pub fn read(data: &[u8]) -> Result<Report, Failure> {
+    read_within(data, &mut wire::Budget::of(data.len()))
+}
+
+/// The bytes decoding `data`'s messages allocates for the entries of
+/// repeated fields and the launches (what [`read`] charges against its
+/// decode budget, [`wire::DECODED_PER_BYTE`]): for measuring reports.
+pub fn charged(data: &[u8]) -> Result<usize, Failure> {
+    let mut unlimited = wire::Budget::limited(usize::MAX);
+    read_within(data, &mut unlimited)?;
+    Ok(unlimited.spent())
+}
+
+/// [`read`], what decoding its messages allocates taken from `decoded`
+/// before any result is decoded ([`charge_payload`]).
+pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Report, Failure> {
     version(data)?;
     let mut cursor = Cursor { data, pos: 4 };
     cursor.sized("the file header")?;
@@ -263,7 +318,10 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     while !cursor.at_end() {
         let at = cursor.pos;
         let what = format!("block {}'s header", blocks.len());
-        let mut header: BlockHeader = decode(cursor.sized(&what)?, &what, at)?;
+        let bytes = cursor.sized(&what)?;
+        let kept = size_of::<(BlockHeader, &[u8], usize, Option<u32>)>();
+        charge(bytes, (&what, at), (&wire::BLOCK_HEADER, kept), decoded)?;
+        let mut header: BlockHeader = decode(bytes, &what, at)?;
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
         }
@@ -289,6 +347,9 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
         profiler_version,
         ..Report::default()
     };
+    for (index, (header, payload, payload_at, _)) in blocks.iter().enumerate() {
+        charge_payload(header, payload, *payload_at, decoded).map_err(|e| in_block(index, e))?;
+    }
     let mut budget = Budget::of(data.len());
     for (index, (header, payload, payload_at, default_pid)) in blocks.iter().enumerate() {
         let read = Read {
@@ -296,10 +357,8 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
             default_pid: *default_pid,
             budget: &mut budget,
         };
-        read_payload(header, payload, *payload_at, read, &mut report).map_err(|e| match e {
-            Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
-            other => other,
-        })?;
+        read_payload(header, payload, *payload_at, read, &mut report)
+            .map_err(|e| in_block(index, e))?;
     }
     // The blocks of concurrent processes interleave; ncu lists each
     // process's results together, lowest process ID first.
@@ -307,8 +366,67 @@ pub fn read(data: &[u8]) -> Result<Report, Failure> {
     Ok(report)
 }
 
+/// A corrupt message named with its block's place in the file.
+fn in_block(index: usize, failure: Failure) -> Failure {
+    match failure {
+        Failure::Corrupt(m) => Failure::Corrupt(format!("block {index}: {m}")),
+        other => other,
+    }
+}
+
 fn count(n: Option<u32>) -> usize {
     n.unwrap_or(0) as usize
+}
+
+/// Takes from `decoded` what decoding a block's payload (at byte `offset` of
+/// the file) will allocate: the slots of each result's repeated fields, a
+/// [`Launch`] per result, a module entry per source. Every payload is
+/// charged before the first result is decoded, so a crafted run of empty
+/// entries anywhere in the file is refused before prost allocates any.
+fn charge_payload(
+    header: &BlockHeader,
+    payload: &[u8],
+    offset: usize,
+    decoded: &mut wire::Budget,
+) -> Result<(), Failure> {
+    let mut cursor = Cursor {
+        data: payload,
+        pos: 0,
+    };
+    for _ in 0..count(header.num_sources) {
+        cursor.sized("a source message")?;
+        spend(decoded, 2 * size_of::<(u64, Vec<u8>)>())?;
+    }
+    let kinds: [(Option<u32>, &str, &wire::Shape); 4] = [
+        (
+            header.num_results,
+            ProfileResult::WHAT,
+            &wire::PROFILE_RESULT,
+        ),
+        (
+            header.num_range_results,
+            RangeResult::WHAT,
+            &wire::RANGE_RESULT,
+        ),
+        (
+            header.num_cmdlist_results,
+            CmdlistResult::WHAT,
+            &wire::CMDLIST_RESULT,
+        ),
+        (
+            header.num_graph_results,
+            GraphResult::WHAT,
+            &wire::GRAPH_RESULT,
+        ),
+    ];
+    for (n, what, shape) in kinds {
+        for _ in 0..count(n) {
+            let at = offset + cursor.pos;
+            let message = cursor.sized(what)?;
+            charge(message, (what, at), (shape, size_of::<Launch>()), decoded)?;
+        }
+    }
+    Ok(())
 }
 
 /// What reading a payload shares with the whole file's read.
@@ -574,6 +692,57 @@ fn resolve(
 mod tests {
     use super::*;
     use crate::parse::ncu_rep::schema::StringTable;
+
+    /// Timing, not a check (run it on a release build: `cargo test
+    /// --release --lib read_time -- --ignored --nocapture`): the time to read
+    /// the largest committed reports, and of the decode budget's walk alone
+    /// (every payload charged, [`charge_payload`]); the read without the walk
+    /// is the difference.
+    #[test]
+    #[ignore]
+    fn read_time_with_and_without_the_walk() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
+        for file in [
+            "public-ncu-rep/ncar-gpu-workshop.MW_Baseline.ncu-rep",
+            "h200/ncu-rep/e2e/F.ncu-rep",
+        ] {
+            let data = std::fs::read(format!("{root}{file}")).expect("a fixture");
+            let best = |f: &dyn Fn()| {
+                (0..30)
+                    .map(|_| {
+                        let start = std::time::Instant::now();
+                        f();
+                        start.elapsed().as_secs_f64() * 1e3
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let read_ms = best(&|| {
+                read(&data).expect("reads");
+            });
+            let walk_ms = best(&|| {
+                let mut decoded = wire::Budget::of(data.len());
+                let mut cursor = Cursor {
+                    data: &data,
+                    pos: 4,
+                };
+                cursor.sized("the file header").expect("a header");
+                while !cursor.at_end() {
+                    let bytes = cursor.sized("a block header").expect("a block");
+                    charge(bytes, ("h", 0), (&wire::BLOCK_HEADER, 0), &mut decoded).expect("ok");
+                    let header: BlockHeader = decode(bytes, "h", 0).expect("a header");
+                    let at = cursor.pos;
+                    let payload = cursor.take(count(header.payload_size), "p").expect("p");
+                    charge_payload(&header, payload, at, &mut decoded).expect("within");
+                }
+            });
+            println!(
+                "{file} ({} bytes): read {read_ms:.2} ms, of which the walk {walk_ms:.2} ms ({:.1} %); without it {:.2} ms",
+                data.len(),
+                100.0 * walk_ms / read_ms,
+                read_ms - walk_ms
+            );
+        }
+    }
 
     fn framed(out: &mut Vec<u8>, message: &impl Message) {
         let bytes = message.encode_to_vec();

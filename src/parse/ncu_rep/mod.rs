@@ -28,6 +28,7 @@ pub(crate) mod rows;
 pub(crate) mod rules;
 pub mod schema;
 pub mod units;
+pub(crate) mod wire;
 
 use super::details::{RuleRow, RuleRows};
 use super::number::{Cell, parse_cell};
@@ -427,6 +428,14 @@ pub(crate) fn refusal(path: &Path, failure: Failure) -> Refusal {
                 limit,
                 per_byte: container::COPIED_PER_BYTE,
                 beyond: container::COPIED_BEYOND,
+            },
+        )),
+        Failure::DecodeOverBudget { limit } => Refusal::Corrupt(Error::export(
+            path,
+            ExportError::ReportDecodeOverBudget {
+                limit,
+                per_byte: wire::DECODED_PER_BYTE,
+                beyond: wire::DECODED_BEYOND,
             },
         )),
     }
