@@ -40,8 +40,15 @@ pub struct Rule {
     pub(crate) min_bytes: f64,
 }
 
-/// Appends `entry` under an exclusive lock and returns every entry, the new one last.
+/// Appends `entry` under an exclusive lock and returns every entry, the new
+/// one last; read back within the input size limit ([`crate::io::bounded::limit`]).
 pub(crate) fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
+    append_within(path, entry, crate::io::bounded::limit())
+}
+
+/// [`append`], reading back at most `limit` bytes: a history grown (or
+/// replaced) past it is refused, not read into memory.
+fn append_within(path: &Path, entry: &Entry, limit: u64) -> Result<Vec<Entry>> {
     let err = |source: std::io::Error| Error::Write {
         path: path.to_path_buf(),
         source,
@@ -60,8 +67,10 @@ pub(crate) fn append(path: &Path, entry: &Entry) -> Result<Vec<Entry>> {
     file.sync_data().map_err(err)?;
     file.seek(SeekFrom::Start(0)).map_err(err)?;
     let mut entries = Vec::new();
-    for (n, l) in BufReader::new(&file).lines().enumerate() {
-        let l = l.map_err(err)?;
+    let kind = crate::error::FileKind::MemoryHistory;
+    let bounded = crate::io::bounded::Bounded::with_limit(&file, limit);
+    for (n, l) in BufReader::new(bounded).lines().enumerate() {
+        let l = l.map_err(|source| Error::read(kind, path, source))?;
         if l.trim().is_empty() {
             continue;
         }
@@ -183,6 +192,21 @@ mod tests {
             .collect();
         assert_eq!(judge(&small, &rule).status, Status::Pass);
         assert_eq!(judge(&steady, &rule).status, Status::Skipped);
+    }
+
+    #[test]
+    fn a_history_past_the_size_limit_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        for _ in 0..20 {
+            append_within(&path, &entry(300.0), 1 << 20).unwrap();
+        }
+        let size = std::fs::metadata(&path).unwrap().len();
+        let refused = append_within(&path, &entry(300.0), size / 2).unwrap_err();
+        assert!(
+            matches!(refused, Error::TooLarge { limit, .. } if limit == size / 2),
+            "{refused:?}"
+        );
     }
 
     #[test]
