@@ -292,6 +292,8 @@ pub(crate) struct CheckArgs {
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) gate: GateOptions,
+    #[command(flatten)]
+    pub(crate) skip: crate::options::skip::SkipArgs,
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub(crate) allow_device_mismatch: bool,

@@ -1,0 +1,150 @@
+//! Skipping unchanged workloads, never silently: a suite check computes
+//! each workload's input digest (`digest.rs`), looks it up in the verdict
+//! cache (`cache.rs`), and on a hit carries the recorded verdict instead of
+//! profiling — the workload's report is the recorded one, marked
+//! [`Carried`] with the commit and date it came from, and every report
+//! format names it. On a miss the line says which part changed; after a
+//! completed check (pass or regression, never an error) the entry is
+//! written. A carried regression stays a regression: the carried report's
+//! checks decide its outcome, as they did when it was measured.
+//!
+//! Safe by default: off unless `[gate] skip_unchanged` or `--skip-unchanged`
+//! asks; `declared` skips only workloads whose inputs are fully known
+//! (declared `inputs`, a baseline file); the accepted branches
+//! (`[history] branches`, default main) run everything; a verdict older
+//! than `skip_max_age` is not carried.
+
+mod cache;
+pub(crate) mod digest;
+
+use crate::config::{CheckConfig, Workload};
+use crate::options::skip::{Skip, SkipUnchanged};
+use crate::runner::process::ProcessRunner;
+use crate::suite::report::Carried;
+use crate::verdict::Report;
+use std::path::PathBuf;
+
+/// A suite check's skipping, resolved from the settings.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) skip: Skip,
+    /// `ncugate.toml`, hashed into every digest.
+    pub(crate) config_file: Option<PathBuf>,
+    /// The commit this run checks: what a cached verdict is carried from.
+    pub(crate) commit: String,
+    /// The branch, when it is accepted: every workload runs.
+    pub(crate) accepted_branch: Option<String>,
+}
+
+/// What to do with one workload.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Carry the recorded report.
+    Skip(Carried, Box<Report>),
+    /// Profile it; the digest to record after, and the line's reason.
+    Run(Option<digest::Digest>, String),
+}
+
+/// A suite run's skipping: its settings and what it knows of the machine.
+pub(crate) struct Session<'a> {
+    settings: &'a Settings,
+    machine: Vec<digest::Part>,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn new(settings: &'a Settings) -> Session<'a> {
+        Session {
+            settings,
+            machine: digest::machine(),
+        }
+    }
+
+    /// Whether `w` runs or carries its recorded verdict, with the status line that says so.
+    pub(crate) fn decide(
+        &self,
+        w: &Workload,
+        c: &CheckConfig,
+        processes: &dyn ProcessRunner,
+    ) -> Decision {
+        let s = self.settings;
+        let d = digest::of(w, c, s.config_file.as_deref(), &self.machine, processes);
+        if let Some(branch) = &s.accepted_branch {
+            return Decision::Run(
+                Some(d),
+                format!("branch {branch} is accepted: it runs every workload"),
+            );
+        }
+        if s.skip.when == SkipUnchanged::Declared && !d.unknown.is_empty() {
+            let why = d.unknown.join("; ");
+            return Decision::Run(
+                Some(d),
+                format!(
+                    "inputs not fully known ({why}): set skip_unchanged = \"always\" to skip it anyway"
+                ),
+            );
+        }
+        let entry = match cache::read(&w.runner.out_dir) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => {
+                return Decision::Run(Some(d), "no verdict recorded for these inputs yet".into());
+            }
+            Err(why) => {
+                crate::text::escape::say(&format!(
+                    "ncugate: warning: workload {}: verdict cache {} unreadable ({why}): it runs",
+                    w.name,
+                    cache::path(&w.runner.out_dir).display()
+                ));
+                return Decision::Run(Some(d), "verdict cache unreadable".into());
+            }
+        };
+        if entry.digest != d.sha256 || entry.workload != w.name {
+            let part =
+                digest::first_change(&entry.parts, &d.parts).unwrap_or_else(|| "workload".into());
+            return Decision::Run(Some(d), format!("inputs changed: {part}"));
+        }
+        let carried = Carried {
+            commit: entry.commit.clone(),
+            time: entry.time,
+            digest: entry.digest.clone(),
+        };
+        let age = jiff::Timestamp::now()
+            .as_second()
+            .saturating_sub(entry.time);
+        if age < 0 || age as u64 >= s.skip.max_age_s {
+            return Decision::Run(
+                Some(d),
+                format!(
+                    "the verdict of {} is older than skip_max_age",
+                    carried.since()
+                ),
+            );
+        }
+        if entry.report.outcome() == crate::status::Outcome::Error {
+            return Decision::Run(Some(d), "the recorded check did not complete".into());
+        }
+        Decision::Skip(carried, Box::new(entry.report))
+    }
+
+    /// Records `report` of `w` under `digest` when its check completed (a
+    /// pass or a regression); a failure to write is a warning.
+    pub(crate) fn remember(&self, w: &Workload, digest: digest::Digest, report: &Report) {
+        if report.outcome() == crate::status::Outcome::Error {
+            return;
+        }
+        let entry = cache::Entry {
+            format: digest::FORMAT.into(),
+            workload: w.name.clone(),
+            digest: digest.sha256,
+            parts: digest.parts,
+            commit: self.settings.commit.clone(),
+            time: jiff::Timestamp::now().as_second(),
+            report: report.clone(),
+        };
+        if let Err(e) = cache::write(&w.runner.out_dir, &entry) {
+            crate::text::escape::say(&format!(
+                "ncugate: warning: workload {}: verdict not cached: {e}",
+                w.name
+            ));
+        }
+    }
+}
