@@ -30,6 +30,7 @@ pub(crate) fn document(report: &SuiteReport) -> Document<'_> {
                 tags: &w.tags,
                 seconds: seconds(w.seconds),
                 view: View::new(&w.report),
+                carried: carried(w),
             })
             .collect(),
     }
@@ -57,8 +58,14 @@ pub(crate) fn status_line(
         tags: &w.tags,
         seconds: seconds(w.seconds),
         view: View::new(&w.report),
+        carried: carried(&w),
     };
     terminal::streamed_status_line(&workload, names, style)
+}
+
+/// A skipped workload's words: `inputs unchanged since 1a2b3c4 (pass, 2026-12-05)`.
+fn carried(w: &WorkloadReport) -> Option<String> {
+    w.carried.as_ref().map(|c| c.label(w.report.outcome()))
 }
 
 /// Wall time as a status line shows it: `12.3 s`, or `—`.
