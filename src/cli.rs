@@ -715,6 +715,14 @@ mod tests {
             ("sanitizer", Some(sanitizer::DEFAULT_PROGRAM.to_string())),
             ("baselines", Some(gate::DEFAULT_BASELINES_DIR.to_string())),
             (
+                "skip-unchanged",
+                Some(crate::options::skip::DEFAULT_SKIP_UNCHANGED.to_string()),
+            ),
+            (
+                "skip-max-age",
+                Some(crate::options::skip::DEFAULT_SKIP_MAX_AGE.to_string()),
+            ),
+            (
                 "config",
                 Some(format!("./{}", crate::config::file::DEFAULT_FILE)),
             ),

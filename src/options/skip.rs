@@ -32,6 +32,16 @@ value_enum!(SkipUnchanged {
     Always = "always": "Skip any workload whose digest is unchanged, also those without declared `inputs`",
 });
 
+impl std::fmt::Display for SkipUnchanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SkipUnchanged::Off => "off",
+            SkipUnchanged::Declared => "declared",
+            SkipUnchanged::Always => "always",
+        })
+    }
+}
+
 /// What a check skips unless told otherwise: nothing.
 pub(crate) const DEFAULT_SKIP_UNCHANGED: SkipUnchanged = SkipUnchanged::Off;
 /// How old a carried verdict may be unless told otherwise: 7 days.
