@@ -310,46 +310,12 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
         .skip
         .resolve(file.gate.skip_unchanged, file.gate.skip_max_age.clone())?
         .filter(|_| args.inputs.is_empty())
-        .map(|skip| skip_settings(skip, &args.history, file));
+        .map(|skip| super::skip::settings(skip, &args.history, file));
     let mut config = selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style);
     config.skip = skip;
     Ok(config)
 }
 
-/// The skipping of a suite check: the commit its entries are kept under
-/// (`--commit`, else the CI's variable, else `unknown`) and whether its
-/// branch (`--branch`, else the CI's variable) is accepted.
-fn skip_settings(
-    skip: crate::options::skip::Skip,
-    history: &crate::cli::CheckHistoryArgs,
-    file: &FileConfig,
-) -> crate::skip::Settings {
-    let from_env = |names: &[&str]| {
-        names
-            .iter()
-            .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
-    };
-    let commit = history
-        .commit
-        .clone()
-        .or_else(|| from_env(super::history::COMMIT_VARIABLES))
-        .unwrap_or_else(|| "unknown".into());
-    let branch = history
-        .branch
-        .clone()
-        .or_else(|| from_env(super::history::BRANCH_VARIABLES));
-    let accepted = history
-        .options
-        .clone()
-        .over(file.history.clone())
-        .branches();
-    crate::skip::Settings {
-        skip,
-        config_file: file.source.clone(),
-        commit,
-        accepted_branch: branch.filter(|b| accepted.contains(b)),
-    }
-}
 
 /// `baseline record` over a suite: each selected workload recorded into
 /// `<dir>/<workload>/<gpu>.json` (or the one `--output` file).

@@ -50,7 +50,7 @@ pub struct SuiteConfig {
     pub outputs: Outputs,
     pub(crate) style: crate::report::terminal::Style,
     /// A check's skipping of unchanged workloads; `None`: every workload runs.
-    pub(crate) skip: Option<crate::skip::Settings>,
+    pub(crate) skip: Option<super::skip::Settings>,
 }
 
 /// True when the command runs as a suite: `[[workload]]` tables, a suite

@@ -17,24 +17,12 @@
 mod cache;
 pub(crate) mod digest;
 
+pub(crate) use crate::config::skip::Settings;
 use crate::config::{CheckConfig, Workload};
-use crate::options::skip::{Skip, SkipUnchanged};
+use crate::options::skip::SkipUnchanged;
 use crate::runner::process::ProcessRunner;
 use crate::suite::report::Carried;
 use crate::verdict::Report;
-use std::path::PathBuf;
-
-/// A suite check's skipping, resolved from the settings.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Settings {
-    pub(crate) skip: Skip,
-    /// `ncugate.toml`, hashed into every digest.
-    pub(crate) config_file: Option<PathBuf>,
-    /// The commit this run checks: what a cached verdict is carried from.
-    pub(crate) commit: String,
-    /// The branch, when it is accepted: every workload runs.
-    pub(crate) accepted_branch: Option<String>,
-}
 
 /// What to do with one workload.
 #[derive(Debug)]
