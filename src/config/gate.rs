@@ -316,7 +316,6 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
     Ok(config)
 }
 
-
 /// `baseline record` over a suite: each selected workload recorded into
 /// `<dir>/<workload>/<gpu>.json` (or the one `--output` file).
 fn suite_record(

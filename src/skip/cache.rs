@@ -17,8 +17,7 @@ pub(crate) const FILE: &str = "skip-cache.json";
 const MAX_BYTES: u64 = 64 << 20;
 
 /// The last completed check of a workload.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize)]
 pub(crate) struct Entry {
     /// [`FORMAT`]: an entry of another format is a miss.
     pub(crate) format: String,
@@ -32,6 +31,19 @@ pub(crate) struct Entry {
     pub(crate) time: i64,
     /// Its report, whose checks a skipped run carries.
     pub(crate) report: Report,
+}
+
+/// An entry as the file holds it: its report not yet validated.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Stored {
+    format: String,
+    workload: String,
+    digest: String,
+    parts: Vec<Part>,
+    commit: String,
+    time: i64,
+    report: serde_json::Value,
 }
 
 /// The cache file of a workload's work folder.
@@ -51,14 +63,26 @@ pub(crate) fn read(out_dir: &Path) -> std::result::Result<Option<Entry>, String>
         }
         Ok(_) => std::fs::read(&file).map_err(|e| e.to_string())?,
     };
-    let entry: Entry = serde_json::from_slice(&bytes).map_err(|e| format!("not an entry: {e}"))?;
-    if entry.format != FORMAT {
-        return Err(format!("format `{}`, not `{FORMAT}`", entry.format));
+    let s: Stored = serde_json::from_slice(&bytes).map_err(|e| format!("not an entry: {e}"))?;
+    if s.format != FORMAT {
+        return Err(format!("format `{}`, not `{FORMAT}`", s.format));
     }
-    if super::digest::sum(&entry.parts) != entry.digest {
+    if super::digest::sum(&s.parts) != s.digest {
         return Err("its digest is not the digest of its parts".into());
     }
-    Ok(Some(entry))
+    // The report is read as a shard's would be: one whose written outcome
+    // its checks contradict is refused, never carried.
+    let report = crate::suite::read::cached(s.report, &s.workload)
+        .map_err(|e| format!("its report: {e}"))?;
+    Ok(Some(Entry {
+        format: s.format,
+        workload: s.workload,
+        digest: s.digest,
+        parts: s.parts,
+        commit: s.commit,
+        time: s.time,
+        report,
+    }))
 }
 
 /// Writes `entry` atomically; a failure is the caller's warning.

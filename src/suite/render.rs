@@ -223,7 +223,10 @@ mod tests {
         assert!(report.headline().contains(counted), "{}", report.headline());
         let doc = document(&report);
         let text = terminal(&report, &terminal::Style::default());
-        assert!(text.contains("SKIP  train") && text.contains(label), "{text}");
+        assert!(
+            text.contains("SKIP  train") && text.contains(label),
+            "{text}"
+        );
         assert!(text.contains(counted), "{text}");
         let markdown = file(&Markdown, &doc);
         assert!(

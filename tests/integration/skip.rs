@@ -132,6 +132,17 @@ fn an_unchanged_suite_skips_its_declared_workloads_named_in_every_format() {
     assert_eq!(carried("strided")["commit"], "1a2b3c4d5e6f");
     assert!(carried("loose").is_null(), "{json}");
     assert_eq!(json["outcome"], "regression");
+    // Merge reads a carried workload as it reads any: validated, its verdict
+    // recomputed from its checks, still marked carried.
+    let merged = g.ncugate(&["merge", "r.json"]).json("m.json").run();
+    merged.code(1);
+    let m = g.json("m.json");
+    let base = m["workloads"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["name"] == "base"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(base["carried"]["commit"], "1a2b3c4d5e6f", "{m}");
     let xml = g.read("r.xml");
     assert!(
         xml.contains(&format!("inputs unchanged since 1a2b3c4 (pass, {today})"))
