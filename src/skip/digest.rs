@@ -133,8 +133,9 @@ fn part(name: &str, value: String) -> Part {
 }
 
 /// The app: its argv, folder, environment (the workload's `env` and the
-/// variables that steer kernel choice, as digests), its executable and its
-/// Python scripts.
+/// variables that steer kernel choice, as digests), its executable, the
+/// shared libraries the executable needs (`libraries.rs`) and its Python
+/// scripts.
 fn app(w: &Workload) -> Vec<Part> {
     let r = &w.runner;
     let mut parts = vec![
@@ -157,6 +158,23 @@ fn app(w: &Workload) -> Vec<Part> {
     }
     if let Some(exe) = r.app.first() {
         parts.push(part("executable", program(exe, &r.workdir)));
+        let ld_path = r
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("LD_LIBRARY_PATH").ok());
+        let found = resolve(exe, &r.workdir);
+        for (name, path) in found
+            .map(|exe| super::libraries::needed(&exe, ld_path.as_deref()))
+            .unwrap_or_default()
+        {
+            let value = path.map_or("not found".into(), |p| {
+                format!("{} {}", p.display(), hashed(&p))
+            });
+            parts.push(part(&format!("library:{name}"), value));
+        }
     }
     for arg in r.app.iter().skip(1).filter(|a| a.ends_with(".py")) {
         let path = r.workdir.join(arg);
@@ -226,6 +244,15 @@ fn baseline(place: &BaselinePlace, unknown: &mut Vec<String>) -> Vec<Part> {
 /// A program by its resolved path and content: as given with a `/`
 /// (relative to `workdir`), else the first match on `PATH`.
 fn program(name: &str, workdir: &Path) -> String {
+    match resolve(name, workdir) {
+        Some(path) => format!("{} {}", path.display(), hashed(&path)),
+        None => format!("{name} (not found)"),
+    }
+}
+
+/// Where a program is, canonical: as given with a `/` (relative to
+/// `workdir`), else the first match on `PATH`.
+fn resolve(name: &str, workdir: &Path) -> Option<PathBuf> {
     let found = if name.contains('/') {
         Some(workdir.join(name))
     } else {
@@ -235,10 +262,7 @@ fn program(name: &str, workdir: &Path) -> String {
                 .find(|p| p.is_file())
         })
     };
-    match found.and_then(|p| std::fs::canonicalize(p).ok()) {
-        Some(path) => format!("{} {}", path.display(), hashed(&path)),
-        None => format!("{name} (not found)"),
-    }
+    found.and_then(|p| std::fs::canonicalize(p).ok())
 }
 
 /// A file's content as a short digest, or why it has none.
@@ -274,6 +298,81 @@ mod tests {
 
     fn p(name: &str, value: &str) -> Part {
         part(name, value.into())
+    }
+
+    /// A workload that runs `app` with `env`.
+    fn workload(app: &Path, env: Vec<(String, String)>) -> Workload {
+        Workload {
+            name: "w".into(),
+            tags: vec![],
+            runner: crate::runner::RunnerConfig {
+                build: None,
+                app: vec![app.display().to_string()],
+                env,
+                workdir: ".".into(),
+                timeout: std::time::Duration::from_secs(1),
+                mode: crate::runner::Mode::Fast,
+                graph_profiling: crate::model::GraphProfiling::Node,
+                clock_control: crate::runner::ClockControl::None,
+                cache_control: crate::runner::CacheControl::All,
+                replay_mode: crate::runner::ReplayMode::Kernel,
+                kernel_name: None,
+                launch_skip: None,
+                launch_count: None,
+                extra_metrics: vec![],
+                dcgm: crate::runner::Dcgm::Fail,
+                ncu: "ncu".into(),
+                profile_from_start: true,
+                nvtx_include: Vec::new(),
+                kernel_env: Vec::new(),
+                toolchain_command: Vec::new(),
+                out_dir: ".".into(),
+            },
+            thresholds: crate::rules::ThresholdsSource::BuiltIn,
+            inputs: Vec::new(),
+        }
+    }
+
+    /// The test binary is a real executable of this machine: its libc is
+    /// a part, and a changed copy of it, found first through the
+    /// workload's `LD_LIBRARY_PATH`, changes that part and nothing else.
+    #[test]
+    fn a_changed_shared_library_changes_its_part() {
+        let exe = std::env::current_exe().unwrap();
+        let libc = |parts: &[Part]| {
+            parts
+                .iter()
+                .find(|p| p.name.starts_with("library:libc.so"))
+                .cloned()
+        };
+        let system = app(&workload(&exe, vec![]));
+        let Some(found) = libc(&system) else {
+            panic!("no libc among {system:?}");
+        };
+        let real = found
+            .value
+            .split(' ')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let name = found.name.trim_start_matches("library:");
+        let copy = dir.path().join(name);
+        std::fs::copy(&real, &copy).unwrap();
+        let env = vec![(
+            "LD_LIBRARY_PATH".to_string(),
+            dir.path().display().to_string(),
+        )];
+        let before = app(&workload(&exe, env.clone()));
+        assert!(
+            libc(&before).is_some_and(|p| p.value.starts_with(&copy.display().to_string())),
+            "{before:?}"
+        );
+        let mut bytes = std::fs::read(&copy).unwrap();
+        bytes.push(0);
+        std::fs::write(&copy, bytes).unwrap();
+        let after = app(&workload(&exe, env));
+        assert_eq!(first_change(&before, &after), Some(found.name.clone()));
     }
 
     #[test]

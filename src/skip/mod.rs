@@ -16,6 +16,7 @@
 
 mod cache;
 pub(crate) mod digest;
+mod libraries;
 
 pub(crate) use crate::config::skip::Settings;
 use crate::config::{CheckConfig, Workload};
