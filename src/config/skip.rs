@@ -5,6 +5,7 @@
 //! workload. `crate::skip` acts on it.
 
 use super::file::FileConfig;
+use crate::error::Result;
 use crate::options::Layer;
 use crate::options::skip::Skip;
 use std::path::PathBuf;
@@ -15,20 +16,22 @@ pub(crate) struct Settings {
     pub(crate) skip: Skip,
     /// `ncugate.toml`, hashed into every digest.
     pub(crate) config_file: Option<PathBuf>,
-    /// The commit this run checks: what a cached verdict is carried from.
-    pub(crate) commit: String,
-    /// The branch, when it is accepted: every workload runs.
-    pub(crate) accepted_branch: Option<String>,
+    /// The commit this run checks (`--commit`, else the CI's variable);
+    /// `None`: ask git, else `unknown`.
+    pub(crate) commit: Option<String>,
+    /// The branch (`--branch`, else the CI's variable); `None`: ask git.
+    pub(crate) branch: Option<String>,
+    /// The accepted branches (`[history] branches`): they run every workload.
+    pub(crate) accepted: Vec<String>,
 }
 
-/// The skipping of a suite check: the commit its entries are kept under
-/// (`--commit`, else the CI's variable, else `unknown`) and whether its
-/// branch (`--branch`, else the CI's variable) is accepted.
+/// The skipping of a suite check, with the commit and branch the flags or
+/// the CI's variables name (each validated as the history's are).
 pub(super) fn settings(
     skip: crate::options::skip::Skip,
     history: &crate::cli::CheckHistoryArgs,
     file: &FileConfig,
-) -> Settings {
+) -> Result<Settings> {
     let from_env = |names: &[&str]| {
         names
             .iter()
@@ -38,20 +41,23 @@ pub(super) fn settings(
         .commit
         .clone()
         .or_else(|| from_env(super::history::COMMIT_VARIABLES))
-        .unwrap_or_else(|| "unknown".into());
+        .map(|c| super::history::checked("commit", c))
+        .transpose()?;
     let branch = history
         .branch
         .clone()
-        .or_else(|| from_env(super::history::BRANCH_VARIABLES));
-    let accepted = history
-        .options
-        .clone()
-        .over(file.history.clone())
-        .branches();
-    Settings {
+        .or_else(|| from_env(super::history::BRANCH_VARIABLES))
+        .map(|b| super::history::checked("branch", b))
+        .transpose()?;
+    Ok(Settings {
         skip,
         config_file: file.source.clone(),
         commit,
-        accepted_branch: branch.filter(|b| accepted.contains(b)),
-    }
+        branch,
+        accepted: history
+            .options
+            .clone()
+            .over(file.history.clone())
+            .branches(),
+    })
 }

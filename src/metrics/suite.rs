@@ -256,7 +256,10 @@ fn check(
         .map(|(w, _)| w.name.chars().count())
         .max()
         .unwrap_or(0);
-    let skipping = config.skip.as_ref().map(crate::skip::Session::new);
+    let skipping = config
+        .skip
+        .as_ref()
+        .map(|s| crate::skip::Session::new(s, processes));
     for &(w, c) in planned {
         crate::text::escape::say(&format!("ncugate: workload {}", w.name));
         let built = build_for(w, &c.source, builds, processes).map_err(Failed::from);

@@ -34,16 +34,33 @@ pub(crate) enum Decision {
     Run(Option<digest::Digest>, String),
 }
 
-/// A suite run's skipping: its settings and what it knows of the machine.
+/// A suite run's skipping: its settings, the commit and accepted branch it
+/// runs on, and what it knows of the machine.
 pub(crate) struct Session<'a> {
     settings: &'a Settings,
+    commit: String,
+    accepted_branch: Option<String>,
     machine: Vec<digest::Part>,
 }
 
 impl<'a> Session<'a> {
-    pub(crate) fn new(settings: &'a Settings) -> Session<'a> {
+    /// The commit and branch not given are git's; the commit git cannot
+    /// name is `unknown`, the branch it cannot name is not accepted.
+    pub(crate) fn new(settings: &'a Settings, processes: &dyn ProcessRunner) -> Session<'a> {
+        let git = |args: &[&str], what| crate::history::command::git(processes, args, what).ok();
+        let commit = settings
+            .commit
+            .clone()
+            .or_else(|| git(&["rev-parse", "HEAD"], "commit"))
+            .unwrap_or_else(|| "unknown".into());
+        let branch = settings
+            .branch
+            .clone()
+            .or_else(|| git(&["rev-parse", "--abbrev-ref", "HEAD"], "branch"));
         Session {
             settings,
+            commit,
+            accepted_branch: branch.filter(|b| settings.accepted.contains(b)),
             machine: digest::machine(),
         }
     }
@@ -57,7 +74,7 @@ impl<'a> Session<'a> {
     ) -> Decision {
         let s = self.settings;
         let d = digest::of(w, c, s.config_file.as_deref(), &self.machine, processes);
-        if let Some(branch) = &s.accepted_branch {
+        if let Some(branch) = &self.accepted_branch {
             return Decision::Run(
                 Some(d),
                 format!("branch {branch} is accepted: it runs every workload"),
@@ -125,7 +142,7 @@ impl<'a> Session<'a> {
             workload: w.name.clone(),
             digest: digest.sha256,
             parts: digest.parts,
-            commit: self.settings.commit.clone(),
+            commit: self.commit.clone(),
             time: jiff::Timestamp::now().as_second(),
             report: report.clone(),
         };

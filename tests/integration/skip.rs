@@ -233,6 +233,30 @@ fn each_kind_of_input_changed_runs_the_workload_again() {
 }
 
 #[test]
+fn the_accepted_branches_are_the_historys_and_the_flag_names_the_branch() {
+    let g = checked_once("");
+    let base = calls(&g, "base");
+    // `--branch` over the CI's variable; [history] branches over the default.
+    check(&g, &["--branch", "main"], &[("BRANCH_NAME", "feature")])
+        .stderr_has("RUN   base     branch main is accepted: it runs every workload");
+    assert_eq!(calls(&g, "base"), base + 2);
+    check(&g, &[], &[("BRANCH_NAME", "feature")]).stdout_has("SKIP  base ");
+    let toml = g.read("ncugate.toml");
+    g.write(
+        "ncugate.toml",
+        format!("{toml}\n[history]\nbranches = [\"release\"]\n"),
+    );
+    // The config changed: this run records; the next on `main` skips.
+    check(&g, &[], &[("BRANCH_NAME", "release")])
+        .stderr_has("RUN   base     branch release is accepted");
+    check(&g, &[], &[("BRANCH_NAME", "main")]).stdout_has("SKIP  base ");
+    // A commit name that cannot be shown is refused as the history refuses it.
+    check(&g, &["--commit", "a\u{1b}[31m"], &[])
+        .code(2)
+        .stderr_has("commit");
+}
+
+#[test]
 fn a_corrupt_cache_is_a_warning_and_a_run_never_an_error() {
     let g = checked_once("");
     let cache = "target/ncugate/base/skip-cache.json";
