@@ -23,6 +23,9 @@ pub(crate) struct Settings {
     pub(crate) branch: Option<String>,
     /// The accepted branches (`[history] branches`): they run every workload.
     pub(crate) accepted: Vec<String>,
+    /// The history store's URL and round-trip timeout, when the check has
+    /// one: the verdicts are kept there instead of in the work folders.
+    pub(crate) store: Option<(String, std::time::Duration)>,
 }
 
 /// The skipping of a suite check, with the commit and branch the flags or
@@ -31,6 +34,7 @@ pub(super) fn settings(
     skip: crate::options::skip::Skip,
     history: &crate::cli::CheckHistoryArgs,
     file: &FileConfig,
+    store: Option<&super::history::CheckHistory>,
 ) -> Result<Settings> {
     let from_env = |names: &[&str]| {
         names
@@ -59,5 +63,6 @@ pub(super) fn settings(
             .clone()
             .over(file.history.clone())
             .branches(),
+        store: store.map(|h| (h.url.clone(), h.timeout)),
     })
 }

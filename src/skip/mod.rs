@@ -89,7 +89,8 @@ impl<'a> Session<'a> {
                 ),
             );
         }
-        let entry = match cache::read(&w.runner.out_dir) {
+        let place = self.place(w);
+        let entry = match cache::read(&place, &w.name, &d.sha256) {
             Ok(Some(entry)) => entry,
             Ok(None) => {
                 return Decision::Run(Some(d), "no verdict recorded for these inputs yet".into());
@@ -98,7 +99,7 @@ impl<'a> Session<'a> {
                 crate::text::escape::say(&format!(
                     "ncugate: warning: workload {}: verdict cache {} unreadable ({why}): it runs",
                     w.name,
-                    cache::path(&w.runner.out_dir).display()
+                    place.shown()
                 ));
                 return Decision::Run(Some(d), "verdict cache unreadable".into());
             }
@@ -131,6 +132,17 @@ impl<'a> Session<'a> {
         Decision::Skip(carried, Box::new(entry.report))
     }
 
+    /// Where `w`'s verdicts are kept: the history store, else its work folder.
+    fn place(&self, w: &Workload) -> cache::Place {
+        match &self.settings.store {
+            Some((url, timeout)) => cache::Place::Store {
+                url: url.clone(),
+                timeout: *timeout,
+            },
+            None => cache::Place::File(w.runner.out_dir.clone()),
+        }
+    }
+
     /// Records `report` of `w` under `digest` when its check completed (a
     /// pass or a regression); a failure to write is a warning.
     pub(crate) fn remember(&self, w: &Workload, digest: digest::Digest, report: &Report) {
@@ -146,7 +158,7 @@ impl<'a> Session<'a> {
             time: jiff::Timestamp::now().as_second(),
             report: report.clone(),
         };
-        if let Err(e) = cache::write(&w.runner.out_dir, &entry) {
+        if let Err(e) = cache::write(&self.place(w), &entry) {
             crate::text::escape::say(&format!(
                 "ncugate: warning: workload {}: verdict not cached: {e}",
                 w.name

@@ -304,3 +304,36 @@ fn a_bad_age_or_glob_is_a_config_error() {
         .stderr_has("skip_max_age `soon` is not an age")
         .stderr_has("hint: give a whole number and a unit");
 }
+
+#[test]
+fn with_a_history_store_the_verdicts_are_kept_there_for_every_runner() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    skip_store(&|name| format!("sqlite:{}", dir.path().join(name).display()));
+}
+
+/// The verdicts kept in the store `fresh` makes (SQLite here, PostgreSQL
+/// in the history tests): a second runner with a fresh work folder skips.
+pub(crate) fn skip_store(fresh: &dyn Fn(&str) -> String) {
+    let g = suite("");
+    let url = fresh("skip");
+    let first = check(&g, &["--history", &url, "--branch", "pr-7"], &[]);
+    first
+        .code(1)
+        .stderr_has("RUN   base     no verdict recorded for these inputs yet");
+    assert!(
+        !g.path("target/ncugate/base/skip-cache.json").exists(),
+        "a store's verdicts went to the work folder"
+    );
+    // Another runner: a fresh work folder, the same store.
+    std::fs::remove_dir_all(g.path("target/ncugate")).expect("remove the work folder");
+    let base = calls(&g, "base");
+    check(&g, &["--history", &url, "--branch", "pr-7"], &[])
+        .code(1)
+        .stdout_has("SKIP  base     inputs unchanged since 1a2b3c4 (pass, ")
+        .stdout_has("SKIP  strided  inputs unchanged since 1a2b3c4 (regression, ");
+    assert_eq!(calls(&g, "base"), base + 1, "only `loose` runs");
+    // A change is named against the workload's newest entry in the store.
+    g.write("src/base.cu", "__global__ void base() { /* edited */ }\n");
+    check(&g, &["--history", &url, "--branch", "pr-7"], &[])
+        .stderr_has("RUN   base     inputs changed: input:src/base.cu");
+}
