@@ -35,32 +35,33 @@ pub(crate) struct Digest {
 }
 
 /// What the digest knows of the machine, read once per suite run: the
-/// driver and CUDA versions (NVML), the GPUs the driver lists.
+/// driver and CUDA versions (NVML), and the models of the GPUs the driver
+/// lists (`Model:` of `/proc/driver/nvidia/gpus/*/information`; not their
+/// UUIDs or bus places, so runners with the same GPUs share verdicts).
 pub(crate) fn machine() -> Vec<Part> {
     let mut parts: Vec<Part> = crate::runner::kernel_env::toolchain()
         .into_iter()
         .map(|(name, value)| part(&name, value))
         .collect();
-    let mut gpus = Sha256::new();
-    let mut listed = 0;
-    if let Ok(dir) = std::fs::read_dir("/proc/driver/nvidia/gpus") {
-        let mut infos: Vec<PathBuf> = dir
-            .filter_map(|e| e.ok().map(|e| e.path().join("information")))
-            .collect();
-        infos.sort();
-        for info in infos {
-            if let Some(h) = file_sha256(&info) {
-                gpus.update(h.as_bytes());
-                listed += 1;
-            }
-        }
-    }
-    if let Ok(version) = std::fs::read_to_string("/proc/driver/nvidia/version") {
-        gpus.update(version.as_bytes());
-    }
+    let mut models: Vec<String> = std::fs::read_dir("/proc/driver/nvidia/gpus")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .filter_map(|e| std::fs::read_to_string(e.path().join("information")).ok())
+                .filter_map(|text| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix("Model:").map(|m| m.trim().to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    models.sort();
     parts.push(part(
-        "gpu",
-        format!("{listed} listed, {}", short(&gpus.finalize())),
+        "gpus",
+        if models.is_empty() {
+            "none listed".into()
+        } else {
+            crate::text::escape::printable(models.join(", "))
+        },
     ));
     parts
 }
