@@ -292,6 +292,8 @@ pub(crate) struct CheckArgs {
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) gate: GateOptions,
+    #[command(flatten)]
+    pub(crate) skip: crate::options::skip::SkipArgs,
     /// Compare even when the baseline was recorded on a different GPU.
     #[arg(long)]
     pub(crate) allow_device_mismatch: bool,
@@ -721,6 +723,14 @@ mod tests {
             ),
             ("sanitizer", Some(sanitizer::DEFAULT_PROGRAM.to_string())),
             ("baselines", Some(gate::DEFAULT_BASELINES_DIR.to_string())),
+            (
+                "skip-unchanged",
+                Some(crate::options::skip::DEFAULT_SKIP_UNCHANGED.to_string()),
+            ),
+            (
+                "skip-max-age",
+                Some(crate::options::skip::DEFAULT_SKIP_MAX_AGE.to_string()),
+            ),
             (
                 "config",
                 Some(format!("./{}", crate::config::file::DEFAULT_FILE)),

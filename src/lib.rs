@@ -106,6 +106,7 @@ pub mod runner;
 pub mod sanitizer;
 pub mod schema;
 pub mod shared_gpu;
+pub(crate) mod skip;
 pub mod status;
 pub(crate) mod suggest;
 pub mod suite;

@@ -74,6 +74,9 @@ pub(crate) struct WorkloadSection {
     pub(crate) build: Option<Vec<String>>,
     /// Labels for `--tag`.
     pub(crate) tags: Vec<String>,
+    /// The files the workload's kernels come from: paths and globs relative
+    /// to `ncugate.toml`, hashed into its input digest.
+    pub(crate) inputs: Vec<String>,
 }
 
 /// The keys of a `[[workload]]` table that [`AppOptions`] reads.
@@ -89,7 +92,7 @@ const WORKLOAD_PROFILE_KEYS: &[&str] = &[
     "nvtx_include",
 ];
 /// The workload's own keys.
-const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags"];
+const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags", "inputs"];
 
 /// The own part of a `[[workload]]` table.
 #[derive(Deserialize)]
@@ -100,6 +103,8 @@ struct WorkloadOwn {
     build: Option<Vec<String>>,
     #[serde(default)]
     tags: Vec<String>,
+    #[serde(default)]
+    inputs: Vec<String>,
 }
 
 impl TryFrom<toml::Table> for WorkloadSection {
@@ -149,6 +154,7 @@ impl TryFrom<toml::Table> for WorkloadSection {
             thresholds: own.thresholds,
             build: own.build,
             tags: own.tags,
+            inputs: own.inputs,
         })
     }
 }

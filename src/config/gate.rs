@@ -306,7 +306,15 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             explain: explain.clone(),
         });
     }
-    Ok(selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style))
+    let skip = args
+        .skip
+        .resolve(file.gate.skip_unchanged, file.gate.skip_max_age.clone())?
+        .filter(|_| args.inputs.is_empty())
+        .map(|skip| super::skip::settings(skip, &args.history, file, history.as_ref()))
+        .transpose()?;
+    let mut config = selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style);
+    config.skip = skip;
+    Ok(config)
 }
 
 /// `baseline record` over a suite: each selected workload recorded into

@@ -20,6 +20,7 @@ mod precedence;
 pub(crate) mod run;
 pub(crate) mod sanitize;
 pub(crate) mod shard;
+pub(crate) mod skip;
 pub mod suite;
 mod typed_flags;
 pub(crate) mod workload;

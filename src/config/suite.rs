@@ -49,6 +49,8 @@ pub struct SuiteConfig {
     pub(crate) baseline_file: Option<PathBuf>,
     pub outputs: Outputs,
     pub(crate) style: crate::report::terminal::Style,
+    /// A check's skipping of unchanged workloads; `None`: every workload runs.
+    pub(crate) skip: Option<super::skip::Settings>,
 }
 
 /// True when the command runs as a suite: `[[workload]]` tables, a suite
@@ -94,6 +96,7 @@ fn all_workloads(
                 .cloned()
                 .over(file.gate.thresholds.clone())
                 .into(),
+            inputs: Vec::new(),
         }]);
     }
     if !file.app.command.is_empty() {
@@ -144,6 +147,15 @@ fn one(
     }
     let mut runner = runner(args, ncu, &merged)?;
     runner.out_dir = runner.out_dir.join(&w.name);
+    for pattern in &w.inputs {
+        glob::Pattern::new(pattern).map_err(|e| {
+            Error::from(crate::error::ConfigError::InputsGlob {
+                name: w.name.clone(),
+                pattern: pattern.clone(),
+                why: e.msg.to_string(),
+            })
+        })?;
+    }
     Ok(Workload {
         name: w.name.clone(),
         tags: w.tags.clone(),
@@ -153,6 +165,11 @@ fn one(
             .over(w.thresholds.clone())
             .over(file.gate.thresholds.clone())
             .into(),
+        inputs: w
+            .inputs
+            .iter()
+            .map(|i| file.base_dir.join(i).display().to_string())
+            .collect(),
     })
 }
 
@@ -328,6 +345,7 @@ impl Selection {
             baseline_file: self.baseline_file,
             outputs,
             style,
+            skip: None,
         }
     }
 }

@@ -15,6 +15,9 @@ pub(crate) struct Workload {
     pub(crate) runner: RunnerConfig,
     /// This workload's threshold rules.
     pub(crate) thresholds: crate::rules::ThresholdsSource,
+    /// Declared `inputs`: paths and globs relative to `ncugate.toml`'s folder,
+    /// made absolute.
+    pub(crate) inputs: Vec<String>,
 }
 
 /// A workload name is a folder name under the baselines directory: ASCII
@@ -109,6 +112,7 @@ mod tests {
                 out_dir: ".".into(),
             },
             thresholds: crate::rules::ThresholdsSource::BuiltIn,
+            inputs: Vec::new(),
         }
     }
 

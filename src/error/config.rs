@@ -68,6 +68,16 @@ pub enum ConfigError {
     AppAndWorkloads,
     #[error("ncugate.toml has both [gate] baseline and [[workload]] tables")]
     BaselineAndWorkloads,
+    /// `--skip-max-age` or `[gate] skip_max_age` is not an age.
+    #[error("skip_max_age `{value}` is not an age")]
+    SkipMaxAge { value: String },
+    /// A `[[workload]]`'s `inputs` entry is not a glob.
+    #[error("[[workload]] `{name}`: inputs entry `{pattern}` is not a glob: {why}")]
+    InputsGlob {
+        name: String,
+        pattern: String,
+        why: String,
+    },
     #[error("two [[workload]] tables are named `{name}`")]
     DuplicateWorkload { name: String },
     #[error("[[workload]] `{name}` has no command")]
@@ -134,6 +144,8 @@ impl ConfigError {
             E::NoAppToAudit => "pass the app after `--`, or set [app] command in ncugate.toml".into(),
             E::NoAppToInit => "pass it after `--`: `ncugate init -- ./build/app --iters 3` (add --build 'make -j8' to build it first)".into(),
             E::InitWouldOverwrite { .. } => "edit them, or pass --force to write fresh ones".into(),
+            E::SkipMaxAge { .. } => "give a whole number and a unit: `30m`, `12h`, `7d` (s, m, h or d)".into(),
+            E::InputsGlob { .. } => "write each entry as a path or glob relative to ncugate.toml (`src/attn/**`, `kernels/*.cu`)".into(),
             E::AppAndWorkloads => "move the app into a [[workload]] (e.g. name = \"default\"); [app] may keep env, workdir and timeout shared by every workload".into(),
             E::BaselineAndWorkloads => "a suite keeps one baseline per workload and GPU in [gate] baselines (default `baselines/`); remove [gate] baseline".into(),
             E::DuplicateWorkload { .. } => "workload names must be unique: they name the baseline folders".into(),

@@ -214,6 +214,22 @@ impl Store for Postgres {
         }
         self.call(move |client| sql::heads(&mut Pg::new(client)))
     }
+
+    fn verdict(&mut self, workload: &str, digest: &str) -> Result<Option<String>> {
+        if self.empty {
+            return Ok(None);
+        }
+        let (workload, digest) = (workload.to_string(), digest.to_string());
+        self.call(move |client| sql::verdict(&mut Pg::new(client), &workload, &digest))
+    }
+
+    fn keep_verdict(&mut self, workload: &str, digest: &str, at: i64, entry: &str) -> Result<()> {
+        let (workload, digest, entry) =
+            (workload.to_string(), digest.to_string(), entry.to_string());
+        self.call(move |client| {
+            sql::keep_verdict(&mut Pg::new(client), &workload, &digest, at, &entry)
+        })
+    }
 }
 
 /// The client, or a transaction of it, as the shared SQL's [`Tx`]: each

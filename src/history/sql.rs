@@ -252,6 +252,45 @@ pub(crate) fn accept<T: Tx>(tx: &mut T, commit: &str) -> Result<u64, T::Error> {
     )
 }
 
+/// The verdict cache entry of `workload` under `digest`, else its newest.
+pub(crate) fn verdict<T: Tx>(
+    tx: &mut T,
+    workload: &str,
+    digest: &str,
+) -> Result<Option<String>, T::Error> {
+    use Param::Text;
+    let exact = tx.query(
+        "SELECT entry FROM verdicts WHERE workload = ?1 AND digest = ?2",
+        &[Text(workload), Text(digest)],
+        |r| r.text(0),
+    )?;
+    if let Some(entry) = exact.into_iter().next() {
+        return Ok(Some(entry));
+    }
+    let newest = tx.query(
+        "SELECT entry FROM verdicts WHERE workload = ?1 ORDER BY at DESC LIMIT 1",
+        &[Text(workload)],
+        |r| r.text(0),
+    )?;
+    Ok(newest.into_iter().next())
+}
+
+/// Keeps `entry` as the verdict of `workload` under `digest` (replacing one kept before).
+pub(crate) fn keep_verdict<T: Tx>(
+    tx: &mut T,
+    workload: &str,
+    digest: &str,
+    at: i64,
+    entry: &str,
+) -> Result<(), T::Error> {
+    use Param::{Big, Text};
+    tx.execute(
+        "INSERT INTO verdicts (workload, digest, at, entry) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (workload, digest) DO UPDATE SET at = excluded.at, entry = excluded.entry",
+        &[Text(workload), Text(digest), Big(at), Text(entry)],
+    )
+    .map(|_| ())
+}
+
 /// The values of the series `query` selects, by series, oldest first.
 pub(crate) fn series<T: Tx>(tx: &mut T, query: &Query) -> Result<Vec<Point>, T::Error> {
     let sql = store::series_sql(T::DIALECT);

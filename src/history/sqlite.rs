@@ -186,6 +186,22 @@ impl Store for Sqlite {
         }
         sql::heads(&mut Lite(&self.conn)).map_err(|e| fail(&self.path, e))
     }
+
+    fn verdict(&mut self, workload: &str, digest: &str) -> Result<Option<String>> {
+        if self.empty {
+            return Ok(None);
+        }
+        sql::verdict(&mut Lite(&self.conn), workload, digest).map_err(|e| fail(&self.path, e))
+    }
+
+    fn keep_verdict(&mut self, workload: &str, digest: &str, at: i64, entry: &str) -> Result<()> {
+        (|| -> rusqlite::Result<()> {
+            let tx = self.write()?;
+            sql::keep_verdict(&mut Lite(&tx), workload, digest, at, entry)?;
+            tx.commit()
+        })()
+        .map_err(|e| fail(&self.path, e))
+    }
 }
 
 /// The connection, or the transaction it is in, as the shared SQL's [`Tx`]:

@@ -89,6 +89,11 @@ pub(crate) trait Store {
     fn accepted_after(&mut self, workload: &str, gpu: &str, run: &StoredRun) -> Result<u64>;
     /// Every run's workload, GPU, commit, branch and time (no values), oldest first.
     fn heads(&mut self) -> Result<Vec<RunHead>>;
+    /// The verdict cache entry (`crate::skip`) of `workload` kept under
+    /// `digest`, else its newest one (which names what changed); its text.
+    fn verdict(&mut self, workload: &str, digest: &str) -> Result<Option<String>>;
+    /// Keeps `entry` as the verdict of `workload` under `digest`, made at `at`.
+    fn keep_verdict(&mut self, workload: &str, digest: &str, at: i64, entry: &str) -> Result<()>;
 }
 
 /// Which runs of one workload on one GPU a check reads.
@@ -176,7 +181,9 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// to `i + 1`. Version 2 adds each run's kernel key mode (a rolling
 /// baseline groups launches as its runs did) and makes a run smaller:
 /// statuses as small integers ([`STATUSES`]), the report digest cut to 128
-/// bits, no index by commit alone (`history accept` reads the table through). `{id}` is the dialect's auto-numbered key, `{ref}` its
+/// bits, no index by commit alone (`history accept` reads the table through).
+/// Version 3 adds the verdict cache of skipped workloads (`verdicts`: one
+/// entry per workload and input digest, shared by every runner of the store). `{id}` is the dialect's auto-numbered key, `{ref}` its
 /// integer type that refers to one, `{compact}` what a table without a row
 /// id of its own says.
 pub const MIGRATIONS: &[&str] = &[
@@ -236,6 +243,16 @@ ALTER TABLE run_values_2 RENAME TO run_values;
 CREATE INDEX run_values_by_series ON run_values (series_id);
 DROP INDEX runs_by_commit;
 UPDATE runs SET report_sha256 = substr(report_sha256, 1, 32);
+",
+    "
+CREATE TABLE verdicts (
+    workload TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (workload, digest)
+){compact};
+CREATE INDEX verdicts_by_time ON verdicts (workload, at);
 ",
 ];
 

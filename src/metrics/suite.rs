@@ -188,6 +188,32 @@ pub(crate) fn thresholds_digest(config: &SuiteConfig) -> String {
     crate::format::hex(&hasher.finalize())
 }
 
+/// A skip decision as the suite acts on it: the digest to record after a
+/// run, or the carried verdict, its `SKIP` line said; a run's reason said as
+/// a `RUN` line.
+type Decided = (
+    Option<crate::skip::digest::Digest>,
+    Option<(crate::suite::report::Carried, Box<crate::verdict::Report>)>,
+);
+
+fn decided(decision: crate::skip::Decision, w: &Workload, names: usize) -> Decided {
+    match decision {
+        crate::skip::Decision::Skip(carried, report) => {
+            Text::pass(format!(
+                "SKIP  {:<names$}  {}\n",
+                w.name,
+                carried.label(report.outcome())
+            ))
+            .show();
+            (None, Some((carried, report)))
+        }
+        crate::skip::Decision::Run(digest, why) => {
+            crate::text::escape::say(&format!("RUN   {:<names$}  {why}", w.name));
+            (digest, None)
+        }
+    }
+}
+
 /// Builds `w` unless its data are exports (`--input`) or its build already ran.
 fn build_for(
     w: &Workload,
@@ -230,11 +256,32 @@ fn check(
         .map(|(w, _)| w.name.chars().count())
         .max()
         .unwrap_or(0);
+    let skipping = config
+        .skip
+        .as_ref()
+        .map(|s| crate::skip::Session::new(s, processes));
     for &(w, c) in planned {
         crate::text::escape::say(&format!("ncugate: workload {}", w.name));
-        let checked = build_for(w, &c.source, builds, processes)
-            .map_err(Failed::from)
-            .and_then(|()| super::check(c, processes));
+        let built = build_for(w, &c.source, builds, processes).map_err(Failed::from);
+        let (digest, carried) = match (&built, &skipping) {
+            (Ok(()), Some(s)) => decided(s.decide(w, c, processes), w, names),
+            _ => (None, None),
+        };
+        if let Some((carried, report)) = carried {
+            reports.push(WorkloadReport {
+                name: w.name.clone(),
+                tags: w.tags.clone(),
+                baseline: report.baseline.clone(),
+                seconds: None,
+                report: *report,
+                carried: Some(carried),
+            });
+            continue;
+        }
+        let checked = built.and_then(|()| super::check(c, processes));
+        if let (Some(s), Some(d), Ok(report)) = (&skipping, digest, &checked) {
+            s.remember(w, d, report);
+        }
         let report = match checked {
             Ok(report) => report,
             Err(Failed { error, report }) => {
@@ -263,6 +310,7 @@ fn check(
             baseline: report.baseline.clone(),
             seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
             report,
+            carried: None,
         });
         // As nextest does: a line the moment the workload finishes; the
         // failures in full and the summary follow when all have run.

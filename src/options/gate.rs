@@ -40,6 +40,12 @@ pub(crate) struct GateOptions {
     /// `[gate] baselines`: a suite's baselines folder, `<dir>/<workload>/<gpu>.json`.
     #[arg(skip)]
     pub(crate) baselines: Option<PathBuf>,
+    /// `[gate] skip_unchanged`: the check's flag is in [`super::skip::SkipArgs`].
+    #[arg(skip)]
+    pub(crate) skip_unchanged: Option<super::skip::SkipUnchanged>,
+    /// `[gate] skip_max_age`: the check's flag is in [`super::skip::SkipArgs`].
+    #[arg(skip)]
+    pub(crate) skip_max_age: Option<String>,
 }
 
 layered!(GateOptions {
@@ -49,6 +55,8 @@ layered!(GateOptions {
     environmental,
     baseline,
     baselines,
+    skip_unchanged,
+    skip_max_age,
 });
 
 value_enum!(KernelKeyMode {

@@ -29,6 +29,7 @@ pub mod history;
 pub(crate) mod memory;
 pub mod profile;
 pub(crate) mod sanitizer;
+pub(crate) mod skip;
 
 pub(crate) use app::AppOptions;
 pub(crate) use explain::ExplainOptions;

@@ -51,6 +51,9 @@ pub(crate) struct Workload<'r> {
     /// Wall time of its profiled runs, `12.3 s`, or `—`.
     pub(crate) seconds: String,
     pub(crate) view: View<'r>,
+    /// Set when the workload was skipped and its view carried from an
+    /// earlier check: `inputs unchanged since 1a2b3c4 (pass, 2026-12-05)`.
+    pub(crate) carried: Option<String>,
 }
 
 impl Workload<'_> {
@@ -88,6 +91,7 @@ impl<'r> Document<'r> {
                 tags: &[],
                 seconds: "—".into(),
                 view: View::new(report),
+                carried: None,
             }],
         }
     }

@@ -18,7 +18,7 @@ pub(crate) fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io
     let mut totals = JUnit::new("ncugate");
     for w in &doc.workloads {
         let (tests, failures, errors) = counts(&w.view);
-        totals.tests += tests;
+        totals.tests += tests + usize::from(w.carried.is_some());
         totals.failures += failures;
         totals.errors += errors;
     }
@@ -51,6 +51,9 @@ pub(crate) fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io
         out.write_all(&part[from..to])
     };
     for w in &doc.workloads {
+        if let Some(carried) = &w.carried {
+            write(skipped(&w.prefix(), carried))?;
+        }
         for suite in each_suite(&w.view, &w.prefix()) {
             write(suite)?;
         }
@@ -59,6 +62,21 @@ pub(crate) fn write_document(doc: &Document<'_>, out: &mut dyn Write) -> std::io
         write(nothing_to_gate())?;
     }
     out.write_all(&tail)
+}
+
+/// A skipped workload's own testsuite: one skipped testcase saying whose
+/// verdict its other testcases carry (they keep their failures).
+fn skipped(prefix: &str, carried: &str) -> TestSuite {
+    let name = format!("{prefix}skipped");
+    let mut suite = TestSuite::new(name.as_str());
+    suite.add_test_case(case(
+        "inputs unchanged",
+        &name,
+        Status::Skipped,
+        carried,
+        None,
+    ));
+    suite
 }
 
 /// Jenkins drops a report with no testcase: the suite that says this shard had nothing to gate.

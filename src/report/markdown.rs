@@ -83,7 +83,9 @@ pub(super) fn suite_header(doc: &Document<'_>, suite: &Suite<'_>) -> String {
             c.warn,
             c.error,
             c.pass,
-            w.seconds
+            w.carried
+                .as_ref()
+                .map_or_else(|| w.seconds.clone(), |c| format!("skipped: {c}"))
         );
     }
     out

@@ -145,7 +145,12 @@ pub(crate) fn after_status_lines(doc: &Document<'_>, style: &Style) -> String {
         } else {
             format!(" [{}]", w.tags.join(", "))
         };
-        let _ = writeln!(out, "\n── workload {}{tags} ──", w.name());
+        let skipped = w
+            .carried
+            .as_ref()
+            .map(|c| format!(" (skipped: {c})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n── workload {}{tags}{skipped} ──", w.name());
         out.push_str(&render_view(&w.view, style));
     }
     let _ = writeln!(out, "\nncugate suite: {}", suite.headline);
@@ -167,14 +172,18 @@ fn in_full(w: &Workload<'_>, show: Show) -> bool {
 /// One workload's status line: its verdict word, its name, its time and,
 /// when it did not pass, the top reason, cut to the width.
 fn status_line(w: &Workload<'_>, (name, time): (usize, usize), style: &Style) -> String {
-    let word = match w.view.outcome {
-        Outcome::Pass => "PASS",
-        Outcome::Regression => "FAIL",
-        Outcome::Error => "ERROR",
+    let word = match (w.view.outcome, &w.carried) {
+        (_, Some(_)) => "SKIP",
+        (Outcome::Pass, None) => "PASS",
+        (Outcome::Regression, None) => "FAIL",
+        (Outcome::Error, None) => "ERROR",
     };
     let mut text = format!("{word:<5} {:<name$}", w.name());
     if time > 0 {
         let _ = write!(text, "  {:>time$}", seconds(w));
+    }
+    if let Some(carried) = &w.carried {
+        let _ = write!(text, "  {carried}");
     }
     if let Some(reason) = w.view.top_reason() {
         let _ = write!(text, " — {reason}");

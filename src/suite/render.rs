@@ -30,6 +30,7 @@ pub(crate) fn document(report: &SuiteReport) -> Document<'_> {
                 tags: &w.tags,
                 seconds: seconds(w.seconds),
                 view: View::new(&w.report),
+                carried: carried(w),
             })
             .collect(),
     }
@@ -57,8 +58,14 @@ pub(crate) fn status_line(
         tags: &w.tags,
         seconds: seconds(w.seconds),
         view: View::new(&w.report),
+        carried: carried(&w),
     };
     terminal::streamed_status_line(&workload, names, style)
+}
+
+/// A skipped workload's words: `inputs unchanged since 1a2b3c4 (pass, 2026-12-05)`.
+fn carried(w: &WorkloadReport) -> Option<String> {
+    w.carried.as_ref().map(|c| c.label(w.report.outcome()))
 }
 
 /// Wall time as a status line shows it: `12.3 s`, or `—`.
@@ -101,6 +108,7 @@ mod tests {
             baseline: format!("baselines/{name}.json"),
             seconds,
             report,
+            carried: None,
         };
         let names: Vec<String> = ["infer", "train", "serve"].map(String::from).into();
         SuiteReport::new(
@@ -198,6 +206,46 @@ mod tests {
         );
     }
 
+    /// A skipped workload carries its recorded report: every format counts
+    /// and names it with the commit and date of that report, and a carried
+    /// regression is still a regression (exit 1).
+    #[test]
+    fn every_format_names_a_skipped_workload_and_its_carried_verdict() {
+        let mut report = suite();
+        report.workloads[1].carried = Some(crate::suite::report::Carried {
+            commit: "1a2b3c4d5e".into(),
+            time: 1_796_428_800,
+            digest: "d".repeat(64),
+        });
+        assert_eq!(report.exit_code(), 1);
+        let label = "inputs unchanged since 1a2b3c4 (regression, 2026-12-05)";
+        let counted = "1 skipped, inputs unchanged, verdicts carried (train from 1a2b3c4)";
+        assert!(report.headline().contains(counted), "{}", report.headline());
+        let doc = document(&report);
+        let text = terminal(&report, &terminal::Style::default());
+        assert!(
+            text.contains("SKIP  train") && text.contains(label),
+            "{text}"
+        );
+        assert!(text.contains(counted), "{text}");
+        let markdown = file(&Markdown, &doc);
+        assert!(
+            markdown.contains(&format!("| skipped: {label} |")) && markdown.contains(counted),
+            "{markdown}"
+        );
+        let junit = file(&JUnit, &doc);
+        assert!(
+            junit.contains("train: skipped") && junit.contains(label),
+            "{junit}"
+        );
+        let Rendered::GitHub(streams) = GitHub.render(&doc) else {
+            panic!("GitHub mode renders its streams");
+        };
+        assert!(streams.summary.contains(counted), "{}", streams.summary);
+        let json = report.json();
+        assert!(json.contains("\"commit\": \"1a2b3c4d5e\""), "{json}");
+    }
+
     /// Every format shows a suite of one workload as the single check's
     /// report under the workload's name: the same reporter, with the heading
     /// depth, the `<workload>: ` prefix and the folder as its parameters.
@@ -217,6 +265,7 @@ mod tests {
                 baseline: "baselines/train.json".into(),
                 seconds: None,
                 report: check.clone(),
+                carried: None,
             }],
         );
         let (single, one) = (Document::check(&check), document(&suite));

@@ -29,6 +29,51 @@ pub(crate) struct WorkloadReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seconds: Option<f64>,
     pub(crate) report: Report,
+    /// Set when the workload was skipped: its inputs were unchanged since
+    /// the check whose report this is, which ran on `carried.commit`. Its
+    /// checks were measured then, not in this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) carried: Option<Carried>,
+}
+
+/// Where a skipped workload's report comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct Carried {
+    /// The commit whose check measured the report.
+    pub(crate) commit: String,
+    /// When that check finished, in Unix seconds.
+    pub(crate) time: i64,
+    /// The input digest both runs share (SHA-256).
+    pub(crate) digest: String,
+}
+
+impl Carried {
+    /// `1a2b3c4 (2026-12-05)`.
+    pub(crate) fn since(&self) -> String {
+        format!("{} ({})", self.short_commit(), self.date())
+    }
+
+    /// The commit's first 7 characters.
+    pub(crate) fn short_commit(&self) -> String {
+        self.commit.chars().take(7).collect()
+    }
+
+    /// The day of [`Carried::time`], UTC.
+    pub(crate) fn date(&self) -> String {
+        jiff::Timestamp::from_second(self.time)
+            .map(|t| t.strftime("%Y-%m-%d").to_string())
+            .unwrap_or_else(|_| "unknown date".into())
+    }
+
+    /// `inputs unchanged since 1a2b3c4 (pass, 2026-12-05)`.
+    pub(crate) fn label(&self, outcome: Outcome) -> String {
+        format!(
+            "inputs unchanged since {} ({}, {})",
+            self.short_commit(),
+            outcome.title().to_lowercase(),
+            self.date()
+        )
+    }
 }
 
 /// Everything a suite run decided. Its outcome and exit code are computed
@@ -184,6 +229,21 @@ impl SuiteReport {
                 parts.push(format!("{} {what} ({})", names.len(), names.join(", ")));
             }
         }
+        let carried: Vec<String> = self
+            .workloads
+            .iter()
+            .filter_map(|w| {
+                let c = w.carried.as_ref()?;
+                Some(format!("{} from {}", w.name, c.short_commit()))
+            })
+            .collect();
+        if !carried.is_empty() {
+            parts.push(format!(
+                "{} skipped, inputs unchanged, verdicts carried ({})",
+                carried.len(),
+                carried.join(", ")
+            ));
+        }
         let n = self.workloads.len();
         let scope = match self.shard {
             Some(s) => format!(" in shard {s}"),
@@ -232,6 +292,7 @@ mod tests {
             baseline: "b.json".into(),
             seconds: None,
             report,
+            carried: None,
         }
     }
 

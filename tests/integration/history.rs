@@ -609,6 +609,7 @@ fn the_postgres_store_keeps_every_run() {
     scenarios(&|name| cluster.fresh(name));
     rolling_baseline_and_creep(&|name| cluster.fresh(name));
     crate::suite::suite_history(&|name| cluster.fresh(name));
+    crate::skip::skip_store(&|name| cluster.fresh(name));
     let mut client =
         postgres::Client::connect(&cluster.url("record"), postgres::NoTls).expect("connect");
     let version: i64 = client

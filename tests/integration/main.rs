@@ -41,6 +41,7 @@ mod reports;
 mod runner;
 mod sanitizer;
 mod shared_gpu;
+mod skip;
 mod suite;
 mod tampered_reports;
 mod varies;

@@ -1,0 +1,168 @@
+//! Skipping unchanged workloads, never silently: a suite check computes
+//! each workload's input digest (`digest.rs`), looks it up in the verdict
+//! cache (`cache.rs`), and on a hit carries the recorded verdict instead of
+//! profiling — the workload's report is the recorded one, marked
+//! [`Carried`] with the commit and date it came from, and every report
+//! format names it. On a miss the line says which part changed; after a
+//! completed check (pass or regression, never an error) the entry is
+//! written. A carried regression stays a regression: the carried report's
+//! checks decide its outcome, as they did when it was measured.
+//!
+//! Safe by default: off unless `[gate] skip_unchanged` or `--skip-unchanged`
+//! asks; `declared` skips only workloads whose inputs are fully known
+//! (declared `inputs`, a baseline file); the accepted branches
+//! (`[history] branches`, default main) run everything; a verdict older
+//! than `skip_max_age` is not carried.
+
+mod cache;
+pub(crate) mod digest;
+mod libraries;
+
+pub(crate) use crate::config::skip::Settings;
+use crate::config::{CheckConfig, Workload};
+use crate::options::skip::SkipUnchanged;
+use crate::runner::process::ProcessRunner;
+use crate::suite::report::Carried;
+use crate::verdict::Report;
+
+/// What to do with one workload.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Carry the recorded report.
+    Skip(Carried, Box<Report>),
+    /// Profile it; the digest to record after, and the line's reason.
+    Run(Option<digest::Digest>, String),
+}
+
+/// A suite run's skipping: its settings, the commit and accepted branch it
+/// runs on, and what it knows of the machine.
+pub(crate) struct Session<'a> {
+    settings: &'a Settings,
+    commit: String,
+    accepted_branch: Option<String>,
+    machine: Vec<digest::Part>,
+}
+
+impl<'a> Session<'a> {
+    /// The commit and branch not given are git's; the commit git cannot
+    /// name is `unknown`, the branch it cannot name is not accepted.
+    pub(crate) fn new(settings: &'a Settings, processes: &dyn ProcessRunner) -> Session<'a> {
+        let git = |args: &[&str], what| crate::history::command::git(processes, args, what).ok();
+        let commit = settings
+            .commit
+            .clone()
+            .or_else(|| git(&["rev-parse", "HEAD"], "commit"))
+            .unwrap_or_else(|| "unknown".into());
+        let branch = settings
+            .branch
+            .clone()
+            .or_else(|| git(&["rev-parse", "--abbrev-ref", "HEAD"], "branch"));
+        Session {
+            settings,
+            commit,
+            accepted_branch: branch.filter(|b| settings.accepted.contains(b)),
+            machine: digest::machine(),
+        }
+    }
+
+    /// Whether `w` runs or carries its recorded verdict, with the status line that says so.
+    pub(crate) fn decide(
+        &self,
+        w: &Workload,
+        c: &CheckConfig,
+        processes: &dyn ProcessRunner,
+    ) -> Decision {
+        let s = self.settings;
+        let d = digest::of(w, c, s.config_file.as_deref(), &self.machine, processes);
+        if let Some(branch) = &self.accepted_branch {
+            return Decision::Run(
+                Some(d),
+                format!("branch {branch} is accepted: it runs every workload"),
+            );
+        }
+        if s.skip.when == SkipUnchanged::Declared && !d.unknown.is_empty() {
+            let why = d.unknown.join("; ");
+            return Decision::Run(
+                Some(d),
+                format!(
+                    "inputs not fully known ({why}): set skip_unchanged = \"always\" to skip it anyway"
+                ),
+            );
+        }
+        let place = self.place(w);
+        let entry = match cache::read(&place, &w.name, &d.sha256) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => {
+                return Decision::Run(Some(d), "no verdict recorded for these inputs yet".into());
+            }
+            Err(why) => {
+                crate::text::escape::say(&format!(
+                    "ncugate: warning: workload {}: verdict cache {} unreadable ({why}): it runs",
+                    w.name,
+                    place.shown()
+                ));
+                return Decision::Run(Some(d), "verdict cache unreadable".into());
+            }
+        };
+        if entry.digest != d.sha256 || entry.workload != w.name {
+            let part =
+                digest::first_change(&entry.parts, &d.parts).unwrap_or_else(|| "workload".into());
+            return Decision::Run(Some(d), format!("inputs changed: {part}"));
+        }
+        let carried = Carried {
+            commit: entry.commit.clone(),
+            time: entry.time,
+            digest: entry.digest.clone(),
+        };
+        let age = jiff::Timestamp::now()
+            .as_second()
+            .saturating_sub(entry.time);
+        if age < 0 || age as u64 >= s.skip.max_age_s {
+            return Decision::Run(
+                Some(d),
+                format!(
+                    "the verdict of {} is older than skip_max_age",
+                    carried.since()
+                ),
+            );
+        }
+        if entry.report.outcome() == crate::status::Outcome::Error {
+            return Decision::Run(Some(d), "the recorded check did not complete".into());
+        }
+        Decision::Skip(carried, Box::new(entry.report))
+    }
+
+    /// Where `w`'s verdicts are kept: the history store, else its work folder.
+    fn place(&self, w: &Workload) -> cache::Place {
+        match &self.settings.store {
+            Some((url, timeout)) => cache::Place::Store {
+                url: url.clone(),
+                timeout: *timeout,
+            },
+            None => cache::Place::File(w.runner.out_dir.clone()),
+        }
+    }
+
+    /// Records `report` of `w` under `digest` when its check completed (a
+    /// pass or a regression); a failure to write is a warning.
+    pub(crate) fn remember(&self, w: &Workload, digest: digest::Digest, report: &Report) {
+        if report.outcome() == crate::status::Outcome::Error {
+            return;
+        }
+        let entry = cache::Entry {
+            format: digest::FORMAT.into(),
+            workload: w.name.clone(),
+            digest: digest.sha256,
+            parts: digest.parts,
+            commit: self.commit.clone(),
+            time: jiff::Timestamp::now().as_second(),
+            report: report.clone(),
+        };
+        if let Err(e) = cache::write(&self.place(w), &entry) {
+            crate::text::escape::say(&format!(
+                "ncugate: warning: workload {}: verdict not cached: {e}",
+                w.name
+            ));
+        }
+    }
+}
