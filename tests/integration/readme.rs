@@ -23,13 +23,21 @@ fn documents() -> Vec<(String, String)> {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     chapters.sort();
-    assert!(chapters.len() > 15, "docs/src has {} chapters", chapters.len());
+    assert!(
+        chapters.len() > 15,
+        "docs/src has {} chapters",
+        chapters.len()
+    );
     files.extend(chapters);
     files
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).expect("read");
-            let shown = path.strip_prefix(ROOT).unwrap_or(&path).display().to_string();
+            let shown = path
+                .strip_prefix(ROOT)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             (shown, text)
         })
         .collect()

@@ -106,7 +106,11 @@ fn what(arg: &clap::Arg) -> String {
         .map(|v| format!("`{}`", v.get_name()))
         .collect();
     if !values.is_empty() {
-        let end = if text.trim_end().ends_with('.') { "" } else { "." };
+        let end = if text.trim_end().ends_with('.') {
+            ""
+        } else {
+            "."
+        };
         let _ = write!(text, "{end} Values: {}.", values.join(", "));
     }
     text
@@ -137,9 +141,9 @@ fn render_commands(out: &mut String) {
         let _ = writeln!(out, "| argument | variable | default | what it does |");
         let _ = writeln!(out, "|---|---|---|---|");
         for arg in args {
-            let var = arg.get_env().map_or("—".to_string(), |v| {
-                format!("`{}`", v.to_string_lossy())
-            });
+            let var = arg
+                .get_env()
+                .map_or("—".to_string(), |v| format!("`{}`", v.to_string_lossy()));
             let _ = writeln!(
                 out,
                 "| `{}` | {var} | {} | {} |",
@@ -216,8 +220,11 @@ fn key_flag(
         .into_iter()
         .filter(|(name, _)| tables.contains(name))
         .find_map(|(_, cmd)| cmd.get_arguments().find(|a| a.get_id() == key).cloned());
-    own.map(|a| (a, true))
-        .or_else(|| by_help.get(&format!("[{table}] {key}")).map(|a| (a.clone(), false)))
+    own.map(|a| (a, true)).or_else(|| {
+        by_help
+            .get(&format!("[{table}] {key}"))
+            .map(|a| (a.clone(), false))
+    })
 }
 
 fn render_file_keys(out: &mut String) {
@@ -275,8 +282,7 @@ fn render_file_keys(out: &mut String) {
                     "file only".to_string(),
                     "—".to_string(),
                     "—".to_string(),
-                    source_comment(&table, &key)
-                        .unwrap_or_else(|| "see the guides".to_string()),
+                    source_comment(&table, &key).unwrap_or_else(|| "see the guides".to_string()),
                 ),
             };
             let _ = writeln!(
