@@ -118,7 +118,8 @@ fn what(arg: &clap::Arg) -> String {
 
 fn render_commands(out: &mut String) {
     for (path, cmd) in commands() {
-        if path.last().is_some_and(|p| p == "help") {
+        // clap's `help` subcommands repeat the commands' own help.
+        if path.iter().any(|p| p == "help") {
             continue;
         }
         let name = if path.is_empty() {
