@@ -520,3 +520,24 @@ fn every_repository_path_the_readme_names_exists() {
         "the documentation names files that do not exist: {missing:?}"
     );
 }
+
+#[test]
+fn every_chapter_is_in_the_book_s_summary() {
+    let src = Path::new(ROOT).join("docs/src");
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).expect("docs/src/SUMMARY.md");
+    let listed: BTreeSet<String> = summary.lines().flat_map(link_targets).collect();
+    let mut orphans = Vec::new();
+    for (file, _) in documents() {
+        let Some(chapter) = file.strip_prefix("docs/src/") else {
+            continue;
+        };
+        if chapter != "SUMMARY.md" && !listed.contains(chapter) {
+            orphans.push(chapter.to_string());
+        }
+    }
+    assert!(listed.len() > 15, "SUMMARY.md lists {listed:?}");
+    assert!(
+        orphans.is_empty(),
+        "chapters mdbook would not build (add them to docs/src/SUMMARY.md): {orphans:?}"
+    );
+}
