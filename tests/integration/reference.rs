@@ -42,10 +42,16 @@ fn default_of(arg: &clap::Arg) -> String {
     }
     let text = help(arg);
     // The last "(default: …)", "(…; default …)" the help states.
-    let start = ["(default: ", "; default: ", "(default ", "; default "]
-        .iter()
-        .filter_map(|form| text.rfind(form).map(|at| at + form.len()))
-        .max();
+    let start = [
+        "(default: ",
+        "; default: ",
+        "(default ",
+        "; default ",
+        "'s default: ",
+    ]
+    .iter()
+    .filter_map(|form| text.rfind(form).map(|at| at + form.len()))
+    .max();
     match start {
         Some(at) => {
             let rest = &text[at..];
