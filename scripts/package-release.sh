@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a release of ncugate for x86-64 Linux into OUT_DIR:
 #   ncugate-x86_64-linux.tar.gz          ncugate-x86_64-linux/{ncugate (stripped), completions/,
-#                                         man/, README.md, CHANGELOG.md}
+#                                         man/, README.md, CHANGELOG.md, LICENSE}
 #   ncugate-x86_64-linux.tar.gz.sha256   `sha256sum` line (the GitHub Action refuses a release
 #                                         without it, or with a wrong one)
 #
@@ -34,7 +34,7 @@ fi
 "$pkg/ncugate" completions zsh >"$pkg/completions/_ncugate"
 "$pkg/ncugate" completions fish >"$pkg/completions/ncugate.fish"
 "$pkg/ncugate" man --dir "$pkg/man" >/dev/null
-cp README.md CHANGELOG.md "$pkg/"
+cp README.md CHANGELOG.md LICENSE "$pkg/"
 
 # Same inputs, same archive: fixed owner, order and times.
 tar --owner=0 --group=0 --numeric-owner --sort=name --mtime='2000-01-01 00:00:00Z' \

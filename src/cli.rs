@@ -714,6 +714,19 @@ mod tests {
                 Some(profile::DEFAULT_REPLAY_MODE.to_string()),
             ),
             ("ncu", Some(profile::DEFAULT_NCU.to_string())),
+            (
+                "mode",
+                crate::runner::Mode::default()
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string()),
+            ),
+            (
+                "graph-profiling",
+                Some(crate::model::GraphProfiling::default().as_str().to_string()),
+            ),
+            // `resolve` takes these as literals (`unwrap_or(true)`, `unwrap_or_default()`).
+            ("profile-from-start", Some(true.to_string())),
+            ("import-with-ncu", Some(bool::default().to_string())),
             ("dcgm", Some(crate::runner::Dcgm::default().to_string())),
             ("out", Some(profile::DEFAULT_OUT_DIR.to_string())),
             ("tool", Some(crate::sanitizer::Tool::default().to_string())),

@@ -1,6 +1,6 @@
 //! Threshold rules: the TOML file that says what counts as a regression.
 //!
-//! The schema is fixed (see the README); new keys may only be optional.
+//! The schema is fixed (see docs/src/thresholds.md); new keys may only be optional.
 //! Unknown keys are an error, so a typo never disables a rule silently.
 //! Added optional keys: `why` (a sentence shown next to a failure), `name`
 //! (a label for reports) and `noise_floor` (an absolute change, in base

@@ -68,7 +68,7 @@ pub(crate) fn apply(
 
 /// Adds both sides' elapsed cycles to each duration rule's message of a
 /// kernel whose exports have them: cycles do not stretch when the clock
-/// falls, so they tell a slower clock from more work (see the README for
+/// falls, so they tell a slower clock from more work (see docs/src/shared-gpus.md for
 /// how far that holds).
 pub(crate) fn cycles(
     rules: &mut [RuleResult],

@@ -90,10 +90,12 @@ impl FileKind {
         let keys = keys.join(", ");
         match self {
             FileKind::Config => format!(
-                "see the ncugate.toml section of the README (sections: {keys}); `ncugate init --force` writes a fresh one"
+                "see the Configuration chapter of the book, docs/src/configuration.md (sections: {keys}); `ncugate init --force` writes a fresh one"
             ),
             FileKind::Thresholds => {
-                format!("see the threshold format in the README; `[[rule]]` keys: {keys}")
+                format!(
+                    "see the Thresholds chapter of the book, docs/src/thresholds.md; `[[rule]]` keys: {keys}"
+                )
             }
             other => other.malformed_hint().to_string(),
         }
@@ -142,8 +144,11 @@ impl FileKind {
             }
             FileKind::AuditReport => "rebuild the audit library: `make -C inject`",
             FileKind::Baseline => "record the baseline again with `ncugate baseline record`",
-            FileKind::Config | FileKind::Thresholds => {
-                "see the README for its format; `ncugate init` writes a commented one"
+            FileKind::Config => {
+                "see docs/src/configuration.md for its format; `ncugate init` writes a commented one"
+            }
+            FileKind::Thresholds => {
+                "see docs/src/thresholds.md for its format; `ncugate init` writes a commented one"
             }
             FileKind::BaselinesFolder | FileKind::Stdin => "check what it holds",
         }

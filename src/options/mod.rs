@@ -39,6 +39,26 @@ pub use memory::MemoryOptions;
 pub use profile::ProfileOptions;
 pub(crate) use sanitizer::SanitizerOptions;
 
+/// Each `ncugate.toml` table an options struct reads, with that struct's
+/// flags: a key of the table is the flag whose id is the key (a key no flag
+/// overrides is `#[arg(skip)]` and absent). The book's reference chapter is
+/// rendered from it.
+pub fn file_tables() -> Vec<(&'static str, clap::Command)> {
+    use clap::Args;
+    let flags = |name: &'static str, augment: fn(clap::Command) -> clap::Command| {
+        (name, augment(clap::Command::new(name)))
+    };
+    vec![
+        flags("app", AppOptions::augment_args),
+        flags("profile", ProfileOptions::augment_args),
+        flags("gate", GateOptions::augment_args),
+        flags("explain", ExplainOptions::augment_args),
+        flags("history", HistoryOptions::augment_args),
+        flags("sanitizer", SanitizerOptions::augment_args),
+        flags("memory", MemoryOptions::augment_args),
+    ]
+}
+
 /// Settings that stand over a lower layer. The precedence, highest first:
 ///
 /// 1. a flag typed on the command line;

@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 #[command(next_help_heading = "Profiling (ncu)")]
 pub struct ProfileOptions {
-    /// "fast": only the gated metrics; "full": `--set full` plus them.
+    /// "fast": only the gated metrics; "full": `--set full` plus them (default: [profile] mode, else fast).
     #[arg(long, value_enum, env = "NCUGATE_MODE")]
     pub(crate) mode: Option<Mode>,
-    /// ncu --graph-profiling.
+    /// ncu --graph-profiling (default: [profile] graph_profiling, else node; recorded in the baseline).
     #[arg(
         long,
         hide_short_help = true,
@@ -93,7 +93,8 @@ pub struct ProfileOptions {
     pub(crate) dcgm: Option<Dcgm>,
     /// `false`: profile only between the app's cudaProfilerStart/Stop
     /// (`torch.cuda.profiler.start()/stop()`), `ncu --profile-from-start off`:
-    /// the steady state, after warm-up and autotuning (recorded in the baseline).
+    /// the steady state, after warm-up and autotuning (recorded in the baseline;
+    /// default: [profile] profile_from_start, else true).
     #[arg(
         long,
         hide_short_help = true,
@@ -124,7 +125,7 @@ pub struct ProfileOptions {
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
-    /// Read `.ncu-rep` inputs through `ncu --import` instead of natively.
+    /// Read `.ncu-rep` inputs through `ncu --import` instead of natively (default: [profile] import_with_ncu, else false).
     #[arg(
         long,
         hide_short_help = true,

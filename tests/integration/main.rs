@@ -37,6 +37,7 @@ mod oracle;
 mod output;
 mod public_exports;
 mod readme;
+mod reference;
 mod reports;
 mod runner;
 mod sanitizer;

@@ -1,8 +1,10 @@
-//! The documentation against the code it describes: every relative link and
+//! The documentation against the code it describes. The documentation is
+//! README.md and the book's chapters, `docs/src/*.md` (whose reference
+//! chapter is generated from the code: `reference.rs`). Every relative link and
 //! anchor in the repository's Markdown files resolves; every flag, its
-//! `NCUGATE_*` variable and every `ncugate.toml` key is named in the README;
-//! every `ncugate …` command the README shows uses flags its subcommand has, and
-//! every file of the repository it names in a code span exists;
+//! `NCUGATE_*` variable and every `ncugate.toml` key is named in the
+//! documentation; every `ncugate …` command it shows uses flags its subcommand
+//! has, and every file of the repository it names in a code span exists;
 //! and every Markdown table row has its header's cells and every code fence closes.
 
 use clap::CommandFactory;
@@ -11,8 +13,43 @@ use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// README.md and the book's chapters, each with its path from the root.
+fn documents() -> Vec<(String, String)> {
+    let mut files = vec![Path::new(ROOT).join("README.md")];
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("docs/src"))
+        .expect("docs/src")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    chapters.sort();
+    assert!(
+        chapters.len() > 15,
+        "docs/src has {} chapters",
+        chapters.len()
+    );
+    files.extend(chapters);
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let shown = path
+                .strip_prefix(ROOT)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            (shown, text)
+        })
+        .collect()
+}
+
+/// All of the documentation as one text.
 fn readme() -> String {
-    std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README.md")
+    documents()
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Every `*.md` under `dir`, skipping build output and hidden folders.
@@ -147,7 +184,7 @@ fn anchors_follow_github() {
 }
 
 /// Every subcommand path (`["baseline", "record"]`) with its command.
-fn commands() -> Vec<(Vec<String>, clap::Command)> {
+pub(crate) fn commands() -> Vec<(Vec<String>, clap::Command)> {
     fn walk(path: Vec<String>, cmd: &clap::Command, out: &mut Vec<(Vec<String>, clap::Command)>) {
         out.push((path.clone(), cmd.clone()));
         for sub in cmd.get_subcommands() {
@@ -199,7 +236,7 @@ fn every_flag_and_variable_is_in_the_readme() {
     }
     assert!(
         missing.is_empty(),
-        "not in README.md:\n{}",
+        "not in README.md or docs/src:\n{}",
         Vec::from_iter(missing).join("\n")
     );
 }
@@ -218,6 +255,19 @@ fn every_variable_the_readme_names_exists() {
     }
     // Read from the environment only, never from a flag: a secret.
     known.insert(ncugate::report::sign::KEY_VARIABLE.to_string());
+    // Not ncugate's: the CI integrations' settings that name the repository
+    // ncugate is hosted in (a GitHub repository variable, a Jenkins global
+    // variable), the action's own input to its script, and the binary the
+    // CI scripts under .ci/ test.
+    for ci in [
+        "NCUGATE_BIN",
+        "NCUGATE_REPOSITORY",
+        "NCUGATE_REF",
+        "NCUGATE_GIT_URL",
+        "NCUGATE_ACTION_REPOSITORY",
+    ] {
+        known.insert(ci.to_string());
+    }
     let bench = std::fs::read_to_string(Path::new(ROOT).join("benches/check.rs")).expect("bench");
     // The differential tests' variables (how to run them locally).
     let oracle = std::fs::read_to_string(Path::new(ROOT).join("tests/integration/oracle.rs"))
@@ -238,7 +288,7 @@ fn every_variable_the_readme_names_exists() {
     }
     assert!(
         unknown.is_empty(),
-        "the README names variables ncugate does not read: {unknown:?}"
+        "the documentation names variables ncugate does not read: {unknown:?}"
     );
 }
 
@@ -273,9 +323,15 @@ fn readme_commands(readme: &str) -> Vec<(usize, String)> {
 
 #[test]
 fn every_readme_command_uses_real_flags() {
-    let readme = readme();
     let commands = commands();
-    let shown = readme_commands(&readme);
+    let shown: Vec<(String, String)> = documents()
+        .into_iter()
+        .flat_map(|(file, text)| {
+            readme_commands(&text)
+                .into_iter()
+                .map(move |(line, command)| (format!("{file}:{line}"), command))
+        })
+        .collect();
     assert!(shown.len() > 30, "found only {} commands", shown.len());
     let mut wrong = Vec::new();
     for (line, text) in shown {
@@ -290,7 +346,7 @@ fn every_readme_command_uses_real_flags() {
         };
         if path.is_empty() && !words.first().is_some_and(|w| w.starts_with('-')) {
             if !words.first().is_some_and(|w| w.ends_with(':')) {
-                wrong.push(format!("line {line}: no subcommand `{}`", words[0]));
+                wrong.push(format!("{line}: no subcommand `{}`", words[0]));
             }
             continue;
         }
@@ -306,17 +362,17 @@ fn every_readme_command_uses_real_flags() {
                 .collect();
             if flag.starts_with("--") && flag.len() > 2 && !flags.contains(&flag) {
                 wrong.push(format!(
-                    "line {line}: `ncugate {}` has no {flag}",
+                    "{line}: `ncugate {}` has no {flag}",
                     path.join(" ")
                 ));
             }
         }
     }
-    assert!(wrong.is_empty(), "README.md:\n{}", wrong.join("\n"));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The keys serde lists for an unknown key in `[table]` of `ncugate.toml`.
-fn file_keys(table: &str) -> Vec<String> {
+pub(crate) fn file_keys(table: &str) -> Vec<String> {
     let toml = match table {
         "" => "zz_unknown = 1\n".to_string(),
         "workload" => "[[workload]]\nname = \"w\"\nzz_unknown = 1\n".to_string(),
@@ -372,7 +428,7 @@ fn every_config_key_is_in_the_readme() {
     }
     assert!(
         missing.is_empty(),
-        "ncugate.toml keys not in README.md:\n{}",
+        "ncugate.toml keys not in README.md or docs/src:\n{}",
         missing.join("\n")
     );
 }
@@ -444,7 +500,8 @@ fn every_repository_path_the_readme_names_exists() {
         "tests/",
         "thresholds/",
     ];
-    let prose = outside_fences(&readme()).join("\n");
+    let docs = readme();
+    let prose = outside_fences(&docs).join("\n");
     let mut missing = BTreeSet::new();
     let mut checked = 0;
     // The code spans: every other piece between backticks.
@@ -462,6 +519,27 @@ fn every_repository_path_the_readme_names_exists() {
     assert!(checked > 50, "checked only {checked} paths");
     assert!(
         missing.is_empty(),
-        "README.md names files that do not exist: {missing:?}"
+        "the documentation names files that do not exist: {missing:?}"
+    );
+}
+
+#[test]
+fn every_chapter_is_in_the_book_s_summary() {
+    let src = Path::new(ROOT).join("docs/src");
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).expect("docs/src/SUMMARY.md");
+    let listed: BTreeSet<String> = summary.lines().flat_map(link_targets).collect();
+    let mut orphans = Vec::new();
+    for (file, _) in documents() {
+        let Some(chapter) = file.strip_prefix("docs/src/") else {
+            continue;
+        };
+        if chapter != "SUMMARY.md" && !listed.contains(chapter) {
+            orphans.push(chapter.to_string());
+        }
+    }
+    assert!(listed.len() > 15, "SUMMARY.md lists {listed:?}");
+    assert!(
+        orphans.is_empty(),
+        "chapters mdbook would not build (add them to docs/src/SUMMARY.md): {orphans:?}"
     );
 }
