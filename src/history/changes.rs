@@ -128,8 +128,14 @@ fn exact(values: &[(usize, f64)]) -> Vec<Found> {
         .collect()
 }
 
-/// The changes as text: a line per change under a heading per workload × GPU.
+/// The changes as text: a line per change under a heading per workload ×
+/// GPU, wrapped to the terminal's width ([`crate::report::terminal::width`]).
 pub(crate) fn render(changes: &[Change], settings: Settings) -> String {
+    render_to(changes, settings, crate::report::terminal::width())
+}
+
+/// [`render`] at `width` columns.
+fn render_to(changes: &[Change], settings: Settings, width: usize) -> String {
     use crate::format::{format_change, format_value};
     if changes.is_empty() {
         return "ncugate: no change in the selected series\n".into();
@@ -160,15 +166,17 @@ pub(crate) fn render(changes: &[Change], settings: Settings) -> String {
                 settings.window
             ),
         };
-        out.push_str(&format!(
-            "  {} ({}) · {kernel} · {}: {} → {} ({}) [{why}]\n",
+        let line = format!(
+            "{} ({}) · {kernel} · {}: {} → {} ({}) [{why}]",
             super::show::short(&c.commit),
             super::show::escaped(&c.branch),
             super::show::escaped(&c.metric),
             format_value(c.from, &super::show::escaped(&c.unit)),
             format_value(c.to, &super::show::escaped(&c.unit)),
             format_change(c.from, c.to),
-        ));
+        );
+        out.push_str(&crate::report::columns::wrap(&line, width, "  ", "      "));
+        out.push('\n');
     }
     out
 }

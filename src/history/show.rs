@@ -110,13 +110,22 @@ pub(crate) fn escaped(name: &str) -> String {
         .collect()
 }
 
-/// The series as text: a heading per workload × GPU, a line per kernel × metric.
+/// The series as text, fitted to the terminal's width
+/// ([`crate::report::terminal::width`]): a heading per workload × GPU, a
+/// line per kernel with its runs, a line per metric under it.
 pub(crate) fn render(series: &[Series]) -> String {
+    render_to(series, crate::report::terminal::width())
+}
+
+/// [`render`] at `width` columns: a metric whose line would be wider puts
+/// its values on the next line; a name wider than a line stays whole.
+fn render_to(series: &[Series], width: usize) -> String {
     if series.is_empty() {
         return "ncugate: no runs in the history match\n".into();
     }
     let mut out = String::new();
     let mut heading = None;
+    let mut kernel_shown: Option<(&str, String)> = None;
     for s in series {
         let this = (s.workload.as_str(), s.gpu.as_str());
         if heading != Some(this) {
@@ -126,37 +135,61 @@ pub(crate) fn render(series: &[Series]) -> String {
                 escaped(&s.gpu)
             ));
             heading = Some(this);
+            kernel_shown = None;
+        }
+        let runs = runs_text(s);
+        if kernel_shown
+            .as_ref()
+            .is_none_or(|(k, r)| *k != s.kernel.as_str() || *r != runs)
+        {
+            let kernel = if s.kernel.is_empty() {
+                "(total)".to_string()
+            } else {
+                escaped(&s.kernel)
+            };
+            let line = format!("  {kernel}  [{runs}]");
+            if line.chars().count() <= width {
+                out.push_str(&format!("{line}\n"));
+            } else {
+                out.push_str(&format!("  {kernel}\n    [{runs}]\n"));
+            }
+            kernel_shown = Some((s.kernel.as_str(), runs));
         }
         let values: Vec<Option<f64>> = s.points.iter().map(|p| p.value).collect();
-        let known: Vec<f64> = values.iter().flatten().copied().collect();
-        let unit = escaped(&s.unit);
-        let span = match (known.first(), known.last()) {
-            (Some(&a), Some(&b)) if known.len() > 1 => format!(
-                "{} → {} ({})",
-                format_value(a, &unit),
-                format_value(b, &unit),
-                format_change(a, b)
-            ),
-            (Some(&a), _) => format_value(a, &unit),
-            _ => "not measured".into(),
-        };
-        let accepted = s.points.iter().filter(|p| p.accepted).count();
-        let last = s.points.last().map_or(String::new(), |p| {
-            format!(", last {} on {}", short(&p.commit), escaped(&p.branch))
-        });
-        let kernel = if s.kernel.is_empty() {
-            "(total)".to_string()
+        let name = format!("    {}  {}", escaped(&s.metric), sparkline(&values));
+        let span = span_text(s);
+        if name.chars().count() + 2 + span.chars().count() <= width {
+            out.push_str(&format!("{name}  {span}\n"));
         } else {
-            escaped(&s.kernel)
-        };
-        out.push_str(&format!(
-            "  {kernel} · {}  {}  {span}  [{} runs, {accepted} accepted{last}]\n",
-            escaped(&s.metric),
-            sparkline(&values),
-            s.points.len(),
-        ));
+            out.push_str(&format!("{name}\n      {span}\n"));
+        }
     }
     out
+}
+
+/// `4 runs, 3 accepted, last 1a2b3c4 on main`.
+fn runs_text(s: &Series) -> String {
+    let accepted = s.points.iter().filter(|p| p.accepted).count();
+    let last = s.points.last().map_or(String::new(), |p| {
+        format!(", last {} on {}", short(&p.commit), escaped(&p.branch))
+    });
+    format!("{} runs, {accepted} accepted{last}", s.points.len())
+}
+
+/// The first and the last measured value and the change between them.
+fn span_text(s: &Series) -> String {
+    let known: Vec<f64> = s.points.iter().filter_map(|p| p.value).collect();
+    let unit = escaped(&s.unit);
+    match (known.first(), known.last()) {
+        (Some(&a), Some(&b)) if known.len() > 1 => format!(
+            "{} → {} ({})",
+            format_value(a, &unit),
+            format_value(b, &unit),
+            format_change(a, b)
+        ),
+        (Some(&a), _) => format_value(a, &unit),
+        _ => "not measured".into(),
+    }
 }
 
 /// A commit as messages show it: its first 12 characters.
@@ -183,6 +216,39 @@ mod tests {
         assert_eq!(sparkline(&[Some(1.0), Some(2.0), None, Some(8.0)]), "▁▂ █");
         assert_eq!(sparkline(&[Some(5.0), Some(5.0)]), "▄▄");
         assert_eq!(sparkline(&[]), "");
+    }
+
+    #[test]
+    fn every_line_fits_the_width_unless_one_name_is_wider() {
+        let point = |commit: &str, value: f64| Point {
+            workload: "default".into(),
+            gpu: "NVIDIA H200 (CC 9.0, 132 SMs)".into(),
+            kernel: "void finish<float>(const float *, const float *, float *, long)".into(),
+            rule: "1".into(),
+            metric: "dram__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+            aggregate: "avg".into(),
+            unit: "%".into(),
+            commit: commit.into(),
+            branch: "main".into(),
+            time: 0,
+            accepted: true,
+            outcome: "pass".into(),
+            mean: Some(value),
+            status: "pass".into(),
+        };
+        let series = group(vec![point("a1", 67.7), point("b2", 67.5)]);
+        let text = render_to(&series, 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(
+            text.contains("\n    [2 runs, 2 accepted, last b2 on main]\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n      67.70% → 67.50% (-0.3%)\n"), "{text}");
+        let wide = render_to(&series, 200);
+        assert!(
+            wide.contains("elapsed  ▁█  67.70%") || wide.contains("elapsed  █▁  67.70%"),
+            "{wide}"
+        );
     }
 
     #[test]

@@ -95,11 +95,16 @@ pub(crate) fn line(s: &Stale, after: StaleAfter) -> String {
     )
 }
 
-/// The stale pairs as the text views end: a line each, `ncugate: ` first.
+/// The stale pairs as the text views end: a line each, `ncugate: ` first,
+/// wrapped to the terminal's width.
 pub(crate) fn render(stale: &[Stale], after: StaleAfter) -> String {
     stale
         .iter()
-        .map(|s| format!("ncugate: {}\n", line(s, after)))
+        .map(|s| {
+            let text = format!("ncugate: {}", line(s, after));
+            let width = crate::report::terminal::width();
+            crate::report::columns::wrap(&text, width, "", "  ") + "\n"
+        })
         .collect()
 }
 

@@ -701,14 +701,22 @@ fn changes_name_the_commit_where_a_count_moved() {
         "{}",
         out.stdout
     );
-    let text = g.run(&[
+    let args = [
         "history",
         "changes",
         "--metric",
         "sm__inst_executed.sum",
         "--history",
         url,
-    ]);
+    ];
+    // In a CI log (100 columns) every line fits.
+    let logged = g.run(&args);
+    assert!(
+        logged.stdout.lines().all(|l| l.chars().count() <= 100),
+        "{}",
+        logged.stdout
+    );
+    let text = g.run_with(&args, &[("COLUMNS", "200")]);
     assert!(
         text.stdout.contains(
             "c3 (main) · (total) · sm__inst_executed.sum: 132.12M inst → 228.07M inst (+72.6%)"
