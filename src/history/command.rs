@@ -42,20 +42,23 @@ pub fn history(config: &HistoryConfig, processes: &dyn ProcessRunner) -> Result<
     }
 }
 
-/// `show --html DIR`: the trend page; what it says it wrote.
+/// `show --html DIR`: the trend pages and their stylesheet; what it says it wrote.
 fn trends(dir: &std::path::Path, series: &[show::Series], s: &ShowRuns) -> Result<String> {
     let thresholds = crate::rules::Thresholds::load(s.thresholds.file())?;
-    let page = history::trend::page(series, &thresholds, s.window, s.change);
-    let path = dir.join("index.html");
+    let pages = history::trend::pages(series, &thresholds, s.window, s.change);
     std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
         path: dir.to_path_buf(),
         source,
     })?;
-    crate::io::write_atomic(&path, page.as_bytes())?;
+    crate::io::write_atomic(&dir.join("style.css"), history::trend::STYLE.as_bytes())?;
+    for (name, page) in &pages {
+        crate::io::write_atomic(&dir.join(name), page.as_bytes())?;
+    }
     Ok(format!(
-        "ncugate: trends of {} series written to {}\n",
+        "ncugate: trends of {} series on {} page(s) written to {}\n",
         series.len(),
-        path.display()
+        pages.len().saturating_sub(1),
+        dir.join("index.html").display()
     ))
 }
 

@@ -189,66 +189,132 @@ pub(crate) fn svg(
     Some(out)
 }
 
-/// The page of every series: a heading per series, its chart, and what the marks mean.
-pub(crate) fn page(
+/// The trend pages' stylesheet: a file beside the pages, as a
+/// Content-Security-Policy that forbids inline styles (Jenkins') requires.
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:60em}h2{font-size:1.05em;margin-bottom:.2em;word-break:break-all}.meta{color:#57606a;margin-top:0}.fail{color:#c62828}li{margin:.3em 0}\n";
+
+/// The trend pages: `index.html`, a line per workload × GPU with a link to
+/// its page, and that page (`trends-N.html`): a section per kernel × metric,
+/// the series whose last run failed or that changed first. Each as
+/// (file name, HTML).
+pub(crate) fn pages(
     series: &[Series],
     thresholds: &Thresholds,
     window: usize,
     change: Settings,
-) -> String {
-    let sections: Vec<Markup> = series
-        .iter()
-        .map(|s| {
-            let rule = rule_of(s, thresholds);
-            let changes = super::changes::at(s, change);
-            let chart = marked(s, thresholds, window, &changes);
-            let kernel = if s.kernel.is_empty() {
-                "(total)".to_string()
-            } else {
-                escaped(&s.kernel)
-            };
-            html! {
-                section {
-                    h2 { (kernel) " · " (escaped(&s.metric)) }
-                    p.meta {
-                        "workload " code { (escaped(&s.workload)) } " on " (escaped(&s.gpu))
-                        " · rule " code { (escaped(&s.rule)) } " · " (s.points.len()) " runs"
-                        @if rule.is_none() { " · no rule of these thresholds: no band" }
-                        @if !changes.is_empty() {
-                            " · change points at "
-                            @for (n, i) in changes.iter().enumerate() {
-                                @if n > 0 { ", " }
-                                code { (short(&s.points[*i].commit)) }
-                            }
-                        }
-                    }
-                    @if let Some(svg) = chart { (PreEscaped(svg)) }
-                    @else if s.points.iter().any(|p| p.value.is_some()) { p { "not drawn: its values are too large to chart" } }
-                    @else { p { "no value measured" } }
+) -> Vec<(String, String)> {
+    let mut groups: Vec<((&str, &str), Vec<&Series>)> = Vec::new();
+    for s in series {
+        let key = (s.workload.as_str(), s.gpu.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(s),
+            None => groups.push((key, vec![s])),
+        }
+    }
+    let mut files = Vec::new();
+    let mut listed = Vec::new();
+    for (n, ((workload, gpu), members)) in groups.into_iter().enumerate() {
+        let file = format!("trends-{}.html", n + 1);
+        let mut marked: Vec<(bool, usize, &Series, Vec<usize>)> = members
+            .into_iter()
+            .enumerate()
+            .map(|(order, s)| {
+                let changes = super::changes::at(s, change);
+                let failed = s.points.last().is_some_and(|p| p.status == "fail");
+                (failed || !changes.is_empty(), order, s, changes)
+            })
+            .collect();
+        // Failing or changed series first, then as the store lists them.
+        marked.sort_by_key(|(first, order, _, _)| (!*first, *order));
+        let attention = marked.iter().filter(|m| m.0).count();
+        let sections: Vec<Markup> = marked
+            .iter()
+            .map(|(_, _, s, changes)| section(s, thresholds, window, changes))
+            .collect();
+        let title = format!("{} on {}", escaped(workload), escaped(gpu));
+        let body = html! {
+            nav { a href="index.html" { "← all workloads" } }
+            h1 { (title) }
+            (legend(window, change))
+            @for s in &sections { (s) }
+        };
+        files.push((file.clone(), document(&format!("ncugate trends: {title}"), body)));
+        listed.push((file, title, marked.len(), attention));
+    }
+    // Workloads with failing or changed series first.
+    listed.sort_by_key(|(_, _, _, attention)| *attention == 0);
+    let index = html! {
+        h1 { "Trends" }
+        p { "A page per workload × GPU; those with a failing or changed series first." }
+        ul {
+            @for (file, title, count, attention) in &listed {
+                li {
+                    a href=(file) { (title) } " — " (count) " series"
+                    @if *attention > 0 { ", " span.fail { (attention) " failing or changed" } }
                 }
             }
-        })
-        .collect();
+        }
+    };
+    files.insert(0, ("index.html".into(), document("ncugate history: trends", index)));
+    files
+}
+
+/// What the marks of a chart mean.
+fn legend(window: usize, change: Settings) -> Markup {
+    html! {
+        p {
+            "One chart per kernel × metric, oldest run left, labelled by commit. Filled: an accepted run (baseline material); hollow: kept, not accepted; red: the run failed. Grey: the band "
+            code { "--baseline history --window " (window) }
+            " allowed at that run (the mean of the accepted runs before it, widened by the rule's max_change on its worse side). Orange line: a change point of "
+            code { "history changes" }
+            " (a count that differs from the run before; else E-Divisive, Welch p < " (change.p) ", window " (change.window) "), before its first run."
+        }
+    }
+}
+
+/// A page with the external stylesheet ([`STYLE`]) and no inline style.
+fn document(title: &str, body: Markup) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
-                title { "ncugate history: trends" }
-                style { "body{font-family:sans-serif;margin:2em;max-width:60em}h2{font-size:1.05em;margin-bottom:.2em;word-break:break-all}.meta{color:#57606a;margin-top:0}" }
+                title { (title) }
+                link rel="stylesheet" href="style.css";
             }
-            body {
-                h1 { "Trends" }
-                p {
-                    "One chart per kernel × metric, oldest run left, labelled by commit. Filled: an accepted run (baseline material); hollow: kept, not accepted; red: the run failed. Grey: the band "
-                    code { "--baseline history --window " (window) }
-                    " allowed at that run (the mean of the accepted runs before it, widened by the rule's max_change on its worse side). Orange line: a change point of "
-                    code { "history changes" }
-                    " (a count that differs from the run before; else E-Divisive, Welch p < " (change.p) ", window " (change.window) "), before its first run."
-                }
-                @for s in &sections { (s) }
-            }
+            body { (body) }
         }
     }
     .into_string()
+}
+
+/// One series' section: its heading, what it is, its chart.
+fn section(s: &Series, thresholds: &Thresholds, window: usize, changes: &[usize]) -> Markup {
+    let rule = rule_of(s, thresholds);
+    let chart = marked(s, thresholds, window, changes);
+    let kernel = if s.kernel.is_empty() {
+        "(total)".to_string()
+    } else {
+        escaped(&s.kernel)
+    };
+    html! {
+        section {
+            h2 { (kernel) " · " (escaped(&s.metric)) }
+            p.meta {
+                "rule " code { (escaped(&s.rule)) } " · " (s.points.len()) " runs"
+                @if s.points.last().is_some_and(|p| p.status == "fail") { " · " span.fail { "the last run failed" } }
+                @if rule.is_none() { " · no rule of these thresholds: no band" }
+                @if !changes.is_empty() {
+                    " · change points at "
+                    @for (n, i) in changes.iter().enumerate() {
+                        @if n > 0 { ", " }
+                        code { (short(&s.points[*i].commit)) }
+                    }
+                }
+            }
+            @if let Some(svg) = chart { (PreEscaped(svg)) }
+            @else if s.points.iter().any(|p| p.value.is_some()) { p { "not drawn: its values are too large to chart" } }
+            @else { p { "no value measured" } }
+        }
+    }
 }

@@ -342,8 +342,17 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
         "trends",
     ]);
     page.code(0)
-        .stdout_has("trends of 1 series written to trends/index.html");
-    let html = g.read("trends/index.html");
+        .stdout_has("trends of 1 series on 1 page(s) written to trends/index.html");
+    // An index, a page per workload × GPU and the stylesheet: no inline style
+    // (Jenkins' Content-Security-Policy blocks them).
+    let index = g.read("trends/index.html");
+    assert!(index.contains("href=\"trends-1.html\""), "{index}");
+    let html = g.read("trends/trends-1.html");
+    for page in [&index, &html] {
+        assert!(!page.contains("<style") && !page.contains(" style=\""), "{page}");
+        assert!(page.contains("<link rel=\"stylesheet\" href=\"style.css\">"), "{page}");
+    }
+    assert!(g.path("trends/style.css").exists());
     assert_eq!(html.matches("<svg").count(), 1, "{html}");
     assert!(html.contains("fill=\"#CFD8DC\""), "no band: {html}");
     assert!(
@@ -1047,7 +1056,7 @@ fn a_huge_value_in_the_store_draws_no_chart_and_ends() {
         &dir,
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let page = g.read("trend/index.html");
+    let page = g.read("trend/trends-1.html");
     assert!(page.contains("too large to chart"), "{page}");
 }
 

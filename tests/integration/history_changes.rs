@@ -120,8 +120,13 @@ fn changes_name_a_step_in_timings_once_and_nothing_in_their_noise() {
     // The trend page marks the change point.
     g.run(&["history", "show", "--history", url, "--html", "trends"])
         .code(0);
-    let page = g.read("trends/index.html");
+    let page = g.read("trends/trends-1.html");
     assert!(page.contains("change points at <code>s00</code>"), "{page}");
+    // Failing or changed series come first on the page, and the index says so.
+    assert!(
+        g.read("trends/index.html").contains("failing or changed"),
+        "the index counts them"
+    );
 }
 
 #[test]
