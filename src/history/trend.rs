@@ -238,7 +238,10 @@ pub(crate) fn pages(
             (legend(window, change))
             @for s in &sections { (s) }
         };
-        files.push((file.clone(), document(&format!("ncugate trends: {title}"), body)));
+        files.push((
+            file.clone(),
+            document(&format!("ncugate trends: {title}"), body),
+        ));
         listed.push((file, title, marked.len(), attention));
     }
     // Workloads with failing or changed series first.
@@ -255,7 +258,13 @@ pub(crate) fn pages(
             }
         }
     };
-    files.insert(0, ("index.html".into(), document("ncugate history: trends", index)));
+    files.insert(
+        0,
+        (
+            "index.html".into(),
+            document("ncugate history: trends", index),
+        ),
+    );
     files
 }
 

@@ -349,8 +349,14 @@ fn rolling_baseline_and_creep(fresh: &dyn Fn(&str) -> String) {
     assert!(index.contains("href=\"trends-1.html\""), "{index}");
     let html = g.read("trends/trends-1.html");
     for page in [&index, &html] {
-        assert!(!page.contains("<style") && !page.contains(" style=\""), "{page}");
-        assert!(page.contains("<link rel=\"stylesheet\" href=\"style.css\">"), "{page}");
+        assert!(
+            !page.contains("<style") && !page.contains(" style=\""),
+            "{page}"
+        );
+        assert!(
+            page.contains("<link rel=\"stylesheet\" href=\"style.css\">"),
+            "{page}"
+        );
     }
     assert!(g.path("trends/style.css").exists());
     assert_eq!(html.matches("<svg").count(), 1, "{html}");

@@ -36,7 +36,7 @@
 //! | `NvtxStartEndRange` | 1: ID, 2: name, 3: attributes |
 //! | `Uint64x3` | 1, 2, 3: x, y, z |
 //! | `ProfileMetricResult` | 1: name (string-table index), 2: value, 3: instance values |
-//! | `ProfileMetricListElement` | 2: value (1, the correlation ID, is not read: skipped, it takes no memory) |
+//! | `ProfileMetricListElement` | 1: correlation ID, 2: value |
 //! | `ProfileMetricValue` | 1: string, 2: float, 3: double, 4: uint32, 5: uint64 |
 
 /// `FileHeader`: what follows the magic and its 4-byte size.
@@ -348,11 +348,12 @@ pub(crate) struct MetricResult {
 }
 
 /// `ProfileMetricListElement`: one instance of an instanced metric. Its
-/// correlation ID (field 1, a `ProfileMetricValue`) is left undeclared:
-/// nothing reads it, and declared it doubled the slot of every instance
-/// (144 bytes, not 72), the most of a report's decoded memory.
+/// correlation ID is decoded though nothing reads it: a damaged one makes
+/// the report unreadable, as it does for NVIDIA's own reader.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct ListElement {
+    #[prost(message, optional, tag = "1")]
+    pub(crate) correlation_id: Option<MetricValue>,
     #[prost(message, optional, tag = "2")]
     pub(crate) value: Option<MetricValue>,
 }

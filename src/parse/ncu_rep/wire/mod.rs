@@ -30,10 +30,11 @@ use std::mem::size_of;
 /// repeated fields (and the launch each result becomes), per byte of the
 /// file, and beyond that (so that no small file is refused).
 ///
-/// The committed genuine reports charge at most 5.19 bytes per byte
-/// (`fixtures/ncu-reference/h200.graph_app.4metrics.node.ncu-rep`; the
-/// test `genuine_reports_charge_a_few_bytes_per_byte` prints each; one
-/// result message alone at most 6.64), so 20 leaves nearly 4 times that. It cannot leave more and still refuse the
+/// The committed genuine reports charge at most 8.73 bytes per byte (the
+/// test `genuine_reports_charge_a_few_bytes_per_byte` prints each; an
+/// instance is a 144-byte slot: its correlation ID is decoded, so that a
+/// damaged one is refused as NVIDIA's reader refuses it), so 20 leaves 2.3
+/// times that. It cannot leave more and still refuse the
 /// cheapest crafted entry: an empty rule result is 3 bytes on the wire and
 /// a 72-byte slot, 24 per byte. The other crafted runs charge more: an empty
 /// metric result 52 per byte, one with an empty instance 44, an empty range
