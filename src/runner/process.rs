@@ -400,19 +400,121 @@ impl ProcessRunner for RealRunner {
     }
 }
 
+/// The longest line of a child's output kept whole; the rest of a longer
+/// line is counted, not kept (a stream with no newline cannot fill memory).
+const LINE_KEPT: usize = 64 * 1024;
+
+/// The output of one child stream kept in all: past it, only ncu's own
+/// lines (`==PROF==`, `==ERROR==`, …) are kept, and one line says so.
+const OUTPUT_KEPT: usize = 256 * 1024 * 1024;
+
+/// Sends each line of `stream` to `tx`, within [`LINE_KEPT`] a line and
+/// [`OUTPUT_KEPT`] in all.
 fn forward(stream: impl std::io::Read, tx: &mpsc::Sender<String>) {
+    forward_within(stream, tx, (LINE_KEPT, OUTPUT_KEPT));
+}
+
+fn forward_within(
+    stream: impl std::io::Read,
+    tx: &mpsc::Sender<String>,
+    (line_kept, output_kept): (usize, usize),
+) {
     let mut reader = BufReader::new(stream);
-    let mut buf = Vec::new();
-    while let Ok(n) = reader.read_until(b'\n', &mut buf) {
-        if n == 0 {
-            break;
-        }
-        let line = String::from_utf8_lossy(&buf)
+    let mut line = Vec::new();
+    let (mut cut, mut sent, mut over) = (0usize, 0usize, false);
+    let mut send = |line: &mut Vec<u8>, cut: &mut usize| -> bool {
+        let mut text = String::from_utf8_lossy(line)
             .trim_end_matches(['\n', '\r'])
             .to_string();
-        if tx.send(line).is_err() {
+        if *cut > 0 {
+            text.push_str(&format!(" … ({cut} more bytes of this line not kept)"));
+        }
+        line.clear();
+        *cut = 0;
+        sent = sent.saturating_add(text.len());
+        if sent > output_kept && !text.starts_with("==") {
+            if over {
+                return true;
+            }
+            over = true;
+            text =
+                format!("… output beyond {output_kept} bytes not kept (ncu's own lines still are)");
+        }
+        tx.send(text).is_ok()
+    };
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if buf.is_empty() {
+            if !line.is_empty() || cut > 0 {
+                send(&mut line, &mut cut);
+            }
             break;
         }
-        buf.clear();
+        let newline = memchr::memchr(b'\n', buf);
+        let chunk = &buf[..newline.unwrap_or(buf.len())];
+        let room = line_kept.saturating_sub(line.len()).min(chunk.len());
+        line.extend_from_slice(&chunk[..room]);
+        cut += chunk.len() - room;
+        let used = chunk.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() && !send(&mut line, &mut cut) {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forward_within;
+    use std::sync::mpsc;
+
+    fn lines(input: &[u8], limits: (usize, usize)) -> Vec<String> {
+        let (tx, rx) = mpsc::channel();
+        forward_within(input, &tx, limits);
+        drop(tx);
+        rx.iter().collect()
+    }
+
+    #[test]
+    fn lines_are_forwarded_as_written() {
+        assert_eq!(lines(b"a\r\nb\n\nlast", (64, 1024)), ["a", "b", "", "last"]);
+    }
+
+    #[test]
+    fn a_line_without_end_is_cut_and_says_so() {
+        let long = vec![b'x'; 10_000];
+        let got = lines(&long, (100, 1 << 20));
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].starts_with(&"x".repeat(100))
+                && got[0].ends_with(" … (9900 more bytes of this line not kept)"),
+            "{}",
+            &got[0][90..]
+        );
+    }
+
+    #[test]
+    fn past_the_output_limit_only_ncu_s_lines_are_kept() {
+        let mut input = Vec::new();
+        for i in 0..100 {
+            input.extend_from_slice(format!("app line {i}\n").as_bytes());
+        }
+        input.extend_from_slice(b"==PROF== Disconnected from process 7\nmore\n");
+        let got = lines(&input, (64, 200));
+        assert!(got.len() < 30, "{got:?}");
+        assert_eq!(
+            got.iter()
+                .filter(|l| l.contains("output beyond 200 bytes"))
+                .count(),
+            1
+        );
+        assert_eq!(
+            got.last().map(String::as_str),
+            Some("==PROF== Disconnected from process 7")
+        );
     }
 }
