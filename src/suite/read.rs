@@ -110,9 +110,27 @@ fn invalid(e: serde_json::Error) -> ReportError {
     }
 }
 
-/// A single check's report, validated as the workload `name`.
+/// A single check's report, validated as the workload `name`, its rows
+/// recomputed from its measurements.
 fn check(value: serde_json::Value, name: &str) -> Checked<Report> {
-    // The version before the shape: a newer report may not read as this one.
+    let report = validated(value, name)?;
+    recomputed(name, &report, None)?;
+    Ok(report)
+}
+
+/// A check's report kept in the verdict cache (`crate::skip`), validated as
+/// the workload `name` as a shard's is: its version, its shape, and its
+/// written outcome against the one its checks make. Its rows are not
+/// recomputed against the baseline and thresholds files: the digest that
+/// must match before it is carried covers those files.
+pub(crate) fn cached(value: serde_json::Value, name: &str) -> std::result::Result<Report, String> {
+    validated(value, name).map_err(|e| e.to_string())
+}
+
+/// A check's report read as the workload `name`: its version before its
+/// shape (a newer report may not read as this one), then its written
+/// outcome against the one its checks make ([`validate`]).
+fn validated(value: serde_json::Value, name: &str) -> Checked<Report> {
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     if !version.is_some_and(verdict::reads_report_version) {
         return Err(ReportError::CheckSchemaVersion {
@@ -126,33 +144,7 @@ fn check(value: serde_json::Value, name: &str) -> Checked<Report> {
     let said = Said::deserialize(&value).map_err(invalid)?;
     let report: Report = serde_json::from_value(value).map_err(invalid)?;
     validate(name, &report, said)?;
-    recomputed(name, &report, None)?;
     Ok(report)
-}
-
-/// A check's report kept in the verdict cache (`crate::skip`), validated as
-/// the workload `name` as a shard's is: its version, its shape, and its
-/// written outcome against the one its checks make. Its rows are not
-/// recomputed against the baseline and thresholds files: the digest that
-/// must match before it is carried covers those files.
-pub(crate) fn cached(value: serde_json::Value, name: &str) -> std::result::Result<Report, String> {
-    let checked = || -> Checked<Report> {
-        let version = value.get("schema_version").and_then(|v| v.as_u64());
-        if !version.is_some_and(verdict::reads_report_version) {
-            return Err(ReportError::CheckSchemaVersion {
-                found: version,
-                reads: verdict::REPORT_SCHEMA_VERSION,
-            });
-        }
-        let invalid = |e: serde_json::Error| ReportError::InvalidCheck {
-            reason: e.to_string(),
-        };
-        let said = Said::deserialize(&value).map_err(invalid)?;
-        let report: Report = serde_json::from_value(value.clone()).map_err(invalid)?;
-        validate(name, &report, said)?;
-        Ok(report)
-    };
-    checked().map_err(|e| e.to_string())
 }
 
 /// The verdicts a suite report's JSON says: its own and each workload's.
