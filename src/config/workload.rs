@@ -81,16 +81,15 @@ pub(crate) fn select(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn workload(name: &str, tags: &[&str]) -> Workload {
+impl Workload {
+    /// A workload named `name` that runs `app` with the defaults, for tests.
+    pub(crate) fn for_tests(name: &str, app: &str) -> Workload {
         Workload {
             name: name.into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
+            tags: vec![],
             runner: RunnerConfig {
                 build: None,
-                app: vec!["app".into()],
+                app: vec![app.into()],
                 env: vec![],
                 workdir: ".".into(),
                 timeout: std::time::Duration::from_secs(1),
@@ -114,6 +113,17 @@ mod tests {
             thresholds: crate::rules::ThresholdsSource::BuiltIn,
             inputs: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(name: &str, tags: &[&str]) -> Workload {
+        let mut w = Workload::for_tests(name, "app");
+        w.tags = tags.iter().map(|t| t.to_string()).collect();
+        w
     }
 
     fn names(w: &[Workload]) -> Vec<&str> {

@@ -308,35 +308,9 @@ mod tests {
 
     /// A workload that runs `app` with `env`.
     fn workload(app: &Path, env: Vec<(String, String)>) -> Workload {
-        Workload {
-            name: "w".into(),
-            tags: vec![],
-            runner: crate::runner::RunnerConfig {
-                build: None,
-                app: vec![app.display().to_string()],
-                env,
-                workdir: ".".into(),
-                timeout: std::time::Duration::from_secs(1),
-                mode: crate::runner::Mode::Fast,
-                graph_profiling: crate::model::GraphProfiling::Node,
-                clock_control: crate::runner::ClockControl::None,
-                cache_control: crate::runner::CacheControl::All,
-                replay_mode: crate::runner::ReplayMode::Kernel,
-                kernel_name: None,
-                launch_skip: None,
-                launch_count: None,
-                extra_metrics: vec![],
-                dcgm: crate::runner::Dcgm::Fail,
-                ncu: "ncu".into(),
-                profile_from_start: true,
-                nvtx_include: Vec::new(),
-                kernel_env: Vec::new(),
-                toolchain_command: Vec::new(),
-                out_dir: ".".into(),
-            },
-            thresholds: crate::rules::ThresholdsSource::BuiltIn,
-            inputs: Vec::new(),
-        }
+        let mut w = Workload::for_tests("w", &app.display().to_string());
+        w.runner.env = env;
+        w
     }
 
     /// The test binary is a real executable of this machine: its libc is
