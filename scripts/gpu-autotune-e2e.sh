@@ -14,7 +14,8 @@
 # clocks, power and MIG are left alone; nothing runs in the background. About 5-8 minutes on an
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
-# stdout and stderr, the baselines and the JSON reports. Exits 1 when a step's exit code is not
+# stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
+# logs, CSVs, the GPU probe's looks). WORKLOADS="triton conv" runs some of the four. Exits 1 when a step's exit code is not
 # the expected one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +42,11 @@ step() {
   local name=$1 want=$2; shift 2
   local t0 t1 got why
   t0=$(date +%s.%N)
-  NO_COLOR=1 "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
+  # Each step's work dir (reports, logs, the GPU probe's looks) is its own.
+  NO_COLOR=1 NCUGATE_OUT="$out/work/$name" "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
   got=$?
+  # The report files are large and rebuilt from the logs; the looks and logs are kept.
+  find "$out/work/$name" -name '*.ncu-rep' -delete 2>/dev/null
   t1=$(date +%s.%N)
   why=$(grep -h -m1 -E '^ncugate: error|^ncugate: (PASS|REGRESSION|ERROR)|^ncugate: recorded' \
     "$out/$name.stderr" "$out/$name.stdout" | head -1 | cut -c1-220 | sed 's/|/\\|/g')
@@ -53,7 +57,7 @@ step() {
 
 # workload NAME INJECT CHECKS [NCUGATE FLAGS...]: record 3 runs, CHECKS unchanged checks (within
 # this workload's share of what is left of BUDGET_S: the rest are skipped, said so), one regression.
-left=4
+left=$(wc -w <<< "${WORKLOADS:-compile triton conv triton-steady}")
 workload() {
   local name=$1 inject=$2 checks=$3; shift 3
   local until=$(( $(elapsed) + (budget - $(elapsed)) / left ))
@@ -83,11 +87,15 @@ PY
     --json "$out/$name.regression.json" -- "${app[@]}" --inject "$inject"
 }
 
-workload compile wider "$n_checks"
-workload triton extra "$n_checks"
-workload conv wider "$n_checks"
-# The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
-workload triton-steady extra 2 --profile-from-start false
+# WORKLOADS picks some (default all four, in this order).
+for w in ${WORKLOADS:-compile triton conv triton-steady}; do
+  case $w in
+    compile|conv) workload "$w" wider "$n_checks" ;;
+    triton) workload triton extra "$n_checks" ;;
+    # The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
+    triton-steady) workload triton-steady extra 2 --profile-from-start false ;;
+  esac
+done
 
 if python3 -c 'import jax' > /dev/null 2>&1; then
   echo "jax is installed, but this script has no JAX workload yet" >> "$summary"

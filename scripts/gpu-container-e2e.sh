@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Shared GPUs seen from a container, on one GPU: unchanged checks of the reference app
-# (kernels/graph_app) beside a neighbour in another process, with ncugate run both in the
+# (kernels/graph_app) and a PyTorch workload (kernels/torch_graph_mlp.py, a CUDA graph) beside a neighbour in another process, with ncugate run both in the
 # host's PID namespace and in its own (`unshare --pid --fork --mount-proc`, what a container
 # does: NVML then lists every GPU process, the app's too, by host pids that name nothing
 # inside), beside a compute-bound neighbour (kernels/neighbour_gemm.py, bf16 GEMMs) and a
 # memory-bound one (kernels/neighbour_copy.py, `dst.copy_(src)` on 1 GiB tensors). Each cell:
-# N unchanged checks with `--shared-gpu warn` (false alarms: any exit but 0), the signals the
-# reports name, and the redundant-node and fp64 variants, which must still fail (exit 1).
+# N unchanged checks of each workload with `--shared-gpu warn` (false alarms: any exit but 0),
+# the signals the reports name, and the regressions, which must still fail (exit 1): the
+# reference app's redundant-node and fp64 variants, the PyTorch workload's wider layer.
 # Also a few checks on the quiet GPU each way: a shared GPU reported there is a false
 # detection.
 #
@@ -16,9 +17,10 @@
 # Needs nvcc, ncu, python3 with torch, util-linux `unshare` (as root, else with a user
 # namespace: --user --map-root-user). Every ncu run is ncugate's, with --clock-control none
 # (never touches clocks, power or MIG). Each neighbour is stopped by its pid, on every path.
-# Device time: about 7 minutes on an H100 with N=10.
+# Device time: about 9 minutes on an H100 with N=5 (BUDGET_S bounds the unchanged checks).
 # Writes under $OUT (or target/gpu-container-e2e): summary.md (the 2x2 table and the rows),
-# env.txt, each check's log and JSON report, nvidia-smi looks beside each neighbour.
+# env.txt, each check's log and JSON report, its work dir with the probe's looks
+# (gpu-looks.jsonl), nvidia-smi looks beside each neighbour.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ncugate=$(realpath "${1:-target/release/ncugate}")
@@ -57,12 +59,15 @@ smi() {
   nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader > "$out/$1.apps.csv" 2>&1
 }
 
-# check NAME WHERE [APP ARGS...]: one check (WHERE: host or ns); echoes its exit code.
+# The workloads: the reference app (ncugate.toml's command) and a PyTorch CUDA graph.
+TORCH=(python3 kernels/torch_graph_mlp.py)
+# check NAME WHERE WORKLOAD [APP ARGS...]: one check (WHERE: host or ns); echoes its exit code.
 check() {
-  local name=$1 where=$2; shift 2
+  local name=$1 where=$2 workload=$3; shift 3
   local app=(); [ $# -gt 0 ] && app=(-- "$@")
+  [ $# -eq 0 ] && [ "$workload" = torch ] && app=(-- "${TORCH[@]}")
   local wrap=(); [ "$where" = ns ] && wrap=("${NS[@]}")
-  "${wrap[@]}" "$ncugate" check --baseline "$out/baseline.json" --no-build --clock-control none \
+  "${wrap[@]}" "$ncugate" check --baseline "$out/$workload.baseline.json" --no-build --clock-control none \
     --shared-gpu warn --show all --out "$out/work/$name" --json "$out/$name.json" "${app[@]}" \
     > "$out/$name.log" 2>&1
   echo $?
@@ -83,30 +88,43 @@ r = json.load(open(sys.argv[1]))
 print(",".join(sorted({x["metric"] for x in r.get("rules", []) if x.get("status") == "fail"})) or "-")
 PY
 }
-# cell WHERE NEIGHBOUR: N unchanged checks and the two variants, one row each.
-cell() {
-  local where=$1 kind=$2 i rc codes=() alarms=0 detected=0 sig
-  : > "$out/$where.$kind.signals"
+# series WHERE NEIGHBOUR WORKLOAD: N unchanged checks of one workload, one row.
+series() {
+  local where=$1 kind=$2 workload=$3 i rc codes=() alarms=0 detected=0 sig
+  local tag=$where.$kind.$workload
+  : > "$out/$tag.signals"
   for i in $(seq "$N"); do
-    [ "$i" -gt 1 ] && [ "$(elapsed)" -gt "$BUDGET_S" ] && { echo "$where.$kind: $((i - 1)) of $N checks, budget of $BUDGET_S s spent" >> "$out/env.txt"; break; }
-    rc=$(check "$where.$kind.unchanged.$i" "$where"); codes+=("$rc")
+    [ "$i" -gt 1 ] && [ "$(elapsed)" -gt "$BUDGET_S" ] && { echo "$tag: $((i - 1)) of $N checks, budget of $BUDGET_S s spent" >> "$out/env.txt"; break; }
+    rc=$(check "$tag.unchanged.$i" "$where" "$workload"); codes+=("$rc")
     [ "$rc" != 0 ] && alarms=$((alarms + 1))
-    sig=$(signals "$out/$where.$kind.unchanged.$i.json")
+    sig=$(signals "$out/$tag.unchanged.$i.json")
     [ "$sig" != - ] && [ "$sig" != no-report ] && detected=$((detected + 1))
-    echo "$sig" >> "$out/$where.$kind.signals"
+    echo "$sig" >> "$out/$tag.signals"
   done
   # On the quiet GPU a report that names a shared GPU is wrong too.
   [ "$kind" = quiet ] && alarms=$((alarms + detected))
-  local fired; fired=$(sort "$out/$where.$kind.signals" | uniq -c | awk '{printf "%s%s×%s", sep, $2, $1; sep="; "}')
-  printf '%s\t%s\tunchanged\t%s\t%s\t%s\t%s\tshared GPU named in %s of %s\n' "$where" "$kind" "${#codes[@]}" "${codes[*]}" "$alarms" "$fired" "$detected" "${#codes[@]}" >> "$rows"
+  local fired; fired=$(sort "$out/$tag.signals" | uniq -c | awk '{printf "%s%s×%s", sep, $2, $1; sep="; "}')
+  printf '%s\t%s\tunchanged %s\t%s\t%s\t%s\t%s\tshared GPU named in %s of %s\n' "$where" "$kind" "$workload" "${#codes[@]}" "${codes[*]}" "$alarms" "$fired" "$detected" "${#codes[@]}" >> "$rows"
   [ "$alarms" -eq 0 ] || status=1
+}
+# regression WHERE NEIGHBOUR WORKLOAD VARIANT APP...: one check that must fail, one row.
+regression() {
+  local where=$1 kind=$2 workload=$3 variant=$4; shift 4
+  local rc; rc=$(check "$where.$kind.$variant" "$where" "$workload" "$@")
+  printf '%s\t%s\t%s\t1\t%s\t%s\t%s\t%s\n' "$where" "$kind" "$variant" "$rc" "$([ "$rc" = 1 ] && echo 0 || echo 1)" \
+    "$(signals "$out/$where.$kind.$variant.json")" "fails on: $(failing "$out/$where.$kind.$variant.json")" >> "$rows"
+  [ "$rc" = 1 ] || status=1
+}
+# cell WHERE NEIGHBOUR: each workload's unchanged checks, then (beside a neighbour) the regressions.
+cell() {
+  local where=$1 kind=$2
+  series "$where" "$kind" ref
+  series "$where" "$kind" torch
   [ "$kind" = quiet ] && return
   for variant in redundant-node fp64; do
-    rc=$(check "$where.$kind.$variant" "$where" kernels/build/graph_app --iters 3 --inject "$variant")
-    printf '%s\t%s\t%s\t1\t%s\t%s\t%s\t%s\n' "$where" "$kind" "$variant" "$rc" "$([ "$rc" = 1 ] && echo 0 || echo 1)" \
-      "$(signals "$out/$where.$kind.$variant.json")" "fails on: $(failing "$out/$where.$kind.$variant.json")" >> "$rows"
-    [ "$rc" = 1 ] || status=1
+    regression "$where" "$kind" ref "$variant" kernels/build/graph_app --iters 3 --inject "$variant"
   done
+  regression "$where" "$kind" torch wider "${TORCH[@]}" --inject wider
 }
 start_neighbour() {
   python3 "kernels/neighbour_$1.py" --seconds 900 > "$out/neighbour.$1.log" 2>&1 & NB=$!
@@ -118,7 +136,9 @@ start_neighbour() {
 # ---- the baseline, on the quiet GPU -------------------------------------------------------
 smi quiet
 "$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/baseline" \
-  --output "$out/baseline.json" > "$out/baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/baseline.log"; exit 1; }
+  --output "$out/ref.baseline.json" > "$out/baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/baseline.log"; exit 1; }
+"$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/torch.baseline" \
+  --output "$out/torch.baseline.json" -- "${TORCH[@]}" > "$out/torch.baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/torch.baseline.log"; exit 1; }
 wheres=(host); [ ${#NS[@]} -gt 0 ] && wheres+=(ns)
 N_SAVED=$N; N=$QUIET
 for where in "${wheres[@]}"; do cell "$where" quiet; done
@@ -141,11 +161,13 @@ smi after
   echo "Unchanged checks, \`--shared-gpu warn\`: false alarms (exit ≠ 0) / checks, and how many reports"
   echo "named a shared GPU. \`ns\`: ncugate, ncu and the app in their own PID namespace (${NS[*]:-unavailable})."
   echo
-  echo "| namespace | compute-bound neighbour (bf16 GEMM) | memory-bound neighbour (D2D copy) |"
-  echo "|---|---|---|"
+  echo "| namespace | workload | compute-bound neighbour (bf16 GEMM) | memory-bound neighbour (D2D copy) |"
+  echo "|---|---|---|---|"
   for where in "${wheres[@]}"; do
-    awk -F'\t' -v w="$where" '$1 == w && $3 == "unchanged" { a[$2] = $6 " false alarms / " $4 " checks; " $8 "; signals: " $7 } END {
-      printf "| %s | %s | %s |\n", (w == "ns" ? "own PID namespace" : "host"), a["gemm"], a["copy"] }' "$rows"
+    for workload in ref torch; do
+      awk -F'\t' -v w="$where" -v u="unchanged $workload" '$1 == w && $3 == u { a[$2] = $6 " false alarms / " $4 " checks; " $8 "; signals: " $7 } END {
+        printf "| %s | %s | %s | %s |\n", (w == "ns" ? "own PID namespace" : "host"), substr(u, 11), a["gemm"], a["copy"] }' "$rows"
+    done
   done
   echo
   echo "| where | neighbour | checks | runs | exit codes | wrong | signals | notes |"

@@ -146,6 +146,9 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     Ok(())
 }
 
+/// The file in a run's directory that holds the GPU probe's looks (JSON Lines).
+pub(crate) const GPU_LOOKS: &str = "gpu-looks.jsonl";
+
 /// Profiles the app once into `out_dir/<name>/` and imports the report.
 pub fn profile_once(
     config: &RunnerConfig,
@@ -213,6 +216,15 @@ pub fn profile_once(
     let app_log = dir.join("app.log");
     write_lines(&ncu_log, &log_lines)?;
     write_lines(&app_log, &app_lines)?;
+    // What the GPU probe saw, one look a line: the evidence behind a
+    // shared-GPU verdict, and a recording tests replay.
+    if !gpu.is_empty() {
+        let looks: Vec<String> = gpu
+            .iter()
+            .filter_map(|s| serde_json::to_string(s).ok())
+            .collect();
+        write_lines(&dir.join(GPU_LOOKS), &looks)?;
+    }
     let app_tail = tail(&app_lines, 5);
     failure::classify(
         &config.ncu,
