@@ -119,19 +119,14 @@ fn path_of(line: &[u8]) -> Option<&[u8]> {
 /// followed by a version (`libcublasLt.so.13`, `_C.cpython-312-x86_64-linux-gnu.so`).
 fn is_library(path: &[u8]) -> bool {
     let name = path.rsplit(|&c| c == b'/').next().unwrap_or(path);
-    name.windows(3).enumerate().any(|(i, w)| {
-        w == b".so"
-            && matches!(name.get(i + 3), None | Some(b'.'))
-            && i > 0
-    })
+    name.windows(3)
+        .enumerate()
+        .any(|(i, w)| w == b".so" && matches!(name.get(i + 3), None | Some(b'.')) && i > 0)
 }
 
 /// The list as a run's directory keeps it: one path a line.
 pub(crate) fn lines(libraries: &[PathBuf]) -> Vec<String> {
-    libraries
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect()
+    libraries.iter().map(|p| p.display().to_string()).collect()
 }
 
 #[cfg(test)]

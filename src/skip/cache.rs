@@ -140,7 +140,10 @@ fn parse(bytes: &[u8]) -> std::result::Result<Option<Entry>, String> {
         .iter()
         .filter(|p| p.name.starts_with(super::mapped::PREFIX))
         .collect();
-    if loaded.into_iter().ne(super::digest::loaded(&s.libraries).iter()) {
+    if loaded
+        .into_iter()
+        .ne(super::digest::loaded(&s.libraries).iter())
+    {
         return Err("its libraries are not its `loaded:` parts".into());
     }
     // The report is read as a shard's would be: one whose written outcome

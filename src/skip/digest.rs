@@ -7,11 +7,11 @@
 //! an environment variable's value as a digest (never the value: the cache
 //! must not hold secrets), or a version.
 
+use super::hash::{hashed, short};
+use super::mapped::{GONE, Library, PREFIX};
 use crate::config::{BaselinePlace, CheckConfig, Workload};
 use crate::runner::process::ProcessRunner;
 use serde::{Deserialize, Serialize};
-use super::hash::{hashed, short};
-use super::mapped::{GONE, Library, PREFIX};
 use sha2::{Digest as _, Sha256};
 use std::path::{Path, PathBuf};
 

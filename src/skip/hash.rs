@@ -32,4 +32,3 @@ pub(crate) fn short(bytes: &[u8]) -> String {
     hex.truncate(16);
     hex
 }
-

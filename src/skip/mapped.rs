@@ -68,10 +68,7 @@ pub(crate) fn hash_all(paths: &[PathBuf], known: &[Library]) -> Vec<Library> {
 
 /// The recorded `libraries`, hashed again now (the stamp shortcut as in [`hash_all`]).
 pub(crate) fn rehash(libraries: &[Library]) -> Vec<Library> {
-    libraries
-        .iter()
-        .map(|l| hash(&l.path, libraries))
-        .collect()
+    libraries.iter().map(|l| hash(&l.path, libraries)).collect()
 }
 
 fn hash(path: &str, known: &[Library]) -> Library {

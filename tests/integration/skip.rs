@@ -337,3 +337,99 @@ pub(crate) fn skip_store(fresh: &dyn Fn(&str) -> String) {
     check(&g, &["--history", &url, "--branch", "pr-7"], &[])
         .stderr_has("RUN   base     inputs changed: input:src/base.cu");
 }
+
+/// A shared library of this machine that the test process itself maps
+/// (`libgcc_s`, which Rust's unwinder needs), from its `/proc/self/maps`.
+fn a_mapped_library() -> std::path::PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    let found = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libgcc_s.so"));
+    std::path::PathBuf::from(found.unwrap_or_else(|| panic!("no libgcc_s mapped:\n{maps}")))
+}
+
+/// A library the run maps that no ELF file names: the stand-in ncu runs
+/// preloaded with a copy of a real library of this machine (the workload's
+/// `LD_PRELOAD`), as a Python app's interpreter maps the torch libraries it
+/// opens with `dlopen`, and lives 0.6 s so that the library recorder sees
+/// it. The verdict keeps it; its content changed, the workload runs again
+/// and the `RUN` line names it; gone, too.
+#[test]
+fn a_changed_library_that_the_run_mapped_runs_the_workload_again() {
+    let g = Gate::new();
+    let ncu = g
+        .ncu("ncu")
+        .log_argv("calls.log")
+        .delay("base", 0.0, 0.6)
+        .install();
+    std::fs::create_dir_all(g.path("lib")).expect("lib dir");
+    let lib = g.path("lib/libstandin.so.1");
+    std::fs::copy(a_mapped_library(), &lib).expect("copy the library");
+    std::fs::create_dir_all(g.path("src")).expect("src dir");
+    g.write("src/base.cu", "__global__ void base() {}\n");
+    g.write(
+        "ncugate.toml",
+        format!(
+            r#"
+[profile]
+ncu = "{ncu}"
+
+[gate]
+skip_unchanged = "declared"
+
+[[workload]]
+name = "base"
+command = ["kernels/build/graph_app", "--inject", "base"]
+inputs = ["src/base.cu"]
+env = {{ LD_PRELOAD = "{}" }}
+"#,
+            lib.display()
+        ),
+    );
+    g.base_runs();
+    g.record().workload("base").base_inputs().run().code(0);
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has("RUN   base  no verdict recorded for these inputs yet");
+    // The run's list, and the verdict's: the preloaded copy among them.
+    let listed = g.read("target/ncugate/base/run/libraries.txt");
+    assert!(listed.contains(&lib.display().to_string()), "{listed}");
+    let entry = g.json("target/ncugate/base/skip-cache.json");
+    assert_eq!(entry["format"], "ncugate-skip-2");
+    let kept = entry["libraries"].as_array().cloned().unwrap_or_default();
+    assert!(
+        kept.iter().any(|l| l["path"] == lib.display().to_string()
+            && l["sha256"].as_str().is_some_and(|s| s.len() == 16)),
+        "{entry}"
+    );
+    let mut runs = calls(&g, "base");
+    check(&g, &[], &[])
+        .code(0)
+        .stdout_has("SKIP  base  inputs unchanged since 1a2b3c4");
+    assert_eq!(calls(&g, "base"), runs, "skipped, yet profiled");
+    // Rebuilt (one byte more at its end: it still loads).
+    let mut bytes = std::fs::read(&lib).expect("read the copy");
+    bytes.push(0);
+    std::fs::write(&lib, bytes).expect("change the copy");
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has(&format!("RUN   base  library changed: {}", lib.display()));
+    runs += 1;
+    assert_eq!(
+        calls(&g, "base"),
+        runs,
+        "a changed library, yet not profiled"
+    );
+    check(&g, &[], &[]).code(0).stdout_has("SKIP  base ");
+    assert_eq!(calls(&g, "base"), runs);
+    std::fs::remove_file(&lib).expect("remove the copy");
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has(&format!("RUN   base  library gone: {}", lib.display()));
+    assert_eq!(
+        calls(&g, "base"),
+        runs + 1,
+        "a gone library, yet not profiled"
+    );
+}
