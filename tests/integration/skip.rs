@@ -433,3 +433,96 @@ env = {{ LD_PRELOAD = "{}" }}
         "a gone library, yet not profiled"
     );
 }
+
+/// The workloads shard `k` of `n` plans, from its `ncugate: shard` line.
+fn shard_of(out: &Outcome, k: u32, n: u32) -> Vec<String> {
+    let said = format!("ncugate: shard {k}/{n}: ");
+    let line = out
+        .stderr()
+        .lines()
+        .find_map(|l| l.strip_prefix(&said).map(str::to_string))
+        .unwrap_or_else(|| panic!("no shard line:\n{}", out.stderr()));
+    let names = line.split_once(": ").map_or("", |(_, names)| names);
+    names
+        .split(", ")
+        .filter(|n| *n != "none" && !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Six workloads, four unchanged since their cached verdicts: one job
+/// predicts the skips (profiling nothing), and the shards given that file
+/// split the two that run, one each, where the recorded costs alone put
+/// both on shard 1. No workload is planned twice or dropped, and each
+/// that runs is profiled once.
+#[test]
+fn shards_balance_the_workloads_that_will_run() {
+    let g = Gate::new();
+    let ncu = g.ncu("ncu").log_argv("calls.log").install();
+    std::fs::create_dir_all(g.path("src")).expect("src dir");
+    let names = ["w1", "w2", "w3", "w4", "w5", "w6"];
+    let mut toml = format!("[profile]\nncu = \"{ncu}\"\n\n[gate]\nskip_unchanged = \"declared\"\n");
+    for w in names {
+        g.write(&format!("src/{w}.cu"), "__global__ void k() {}\n");
+        toml.push_str(&format!(
+            "\n[[workload]]\nname = \"{w}\"\ncommand = [\"kernels/build/graph_app\", \"--inject\", \"base\"]\ninputs = [\"src/{w}.cu\"]\n"
+        ));
+    }
+    g.write("ncugate.toml", toml);
+    g.base_runs();
+    for w in names {
+        g.record().workload(w).base_inputs().run().code(0);
+    }
+    // Each workload's profiling runs so far (its work folder is in ncu's argv).
+    let profiled = |w: &str| {
+        std::fs::read_to_string(g.path("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(&format!("/{w}/run/")))
+            .count()
+    };
+    check(&g, &[], &[]).code(0);
+    assert!(
+        names.iter().all(|w| profiled(w) == 1),
+        "{}",
+        g.read("calls.log")
+    );
+    g.write("src/w3.cu", "__global__ void k() { /* edited */ }\n");
+    g.write("src/w5.cu", "__global__ void k() { /* edited */ }\n");
+    let before = check(&g, &["--predict-skips", "skips.txt"], &[]);
+    before
+        .code(0)
+        .stdout_has("SKIP  w1  inputs unchanged since 1a2b3c4")
+        .stderr_has("RUN   w3  inputs changed: input:src/w3.cu")
+        .stdout_has("4 of 6 workloads predicted to skip");
+    assert_eq!(g.read("skips.txt"), "w1\nw2\nw4\nw6\n");
+    assert!(
+        names.iter().all(|w| profiled(w) == 1),
+        "a prediction profiled"
+    );
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let out = check(
+            &g,
+            &["--shard", &format!("{k}/2"), "--planned-skips", "skips.txt"],
+            &[],
+        );
+        out.code(0);
+        shards.push(shard_of(&out, k, 2));
+    }
+    let mut all: Vec<&String> = shards.iter().flatten().collect();
+    all.sort();
+    assert_eq!(all, names, "planned twice or dropped: {shards:?}");
+    let on = |w: &str| shards.iter().position(|s| s.iter().any(|n| n == w));
+    assert_ne!(on("w3"), on("w5"), "{shards:?}");
+    assert!(
+        names
+            .iter()
+            .all(|w| profiled(w) == 1 + usize::from(*w == "w3" || *w == "w5"))
+    );
+    // Planned on the recorded costs alone (none here: by name), both
+    // edited workloads were on shard 1.
+    let alone = check(&g, &["--shard", "1/2"], &[]);
+    alone.code(0);
+    assert_eq!(shard_of(&alone, 1, 2), ["w1", "w3", "w5"]);
+}
