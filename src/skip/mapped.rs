@@ -24,7 +24,7 @@ pub(crate) const GONE: &str = "gone";
 #[serde(deny_unknown_fields)]
 pub(crate) struct Library {
     pub(crate) path: String,
-    /// Its content digest (16 hex digits), `gone` or `unreadable`.
+    /// Its content digest (16 hex digits), `gone`, `unreadable` or `not a file`.
     pub(crate) sha256: String,
     /// The file's stamp when it was hashed; none when it could not be read.
     pub(crate) stamp: Option<Stamp>,
@@ -71,8 +71,17 @@ pub(crate) fn rehash(libraries: &[Library]) -> Vec<Library> {
     libraries.iter().map(|l| hash(&l.path, libraries)).collect()
 }
 
+/// A path read back from the cache is hostile: only a regular file is
+/// read (not a device such as `/dev/zero`, which never ends, nor a pipe).
 fn hash(path: &str, known: &[Library]) -> Library {
     let file = Path::new(path);
+    if file.exists() && !file.is_file() {
+        return Library {
+            path: path.to_string(),
+            sha256: "not a file".into(),
+            stamp: None,
+        };
+    }
     let Some(stamp) = Stamp::of(file) else {
         let gone = !file.exists();
         return Library {
@@ -135,6 +144,13 @@ mod tests {
             Some(format!("library gone: {}", lib.display()))
         );
         assert_eq!(change("input:src/a.cu", &[]), None);
+        // A path a forged entry names that is no regular file is not read.
+        let device = rehash(&[Library {
+            path: "/dev/zero".into(),
+            sha256: "0123456789abcdef".into(),
+            stamp: None,
+        }]);
+        assert_eq!(device[0].sha256, "not a file");
     }
 
     /// What hashing the libraries costs: every shared library of the
