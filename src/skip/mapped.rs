@@ -57,12 +57,16 @@ impl Stamp {
     }
 }
 
-/// Each of `paths` hashed now, reusing the digest of `known` (the last
-/// entry's libraries) where the file's stamp is the one recorded there.
+/// Each of `paths` (what a run mapped) hashed now, just after the run,
+/// reusing the digest of `known` (the last entry's libraries) where the
+/// file's stamp is the one recorded there. A library already gone was the
+/// run's own temporary file (a copy made and removed, a JIT's scratch
+/// output): no input of the next run, so it is left out.
 pub(crate) fn hash_all(paths: &[PathBuf], known: &[Library]) -> Vec<Library> {
     paths
         .iter()
         .map(|p| hash(&p.to_string_lossy(), known))
+        .filter(|l| l.sha256 != GONE)
         .collect()
 }
 
@@ -117,7 +121,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let lib = dir.path().join("libstandin.so.1");
         std::fs::write(&lib, b"\x7fELF stand-in library bytes").unwrap();
-        let then = hash_all(std::slice::from_ref(&lib), &[]);
+        let then = hash_all(&[lib.clone(), dir.path().join("libtemporary.so")], &[]);
+        assert_eq!(
+            then.len(),
+            1,
+            "a library gone after the run is recorded: {then:?}"
+        );
         assert_eq!(then[0].sha256.len(), 16);
         assert!(then[0].stamp.is_some());
         // Same stamp: the recorded digest is reused, not recomputed (a
