@@ -383,6 +383,11 @@ pub struct Report {
     /// the check that made them, never written to JSON.
     #[serde(skip)]
     pub(crate) trends: Vec<(usize, String)>,
+    /// The shared libraries the check's profiled runs mapped (ncu's and the
+    /// app's, `dlopen`ed ones included), for the verdict cache: never
+    /// written to a report.
+    #[serde(skip)]
+    pub(crate) libraries: Vec<std::path::PathBuf>,
     /// compute-sanitizer findings, grouped (empty when the sanitizer stage did not run).
     #[serde(default)]
     pub(crate) sanitizer: Vec<crate::sanitizer::SanitizerFinding>,
@@ -465,6 +470,7 @@ impl Report {
             code: Vec::new(),
             explain: Vec::new(),
             trends: Vec::new(),
+            libraries: Vec::new(),
             sanitizer: Vec::new(),
             memory: Vec::new(),
             profiling: Vec::new(),

@@ -91,6 +91,7 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         code: Vec::new(),
         explain: Vec::new(),
         trends: Vec::new(),
+        libraries: Vec::new(),
         sanitizer: Vec::new(),
         memory: Vec::new(),
         profiling: runs

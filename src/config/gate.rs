@@ -312,8 +312,14 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
         .filter(|_| args.inputs.is_empty())
         .map(|skip| super::skip::settings(skip, &args.history, file, history.as_ref()))
         .transpose()?;
+    let planned_skips = match (&args.skip.planned_skips, &skip) {
+        (Some(file), Some(_)) => super::skip::planned(file)?,
+        _ => Vec::new(),
+    };
     let mut config = selection.into_config(SuiteRuns::Check(checks), outputs(&args.report), style);
     config.skip = skip;
+    config.predict_skips = args.skip.predict_skips.clone();
+    config.planned_skips = planned_skips;
     Ok(config)
 }
 

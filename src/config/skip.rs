@@ -66,3 +66,17 @@ pub(super) fn settings(
         store: store.map(|h| (h.url.clone(), h.timeout)),
     })
 }
+
+/// The workloads a `--planned-skips` file names: one a line, blank lines
+/// and `#` comments aside, each trimmed. Read as hostile input (bounded;
+/// a name that is no workload of the suite plans nothing, since the plan
+/// only looks names up).
+pub(super) fn planned(file: &std::path::Path) -> Result<Vec<String>> {
+    let text = crate::io::bounded::read_to_string(crate::error::FileKind::PlannedSkips, file)?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}

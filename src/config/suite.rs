@@ -51,6 +51,12 @@ pub struct SuiteConfig {
     pub(crate) style: crate::report::terminal::Style,
     /// A check's skipping of unchanged workloads; `None`: every workload runs.
     pub(crate) skip: Option<super::skip::Settings>,
+    /// `--predict-skips FILE`: the check only writes the names of the
+    /// workloads it would skip there.
+    pub(crate) predict_skips: Option<PathBuf>,
+    /// `--planned-skips FILE`, read (with skipping on): the workloads the
+    /// shard plan counts at cost 0.
+    pub(crate) planned_skips: Vec<String>,
 }
 
 /// True when the command runs as a suite: `[[workload]]` tables, a suite
@@ -346,6 +352,8 @@ impl Selection {
             outputs,
             style,
             skip: None,
+            predict_skips: None,
+            planned_skips: Vec::new(),
         }
     }
 }

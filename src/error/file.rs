@@ -53,6 +53,9 @@ pub enum FileKind {
     AuditReport,
     /// Standard input, read for `ncugate init`'s answers.
     Stdin,
+    /// The workloads predicted to skip (`--planned-skips`), as
+    /// `ncugate check --predict-skips` wrote them.
+    PlannedSkips,
 }
 
 impl FileKind {
@@ -80,6 +83,7 @@ impl FileKind {
             FileKind::MemoryHistory => Some("history"),
             FileKind::AuditReport => Some("audit report"),
             FileKind::Stdin => Some("standard input"),
+            FileKind::PlannedSkips => Some("planned skips"),
             FileKind::Export | FileKind::DetailsPage | FileKind::Findings => None,
         }
     }
@@ -119,6 +123,7 @@ impl FileKind {
             (FileKind::SanitizerXml, true) => "save it with `compute-sanitizer --xml --save FILE ./app`, or leave out --xml to run compute-sanitizer".into(),
             (FileKind::ShardReport, true) => "pass the JSON reports the shards wrote (`ncugate check --shard K/N --json FILE`); did a runner fail to upload its report?".into(),
             (FileKind::BaselinesFolder, _) => "check that [gate] baselines names a readable folder".into(),
+            (FileKind::PlannedSkips, true) => "write it in one job before the shards (`ncugate check --predict-skips FILE`) and give every shard runner that same file, or leave out --planned-skips / NCUGATE_PLANNED_SKIPS".into(),
             _ => "check that the file is readable".into(),
         }
     }
@@ -149,6 +154,9 @@ impl FileKind {
             }
             FileKind::Thresholds => {
                 "see docs/src/thresholds.md for its format; `ncugate init` writes a commented one"
+            }
+            FileKind::PlannedSkips => {
+                "write it with `ncugate check --predict-skips FILE`: one workload name a line"
             }
             FileKind::BaselinesFolder | FileKind::Stdin => "check what it holds",
         }

@@ -24,6 +24,8 @@ pub(super) struct Acquired {
     pub(super) reports: Vec<PathBuf>,
     /// What the GPU probe saw during the profiled runs (empty for `--input` files).
     pub(super) gpu: Vec<crate::shared_gpu::Sample>,
+    /// The shared libraries the profiled runs mapped, sorted, each once.
+    pub(super) libraries: Vec<PathBuf>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -43,6 +45,7 @@ pub(super) fn acquire(
             seconds: Vec::new(),
             reports: inputs.clone(),
             gpu: Vec::new(),
+            libraries: Vec::new(),
         }),
         Source::Profile {
             runner: config,
@@ -57,6 +60,7 @@ pub(super) fn acquire(
                 seconds: Vec::new(),
                 reports: Vec::new(),
                 gpu: Vec::new(),
+                libraries: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -77,7 +81,10 @@ pub(super) fn acquire(
                 acquired.seconds.push(artifacts.seconds);
                 acquired.reports.push(artifacts.report);
                 acquired.gpu.extend(artifacts.gpu);
+                acquired.libraries.extend(artifacts.libraries);
             }
+            acquired.libraries.sort();
+            acquired.libraries.dedup();
             Ok(acquired)
         }
     }

@@ -199,6 +199,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     for (p, s) in report.profiling.iter_mut().zip(&acquired.seconds) {
         p.seconds = Some(*s);
     }
+    report.libraries = std::mem::take(&mut acquired.libraries);
     report.note_each(chosen.note);
     report.note_each(data.cost);
     if let Some(sanitizer) = &config.sanitizer {

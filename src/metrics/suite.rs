@@ -52,6 +52,9 @@ pub fn suite(config: &SuiteConfig, processes: &dyn ProcessRunner) -> Result<Suit
     }
     let mut builds = Builds::default();
     match &config.runs {
+        SuiteRuns::Check(runs) if config.predict_skips.is_some() => {
+            predict(config, runs, &mut builds, processes)
+        }
         SuiteRuns::Check(runs) => check(
             config,
             &mine(config, runs, &planned),
@@ -113,6 +116,9 @@ pub(crate) fn planned(config: &SuiteConfig) -> Vec<&Workload> {
             )
         })
         .collect();
+    // Only what every runner is given alike: the names, the baselines and
+    // the `--planned-skips` file (empty unless skipping is on).
+    let costs = shard::with_skips(&costs, &config.planned_skips);
     let plan = shard::plan(&costs, s.count);
     // Shards past the plan's get no workload.
     let mine: &[String] = plan.get((s.index - 1) as usize).map_or(&[], Vec::as_slice);
@@ -121,6 +127,54 @@ pub(crate) fn planned(config: &SuiteConfig) -> Vec<&Workload> {
         .iter()
         .filter(|w| mine.contains(&w.name))
         .collect()
+}
+
+/// `check --predict-skips FILE`: each selected workload (every shard's)
+/// built and its skip decided, nothing profiled; the names of those a check
+/// would skip written to FILE, one a line, for `--planned-skips`.
+fn predict(
+    config: &SuiteConfig,
+    runs: &[CheckConfig],
+    builds: &mut Builds,
+    processes: &dyn ProcessRunner,
+) -> Result<SuiteRun> {
+    let Some(file) = &config.predict_skips else {
+        return Ok(SuiteRun::Done(Text::pass(String::new()), Vec::new()));
+    };
+    let names = config
+        .workloads
+        .iter()
+        .map(|w| w.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let session = config
+        .skip
+        .as_ref()
+        .map(|s| crate::skip::Session::new(s, processes));
+    let mut skipped = Vec::new();
+    for (w, c) in config.workloads.iter().zip(runs) {
+        let Some(s) = &session else { break };
+        if build_for(w, &c.source, builds, processes).is_err() {
+            continue;
+        }
+        if let (_, Some(_)) = decided(s.decide(w, c, processes), w, names) {
+            skipped.push(w.name.clone());
+        }
+    }
+    let text: String = skipped.iter().map(|n| format!("{n}\n")).collect();
+    crate::io::atomic::write_atomic(file, text.as_bytes())?;
+    let said = format!(
+        "ncugate: {} of {} predicted to skip{}; written to {}: give every shard runner this file (--planned-skips)\n",
+        skipped.len(),
+        crate::format::count(config.workloads.len(), "workload", "workloads"),
+        if session.is_none() {
+            " (skipping is off)"
+        } else {
+            ""
+        },
+        file.display()
+    );
+    Ok(SuiteRun::Done(Text::pass(said), Vec::new()))
 }
 
 /// A build that failed: the workload it failed for, and how (`exit code 2: make train`).

@@ -50,7 +50,7 @@ pub(crate) const DEFAULT_SKIP_MAX_AGE: &str = "7d";
 /// The check's flags over `[gate] skip_unchanged` and `[gate] skip_max_age`.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub(crate) struct SkipArgs {
-    /// Skip a suite's workload whose input digest (command, environment, executable, declared `inputs`, config, thresholds, baseline, GPU, driver, ncu and ncugate versions) is unchanged since a completed check, carrying that check's verdict, named in every report (default: [gate] skip_unchanged, else off).
+    /// Skip a suite's workload whose input digest (command, environment, executable, the shared libraries its last run mapped, declared `inputs`, config, thresholds, baseline, GPU, driver, ncu and ncugate versions) is unchanged since a completed check, carrying that check's verdict, named in every report (default: [gate] skip_unchanged, else off).
     #[arg(long, value_enum, env = "NCUGATE_SKIP_UNCHANGED", value_name = "WHEN")]
     pub(crate) skip_unchanged: Option<SkipUnchanged>,
     /// How old a carried verdict may be before the workload runs again: `30m`, `12h`, `7d` (default: [gate] skip_max_age, else 7d).
@@ -59,6 +59,12 @@ pub(crate) struct SkipArgs {
     /// Run every workload: no skipping, whatever --skip-unchanged and [gate] skip_unchanged say.
     #[arg(long, env = "NCUGATE_NO_SKIP")]
     pub(crate) no_skip: bool,
+    /// Profile nothing: decide each selected workload's skip (building as a check does), write the names of those a check would skip to FILE, one a line, and exit 0. Run it in one job before the shards and give every shard runner that file (--planned-skips).
+    #[arg(long, env = "NCUGATE_PREDICT_SKIPS", value_name = "FILE")]
+    pub(crate) predict_skips: Option<std::path::PathBuf>,
+    /// With --shard and skipping on: plan the shards with the workloads FILE names (what --predict-skips wrote) at about 0 (1 ms each), so that they balance the work that runs. Every shard runner must be given the same file.
+    #[arg(long, env = "NCUGATE_PLANNED_SKIPS", value_name = "FILE")]
+    pub(crate) planned_skips: Option<std::path::PathBuf>,
 }
 
 /// The skipping a check does, resolved: `None` when it skips nothing.
@@ -156,7 +162,7 @@ mod tests {
         );
         let none = SkipArgs {
             no_skip: true,
-            ..always
+            ..always.clone()
         };
         assert_eq!(
             none.resolve(Some(SkipUnchanged::Always), None).unwrap(),

@@ -12,6 +12,7 @@ pub mod guard;
 pub mod interrupt;
 pub(crate) mod kernel_env;
 mod kill;
+pub(crate) mod loaded;
 pub(crate) mod mig;
 pub mod ncu;
 pub(crate) mod passes;
@@ -114,6 +115,9 @@ pub struct Artifacts {
     pub(crate) seconds: f64,
     /// What the GPU probe saw while ncu ran (empty without one).
     pub(crate) gpu: Vec<crate::shared_gpu::Sample>,
+    /// The shared libraries ncu and the app mapped ([`loaded`]), kept in
+    /// the run's [`loaded::FILE`]; none when the run was not a real process.
+    pub(crate) libraries: Vec<PathBuf>,
 }
 
 /// Runs `[build] command`, logging to `out_dir/build.log`.
@@ -166,8 +170,9 @@ pub fn profile_once(
     let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");
     let output = ncu::output_file(&export);
+    let libraries_file = dir.join(loaded::FILE);
     // Nothing of an earlier run may pass for this one's.
-    for stale in [&report, &raw, &output] {
+    for stale in [&report, &raw, &output, &libraries_file] {
         let _ = std::fs::remove_file(stale);
     }
     let mut spec = ncu::NcuCommand::profile(config, metrics, &export).spec();
@@ -182,8 +187,10 @@ pub fn profile_once(
     }
     let paused = dcgm::pause(config.dcgm, runner, &dir)?;
     progress.start(&spec.display(), config.mode == Mode::Full);
-    let (done, gpu) = crate::shared_gpu::probe::during(runner.gpu_probe(), || {
-        runner.run(&spec, &mut |line| progress.line(line))
+    let ((done, libraries), gpu) = crate::shared_gpu::probe::during(runner.gpu_probe(), || {
+        loaded::during(|spawned| {
+            runner.run_observed(&spec, &mut |line| progress.line(line), spawned)
+        })
     });
     progress.finish();
     // Whatever ncu did (exit, failure, timeout), DCGM gets its lock back now.
@@ -226,6 +233,9 @@ pub fn profile_once(
             .collect();
         write_lines(&dir.join(GPU_LOOKS), &looks)?;
     }
+    if !libraries.is_empty() {
+        write_lines(&libraries_file, &loaded::lines(&libraries))?;
+    }
     let app_tail = tail(&app_lines, 5);
     failure::classify(
         &config.ncu,
@@ -253,6 +263,7 @@ pub fn profile_once(
         app_log,
         seconds: done.elapsed.as_secs_f64(),
         gpu,
+        libraries,
     })
 }
 

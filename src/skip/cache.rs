@@ -1,7 +1,9 @@
 //! The verdict cache: each entry holds a completed check's digest, its
-//! parts, its commit and time, and its whole report. It is kept in the
+//! parts, the shared libraries its run mapped, its commit and time, and its
+//! whole report. It is kept in the
 //! history store when the check has one (`verdicts`, one entry per workload
-//! and digest, shared by every runner of the store), else in one file per
+//! and digest of the parts known before a run, shared by every runner of
+//! the store), else in one file per
 //! workload, `<out_dir>/<workload>/skip-cache.json` (its last entry), which
 //! CI keeps between runs (`actions/cache`, Jenkins' `stash`/cache step).
 //! An entry is read as hostile input: size-bounded, and anything that does
@@ -9,6 +11,7 @@
 //! an error that blocks CI (the workload then runs, as with no cache).
 
 use super::digest::{FORMAT, Part};
+use super::mapped::Library;
 use crate::verdict::Report;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -26,7 +29,10 @@ pub(crate) struct Entry {
     pub(crate) workload: String,
     /// SHA-256 over [`Entry::parts`].
     pub(crate) digest: String,
+    /// The parts known before the run, then a `loaded:` part per library.
     pub(crate) parts: Vec<Part>,
+    /// The shared libraries the run mapped, hashed after it.
+    pub(crate) libraries: Vec<Library>,
     /// The commit the check ran on.
     pub(crate) commit: String,
     /// When it finished, in Unix seconds.
@@ -43,6 +49,7 @@ struct Stored {
     workload: String,
     digest: String,
     parts: Vec<Part>,
+    libraries: Vec<Library>,
     commit: String,
     time: i64,
     report: serde_json::Value,
@@ -73,6 +80,12 @@ impl Place {
 /// The cache file of a workload's work folder.
 pub(crate) fn path(out_dir: &Path) -> PathBuf {
     out_dir.join(FILE)
+}
+
+/// The key an entry is kept under in a store: the digest of its parts
+/// known before a run (a check knows those before it reads the entry).
+pub(crate) fn key(parts: &[Part]) -> String {
+    super::digest::sum(&super::digest::before_run(parts))
 }
 
 /// The entry of `workload` kept under `digest` (a store), or its last one
@@ -122,6 +135,17 @@ fn parse(bytes: &[u8]) -> std::result::Result<Option<Entry>, String> {
     if super::digest::sum(&s.parts) != s.digest {
         return Err("its digest is not the digest of its parts".into());
     }
+    let loaded: Vec<&Part> = s
+        .parts
+        .iter()
+        .filter(|p| p.name.starts_with(super::mapped::PREFIX))
+        .collect();
+    if loaded
+        .into_iter()
+        .ne(super::digest::loaded(&s.libraries).iter())
+    {
+        return Err("its libraries are not its `loaded:` parts".into());
+    }
     // The report is read as a shard's would be: one whose written outcome
     // its checks contradict is refused, never carried.
     let report = crate::suite::read::cached(s.report, &s.workload)
@@ -131,6 +155,7 @@ fn parse(bytes: &[u8]) -> std::result::Result<Option<Entry>, String> {
         workload: s.workload,
         digest: s.digest,
         parts: s.parts,
+        libraries: s.libraries,
         commit: s.commit,
         time: s.time,
         report,
@@ -152,7 +177,7 @@ pub(crate) fn write(place: &Place, entry: &Entry) -> crate::error::Result<()> {
             let access = crate::history::Access::Create;
             let mut store = crate::history::open(url, access, *timeout)?;
             let text = String::from_utf8_lossy(&text);
-            store.keep_verdict(&entry.workload, &entry.digest, entry.time, &text)
+            store.keep_verdict(&entry.workload, &key(&entry.parts), entry.time, &text)
         }
     }
 }

@@ -7,16 +7,17 @@
 //! an environment variable's value as a digest (never the value: the cache
 //! must not hold secrets), or a version.
 
+use super::hash::{hashed, short};
+use super::mapped::{GONE, Library, PREFIX};
 use crate::config::{BaselinePlace, CheckConfig, Workload};
 use crate::runner::process::ProcessRunner;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The version of the parts list: a change to what is hashed changes it, so
 /// no old entry is read as a new one.
-pub(crate) const FORMAT: &str = "ncugate-skip-1";
+pub(crate) const FORMAT: &str = "ncugate-skip-2";
 
 /// One named part of the digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,12 +27,16 @@ pub(crate) struct Part {
 }
 
 /// A workload's digest and what it is made of; `unknown`: the reasons its
-/// inputs are not fully known (it then runs unless `always` is set).
+/// inputs are not fully known (it then runs unless `always` is set). These
+/// are the parts known before the run; the libraries the run maps are
+/// added to them when its verdict is kept (`mapped.rs`), and `known` holds
+/// the last entry's, whose digests a file with an unchanged stamp reuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Digest {
     pub(crate) sha256: String,
     pub(crate) parts: Vec<Part>,
     pub(crate) unknown: Vec<String>,
+    pub(crate) known: Vec<Library>,
 }
 
 /// What the digest knows of the machine, read once per suite run: the
@@ -98,6 +103,7 @@ pub(crate) fn of(
         sha256: sum(&parts),
         parts,
         unknown,
+        known: Vec::new(),
     }
 }
 
@@ -124,6 +130,37 @@ pub(crate) fn first_change(then: &[Part], now: &[Part]) -> Option<String> {
     then.iter()
         .find(|t| !now.iter().any(|p| p.name == t.name))
         .map(|t| format!("{} (gone)", t.name))
+}
+
+/// The digest parts of mapped `libraries`: `loaded:<path>` = its content digest.
+pub(crate) fn loaded(libraries: &[Library]) -> Vec<Part> {
+    libraries
+        .iter()
+        .map(|l| part(&format!("{PREFIX}{}", l.path), l.sha256.clone()))
+        .collect()
+}
+
+/// The parts known before a run: all but the mapped libraries'.
+pub(crate) fn before_run(parts: &[Part]) -> Vec<Part> {
+    parts
+        .iter()
+        .filter(|p| !p.name.starts_with(PREFIX))
+        .cloned()
+        .collect()
+}
+
+/// How a miss names a changed mapped library's part (`loaded:<path>`):
+/// `library changed: <path>`, or `library gone: <path>`; `None` for any
+/// other part.
+pub(crate) fn library_change(name: &str, now: &[Part]) -> Option<String> {
+    let path = name.strip_prefix(PREFIX)?;
+    let path = path.strip_suffix(" (gone)").unwrap_or(path);
+    let gone = now.iter().any(|p| p.name == name && p.value == GONE);
+    Some(if gone {
+        format!("library gone: {path}")
+    } else {
+        format!("library changed: {path}")
+    })
 }
 
 fn part(name: &str, value: String) -> Part {
@@ -269,33 +306,6 @@ fn resolve(name: &str, workdir: &Path) -> Option<PathBuf> {
         })
     };
     found.and_then(|p| std::fs::canonicalize(p).ok())
-}
-
-/// A file's content as a short digest, or why it has none.
-fn hashed(path: &Path) -> String {
-    file_sha256(path).unwrap_or_else(|| "unreadable".into())
-}
-
-/// The first 16 hex digits of a file's SHA-256, read in pieces (an
-/// executable or library may be large; nothing of it is kept).
-fn file_sha256(path: &Path) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0; 1 << 16];
-    loop {
-        let n = file.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Some(short(&h.finalize()))
-}
-
-fn short(bytes: &[u8]) -> String {
-    let mut hex = crate::format::hex(bytes);
-    hex.truncate(16);
-    hex
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Skipping unchanged workloads, never silently: a suite check computes
 //! each workload's input digest (`digest.rs`), looks it up in the verdict
-//! cache (`cache.rs`), and on a hit carries the recorded verdict instead of
+//! cache (`cache.rs`), hashes again the shared libraries the entry's run
+//! mapped (`mapped.rs`: those the app opened with `dlopen` too), and on a
+//! hit carries the recorded verdict instead of
 //! profiling — the workload's report is the recorded one, marked
 //! [`Carried`] with the commit and date it came from, and every report
 //! format names it. On a miss the line says which part changed; after a
@@ -16,7 +18,9 @@
 
 mod cache;
 pub(crate) mod digest;
+mod hash;
 mod libraries;
+mod mapped;
 
 pub(crate) use crate::config::skip::Settings;
 use crate::config::{CheckConfig, Workload};
@@ -73,14 +77,16 @@ impl<'a> Session<'a> {
         processes: &dyn ProcessRunner,
     ) -> Decision {
         let s = self.settings;
-        let d = digest::of(w, c, s.config_file.as_deref(), &self.machine, processes);
+        let mut d = digest::of(w, c, s.config_file.as_deref(), &self.machine, processes);
         if let Some(branch) = &self.accepted_branch {
+            d.known = self.known(w, &d.sha256);
             return Decision::Run(
                 Some(d),
                 format!("branch {branch} is accepted: it runs every workload"),
             );
         }
         if s.skip.when == SkipUnchanged::Declared && !d.unknown.is_empty() {
+            d.known = self.known(w, &d.sha256);
             let why = d.unknown.join("; ");
             return Decision::Run(
                 Some(d),
@@ -104,10 +110,8 @@ impl<'a> Session<'a> {
                 return Decision::Run(Some(d), "verdict cache unreadable".into());
             }
         };
-        if entry.digest != d.sha256 || entry.workload != w.name {
-            let part =
-                digest::first_change(&entry.parts, &d.parts).unwrap_or_else(|| "workload".into());
-            return Decision::Run(Some(d), format!("inputs changed: {part}"));
+        if let Some(why) = changed(&entry, &mut d, &w.name) {
+            return Decision::Run(Some(d), why);
         }
         let carried = Carried {
             commit: entry.commit.clone(),
@@ -132,6 +136,15 @@ impl<'a> Session<'a> {
         Decision::Skip(carried, Box::new(entry.report))
     }
 
+    /// The libraries of `w`'s last entry (none when it has none or it
+    /// cannot be read: this run then hashes every library in full).
+    fn known(&self, w: &Workload, key: &str) -> Vec<mapped::Library> {
+        match cache::read(&self.place(w), &w.name, key) {
+            Ok(Some(entry)) => entry.libraries,
+            _ => Vec::new(),
+        }
+    }
+
     /// Where `w`'s verdicts are kept: the history store, else its work folder.
     fn place(&self, w: &Workload) -> cache::Place {
         match &self.settings.store {
@@ -144,16 +157,21 @@ impl<'a> Session<'a> {
     }
 
     /// Records `report` of `w` under `digest` when its check completed (a
-    /// pass or a regression); a failure to write is a warning.
+    /// pass or a regression), with the libraries its run mapped, hashed now;
+    /// a failure to write is a warning.
     pub(crate) fn remember(&self, w: &Workload, digest: digest::Digest, report: &Report) {
         if report.outcome() == crate::status::Outcome::Error {
             return;
         }
+        let libraries = mapped::hash_all(&report.libraries, &digest.known);
+        let mut parts = digest.parts;
+        parts.extend(digest::loaded(&libraries));
         let entry = cache::Entry {
             format: digest::FORMAT.into(),
             workload: w.name.clone(),
-            digest: digest.sha256,
-            parts: digest.parts,
+            digest: digest::sum(&parts),
+            parts,
+            libraries,
             commit: self.commit.clone(),
             time: jiff::Timestamp::now().as_second(),
             report: report.clone(),
@@ -165,4 +183,23 @@ impl<'a> Session<'a> {
             ));
         }
     }
+}
+
+/// Why `entry` is not the verdict of digest `d` of `workload`, if it is
+/// not: a part known before the run changed (named), or a library the
+/// entry's run mapped is gone or changed (named by its path). The
+/// libraries as hashed now go to `d.known`, whose digests the verdict kept
+/// after this run reuses.
+fn changed(entry: &cache::Entry, d: &mut digest::Digest, workload: &str) -> Option<String> {
+    let then = digest::before_run(&entry.parts);
+    if digest::sum(&then) != d.sha256 || entry.workload != workload {
+        d.known = entry.libraries.clone();
+        let part = digest::first_change(&then, &d.parts).unwrap_or_else(|| "workload".into());
+        return Some(format!("inputs changed: {part}"));
+    }
+    let now = mapped::rehash(&entry.libraries);
+    let (was, is) = (digest::loaded(&entry.libraries), digest::loaded(&now));
+    d.known = now;
+    let name = digest::first_change(&was, &is)?;
+    Some(digest::library_change(&name, &is).unwrap_or_else(|| format!("inputs changed: {name}")))
 }

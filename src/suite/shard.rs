@@ -9,9 +9,24 @@
 //! (candidates in shard and name order, the best kept). A workload with no
 //! recorded cost counts as the mean of the known costs (1 s when none is known),
 //! so new workloads spread by name.
+//!
+//! With skipping on, the workloads a `--planned-skips` file names (those
+//! `ncugate check --predict-skips` found unchanged) count 0 ([`with_skips`]),
+//! so the shards balance the work that runs. The file is the plan's only
+//! input beside the names and the baselines: every runner given the same
+//! file computes the same plan, and the shards stay a partition whatever
+//! each runner's own verdict cache holds (a runner's digest may differ:
+//! its GPU, driver, build or cache); a workload predicted to skip that
+//! does run on its shard only costs balance, never a run or a drop.
 
 /// Cost assumed for every workload when none has a recorded cost.
 const UNKNOWN_COST: f64 = 1.0;
+
+/// Cost of a workload predicted to skip: about nothing (its digest, a few
+/// milliseconds), yet not 0, so that skipped workloads spread over the
+/// shards by name instead of all joining the first (a prediction that
+/// proves wrong then costs one shard less).
+const SKIPPED_COST: f64 = 0.001;
 
 /// The split: for each shard that gets work (index 0 = shard 1), its workload
 /// names in the order given; shards past the returned ones get none (at most
@@ -114,6 +129,38 @@ fn refine(member: &mut [usize], load: &mut [f64], costs: &[f64], by_name: &[usiz
     }
 }
 
+/// The costs to plan on: the workloads named in `skipped` at
+/// [`SKIPPED_COST`] (about 0), the others' as recorded; an unknown cost is
+/// the mean of the known costs of the workloads that will run (not lowered
+/// by the skipped ones'), else [`UNKNOWN_COST`].
+pub fn with_skips(
+    workloads: &[(String, Option<f64>)],
+    skipped: &[String],
+) -> Vec<(String, Option<f64>)> {
+    let runs = |name: &String| !skipped.contains(name);
+    let known: Vec<f64> = workloads
+        .iter()
+        .filter(|(n, _)| runs(n))
+        .filter_map(|(_, c)| c.filter(|c| c.is_finite() && *c >= 0.0))
+        .collect();
+    let fill = if known.is_empty() {
+        UNKNOWN_COST
+    } else {
+        known.iter().sum::<f64>() / known.len() as f64
+    };
+    workloads
+        .iter()
+        .map(|(n, c)| {
+            let cost = if runs(n) {
+                c.filter(|c| c.is_finite() && *c >= 0.0).unwrap_or(fill)
+            } else {
+                SKIPPED_COST
+            };
+            (n.clone(), Some(cost))
+        })
+        .collect()
+}
+
 /// The largest shard load of a plan, in the costs' unit (for the simulation).
 pub fn makespan(workloads: &[(String, Option<f64>)], shards: &[Vec<String>]) -> f64 {
     shards
@@ -184,6 +231,39 @@ mod tests {
             y.sort();
             assert_eq!(x, y);
         }
+    }
+
+    /// Four of six workloads predicted to skip: the two that run go to
+    /// different shards, and every workload is in exactly one shard.
+    #[test]
+    fn predicted_skips_cost_about_nothing_and_the_shards_balance_the_rest() {
+        let list = w(&[
+            ("a", Some(9.0)),
+            ("b", Some(8.0)),
+            ("c", Some(7.0)),
+            ("d", Some(2.0)),
+            ("e", Some(1.0)),
+            ("f", None),
+        ]);
+        let skipped: Vec<String> = ["a", "b", "c", "e"].map(String::from).to_vec();
+        let costs = with_skips(&list, &skipped);
+        // f's unknown cost is d's (the mean of what runs), not lowered by the zeros.
+        assert_eq!(costs[5], ("f".to_string(), Some(2.0)));
+        let p = plan(&costs, 2);
+        let with = |n: &str| p.iter().position(|s| s.iter().any(|x| x == n));
+        assert_ne!(with("d"), with("f"), "{p:?}");
+        // The skipped ones spread by name over both.
+        assert_eq!(p, [["a", "c", "d"], ["b", "e", "f"]]);
+        assert!((makespan(&costs, &p) - 2.002).abs() < 1e-9, "{p:?}");
+        let mut all: Vec<&String> = p.iter().flatten().collect();
+        all.sort();
+        assert_eq!(all, ["a", "b", "c", "d", "e", "f"]);
+        // Planned on recorded costs alone, d and f share a shard.
+        let q = plan(&list, 2);
+        assert!(
+            q.iter()
+                .any(|s| s.contains(&"d".to_string()) && s.contains(&"f".to_string()))
+        );
     }
 
     #[test]

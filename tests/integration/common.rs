@@ -784,6 +784,11 @@ impl Outcome {
         self
     }
 
+    /// What it wrote to stderr.
+    pub fn stderr(&self) -> &str {
+        &self.stderr
+    }
+
     pub fn stderr_has(&self, needle: &str) -> &Outcome {
         assert!(
             self.stderr.contains(needle),

@@ -859,7 +859,7 @@ fn ncu_name(f: &NcuFailure) -> &'static str {
     }
 }
 
-const KINDS: [FileKind; 12] = [
+const KINDS: [FileKind; 13] = [
     FileKind::Export,
     FileKind::DetailsPage,
     FileKind::Findings,
@@ -872,6 +872,7 @@ const KINDS: [FileKind; 12] = [
     FileKind::MemoryHistory,
     FileKind::AuditReport,
     FileKind::Stdin,
+    FileKind::PlannedSkips,
 ];
 
 /// Every file kind in [`KINDS`]: a new one does not compile until it is listed.
@@ -888,7 +889,8 @@ fn kind_listed(kind: FileKind) -> bool {
         | FileKind::ShardReport
         | FileKind::MemoryHistory
         | FileKind::AuditReport
-        | FileKind::Stdin => KINDS.contains(&kind),
+        | FileKind::Stdin
+        | FileKind::PlannedSkips => KINDS.contains(&kind),
     }
 }
 
@@ -905,6 +907,7 @@ fn file_path(kind: FileKind) -> &'static str {
         FileKind::MemoryHistory => "history.jsonl",
         FileKind::AuditReport => "audit.json",
         FileKind::Stdin => "-",
+        FileKind::PlannedSkips => "skips.txt",
     }
 }
 

@@ -337,3 +337,192 @@ pub(crate) fn skip_store(fresh: &dyn Fn(&str) -> String) {
     check(&g, &["--history", &url, "--branch", "pr-7"], &[])
         .stderr_has("RUN   base     inputs changed: input:src/base.cu");
 }
+
+/// A shared library of this machine that the test process itself maps
+/// (`libgcc_s`, which Rust's unwinder needs), from its `/proc/self/maps`.
+fn a_mapped_library() -> std::path::PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    let found = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libgcc_s.so"));
+    std::path::PathBuf::from(found.unwrap_or_else(|| panic!("no libgcc_s mapped:\n{maps}")))
+}
+
+/// A library the run maps that no ELF file names: the stand-in ncu runs
+/// preloaded with a copy of a real library of this machine (the workload's
+/// `LD_PRELOAD`), as a Python app's interpreter maps the torch libraries it
+/// opens with `dlopen`, and lives 0.6 s so that the library recorder sees
+/// it. The verdict keeps it; its content changed, the workload runs again
+/// and the `RUN` line names it; gone, too.
+#[test]
+fn a_changed_library_that_the_run_mapped_runs_the_workload_again() {
+    let g = Gate::new();
+    let ncu = g
+        .ncu("ncu")
+        .log_argv("calls.log")
+        .delay("base", 0.0, 0.6)
+        .install();
+    std::fs::create_dir_all(g.path("lib")).expect("lib dir");
+    let lib = g.path("lib/libstandin.so.1");
+    std::fs::copy(a_mapped_library(), &lib).expect("copy the library");
+    std::fs::create_dir_all(g.path("src")).expect("src dir");
+    g.write("src/base.cu", "__global__ void base() {}\n");
+    g.write(
+        "ncugate.toml",
+        format!(
+            r#"
+[profile]
+ncu = "{ncu}"
+
+[gate]
+skip_unchanged = "declared"
+
+[[workload]]
+name = "base"
+command = ["kernels/build/graph_app", "--inject", "base"]
+inputs = ["src/base.cu"]
+env = {{ LD_PRELOAD = "{}" }}
+"#,
+            lib.display()
+        ),
+    );
+    g.base_runs();
+    g.record().workload("base").base_inputs().run().code(0);
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has("RUN   base  no verdict recorded for these inputs yet");
+    // The run's list, and the verdict's: the preloaded copy among them.
+    let listed = g.read("target/ncugate/base/run/libraries.txt");
+    assert!(listed.contains(&lib.display().to_string()), "{listed}");
+    let entry = g.json("target/ncugate/base/skip-cache.json");
+    assert_eq!(entry["format"], "ncugate-skip-2");
+    let kept = entry["libraries"].as_array().cloned().unwrap_or_default();
+    assert!(
+        kept.iter().any(|l| l["path"] == lib.display().to_string()
+            && l["sha256"].as_str().is_some_and(|s| s.len() == 16)),
+        "{entry}"
+    );
+    let mut runs = calls(&g, "base");
+    check(&g, &[], &[])
+        .code(0)
+        .stdout_has("SKIP  base  inputs unchanged since 1a2b3c4");
+    assert_eq!(calls(&g, "base"), runs, "skipped, yet profiled");
+    // Rebuilt (one byte more at its end: it still loads).
+    let mut bytes = std::fs::read(&lib).expect("read the copy");
+    bytes.push(0);
+    std::fs::write(&lib, bytes).expect("change the copy");
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has(&format!("RUN   base  library changed: {}", lib.display()));
+    runs += 1;
+    assert_eq!(
+        calls(&g, "base"),
+        runs,
+        "a changed library, yet not profiled"
+    );
+    check(&g, &[], &[]).code(0).stdout_has("SKIP  base ");
+    assert_eq!(calls(&g, "base"), runs);
+    std::fs::remove_file(&lib).expect("remove the copy");
+    check(&g, &[], &[])
+        .code(0)
+        .stderr_has(&format!("RUN   base  library gone: {}", lib.display()));
+    assert_eq!(
+        calls(&g, "base"),
+        runs + 1,
+        "a gone library, yet not profiled"
+    );
+}
+
+/// The workloads shard `k` of `n` plans, from its `ncugate: shard` line.
+fn shard_of(out: &Outcome, k: u32, n: u32) -> Vec<String> {
+    let said = format!("ncugate: shard {k}/{n}: ");
+    let line = out
+        .stderr()
+        .lines()
+        .find_map(|l| l.strip_prefix(&said).map(str::to_string))
+        .unwrap_or_else(|| panic!("no shard line:\n{}", out.stderr()));
+    let names = line.split_once(": ").map_or("", |(_, names)| names);
+    names
+        .split(", ")
+        .filter(|n| *n != "none" && !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Six workloads, four unchanged since their cached verdicts: one job
+/// predicts the skips (profiling nothing), and the shards given that file
+/// split the two that run, one each, where the recorded costs alone put
+/// both on shard 1. No workload is planned twice or dropped, and each
+/// that runs is profiled once.
+#[test]
+fn shards_balance_the_workloads_that_will_run() {
+    let g = Gate::new();
+    let ncu = g.ncu("ncu").log_argv("calls.log").install();
+    std::fs::create_dir_all(g.path("src")).expect("src dir");
+    let names = ["w1", "w2", "w3", "w4", "w5", "w6"];
+    let mut toml = format!("[profile]\nncu = \"{ncu}\"\n\n[gate]\nskip_unchanged = \"declared\"\n");
+    for w in names {
+        g.write(&format!("src/{w}.cu"), "__global__ void k() {}\n");
+        toml.push_str(&format!(
+            "\n[[workload]]\nname = \"{w}\"\ncommand = [\"kernels/build/graph_app\", \"--inject\", \"base\"]\ninputs = [\"src/{w}.cu\"]\n"
+        ));
+    }
+    g.write("ncugate.toml", toml);
+    g.base_runs();
+    for w in names {
+        g.record().workload(w).base_inputs().run().code(0);
+    }
+    // Each workload's profiling runs so far (its work folder is in ncu's argv).
+    let profiled = |w: &str| {
+        std::fs::read_to_string(g.path("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(&format!("/{w}/run/")))
+            .count()
+    };
+    check(&g, &[], &[]).code(0);
+    assert!(
+        names.iter().all(|w| profiled(w) == 1),
+        "{}",
+        g.read("calls.log")
+    );
+    g.write("src/w3.cu", "__global__ void k() { /* edited */ }\n");
+    g.write("src/w5.cu", "__global__ void k() { /* edited */ }\n");
+    let before = check(&g, &["--predict-skips", "skips.txt"], &[]);
+    before
+        .code(0)
+        .stdout_has("SKIP  w1  inputs unchanged since 1a2b3c4")
+        .stderr_has("RUN   w3  inputs changed: input:src/w3.cu")
+        .stdout_has("4 of 6 workloads predicted to skip");
+    assert_eq!(g.read("skips.txt"), "w1\nw2\nw4\nw6\n");
+    assert!(
+        names.iter().all(|w| profiled(w) == 1),
+        "a prediction profiled"
+    );
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let out = check(
+            &g,
+            &["--shard", &format!("{k}/2"), "--planned-skips", "skips.txt"],
+            &[],
+        );
+        out.code(0);
+        shards.push(shard_of(&out, k, 2));
+    }
+    let mut all: Vec<&String> = shards.iter().flatten().collect();
+    all.sort();
+    assert_eq!(all, names, "planned twice or dropped: {shards:?}");
+    let on = |w: &str| shards.iter().position(|s| s.iter().any(|n| n == w));
+    assert_ne!(on("w3"), on("w5"), "{shards:?}");
+    assert!(
+        names
+            .iter()
+            .all(|w| profiled(w) == 1 + usize::from(*w == "w3" || *w == "w5"))
+    );
+    // Planned on the recorded costs alone (none here: by name), both
+    // edited workloads were on shard 1.
+    let alone = check(&g, &["--shard", "1/2"], &[]);
+    alone.code(0);
+    assert_eq!(shard_of(&alone, 1, 2), ["w1", "w3", "w5"]);
+}
