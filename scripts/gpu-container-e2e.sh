@@ -13,6 +13,7 @@
 #
 #   scripts/gpu-container-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
 #   N=3 QUIET=1 scripts/gpu-container-e2e.sh ...        # a quick run
+#   KINDS=copy QUIET=0 scripts/gpu-container-e2e.sh ...  # one neighbour (gemm, copy), no quiet checks
 #
 # Needs nvcc, ncu, python3 with torch, util-linux `unshare` (as root, else with a user
 # namespace: --user --map-root-user). Every ncu run is ncugate's, with --clock-control none
@@ -141,11 +142,11 @@ smi quiet
   --output "$out/torch.baseline.json" -- "${TORCH[@]}" > "$out/torch.baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/torch.baseline.log"; exit 1; }
 wheres=(host); [ ${#NS[@]} -gt 0 ] && wheres+=(ns)
 N_SAVED=$N; N=$QUIET
-for where in "${wheres[@]}"; do cell "$where" quiet; done
+[ "$QUIET" -gt 0 ] && for where in "${wheres[@]}"; do cell "$where" quiet; done
 N=$N_SAVED
 
 # ---- beside each neighbour ----------------------------------------------------------------
-for kind in gemm copy; do
+for kind in ${KINDS:-gemm copy}; do
   start_neighbour "$kind"
   for where in "${wheres[@]}"; do cell "$where" "$kind"; done
   smi "neighbour.$kind.end"; stop_neighbour
