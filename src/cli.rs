@@ -46,8 +46,8 @@ pub(crate) enum CliCommand {
     /// Build the app and profile it under ncu once; keep every artifact in the work dir.
     #[command(
         after_help = crate::exit::RECORD_TABLE,
-        mut_arg("workloads", |a| a.help("Profile only this workload (repeatable)")),
-        mut_arg("extra_metrics", |a| a.help("Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics)")),
+        mut_arg("workloads", |a| a.help("Profile only this workload (repeatable; default: every workload)")),
+        mut_arg("extra_metrics", |a| a.help("Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics; default: none beyond the thresholds' metrics)")),
         mut_arg("quiet", |a| a.help("No progress output (ncu's and the app's lines go to the work dir only)").help_heading(None::<&str>))
     )]
     Profile(Box<ProfileOnlyArgs>),
@@ -281,7 +281,7 @@ pub(crate) enum ColorArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
+    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline, else the baselines folder); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub(crate) baseline: Option<PathBuf>,
     /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app (default: none, profile the app).
@@ -372,7 +372,7 @@ pub(crate) struct DiffArgs {
 /// `ncugate history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The history store: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (default: [history] url).
+    /// The history store: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (default: [history] url, else none: no history).
     #[arg(
         long = "history",
         env = "NCUGATE_HISTORY",
