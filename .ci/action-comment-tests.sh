@@ -20,24 +20,8 @@ ncugate=${NCUGATE_BIN:-}
 [[ -n $ncugate ]] || { [[ -x target/release/ncugate ]] && ncugate=target/release/ncugate; } || ncugate=target/debug/ncugate
 ncugate=$(realpath "$ncugate")
 
-passed=0
-failures=()
-ok() {
-  printf '  ✔ %s\n' "$1"
-  passed=$((passed + 1))
-}
-bad() {
-  printf '  ✘ %s\n' "$1"
-  failures+=("$1")
-}
-check() {
-  local name=$1
-  shift
-  if "$@"; then ok "$name"; else bad "$name"; fi
-}
-expect() {
-  if [[ $2 == "$3" ]]; then ok "$1 = $3"; else bad "$1: got '$2', expected '$3'"; fi
-}
+# shellcheck source=.ci/lib/checks.sh
+. .ci/lib/checks.sh
 
 fx=fixtures/h200
 baseline=$work/baseline.json
@@ -157,8 +141,4 @@ check "comment=sometimes: says why" grep -q 'comment must be on-failure, always 
 kill "$stub_pid" 2>/dev/null || true
 wait "$stub_pid" 2>/dev/null || true
 trap - EXIT
-echo "  $passed checks passed, ${#failures[@]} failed"
-if [[ ${#failures[@]} -gt 0 ]]; then
-  printf '  FAILED: %s\n' "${failures[@]}"
-  exit 1
-fi
+report

@@ -24,26 +24,8 @@ mkdir -p "$work"
 started=$SECONDS
 
 phase() { printf '\n━━━ %s (t=%ss) ━━━\n' "$*" "$((SECONDS - started))"; }
-passed=0
-failures=()
-ok() {
-  printf '  ✔ %s\n' "$1"
-  passed=$((passed + 1))
-}
-bad() {
-  printf '  ✘ %s\n' "$1"
-  failures+=("$1")
-}
-# check NAME COMMAND...: passes when COMMAND succeeds.
-check() {
-  local name=$1
-  shift
-  if "$@"; then ok "$name"; else bad "$name"; fi
-}
-# expect NAME ACTUAL EXPECTED
-expect() {
-  if [[ $2 == "$3" ]]; then ok "$1 = $3"; else bad "$1: got '$2', expected '$3'"; fi
-}
+# shellcheck source=.ci/lib/checks.sh
+. .ci/lib/checks.sh
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
@@ -492,8 +474,4 @@ fi
 
 # ──────────────────────────────────────────────────────────────────────────────────────────────
 phase "summary"
-echo "  $passed checks passed, ${#failures[@]} failed; $((SECONDS - started)) s in all"
-if [[ ${#failures[@]} -gt 0 ]]; then
-  printf '  FAILED: %s\n' "${failures[@]}"
-  exit 1
-fi
+report "; $((SECONDS - started)) s in all"

@@ -2,9 +2,12 @@
 //! command, its build, the profile settings, where the baseline and the
 //! thresholds live) and a commented thresholds file to edit, never over an
 //! existing file without `--force`. Asks nothing on a CI runner (everything
-//! comes from flags) and at most two questions on a terminal (the app and its
-//! build). With a GPU and ncu it builds and profiles the app once and lists
-//! the kernels it found, so the first `baseline record` holds no surprise.
+//! comes from flags) and at most three questions on a terminal (the app, its
+//! build, and what to profile when an autotuner shows). With a GPU and ncu it
+//! builds and profiles the app once and lists the kernels it found, so the
+//! first `baseline record` holds no surprise: kernels that an autotuner times
+//! at run time (XLA's, Inductor's, cuDNN's) vary between runs, and `init`
+//! offers to profile only the steady state after the warm-up.
 
 use crate::error::{Error, Result};
 use crate::model::KernelKeyMode;
@@ -117,7 +120,10 @@ pub fn run(
     if app.is_empty() {
         return Err(Error::from(crate::error::ConfigError::NoAppToInit));
     }
-    write(&config_path, &config_text(&app, build.as_deref()))?;
+    write(
+        &config_path,
+        &config_text(&app, build.as_deref(), &Steady::All),
+    )?;
     write(&thresholds_path, &thresholds_text(&app))?;
     let mut out = String::new();
     let _ = writeln!(out, "ncugate: wrote {}", config_path.display());
@@ -135,7 +141,16 @@ pub fn run(
         );
     } else {
         match trial_run(&config_path, &thresholds_path, processes) {
-            Ok(kernels) => out.push_str(&kernels),
+            Ok((listing, kernels)) => {
+                out.push_str(&listing);
+                let tuners = crate::varies::autotuner::recognise(kernels.iter().map(String::as_str));
+                if !tuners.is_empty() {
+                    let steady = steady_state(config, prompt, &tuners, &mut out)?;
+                    if steady != Steady::All {
+                        write(&config_path, &config_text(&app, build.as_deref(), &steady))?;
+                    }
+                }
+            }
             Err(error) => {
                 return Ok(Done {
                     stdout: out,
@@ -174,12 +189,59 @@ fn refuse_to_overwrite(config: &InitConfig, paths: &[&Path]) -> Result<()> {
     }))
 }
 
-/// Builds and profiles the app once as the new config says; its kernels, a line each.
+/// What part of the app's run is profiled, as `init` writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Steady {
+    /// The whole run (ncu's default).
+    All,
+    /// Between `cudaProfilerStart` and `cudaProfilerStop` (`profile_from_start = false`).
+    ProfilerApi,
+    /// Inside an NVTX range (`nvtx_include`).
+    Nvtx(String),
+}
+
+/// The first profile showed kernels of `tuners`: says so with each fix,
+/// and on a terminal asks whether to profile only the steady state.
+fn steady_state(
+    config: &InitConfig,
+    prompt: &mut dyn Prompt,
+    tuners: &[(crate::varies::autotuner::Autotuner, String)],
+    out: &mut String,
+) -> Result<Steady> {
+    let _ = writeln!(
+        out,
+        "ncugate: the first profile shows kernels that an autotuner times at run time; they vary between runs:"
+    );
+    for (tuner, kernel) in tuners {
+        let kernel = crate::text::escape::printable(kernel.clone());
+        let _ = writeln!(out, "  {}: `{kernel}`
+    fix: {}", tuner.name(), tuner.fix());
+    }
+    if !config.interactive {
+        let _ = writeln!(
+            out,
+            "ncugate: to profile only the steady state, set [profile] profile_from_start = false (the app calls cudaProfilerStart/Stop, torch.cuda.profiler.start/stop) or nvtx_include = [\"RANGE/\"]"
+        );
+        return Ok(Steady::All);
+    }
+    let answer = prompt.ask(
+        "Profile only the steady state, after the autotuner's warm-up? Enter: the whole run; p: between cudaProfilerStart/Stop; or an NVTX range to include (e.g. step/): ",
+    )?;
+    let steady = match answer.trim() {
+        "" => Steady::All,
+        "p" | "P" => Steady::ProfilerApi,
+        range => Steady::Nvtx(range.to_string()),
+    };
+    Ok(steady)
+}
+
+/// Builds and profiles the app once as the new config says: its kernels, a
+/// line each, and their names.
 fn trial_run(
     config_path: &Path,
     thresholds: &Path,
     processes: &dyn ProcessRunner,
-) -> Result<String> {
+) -> Result<(String, Vec<String>)> {
     let runner = crate::config::runner_from_file(config_path)?;
     let rules = crate::rules::Thresholds::load(Some(thresholds))?;
     crate::runner::build(&runner, processes)?;
@@ -211,7 +273,7 @@ fn trial_run(
         let name = crate::report::columns::shorten_middle(kernel, width.saturating_sub(16));
         let _ = writeln!(out, "  {:>5} × {name}", k.launches);
     }
-    Ok(out)
+    Ok((out, run.kernels.keys().cloned().collect()))
 }
 
 fn ask_words(prompt: &mut dyn Prompt, question: &str) -> Result<Vec<String>> {
@@ -232,8 +294,8 @@ fn toml_argv(words: &[String]) -> String {
     toml::Value::Array(words.iter().cloned().map(toml::Value::String).collect()).to_string()
 }
 
-/// `ncugate.toml` for `app`, commented.
-pub(crate) fn config_text(app: &[String], build: Option<&[String]>) -> String {
+/// `ncugate.toml` for `app`, commented; `steady`: what part of its run is profiled.
+pub(crate) fn config_text(app: &[String], build: Option<&[String]>, steady: &Steady) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -271,7 +333,7 @@ mode = \"fast\"
 # The GPU's clocks as your users get them; \"base\" locks them (throughput moves ~10%).
 # Recorded in the baseline: a check with another setting is refused.
 clock_control = \"none\"
-# kernel_name = \"regex:^my_\"           # profile only these kernels
+{}# kernel_name = \"regex:^my_\"           # profile only these kernels
 # launch_skip = 0
 # launch_count = 100
 
@@ -290,9 +352,27 @@ kernel_key = \"demangled\"
 # shared_gpu = \"warn\"
 # A failure on time alone while the kernel's code, instruction counts and launches are unchanged
 # is environmental (clocks, other work, thermals): \"warn\" shows it as a warning, \"fail\" gates it.
-# environmental = \"warn\""
+# environmental = \"warn\"",
+        steady_lines(steady)
     );
     t
+}
+
+/// The `[profile]` lines that say which part of the run is profiled.
+fn steady_lines(steady: &Steady) -> String {
+    let both = "# Only the steady state, after the warm-up where an autotuner times its candidates:\n";
+    match steady {
+        Steady::All => format!(
+            "{both}# profile_from_start = false   # between cudaProfilerStart/Stop (torch.cuda.profiler.start/stop)\n# nvtx_include = [\"step/\"]     # inside the NVTX range `step`\n"
+        ),
+        Steady::ProfilerApi => format!(
+            "{both}# (the app calls cudaProfilerStart/Stop, in PyTorch torch.cuda.profiler.start/stop)\nprofile_from_start = false\n"
+        ),
+        Steady::Nvtx(range) => format!(
+            "{both}nvtx_include = [{}]\n",
+            toml::Value::String(range.clone())
+        ),
+    }
 }
 
 /// The built-in thresholds with a header for this project.
@@ -337,7 +417,7 @@ mod tests {
     fn the_files_it_writes_parse_as_what_they_are() {
         let app = vec!["./build/app".to_string(), "--name".into(), "a \"b\"".into()];
         let build = vec!["sh".to_string(), "-c".into(), "make -j8 && echo ok".into()];
-        let text = config_text(&app, Some(&build));
+        let text = config_text(&app, Some(&build), &Steady::All);
         let parsed: toml::Value = toml::from_str(&text).expect("TOML");
         assert_eq!(parsed["app"]["command"][2].as_str(), Some("a \"b\""));
         assert_eq!(
@@ -358,5 +438,74 @@ mod tests {
         assert!(
             thresholds_text(&app).starts_with("# Thresholds for `./build/app --name 'a \"b\"'`")
         );
+    }
+}
+
+#[cfg(test)]
+mod steady_tests {
+    use super::{Steady, config_text, steady_state};
+    use crate::config::InitConfig;
+
+    /// Kernel names of a torch.compile(mode="max-autotune") baseline recorded
+    /// on an H100 (fixtures/h100/autotune-e2e/compile.baseline.json).
+    const COMPILED: [&str; 3] = [
+        "triton_tem_fused_addmm_relu_t_0",
+        "triton_mm",
+        "void at::vectorized_elementwise_kernel<4, at::FillFunctor<int>, std::array<char *, 1>>(int, T2, T3)",
+    ];
+
+    fn init(interactive: bool) -> InitConfig {
+        InitConfig {
+            dir: std::path::PathBuf::from("."),
+            app: vec!["./app".into()],
+            build: None,
+            force: false,
+            profile: true,
+            interactive,
+        }
+    }
+
+    #[test]
+    fn each_answer_is_written_as_the_key_that_profiles_it() {
+        let tuners = crate::varies::autotuner::recognise(COMPILED);
+        assert_eq!(tuners.len(), 1, "{tuners:?}");
+        for (answer, steady, key) in [
+            ("", Steady::All, None),
+            ("p", Steady::ProfilerApi, Some(("profile_from_start", "false"))),
+            (
+                "step/",
+                Steady::Nvtx("step/".into()),
+                Some(("nvtx_include", "[\"step/\"]")),
+            ),
+        ] {
+            let mut answers = super::Answers::new([answer]);
+            let mut out = String::new();
+            let got = steady_state(&init(true), &mut answers, &tuners, &mut out).expect("asked");
+            assert_eq!(got, steady, "{answer:?}");
+            assert_eq!(answers.asked.len(), 1);
+            assert!(out.contains("torch.compile max-autotune (Inductor)"), "{out}");
+            let text = config_text(&["./app".into()], None, &got);
+            let table: toml::Table = toml::from_str(&text).expect("valid TOML");
+            let profile = table["profile"].as_table().expect("[profile]");
+            match key {
+                None => {
+                    assert!(!profile.contains_key("profile_from_start"));
+                    assert!(!profile.contains_key("nvtx_include"));
+                }
+                Some((k, v)) => assert_eq!(profile[k].to_string(), v, "{text}"),
+            }
+        }
+    }
+
+    #[test]
+    fn on_ci_it_asks_nothing_and_says_how() {
+        let tuners = crate::varies::autotuner::recognise(COMPILED);
+        let mut answers = super::Answers::default();
+        let mut out = String::new();
+        let got = steady_state(&init(false), &mut answers, &tuners, &mut out).expect("told");
+        assert_eq!(got, Steady::All);
+        assert!(answers.asked.is_empty());
+        assert!(out.contains("profile_from_start = false"), "{out}");
+        assert!(out.contains("`triton_tem_fused_addmm_relu_t_0`"), "{out}");
     }
 }

@@ -8,6 +8,7 @@
 pub(crate) mod dcgm;
 pub mod explain;
 pub(crate) mod failure;
+pub mod guard;
 pub mod interrupt;
 pub(crate) mod kernel_env;
 mod kill;

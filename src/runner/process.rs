@@ -190,7 +190,8 @@ fn command(spec: &CommandSpec) -> Command {
 /// from its main thread (a library caller must spawn from a thread that
 /// outlives its children). It is not inherited by the child's own children
 /// (the app ncu starts), and a set-user-ID program clears it; elsewhere
-/// than Linux nothing is set.
+/// than Linux nothing is set. The app's end is the guard's
+/// ([`super::guard`]).
 fn die_with_ncugate(command: &mut Command) {
     #[cfg(target_os = "linux")]
     {
@@ -216,6 +217,15 @@ fn die_with_ncugate(command: &mut Command) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = command;
+}
+
+/// A guard that kills the process group of `child` (its own, see
+/// [`command`]) if ncugate dies before it ends: the app ncu started is in
+/// that group, out of `PR_SET_PDEATHSIG`'s reach.
+fn guard(child: u32) -> Option<super::guard::Guard> {
+    let mut guard = super::guard::Guard::start()?;
+    guard.watch(child);
+    Some(guard)
 }
 
 /// Why a spawn failed, as an [`Exit`].
@@ -296,6 +306,7 @@ impl ProcessRunner for RealRunner {
             }
         };
         on_spawn(child.id());
+        let _guard = guard(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {
@@ -378,6 +389,7 @@ impl ProcessRunner for RealRunner {
             Ok(spawned) => spawned,
             Err(e) => return not_started(spawn_error(&e)),
         };
+        let _guard = guard(child.id());
         let (tx, rx) = mpsc::channel::<String>();
         let stderr = child
             .stderr
