@@ -776,7 +776,10 @@ mod tests {
             ("time", None),
             // `quiet` changes it: `Style` holds the literal.
             ("show", None),
-            ("leak-check", Some(sanitizer::DEFAULT_LEAK_CHECK.to_string())),
+            (
+                "leak-check",
+                Some(sanitizer::DEFAULT_LEAK_CHECK.to_string()),
+            ),
             // No default: what ncugate does without them, said in words.
             ("build", None),
             ("dir", None),
