@@ -47,7 +47,7 @@ step() {
   else
     said=$(cat "$out/$name.stdout" "$out/$name.stderr" | grep -m1 . )
   fi
-  [ "$got" = "$want" ] || { status=1; said="UNEXPECTED: $said"; }
+  [ "$got" = "$want" ] || { status=1; said="UNEXPECTED: ${said#UNEXPECTED: }"; }
   said=$(printf '%s' "$said" | cut -c1-160 | sed 's/|/\\|/g')
   printf '| %s | %s | %s | %.1f | %s |\n' "$name" "$want" "$got" \
     "$(python3 -c "print($t1 - $t0)")" "$said" >> "$summary"
