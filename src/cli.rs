@@ -46,8 +46,8 @@ pub(crate) enum CliCommand {
     /// Build the app and profile it under ncu once; keep every artifact in the work dir.
     #[command(
         after_help = crate::exit::RECORD_TABLE,
-        mut_arg("workloads", |a| a.help("Profile only this workload (repeatable)")),
-        mut_arg("extra_metrics", |a| a.help("Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics)")),
+        mut_arg("workloads", |a| a.help("Profile only this workload (repeatable; default: every workload)")),
+        mut_arg("extra_metrics", |a| a.help("Also collect this metric (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics; default: none beyond the thresholds' metrics)")),
         mut_arg("quiet", |a| a.help("No progress output (ncu's and the app's lines go to the work dir only)").help_heading(None::<&str>))
     )]
     Profile(Box<ProfileOnlyArgs>),
@@ -72,7 +72,7 @@ pub(crate) enum CliCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct InitArgs {
-    /// Build command run before profiling, split like a shell does (e.g. "make -j8").
+    /// Build command run before profiling, split like a shell does (e.g. "make -j8"; default: asked for on a terminal, else none: no [build] table).
     #[arg(long, value_name = "COMMAND")]
     pub(crate) build: Option<String>,
     /// Replace an existing ncugate.toml / ncugate-thresholds.toml.
@@ -87,7 +87,7 @@ pub(crate) struct InitArgs {
     /// Print the built-in thresholds, each `[[rule]]` numbered as reports name it ("built-in rule 3"), and write nothing.
     #[arg(long, conflicts_with_all = ["build", "force", "no_profile", "app"])]
     pub(crate) print_thresholds: bool,
-    /// The app and its arguments, as ncu should run it.
+    /// The app and its arguments, as ncu should run it (default: asked for on a terminal; required on CI).
     #[arg(last = true, value_name = "APP ARGS")]
     pub(crate) app: Vec<String>,
 }
@@ -101,7 +101,7 @@ pub(crate) struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ManArgs {
-    /// Write ncugate.1 and ncugate-<command>.1 for every command into this folder instead.
+    /// Write ncugate.1 and ncugate-<command>.1 for every command into this folder (default: none, ncugate.1 to standard output).
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: Option<PathBuf>,
 }
@@ -112,7 +112,7 @@ pub(crate) struct MergeArgs {
     /// The shards' `--json` reports (one per shard; in any order).
     #[arg(required = true, value_name = "REPORT.json")]
     pub(crate) reports: Vec<PathBuf>,
-    /// Refuse unless exactly N shards (1/N … N/N) are given.
+    /// Refuse unless exactly N shards (1/N … N/N) are given (default: the N the shards name).
     #[arg(long, value_name = "N")]
     pub(crate) expect_shards: Option<u32>,
     /// The terminal report lists failures only (as `--show fail`): no line for a workload that passed, no table under the "why" lines.
@@ -125,13 +125,13 @@ pub(crate) struct MergeArgs {
 /// Which workloads of a suite (`[[workload]]` tables) to run, and where their baselines are.
 #[derive(Debug, Args, Default)]
 pub(crate) struct SuiteArgs {
-    /// Run only this workload (repeatable; with --input: the workload the exports belong to).
+    /// Run only this workload (repeatable; with --input: the workload the exports belong to; default: every workload).
     #[arg(long = "workload", value_name = "NAME")]
     pub(crate) workloads: Vec<String>,
-    /// Run only the workloads with this tag (repeatable).
+    /// Run only the workloads with this tag (repeatable; default: any tag).
     #[arg(long = "tag", value_name = "TAG")]
     pub(crate) tags: Vec<String>,
-    /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost.
+    /// Run shard K of N: a deterministic share of the workloads, balanced by their recorded cost (default: none, the whole suite).
     #[arg(long, env = "NCUGATE_SHARD", value_name = "K/N")]
     pub(crate) shard: Option<String>,
     #[command(flatten)]
@@ -162,7 +162,7 @@ pub(crate) struct LeaksArgs {
 pub(crate) struct SanitizeArgs {
     #[command(flatten)]
     pub(crate) sanitizer: SanitizerOptions,
-    /// Gate XML saved earlier (`compute-sanitizer --xml --save FILE`) instead of running; repeatable.
+    /// Gate XML saved earlier (`compute-sanitizer --xml --save FILE`) instead of running (repeatable; default: none, compute-sanitizer runs the app).
     #[arg(long = "xml", value_name = "FILE")]
     pub(crate) xml: Vec<PathBuf>,
     #[command(flatten)]
@@ -192,7 +192,7 @@ pub(crate) struct RunArgs {
 /// Whether and how to build the app before it runs.
 #[derive(Debug, Args, Default)]
 pub(crate) struct BuildArgs {
-    /// Build command, split into words like a shell does (quotes, backslashes; no expansion); replaces [build] command.
+    /// Build command, split into words like a shell does (quotes, backslashes; no expansion; default: [build] command, else none: nothing is built).
     #[arg(long = "build", env = "NCUGATE_BUILD", value_name = "COMMAND")]
     pub(crate) build: Option<String>,
     /// Skip [build] command.
@@ -228,22 +228,22 @@ pub(crate) enum BaselineCommand {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Reports")]
 pub(crate) struct ReportArgs {
-    /// Write a JUnit XML report (one testcase per check).
+    /// Write a JUnit XML report (one testcase per check; default: none, not written).
     #[arg(long, value_name = "FILE")]
     pub(crate) junit: Option<PathBuf>,
-    /// Write a Markdown report (for a CI summary page).
+    /// Write a Markdown report (for a CI summary page; default: none, not written).
     #[arg(long, value_name = "FILE")]
     pub(crate) markdown: Option<PathBuf>,
-    /// Write a JSON report (schema_version 2).
+    /// Write a JSON report (schema_version 2; default: none, not written).
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
-    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder. With a history store (--history), each failing metric's section also shows its trend over the stored runs (charts/trend-N.svg, the first 5).
+    /// Write a static HTML report (index.html, style.css, charts/*.svg; no JavaScript, no inline styles) into this folder (default: none, not written). With a history store (--history), each failing metric's section also shows its trend over the stored runs (charts/trend-N.svg, the first 5).
     #[arg(long, value_name = "DIR")]
     pub(crate) html: Option<PathBuf>,
     /// When to colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub(crate) color: ColorArg,
-    /// Which rows of the terminal table to print: failures and errors; also warnings and improvements (default); every check. `-q` means `fail`. File reports always hold every row.
+    /// Which rows of the terminal table to print: failures and errors; also warnings and improvements; every check (default: changed; with -q, fail). File reports always hold every row.
     #[arg(long, value_enum, value_name = "ROWS", env = "NCUGATE_SHOW")]
     pub(crate) show: Option<Show>,
     /// Output for a CI system: `github` adds ::error/::warning annotations, the Markdown report (with a chart) in $GITHUB_STEP_SUMMARY and result/regressions/report in $GITHUB_OUTPUT.
@@ -281,13 +281,13 @@ pub(crate) enum ColorArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
+    /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline, else the baselines folder); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub(crate) baseline: Option<PathBuf>,
-    /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app.
+    /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app (default: none, profile the app).
     #[arg(long = "input", value_name = "RAW.csv")]
     pub(crate) inputs: Vec<PathBuf>,
-    /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep: new ncu rule results are listed next to the verdicts.
+    /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep: new ncu rule results are listed next to the verdicts (default: a .ncu-rep --input's own rule results, else none).
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
@@ -330,13 +330,13 @@ pub(crate) struct CheckHistoryArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct RecordArgs {
-    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times.
+    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times (default: none, profile the app).
     #[arg(long = "input", value_name = "RAW.csv")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Profiled runs to record when no --input is given.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub(crate) runs: u32,
-    /// Details-page export(s), or the .ncu-rep: their ncu rule results are recorded, so `check --details` can list new ones.
+    /// Details-page export(s), or the .ncu-rep: their ncu rule results are recorded, so `check --details` can list new ones (default: a .ncu-rep --input's own rule results, else none).
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
@@ -344,7 +344,7 @@ pub(crate) struct RecordArgs {
     /// Where to write the baseline (atomically; default: [gate] baseline, else the baselines folder).
     #[arg(long, short, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels.
+    /// A source page of one kernel (`ncu --import R --csv --page source --print-source cuda,sass` of a report profiled with `--section SourceCounters --import-source yes`), stored as the kernel's source profile for `check --explain`; repeat for several kernels (default: none; see --source).
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     pub(crate) source_pages: Vec<PathBuf>,
     /// After the runs, profile each kernel's first launch once more with ncu's SourceCounters section and store its per-line counters (one extra ncu run per kernel, about 4.6 s each on the reference app), so that a failing check can name source lines.
@@ -360,9 +360,9 @@ pub(crate) struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct DiffArgs {
-    /// The older baseline.
+    /// The older baseline (required).
     pub(crate) old: PathBuf,
-    /// The newer baseline.
+    /// The newer baseline (required).
     pub(crate) new: PathBuf,
     /// Also print the line diff of the two files.
     #[arg(long)]
@@ -372,7 +372,7 @@ pub(crate) struct DiffArgs {
 /// `ncugate history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The history store: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (default: [history] url).
+    /// The history store: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (default: [history] url, else none: no history).
     #[arg(
         long = "history",
         env = "NCUGATE_HISTORY",
@@ -435,28 +435,28 @@ pub(crate) struct HistoryAcceptArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryShowArgs {
-    /// Only this workload.
+    /// Only this workload (default: every workload).
     #[arg(long, value_name = "NAME")]
     pub(crate) workload: Option<String>,
-    /// Only kernels whose key contains this text.
+    /// Only kernels whose key contains this text (default: every kernel).
     #[arg(long, value_name = "TEXT")]
     pub(crate) kernel: Option<String>,
-    /// Only metrics whose name contains this text (or the rule of this name).
+    /// Only metrics whose name contains this text, or the rule of this name (default: every metric).
     #[arg(long, value_name = "TEXT")]
     pub(crate) metric: Option<String>,
-    /// Only the last N runs of each series.
+    /// Only the last N runs of each series (default: every run).
     #[arg(long, value_name = "N")]
     pub(crate) last: Option<usize>,
     /// Print JSON instead of the sparklines.
     #[arg(long)]
     pub(crate) json: bool,
-    /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked.
+    /// `show`: also write DIR/index.html, a trend chart per kernel × metric with the allowance band and the accepted runs marked (default: none, not written).
     #[arg(long, value_name = "DIR")]
     pub(crate) html: Option<PathBuf>,
-    /// `show --html`: the rules whose max_change draws the band; without it [gate] thresholds, else the built-in rules.
+    /// `show --html`: the rules whose max_change draws the band (default: [gate] thresholds, else the built-in thresholds/default.toml).
     #[arg(long, value_name = "FILE")]
     pub(crate) thresholds: Option<PathBuf>,
-    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window`; without it [history] window, else 5.
+    /// `show --html`: the accepted runs the band's mean is taken over, as `check --window` (default: [history] window, else 5).
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
     /// The change-point test's significance level (default: [history] change_p, else 0.001).
@@ -754,7 +754,10 @@ mod tests {
             ("history", None),
             ("window", Some(history::DEFAULT_WINDOW.to_string())),
             ("anchor", None),
-            ("history-record", Some(history::DEFAULT_BRANCHES.join(", "))),
+            (
+                "history-record",
+                name(&|| history::DEFAULT_RECORD.to_possible_value()),
+            ),
             (
                 "history-timeout",
                 Some(history::DEFAULT_TIMEOUT.as_secs().to_string()),
@@ -771,8 +774,37 @@ mod tests {
             ("commit", None),
             ("branch", None),
             ("time", None),
-            // `(default)` marks one of the values listed.
+            // `quiet` changes it: `Style` holds the literal.
             ("show", None),
+            (
+                "leak-check",
+                Some(sanitizer::DEFAULT_LEAK_CHECK.to_string()),
+            ),
+            // No default: what ncugate does without them, said in words.
+            ("build", None),
+            ("dir", None),
+            ("expect-shards", None),
+            ("workload", None),
+            ("tag", None),
+            ("shard", None),
+            ("xml", None),
+            ("junit", None),
+            ("markdown", None),
+            ("json", None),
+            ("html", None),
+            ("input", None),
+            ("details", None),
+            ("source-page", None),
+            ("kernel", None),
+            ("metric", None),
+            ("last", None),
+            ("kernel-name", None),
+            ("launch-skip", None),
+            ("launch-count", None),
+            ("extra-metric", None),
+            ("nvtx-include", None),
+            ("env", None),
+            ("allow", None),
         ];
         let mut seen = Vec::new();
         fn walk(cmd: &clap::Command, f: &mut dyn FnMut(&clap::Arg)) {
@@ -797,7 +829,5 @@ mod tests {
         for (flag, _) in &expected {
             assert!(seen.iter().any(|s| s == flag), "--{flag} states no default");
         }
-        // Stated another way: on unless turned off.
-        const { assert!(sanitizer::DEFAULT_LEAK_CHECK) };
     }
 }

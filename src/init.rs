@@ -143,7 +143,8 @@ pub fn run(
         match trial_run(&config_path, &thresholds_path, processes) {
             Ok((listing, kernels)) => {
                 out.push_str(&listing);
-                let tuners = crate::varies::autotuner::recognise(kernels.iter().map(String::as_str));
+                let tuners =
+                    crate::varies::autotuner::recognise(kernels.iter().map(String::as_str));
                 if !tuners.is_empty() {
                     let steady = steady_state(config, prompt, &tuners, &mut out)?;
                     if steady != Steady::All {
@@ -214,8 +215,13 @@ fn steady_state(
     );
     for (tuner, kernel) in tuners {
         let kernel = crate::text::escape::printable(kernel.clone());
-        let _ = writeln!(out, "  {}: `{kernel}`
-    fix: {}", tuner.name(), tuner.fix());
+        let _ = writeln!(
+            out,
+            "  {}: `{kernel}`
+    fix: {}",
+            tuner.name(),
+            tuner.fix()
+        );
     }
     if !config.interactive {
         let _ = writeln!(
@@ -360,7 +366,8 @@ kernel_key = \"demangled\"
 
 /// The `[profile]` lines that say which part of the run is profiled.
 fn steady_lines(steady: &Steady) -> String {
-    let both = "# Only the steady state, after the warm-up where an autotuner times its candidates:\n";
+    let both =
+        "# Only the steady state, after the warm-up where an autotuner times its candidates:\n";
     match steady {
         Steady::All => format!(
             "{both}# profile_from_start = false   # between cudaProfilerStart/Stop (torch.cuda.profiler.start/stop)\n# nvtx_include = [\"step/\"]     # inside the NVTX range `step`\n"
@@ -471,7 +478,11 @@ mod steady_tests {
         assert_eq!(tuners.len(), 1, "{tuners:?}");
         for (answer, steady, key) in [
             ("", Steady::All, None),
-            ("p", Steady::ProfilerApi, Some(("profile_from_start", "false"))),
+            (
+                "p",
+                Steady::ProfilerApi,
+                Some(("profile_from_start", "false")),
+            ),
             (
                 "step/",
                 Steady::Nvtx("step/".into()),
@@ -483,7 +494,10 @@ mod steady_tests {
             let got = steady_state(&init(true), &mut answers, &tuners, &mut out).expect("asked");
             assert_eq!(got, steady, "{answer:?}");
             assert_eq!(answers.asked.len(), 1);
-            assert!(out.contains("torch.compile max-autotune (Inductor)"), "{out}");
+            assert!(
+                out.contains("torch.compile max-autotune (Inductor)"),
+                "{out}"
+            );
             let text = config_text(&["./app".into()], None, &got);
             let table: toml::Table = toml::from_str(&text).expect("valid TOML");
             let profile = table["profile"].as_table().expect("[profile]");

@@ -40,7 +40,10 @@ fn misplaced(e: &clap::Error) -> bool {
 }
 
 fn main() {
-    if std::env::args_os().nth(1).is_some_and(|a| a == ncugate::runner::guard::ARG) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == ncugate::runner::guard::ARG)
+    {
         std::process::exit(ncugate::runner::guard::serve());
     }
     ncugate::runner::guard::enable();

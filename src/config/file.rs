@@ -50,7 +50,8 @@ pub struct FileConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BuildSection {
-    /// argv of the build, run in `[app] workdir` (no shell).
+    /// `[build] command`: argv of the build, run in `[app] workdir` (no shell;
+    /// default: none, nothing is built).
     pub(crate) command: Option<Vec<String>>,
 }
 
@@ -60,10 +61,10 @@ pub(crate) struct BuildSection {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(try_from = "toml::Table")]
 pub(crate) struct WorkloadSection {
-    /// Unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
+    /// Required and unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
     pub(crate) name: String,
-    /// `command` (argv of the app, no shell), `workdir`, `env` (added to, and
-    /// overriding, `[app] env`) and `timeout`.
+    /// `[[workload]] command`: the app's argv, no shell (required); and
+    /// `workdir`, `env` (added to, and overriding, `[app] env`) and `timeout`.
     pub(crate) app: AppOptions,
     /// `kernel_name`, `launch_skip`, `launch_count` and `extra_metrics` (added
     /// to `[profile] extra_metrics`).
@@ -72,10 +73,11 @@ pub(crate) struct WorkloadSection {
     pub(crate) thresholds: Option<PathBuf>,
     /// This workload's build argv; `[]` builds nothing (default: `[build] command`).
     pub(crate) build: Option<Vec<String>>,
-    /// Labels for `--tag`.
+    /// Labels for `--tag` (default: none).
     pub(crate) tags: Vec<String>,
     /// The files the workload's kernels come from: paths and globs relative
-    /// to `ncugate.toml`, hashed into its input digest.
+    /// to `ncugate.toml`, hashed into its input digest (default: none: the
+    /// workload is never skipped as unchanged).
     pub(crate) inputs: Vec<String>,
 }
 

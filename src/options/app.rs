@@ -30,11 +30,11 @@ pub(crate) struct AppOptions {
         value_name = "DIR"
     )]
     pub(crate) workdir: Option<PathBuf>,
-    /// Environment for the build and the app (repeatable; adds to [app] env, a key given here wins).
+    /// Environment for the build and the app (repeatable; adds to [app] env, a key given here wins; default: [app] env, else ncugate's own environment only).
     #[arg(long = "env", hide_short_help = true, value_name = "KEY=VALUE")]
     #[serde(default, deserialize_with = "env_table")]
     pub(crate) env: Vec<EnvVar>,
-    /// The app and its arguments (replaces [app] command).
+    /// The app and its arguments (replaces [app] command; default: [app] command, else each [[workload]]'s command).
     #[arg(last = true, value_name = "APP ARGS")]
     #[serde(default)]
     pub(crate) command: Vec<String>,

@@ -35,7 +35,7 @@ pub(crate) struct ExplainOptions {
     )]
     #[serde(rename = "budget", default, deserialize_with = "budget")]
     pub(crate) explain_budget: Option<f64>,
-    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels.
+    /// A source page of one kernel of this run, profiled with `--section SourceCounters --import-source yes` and exported with `ncu --import R --csv --page source --print-source cuda,sass`; repeat for several kernels (default: none; the baseline's source profile and one extra ncu run per failing kernel when ncugate profiles).
     #[arg(long = "source-page", value_name = "SOURCE.csv")]
     #[serde(skip)]
     pub(crate) source_pages: Vec<PathBuf>,

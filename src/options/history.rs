@@ -16,20 +16,20 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, PartialEq, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryOptions {
-    /// The history store (sqlite:PATH or postgres://…; default: [history] url): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
+    /// The history store (sqlite:PATH or postgres://…; default: [history] url, else none: no history): `--baseline history` reads it, `--anchor` measures creep from it, and the check records its own run in it when it finishes (on an accepted branch; see --history-record).
     #[arg(long = "history", env = "NCUGATE_HISTORY", value_name = "URL")]
     pub(crate) url: Option<String>,
     /// `[history] branches`: the branches whose passing runs are baseline
-    /// material. A project's setting, so no flag.
+    /// material (default: main). A project's setting, so no flag.
     #[arg(skip)]
     pub(crate) branches: Option<Vec<String>>,
     /// With `--baseline history`: how many of the last accepted runs of this workload and GPU make the baseline (default 5).
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
-    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor).
+    /// Also compare with this commit's run (a release, say): a rule with `max_drift` fails when the change since then passes it (default: [history] anchor, else none: no drift check).
     #[arg(long, value_name = "COMMIT")]
     pub(crate) anchor: Option<String>,
-    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches, default main), `always` (a PR build that asks to), `never` (read only).
+    /// When the check records its run in the history: `auto` on the accepted branches only ([history] branches), `always` (a PR build that asks to), `never` (read only) (default: auto).
     #[arg(long, value_enum, value_name = "WHEN")]
     #[serde(skip)]
     pub(crate) history_record: Option<HistoryRecord>,

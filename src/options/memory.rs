@@ -39,7 +39,7 @@ pub struct MemoryOptions {
     /// NVML sampling interval in milliseconds (default 20).
     #[arg(long, value_name = "MS")]
     pub(crate) sample_ms: Option<u64>,
-    /// Append this run to a JSON-lines history file (locked) and apply the leak-trend rule.
+    /// Append this run to a JSON-lines history file (locked) and apply the leak-trend rule (default: [memory] history, else none: no trend rule).
     #[arg(long, env = "NCUGATE_HISTORY", value_name = "FILE")]
     pub(crate) history: Option<PathBuf>,
     /// Runs in the trend rule's rolling median (default 7).

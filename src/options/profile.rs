@@ -48,7 +48,7 @@ pub struct ProfileOptions {
         value_name = "MODE"
     )]
     pub(crate) replay_mode: Option<ReplayMode>,
-    /// ncu --kernel-name filter.
+    /// ncu --kernel-name filter (default: [profile] kernel_name, else none: every kernel).
     #[arg(
         long,
         hide_short_help = true,
@@ -56,7 +56,7 @@ pub struct ProfileOptions {
         value_name = "FILTER"
     )]
     pub(crate) kernel_name: Option<String>,
-    /// ncu --launch-skip.
+    /// ncu --launch-skip (default: [profile] launch_skip, else none: ncu's 0).
     #[arg(
         long,
         hide_short_help = true,
@@ -64,7 +64,7 @@ pub struct ProfileOptions {
         value_name = "N"
     )]
     pub(crate) launch_skip: Option<u64>,
-    /// ncu --launch-count.
+    /// ncu --launch-count (default: [profile] launch_count, else none: every launch).
     #[arg(
         long,
         hide_short_help = true,
@@ -72,7 +72,7 @@ pub struct ProfileOptions {
         value_name = "N"
     )]
     pub(crate) launch_count: Option<u64>,
-    /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports.
+    /// Also collect this metric, and record it in a baseline (repeatable; NCUGATE_EXTRA_METRICS is comma-separated; adds to [profile] extra_metrics). With --input, baseline record reads it from the exports (default: none beyond the thresholds' metrics).
     #[arg(
         long = "extra-metric",
         alias = "metric",
@@ -102,7 +102,7 @@ pub struct ProfileOptions {
         value_name = "BOOL"
     )]
     pub(crate) profile_from_start: Option<bool>,
-    /// Profile only inside this NVTX range (`ncu --nvtx --nvtx-include`; repeatable; adds to [profile] nvtx_include; recorded in the baseline).
+    /// Profile only inside this NVTX range (`ncu --nvtx --nvtx-include`; repeatable; adds to [profile] nvtx_include; recorded in the baseline; default: none, the whole run).
     #[arg(
         long,
         hide_short_help = true,
@@ -113,13 +113,14 @@ pub struct ProfileOptions {
     #[serde(default)]
     pub(crate) nvtx_include: Vec<String>,
     /// `[profile] kernel_env`: more environment variables that steer kernel
-    /// choice, recorded in the baseline beside the built-in list.
+    /// choice, recorded in the baseline beside the built-in list (default:
+    /// none beyond the built-in list).
     #[arg(skip)]
     #[serde(default)]
     pub(crate) kernel_env: Vec<String>,
     /// `[profile] toolchain_command`: an argv (no shell) that prints
     /// `NAME VERSION` lines, recorded in the baseline with the driver's
-    /// version (e.g. python3 printing torch's and triton's).
+    /// version (e.g. python3 printing torch's and triton's; default: none).
     #[arg(skip)]
     pub(crate) toolchain_command: Option<Vec<String>>,
     /// The ncu executable (default: ncu from PATH).

@@ -18,7 +18,7 @@ pub(crate) struct SanitizerOptions {
     #[arg(long = "tool", value_enum, value_delimiter = ',', value_name = "TOOL")]
     #[serde(default)]
     pub(crate) tools: Vec<Tool>,
-    /// Report memory never freed (compute-sanitizer `--leak-check full`, memcheck only); on by default, `--leak-check=false` turns it off.
+    /// Report memory never freed (compute-sanitizer `--leak-check full`, memcheck only; default: [sanitizer] leak_check, else true); `--leak-check=false` turns it off.
     #[arg(
         long,
         env = "NCUGATE_LEAK_CHECK",
@@ -35,7 +35,7 @@ pub(crate) struct SanitizerOptions {
     /// The compute-sanitizer executable (default: compute-sanitizer from PATH).
     #[arg(long = "sanitizer", env = "NCUGATE_SANITIZER", value_name = "PATH")]
     pub(crate) program: Option<String>,
-    /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow).
+    /// A known finding that only warns: REGEX=REASON (repeatable; adds to [sanitizer] allow; default: none, every finding fails).
     #[arg(long = "allow", value_name = "REGEX=REASON")]
     #[serde(default)]
     pub(crate) allow: Vec<AllowEntry>,
@@ -105,9 +105,9 @@ impl SanitizerOptions {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AllowEntry {
-    /// A regex matched against "kind summary api error kernel user-frame".
+    /// A regex matched against "kind summary api error kernel user-frame" (required).
     pub(crate) pattern: String,
-    /// Why it is allowed (shown in every report).
+    /// Why it is allowed, shown in every report (required).
     pub(crate) reason: String,
 }
 

@@ -137,7 +137,13 @@ mod tests {
 
     #[test]
     fn a_group_id_that_names_many_groups_is_never_watched() {
-        for bad in ["watch 0\n", "watch 1\n", "watch -7\n", "watch x\n", "kill 9\n"] {
+        for bad in [
+            "watch 0\n",
+            "watch 1\n",
+            "watch -7\n",
+            "watch x\n",
+            "kill 9\n",
+        ] {
             assert_eq!(watch(bad.as_bytes()), None, "{bad:?}");
         }
     }

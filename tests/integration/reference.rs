@@ -30,19 +30,10 @@ fn help(arg: &clap::Arg) -> String {
         .unwrap_or_default()
 }
 
-/// The default an argument's help states, `(default: …)`, or clap's.
-fn default_of(arg: &clap::Arg) -> String {
-    let clap_default: Vec<String> = arg
-        .get_default_values()
-        .iter()
-        .map(|v| v.to_string_lossy().into_owned())
-        .collect();
-    if !clap_default.is_empty() {
-        return format!("`{}`", clap_default.join(","));
-    }
-    let text = help(arg);
-    // The last "(default: …)", "(…; default …)" the help states.
-    let start = [
+/// The default a text states: the last "(default: …)", "(…; default …)",
+/// up to the `;` or the parenthesis that ends it.
+fn stated_default(text: &str) -> Option<String> {
+    let at = [
         "(default: ",
         "; default: ",
         "(default ",
@@ -51,29 +42,66 @@ fn default_of(arg: &clap::Arg) -> String {
     ]
     .iter()
     .filter_map(|form| text.rfind(form).map(|at| at + form.len()))
-    .max();
-    match start {
-        Some(at) => {
-            let rest = &text[at..];
-            // Up to the `;` or the parenthesis that ends it.
-            let mut depth = 0;
-            let end = rest
-                .char_indices()
-                .find(|&(_, c)| {
-                    match c {
-                        '(' | '[' => depth += 1,
-                        ')' | ';' if depth == 0 => return true,
-                        ')' | ']' => depth -= 1,
-                        _ => {}
-                    }
-                    false
-                })
-                .map_or(rest.len(), |(i, _)| i);
-            rest[..end].to_string()
-        }
-        None if !arg.get_action().takes_values() => "off".to_string(),
-        None => "—".to_string(),
+    .max()?;
+    let rest = &text[at..];
+    let mut depth = 0;
+    let end = rest
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ';' if depth == 0 => return true,
+                ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            false
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    Some(rest[..end].to_string())
+}
+
+/// The default of an argument: clap's, else the one its help states; a
+/// switch is off and a required argument has none. `None`: nothing says
+/// (the test below refuses that).
+fn default_of(arg: &clap::Arg) -> Option<String> {
+    let clap_default: Vec<String> = arg
+        .get_default_values()
+        .iter()
+        .map(|v| v.to_string_lossy().into_owned())
+        .collect();
+    if !clap_default.is_empty() {
+        return Some(format!("`{}`", clap_default.join(",")));
     }
+    stated_default(&help(arg)).or_else(|| {
+        if !arg.get_action().takes_values() {
+            Some("off".to_string())
+        } else if arg.is_required_set() {
+            Some("required".to_string())
+        } else {
+            None
+        }
+    })
+}
+
+/// The default a code comment on a file key states, or `required` when it
+/// says so ("Required; …").
+fn comment_default(comment: &str) -> Option<String> {
+    stated_default(comment).or_else(|| {
+        let required = comment.contains("Required") || comment.contains("(required");
+        required.then(|| "required".to_string())
+    })
+}
+
+/// A default as its table cell; where nothing states one, "—", and `what`
+/// goes into `unstated`.
+fn default_cell(default: Option<String>, what: &str, unstated: &mut Vec<String>) -> String {
+    default.map_or_else(
+        || {
+            unstated.push(what.to_string());
+            "—".to_string()
+        },
+        |d| cell(&d),
+    )
 }
 
 /// How an argument is typed: `--mode <MODE>`, `-j, --jobs <N>`, `<FILE>…`.
@@ -122,7 +150,7 @@ fn what(arg: &clap::Arg) -> String {
     text
 }
 
-fn render_commands(out: &mut String) {
+fn render_commands(out: &mut String, unstated: &mut Vec<String>) {
     for (path, cmd) in commands() {
         // clap's `help` subcommands repeat the commands' own help.
         if path.iter().any(|p| p == "help") {
@@ -155,7 +183,7 @@ fn render_commands(out: &mut String) {
                 out,
                 "| `{}` | {var} | {} | {} |",
                 cell(&usage(arg)),
-                cell(&default_of(arg)),
+                default_cell(default_of(arg), &format!("{name} {}", usage(arg)), unstated),
                 cell(&what(arg))
             );
         }
@@ -168,24 +196,36 @@ fn render_commands(out: &mut String) {
 /// `` `[table] key` ``, else the comment on the first field named `key` in
 /// those files (a key no flag overrides has no help text).
 fn source_comment(table: &str, key: &str) -> Option<String> {
-    let needle = format!("`[{table}] {key}`");
+    let all = doc_comments();
+    named_comment(&all, &format!("`[{table}] {key}`"))
+        .or_else(|| {
+            all.iter().find(|(_, code)| {
+                code.strip_prefix("pub(crate) ")
+                    .unwrap_or(code)
+                    .starts_with(&format!("{key}:"))
+            })
+        })
+        .map(|(doc, _)| doc.clone())
+}
+
+/// The first comment that names `needle`.
+fn named_comment<'a>(all: &'a [(String, String)], needle: &str) -> Option<&'a (String, String)> {
+    all.iter().find(|(doc, _)| doc.contains(needle))
+}
+
+/// Each `///` comment of `src/config/file.rs`, `src/options/` and
+/// `src/config/` with the first code line after its attributes.
+fn doc_comments() -> Vec<(String, String)> {
     let mut files = vec![Path::new(ROOT).join("src/config/file.rs")];
     for dir in ["src/options", "src/config"] {
         let mut more: Vec<_> = std::fs::read_dir(Path::new(ROOT).join(dir))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
         more.sort();
         files.extend(more);
     }
-    let texts: Vec<String> = files
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .collect();
-    let blocks = |text: &str| {
-        // Each doc comment with the first code line after its attributes.
-        let mut out: Vec<(String, String)> = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for text in files.iter().filter_map(|f| std::fs::read_to_string(f).ok()) {
         let mut block: Vec<&str> = Vec::new();
         for line in text.lines() {
             let code = line.trim_start();
@@ -196,19 +236,8 @@ fn source_comment(table: &str, key: &str) -> Option<String> {
                 block.clear();
             }
         }
-        out
-    };
-    let all: Vec<(String, String)> = texts.iter().flat_map(|t| blocks(t)).collect();
-    all.iter()
-        .find(|(doc, _)| doc.contains(&needle))
-        .or_else(|| {
-            all.iter().find(|(_, code)| {
-                code.strip_prefix("pub(crate) ")
-                    .unwrap_or(code)
-                    .starts_with(&format!("{key}:"))
-            })
-        })
-        .map(|(doc, _)| doc.clone())
+    }
+    out
 }
 
 /// The flag, variable and default of `key` in `[table]`: from the options
@@ -234,12 +263,14 @@ fn key_flag(
     })
 }
 
-fn render_file_keys(out: &mut String) {
-    // The first flag whose help names each `[table] key`.
+fn render_file_keys(out: &mut String, unstated: &mut Vec<String>) {
+    // The first flag whose stated default is each `[table] key`: the flag
+    // that overrides the key (a help that only mentions a key, as
+    // `--history-record` does `[history] branches`, does not set it).
     let mut by_help: BTreeMap<String, clap::Arg> = BTreeMap::new();
     for (_, cmd) in commands() {
         for arg in cmd.get_arguments().filter(|a| a.get_long().is_some()) {
-            let text = help(arg);
+            let text = stated_default(&help(arg)).unwrap_or_default();
             let mut rest = text.as_str();
             while let Some(at) = rest.find('[') {
                 rest = &rest[at + 1..];
@@ -260,6 +291,7 @@ fn render_file_keys(out: &mut String) {
             }
         }
     }
+    let comments = doc_comments();
     let mut tables = file_keys("");
     tables.push("sanitizer.allow".to_string());
     for table in tables {
@@ -272,30 +304,43 @@ fn render_file_keys(out: &mut String) {
         let _ = writeln!(out, "| key | flag | variable | default | what it sets |");
         let _ = writeln!(out, "|---|---|---|---|---|");
         for key in file_keys(&table) {
+            // A `[[workload]]` key the code comments on as such (`command`
+            // is required there, while `[app] command` is not).
+            let own_comment = (table == "workload")
+                .then(|| named_comment(&comments, &format!("`[[workload]] {key}`")))
+                .flatten()
+                .map(|(doc, _)| doc.clone());
             let (flag, var, default, what_text) = match key_flag(&table, &key, &by_help) {
                 Some((arg, own)) => (
                     arg.get_long()
                         .map_or("—".to_string(), |l| format!("`--{l}`")),
                     arg.get_env()
                         .map_or("—".to_string(), |v| format!("`{}`", v.to_string_lossy())),
-                    default_of(&arg),
-                    if own {
+                    own_comment
+                        .as_deref()
+                        .map_or_else(|| default_of(&arg), comment_default),
+                    if let Some(comment) = &own_comment {
+                        comment.clone()
+                    } else if own {
                         what(&arg)
                     } else {
                         source_comment(&table, &key).unwrap_or_else(|| what(&arg))
                     },
                 ),
-                None => (
-                    "file only".to_string(),
-                    "—".to_string(),
-                    "—".to_string(),
-                    source_comment(&table, &key).unwrap_or_else(|| "see the guides".to_string()),
-                ),
+                None => {
+                    let comment = source_comment(&table, &key);
+                    (
+                        "file only".to_string(),
+                        "—".to_string(),
+                        comment.as_deref().and_then(comment_default),
+                        comment.unwrap_or_else(|| "see the guides".to_string()),
+                    )
+                }
             };
             let _ = writeln!(
                 out,
                 "| `{key}` | {flag} | {var} | {} | {} |",
-                cell(&default),
+                default_cell(default, &format!("{header} {key}"), unstated),
                 cell(&what_text)
             );
         }
@@ -303,8 +348,9 @@ fn render_file_keys(out: &mut String) {
     }
 }
 
-/// The whole chapter.
-fn render() -> String {
+/// The whole chapter, and the arguments and keys whose default nothing states.
+fn render() -> (String, Vec<String>) {
+    let mut unstated = Vec::new();
     let mut out = String::from(
         "# Reference\n\n\
          <!-- Generated from the code by tests/integration/reference.rs; do not edit. \
@@ -317,7 +363,7 @@ fn render() -> String {
          [Thresholds](thresholds.md), [Exit codes](exit-codes.md).\n\n\
          # Commands\n\n",
     );
-    render_commands(&mut out);
+    render_commands(&mut out, &mut unstated);
     out.push_str("# Variables without a flag\n\n");
     out.push_str("| variable | what it does |\n|---|---|\n");
     let _ = writeln!(
@@ -338,16 +384,16 @@ fn render() -> String {
          `[app]` and `[profile]` (`command`, `workdir`, `env`, `timeout`, `kernel_name`, \
          `launch_skip`, `launch_count`, `extra_metrics`).\n\n",
     );
-    render_file_keys(&mut out);
+    render_file_keys(&mut out, &mut unstated);
     while out.ends_with("\n\n") {
         out.pop();
     }
-    out
+    (out, unstated)
 }
 
 #[test]
 fn the_committed_reference_is_the_code() {
-    let text = render();
+    let (text, unstated) = render();
     let path = Path::new(ROOT).join(FILE);
     if std::env::var_os("UPDATE_DOCS").is_some() {
         std::fs::write(&path, &text).expect("write the reference");
@@ -356,6 +402,13 @@ fn the_committed_reference_is_the_code() {
     assert!(
         committed == text,
         "{FILE} differs from the code: run `UPDATE_DOCS=1 cargo test --test integration reference` and commit the result"
+    );
+    // Every argument and key shows its default: a value, a chain of
+    // settings, "none" with what that means, "off" or "required".
+    assert!(
+        unstated.is_empty(),
+        "no default stated (add `(default: …)` to the help or the key's comment):\n{}",
+        unstated.join("\n")
     );
     // Complete: every flag of every command is in it.
     for (path, cmd) in commands() {
