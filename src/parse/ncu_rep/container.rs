@@ -98,6 +98,14 @@ pub enum Failure {
         /// The budget, in bytes.
         limit: usize,
     },
+    /// A compressed report (`.ncu-repz`) whose Zstandard stream inflates to
+    /// more than its budget ([`super::zstd::INFLATED_PER_BYTE`] per byte of
+    /// the file and [`super::zstd::INFLATED_BEYOND`] more, at most the
+    /// input size limit): a Zstandard bomb, refused before it is kept.
+    InflateOverBudget {
+        /// The budget, in bytes.
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -119,6 +127,11 @@ impl Failure {
                 "its messages would decode to more than {limit} bytes of list entries ({} per byte of the file and {} more): a crafted run of empty entries",
                 wire::DECODED_PER_BYTE,
                 wire::DECODED_BEYOND
+            ),
+            Failure::InflateOverBudget { limit } => format!(
+                "its Zstandard stream inflates to more than {limit} bytes ({} per byte of the file and {} more, at most the input size limit): a Zstandard bomb",
+                super::zstd::INFLATED_PER_BYTE,
+                super::zstd::INFLATED_BEYOND
             ),
         }
     }
