@@ -76,9 +76,11 @@ pub fn inflate(data: &[u8]) -> Result<Cow<'_, [u8]>, Failure> {
 pub fn inflate_within(mut data: &[u8], limit: usize) -> Result<Vec<u8>, Failure> {
     let total = data.len();
     let mut out = Vec::new();
+    // A frame declaring a window over 128 MiB is refused before it is
+    // allocated, as libzstd's decoder refuses it by default (its
+    // `windowLogMax` is 27); the window fills only as the frame is decoded,
+    // so the budget bounds it too.
     let mut decoder = FrameDecoder::new();
-    // No window larger than the whole budget is needed to inflate it.
-    decoder.set_max_window_size(u64::try_from(limit).unwrap_or(u64::MAX));
     while !data.is_empty() {
         let at = total - data.len();
         if skippable(data) {
