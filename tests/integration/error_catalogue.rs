@@ -272,8 +272,8 @@ fn export_errors() -> Vec<ExportError> {
             beyond: 1_048_576,
         },
         E::ReportInflateOverBudget {
-            limit: 19_337_216,
-            per_byte: 64,
+            limit: 27_017_216,
+            per_byte: 256,
             beyond: 16_777_216,
         },
         E::ContradictoryColumns {
