@@ -162,11 +162,10 @@ pub fn profile_once(
     }
     let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
-    let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");
     let output = ncu::output_file(&export);
     // Nothing of an earlier run may pass for this one's.
-    for stale in [&report, &raw, &output] {
+    for stale in ncu::report_files(&export).iter().chain([&raw, &output]) {
         let _ = std::fs::remove_file(stale);
     }
     let mut spec = ncu::NcuCommand::profile(config, metrics, &export).spec();
@@ -226,6 +225,7 @@ pub fn profile_once(
         write_lines(&dir.join(GPU_LOOKS), &looks)?;
     }
     let app_tail = tail(&app_lines, 5);
+    let report = ncu::written_report(&export);
     failure::classify(
         &config.ncu,
         &done.exit,
