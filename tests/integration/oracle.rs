@@ -585,7 +585,9 @@ fn compressed_mutants_read_alike_or_are_refused() {
     for ((file, how), theirs) in files.iter().zip(&what).zip(oracle(&python, &files)) {
         let data = std::fs::read(file).expect("mutant");
         let ours = std::panic::catch_unwind(|| {
-            zstd::inflate(&data).and_then(|inflated| container::read(&inflated))
+            zstd::inflate(&data)
+                .map_err(container::Failure::from)
+                .and_then(|inflated| container::read(&inflated))
         });
         let verdict = match (ours, theirs["ok"] == true) {
             (Err(_), _) => {

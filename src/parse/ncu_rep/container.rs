@@ -137,6 +137,16 @@ impl Failure {
     }
 }
 
+impl From<super::zstd::Refused> for Failure {
+    /// A compressed report that did not inflate: corrupt, or a bomb.
+    fn from(refused: super::zstd::Refused) -> Failure {
+        match refused {
+            super::zstd::Refused::Corrupt(why) => Failure::Corrupt(why),
+            super::zstd::Refused::OverBudget { limit } => Failure::InflateOverBudget { limit },
+        }
+    }
+}
+
 /// One profiled result, with its strings resolved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {

@@ -21,7 +21,6 @@
 //! would inflate to gigabytes) is refused once the budget is spent, in
 //! memory of the order of the budget.
 
-use super::container::Failure;
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 use std::borrow::Cow;
 
@@ -39,6 +38,16 @@ pub const FRAME_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// 32,768 times (4 bytes for each 128 KiB block).
 pub const INFLATED_PER_BYTE: usize = 256;
 pub const INFLATED_BEYOND: usize = 16 << 20;
+
+/// Why a Zstandard stream was not inflated (the reader's
+/// [`super::container::Failure`] carries it on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Cut or damaged: what is wrong, and where.
+    Corrupt(String),
+    /// It inflates past its budget of `limit` bytes ([`budget`]).
+    OverBudget { limit: usize },
+}
 
 /// How much is decoded between two checks of the budget.
 const STEP: usize = 1 << 20;
@@ -65,7 +74,7 @@ pub fn budget(file: usize, input_limit: u64) -> usize {
 /// The report's bytes: `data` itself when it is not compressed, else its
 /// Zstandard stream inflated within [`budget`] (with the input size limit
 /// in force).
-pub fn inflate(data: &[u8]) -> Result<Cow<'_, [u8]>, Failure> {
+pub fn inflate(data: &[u8]) -> Result<Cow<'_, [u8]>, Refused> {
     if !is_compressed(data) {
         return Ok(Cow::Borrowed(data));
     }
@@ -74,7 +83,7 @@ pub fn inflate(data: &[u8]) -> Result<Cow<'_, [u8]>, Failure> {
 }
 
 /// Every frame of the stream `data`, inflated, refused past `limit` bytes.
-pub fn inflate_within(mut data: &[u8], limit: usize) -> Result<Vec<u8>, Failure> {
+pub fn inflate_within(mut data: &[u8], limit: usize) -> Result<Vec<u8>, Refused> {
     let total = data.len();
     let mut out = Vec::new();
     // A frame declaring a window over 128 MiB is refused before it is
@@ -107,7 +116,7 @@ fn frame(
     out: &mut Vec<u8>,
     limit: usize,
     at: usize,
-) -> Result<(), Failure> {
+) -> Result<(), Refused> {
     loop {
         let finished = decoder
             .decode_blocks(&mut *data, BlockDecodingStrategy::UptoBytes(STEP))
@@ -115,7 +124,7 @@ fn frame(
         // What the decoder holds back (its window) counts too: it is in memory.
         let held = decoder.can_collect();
         if out.len().saturating_add(held) > limit {
-            return Err(Failure::InflateOverBudget { limit });
+            return Err(Refused::OverBudget { limit });
         }
         if let Some(bytes) = decoder.collect() {
             out.extend_from_slice(&bytes);
@@ -137,7 +146,7 @@ fn frame(
 }
 
 /// The bytes after the skippable frame at the start of `data`.
-fn skip_frame(data: &[u8], at: usize) -> Result<&[u8], Failure> {
+fn skip_frame(data: &[u8], at: usize) -> Result<&[u8], Refused> {
     let size = data
         .get(4..8)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
@@ -150,8 +159,8 @@ fn skip_frame(data: &[u8], at: usize) -> Result<&[u8], Failure> {
     })
 }
 
-fn corrupt(at: usize, why: &str) -> Failure {
-    Failure::Corrupt(format!(
+fn corrupt(at: usize, why: &str) -> Refused {
+    Refused::Corrupt(format!(
         "the Zstandard stream (a .ncu-repz) is corrupt: the frame at byte {at}: {why}"
     ))
 }
@@ -210,7 +219,7 @@ mod tests {
         assert_eq!(limit, bomb.len() * 256 + (16 << 20));
         assert_eq!(
             inflate_within(&bomb, limit),
-            Err(Failure::InflateOverBudget { limit })
+            Err(Refused::OverBudget { limit })
         );
         // The input size limit caps the budget.
         assert_eq!(budget(bomb.len(), 1000), 1000);
@@ -222,7 +231,7 @@ mod tests {
         for cut in [5, 6, 9, frame.len() - 1] {
             let e = inflate_within(&frame[..cut], 1 << 30).expect_err("cut");
             assert!(
-                matches!(&e, Failure::Corrupt(m) if m.contains("Zstandard")),
+                matches!(&e, Refused::Corrupt(m) if m.contains("Zstandard")),
                 "{e:?}"
             );
         }
@@ -230,11 +239,14 @@ mod tests {
         trailing.extend(b"NVR\0");
         let e = inflate_within(&trailing, 1 << 30).expect_err("trailing bytes");
         assert!(
-            e.message().contains("at byte 18: no Zstandard frame"),
+            matches!(&e, Refused::Corrupt(m) if m.contains("at byte 18: no Zstandard frame")),
             "{e:?}"
         );
         let short_skip = [0x50, 0x2a, 0x4d, 0x18, 9, 0, 0, 0, 1];
         let e = inflate_within(&short_skip, 1 << 30).expect_err("cut skippable frame");
-        assert!(e.message().contains("cut short"), "{e:?}");
+        assert!(
+            matches!(&e, Refused::Corrupt(m) if m.contains("cut short")),
+            "{e:?}"
+        );
     }
 }
