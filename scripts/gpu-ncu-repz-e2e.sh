@@ -7,13 +7,14 @@
 #      `zstd -d` inflates it to a report starting with `NVR\0`; then the same baseline natively
 #      from R.ncu-repz (no ncu), from the inflated R.ncu-rep, and from ncu's own CSV of
 #      R.ncu-repz (`ncu --import … --csv --page raw --print-units base`), and the profiler
-#      version each records;
+#      version each records; with the ncu_rep_raw example built, the raw page it rebuilds from
+#      the .ncu-repz against ncu's, byte for byte;
 #   3. a profiling run through ncugate (`baseline record --no-build`): which report ncu left in
 #      its run folder (run.ncu-rep or run.ncu-repz), and that the record read it.
 # An ncu older than 2025.4 writes no .ncu-repz: the summary says NOT TESTED and the script
 # exits 3. Exits 1 when an expectation fails, 0 when every one held.
 # Needs nvcc (the Makefile builds with -arch=sm_90), ncu, zstd, python3, and a release build of
-# ncugate. Every ncu run passes --clock-control none; clocks, power and MIG are left alone; no
+# ncugate (and, for the raw-page comparison, of `--example ncu_rep_raw`). Every ncu run passes --clock-control none; clocks, power and MIG are left alone; no
 # background load is started. Device time: about 20 s.
 #
 #   OUT=/tmp/out scripts/gpu-ncu-repz-e2e.sh target/release/ncugate
@@ -76,6 +77,19 @@ fi
 ncu --import "$W/R.ncu-repz" --csv --page raw --print-units base > "$W/R.csv" 2> "$R/import.err"
 echo "- ncu --import R.ncu-repz --csv --page raw: exit $?" >> "$S"
 cp "$W/R.csv" "$R/R.ncu.raw.csv"
+# The raw page ncugate's reader rebuilds from the .ncu-repz, byte for byte against ncu's, when the
+# example is built (`cargo build --release --example ncu_rep_raw`; NATIVE names another path).
+RAW=${NATIVE:-target/release/examples/ncu_rep_raw}
+if [ -x "$RAW" ]; then
+  "$RAW" "$W/R.ncu-repz" > "$R/R.native.raw.csv" 2> "$R/R.native.err"
+  if cmp -s "$R/R.ncu.raw.csv" "$R/R.native.raw.csv"; then
+    ok "raw page of R.ncu-repz: identical to ncu's"
+  else
+    fail "raw page of R.ncu-repz differs from ncu's (R.ncu.raw.csv, R.native.raw.csv)"
+  fi
+else
+  echo "- raw page not compared: no $RAW (build it with cargo build --release --example ncu_rep_raw)" >> "$S"
+fi
 record() {  # record NAME INPUT [ENV...]: a baseline; fails the script if ncugate does
   local name=$1 input=$2; shift 2
   env "$@" "$ncugate" baseline record --input "$input" --output "$R/b.$name.json" > "$R/record.$name.log" 2>&1
