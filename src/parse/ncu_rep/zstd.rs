@@ -4,10 +4,12 @@
 //! NVIDIA's own reader (the `ncu_report` package, 2026.3.1) reads a
 //! `.ncu-repz` as a Zstandard stream whose content is the bytes of a
 //! `.ncu-rep`: one frame or several, with skippable frames anywhere, with or
-//! without the content size in the frame header (each layout made with the
-//! `zstd` tool from a committed `.ncu-rep` reads alike with it,
-//! `tests/integration/ncu_repz.rs`). So the stream is inflated here, and
-//! the bytes go to the `.ncu-rep` reader ([`super::container`]) as they are.
+//! without the content size in the frame header; the plain bytes of a
+//! `.ncu-rep` named `.ncu-repz` it refuses (each layout was made from a
+//! committed `.ncu-rep` and read with it; `tests/integration/oracle.rs`
+//! holds ncugate's reading of such files to its reading). So the stream is
+//! inflated here, and the bytes go to the `.ncu-rep` reader
+//! ([`super::container`]) as they are.
 //!
 //! A file is told to be compressed by its first bytes (a Zstandard frame's
 //! or a skippable frame's magic number), not by its name: a renamed report
