@@ -1,4 +1,5 @@
-//! Prints the raw page of a `.ncu-rep` as the native reader rebuilds it — the
+//! Prints the raw page of a `.ncu-rep` (or a compressed `.ncu-repz`) as the
+//! native reader rebuilds it — the
 //! CSV `ncu --import R --csv --page raw --print-units base` prints — so the
 //! two can be compared with `cmp` on a machine that has ncu, and timed.
 //! With `--rules`, prints the rule rows of the details page instead (the rows
@@ -18,7 +19,7 @@
 //! cmp native.csv ncu.csv
 //! ```
 
-use ncugate::parse::ncu_rep::{container, details_page, raw_page};
+use ncugate::parse::ncu_rep::{container, details_page, raw_page, zstd};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -40,6 +41,15 @@ fn main() -> ExitCode {
         Ok(data) => data,
         Err(e) => {
             eprintln!("error: cannot read {}: {e}", path.to_string_lossy());
+            return ExitCode::from(2);
+        }
+    };
+    // A compressed report (`.ncu-repz`) is inflated first, as ncugate does.
+    let data = match zstd::inflate(&data) {
+        Ok(data) => data.into_owned(),
+        Err(refused) => {
+            let failure = container::Failure::from(refused);
+            eprintln!("error: {}: {}", path.to_string_lossy(), failure.message());
             return ExitCode::from(2);
         }
     };

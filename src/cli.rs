@@ -284,10 +284,10 @@ pub(crate) struct CheckArgs {
     /// The baseline to compare with (from `ncugate baseline record`; default: [gate] baseline, else the baselines folder); `history`: the last accepted runs in the history store (--history), in a suite each workload's own.
     #[arg(long, env = "NCUGATE_BASELINE", value_name = "FILE")]
     pub(crate) baseline: Option<PathBuf>,
-    /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app (default: none, profile the app).
+    /// An ncu CSV export of the current run — the raw page (`ncu --import R.ncu-rep --csv --page raw`) or the details page (what `ncu --csv ./app > out.csv` saves), preamble and all — or a .ncu-rep or .ncu-repz report, or `-` for standard input; repeat for several runs (their mean is compared). Without --input, ncugate builds and profiles the app (default: none, profile the app).
     #[arg(long = "input", value_name = "RAW.csv")]
     pub(crate) inputs: Vec<PathBuf>,
-    /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep: new ncu rule results are listed next to the verdicts (default: a .ncu-rep --input's own rule results, else none).
+    /// Details-page export(s) of the current run (`--page details`), or its .ncu-rep (or .ncu-repz): new ncu rule results are listed next to the verdicts (default: a report --input's own rule results, else none).
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]
@@ -330,13 +330,13 @@ pub(crate) struct CheckHistoryArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct RecordArgs {
-    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times (default: none, profile the app).
+    /// An ncu CSV export of one run (raw or details page, or `-` for standard input), or a .ncu-rep or .ncu-repz report; repeat for several runs (each is one sample; one run given twice — the same file, or a report and a page exported from it — is refused). Without --input, ncugate builds and profiles the app --runs times (default: none, profile the app).
     #[arg(long = "input", value_name = "RAW.csv")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Profiled runs to record when no --input is given.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub(crate) runs: u32,
-    /// Details-page export(s), or the .ncu-rep: their ncu rule results are recorded, so `check --details` can list new ones (default: a .ncu-rep --input's own rule results, else none).
+    /// Details-page export(s), or the .ncu-rep (or .ncu-repz): their ncu rule results are recorded, so `check --details` can list new ones (default: a report --input's own rule results, else none).
     #[arg(long = "details", value_name = "DETAILS.csv")]
     pub(crate) details: Vec<PathBuf>,
     #[command(flatten)]

@@ -49,10 +49,12 @@ pub fn of_report(path: &Path, key_mode: KernelKeyMode) -> Option<CodeMap> {
     let mut file = crate::io::bounded::open(path).ok()?;
     let mut data = vec![0u8; 4];
     file.read_exact(&mut data).ok()?;
-    if data[..] != crate::parse::ncu_rep::container::MAGIC[..] {
+    let compressed = crate::parse::ncu_rep::zstd::is_compressed(&data);
+    if data[..] != crate::parse::ncu_rep::container::MAGIC[..] && !compressed {
         return None;
     }
     file.read_to_end(&mut data).ok()?;
+    let data = crate::parse::ncu_rep::zstd::inflate(&data).ok()?;
     Some(of_launches(&native::read(&data).ok()?, key_mode))
 }
 

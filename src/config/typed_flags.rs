@@ -136,16 +136,17 @@ fn run_flags() -> [Option<clap::Id>; 3] {
 }
 
 /// The flags that mean nothing when exports are gated: how to run and
-/// profile the app, except `--ncu` when a `.ncu-rep` report needs it to
+/// profile the app, except `--ncu` when a `.ncu-rep` (or `.ncu-repz`) report needs it to
 /// convert.
 pub(super) fn profile_only(inputs: &[PathBuf]) -> Flags {
     use clap::Args;
     let flags = Flags::of(&[run_flags().as_slice(), &[ProfileOptions::group_id()]].concat())
         .except("command")
         .except("import_with_ncu");
-    let reports = inputs
-        .iter()
-        .any(|p| p.extension().is_some_and(|e| e == "ncu-rep"));
+    let reports = inputs.iter().any(|p| {
+        p.extension()
+            .is_some_and(|e| e == "ncu-rep" || e == "ncu-repz")
+    });
     if reports { flags.except("ncu") } else { flags }
 }
 

@@ -149,6 +149,16 @@ pub enum ExportError {
         per_byte: usize,
         beyond: usize,
     },
+    /// A `.ncu-repz` whose Zstandard stream inflates to more than the
+    /// reader's budget for a file of its size (a Zstandard bomb).
+    #[error(
+        "its Zstandard stream inflates to more than {limit} bytes ({per_byte} per byte of the file and {beyond} more, at most the input size limit): a Zstandard bomb"
+    )]
+    ReportInflateOverBudget {
+        limit: usize,
+        per_byte: usize,
+        beyond: usize,
+    },
     /// A raw page that names one metric in two columns with different values.
     #[error(
         "line {line}: metric `{metric}` is in column {first} ({first_value:?}) and in column {second} ({second_value:?}): which one is it?"
@@ -273,6 +283,7 @@ impl ExportError {
             E::ReportRepeatedMetric { .. } => "ncu gives each metric of a result one value: profile again, or read it through ncu (--import-with-ncu) to see what ncu makes of it; fix the tool that edited the report".into(),
             E::ReportOverBudget { .. } => "an Nsight Compute report copies less than one byte of names per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
             E::ReportDecodeOverBudget { .. } => "an Nsight Compute report decodes to a few bytes of list entries per byte of the file: this one was crafted or damaged; profile again, or read it through ncu (--import-with-ncu) if you trust it".into(),
+            E::ReportInflateOverBudget { .. } => format!("a compressed Nsight Compute report inflates to tens of times its size, not hundreds: this one was crafted or damaged; profile again, or if you trust it, inflate it yourself (`zstd -d R.ncu-repz -o R.ncu-rep`; {} bounds that file) and pass the .ncu-rep, or read it through ncu (--import-with-ncu)", crate::error::MAX_INPUT_SIZE_VARIABLE),
             E::ContradictoryColumns { .. } | E::ContradictoryRows { .. } => "ncu writes each metric once per launch: re-export the report, or fix the tool that merged or edited the export".into(),
             E::SameExportTwice { .. } => "record each run's own export (ncugate baseline record --runs N profiles N runs)".into(),
             E::SameRunTwice { .. } => "a report and the pages exported from it are one run: give each run once (ncugate baseline record --runs N profiles N runs)".into(),

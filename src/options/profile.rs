@@ -126,7 +126,7 @@ pub struct ProfileOptions {
     /// The ncu executable (default: ncu from PATH).
     #[arg(long, hide_short_help = true, env = "NCUGATE_NCU", value_name = "PATH")]
     pub(crate) ncu: Option<String>,
-    /// Read `.ncu-rep` inputs through `ncu --import` instead of natively (default: [profile] import_with_ncu, else false).
+    /// Read `.ncu-rep` and `.ncu-repz` inputs through `ncu --import` instead of natively (default: [profile] import_with_ncu, else false).
     #[arg(
         long,
         hide_short_help = true,

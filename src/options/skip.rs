@@ -59,10 +59,10 @@ pub(crate) struct SkipArgs {
     /// Run every workload: no skipping, whatever --skip-unchanged and [gate] skip_unchanged say.
     #[arg(long, env = "NCUGATE_NO_SKIP")]
     pub(crate) no_skip: bool,
-    /// Profile nothing: decide each selected workload's skip (building as a check does), write the names of those a check would skip to FILE, one a line, and exit 0. Run it in one job before the shards and give every shard runner that file (--planned-skips).
+    /// Profile nothing: decide each selected workload's skip (building as a check does), write the names of those a check would skip to FILE, one a line, and exit 0. Run it in one job before the shards and give every shard runner that file (--planned-skips) (default: none, a check).
     #[arg(long, env = "NCUGATE_PREDICT_SKIPS", value_name = "FILE")]
     pub(crate) predict_skips: Option<std::path::PathBuf>,
-    /// With --shard and skipping on: plan the shards with the workloads FILE names (what --predict-skips wrote) at about 0 (1 ms each), so that they balance the work that runs. Every shard runner must be given the same file.
+    /// With --shard and skipping on: plan the shards with the workloads FILE names (what --predict-skips wrote) at about 0 (1 ms each), so that they balance the work that runs. Every shard runner must be given the same file (default: none, shards planned on recorded costs).
     #[arg(long, env = "NCUGATE_PLANNED_SKIPS", value_name = "FILE")]
     pub(crate) planned_skips: Option<std::path::PathBuf>,
 }

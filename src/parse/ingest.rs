@@ -3,7 +3,7 @@
 //! all come from one open of the file.
 //!
 //! A file's kind is told from what is read anyway: a report by its name
-//! or its first bytes (`NVR\0`), a raw page by its first line, streamed on
+//! or its first bytes (`NVR\0`, or a Zstandard stream: a `.ncu-repz`), a raw page by its first line, streamed on
 //! from there; anything else (a details page, a summary, a raw page after a
 //! preamble) read whole once, for its run and its rule results alike. A
 //! report is read whole and decoded once: its run, code and rule results
@@ -230,8 +230,9 @@ impl Reading<'_> {
         if let Err(source) = (&mut rest).take(FIRST_LINE).read_until(b'\n', &mut head) {
             return Ok(Opened::Failed(source));
         }
-        // `NVR\0` holds no line end: a report's first line starts with all of it.
-        if !head.starts_with(super::NCU_REP_MAGIC) {
+        // `NVR\0` holds no line end, nor does a Zstandard magic number: a
+        // report's first line starts with all of it.
+        if !head.starts_with(super::NCU_REP_MAGIC) && !ncu_rep::zstd::is_compressed(&head) {
             return Ok(Opened::Text(head, rest));
         }
         let mut data = head;

@@ -116,7 +116,7 @@ fn is_report(path: &Path) -> Result<bool> {
     let n = file
         .read(&mut magic)
         .map_err(|source| Error::read(crate::error::FileKind::Export, path, source))?;
-    Ok(n == 4 && magic == NCU_REP_MAGIC)
+    Ok(n == 4 && (magic == NCU_REP_MAGIC || ncu_rep::zstd::is_compressed(&magic)))
 }
 
 /// How `.ncu-rep` inputs become CSV through [`crate::runner::ncu::import`]:

@@ -93,6 +93,6 @@ pub(crate) fn source_page(
     if !done.exit.success() {
         return Err(format!("`{}` failed ({})", spec.display(), done.exit));
     }
-    let report = dir.join("explain.ncu-rep");
+    let report = super::ncu::written_report(&export);
     super::ncu::read_page(&config.ncu, runner, &report, Page::CudaAndSass)
 }

@@ -167,12 +167,14 @@ pub fn profile_once(
     }
     let dir = workdir::claim(&config.out_dir, name)?;
     let export = dir.join("run");
-    let report = dir.join("run.ncu-rep");
     let raw = dir.join("raw.csv");
     let output = ncu::output_file(&export);
     let libraries_file = dir.join(loaded::FILE);
     // Nothing of an earlier run may pass for this one's.
-    for stale in [&report, &raw, &output, &libraries_file] {
+    for stale in ncu::report_files(&export)
+        .iter()
+        .chain([&raw, &output, &libraries_file])
+    {
         let _ = std::fs::remove_file(stale);
     }
     let mut spec = ncu::NcuCommand::profile(config, metrics, &export).spec();
@@ -237,6 +239,7 @@ pub fn profile_once(
         write_lines(&libraries_file, &loaded::lines(&libraries))?;
     }
     let app_tail = tail(&app_lines, 5);
+    let report = ncu::written_report(&export);
     failure::classify(
         &config.ncu,
         &done.exit,

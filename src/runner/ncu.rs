@@ -19,6 +19,32 @@ pub(crate) fn output_file(export: &Path) -> PathBuf {
     export.with_file_name(OUTPUT_FILE)
 }
 
+/// The extensions ncu adds to an `--export` name without one: `.ncu-rep`
+/// up to Nsight Compute 2025.3, the compressed `.ncu-repz` where a later
+/// one writes that instead (its default since 2026.3).
+const EXPORT_EXTENSIONS: [&str; 2] = ["ncu-rep", "ncu-repz"];
+
+/// Every report file ncu may write for `--export export` (to clear an
+/// earlier run's before profiling).
+pub(crate) fn report_files(export: &Path) -> Vec<PathBuf> {
+    EXPORT_EXTENSIONS
+        .iter()
+        .map(|e| export.with_extension(e))
+        .collect()
+}
+
+/// The report ncu wrote for `--export export`: the first of
+/// [`report_files`] that exists, else the `.ncu-rep` (whose absence the
+/// caller reports).
+pub(crate) fn written_report(export: &Path) -> PathBuf {
+    let files = report_files(export);
+    files
+        .iter()
+        .find(|f| f.exists())
+        .unwrap_or(&files[0])
+        .clone()
+}
+
 /// A page `ncu --import REPORT --csv` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Page {
@@ -62,7 +88,8 @@ pub(crate) struct NcuCommand {
 }
 
 impl NcuCommand {
-    /// `ncu … APP ARGS` for one profiled run exporting to `export` (without `.ncu-rep`).
+    /// `ncu … APP ARGS` for one profiled run exporting to `export` (without
+    /// the extension ncu adds, [`written_report`]).
     ///
     /// `--metrics` always lists every gated metric: `--set full` lacks some
     /// (`sm__inst_executed.sum`), so full mode adds the set, never replaces the list.

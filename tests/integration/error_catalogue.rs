@@ -271,6 +271,11 @@ fn export_errors() -> Vec<ExportError> {
             per_byte: 20,
             beyond: 1_048_576,
         },
+        E::ReportInflateOverBudget {
+            limit: 27_017_216,
+            per_byte: 256,
+            beyond: 16_777_216,
+        },
         E::ContradictoryColumns {
             line: 3,
             metric: s("sm__inst_executed.sum"),
@@ -349,6 +354,7 @@ fn export_name(e: &ExportError) -> &'static str {
         E::ReportRepeatedMetric { .. } => "ReportRepeatedMetric",
         E::ReportOverBudget { .. } => "ReportOverBudget",
         E::ReportDecodeOverBudget { .. } => "ReportDecodeOverBudget",
+        E::ReportInflateOverBudget { .. } => "ReportInflateOverBudget",
         E::ContradictoryColumns { .. } => "ContradictoryColumns",
         E::ContradictoryRows { .. } => "ContradictoryRows",
         E::SameExportTwice { .. } => "SameExportTwice",

@@ -30,6 +30,7 @@ mod mig;
 mod module_cycles;
 mod msrv;
 mod ncu_rep;
+mod ncu_repz;
 mod never_silent;
 mod nvbench;
 mod nvtx_exports;

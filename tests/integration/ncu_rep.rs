@@ -480,15 +480,29 @@ fn damaged_and_unknown_reports_exit_2_with_a_hint() {
         .write("huge.ncu-rep", &huge)
         .write("old.ncu-rep", b"NVC\x01 an older format")
         .write("old.nsight-cuprof-report", b"\x01\x02 a 2019 report")
-        .write("z.ncu-repz", b"\x28\xb5\x2f\xfd compressed");
+        .write("z.ncu-repz", b"\x28\xb5\x2f\xfd compressed")
+        .write(
+            "csv.ncu-repz",
+            ruzstd::encoding::compress_to_vec(
+                &b"\"ID\",\"Kernel Name\"\n"[..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            ),
+        );
     for (file, needle) in [
         (
             "old.nsight-cuprof-report",
             "a `.nsight-cuprof-report` file is not the `.ncu-rep` format",
         ),
+        // A Zstandard magic number and no stream after it: a damaged
+        // compressed report (one that inflates to something else: another
+        // format, for ncu to read).
         (
             "z.ncu-repz",
-            "a `.ncu-repz` file is not the `.ncu-rep` format",
+            "the Zstandard stream (a .ncu-repz) is corrupt",
+        ),
+        (
+            "csv.ncu-repz",
+            "it is Zstandard-compressed, but what it inflates to is not the `.ncu-rep` format",
         ),
         ("cut.ncu-rep", "truncated"),
         ("v8.ncu-rep", "version 8"),

@@ -14,6 +14,10 @@
 //! left of a broken report. [`UNEXPLAINED`] lists the mutants where the
 //! readers part ways for reasons not yet known.
 //!
+//! Compressed reports (`.ncu-repz`) are held to it too: the committed ones
+//! and the public reports in several Zstandard layouts, each inflated by
+//! ncugate and by NVIDIA's reader.
+//!
 //! A third test fuzzes the reader alone (no oracle), bounded by
 //! [`FUZZ_CASES`].
 //!
@@ -24,6 +28,7 @@
 
 use ncugate::parse::ncu_rep::container::{self, Launch, LaunchKind, Metric};
 use ncugate::parse::ncu_rep::schema::MetricValue;
+use ncugate::parse::ncu_rep::zstd;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -72,6 +77,24 @@ fn committed_reports() -> Vec<PathBuf> {
             if path.is_dir() {
                 walk(&path, out);
             } else if path.extension().is_some_and(|e| e == "ncu-rep") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(ROOT).join("fixtures"), &mut out);
+    out.sort();
+    out
+}
+
+/// Every `.ncu-repz` under `fixtures/`, sorted.
+fn committed_compressed_reports() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("fixtures dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "ncu-repz") {
                 out.push(path);
             }
         }
@@ -318,6 +341,66 @@ fn every_committed_report_reads_as_nvidias_reader_reads_it() {
     );
 }
 
+/// The compressed reports (`.ncu-repz`): each committed one, and each
+/// committed `.ncu-rep` of `fixtures/public-ncu-rep/` in every Zstandard
+/// layout `ncu_repz::layouts` makes (several frames, skippable frames),
+/// inflated by ncugate and read by NVIDIA's reader (which inflates them with
+/// libzstd): the same launches, names and every metric value.
+#[test]
+fn every_compressed_report_reads_as_nvidias_reader_reads_it() {
+    let Some(python) = oracle_python("every_compressed_report_reads_as_nvidias_reader_reads_it")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = committed_compressed_reports();
+    assert!(files.len() >= 2, "only {} committed .ncu-repz", files.len());
+    let public = Path::new(ROOT).join("fixtures/public-ncu-rep");
+    for entry in std::fs::read_dir(&public)
+        .expect("public reports")
+        .flatten()
+    {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "ncu-rep") {
+            continue;
+        }
+        let rep = std::fs::read(&path).expect("report");
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        for (layout, bytes) in crate::ncu_repz::layouts(&rep) {
+            let file = dir.path().join(format!("{stem}.{layout}.ncu-repz"));
+            std::fs::write(&file, bytes).expect("write");
+            files.push(file);
+        }
+    }
+    let (mut launches, mut metrics, mut failures) = (0, 0, Vec::new());
+    for (file, theirs) in files.iter().zip(oracle(&python, &files)) {
+        let data = std::fs::read(file).expect("report");
+        let inflated = zstd::inflate(&data).expect("ncugate inflates it");
+        let ours = container::read(&inflated).expect("ncugate reads it");
+        assert_eq!(theirs["ok"], true, "{}: {theirs}", file.display());
+        let theirs = theirs["launches"].as_array().expect("launches");
+        assert!(!theirs.is_empty(), "{}: no launches", file.display());
+        launches += ours.launches.len();
+        metrics += ours.launches.iter().map(|l| l.metrics.len()).sum::<usize>();
+        let found = disagreements(&native::dump(&ours), theirs);
+        failures.extend(found.iter().map(|d| format!("{}: {d}", file.display())));
+    }
+    eprintln!(
+        "compared {} compressed reports, {launches} launches, {metrics} metrics",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// A seeded xorshift: the same mutants on every run.
 struct Rng(u64);
 
@@ -465,6 +548,80 @@ fn seeded_mutants_read_alike_or_are_refused() {
     }
     let failures = all_failures;
     eprintln!("{} mutants: {tally:?}", files.len());
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Seeded mutants of the committed compressed reports (cut, bits flipped,
+/// spans written twice, as [`mutant`] makes them) read with both: ncugate
+/// inflates and reads them (never a panic), and must refuse every one
+/// NVIDIA's reader refuses, and read alike where both read. ncugate checks
+/// the frames' checksums, so it refuses some NVIDIA's reader reads.
+#[test]
+fn compressed_mutants_read_alike_or_are_refused() {
+    let Some(python) = oracle_python("compressed_mutants_read_alike_or_are_refused") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rng = Rng(0x2e57_d00d_5eed_0042);
+    let (mut files, mut what) = (Vec::new(), Vec::new());
+    for report in committed_compressed_reports() {
+        let data = std::fs::read(&report).expect("fixture");
+        for i in 0..MUTANTS_PER_REPORT * 2 {
+            let (how, bytes) = mutant(&data, &mut rng);
+            let name = report.file_name().expect("name").to_string_lossy();
+            let file = dir.path().join(format!("{i}.{name}"));
+            std::fs::write(&file, bytes).expect("write mutant");
+            what.push(format!("{name}, {how}"));
+            files.push(file);
+        }
+    }
+    let mut failures = Vec::new();
+    let mut tally = std::collections::BTreeMap::<&str, usize>::new();
+    for ((file, how), theirs) in files.iter().zip(&what).zip(oracle(&python, &files)) {
+        let data = std::fs::read(file).expect("mutant");
+        let ours = std::panic::catch_unwind(|| {
+            zstd::inflate(&data)
+                .map_err(container::Failure::from)
+                .and_then(|inflated| container::read(&inflated))
+        });
+        let verdict = match (ours, theirs["ok"] == true) {
+            (Err(_), _) => {
+                failures.push(format!("{how}: ncugate panicked"));
+                "ncugate panicked"
+            }
+            (Ok(Err(_)), false) => "both refuse",
+            (Ok(Err(why)), true) => {
+                eprintln!("expected: {how}: ncu_report reads it, ncugate refuses: {why:?}");
+                "only ncu_report reads (expected)"
+            }
+            (Ok(Ok(_)), false) => {
+                failures.push(format!(
+                    "{how}: ncugate reads what ncu_report refuses: {}",
+                    theirs["error"]
+                ));
+                "only ncugate reads"
+            }
+            (Ok(Ok(report)), true) => {
+                let found = disagreements(
+                    &native::dump(&report),
+                    theirs["launches"].as_array().expect("launches"),
+                );
+                failures.extend(found.iter().map(|d| format!("{how}: {d}")));
+                if found.is_empty() {
+                    "both read alike"
+                } else {
+                    "both read, differently"
+                }
+            }
+        };
+        *tally.entry(verdict).or_default() += 1;
+    }
+    eprintln!("{} compressed mutants: {tally:?}", files.len());
     assert!(
         failures.is_empty(),
         "{} disagreements:\n{}",

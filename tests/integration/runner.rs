@@ -806,3 +806,20 @@ fn a_capture_limit_that_cut_the_run_short_is_said_and_a_baseline_kernel_outside_
     assert_eq!(code, 0, "{stdout}");
     assert!(!stdout.contains("launch_count"), "{stdout}");
 }
+
+/// An ncu that writes the compressed `.ncu-repz` for `--export run` (the
+/// default of Nsight Compute 2026.3, as its documentation says): the run's
+/// report is that file, not a missing `run.ncu-rep`.
+#[test]
+fn a_run_whose_ncu_writes_a_ncu_repz_keeps_that_report() {
+    let mut step = recorded_fast(H200, "graph_app.base.fast.run1", Exit::Code(0), false);
+    step.files
+        .push(("run.ncu-repz".into(), b"(a stand-in report)".to_vec()));
+    let (result, _, _dir) = profile(Mode::Fast, vec![step]);
+    let artifacts = result.expect("profiled: ncu wrote its report");
+    assert!(artifacts.dir.join("run.ncu-repz").exists());
+    // Without either report the run is the failure it always was.
+    let step = recorded_fast(H200, "graph_app.base.fast.run1", Exit::Code(0), false);
+    let (result, _, _dir) = profile(Mode::Fast, vec![step]);
+    assert!(result.is_err(), "no report: {result:?}");
+}

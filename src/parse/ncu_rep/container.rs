@@ -98,6 +98,14 @@ pub enum Failure {
         /// The budget, in bytes.
         limit: usize,
     },
+    /// A compressed report (`.ncu-repz`) whose Zstandard stream inflates to
+    /// more than its budget ([`super::zstd::INFLATED_PER_BYTE`] per byte of
+    /// the file and [`super::zstd::INFLATED_BEYOND`] more, at most the
+    /// input size limit): a Zstandard bomb, refused before it is kept.
+    InflateOverBudget {
+        /// The budget, in bytes.
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -120,6 +128,21 @@ impl Failure {
                 wire::DECODED_PER_BYTE,
                 wire::DECODED_BEYOND
             ),
+            Failure::InflateOverBudget { limit } => format!(
+                "its Zstandard stream inflates to more than {limit} bytes ({} per byte of the file and {} more, at most the input size limit): a Zstandard bomb",
+                super::zstd::INFLATED_PER_BYTE,
+                super::zstd::INFLATED_BEYOND
+            ),
+        }
+    }
+}
+
+impl From<super::zstd::Refused> for Failure {
+    /// A compressed report that did not inflate: corrupt, or a bomb.
+    fn from(refused: super::zstd::Refused) -> Failure {
+        match refused {
+            super::zstd::Refused::Corrupt(why) => Failure::Corrupt(why),
+            super::zstd::Refused::OverBudget { limit } => Failure::InflateOverBudget { limit },
         }
     }
 }

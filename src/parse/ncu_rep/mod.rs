@@ -29,6 +29,7 @@ pub(crate) mod rules;
 pub mod schema;
 pub mod units;
 pub(crate) mod wire;
+pub mod zstd;
 
 use super::details::{RuleRow, RuleRows};
 use super::number::{Cell, parse_cell};
@@ -289,9 +290,9 @@ fn kernel_name(launch: &Launch) -> String {
     }
 }
 
-/// File names of Nsight Compute reports: `.ncu-rep`, and two this reader
-/// refuses as unsupported (ncu may read them): the compressed `.ncu-repz`
-/// and the `.nsight-cuprof-report` of Nsight Compute 2019.
+/// File names of Nsight Compute reports: `.ncu-rep`, the compressed
+/// `.ncu-repz` ([`zstd`]), and the `.nsight-cuprof-report` of Nsight
+/// Compute 2019, which this reader refuses as unsupported (ncu may read it).
 pub(crate) const REPORT_EXTENSIONS: [&str; 3] = ["ncu-rep", "ncu-repz", "nsight-cuprof-report"];
 
 /// Why [`read_run`] gave up: a report it does not know (`ncu` may read it)
@@ -379,14 +380,20 @@ fn read_report(
     Ok((data, report))
 }
 
-/// The results of the report file at `path` whose bytes are `data`; a
-/// failure says whether ncu may read it ([`refusal`] makes it the error).
+/// The results of the report file at `path` whose bytes are `data` (a
+/// `.ncu-rep`, or one compressed as a `.ncu-repz`, told by its first bytes
+/// whatever its name: [`zstd`]); a failure says whether ncu may read it
+/// ([`refusal`] makes it the error).
 pub(crate) fn decode(path: &Path, data: &[u8]) -> std::result::Result<container::Report, Failure> {
+    let compressed = zstd::is_compressed(data);
+    let data = zstd::inflate(data)?;
     // Until the version is known, the file may be another format ncu reads
     // (or a stand-in for a report): unsupported, not corrupt.
-    container::version(data).map_err(|f| {
+    container::version(&data).map_err(|f| {
         let mut reason = f.message().to_string();
-        if let Some(ext) = path
+        if compressed {
+            reason = format!("it is Zstandard-compressed, but what it inflates to is not the `.ncu-rep` format ncugate reads ({reason})");
+        } else if let Some(ext) = path
             .extension()
             .map(|e| e.to_string_lossy())
             .filter(|e| *e != "ncu-rep")
@@ -396,7 +403,7 @@ pub(crate) fn decode(path: &Path, data: &[u8]) -> std::result::Result<container:
         }
         Failure::Unsupported(reason)
     })?;
-    container::read(data)
+    container::read(&data)
 }
 
 /// The error of a report at `path` that [`decode`] could not read, by kind.
@@ -436,6 +443,14 @@ pub(crate) fn refusal(path: &Path, failure: Failure) -> Refusal {
                 limit,
                 per_byte: wire::DECODED_PER_BYTE,
                 beyond: wire::DECODED_BEYOND,
+            },
+        )),
+        Failure::InflateOverBudget { limit } => Refusal::Corrupt(Error::export(
+            path,
+            ExportError::ReportInflateOverBudget {
+                limit,
+                per_byte: zstd::INFLATED_PER_BYTE,
+                beyond: zstd::INFLATED_BEYOND,
             },
         )),
     }
