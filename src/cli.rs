@@ -805,6 +805,8 @@ mod tests {
             ("nvtx-include", None),
             ("env", None),
             ("allow", None),
+            ("predict-skips", None),
+            ("planned-skips", None),
         ];
         let mut seen = Vec::new();
         fn walk(cmd: &clap::Command, f: &mut dyn FnMut(&clap::Arg)) {
