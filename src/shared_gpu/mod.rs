@@ -260,7 +260,7 @@ impl SharedGpu {
                 Signal::ClockDrop => !self
                     .sm_clock_ratio
                     .is_some_and(|r| r.is_finite() && r > 0.0 && r <= 1.0 - CLOCK_DROP),
-                other => !t.signals().contains(other),
+                other => !t.show(**other),
             })
             .map(|s| {
                 format!(

@@ -238,11 +238,7 @@ fn a_neighbour_whose_pid_is_not_visible_is_counted_and_its_memory_and_activity_s
     let s = assess(&env, None).expect("a neighbour");
     assert_eq!(
         s.signals,
-        [
-            Signal::ProcessCount,
-            Signal::MemoryBeyondOwn,
-            Signal::ActivityWhileIdle
-        ]
+        [Signal::ProcessCount, Signal::ActivityWhileIdle]
     );
     assert!(
         s.evidence.starts_with(
@@ -253,7 +249,7 @@ fn a_neighbour_whose_pid_is_not_visible_is_counted_and_its_memory_and_activity_s
     );
     assert!(
         s.headline()
-            .contains("(detected by process count, memory beyond own, activity while idle)"),
+            .contains("(detected by process count, activity while idle)"),
         "{}",
         s.headline()
     );
@@ -337,8 +333,10 @@ fn activity_counts_only_where_it_settled_and_memory_only_beyond_the_reservation(
         "{}",
         s.evidence
     );
-    // Memory no listed process holds (a tenant NVML does not list), in use
-    // since before launch, is the reservation; more of it later is not.
+    // Memory no listed process holds, in use since before launch, is the
+    // reservation; more of it later is measured, and shown, but is no signal
+    // on its own: ncu's own replay under an autotuning app showed 7 GB of it
+    // on a quiet H100 (fixtures/h100/autotune-e2e/README.md).
     let during = |extra| {
         look(
             Phase::During,
@@ -352,8 +350,9 @@ fn activity_counts_only_where_it_settled_and_memory_only_beyond_the_reservation(
         [before(Some(0)), before(Some(0))],
         vec![during(3 * GB), during(3 * GB)],
     );
-    let s = assess(&env, None).expect("3 GB nobody of ours holds");
-    assert_eq!(s.signals, [Signal::MemoryBeyondOwn]);
+    assert_eq!(env.tenancy.memory_beyond_own_bytes, Some(3 * GB));
+    assert_eq!(assess(&env, None), None, "3 GB nobody of ours holds, alone");
+    assert_eq!(env.shared_alone(), None);
     let env = run(
         [before(Some(0)), before(Some(0))],
         vec![during(100 << 20), during(100 << 20)],
