@@ -5,15 +5,17 @@
 //!
 //! - **process count**: more compute processes on the app's GPU than
 //!   ncugate's own tree has processes with the CUDA driver loaded;
+//! - **memory unlisted**: device memory in use before launch that no
+//!   process NVML lists holds. Inside a PID namespace NVML lists only the
+//!   namespace's own processes, under its pids: a tenant of another
+//!   container is not listed at all, but its memory is in use. On an H100
+//!   an idle GPU's memory in use read 0 MiB, and 2.7–2.8 GB beside a
+//!   neighbour NVML did not list (`scripts/gpu-container-e2e.sh`);
 //! - **memory beyond own**: device memory in use beyond the idle
-//!   reservation (measured before launch) and ncugate's own processes.
-//!   Recorded and shown, but no signal on its own: on a quiet H100, a
-//!   `torch.compile(mode="max-autotune")` run under ncu had 7.0 GB in use
-//!   that NVML's per-process list did not give to its process (ncu's
-//!   replay buffers, or memory NVML does not count per process), and
-//!   where the list cannot see ncugate's own processes it cannot tell
-//!   theirs from a tenant's either. A report of an earlier version that
-//!   names it is still read when its numbers show it;
+//!   reservation (measured before launch) and ncugate's own processes, 2 GiB
+//!   or more: a tenant that starts while the app runs. On a quiet H100 it
+//!   reads 8 MiB a look (the driver's own); ncu's kernel replay, saving
+//!   memory between passes, showed up to 626 MiB in one look;
 //! - **activity while idle**: GPU or memory activity in the pre-launch
 //!   window, while the app was not running;
 //! - **MPS**: more MPS clients than ncugate's own processes.
@@ -26,9 +28,18 @@ use super::probe::{GpuProcess, Phase, Sample};
 use serde::{Deserialize, Serialize};
 
 /// Device memory this far beyond the idle reservation and ncugate's own
-/// processes is another tenant's (a CUDA context alone holds about 0.5 GB
-/// on an H100, a PyTorch process more).
-pub(crate) const MEMORY_BEYOND: u64 = 512 << 20;
+/// processes is another tenant's: well above what ncu's replay holds for a
+/// moment (626 MiB measured), below what a neighbour's job holds.
+pub(crate) const MEMORY_BEYOND: u64 = 2 << 30;
+
+/// What earlier versions required of memory beyond own: their reports
+/// that name it are read against it.
+const MEMORY_BEYOND_BEFORE: u64 = 512 << 20;
+
+/// Device memory this much in use before launch, held by no process NVML
+/// lists, is another tenant's: an idle H100 reads 0 MiB, and older drivers
+/// count a reservation of a few hundred MiB in it.
+pub(crate) const MEMORY_UNLISTED: u64 = 1 << 30;
 
 /// GPU or memory activity this high while the app is not running is
 /// another tenant's: an idle GPU reads 0%.
@@ -53,6 +64,8 @@ pub enum Signal {
     ClockDrop,
     /// More MPS clients than ncugate's own processes.
     Mps,
+    /// Device memory in use before launch that no listed process holds.
+    MemoryUnlisted,
 }
 
 impl Signal {
@@ -65,6 +78,7 @@ impl Signal {
             Signal::ActivityWhileIdle => "activity while idle",
             Signal::ClockDrop => "clock drop",
             Signal::Mps => "MPS",
+            Signal::MemoryUnlisted => "memory unlisted",
         }
     }
 }
@@ -89,15 +103,24 @@ pub(crate) struct Tenancy {
     /// MPS clients beyond ncugate's own processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mps_clients_beyond_own: Option<u32>,
+    /// Device memory in use before launch that no process NVML listed
+    /// held (the least of the pre-launch looks), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) memory_unlisted_bytes: Option<u64>,
 }
 
 impl Tenancy {
-    /// The signals these numbers show, each at its threshold (memory
-    /// beyond own is none: see the module's docs).
+    /// The signals these numbers show, each at its threshold.
     pub(crate) fn signals(&self) -> Vec<Signal> {
         let mut found = Vec::new();
         if self.processes_beyond_own.is_some_and(|n| n > 0) {
             found.push(Signal::ProcessCount);
+        }
+        if self
+            .memory_beyond_own_bytes
+            .is_some_and(|b| b >= MEMORY_BEYOND)
+        {
+            found.push(Signal::MemoryBeyondOwn);
         }
         if self.idle_gpu_pct.max(self.idle_memory_pct) >= Some(IDLE_ACTIVITY_PCT) {
             found.push(Signal::ActivityWhileIdle);
@@ -105,17 +128,23 @@ impl Tenancy {
         if self.mps_clients_beyond_own.is_some_and(|n| n > 0) {
             found.push(Signal::Mps);
         }
+        if self
+            .memory_unlisted_bytes
+            .is_some_and(|b| b >= MEMORY_UNLISTED)
+        {
+            found.push(Signal::MemoryUnlisted);
+        }
         found
     }
 
     /// Whether these numbers show `signal`: one of [`Tenancy::signals`], or
-    /// memory beyond own at its threshold (which a report of an earlier
-    /// version may name).
+    /// memory beyond own at the threshold of earlier versions (whose reports
+    /// may name it).
     pub(crate) fn show(&self, signal: Signal) -> bool {
         match signal {
             Signal::MemoryBeyondOwn => self
                 .memory_beyond_own_bytes
-                .is_some_and(|b| b >= MEMORY_BEYOND),
+                .is_some_and(|b| b >= MEMORY_BEYOND_BEFORE),
             other => self.signals().contains(&other),
         }
     }
@@ -145,7 +174,15 @@ impl Tenancy {
                         "MPS clients"
                     )
                 ),
-                Signal::ProcessListed | Signal::ClockDrop | Signal::MemoryBeyondOwn => continue,
+                Signal::MemoryBeyondOwn => format!(
+                    "{:.1} GB of device memory in use beyond ncugate's own and the idle reservation",
+                    self.memory_beyond_own_bytes.unwrap_or(0) as f64 / 1e9
+                ),
+                Signal::MemoryUnlisted => format!(
+                    "{:.1} GB of device memory in use before launch that no listed process holds",
+                    self.memory_unlisted_bytes.unwrap_or(0) as f64 / 1e9
+                ),
+                Signal::ProcessListed | Signal::ClockDrop => continue,
             });
         }
         words
@@ -175,11 +212,18 @@ pub(crate) fn observe(samples: &[Sample], ours: &[(u32, Option<u32>)]) -> Seen {
         .iter()
         .flat_map(|s| &s.processes)
         .any(|p| p.gpu_instance.is_some());
-    let (memory, idle_gpu, idle_memory) = if mig {
-        (None, None, None)
+    let (memory, unlisted, idle_gpu, idle_memory) = if mig {
+        (None, None, None, None)
     } else {
-        let devices: Vec<u32> = place.iter().map(|(d, _)| *d).collect();
+        let mut devices: Vec<u32> = place.iter().map(|(d, _)| *d).collect();
+        devices.sort_unstable();
+        devices.dedup();
         let memory: Vec<Option<u64>> = memory_beyond(samples, &devices, named_ours);
+        let unlisted = devices
+            .iter()
+            .map(|d| unlisted_before(samples, *d))
+            .try_fold(0u64, |sum, b| b.map(|b| sum.saturating_add(b)))
+            .filter(|_| !devices.is_empty());
         let idle = |pick: fn(&super::probe::DeviceLook) -> Option<u32>| {
             before(samples)
                 .flat_map(|s| &s.devices)
@@ -189,6 +233,7 @@ pub(crate) fn observe(samples: &[Sample], ours: &[(u32, Option<u32>)]) -> Seen {
         };
         (
             persistent(samples, &memory),
+            unlisted,
             idle(|d| d.gpu_pct),
             idle(|d| d.memory_pct),
         )
@@ -200,9 +245,34 @@ pub(crate) fn observe(samples: &[Sample], ours: &[(u32, Option<u32>)]) -> Seen {
             idle_gpu_pct: idle_gpu,
             idle_memory_pct: idle_memory,
             mps_clients_beyond_own: persistent(samples, &mps),
+            memory_unlisted_bytes: unlisted,
         },
         before: listed_before(samples, &here),
     }
+}
+
+/// Device memory in use on `device` before launch beyond what the processes
+/// NVML listed then held: the least of the pre-launch looks (memory a
+/// process frees as it exits shows in one look only). `None` without two
+/// pre-launch looks that say.
+fn unlisted_before(samples: &[Sample], device: u32) -> Option<u64> {
+    let seen: Vec<u64> = before(samples)
+        .filter_map(|s| {
+            let used = s
+                .devices
+                .iter()
+                .find(|d| d.device == device)?
+                .memory_used_bytes?;
+            let listed = s
+                .processes
+                .iter()
+                .filter(|p| p.device == device)
+                .map(|p| p.memory_bytes)
+                .try_fold(0u64, |sum, b| b.map(|b| sum.saturating_add(b)))?;
+            Some(used.saturating_sub(listed))
+        })
+        .collect();
+    (seen.len() >= 2).then(|| seen.into_iter().min()).flatten()
 }
 
 /// The pre-launch looks.

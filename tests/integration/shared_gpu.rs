@@ -396,7 +396,11 @@ fn a_neighbour_seen_from_a_container_is_counted_and_named_as_not_visible() {
     let s = report.shared_gpu.expect("a shared GPU");
     assert_eq!(
         s.signals,
-        [Signal::ProcessCount, Signal::ActivityWhileIdle]
+        [
+            Signal::ProcessCount,
+            Signal::MemoryBeyondOwn,
+            Signal::ActivityWhileIdle
+        ]
     );
     assert!(
         s.evidence.starts_with(
