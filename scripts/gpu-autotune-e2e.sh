@@ -15,8 +15,8 @@
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
-# logs, CSVs, the GPU probe's looks). WORKLOADS="triton conv" runs some of the four. Exits 1 when a step's exit code is not
-# the expected one.
+# logs, CSVs, the GPU probe's looks). WORKLOADS="triton conv" runs some of the four. Exits 1
+# when a step's exit code is not the expected one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ncugate=$(realpath "${1:-target/release/ncugate}")
