@@ -141,4 +141,4 @@ check "comment=sometimes: says why" grep -q 'comment must be on-failure, always 
 kill "$stub_pid" 2>/dev/null || true
 wait "$stub_pid" 2>/dev/null || true
 trap - EXIT
-report
+report ""

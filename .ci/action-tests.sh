@@ -93,8 +93,8 @@ run_lint "check-jsonschema vendor.github-workflows .github/workflows/gpu-gate.ym
   check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/gpu-gate.yml .github/workflows/release.yml
 run_lint "zizmor --offline action.yml .github/workflows/gpu-gate.yml release.yml: no findings" \
   zizmor --offline --no-progress action.yml .github/workflows/gpu-gate.yml .github/workflows/release.yml
-run_lint "shellcheck .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh" \
-  shellcheck .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh
+run_lint "shellcheck -x .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh" \
+  shellcheck -x .github/action/run.sh .ci/action-tests.sh .ci/action-comment-tests.sh scripts/package-release.sh
 run_lint "wrkflw validate .github/workflows/gpu-gate.yml" \
   wrkflw validate .github/workflows/gpu-gate.yml
 # The suite example: a matrix of GPU shards, artifacts, and a merge job without a GPU.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The checks of the offline test scripts in .ci/ (sourced): each prints one ✔ or ✘ line and
 # counts it; `report` prints the tally and fails when any check failed.
 passed=0
