@@ -28,8 +28,8 @@ mkdir -p "$suite/src" "$suite/bin"
 summary=$out/summary.md
 status=0
 
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
+# shellcheck source=scripts/lib/skip-steps.sh
+. scripts/lib/skip-steps.sh
 
 { echo "# ncugate: skipping unchanged workloads on a GPU ($(date -u +%FT%TZ))"; echo
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/GPU: /'
@@ -79,40 +79,10 @@ echo "# the same rules under another file: its digest differs" >> "$suite/other-
 echo "| step | expected | RUN | SKIP | exit | seconds |" >> "$summary"
 echo "|---|---|---|---|---|---:|" >> "$summary"
 
-# step NAME EXPECTED_RUN EXPECTED_SKIP [ENV=VALUE ...] -- ARGS...: one check of the suite.
-step() {
-  local name=$1 want_run=$2 want_skip=$3; shift 3
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local t0 t1 rc runs skips
-  t0=$(now)
-  (cd "$suite" && env "${envs[@]}" GIT_COMMIT="step-$name" "$ncugate" check --no-build \
-      --clock-control none --color never --json "$out/$name.json" "$@") \
-    > "$out/$name.stdout" 2> "$out/$name.stderr"
-  rc=$?
-  t1=$(now)
-  runs=$(grep -E '^RUN ' "$out/$name.stderr" | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//')
-  skips=$(grep -E '^SKIP ' "$out/$name.stdout" | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//')
-  local ok=yes
-  [ "$rc" = 0 ] || ok=no
-  [ "$runs" = "$want_run" ] || ok=no
-  [ "$skips" = "$want_skip" ] || ok=no
-  [ $ok = yes ] || status=1
-  printf '| %s | RUN [%s] SKIP [%s] exit 0 | %s | %s | %s%s | %s |\n' "$name" "$want_run" "$want_skip" \
-    "$runs" "$skips" "$rc" "$([ $ok = yes ] || echo ' UNEXPECTED')" "$(elapsed "$t0" "$t1")" >> "$summary"
-  echo "$(elapsed "$t0" "$t1")" > "$out/$name.seconds"
-}
-
-all=$(printf '%s\n' "${workloads[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+all=$(sorted "${workloads[@]}")
 others=$(printf '%s\n' "${workloads[@]}" | grep -v '^app_a$' | sort | tr '\n' ' ' | sed 's/ $//')
 
-t0=$(now)
-(cd "$suite" && "$ncugate" baseline record --runs 1 --no-build --clock-control none) \
-  > "$out/record.stdout" 2> "$out/record.stderr"
-rc=$?
-echo "baseline record --runs 1 of the suite: exit $rc in $(elapsed "$t0" "$(now)") s" >> "$summary"
-[ $rc = 0 ] || { status=1; tail -5 "$out/record.stderr" >> "$summary"; }
+record_suite
 
 step cold "$all" "" --
 step unchanged "" "$all" --

@@ -33,8 +33,8 @@ mkdir -p "$suite/src" "$suite/bin" "$suite/lib"
 summary=$out/summary.md
 status=0
 
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
+# shellcheck source=scripts/lib/skip-steps.sh
+. scripts/lib/skip-steps.sh
 fail() { echo "UNEXPECTED: $*" >> "$summary"; status=1; }
 
 { echo "# ncugate: skipping and run-time libraries on a GPU ($(date -u +%FT%TZ))"; echo
@@ -112,38 +112,12 @@ echo "| step | expected | RUN | SKIP | exit | seconds |" >> "$summary"
 echo "|---|---|---|---|---|---:|" >> "$summary"
 
 # step NAME EXPECTED_RUN EXPECTED_SKIP [ARGS...]: one check of the suite.
-step() {
-  local name=$1 want_run=$2 want_skip=$3; shift 3
-  local t0 t1 rc runs skips
-  t0=$(now)
-  (cd "$suite" && GIT_COMMIT="step-$name" "$ncugate" check --no-build \
-      --clock-control none --color never --json "$out/$name.json" "$@") \
-    > "$out/$name.stdout" 2> "$out/$name.stderr"
-  rc=$?
-  t1=$(now)
-  runs=$(grep -E '^RUN ' "$out/$name.stderr" | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//')
-  skips=$(grep -E '^SKIP ' "$out/$name.stdout" | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//')
-  local ok=yes
-  [ "$rc" = 0 ] || ok=no
-  [ "$runs" = "$want_run" ] || ok=no
-  [ "$skips" = "$want_skip" ] || ok=no
-  [ $ok = yes ] || status=1
-  printf '| %s | RUN [%s] SKIP [%s] exit 0 | %s | %s | %s%s | %s |\n' "$name" "$want_run" "$want_skip" \
-    "$runs" "$skips" "$rc" "$([ $ok = yes ] || echo ' UNEXPECTED')" "$(elapsed "$t0" "$t1")" >> "$summary"
-  echo "$(elapsed "$t0" "$t1")" > "$out/$name.seconds"
-}
-
-all=$(printf '%s\n' "${workloads[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+all=$(sorted "${workloads[@]}")
 others=$(printf '%s\n' "${workloads[@]}" | grep -v '^dl_app$' | sort | tr '\n' ' ' | sed 's/ $//')
 
-t0=$(now)
-(cd "$suite" && "$ncugate" baseline record --runs 1 --no-build --clock-control none) \
-  > "$out/record.stdout" 2> "$out/record.stderr"
-rc=$?
-echo "baseline record --runs 1 of the suite: exit $rc in $(elapsed "$t0" "$(now)") s" >> "$summary"
-[ $rc = 0 ] || { status=1; tail -5 "$out/record.stderr" >> "$summary"; }
+record_suite
 
-step cold "$all" ""
+step cold "$all" "" --
 listed() { grep -q -- "$2" "$suite/work/$1/run/libraries.txt" 2>/dev/null || fail "$1: $2 not in libraries.txt"; }
 listed dl_app "/lib/libscale.so"
 listed dl_app "libcuda.so"
@@ -153,12 +127,12 @@ if [ -n "$torch_table" ]; then
 fi
 grep -q '"path": ".*/lib/libscale.so"' "$suite/work/dl_app/skip-cache.json" \
   || fail "the verdict cache does not keep lib/libscale.so"
-step unchanged "" "$all"
+step unchanged "" "$all" --
 build_lib 3.0
-step rebuilt "dl_app" "$others"
+step rebuilt "dl_app" "$others" --
 grep -q "RUN   dl_app.*library changed: .*/lib/libscale.so" "$out/rebuilt.stderr" \
   || fail "the rebuilt step's RUN line does not name lib/libscale.so"
-step after "" "$all"
+step after "" "$all" --
 
 # Every library hashed in full: the cache files' stamps dropped (their digests stay).
 for w in "${workloads[@]}"; do
@@ -171,7 +145,7 @@ for lib in entry["libraries"]:
 json.dump(entry, open(path, "w"), indent=2)
 PY
 done
-step rehash "" "$all"
+step rehash "" "$all" --
 
 python3 - "$suite/work" "$out" "${workloads[@]}" >> "$summary" <<'PY'
 import json, os, sys
