@@ -71,36 +71,28 @@ fn oracle_python(test: &str) -> Option<String> {
 /// Every `.ncu-rep` under `fixtures/` (what `git ls-files '*.ncu-rep'`
 /// lists), sorted.
 fn committed_reports() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("fixtures dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "ncu-rep") {
-                out.push(path);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&Path::new(ROOT).join("fixtures"), &mut out);
-    out.sort();
-    out
+    committed("ncu-rep")
 }
 
 /// Every `.ncu-repz` under `fixtures/`, sorted.
 fn committed_compressed_reports() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    committed("ncu-repz")
+}
+
+/// Every file under `fixtures/` with the extension `ext`, sorted.
+fn committed(ext: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).expect("fixtures dir").flatten() {
             let path = entry.path();
             if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "ncu-repz") {
+                walk(&path, ext, out);
+            } else if path.extension().is_some_and(|e| e == ext) {
                 out.push(path);
             }
         }
     }
     let mut out = Vec::new();
-    walk(&Path::new(ROOT).join("fixtures"), &mut out);
+    walk(&Path::new(ROOT).join("fixtures"), ext, &mut out);
     out.sort();
     out
 }
