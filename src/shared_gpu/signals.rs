@@ -257,22 +257,31 @@ pub(crate) fn observe(samples: &[Sample], ours: &[(u32, Option<u32>)]) -> Seen {
 /// pre-launch looks that say.
 fn unlisted_before(samples: &[Sample], device: u32) -> Option<u64> {
     let seen: Vec<u64> = before(samples)
-        .filter_map(|s| {
-            let used = s
-                .devices
-                .iter()
-                .find(|d| d.device == device)?
-                .memory_used_bytes?;
-            let listed = s
-                .processes
-                .iter()
-                .filter(|p| p.device == device)
-                .map(|p| p.memory_bytes)
-                .try_fold(0u64, |sum, b| b.map(|b| sum.saturating_add(b)))?;
-            Some(used.saturating_sub(listed))
-        })
+        .filter_map(|s| unlisted(s, device))
         .collect();
     (seen.len() >= 2).then(|| seen.into_iter().min()).flatten()
+}
+
+/// Device memory in use on `device` in one look beyond what the processes
+/// it lists there hold; `None` where NVML did not say.
+fn unlisted(sample: &Sample, device: u32) -> Option<u64> {
+    let used = sample
+        .devices
+        .iter()
+        .find(|d| d.device == device)?
+        .memory_used_bytes?;
+    Some(used.saturating_sub(listed_memory(sample, device, &|_| true)?))
+}
+
+/// The memory the processes `own` picks hold on `device` in one look;
+/// `None` where NVML did not say for one of them.
+fn listed_memory(sample: &Sample, device: u32, own: &dyn Fn(&GpuProcess) -> bool) -> Option<u64> {
+    sample
+        .processes
+        .iter()
+        .filter(|p| p.device == device && own(p))
+        .map(|p| p.memory_bytes)
+        .try_fold(0u64, |sum, b| b.map(|b| sum.saturating_add(b)))
 }
 
 /// The pre-launch looks.
@@ -375,13 +384,6 @@ fn mps_beyond(sample: &Sample, place: &[(u32, Option<u32>)]) -> Option<u32> {
 /// pre-launch looks saw in use beyond the processes listed then. Ours are
 /// those NVML named (`named_ours`), else those first listed after launch.
 fn memory_beyond(samples: &[Sample], devices: &[u32], named_ours: bool) -> Vec<Option<u64>> {
-    let listed_memory = |s: &Sample, device: u32, own: &dyn Fn(&GpuProcess) -> bool| {
-        s.processes
-            .iter()
-            .filter(|p| p.device == device && own(p))
-            .map(|p| p.memory_bytes)
-            .try_fold(0u64, |sum, b| b.map(|b| sum.saturating_add(b)))
-    };
     let pre: Vec<u32> = before(samples)
         .flat_map(|s| s.processes.iter().map(|p| p.pid))
         .collect();
@@ -392,18 +394,7 @@ fn memory_beyond(samples: &[Sample], devices: &[u32], named_ours: bool) -> Vec<O
             !pre.contains(&p.pid)
         }
     };
-    let reservation = |device: u32| {
-        before(samples)
-            .filter_map(|s| {
-                let used = s
-                    .devices
-                    .iter()
-                    .find(|d| d.device == device)?
-                    .memory_used_bytes?;
-                Some(used.saturating_sub(listed_memory(s, device, &|_| true)?))
-            })
-            .min()
-    };
+    let reservation = |device: u32| before(samples).filter_map(|s| unlisted(s, device)).min();
     let reserved: Vec<(u32, u64)> = devices
         .iter()
         .filter_map(|d| reservation(*d).map(|r| (*d, r)))
