@@ -411,11 +411,188 @@ static void json_u64_or_null(FILE *f, int have, unsigned long long v) {
   else fputs("null", f);
 }
 
+/* ----------------------------------------------------------- kernel trace */
+
+/* With NCUGATE_AUDIT_KERNELS=1 in the environment: CUPTI activity records of
+ * every kernel that ran (CONCURRENT_KERNEL, which does not serialize kernels),
+ * summed per (name, grid, block, registers, shared memory). Activity tracing
+ * needs no performance-counter permission: this is what ncugate gates when
+ * ncu fails with ERR_NVGPUCTRPERM and `locked_counters = "trace"`. The fields
+ * read here (kind … name, graphId) have the same layout in every kernel record
+ * version since CUDA 12.0. */
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 KernelRecord;
+#else
+typedef CUpti_ActivityKernel9 KernelRecord;
+#endif
+
+typedef struct {
+  char *name; /* malloc'd; NULL marks an empty slot */
+  int32_t grid[3], block[3];
+  uint32_t registers, local_per_thread;
+  int32_t static_shared, dynamic_shared;
+  unsigned long long launches, graph_launches, ns_total, ns_min, ns_max;
+} KernelStat;
+
+#define MAX_KERNEL_STATS 65536 /* distinct combinations kept; beyond: counted as overflow */
+#define TRACE_BUFFER_BYTES (8u << 20)
+
+static pthread_mutex_t g_trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_trace_wanted, g_trace_enabled;
+static KernelStat *g_kstats; /* open addressing, capacity a power of two */
+static size_t g_kcap, g_kcount;
+static unsigned long long g_trace_records, g_trace_dropped, g_trace_overflow;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = (const unsigned char *)p;
+  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
+  return h;
+}
+
+static uint64_t kernel_hash(const char *name, const KernelStat *k) {
+  uint64_t h = fnv1a(1469598103934665603ull, name, strlen(name));
+  h = fnv1a(h, k->grid, sizeof k->grid);
+  h = fnv1a(h, k->block, sizeof k->block);
+  h = fnv1a(h, &k->registers, sizeof k->registers);
+  h = fnv1a(h, &k->static_shared, sizeof k->static_shared);
+  return fnv1a(h, &k->dynamic_shared, sizeof k->dynamic_shared);
+}
+
+static int same_kernel(const KernelStat *a, const char *name, const KernelStat *k) {
+  return strcmp(a->name, name) == 0 && memcmp(a->grid, k->grid, sizeof a->grid) == 0 &&
+         memcmp(a->block, k->block, sizeof a->block) == 0 && a->registers == k->registers &&
+         a->static_shared == k->static_shared && a->dynamic_shared == k->dynamic_shared;
+}
+
+/* The slot of this kernel, added when new; NULL when full or out of memory. */
+static KernelStat *kernel_slot(const char *name, const KernelStat *k) {
+  if ((g_kcount + 1) * 2 > g_kcap) {
+    if (g_kcount >= MAX_KERNEL_STATS) return NULL;
+    size_t cap = g_kcap ? g_kcap * 2 : 256;
+    KernelStat *t = calloc(cap, sizeof *t);
+    if (!t) return NULL;
+    for (size_t i = 0; i < g_kcap; i++) {
+      if (!g_kstats[i].name) continue;
+      size_t j = kernel_hash(g_kstats[i].name, &g_kstats[i]) & (cap - 1);
+      while (t[j].name) j = (j + 1) & (cap - 1);
+      t[j] = g_kstats[i];
+    }
+    free(g_kstats);
+    g_kstats = t;
+    g_kcap = cap;
+  }
+  size_t j = kernel_hash(name, k) & (g_kcap - 1);
+  while (g_kstats[j].name) {
+    if (same_kernel(&g_kstats[j], name, k)) return &g_kstats[j];
+    j = (j + 1) & (g_kcap - 1);
+  }
+  char *copy = strdup(name);
+  if (!copy) return NULL;
+  g_kstats[j] = *k;
+  g_kstats[j].name = copy;
+  g_kstats[j].ns_min = ~0ull;
+  g_kcount++;
+  return &g_kstats[j];
+}
+
+static void on_kernel(const KernelRecord *r) {
+  KernelStat k;
+  memset(&k, 0, sizeof k);
+  k.grid[0] = r->gridX; k.grid[1] = r->gridY; k.grid[2] = r->gridZ;
+  k.block[0] = r->blockX; k.block[1] = r->blockY; k.block[2] = r->blockZ;
+  k.registers = r->registersPerThread;
+  k.static_shared = r->staticSharedMemory;
+  k.dynamic_shared = r->dynamicSharedMemory;
+  k.local_per_thread = r->localMemoryPerThread;
+  const char *name = r->name ? r->name : "";
+  unsigned long long ns = r->end > r->start ? (unsigned long long)(r->end - r->start) : 0;
+  pthread_mutex_lock(&g_trace_mu);
+  g_trace_records++;
+  KernelStat *s = kernel_slot(name, &k);
+  if (!s) {
+    g_trace_overflow++;
+  } else {
+    s->launches++;
+    if (r->graphId != 0) s->graph_launches++;
+    s->ns_total += ns;
+    if (ns < s->ns_min) s->ns_min = ns;
+    if (ns > s->ns_max) s->ns_max = ns;
+  }
+  pthread_mutex_unlock(&g_trace_mu);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *max_records = 0;
+  *buffer = aligned_alloc(ACTIVITY_RECORD_ALIGNMENT, TRACE_BUFFER_BYTES);
+  *size = *buffer ? TRACE_BUFFER_BYTES : 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)size;
+  CUpti_Activity *rec = NULL;
+  while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+      on_kernel((const KernelRecord *)rec);
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+    pthread_mutex_lock(&g_trace_mu);
+    g_trace_dropped += dropped;
+    pthread_mutex_unlock(&g_trace_mu);
+  }
+  free(buffer);
+}
+
+static void trace_start(void) {
+  const char *want = getenv("NCUGATE_AUDIT_KERNELS");
+  g_trace_wanted = want && strcmp(want, "1") == 0;
+  if (!g_trace_wanted) return;
+  CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS) {
+    const char *s = NULL;
+    cuptiGetResultString(r, &s);
+    char buf[200];
+    snprintf(buf, sizeof buf, "kernel trace: %s", s ? s : "cuptiActivityEnable failed");
+    note_error(buf);
+    return;
+  }
+  g_trace_enabled = 1;
+}
+
+/* Writes "kernel_trace":{...} (with a leading comma) when the trace was asked for. */
+static void write_trace(FILE *o) {
+  if (!g_trace_wanted) return;
+  pthread_mutex_lock(&g_trace_mu);
+  fprintf(o, ",\"kernel_trace\":{\"enabled\":%s,\"records\":%llu,\"dropped\":%llu,\"overflow\":%llu,"
+             "\"kernels\":[",
+          g_trace_enabled ? "true" : "false", g_trace_records, g_trace_dropped, g_trace_overflow);
+  int first = 1;
+  for (size_t i = 0; i < g_kcap; i++) {
+    const KernelStat *k = &g_kstats[i];
+    if (!k->name) continue;
+    fputs(first ? "{\"name\":" : ",{\"name\":", o);
+    first = 0;
+    json_string(o, k->name);
+    fprintf(o, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"registers\":%u,\"static_shared\":%d,"
+               "\"dynamic_shared\":%d,\"local_per_thread\":%u,\"launches\":%llu,"
+               "\"graph_launches\":%llu,\"ns_total\":%llu,\"ns_min\":%llu,\"ns_max\":%llu}",
+            k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->registers,
+            k->static_shared, k->dynamic_shared, k->local_per_thread, k->launches, k->graph_launches,
+            k->ns_total, k->launches ? k->ns_min : 0, k->ns_max);
+  }
+  fputs("]}", o);
+  pthread_mutex_unlock(&g_trace_mu);
+}
+
 #define MAX_LIVE_LISTED 1000
 
 static void write_report(void) {
   if (getpid() != g_pid) return; /* a forked child inherited us; not its report */
   sample_seen_devices();         /* a no-op error after the runtime tore down */
+  /* Deliver the kernel records still buffered (outside g_mu: buffer_completed runs here). */
+  if (g_trace_enabled) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&g_mu);
   if (g_reported) { pthread_mutex_unlock(&g_mu); return; }
   g_reported = 1;
@@ -454,6 +631,7 @@ static void write_report(void) {
   fputs(",\"pool_reserved_high\":", o);
   json_u64_or_null(o, g_have_pool_high, g_pool_high);
   fprintf(o, ",\"first_launch_ns\":%llu,\"last_launch_ns\":%llu", g_first_launch_ns, g_last_launch_ns);
+  write_trace(o);
   fprintf(o, ",\"live_execs_count\":%ld,\"live_execs_truncated\":%s,\"graphs_cloned\":%ld,"
              "\"launches_failed\":%ld,\"launches_unknown_exec\":%ld,\"mem_samples\":%ld,"
              "\"contexts_destroyed\":%ld,\"pid\":%d,\"cupti_subscribed\":%s,\"errors\":",
@@ -503,6 +681,7 @@ EXPORT int InitializeInjection(void) {
     if (!ok) note_error("cuptiEnableCallback failed for some callbacks");
     g_initialized = 1;
   }
+  trace_start();
   atexit(write_report);
   return 1;
 }

@@ -14,6 +14,7 @@
 #   scripts/gpu-container-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
 #   N=3 QUIET=1 scripts/gpu-container-e2e.sh ...        # a quick run
 #   KINDS=copy QUIET=0 scripts/gpu-container-e2e.sh ...  # one neighbour (gemm, copy), no quiet checks
+#   WHERES="ns host" N_HOST=3 ...                        # the namespace first; fewer checks on the host
 #
 # Needs nvcc, ncu, python3 with torch, util-linux `unshare` (as root, else with a user
 # namespace: --user --map-root-user). Every ncu run is ncugate's, with --clock-control none
@@ -92,10 +93,11 @@ PY
 # series WHERE NEIGHBOUR WORKLOAD: N unchanged checks of one workload, one row.
 series() {
   local where=$1 kind=$2 workload=$3 i rc codes=() alarms=0 detected=0 sig
-  local tag=$where.$kind.$workload
+  local tag=$where.$kind.$workload n=$N
+  [ "$where" = host ] && [ "$kind" != quiet ] && n=${N_HOST:-$N}
   : > "$out/$tag.signals"
-  for i in $(seq "$N"); do
-    [ "$i" -gt 1 ] && [ "$(elapsed)" -gt "$BUDGET_S" ] && { echo "$tag: $((i - 1)) of $N checks, budget of $BUDGET_S s spent" >> "$out/env.txt"; break; }
+  for i in $(seq "$n"); do
+    [ "$i" -gt 1 ] && [ "$(elapsed)" -gt "$BUDGET_S" ] && { echo "$tag: $((i - 1)) of $n checks, budget of $BUDGET_S s spent" >> "$out/env.txt"; break; }
     rc=$(check "$tag.unchanged.$i" "$where" "$workload"); codes+=("$rc")
     [ "$rc" != 0 ] && alarms=$((alarms + 1))
     sig=$(signals "$out/$tag.unchanged.$i.json")
@@ -140,7 +142,11 @@ smi quiet
   --output "$out/ref.baseline.json" > "$out/baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/baseline.log"; exit 1; }
 "$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/torch.baseline" \
   --output "$out/torch.baseline.json" -- "${TORCH[@]}" > "$out/torch.baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/torch.baseline.log"; exit 1; }
-wheres=(host); [ ${#NS[@]} -gt 0 ] && wheres+=(ns)
+wheres=()
+for where in ${WHERES:-host ns}; do
+  [ "$where" = ns ] && [ ${#NS[@]} -eq 0 ] && continue
+  wheres+=("$where")
+done
 N_SAVED=$N; N=$QUIET
 [ "$QUIET" -gt 0 ] && for where in "${wheres[@]}"; do cell "$where" quiet; done
 N=$N_SAVED
