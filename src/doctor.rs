@@ -260,6 +260,9 @@ fn counters(out: &mut Lines) -> bool {
             out.line(format_args!(
                 "    fix: run as root, or `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ and reload the driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
             ));
+            out.line(format_args!(
+                "    or: `locked_counters = \"trace\"` in [gate] (--locked-counters trace) is available: check then gates the launch structure from a CUPTI trace (no counters needed), labelled DEGRADED, with no metric gated"
+            ));
             false
         }
     }

@@ -125,6 +125,9 @@ fn head(view: &View<'_>, depth: usize, h: &str) -> String {
         outcome_emoji(view.outcome),
         view.outcome_word()
     );
+    if view.counts.degraded {
+        let _ = writeln!(out, "> [!WARNING]\n> **{}**\n", text(&view.outcome_label()));
+    }
     let _ = writeln!(
         out,
         "{} — exit code {}\n",

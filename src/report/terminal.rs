@@ -278,10 +278,10 @@ fn note_text(note: &str, width: usize) -> String {
 }
 
 fn headline(out: &mut String, view: &View<'_>, color: bool) {
-    let word = view.outcome_title();
+    let word = view.outcome_label();
     let word = match color {
-        true => paint(word, outcome_paint(view.outcome)),
-        false => word.to_string(),
+        true => paint(&word, outcome_paint(view.outcome)),
+        false => word,
     };
     let _ = writeln!(
         out,
