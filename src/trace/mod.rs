@@ -81,6 +81,11 @@ pub(crate) fn check(
         "trace mode: ncu could not read the performance counters (ERR_NVGPUCTRPERM), so the app ran {} without ncu under CUPTI activity tracing; gated: which kernels ran and how often; not gated: every metric rule",
         crate::format::count(traced.runs, "time", "times")
     ));
+    report.note(format!(
+        "{} not gated: {}",
+        crate::format::count(report.rules.len(), "metric check", "metric checks"),
+        crate::verdict::COUNTERS_LOCKED
+    ));
     report.note(mapping.words());
     report
         .notes
