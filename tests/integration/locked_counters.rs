@@ -211,3 +211,59 @@ fn by_default_locked_counters_exit_2_with_the_fix_and_trace_mode_named() {
         .stderr_has("locked_counters = \"trace\"");
     assert!(!gate.path("target/ncugate/trace").exists(), "no trace ran");
 }
+
+/// A baseline recorded from the reference app's H200 report, which records
+/// each kernel's mangled names and launch configurations.
+fn report_baseline(gate: &Gate) {
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "base.ncu-rep");
+    gate.record()
+        .input("base.ncu-rep")
+        .output("baseline.json")
+        .run()
+        .code(0);
+    let baseline = gate.json("baseline.json");
+    let scale = &baseline["kernels"]["void scale<0>(const float *, float *, long, int)"];
+    assert_eq!(
+        scale["code"]["mangled"],
+        serde_json::json!(["_Z5scaleIL9ScaleImpl0EEvPKfPfli"])
+    );
+}
+
+#[test]
+fn a_baseline_recorded_from_reports_maps_traced_kernels_by_mangled_name() {
+    let gate = Gate::new();
+    let ncu = locked(&gate);
+    report_baseline(&gate);
+    let out = check(&gate, &ncu, "trace")
+        .app(
+            &app(&gate, "graph_app.base.trace.json")
+                .each_ref()
+                .map(String::as_str),
+        )
+        .run();
+    out.code(0).stdout_has(DEGRADED).stdout_has(
+        "traced kernels mapped to the baseline's keys by the mangled names it recorded",
+    );
+    assert!(
+        !out.stdout.contains("launch configuration changed"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_changed_launch_configuration_is_named() {
+    let gate = Gate::new();
+    let ncu = locked(&gate);
+    report_baseline(&gate);
+    let out = check(&gate, &ncu, "trace")
+        .app(
+            &app(&gate, "graph_app.grid.trace.json")
+                .each_ref()
+                .map(String::as_str),
+        )
+        .run();
+    out.code(0).stdout_has(
+        "`void scale<0>(const float *, float *, long, int)`: launch configuration changed: baseline grid (65536, 1, 1) block (256, 1, 1), now grid (32768, 1, 1) block (256, 1, 1)",
+    );
+}
