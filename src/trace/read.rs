@@ -192,9 +192,12 @@ mod tests {
         parse(text, Path::new("trace.json")).map_err(|e| e.report_line())
     }
 
-    const KERNEL: &str = r#"{"name": "_Z5scalePfPKfm", "grid": [256,1,1], "block": [256,1,1], "registers": 16,
-        "static_shared": 0, "dynamic_shared": 0, "local_per_thread": 0, "launches": 3,
-        "graph_launches": 3, "ns_total": 12345, "ns_min": 4100, "ns_max": 4200}"#;
+    // One line, as the library writes its report.
+    const KERNEL: &str = concat!(
+        r#"{"name": "_Z5scalePfPKfm", "grid": [256,1,1], "block": [256,1,1], "registers": 16, "#,
+        r#""static_shared": 0, "dynamic_shared": 0, "local_per_thread": 0, "launches": 3, "#,
+        r#""graph_launches": 3, "ns_total": 12345, "ns_min": 4100, "ns_max": 4200}"#
+    );
 
     #[test]
     fn a_complete_trace_reads_with_its_launch_configuration() {

@@ -277,6 +277,11 @@ mod tests {
                 Some(Reason::Environmental),
                 true,
             ),
+            (
+                json!({"not_gated": crate::verdict::COUNTERS_LOCKED}),
+                Some(Reason::CountersLocked),
+                false,
+            ),
         ] {
             let written = row(fields);
             let r = read(&written).expect("a row ncugate writes");
