@@ -59,7 +59,7 @@ pub(super) fn check_all(
 
 /// Every rule's results when the counters were locked: per kernel of the
 /// baseline its filter selects, and the whole run's, each skipped and not
-/// gated with why ([`Reason::CountersLocked`]): listed and counted, never a pass.
+/// gated with why ([`crate::verdict::Reason::CountersLocked`]): listed and counted, never a pass.
 pub(crate) fn locked(baseline: &Baseline, thresholds: &Thresholds) -> Vec<RuleResult> {
     let mut out = Vec::new();
     // One copy of the why, shared by every result (the JSON's `not_gated`).
