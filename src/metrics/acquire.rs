@@ -90,13 +90,48 @@ pub(super) fn acquire(
     }
 }
 
+/// What a check's acquire stage got: the profiled (or given) exports, or,
+/// ncu refused the counters under `[gate] locked_counters = "trace"`, the
+/// whole trace-mode check (see [`crate::trace`]).
+pub(super) enum Got {
+    Profiled(Box<Acquired>),
+    Traced(Box<crate::verdict::Report>),
+}
+
+/// A check's acquire stage: [`acquire`], or trace mode when it failed with
+/// ERR_NVGPUCTRPERM and the check asked for it.
+pub(super) fn or_trace(
+    config: &crate::config::CheckConfig,
+    details: &[PathBuf],
+    metrics: &[String],
+    candidates: &super::pick::Candidates<'_>,
+    thresholds: &Thresholds,
+    processes: &dyn ProcessRunner,
+) -> Result<Got> {
+    let expected = candidates.expected_launches();
+    let github = config.outputs.github;
+    match acquire(
+        &config.source,
+        details,
+        metrics,
+        expected,
+        github,
+        processes,
+    ) {
+        Ok(acquired) => Ok(Got::Profiled(Box::new(acquired))),
+        Err(e) if counters_locked(&e, config) => {
+            let (path, baseline) = candidates.sole()?;
+            traced(config, &path, &baseline, thresholds, processes)
+                .map(|report| Got::Traced(Box::new(report)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether `error` is ncu's ERR_NVGPUCTRPERM in a check that asked for
 /// trace mode then (`[gate] locked_counters = "trace"`). A check of
 /// `--input` files never gets here: it profiles nothing.
-pub(super) fn counters_locked(
-    error: &crate::error::Error,
-    config: &crate::config::CheckConfig,
-) -> bool {
+fn counters_locked(error: &crate::error::Error, config: &crate::config::CheckConfig) -> bool {
     config.locked_counters == crate::trace::LockedCounters::Trace
         && matches!(
             error,
@@ -107,7 +142,7 @@ pub(super) fn counters_locked(
 
 /// The check in trace mode: the app traced instead of profiled, its launch
 /// structure judged against `baseline` (see [`crate::trace`]).
-pub(super) fn traced(
+fn traced(
     config: &crate::config::CheckConfig,
     path: &std::path::Path,
     baseline: &crate::baseline::Baseline,

@@ -114,22 +114,13 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     // when the baseline has findings to compare them with.
     let (details, given) = read::with_input_reports(&config.source, &config.details);
 
-    // 1. acquire (counters locked: trace mode takes over, if asked)
-    let acquired = acquire::acquire(
-        &config.source,
-        &details,
-        &metrics,
-        candidates.expected_launches(),
-        config.outputs.github,
-        processes,
-    );
-    let mut acquired = match acquired {
-        Err(e) if acquire::counters_locked(&e, config) => {
-            let (path, baseline) = candidates.sole()?;
-            return acquire::traced(config, &path, &baseline, &thresholds, processes);
-        }
-        other => other?,
-    };
+    // 1. acquire (the counters locked under locked_counters = "trace": trace mode instead)
+    let c = &candidates;
+    let mut acquired =
+        match acquire::or_trace(config, &details, &metrics, c, &thresholds, processes)? {
+            acquire::Got::Profiled(acquired) => *acquired,
+            acquire::Got::Traced(report) => return Ok(*report),
+        };
     known.inputs.clone_from(&acquired.inputs);
     known.details = acquired.details[..given.min(acquired.details.len())].to_vec();
 

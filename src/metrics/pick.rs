@@ -91,7 +91,7 @@ impl<'a> Candidates<'a> {
     /// The one baseline a check without ncu's data compares with (trace
     /// mode: no fingerprint picks a GPU's file): the file, or a workload's
     /// only file; an error for several files or a rolling baseline.
-    pub(super) fn sole(self) -> Result<(PathBuf, Baseline)> {
+    pub(super) fn sole(&self) -> Result<(PathBuf, Baseline)> {
         let refuse = |place: String, reason: &str| {
             Err(Error::from(crate::error::ToolError::TraceBaseline {
                 place,
@@ -99,7 +99,7 @@ impl<'a> Candidates<'a> {
             }))
         };
         match self {
-            Candidates::File { path, baseline } => Ok((path, *baseline)),
+            Candidates::File { path, baseline } => Ok((path.clone(), (**baseline).clone())),
             Candidates::PerGpu {
                 files,
                 dir,

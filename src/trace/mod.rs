@@ -20,7 +20,7 @@ mod map;
 mod read;
 mod run;
 
-pub use run::AuditLib;
+pub use run::{AuditLib, KERNELS_VAR};
 
 use crate::baseline::Baseline;
 use crate::error::Result;

@@ -18,7 +18,7 @@ pub struct AuditLib {
 }
 
 /// The variable that asks the audit library for its kernel trace.
-pub(crate) const KERNELS_VAR: &str = "NCUGATE_AUDIT_KERNELS";
+pub const KERNELS_VAR: &str = "NCUGATE_AUDIT_KERNELS";
 
 /// Runs the app `runs` times under the trace; the report file of each run.
 pub(crate) fn run(
