@@ -119,9 +119,14 @@ fn write_at(view: &View<'_>, depth: usize, sink: &mut dyn io::Write) -> io::Resu
 fn head(view: &View<'_>, depth: usize, h: &str) -> String {
     let title = "#".repeat(depth);
     let mut out = String::new();
+    let degraded = if view.counts.degraded {
+        " (degraded)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{title} {} ncugate: {}\n",
+        "{title} {} ncugate: {}{degraded}\n",
         outcome_emoji(view.outcome),
         view.outcome_word()
     );

@@ -15,8 +15,8 @@ pub(crate) const MAX_NAME: usize = 16_384;
 
 /// One distinct kernel of a trace: its mangled name, launch configuration
 /// and resources, and how often and how long it ran.
+// Keys the library may add later are ignored; the ones below are required.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct TracedKernel {
     /// The mangled name as CUPTI reports it (a C symbol stays as is).
     pub(crate) name: String,
@@ -44,7 +44,6 @@ impl TracedKernel {
 
 /// The `kernel_trace` of one run.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct KernelTrace {
     enabled: bool,
     #[serde(default)]
