@@ -8,7 +8,7 @@ use super::file::FileConfig;
 use super::output::{outputs, style};
 use super::run::{import_with_ncu, ncu_program, runner};
 use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
-use super::typed_flags::{Given, profile_only};
+use super::typed_flags::{Flags, Given, profile_only};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
@@ -126,7 +126,7 @@ pub struct RecordConfig {
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     if !args.inputs.is_empty() {
         given.refuse(
-            &profile_only(&args.inputs),
+            &profile_only(&args.inputs).and("locked_counters"),
             "with --input: the exports were profiled already",
             ", or leave out --input to build and profile the app",
         )?;
@@ -183,6 +183,12 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
 }
 
 pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
+    // A baseline is made of counters: there is no trace mode to record in.
+    given.refuse(
+        &Flags::only("locked_counters"),
+        "in baseline record: a baseline needs the performance counters, so there is no trace mode to record in",
+        ", and record where ncu may read the counters (as root, or with NVreg_RestrictProfilingToAdminUsers=0)",
+    )?;
     if !args.inputs.is_empty() {
         // --extra-metric names a metric to read from the exports, too.
         given.refuse(
