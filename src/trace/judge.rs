@@ -102,20 +102,26 @@ pub(crate) fn launch_configurations(baseline: &Baseline, keyed: &[Keyed]) -> Vec
 /// The traced GPU time per launch of each kernel, over the runs: a note,
 /// never gated (no clock control, and not ncu's `gpu__time_duration`).
 pub(crate) fn durations(keyed: &[Keyed]) -> Option<String> {
-    let mut total: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+    // Per key: GPU time, launches, launches as graph nodes.
+    let mut total: std::collections::BTreeMap<&str, (u64, u64, u64)> = Default::default();
     for k in keyed {
         for (key, (ns, launches)) in &k.ns {
             let t = total.entry(key).or_default();
             t.0 = t.0.saturating_add(*ns);
             t.1 += launches;
+            t.2 += k.graph.get(key).copied().unwrap_or(0);
         }
     }
     let parts: Vec<String> = total
         .iter()
-        .filter(|(_, (_, n))| *n > 0)
-        .map(|(key, (ns, n))| {
+        .filter(|(_, (_, n, _))| *n > 0)
+        .map(|(key, (ns, n, graph))| {
+            let nodes = match graph {
+                0 => String::new(),
+                g => format!(" ({g} of {n} launches as graph nodes)"),
+            };
             format!(
-                "`{}` {}",
+                "`{}` {}{nodes}",
                 crate::report::view::short_kernel(key),
                 crate::format::format_value(*ns as f64 / *n as f64, "ns")
             )

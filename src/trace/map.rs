@@ -43,6 +43,8 @@ pub(crate) struct Keyed {
     pub(crate) configs: BTreeMap<String, BTreeSet<String>>,
     /// Traced GPU time per key, ns, and its launches: information only.
     pub(crate) ns: BTreeMap<String, (u64, u64)>,
+    /// Launches per key that ran as CUDA graph nodes: information only.
+    pub(crate) graph: BTreeMap<String, u64>,
 }
 
 /// The runs' kernels under the baseline's keys, and how they were mapped.
@@ -78,6 +80,7 @@ pub(crate) fn map(baseline: &Baseline, traces: &[Trace]) -> (Vec<Keyed>, Mapping
                 .entry(key.clone())
                 .or_default()
                 .insert(k.launch());
+            *keyed.graph.entry(key.clone()).or_default() += k.graph_launches;
             let ns = keyed.ns.entry(key).or_default();
             ns.0 = ns.0.saturating_add(k.ns_total);
             ns.1 += k.launches;
