@@ -654,6 +654,10 @@ mod tests {
                 }),
             ),
             (
+                "locked-counters",
+                name(&|| crate::trace::LockedCounters::default().to_possible_value()),
+            ),
+            (
                 "explain",
                 name(&|| explain::DEFAULT_MODE.to_possible_value()),
             ),

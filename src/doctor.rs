@@ -234,40 +234,62 @@ fn counters(out: &mut Lines) -> bool {
         .map(|v| v.trim() == "1");
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
+    let (ok, lines) = counters_said(admin_only, root);
+    for line in lines {
+        out.line(format_args!("{line}"));
+    }
+    ok
+}
+
+/// The counters' lines for what the driver says (`admin_only`, `None`:
+/// no driver parameters) and whether ncugate runs as root; whether ncu
+/// may read them.
+fn counters_said(admin_only: Option<bool>, root: bool) -> (bool, Vec<&'static str>) {
     match admin_only {
-        None => {
-            out.line(format_args!(
-                "– performance counters: unknown (no /proc/driver/nvidia/params)"
-            ));
-            true
-        }
-        Some(false) => {
-            out.line(format_args!(
-                "✓ performance counters: readable by all users (RmProfilingAdminOnly=0)"
-            ));
-            true
-        }
-        Some(true) if root => {
-            out.line(format_args!(
-                "✓ performance counters: admin only, and ncugate runs as root"
-            ));
-            true
-        }
-        Some(true) => {
-            out.line(format_args!(
-                "✗ performance counters: admin only (RmProfilingAdminOnly=1) and this user is not root: ncu will fail with ERR_NVGPUCTRPERM"
-            ));
-            out.line(format_args!(
-                "    fix: run as root, or `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ and reload the driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-            ));
-            false
-        }
+        None => (
+            true,
+            vec!["– performance counters: unknown (no /proc/driver/nvidia/params)"],
+        ),
+        Some(false) => (
+            true,
+            vec!["✓ performance counters: readable by all users (RmProfilingAdminOnly=0)"],
+        ),
+        Some(true) if root => (
+            true,
+            vec!["✓ performance counters: admin only, and ncugate runs as root"],
+        ),
+        Some(true) => (
+            false,
+            vec![
+                "✗ performance counters: admin only (RmProfilingAdminOnly=1) and this user is not root: ncu will fail with ERR_NVGPUCTRPERM",
+                "    fix: run as root, or `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ and reload the driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)",
+                "    or: `locked_counters = \"trace\"` in [gate] (--locked-counters trace) is available: check then gates the launch structure from a CUPTI trace (no counters needed), labelled DEGRADED, with no metric gated",
+            ],
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::fit;
+
+    #[test]
+    fn locked_counters_name_trace_mode_as_the_fallback_and_open_ones_do_not() {
+        let (ok, lines) = super::counters_said(Some(true), false);
+        assert!(!ok);
+        assert!(lines[0].contains("ERR_NVGPUCTRPERM"), "{lines:?}");
+        assert!(
+            lines[2].contains(
+                "`locked_counters = \"trace\"` in [gate] (--locked-counters trace) is available"
+            ),
+            "{lines:?}"
+        );
+        for (admin_only, root) in [(Some(true), true), (Some(false), false), (None, false)] {
+            let (ok, lines) = super::counters_said(admin_only, root);
+            assert!(ok);
+            assert!(!lines.join("\n").contains("locked_counters"), "{lines:?}");
+        }
+    }
 
     #[test]
     fn a_running_dcgm_host_engine_is_named_with_the_pause_fix() {

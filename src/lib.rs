@@ -111,6 +111,7 @@ pub mod status;
 pub(crate) mod suggest;
 pub mod suite;
 pub(crate) mod text;
+pub mod trace;
 pub mod units;
 pub(crate) mod varies;
 pub mod verdict;

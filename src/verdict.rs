@@ -85,6 +85,9 @@ pub(crate) enum Reason {
     /// counts, launches and launch configuration are unchanged
     /// (`--environmental warn`).
     Environmental,
+    /// ncu could not read the performance counters (ERR_NVGPUCTRPERM) and
+    /// `[gate] locked_counters = "trace"` gated the launch structure alone.
+    CountersLocked,
 }
 
 /// A rule result that is not gated: why, what showed it, and whether it
@@ -111,6 +114,9 @@ pub struct Downgrade {
 /// so wherever the note is (see [`Report::counts`]).
 pub(crate) const ENVIRONMENT_CHANGED: &str = "environment changed since the baseline: ";
 
+/// Why every rule of a trace-mode check is not gated.
+pub(crate) const COUNTERS_LOCKED: &str = "counters locked (ERR_NVGPUCTRPERM): trace mode";
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub(crate) const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
@@ -123,6 +129,7 @@ impl Downgrade {
         match self.reason {
             Reason::SharedGpu => self.neighbour().to_string(),
             Reason::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
+            Reason::CountersLocked => COUNTERS_LOCKED.to_string(),
         }
     }
 
@@ -407,6 +414,41 @@ pub struct Report {
     /// The baseline kernels compared under another key, as renamed.
     #[serde(default)]
     pub(crate) renamed: Vec<Renamed>,
+    /// Set when the check ran degraded (trace mode: the counters were locked).
+    #[serde(default)]
+    pub(crate) degraded: Option<Degraded>,
+}
+
+/// A check that ran degraded: ncu could not read the performance counters
+/// (ERR_NVGPUCTRPERM) and `[gate] locked_counters = "trace"` gated what a
+/// CUPTI activity trace shows — the launch structure — and no metric rule.
+/// How many rules were not gated is not stored: the rows say it
+/// ([`Report::counts`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct Degraded {
+    /// The mode that ran: `trace`.
+    pub(crate) mode: String,
+    /// Why: `performance counters locked (ERR_NVGPUCTRPERM)`.
+    pub(crate) reason: String,
+    /// What was gated: `launch structure only` (kernels, launches per run).
+    pub(crate) gated: String,
+    /// How the traced kernels were mapped to the baseline's keys.
+    pub(crate) mapping: String,
+}
+
+/// What a degraded check's label says after `degraded: `.
+pub(crate) const DEGRADED_REASON: &str = "performance counters locked";
+
+impl Degraded {
+    /// Trace mode's: the launch structure, mapped as `mapping` says.
+    pub(crate) fn trace(mapping: &str) -> Degraded {
+        Degraded {
+            mode: "trace".into(),
+            reason: format!("{DEGRADED_REASON} (ERR_NVGPUCTRPERM)"),
+            gated: "launch structure only".into(),
+            mapping: mapping.into(),
+        }
+    }
 }
 
 /// A baseline kernel compared under its current key: its key changed with
@@ -477,6 +519,7 @@ impl Report {
             notes: Vec::new(),
             shared_gpu: None,
             renamed: Vec::new(),
+            degraded: None,
         }
     }
 
@@ -544,6 +587,19 @@ impl Report {
             .filter(|s| s.check == StructureCheck::Varies && s.status == Status::Pass)
             .count();
         c.pass -= c.varies.min(c.pass);
+        // Rules a trace could not measure: counted apart from other skipped ones.
+        c.locked = self
+            .rules
+            .iter()
+            .filter(|r| {
+                r.status == Status::Skipped
+                    && r.downgrade
+                        .as_ref()
+                        .is_some_and(|d| d.reason == Reason::CountersLocked)
+            })
+            .count();
+        c.skipped -= c.locked.min(c.skipped);
+        c.degraded = self.degraded.is_some();
         c.environment_changed = self
             .notes
             .iter()
@@ -592,6 +648,10 @@ pub(crate) struct Counts {
     /// The environment that picks kernels (or the profiled range) is not
     /// the baseline's: the headline says so.
     pub(crate) environment_changed: bool,
+    /// Metric checks not gated because the counters were locked (trace mode).
+    pub(crate) locked: usize,
+    /// The check ran degraded (trace mode): the headline says so.
+    pub(crate) degraded: bool,
 }
 
 impl Counts {
@@ -613,6 +673,11 @@ impl Counts {
                 "not gated (varies between runs)",
                 "not gated (vary between runs)",
             ),
+            (
+                self.locked,
+                "metric check not gated (counters locked)",
+                "metric checks not gated (counters locked)",
+            ),
         ] {
             if n > 0 {
                 words.push(plural(n, one, many));
@@ -622,6 +687,18 @@ impl Counts {
             words.push("environment changed".to_string());
         }
         words
+    }
+
+    /// What a degraded check adds to its outcome's word (`PASS (degraded:
+    /// …)`), empty for any other: in every headline, whatever the format.
+    pub(crate) fn degraded_words(&self) -> String {
+        if !self.degraded {
+            return String::new();
+        }
+        format!(
+            " (degraded: {DEGRADED_REASON} — launch structure only, {} not gated)",
+            crate::format::count(self.locked, "metric check", "metric checks")
+        )
     }
 }
 

@@ -32,6 +32,10 @@ pub struct KernelCode {
     /// Launch configurations seen, `grid (x, y, z) block (x, y, z)`, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch: Vec<String>,
+    /// The functions' mangled names, sorted: what a CUPTI trace names the
+    /// kernel by (trace mode maps it to this key with them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mangled: Vec<String>,
 }
 
 /// Every kernel key's code in one report.
@@ -81,10 +85,13 @@ pub(crate) fn of_launches(launches: &[native::LaunchCode], key_mode: KernelKeyMo
     functions
         .into_iter()
         .map(|(key, functions)| {
+            // A BTreeMap's keys: sorted, each once.
+            let mangled = functions.keys().cloned().collect();
             let code = combine(functions.into_values().collect());
             let launch = launch.remove(&key).unwrap_or_default();
             let entry = KernelCode {
                 launch: launch.into_iter().collect(),
+                mangled,
                 ..code
             };
             (key, entry)
@@ -112,6 +119,7 @@ fn combine(functions: Vec<native::Code>) -> KernelCode {
         instructions,
         opcodes: BTreeMap::new(),
         launch: Vec::new(),
+        mangled: Vec::new(),
     }
 }
 
@@ -239,6 +247,7 @@ mod tests {
             instructions,
             opcodes: opcodes.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
             launch: Vec::new(),
+            mangled: Vec::new(),
         }
     }
 

@@ -14,8 +14,8 @@ mod findings;
 pub(crate) mod identity;
 pub(crate) mod not_gated;
 mod rule;
-pub(crate) use rule::allowance;
-mod structure;
+pub(crate) use rule::{allowance, locked};
+pub(crate) mod structure;
 
 use crate::baseline::Baseline;
 use crate::error::{Error, Result};
@@ -101,6 +101,7 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
         notes: inputs.notes.iter().cloned().map(Note::new).collect(),
         shared_gpu: None,
         renamed: Vec::new(),
+        degraded: None,
     };
 
     comparable_mode(baseline, runs)?;

@@ -57,6 +57,49 @@ pub(super) fn check_all(
     out
 }
 
+/// Every rule's results when the counters were locked: per kernel of the
+/// baseline its filter selects, and the whole run's, each skipped and not
+/// gated with why ([`crate::verdict::Reason::CountersLocked`]): listed and counted, never a pass.
+pub(crate) fn locked(baseline: &Baseline, thresholds: &Thresholds) -> Vec<RuleResult> {
+    let mut out = Vec::new();
+    // One copy of the why, shared by every result (the JSON's `not_gated`).
+    let why = Arc::new(crate::verdict::COUNTERS_LOCKED.to_string());
+    for rule in &thresholds.rules {
+        let shared = Shared::of(rule);
+        let kernels: Vec<Option<Arc<str>>> = match rule.per {
+            Per::Total => vec![None],
+            Per::Kernel => baseline
+                .kernels
+                .keys()
+                .filter(|k| rule.kernels.matches(k))
+                .map(|k| Some(Arc::from(k.as_str())))
+                .collect(),
+        };
+        for kernel in kernels {
+            let entry = match kernel.as_deref() {
+                Some(k) => baseline.kernels.get(k),
+                None => Some(&baseline.total),
+            };
+            let base = entry.and_then(|e| e.metrics.get(&rule.metric));
+            let mut result = RuleResult {
+                status: Status::Skipped,
+                message: format!("not gated: {}", crate::verdict::COUNTERS_LOCKED),
+                baseline: base.map(|b| *b.stats(rule.aggregate)),
+                ..unjudged(rule, &shared, kernel.as_ref())
+            };
+            if let Some(b) = base {
+                result.unit = Arc::clone(&b.unit);
+            }
+            result.ungate(
+                crate::verdict::Reason::CountersLocked,
+                Some(Arc::clone(&why)),
+            );
+            out.push(result);
+        }
+    }
+    out
+}
+
 /// The result of a rule whose `kernels` filter matches no kernel of the
 /// baseline or of the current runs: an error (exit 2), or skipped for an
 /// `optional` rule. Not a regression: nothing was measured.

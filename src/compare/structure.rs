@@ -7,7 +7,7 @@ use crate::rules::{LaunchPolicy, Policy, Structure};
 use crate::status::Status;
 use crate::verdict::{StructureCheck, StructureResult};
 
-pub(super) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Vec<StructureResult> {
+pub(crate) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Vec<StructureResult> {
     let mut out = Vec::new();
     let current = aggregate::kernel_keys(runs);
     for key in &current {

@@ -8,7 +8,7 @@ use super::file::FileConfig;
 use super::output::{outputs, style};
 use super::run::{import_with_ncu, ncu_program, runner};
 use super::suite::{self, Request, Selection, SuiteConfig, SuiteRuns};
-use super::typed_flags::{Given, profile_only};
+use super::typed_flags::{Flags, Given, profile_only};
 use super::{Config, sanitize};
 use crate::cli::{CheckArgs, RecordArgs};
 use crate::error::{Error, Result};
@@ -92,6 +92,11 @@ pub struct CheckConfig {
     pub environmental: crate::compare::environmental::Environmental,
     /// The explain stage: which kernels, at most how many, from which source pages.
     pub explain: Explain,
+    /// `[gate] locked_counters`: what an ERR_NVGPUCTRPERM of ncu becomes.
+    pub locked_counters: crate::trace::LockedCounters,
+    /// The audit library trace mode injects (`NCUGATE_AUDIT_LIB`, `[memory]
+    /// audit_lib`, else compiled into `NCUGATE_CACHE_DIR`).
+    pub audit_lib: crate::trace::AuditLib,
 }
 
 /// `check`'s explain stage, as [`ExplainOptions`] resolves it.
@@ -121,7 +126,7 @@ pub struct RecordConfig {
 pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
     if !args.inputs.is_empty() {
         given.refuse(
-            &profile_only(&args.inputs),
+            &profile_only(&args.inputs).and("locked_counters"),
             "with --input: the exports were profiled already",
             ", or leave out --input to build and profile the app",
         )?;
@@ -171,11 +176,19 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         environmental: gate.environmental.unwrap_or_default(),
+        locked_counters: gate.locked_counters.unwrap_or_default(),
+        audit_lib: audit_lib(&file),
         explain: args.explain.over(file.explain).resolve(),
     }))
 }
 
 pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
+    // A baseline is made of counters: there is no trace mode to record in.
+    given.refuse(
+        &Flags::only("locked_counters"),
+        "in baseline record: a baseline needs the performance counters, so there is no trace mode to record in",
+        ", and record where ncu may read the counters (as root, or with NVreg_RestrictProfilingToAdminUsers=0)",
+    )?;
     if !args.inputs.is_empty() {
         // --extra-metric names a metric to read from the exports, too.
         given.refuse(
@@ -231,6 +244,17 @@ pub(super) fn record(args: RecordArgs, given: &Given) -> Result<Config> {
         source_pages: args.source_pages,
         profile_sources: args.source,
     }))
+}
+
+/// The audit library a trace-mode check injects: `NCUGATE_AUDIT_LIB` over
+/// `[memory] audit_lib`, else the one compiled on first use into the cache
+/// folder (`NCUGATE_CACHE_DIR`), as `ncugate leaks` takes it.
+fn audit_lib(file: &FileConfig) -> crate::trace::AuditLib {
+    let env = super::env_only::<crate::options::MemoryOptions>().unwrap_or_default();
+    crate::trace::AuditLib {
+        given: env.audit_lib.clone().over(file.memory.audit_lib.clone()),
+        cache_dir: crate::options::memory::cache_dir(env.cache_dir),
+    }
 }
 
 /// `check` over a suite: each selected workload's check, its thresholds
@@ -304,6 +328,12 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
                 .over(file.gate.environmental)
                 .unwrap_or_default(),
             explain: explain.clone(),
+            locked_counters: args
+                .gate
+                .locked_counters
+                .over(file.gate.locked_counters)
+                .unwrap_or_default(),
+            audit_lib: audit_lib(file),
         });
     }
     let skip = args

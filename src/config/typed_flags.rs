@@ -105,6 +105,11 @@ impl Flags {
         }
     }
 
+    /// The one flag `id`.
+    pub(super) fn only(id: &'static str) -> Flags {
+        Flags::of(&[]).and(id)
+    }
+
     /// The same flags and `id`.
     pub(super) fn and(mut self, id: &'static str) -> Flags {
         self.and.push(id);
@@ -234,6 +239,41 @@ mod tests {
     }
 
     #[test]
+    fn locked_counters_is_refused_where_no_ncu_run_can_meet_them() {
+        let e = refused(&[
+            "check",
+            "--baseline",
+            "b.json",
+            "--input",
+            "a.csv",
+            "--locked-counters",
+            "trace",
+        ]);
+        assert!(
+            e.starts_with("--locked-counters does not apply with --input"),
+            "{e}"
+        );
+        let e = refused(&[
+            "baseline",
+            "record",
+            "--output",
+            "b.json",
+            "--locked-counters",
+            "trace",
+            "--",
+            "./app",
+        ]);
+        assert!(
+            e.starts_with("--locked-counters does not apply in baseline record"),
+            "{e}"
+        );
+        assert!(
+            e.contains("drop --locked-counters, and record where ncu"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_flags_left_out_by_name_exist() {
         let cli = Cli::command();
         let ids = |name: &[&str]| -> Vec<String> {
@@ -248,7 +288,8 @@ mod tests {
         for id in ["command", "ncu", "extra_metrics", "import_with_ncu"] {
             assert!(ids(&["check"]).contains(&id.to_string()), "{id}");
         }
-        for id in ["runs", "extra_metrics"] {
+        assert!(ids(&["check"]).contains(&"locked_counters".to_string()));
+        for id in ["runs", "extra_metrics", "locked_counters"] {
             assert!(
                 ids(&["baseline", "record"]).contains(&id.to_string()),
                 "{id}"

@@ -30,6 +30,24 @@ pub enum ToolError {
     /// `reason` is how (`exit code 2: make train`).
     #[error("not run: its build failed for workload `{workload}` ({reason})")]
     BuildFailedBefore { workload: String, reason: String },
+    /// Trace mode: the audit library's report has no `kernel_trace` (a
+    /// library built before trace mode, or one that ignored `NCUGATE_AUDIT_KERNELS`).
+    #[error("the audit library's report {} has no kernel trace", .report.display())]
+    NoKernelTrace { report: PathBuf },
+    /// Trace mode: CUPTI activity tracing could not be enabled in the app.
+    #[error("CUPTI kernel activity tracing could not be enabled ({}): {reason}", .report.display())]
+    TraceDisabled { report: PathBuf, reason: String },
+    /// Trace mode: CUPTI dropped activity records, so the launch counts are incomplete.
+    #[error("the kernel trace {} is incomplete: CUPTI dropped {dropped} activity records ({records} delivered); launch counts from it would be wrong", .report.display())]
+    TraceIncomplete {
+        report: PathBuf,
+        dropped: u64,
+        records: u64,
+    },
+    /// Trace mode: the check compares with no one baseline file (a rolling
+    /// baseline, or several GPUs' files, of which only ncu's data could pick one).
+    #[error("trace mode (locked_counters = \"trace\") cannot compare with {place}: {reason}")]
+    TraceBaseline { place: String, reason: String },
 }
 
 /// How a compute-sanitizer run failed.
@@ -74,6 +92,10 @@ impl ToolError {
             ToolError::NoCupti { .. } => "set CUDA_HOME to the CUDA toolkit (it ships CUPTI), or pass --audit-lib with a library built elsewhere".into(),
             ToolError::AuditLibrary { .. } => "leave out --audit-lib / [memory] audit_lib: ncugate compiles its own on first use".into(),
             ToolError::BuildFailedBefore { .. } => "fix the build; every workload that uses it is skipped".into(),
+            ToolError::NoKernelTrace { .. } => "leave out --audit-lib / [memory] audit_lib so that ncugate compiles its own library, which traces kernels; or rebuild yours from inject/ncugate_audit.c".into(),
+            ToolError::TraceDisabled { .. } => "another CUPTI client (a profiler, a tracer such as nsys) may hold CUPTI in the app: run the check without it; or lift the counter restriction and use locked_counters = \"fail\"".into(),
+            ToolError::TraceIncomplete { .. } => "trace fewer launches (a shorter run of the app), or give CUPTI larger buffers; a trace that lost records is never gated".into(),
+            ToolError::TraceBaseline { .. } => "pass one baseline file with --baseline (or [gate] baseline): without counters the GPU cannot be told from ncu's data".into(),
         }
     }
 }

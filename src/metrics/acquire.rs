@@ -90,6 +90,85 @@ pub(super) fn acquire(
     }
 }
 
+/// What a check's acquire stage got: the profiled (or given) exports, or,
+/// ncu refused the counters under `[gate] locked_counters = "trace"`, the
+/// whole trace-mode check (see [`crate::trace`]).
+pub(super) enum Got {
+    Profiled(Box<Acquired>),
+    Traced(Box<crate::verdict::Report>),
+}
+
+/// A check's acquire stage: [`acquire`], or trace mode when it failed with
+/// ERR_NVGPUCTRPERM and the check asked for it.
+pub(super) fn or_trace(
+    config: &crate::config::CheckConfig,
+    details: &[PathBuf],
+    metrics: &[String],
+    candidates: &super::pick::Candidates<'_>,
+    thresholds: &Thresholds,
+    processes: &dyn ProcessRunner,
+) -> Result<Got> {
+    let expected = candidates.expected_launches();
+    let github = config.outputs.github;
+    match acquire(
+        &config.source,
+        details,
+        metrics,
+        expected,
+        github,
+        processes,
+    ) {
+        Ok(acquired) => Ok(Got::Profiled(Box::new(acquired))),
+        Err(e) if counters_locked(&e, config) => {
+            let (path, baseline) = candidates.sole()?;
+            traced(config, &path, &baseline, thresholds, processes)
+                .map(|report| Got::Traced(Box::new(report)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `error` is ncu's ERR_NVGPUCTRPERM in a check that asked for
+/// trace mode then (`[gate] locked_counters = "trace"`). A check of
+/// `--input` files never gets here: it profiles nothing.
+fn counters_locked(error: &crate::error::Error, config: &crate::config::CheckConfig) -> bool {
+    config.locked_counters == crate::trace::LockedCounters::Trace
+        && matches!(
+            error,
+            crate::error::Error::Ncu { failure, .. }
+                if **failure == crate::error::NcuFailure::CounterPermission
+        )
+}
+
+/// The check in trace mode: the app traced instead of profiled, its launch
+/// structure judged against `baseline` (see [`crate::trace`]).
+fn traced(
+    config: &crate::config::CheckConfig,
+    path: &std::path::Path,
+    baseline: &crate::baseline::Baseline,
+    thresholds: &Thresholds,
+    processes: &dyn ProcessRunner,
+) -> Result<crate::verdict::Report> {
+    let Source::Profile { runner, runs, .. } = &config.source else {
+        // Only a profiled run meets ERR_NVGPUCTRPERM.
+        return Err(crate::error::Error::ncu(
+            crate::error::NcuFailure::CounterPermission,
+            None,
+        ));
+    };
+    crate::text::escape::say(
+        "ncugate: ncu may not read the performance counters (ERR_NVGPUCTRPERM); locked_counters = \"trace\": gating the launch structure from a CUPTI trace, DEGRADED",
+    );
+    let traced = crate::trace::Traced {
+        runner,
+        runs: *runs,
+        audit: &config.audit_lib,
+        baseline_path: path,
+        thresholds_name: super::thresholds_name(config),
+    };
+    crate::trace::check(&traced, baseline, thresholds, processes)
+}
+
 /// `metrics` and the clock metrics every profiled run collects too (the SM
 /// clock and elapsed cycles of each kernel, in the same replay pass), read
 /// from exports where they have them. Not when ncu profiles whole graphs:

@@ -114,15 +114,13 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
     // when the baseline has findings to compare them with.
     let (details, given) = read::with_input_reports(&config.source, &config.details);
 
-    // 1. acquire
-    let mut acquired = acquire::acquire(
-        &config.source,
-        &details,
-        &metrics,
-        candidates.expected_launches(),
-        config.outputs.github,
-        processes,
-    )?;
+    // 1. acquire (the counters locked under locked_counters = "trace": trace mode instead)
+    let c = &candidates;
+    let mut acquired =
+        match acquire::or_trace(config, &details, &metrics, c, &thresholds, processes)? {
+            acquire::Got::Profiled(acquired) => *acquired,
+            acquire::Got::Traced(report) => return Ok(*report),
+        };
     known.inputs.clone_from(&acquired.inputs);
     known.details = acquired.details[..given.min(acquired.details.len())].to_vec();
 

@@ -88,6 +88,37 @@ impl<'a> Candidates<'a> {
         }
     }
 
+    /// The one baseline a check without ncu's data compares with (trace
+    /// mode: no fingerprint picks a GPU's file): the file, or a workload's
+    /// only file; an error for several files or a rolling baseline.
+    pub(super) fn sole(&self) -> Result<(PathBuf, Baseline)> {
+        let refuse = |place: String, reason: &str| {
+            Err(Error::from(crate::error::ToolError::TraceBaseline {
+                place,
+                reason: reason.to_string(),
+            }))
+        };
+        match self {
+            Candidates::File { path, baseline } => Ok((path.clone(), (**baseline).clone())),
+            Candidates::PerGpu {
+                files,
+                dir,
+                workload,
+                ..
+            } => match &files[..] {
+                [one] => Ok((one.clone(), Baseline::load(one)?)),
+                _ => refuse(
+                    format!("{}/", dir.join(workload).display()),
+                    "it holds a baseline per GPU, and only ncu's data tells which GPU ran",
+                ),
+            },
+            Candidates::History { .. } => refuse(
+                crate::config::BaselinePlace::History.display(),
+                "a rolling baseline is made of the history's ncu runs of the data's GPU",
+            ),
+        }
+    }
+
     /// The kernel key mode to read the data with.
     pub(super) fn kernel_key(&self) -> KernelKeyMode {
         match self {

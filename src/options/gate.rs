@@ -9,6 +9,7 @@ use crate::compare::environmental::Environmental;
 use crate::model::KernelKeyMode;
 use crate::options::Layer;
 use crate::shared_gpu::Policy;
+use crate::trace::LockedCounters;
 use clap::Args;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,9 @@ pub(crate) struct GateOptions {
         value_name = "VERDICT"
     )]
     pub(crate) environmental: Option<Environmental>,
+    /// What check does when ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): `fail` exits 2 with the fix; `trace` runs the app under CUPTI activity tracing instead (it needs no counter permission) and gates the launch structure alone — which kernels ran, how often, with which grid and block — every metric rule listed as not gated and the report labelled DEGRADED (default: [gate] locked_counters, else fail).
+    #[arg(long, value_enum, env = "NCUGATE_LOCKED_COUNTERS", value_name = "MODE")]
+    pub(crate) locked_counters: Option<LockedCounters>,
     /// `[gate] baseline`: the one baseline file.
     #[arg(skip)]
     pub(crate) baseline: Option<PathBuf>,
@@ -53,6 +57,7 @@ layered!(GateOptions {
     kernel_key,
     shared_gpu,
     environmental,
+    locked_counters,
     baseline,
     baselines,
     skip_unchanged,
@@ -73,6 +78,11 @@ value_enum!(Policy {
 value_enum!(Environmental {
     Warn = "warn": "A warning: shown with its reason, not gated",
     Fail = "fail": "A failure, as any other",
+});
+
+value_enum!(LockedCounters {
+    Fail = "fail": "Exit 2 with the fix (run as root, or open the counters to all users)",
+    Trace = "trace": "Gate the launch structure from a CUPTI activity trace; every metric rule not gated; the report says DEGRADED",
 });
 
 /// The baselines folder of a suite when neither `--baselines` nor

@@ -134,6 +134,15 @@ pub fn annotations(view: &View<'_>, prefix: &str) -> String {
             message: e.clone(),
         });
     }
+    if view.counts.degraded {
+        all.push(Annotation {
+            level: "warning",
+            title: format!("{prefix}ncugate DEGRADED"),
+            file: None,
+            line: None,
+            message: view.outcome_label(),
+        });
+    }
     for section in &view.sections {
         for c in &section.checks {
             if let Some(a) = annotation(&section.title, c, thresholds_file.as_deref()) {

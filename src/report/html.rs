@@ -201,9 +201,16 @@ fn page(view: &View<'_>, workload: Option<&str>, images: &HashMap<usize, String>
                 None => { "ncugate " }
             }
             (badge(outcome_class(view.outcome), word))
+            @if view.counts.degraded {
+                " " (badge("warn", "DEGRADED"))
+            }
         }
         "\n"
         p.counts { "exit code " (view.exit_code) " · " (view.counts_text(" · ")) }
+        @if view.counts.degraded {
+            "\n"
+            p.degraded { strong { (view.outcome_label()) } }
+        }
         "\n"
         dl {
             @for (label, value) in view.header.iter().filter(|(_, v)| !v.is_empty()) {

@@ -119,12 +119,20 @@ fn write_at(view: &View<'_>, depth: usize, sink: &mut dyn io::Write) -> io::Resu
 fn head(view: &View<'_>, depth: usize, h: &str) -> String {
     let title = "#".repeat(depth);
     let mut out = String::new();
+    let degraded = if view.counts.degraded {
+        " (degraded)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{title} {} ncugate: {}\n",
+        "{title} {} ncugate: {}{degraded}\n",
         outcome_emoji(view.outcome),
         view.outcome_word()
     );
+    if view.counts.degraded {
+        let _ = writeln!(out, "> [!WARNING]\n> **{}**\n", text(&view.outcome_label()));
+    }
     let _ = writeln!(
         out,
         "{} — exit code {}\n",

@@ -234,7 +234,7 @@ fn paint(text: &str, code: &str) -> String {
 /// The view as text.
 pub(crate) fn render_view(view: &View<'_>, style: &Style) -> String {
     let mut out = String::new();
-    headline(&mut out, view, style.color);
+    headline(&mut out, view, style);
     for (label, value) in &view.header {
         let label = format!("{label}:");
         let first = format!("  {label:<11} ");
@@ -277,18 +277,28 @@ fn note_text(note: &str, width: usize) -> String {
     }
 }
 
-fn headline(out: &mut String, view: &View<'_>, color: bool) {
+fn headline(out: &mut String, view: &View<'_>, style: &Style) {
     let word = view.outcome_title();
-    let word = match color {
+    let word = match style.color {
         true => paint(word, outcome_paint(view.outcome)),
         false => word.to_string(),
     };
-    let _ = writeln!(
-        out,
-        "ncugate: {word} (exit {}): {}",
+    let line = format!(
+        "ncugate: {word}{} (exit {}): {}",
+        view.counts.degraded_words(),
         view.exit_code,
         view.counts_text(", ")
     );
+    // A degraded check's label is long: wrapped to the width like the rest
+    // (any other headline stays one line, which scripts read whole).
+    match view.counts.degraded {
+        true => {
+            let _ = writeln!(out, "{}", wrap(&line, style.width, "", "  "));
+        }
+        false => {
+            let _ = writeln!(out, "{line}");
+        }
+    }
 }
 
 /// The failing kernels and whole-run rules, each with what failed and why.

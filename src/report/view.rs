@@ -144,6 +144,13 @@ impl<'r> View<'r> {
         }
     }
 
+    /// The outcome's word with what a degraded check adds: `PASS (degraded:
+    /// performance counters locked — launch structure only, 14 metric checks
+    /// not gated)`; the word alone for any other check.
+    pub(crate) fn outcome_label(&self) -> String {
+        format!("{}{}", self.outcome_title(), self.counts.degraded_words())
+    }
+
     /// The counts in words (`6 failed, 1 warning, 17 passed`), joined by `sep`.
     pub(crate) fn counts_text(&self, sep: &str) -> String {
         self.counts.words().join(sep)

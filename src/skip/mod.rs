@@ -133,6 +133,12 @@ impl<'a> Session<'a> {
         if entry.report.outcome() == crate::status::Outcome::Error {
             return Decision::Run(Some(d), "the recorded check did not complete".into());
         }
+        if entry.report.degraded.is_some() {
+            return Decision::Run(
+                Some(d),
+                "the recorded check ran degraded (trace mode)".into(),
+            );
+        }
         Decision::Skip(carried, Box::new(entry.report))
     }
 
@@ -158,9 +164,10 @@ impl<'a> Session<'a> {
 
     /// Records `report` of `w` under `digest` when its check completed (a
     /// pass or a regression), with the libraries its run mapped, hashed now;
-    /// a failure to write is a warning.
+    /// a failure to write is a warning. A degraded check (trace mode, no
+    /// metric gated) is never carried: the next run checks the metrics again.
     pub(crate) fn remember(&self, w: &Workload, digest: digest::Digest, report: &Report) {
-        if report.outcome() == crate::status::Outcome::Error {
+        if report.outcome() == crate::status::Outcome::Error || report.degraded.is_some() {
             return;
         }
         let libraries = mapped::hash_all(&report.libraries, &digest.known);

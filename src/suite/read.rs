@@ -275,6 +275,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
             let reason = match d.reason {
                 Reason::SharedGpu => "shared GPU",
                 Reason::Environmental => "environmental",
+                Reason::CountersLocked => "counters locked",
             };
             return Err(ReportError::Unevidenced {
                 workload: name.to_string(),
@@ -459,6 +460,11 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
                 Some(_) => None,
             }
         }
+        Reason::CountersLocked => match (&report.degraded, row.status) {
+            (None, _) => Some("the report is not a trace-mode report (`degraded`)".into()),
+            (Some(_), crate::status::Status::Skipped) => None,
+            (Some(_), status) => Some(format!("it says {}, not skipped", status.as_str())),
+        },
         Reason::Environmental => {
             if d.evidence.is_some() {
                 return Some("it carries a shared GPU's evidence (`not_gated`)".into());

@@ -69,6 +69,10 @@ pub(super) struct Written {
     /// name the current one): a kernel whose key changed with the code.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) renamed: Vec<super::Renamed>,
+    /// Set when the check ran degraded: ncu could not read the performance
+    /// counters and trace mode gated the launch structure alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) degraded: Option<super::Degraded>,
 }
 
 impl Serialize for Report {
@@ -121,6 +125,7 @@ fn every_field_is_written(report: &Report) {
         notes: _,
         shared_gpu: _,
         renamed: _,
+        degraded: _,
     } = report;
 }
 
@@ -186,6 +191,8 @@ pub(super) mod downgrade {
                         neighbour: d.neighbour().to_string(),
                     },
                     Reason::Environmental => Downgraded::Environmental,
+                    // Never a failure made a warning: the rule was not measured.
+                    Reason::CountersLocked => Downgraded::Environmental,
                 }),
             },
         };
@@ -201,6 +208,7 @@ pub(super) mod downgrade {
         } = DowngradeFields::deserialize(deserializer)?;
         let reason = match (&not_gated, &downgraded) {
             (None, None) => return Ok(None),
+            (Some(why), None) if **why == crate::verdict::COUNTERS_LOCKED => Reason::CountersLocked,
             (_, Some(Downgraded::Environmental)) => Reason::Environmental,
             (_, Some(Downgraded::SharedGpu { .. })) | (Some(_), None) => Reason::SharedGpu,
         };
@@ -268,6 +276,11 @@ mod tests {
                 json!({"downgraded": {"reason": "environmental"}}),
                 Some(Reason::Environmental),
                 true,
+            ),
+            (
+                json!({"not_gated": crate::verdict::COUNTERS_LOCKED}),
+                Some(Reason::CountersLocked),
+                false,
             ),
         ] {
             let written = row(fields);

@@ -729,6 +729,8 @@ pub fn profiled_check(
         history: None,
         environmental: Default::default(),
         explain: Default::default(),
+        locked_counters: Default::default(),
+        audit_lib: Default::default(),
     }
 }
 

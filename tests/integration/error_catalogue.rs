@@ -714,6 +714,24 @@ fn tool_errors() -> Vec<ToolError> {
             workload: s("train"),
             reason: s("exit code 2: make -C kernels"),
         },
+        ToolError::NoKernelTrace {
+            report: p("ncugate-out/trace/trace-1.json"),
+        },
+        ToolError::TraceDisabled {
+            report: p("ncugate-out/trace/trace-1.json"),
+            reason: s(
+                "cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+            ),
+        },
+        ToolError::TraceIncomplete {
+            report: p("ncugate-out/trace/trace-1.json"),
+            dropped: 12,
+            records: 3000,
+        },
+        ToolError::TraceBaseline {
+            place: s("history"),
+            reason: s("a rolling baseline is made of ncu runs of this GPU"),
+        },
     ]
 }
 
@@ -733,6 +751,10 @@ fn tool_name(e: &ToolError) -> &'static str {
         ToolError::NoCupti { .. } => "NoCupti",
         ToolError::AuditLibrary { .. } => "AuditLibrary",
         ToolError::BuildFailedBefore { .. } => "BuildFailedBefore",
+        ToolError::NoKernelTrace { .. } => "NoKernelTrace",
+        ToolError::TraceDisabled { .. } => "TraceDisabled",
+        ToolError::TraceIncomplete { .. } => "TraceIncomplete",
+        ToolError::TraceBaseline { .. } => "TraceBaseline",
     }
 }
 

@@ -26,6 +26,7 @@ mod init;
 mod interrupt;
 mod json_schemas;
 mod leaks;
+mod locked_counters;
 mod mig;
 mod module_cycles;
 mod msrv;

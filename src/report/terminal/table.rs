@@ -81,7 +81,10 @@ pub(super) fn table(out: &mut String, view: &View<'_>, style: &Style) {
         // structural check that passed gets a row only with `--show all`.
         for (check, cells) in section.measured() {
             total += 1;
-            if style.show.keeps(check.status) {
+            // A rule a trace could not measure is listed whatever `--show`
+            // says: a check that gated nothing never hides it.
+            let locked = check.status == Status::Skipped && check.verdict == "not gated";
+            if style.show.keeps(check.status) || locked {
                 let name = match (cells.rule.is_some(), check.kernel) {
                     // Under `(total)`, a whole-run rule need not say so again.
                     (true, None) => check.name.replace(", total)", ")"),

@@ -399,6 +399,36 @@ pub(crate) fn shared() -> Report {
     r
 }
 
+/// A trace-mode check (counters locked): the launch counts passed, every
+/// rule of `pass` skipped and not gated as `crate::compare::locked` leaves
+/// it, the label and notes trace mode adds.
+pub(crate) fn degraded() -> Report {
+    let mut r = pass();
+    let why = std::sync::Arc::new(crate::verdict::COUNTERS_LOCKED.to_string());
+    for rule in &mut r.rules {
+        rule.current = None;
+        rule.current_runs = Box::new([]);
+        rule.change_pct = None;
+        rule.allowance = None;
+        rule.status = Status::Skipped;
+        rule.message = format!("not gated: {}", crate::verdict::COUNTERS_LOCKED);
+        rule.ungate(crate::verdict::Reason::CountersLocked, Some(why.clone()));
+    }
+    r.devices = None;
+    r.inputs = vec!["target/ncugate/trace/trace-1.json".into()];
+    r.degraded = Some(crate::verdict::Degraded::trace(
+        "traced kernels mapped to the baseline's keys by the mangled names it recorded",
+    ));
+    r.note(format!(
+        "2 metric checks not gated: {}",
+        crate::verdict::COUNTERS_LOCKED
+    ));
+    r.notes.push(crate::note::Note::warning(
+        "`produce(float *, long)`: launch configuration changed: baseline grid (65536, 1, 1) block (256, 1, 1), now grid (32768, 1, 1) block (256, 1, 1)",
+    ));
+    r
+}
+
 pub(crate) fn cases() -> Vec<(&'static str, Report)> {
     vec![
         ("pass", pass()),
@@ -409,5 +439,6 @@ pub(crate) fn cases() -> Vec<(&'static str, Report)> {
         ("sanitizer", sanitizer()),
         ("memory", memory()),
         ("shared", shared()),
+        ("degraded", degraded()),
     ]
 }

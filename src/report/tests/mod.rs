@@ -70,6 +70,29 @@ fn terminal_widths() {
     }
 }
 
+/// A degraded check's label wraps to 80 and 100 columns with the rest, and
+/// its not-gated metric rows are listed whatever `--show` says.
+#[test]
+fn a_degraded_report_fits_the_width_and_lists_what_it_did_not_gate() {
+    let report = cases::degraded();
+    for width in [80, 100] {
+        let style = Style {
+            width,
+            ..Style::default()
+        };
+        let text = super::terminal::render(&report, &style);
+        for line in text.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line}");
+        }
+        assert!(
+            text.starts_with("ncugate: PASS (degraded: performance counters locked"),
+            "{text}"
+        );
+        assert_eq!(text.matches("not gated\n").count(), 2, "{text}");
+        snapshot(format!("terminal_degraded_width_{width}"), text);
+    }
+}
+
 /// The compute-sanitizer and graph-memory reports fit the width too, and
 /// their headline says what the gate found, not "REGRESSION".
 #[test]

@@ -38,6 +38,15 @@ pub(super) fn header(report: &Report, subject: &Subject<'_>) -> Vec<(&'static st
             if let Some(shared) = &report.shared_gpu {
                 lines.push(("shared GPU", shared.headline()));
             }
+            if let Some(d) = &report.degraded {
+                lines.push((
+                    "degraded",
+                    format!(
+                        "{} mode: {}; {} (kernels, launches per run, launch configurations); every metric rule not gated; {}",
+                        d.mode, d.reason, d.gated, d.mapping
+                    ),
+                ));
+            }
         }
         Subject::Sanitizer { tools, app } => {
             lines.push(("tool", format!("compute-sanitizer {}", tools.join(", "))));
