@@ -37,8 +37,9 @@ pub enum ToolError {
     /// Trace mode: CUPTI activity tracing could not be enabled in the app.
     #[error("CUPTI kernel activity tracing could not be enabled ({}): {reason}", .report.display())]
     TraceDisabled { report: PathBuf, reason: String },
-    /// Trace mode: CUPTI dropped activity records, so the launch counts are incomplete.
-    #[error("the kernel trace {} is incomplete: CUPTI dropped {dropped} activity records ({records} delivered); launch counts from it would be wrong", .report.display())]
+    /// Trace mode: CUPTI dropped activity records, or the library could not
+    /// sum them (more distinct kernels than it keeps), so the launch counts are incomplete.
+    #[error("the kernel trace {} is incomplete: {dropped} activity records lost ({records} delivered); launch counts from it would be wrong", .report.display())]
     TraceIncomplete {
         report: PathBuf,
         dropped: u64,

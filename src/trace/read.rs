@@ -50,6 +50,9 @@ struct KernelTrace {
     dropped: u64,
     #[serde(default)]
     records: u64,
+    /// Records the library delivered but could not sum (too many distinct kernels).
+    #[serde(default)]
+    overflow: u64,
     #[serde(default)]
     kernels: Vec<TracedKernel>,
 }
@@ -105,10 +108,10 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Trace> {
             reason: errors_text(report.errors.as_ref()),
         }));
     }
-    if trace.dropped > 0 {
+    if trace.dropped > 0 || trace.overflow > 0 {
         return Err(Error::from(ToolError::TraceIncomplete {
             report: path.to_path_buf(),
-            dropped: trace.dropped,
+            dropped: trace.dropped.saturating_add(trace.overflow),
             records: trace.records,
         }));
     }

@@ -160,7 +160,7 @@ fn a_trace_that_dropped_records_is_an_error_not_a_pass() {
                 .map(String::as_str),
         )
         .run();
-    out.one_clear_error("is incomplete: CUPTI dropped 7 activity records")
+    out.one_clear_error("is incomplete: 7 activity records lost")
         .stderr_has("hint: trace fewer launches");
 }
 
