@@ -35,7 +35,7 @@ pub(crate) struct GateOptions {
         value_name = "VERDICT"
     )]
     pub(crate) environmental: Option<Environmental>,
-    /// What check does when ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): `fail` exits 2 with the fix; `trace` runs the app under CUPTI activity tracing instead (it needs no counter permission) and gates the launch structure alone — which kernels ran, how often, with which grid and block — every metric rule listed as not gated and the report labelled DEGRADED (default: [gate] locked_counters, else fail).
+    /// What check does when ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): `fail` exits 2 with the fix; `trace` runs the app under CUPTI activity tracing instead (it needs no counter permission) and gates the launch structure alone — which kernels ran and how often, with a changed grid or block named — every metric rule listed as not gated and the report labelled DEGRADED (default: [gate] locked_counters, else fail).
     #[arg(long, value_enum, env = "NCUGATE_LOCKED_COUNTERS", value_name = "MODE")]
     pub(crate) locked_counters: Option<LockedCounters>,
     /// `[gate] baseline`: the one baseline file.
