@@ -218,7 +218,27 @@ mod tests {
     fn dropped_records_disabled_tracing_and_impossible_entries_are_errors() {
         let dropped =
             r#"{"kernel_trace": {"enabled": true, "dropped": 4, "records": 9, "kernels": []}}"#;
-        assert!(parsed(dropped).unwrap_err().contains("dropped 4"));
+        assert!(
+            parsed(dropped)
+                .unwrap_err()
+                .contains("4 activity records lost")
+        );
+        // Records the library delivered but could not sum make the trace as incomplete.
+        let overflow = format!(
+            r#"{{"kernel_trace": {{"enabled": true, "dropped": 0, "overflow": 2, "records": 9, "kernels": [{KERNEL}]}}}}"#
+        );
+        assert!(
+            parsed(&overflow)
+                .unwrap_err()
+                .contains("2 activity records lost")
+        );
+        // The library writes its errors as one string.
+        let disabled = r#"{"errors": "kernel trace: CUPTI_ERROR_NOT_INITIALIZED", "kernel_trace": {"enabled": false}}"#;
+        assert!(
+            parsed(disabled)
+                .unwrap_err()
+                .contains("CUPTI_ERROR_NOT_INITIALIZED")
+        );
         let disabled = r#"{"errors": ["cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_NOT_INITIALIZED"], "kernel_trace": {"enabled": false}}"#;
         let e = parsed(disabled).unwrap_err();
         assert!(e.contains("CUPTI_ERROR_NOT_INITIALIZED"), "{e}");
