@@ -267,3 +267,67 @@ fn a_changed_launch_configuration_is_named() {
         "`void scale<0>(const float *, float *, long, int)`: launch configuration changed: baseline grid (65536, 1, 1) block (256, 1, 1), now grid (32768, 1, 1) block (256, 1, 1)",
     );
 }
+
+/// A suite in trace mode: each workload is gated from its own trace against
+/// its own per-GPU baseline, and the shards' reports merge — the merge
+/// recomputes every verdict from the measurements — into the same verdict,
+/// the degraded workload still labelled and the structural failure kept.
+#[test]
+fn a_suite_in_trace_mode_gates_each_workload_and_its_shards_merge_to_the_same_verdict() {
+    let gate = Gate::new();
+    let ncu = locked(&gate);
+    let [program, same] = app(&gate, "graph_app.base.trace.json");
+    let [_, doubled] = app(&gate, "graph_app.redundant-node.trace.json");
+    for workload in ["same", "doubled"] {
+        std::fs::create_dir_all(gate.path(&format!("baselines/{workload}"))).expect("mkdir");
+        gate.copy(
+            gate.path("baseline.json"),
+            &format!("baselines/{workload}/nvidia-h200-cc90-132sm.json"),
+        );
+    }
+    gate.write(
+        "ncugate.toml",
+        format!(
+            "[profile]\nncu = \"{ncu}\"\n\n[[workload]]\nname = \"same\"\ncommand = [\"{program}\", \"{same}\"]\n\n[[workload]]\nname = \"doubled\"\ncommand = [\"{program}\", \"{doubled}\"]\n"
+        ),
+    );
+    let suite = |extra: &[&str]| {
+        gate.ncugate(&["check", "--config", "ncugate.toml", "--no-build"])
+            .args(&["--locked-counters", "trace"])
+            .args(extra)
+            .env("NCUGATE_AUDIT_LIB", gate.path("libncugate_audit.so"))
+            .run()
+    };
+    let whole = suite(&["--json", "whole.json"]);
+    whole.code(1);
+    let report = gate.json("whole.json");
+    let text = report.to_string();
+    assert!(text.contains("\"mode\":\"trace\""), "{text}");
+    for shard in ["1/2", "2/2"] {
+        let name = format!("shard{}.json", &shard[..1]);
+        let out = suite(&["--shard", shard, "--json", &name]);
+        assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    }
+    let merged = gate.run(&[
+        "merge",
+        "shard1.json",
+        "shard2.json",
+        "--json",
+        "merged.json",
+    ]);
+    merged.code(1);
+    let merged_json = gate.json("merged.json");
+    let outcome = |v: &serde_json::Value, name: &str| {
+        v["workloads"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["name"] == name))
+            .map(|w| w["report"]["outcome"].clone())
+            .unwrap_or_else(|| panic!("no workload {name}"))
+    };
+    for (name, expected) in [("same", "pass"), ("doubled", "regression")] {
+        assert_eq!(outcome(&report, name), expected, "whole run: {name}");
+        assert_eq!(outcome(&merged_json, name), expected, "merged: {name}");
+    }
+    assert!(merged_json.to_string().contains("\"mode\":\"trace\""));
+    merged.stdout_has("degraded");
+}
