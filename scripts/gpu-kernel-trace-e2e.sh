@@ -10,7 +10,7 @@
 # Needs nvcc, ncu, a C compiler, CUPTI (CUDA_HOME, default /usr/local/cuda), python3 with torch,
 # Runs no ncu and nothing in the background.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 out=$(mkdir -p "${OUT:-target/gpu-kernel-trace-e2e}" && realpath "${OUT:-target/gpu-kernel-trace-e2e}")
 status=0
 { date -u; ncu --version | tail -1; nvcc --version | tail -1; id

@@ -21,7 +21,7 @@
 # (NAME.trace-N.json), which replace the stand-ins of fixtures/trace-standin. Never changes
 # clocks, power or MIG; starts no background load. Exits non-zero when an expectation fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 repo=$(pwd)
 ncugate=$(realpath "${1:-target/release/ncugate}")
 out=$(realpath -m "${OUT:-target/gpu-locked-counters-e2e}")
@@ -123,9 +123,10 @@ sys.exit(0 if d.get("mode") == "trace" and skipped == len(rules) and rules else 
 EOF
 done
 
-echo >> "$summary"
-echo "Kernel traces kept: $(cd "$out" && ls ./*.trace-*.json 2>/dev/null | tr '\n' ' ')" >> "$summary"
-echo "Work folder: $work" >> "$summary"
-[ "$status" = 0 ] && echo "All expectations met." >> "$summary" || echo "SOME EXPECTATIONS FAILED." >> "$summary"
+{ echo
+  echo "Kernel traces kept: $(find "$out" -maxdepth 1 -name '*.trace-*.json' -printf '%f ' | sort)"
+  echo "Work folder: $work"
+  if [ "$status" = 0 ]; then echo "All expectations met."; else echo "SOME EXPECTATIONS FAILED."; fi
+} >> "$summary"
 cat "$summary"
 exit "$status"
