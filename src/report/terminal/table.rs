@@ -75,16 +75,20 @@ pub(super) fn table(out: &mut String, view: &View<'_>, style: &Style) {
     }
     let mut groups: Vec<(&str, Vec<Row<'_>>)> = Vec::new();
     let mut total = 0;
+    // Hidden checks that gated nothing (trace mode): not "passed".
+    let mut ungated = 0;
     for section in &view.sections {
         let mut rows = Vec::new();
         // Every check counts, as in the headline and every other format; a
         // structural check that passed gets a row only with `--show all`.
         for (check, cells) in section.measured() {
             total += 1;
-            // A rule a trace could not measure is listed whatever `--show`
-            // says: a check that gated nothing never hides it.
-            let locked = check.status == Status::Skipped && check.verdict == "not gated";
-            if style.show.keeps(check.status) || locked {
+            // The rules a trace could not measure (trace mode) are counted in
+            // the headline and named in a note; `--show all` lists them: one
+            // row per kernel and rule would bury the launch-count failures.
+            if !style.show.keeps(check.status) {
+                ungated += usize::from(check.status == Status::Skipped);
+            } else {
                 let name = match (cells.rule.is_some(), check.kernel) {
                     // Under `(total)`, a whole-run rule need not say so again.
                     (true, None) => check.name.replace(", total)", ")"),
@@ -104,7 +108,12 @@ pub(super) fn table(out: &mut String, view: &View<'_>, style: &Style) {
             Show::Fail => "nothing failed",
             _ => "nothing failed, warned or improved",
         };
-        let text = format!("checks: {none}; {hidden} passed (--show all lists them)");
+        let passed = hidden - ungated;
+        let text = if ungated == 0 {
+            format!("checks: {none}; {passed} passed (--show all lists them)")
+        } else {
+            format!("checks: {none}; {passed} passed, {ungated} not gated (--show all lists them)")
+        };
         let _ = writeln!(out, "\n{}", wrap(&text, style.width, "", "  "));
         return;
     }
