@@ -50,21 +50,31 @@ impl Audit {
     }
 }
 
-/// Reads the library's JSON report.
-pub(crate) fn read(path: &Path) -> Result<Audit> {
-    let text = crate::io::bounded::read_io(path)
+/// The text of the library's report at `path` (bounded, UTF-8); none there
+/// is [`crate::error::ToolError::NoAuditReport`].
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    crate::io::bounded::read_io(path)
         .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
         .map_err(|_| {
             Error::from(crate::error::ToolError::NoAuditReport {
                 report: path.to_path_buf(),
             })
-        })?;
-    // The library writes one JSON object; tolerate a trailing newline or several (take the last).
-    let line = text
-        .lines()
+        })
+}
+
+/// The report's JSON object: the library writes one; a trailing newline or
+/// several are tolerated (the last object is taken).
+pub(crate) fn last_object(text: &str) -> &str {
+    text.lines()
         .rev()
         .find(|l| l.trim_start().starts_with('{'))
-        .unwrap_or(text.as_str());
+        .unwrap_or(text)
+}
+
+/// Reads the library's JSON report.
+pub(crate) fn read(path: &Path) -> Result<Audit> {
+    let text = read_text(path)?;
+    let line = last_object(&text);
     serde_json::from_str(line).map_err(|e| {
         Error::malformed(
             crate::error::FileKind::AuditReport,

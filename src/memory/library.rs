@@ -6,7 +6,8 @@
 //! ncugate or toolkit gets a fresh build, and later runs reuse it.
 
 use crate::error::{Error, Result};
-use crate::runner::process::{CommandSpec, ProcessRunner};
+use crate::runner::RunnerConfig;
+use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -127,6 +128,76 @@ fn key(tools: &Toolchain, cupti: &Cupti) -> String {
         h.update(part.as_bytes());
     }
     crate::format::hex(&h.finalize()[..8])
+}
+
+/// The library to inject, as an absolute path: `given` (`--audit-lib`,
+/// `NCUGATE_AUDIT_LIB`, `[memory] audit_lib`), else the one compiled from the
+/// embedded source into `cache_dir` ([`ensure`]).
+pub(crate) fn resolve(
+    given: Option<&PathBuf>,
+    cache_dir: &Path,
+    processes: &dyn ProcessRunner,
+) -> Result<PathBuf> {
+    let path = match given {
+        Some(given) => given.clone(),
+        None => ensure(cache_dir, &Toolchain::from_env(), processes)?.path,
+    };
+    std::fs::canonicalize(&path).map_err(|source| {
+        Error::from(crate::error::ToolError::AuditLibrary {
+            library: path.clone(),
+            reason: source.to_string(),
+        })
+    })
+}
+
+/// The app of `runner` (its argv, environment, work dir and timeout) with
+/// `library` injected (`CUDA_INJECTION64_PATH`), its report to go to `out`.
+pub(crate) fn injected(
+    runner: &RunnerConfig,
+    program: &str,
+    args: &[String],
+    library: &Path,
+    out: &Path,
+) -> CommandSpec {
+    let mut spec = CommandSpec::new(program.to_string(), args.iter().cloned());
+    spec.env = runner.env.clone();
+    spec.env.push((
+        "CUDA_INJECTION64_PATH".into(),
+        library.to_string_lossy().into_owned(),
+    ));
+    spec.env.push((
+        "NCUGATE_AUDIT_OUT".into(),
+        out.to_string_lossy().into_owned(),
+    ));
+    spec.workdir = Some(runner.workdir.clone());
+    spec.timeout = Some(runner.timeout);
+    spec
+}
+
+/// An injected app that did not exit 0 is an error, as under ncu: its last
+/// lines, and the log they were written to.
+pub(crate) fn app_ended(
+    exit: &Exit,
+    program: &str,
+    spec: &CommandSpec,
+    lines: &[String],
+    log: &Path,
+) -> Result<()> {
+    match exit {
+        Exit::Code(0) => Ok(()),
+        Exit::NotFound => Err(Error::from(crate::error::ToolError::AppNotFound {
+            program: program.to_string(),
+        })),
+        other => Err(Error::from(crate::error::ProcessError::App {
+            command: spec.display(),
+            exit: other.to_string(),
+            output: crate::runner::process::last_lines(lines, 5, "\n")
+                .lines()
+                .map(str::to_string)
+                .collect(),
+            log: log.to_path_buf(),
+        })),
+    }
 }
 
 /// The library and whether this call compiled it.

@@ -4,7 +4,7 @@
 use super::{Measured, MemoryLimits, MemoryResult, audit, history, judge, sample};
 use crate::error::{Error, Result};
 use crate::runner::RunnerConfig;
-use crate::runner::process::{CommandSpec, Exit, ProcessRunner};
+use crate::runner::process::{CommandSpec, ProcessRunner};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audit
         return Err(Error::from(crate::error::ConfigError::NoAppToAudit));
     }
     crate::runner::build(r, processes)?;
-    let lib = library(config, processes)?;
+    let lib = super::library::resolve(config.audit_lib, config.cache_dir, processes)?;
     let dir = r.out_dir.join("leaks");
     std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
         path: dir.clone(),
@@ -51,18 +51,7 @@ pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audit
         .app
         .split_first()
         .ok_or_else(|| Error::from(crate::error::ConfigError::NoAppToAudit))?;
-    let mut spec = CommandSpec::new(program.clone(), args.iter().cloned());
-    spec.env = r.env.clone();
-    spec.env.push((
-        "CUDA_INJECTION64_PATH".into(),
-        lib.to_string_lossy().into_owned(),
-    ));
-    spec.env.push((
-        "NCUGATE_AUDIT_OUT".into(),
-        out.to_string_lossy().into_owned(),
-    ));
-    spec.workdir = Some(r.workdir.clone());
-    spec.timeout = Some(r.timeout);
+    let spec = super::library::injected(r, program, args, &lib, &out);
     crate::text::escape::say(&format!(
         "ncugate: leaks: CUDA_INJECTION64_PATH={} {}",
         lib.display(),
@@ -80,26 +69,7 @@ pub(crate) fn run(config: &Audit, processes: &dyn ProcessRunner) -> Result<Audit
     let samples = sampler.and_then(|h| h.join().ok()).unwrap_or_default();
     let log = dir.join("app.log");
     crate::runner::write_lines(&log, &done.lines)?;
-    let tail: Vec<String> = crate::runner::process::last_lines(&done.lines, 5, "\n")
-        .lines()
-        .map(str::to_string)
-        .collect();
-    match &done.exit {
-        Exit::Code(0) => {}
-        Exit::NotFound => {
-            return Err(Error::from(crate::error::ToolError::AppNotFound {
-                program: program.clone(),
-            }));
-        }
-        other => {
-            return Err(Error::from(crate::error::ProcessError::App {
-                command: spec.display(),
-                exit: other.to_string(),
-                output: tail,
-                log: log.clone(),
-            }));
-        }
-    }
+    super::library::app_ended(&done.exit, program, &spec, &done.lines, &log)?;
     let audit = audit::read(&out)?;
     judged(config, audit, &samples, &dir, processes)
 }
@@ -175,24 +145,6 @@ fn judged(
         ));
     }
     Ok(found)
-}
-
-/// The audit library to inject, as an absolute path: the one given, or the
-/// one compiled from the source embedded in ncugate (cached).
-fn library(config: &Audit, processes: &dyn ProcessRunner) -> Result<PathBuf> {
-    let path = match config.audit_lib {
-        Some(given) => given.clone(),
-        None => {
-            let tools = super::library::Toolchain::from_env();
-            super::library::ensure(config.cache_dir, &tools, processes)?.path
-        }
-    };
-    std::fs::canonicalize(&path).map_err(|source| {
-        Error::from(crate::error::ToolError::AuditLibrary {
-            library: path.clone(),
-            reason: source.to_string(),
-        })
-    })
 }
 
 /// The commit being tested, from CI variables or `git rev-parse HEAD`.

@@ -76,25 +76,13 @@ pub(crate) struct Trace {
 
 /// Reads the trace of the report at `path`.
 pub(crate) fn read(path: &Path) -> Result<Trace> {
-    let text = crate::io::bounded::read_io(path)
-        .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
-        .map_err(|_| {
-            Error::from(ToolError::NoAuditReport {
-                report: path.to_path_buf(),
-            })
-        })?;
-    parse(&text, path)
+    parse(&crate::memory::audit::read_text(path)?, path)
 }
 
 /// The trace in `text`, the report at `path`.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Trace> {
     let malformed = |problem: String| Error::malformed(FileKind::AuditReport, path, problem);
-    // The library writes one JSON object; a trailing newline or several: the last.
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'))
-        .unwrap_or(text);
+    let line = crate::memory::audit::last_object(text);
     let report: Report = serde_json::from_str(line)
         .map_err(|e| malformed(format!("unreadable kernel trace: {e}")))?;
     let Some(trace) = report.kernel_trace else {
