@@ -102,6 +102,15 @@ static void note_error(const char *what) {
   }
 }
 
+/* Notes "WHAT: CUPTI's words for R" (FALLBACK when CUPTI has none). */
+static void note_cupti(const char *what, CUptiResult r, const char *fallback) {
+  const char *s = NULL;
+  cuptiGetResultString(r, &s);
+  char buf[200];
+  snprintf(buf, sizeof buf, "%s: %s", what, s ? s : fallback);
+  note_error(buf);
+}
+
 /* ------------------------------------------------- symbolizing the creator */
 
 /* A minimal .symtab reader, so that functions of an executable that exports
@@ -551,11 +560,7 @@ static void trace_start(void) {
   CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS) {
-    const char *s = NULL;
-    cuptiGetResultString(r, &s);
-    char buf[200];
-    snprintf(buf, sizeof buf, "kernel trace: %s", s ? s : "cuptiActivityEnable failed");
-    note_error(buf);
+    note_cupti("kernel trace", r, "cuptiActivityEnable failed");
     return;
   }
   g_trace_enabled = 1;
@@ -661,11 +666,7 @@ EXPORT int InitializeInjection(void) {
   }
   CUptiResult r = cuptiSubscribe(&g_sub, (CUpti_CallbackFunc)callback, NULL);
   if (r != CUPTI_SUCCESS) {
-    const char *s = NULL;
-    cuptiGetResultString(r, &s);
-    char buf[200];
-    snprintf(buf, sizeof buf, "cuptiSubscribe: %s", s ? s : "failed");
-    note_error(buf);
+    note_cupti("cuptiSubscribe", r, "failed");
   } else {
     int ok = 1;
     ok &= enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPH_CREATED);
