@@ -6,7 +6,8 @@
 # N_CHECKS unchanged checks (default 10), then fails an injected regression (a wider layer, an
 # extra op) on its stable kernels. The Triton app is also recorded and checked in its steady
 # state only (--profile-from-start false: ncu profiles between torch.cuda.profiler.start/stop).
-# JAX is run only where it is installed (it is skipped with a line in the summary otherwise).
+# A jitted JAX MLP with XLA's default flags (kernels/jax_app.py) likewise, whole and in its steady
+# state, where JAX is installed (skipped with a row in the summary otherwise).
 #
 #   scripts/gpu-autotune-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
 #
@@ -15,10 +16,10 @@
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
-# logs, CSVs, the GPU probe's looks). WORKLOADS="triton conv" runs some of the four. Exits 1
+# logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six. Exits 1
 # when a step's exit code is not the expected one.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ncugate=$(realpath "${1:-target/release/ncugate}")
 out=${OUT:-target/gpu-autotune-e2e}
 n_checks=${N_CHECKS:-10}
@@ -33,6 +34,7 @@ elapsed() { echo $(( $(date +%s) - start )); }
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/GPU: /'
   ncu --version | tail -1 | sed 's/^/ncu: /'
   python3 -c 'import torch, triton; print(f"torch {torch.__version__}, triton {triton.__version__}, CUDA {torch.version.cuda}")' 2>&1 | sed 's/^/python: /'
+  python3 -c 'import jax, jaxlib; print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")' 2>&1 | tail -1 | sed 's/^/python: /'
   echo
   echo "| step | expected exit | exit | seconds | headline, or the first line that says why |"
   echo "|---|---|---|---|---|"; } > "$summary"
@@ -57,12 +59,14 @@ step() {
 
 # workload NAME INJECT CHECKS [NCUGATE FLAGS...]: record 3 runs, CHECKS unchanged checks (within
 # this workload's share of what is left of BUDGET_S: the rest are skipped, said so), one regression.
-left=$(wc -w <<< "${WORKLOADS:-compile triton conv triton-steady}")
+all="compile triton conv triton-steady jax jax-steady"
+left=$(wc -w <<< "${WORKLOADS:-$all}")
 workload() {
   local name=$1 inject=$2 checks=$3; shift 3
   local until=$(( $(elapsed) + (budget - $(elapsed)) / left ))
   left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
+  [ "${name%%-*}" = jax ] && app=(python3 kernels/jax_app.py)
   local common=(--no-build --clock-control none "$@")
   step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
   # What the recording kept apart, and what it said of it.
@@ -71,6 +75,7 @@ import json, sys
 b = json.load(open(sys.argv[1]))
 v = b.get("variable", {})
 print(f"{sys.argv[1]}: {len(b['kernels'])} stable, {len(v)} variable kernels; kernel_env {b.get('profile', {}).get('kernel_env')}")
+print(f"  toolchain {b.get('profile', {}).get('toolchain')}")
 for k, e in sorted(v.items())[:20]:
     print(f"  {e['runs']} of {b['runs']} runs, {e['launches'][0]}-{e['launches'][1]} launches: {k[:160]}")
 PY
@@ -87,21 +92,23 @@ PY
     --json "$out/$name.regression.json" -- "${app[@]}" --inject "$inject"
 }
 
-# WORKLOADS picks some (default all four, in this order).
-for w in ${WORKLOADS:-compile triton conv triton-steady}; do
+# WORKLOADS picks some (default all six, in this order).
+for w in ${WORKLOADS:-$all}; do
   case $w in
     compile|conv) workload "$w" wider "$n_checks" ;;
     triton) workload triton extra "$n_checks" ;;
     # The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
     triton-steady) workload triton-steady extra 2 --profile-from-start false ;;
+    jax|jax-steady)
+      if ! python3 -c 'import jax' > /dev/null 2>&1; then
+        echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
+      elif [ "$w" = jax ]; then
+        workload jax wider "$n_checks"
+      else
+        workload jax-steady wider 2 --profile-from-start false
+      fi ;;
   esac
 done
-
-if python3 -c 'import jax' > /dev/null 2>&1; then
-  echo "jax is installed, but this script has no JAX workload yet" >> "$summary"
-else
-  echo "JAX: skipped (python3 -c 'import jax' fails: not installed here)" >> "$summary"
-fi
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
 cat "$summary"
 exit $status

@@ -21,6 +21,7 @@ pub(crate) mod procfs;
 pub mod progress;
 pub mod replay;
 pub(crate) mod settings;
+pub(crate) mod versions;
 
 pub use dcgm::Dcgm;
 pub use settings::{CacheControl, ClockControl, ReplayMode};

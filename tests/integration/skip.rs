@@ -340,7 +340,7 @@ pub(crate) fn skip_store(fresh: &dyn Fn(&str) -> String) {
 
 /// A shared library of this machine that the test process itself maps
 /// (`libgcc_s`, which Rust's unwinder needs), from its `/proc/self/maps`.
-fn a_mapped_library() -> std::path::PathBuf {
+pub(crate) fn a_mapped_library() -> std::path::PathBuf {
     let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
     let found = maps
         .lines()

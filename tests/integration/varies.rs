@@ -308,3 +308,69 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         })
     }));
 }
+
+/// The CUDA libraries and Python packages the run mapped join the
+/// baseline's toolchain fingerprint, read from their file and `.dist-info`
+/// folder names; a check whose app loaded other versions names each change
+/// in its headline. The stand-in ncu runs preloaded with copies of a real
+/// library of this machine, named as cuBLAS and PyTorch's CUDA library.
+#[test]
+fn a_check_names_the_cuda_libraries_and_packages_whose_versions_changed() {
+    let gate = Gate::new();
+    let ncu = gate.ncu("fake-ncu").delay("base", 0.0, 0.6).install();
+    let real = crate::skip::a_mapped_library();
+    let site = gate.path("venv/lib/python3.12/site-packages");
+    std::fs::create_dir_all(site.join("torch/lib")).expect("torch folder");
+    std::fs::create_dir_all(site.join("torch-2.11.0+cu130.dist-info")).expect("dist-info");
+    std::fs::create_dir_all(gate.path("cuda")).expect("cuda folder");
+    let torch = site.join("torch/lib/libtorch_cuda.so");
+    std::fs::copy(&real, &torch).expect("copy");
+    let mut cublas = Vec::new();
+    for version in ["13.0.2.14", "13.1.0.3"] {
+        let lib = gate.path(&format!("cuda/libcublas.so.{version}"));
+        std::fs::copy(&real, &lib).expect("copy");
+        cublas.push(lib.display().to_string());
+    }
+    let preload = |lib: &str| format!("{lib}:{}", torch.display());
+    gate.record()
+        .ncu(&ncu)
+        .output("b.json")
+        .env("LD_PRELOAD", preload(&cublas[0]))
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    let toolchain = &gate.json("b.json")["profile"]["toolchain"];
+    assert_eq!(toolchain["libcublas"], "13.0.2.14", "{toolchain}");
+    assert_eq!(toolchain["torch"], "2.11.0+cu130", "{toolchain}");
+    // The same libraries: nothing said.
+    let same = gate
+        .check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .env("LD_PRELOAD", preload(&cublas[0]))
+        .app(&["./graph_app", "--inject", "base"])
+        .run();
+    same.code(0);
+    assert!(
+        !same.stdout.contains("environment changed"),
+        "{}",
+        same.stdout
+    );
+    // cuBLAS and torch upgraded: the unchanged app passes, the changes named.
+    std::fs::rename(
+        site.join("torch-2.11.0+cu130.dist-info"),
+        site.join("torch-2.12.0+cu130.dist-info"),
+    )
+    .expect("upgrade torch");
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .json("r.json")
+        .env("LD_PRELOAD", preload(&cublas[1]))
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0)
+        .stdout_has("environment changed")
+        .stdout_has("libcublas `13.0.2.14` → `13.1.0.3`")
+        .stdout_has("torch `2.11.0+cu130` → `2.12.0+cu130`");
+}
