@@ -8,6 +8,8 @@
 use crate::common::{self, Gate};
 
 const STANDIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/trace-standin");
+/// Traces recorded on an H100 by the audit library (fixtures/h100/kernel-trace/README.md).
+const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h100/kernel-trace");
 const NVGPUCTRPERM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/fixtures/reported/ncu.err-nvgpuctrperm.log"
@@ -330,4 +332,32 @@ fn a_suite_in_trace_mode_gates_each_workload_and_its_shards_merge_to_the_same_ve
     }
     assert!(merged_json.to_string().contains("\"mode\":\"trace\""));
     merged.stdout_has("degraded");
+}
+
+/// The traces the audit library recorded on an H100 (its first GPU run):
+/// the unchanged reference app passes degraded, its redundant graph node
+/// fails on `scale`'s launch count, against the reference baseline.
+#[test]
+fn recorded_h100_traces_pass_unchanged_and_fail_the_redundant_node() {
+    for (trace, code) in [
+        ("graph_app.base.trace.json", 0),
+        ("graph_app.redundant-node.trace.json", 1),
+    ] {
+        let gate = Gate::new();
+        let ncu = locked(&gate);
+        let traced = format!("{RECORDED}/{trace}");
+        let command = [gate.path("trace-app").display().to_string(), traced];
+        let out = check(&gate, &ncu, "trace")
+            .json("report.json")
+            .app(&command.each_ref().map(String::as_str))
+            .run();
+        out.code(code);
+        let json = gate.json("report.json");
+        assert_eq!(json["degraded"]["mode"], "trace", "{trace}");
+        if code == 1 {
+            out.stdout_has("launched 6 times per run, baseline 3");
+        } else {
+            out.stdout_has(DEGRADED);
+        }
+    }
 }
