@@ -177,10 +177,16 @@ impl ProfileSettings {
         config: &crate::runner::RunnerConfig,
         processes: &dyn crate::runner::process::ProcessRunner,
     ) -> ProfileSettings {
-        for (name, version) in crate::runner::kernel_env::versions(config, processes) {
+        self.add_versions(crate::runner::kernel_env::versions(config, processes));
+        self
+    }
+
+    /// Adds `NAME VERSION` parts to `toolchain`; a part it has already (the
+    /// driver's) is kept.
+    pub(crate) fn add_versions(&mut self, versions: impl IntoIterator<Item = (String, String)>) {
+        for (name, version) in versions {
             self.toolchain.entry(name).or_insert(version);
         }
-        self
     }
 
     /// What differs from `baseline` in what picks and selects the

@@ -88,9 +88,7 @@ pub(super) fn acquire(
             // The CUDA libraries and Python packages the runs loaded join
             // the toolchain fingerprint (the driver's entries win).
             if let Some(profile) = acquired.profile.as_mut() {
-                for (name, version) in runner::versions::of(&acquired.libraries) {
-                    profile.toolchain.entry(name).or_insert(version);
-                }
+                profile.add_versions(runner::versions::of(&acquired.libraries));
             }
             Ok(acquired)
         }

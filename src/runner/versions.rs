@@ -132,22 +132,17 @@ fn system_library(path: &Path) -> Option<(String, String)> {
 /// The Python environment folder (`…/site-packages`, `…/dist-packages`) a
 /// path is inside, and the path relative to it.
 fn in_environment(path: &Path) -> Option<(&Path, PathBuf)> {
-    let mut site = path;
-    while let Some(parent) = site.parent() {
-        if matches!(
-            parent.file_name().and_then(OsStr::to_str),
+    let site = path.ancestors().skip(1).find(|a| {
+        matches!(
+            a.file_name().and_then(OsStr::to_str),
             Some("site-packages" | "dist-packages")
-        ) {
-            let relative = path.strip_prefix(parent).ok()?.to_path_buf();
-            return Some((parent, relative));
-        }
-        site = parent;
-    }
-    None
+        )
+    })?;
+    Some((site, path.strip_prefix(site).ok()?.to_path_buf()))
 }
 
 /// One installed distribution: its normalized name and version.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 struct Distribution {
     name: String,
     version: String,
