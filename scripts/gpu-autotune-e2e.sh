@@ -16,7 +16,8 @@
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
-# logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six. Exits 1
+# logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six;
+# KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/. Exits 1
 # when a step's exit code is not the expected one.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -47,7 +48,14 @@ step() {
   # Each step's work dir (reports, logs, the GPU probe's looks) is its own.
   NO_COLOR=1 NCUGATE_OUT="$out/work/$name" "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
   got=$?
-  # The report files are large and rebuilt from the logs; the looks and logs are kept.
+  # The report files are large and rebuilt from the logs; the looks and logs are kept, and the
+  # reports of the workloads KEEP_REPORTS names, compressed, to replay the checks offline.
+  if [[ " ${KEEP_REPORTS:-} " == *" ${name%%.*} "* ]]; then
+    mkdir -p "$out/reports"
+    find "$out/work/$name" -name '*.ncu-rep' | while read -r r; do
+      gzip -c "$r" > "$out/reports/$name.$(basename "$(dirname "$r")").ncu-rep.gz"
+    done
+  fi
   find "$out/work/$name" -name '*.ncu-rep' -delete 2>/dev/null
   t1=$(date +%s.%N)
   why=$(grep -h -m1 -E '^ncugate: error|^ncugate: (PASS|REGRESSION|ERROR)|^ncugate: recorded' \
@@ -98,14 +106,14 @@ for w in ${WORKLOADS:-$all}; do
     compile|conv) workload "$w" wider "$n_checks" ;;
     triton) workload triton extra "$n_checks" ;;
     # The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
-    triton-steady) workload triton-steady extra 2 --profile-from-start false ;;
+    triton-steady) workload triton-steady extra "$n_checks" --profile-from-start false ;;
     jax|jax-steady)
       if ! python3 -c 'import jax' > /dev/null 2>&1; then
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
       elif [ "$w" = jax ]; then
         workload jax wider "$n_checks"
       else
-        workload jax-steady wider 2 --profile-from-start false
+        workload jax-steady wider "$n_checks" --profile-from-start false
       fi ;;
   esac
 done
