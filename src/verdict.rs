@@ -88,6 +88,10 @@ pub(crate) enum Reason {
     /// ncu could not read the performance counters (ERR_NVGPUCTRPERM) and
     /// `[gate] locked_counters = "trace"` gated the launch structure alone.
     CountersLocked,
+    /// The kernel's code was not the same in every run (an autotuner or JIT
+    /// built it another way): its rules that do not measure time are listed
+    /// ungated; its time and launches stay gated.
+    CodeVaries,
 }
 
 /// A rule result that is not gated: why, what showed it, and whether it
@@ -117,6 +121,11 @@ pub(crate) const ENVIRONMENT_CHANGED: &str = "environment changed since the base
 /// Why every rule of a trace-mode check is not gated.
 pub(crate) const COUNTERS_LOCKED: &str = "counters locked (ERR_NVGPUCTRPERM): trace mode";
 
+/// How the evidence of a [`Reason::CodeVaries`] downgrade starts: the rest
+/// says what showed it (the recorded runs' builds, or the autotuner that
+/// named the kernel).
+pub(crate) const CODE_VARIES: &str = "code varies between runs";
+
 /// Why a timing-only failure with unchanged code is environmental.
 pub(crate) const ENVIRONMENTAL: &str = "environmental: timing-only change with unchanged code, instruction counts and launch configuration — clocks, other work on the GPU, thermals";
 
@@ -130,6 +139,11 @@ impl Downgrade {
             Reason::SharedGpu => self.neighbour().to_string(),
             Reason::Environmental => format!("{ENVIRONMENTAL}; --environmental warn"),
             Reason::CountersLocked => COUNTERS_LOCKED.to_string(),
+            Reason::CodeVaries => self
+                .evidence
+                .as_deref()
+                .map_or(CODE_VARIES, String::as_str)
+                .to_string(),
         }
     }
 
@@ -599,6 +613,27 @@ impl Report {
             })
             .count();
         c.skipped -= c.locked.min(c.skipped);
+        // Rules of kernels whose code varies: counted apart from their status.
+        for r in &self.rules {
+            if r.downgrade
+                .as_ref()
+                .is_some_and(|d| d.reason == Reason::CodeVaries)
+            {
+                let bucket = match r.status {
+                    Status::Fail => &mut c.fail,
+                    Status::Warn => &mut c.warn,
+                    Status::Error => &mut c.error,
+                    Status::Improved => &mut c.improved,
+                    Status::Changed => &mut c.changed,
+                    Status::Pass => &mut c.pass,
+                    Status::Skipped => &mut c.skipped,
+                };
+                if *bucket > 0 && !matches!(r.status, Status::Fail | Status::Error) {
+                    *bucket -= 1;
+                    c.code_varies += 1;
+                }
+            }
+        }
         c.degraded = self.degraded.is_some();
         c.environment_changed = self
             .notes
@@ -650,6 +685,9 @@ pub(crate) struct Counts {
     pub(crate) environment_changed: bool,
     /// Metric checks not gated because the counters were locked (trace mode).
     pub(crate) locked: usize,
+    /// Metric checks not gated because their kernel's code varies between
+    /// runs (whatever their status, a failure's or an error's aside).
+    pub(crate) code_varies: usize,
     /// The check ran degraded (trace mode): the headline says so.
     pub(crate) degraded: bool,
 }
@@ -677,6 +715,11 @@ impl Counts {
                 self.locked,
                 "metric check not gated (counters locked)",
                 "metric checks not gated (counters locked)",
+            ),
+            (
+                self.code_varies,
+                "metric check not gated (code varies)",
+                "metric checks not gated (code varies)",
             ),
         ] {
             if n > 0 {

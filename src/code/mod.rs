@@ -36,6 +36,11 @@ pub struct KernelCode {
     /// kernel by (trace mode maps it to this key with them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mangled: Vec<String>,
+    /// The other fingerprints the recorded runs' code had, sorted: an
+    /// autotuner picked another build of the kernel in some run. A check
+    /// gates only such a kernel's time and launches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<String>,
 }
 
 /// Every kernel key's code in one report.
@@ -120,6 +125,7 @@ fn combine(functions: Vec<native::Code>) -> KernelCode {
         opcodes: BTreeMap::new(),
         launch: Vec::new(),
         mangled: Vec::new(),
+        others: Vec::new(),
     }
 }
 
@@ -248,6 +254,7 @@ mod tests {
             opcodes: opcodes.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
             launch: Vec::new(),
             mangled: Vec::new(),
+            others: Vec::new(),
         }
     }
 

@@ -62,8 +62,100 @@ pub(super) fn check(
         });
     }
     report.note(note(&report.code));
-    blame_autotuner(report);
     same
+}
+
+/// Leaves ungated the rules that do not measure time of every kernel whose
+/// code varies between runs: one the recorded runs built more than one way
+/// (its baseline numbers mix the builds), or one whose code is not the
+/// baseline's under a name an autotuner gives the kernels it picks
+/// (`gemm_fusion_dot`: XLA builds it again, by timing, in each process —
+/// seen on an H100, a jitted JAX MLP whose unchanged checks read 1.57M
+/// global-load sectors where the baseline's build read none). Their time
+/// and launches stay gated, as do `per = "total"` rules: an autotuner
+/// picks among builds of near-equal time, and a real regression still moves
+/// the time, the launches or the whole run. Names each such kernel in a
+/// note; then says beside each failure left of a changed autotuned kernel
+/// that the autotuner may have made it.
+pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
+    use crate::verdict::{CODE_VARIES, Reason};
+    use std::sync::Arc;
+    let mut why: BTreeMap<String, Arc<String>> = BTreeMap::new();
+    for (kernel, entry) in &baseline.kernels {
+        if let Some(evidence) = entry
+            .code
+            .as_deref()
+            .and_then(|c| recorded_builds(c, baseline.runs))
+        {
+            why.insert(kernel.clone(), Arc::new(evidence));
+        }
+    }
+    for c in report.code.iter().filter(|c| c.changed) {
+        if let (false, Some(evidence)) = (why.contains_key(&c.kernel), autotuned(&c.kernel)) {
+            why.insert(c.kernel.clone(), Arc::new(evidence));
+        }
+    }
+    let mut ungated: BTreeMap<&str, usize> = BTreeMap::new();
+    for rule in report.rules.iter_mut().filter(|r| {
+        r.downgrade.is_none()
+            && !r.measures_time()
+            && !matches!(r.status, Status::Skipped | Status::Error)
+    }) {
+        let Some((kernel, evidence)) = rule.kernel.as_deref().and_then(|k| why.get_key_value(k))
+        else {
+            continue;
+        };
+        rule.ungate(Reason::CodeVaries, Some(Arc::clone(evidence)));
+        *ungated.entry(kernel.as_str()).or_default() += 1;
+    }
+    if !ungated.is_empty() {
+        let kernels: Vec<String> = ungated
+            .iter()
+            .map(|(k, n)| {
+                let reason = why[*k]
+                    .trim_start_matches(CODE_VARIES)
+                    .trim_start_matches(": ");
+                format!(
+                    "{k} ({reason}; {})",
+                    crate::format::count(*n, "check", "checks")
+                )
+            })
+            .collect();
+        let fixes = crate::varies::autotuner::fixes_for(ungated.keys().copied());
+        report.notes.push(crate::note::Note::warning(format!(
+            "code varies between runs: {} — their metric checks that do not measure time are not \
+             gated, their time and launches are; to gate all of it, keep the picks from one run \
+             to the next — {}",
+            kernels.join(", "),
+            fixes
+        )));
+    }
+    blame_autotuner(report);
+}
+
+/// Why a kernel whose recorded runs had `code` and other builds is not
+/// gated beyond its time (`None` when every run built it alike): the words
+/// a check writes, which `merge` holds to the baseline file.
+pub(crate) fn recorded_builds(code: &code::KernelCode, runs: u64) -> Option<String> {
+    (!code.others.is_empty()).then(|| {
+        format!(
+            "{}: {} builds in the {runs} recorded runs",
+            crate::verdict::CODE_VARIES,
+            code.others.len() + 1
+        )
+    })
+}
+
+/// Why a kernel named `kernel` whose code is not the baseline's is not
+/// gated beyond its time: an autotuner gives the name (`None` when none does).
+pub(crate) fn autotuned(kernel: &str) -> Option<String> {
+    crate::varies::autotuner::Autotuner::of(kernel).map(|tuner| {
+        format!(
+            "{}: {} picks this kernel's build at run time, and this run's is not the baseline's",
+            crate::verdict::CODE_VARIES,
+            tuner.name()
+        )
+    })
 }
 
 /// A failing kernel whose code changed under the name an autotuner gives
@@ -130,9 +222,160 @@ fn note(results: &[CodeResult]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::blame_autotuner;
+    use super::{blame_autotuner, ungate_varying};
+    use crate::baseline::Baseline;
     use crate::status::Status;
-    use crate::verdict::{CodeResult, Report};
+    use crate::verdict::{CodeResult, Reason, Report};
+    use std::path::Path;
+
+    /// The steady-state JAX baseline recorded on an H100 (its four XLA
+    /// fusions, each with the code of its build).
+    fn jax_baseline() -> Baseline {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e/jax-steady.baseline.json");
+        Baseline::load(&path).expect("the recorded JAX baseline")
+    }
+
+    /// The failing report of the snapshots with its `produce` kernel's
+    /// rules (DRAM bytes improved, active warps changed, L2 sectors a
+    /// warn-severity failure) moved to `kernel`; `scale`'s time still fails.
+    fn report_of(kernel: &str) -> Report {
+        let mut report = crate::report::tests::cases::regression();
+        for rule in &mut report.rules {
+            if rule
+                .kernel
+                .as_deref()
+                .is_some_and(|k| k.starts_with("produce"))
+            {
+                rule.kernel = Some(kernel.into());
+            }
+        }
+        report
+    }
+
+    fn code_varies(report: &Report) -> Vec<(String, Status, bool)> {
+        report
+            .rules
+            .iter()
+            .filter(|r| {
+                r.downgrade
+                    .as_ref()
+                    .is_some_and(|d| d.reason == Reason::CodeVaries)
+            })
+            .map(|r| (r.metric.to_string(), r.status, r.downgraded()))
+            .collect()
+    }
+
+    #[test]
+    fn a_kernel_the_recorded_runs_built_two_ways_gates_only_its_time() {
+        let mut baseline = jax_baseline();
+        let mut entry = baseline.kernels["loop_add_fusion"].clone();
+        if let Some(code) = entry.code.as_mut() {
+            code.others = vec!["0123456789abcdef".to_string()];
+        }
+        baseline.kernels.insert("loop_add_fusion".into(), entry);
+        let mut report = report_of("loop_add_fusion");
+        let failed_before = report.counts().fail;
+        ungate_varying(&mut report, &baseline);
+        assert_eq!(
+            code_varies(&report),
+            vec![
+                ("dram__bytes".to_string(), Status::Improved, false),
+                ("sm__warps_active".to_string(), Status::Changed, false),
+                ("lts__t_sectors".to_string(), Status::Warn, true),
+            ]
+        );
+        let warned = report
+            .rules
+            .iter()
+            .find(|r| &*r.metric == "lts__t_sectors")
+            .expect("the L2 rule");
+        assert!(
+            warned.message.starts_with(
+                "not gated (code varies between runs: 2 builds in the 3 recorded runs): new"
+            ),
+            "{}",
+            warned.message
+        );
+        // The time rule and the whole run's rule are still failures.
+        let counts = report.counts();
+        assert_eq!((counts.fail, counts.code_varies), (failed_before, 3));
+        assert!(
+            counts
+                .words()
+                .contains(&"3 metric checks not gated (code varies)".to_string()),
+            "{:?}",
+            counts.words()
+        );
+        let note = report.notes.last().expect("a note");
+        assert!(
+            note.text.starts_with(
+                "code varies between runs: loop_add_fusion (2 builds in the 3 recorded runs; 3 checks)"
+            ),
+            "{}",
+            note.text
+        );
+    }
+
+    #[test]
+    fn an_autotuned_kernel_whose_build_changed_gates_only_its_time() {
+        let mut report = report_of("gemm_fusion_dot");
+        for rule in report.rules.iter_mut().filter(|r| r.status == Status::Fail) {
+            if rule.kernel.is_some() {
+                rule.kernel = Some("gemm_fusion_dot".into());
+            }
+        }
+        report.code.push(CodeResult {
+            kernel: "gemm_fusion_dot".to_string(),
+            changed: true,
+            summary: "code changed (+96 instructions: 64 HMMA new, 36 LDGSTS new)".to_string(),
+            baseline_fingerprint: "a".to_string(),
+            current_fingerprint: "b".to_string(),
+        });
+        ungate_varying(&mut report, &jax_baseline());
+        assert_eq!(code_varies(&report).len(), 3);
+        let why = report
+            .rules
+            .iter()
+            .find(|r| r.downgraded())
+            .and_then(|r| r.downgrade.as_ref())
+            .map(|d| d.why())
+            .unwrap_or_default();
+        assert_eq!(
+            why,
+            "code varies between runs: XLA's GEMM autotuner picks this kernel's build at run \
+             time, and this run's is not the baseline's"
+        );
+        // Its time still fails, with the autotuner named beside it.
+        let time = report
+            .rules
+            .iter()
+            .find(|r| r.measures_time())
+            .expect("the time rule");
+        assert_eq!(time.status, Status::Fail);
+        assert!(
+            time.why
+                .as_deref()
+                .is_some_and(|w| w.ends_with("picks this kernel's configuration at run time")),
+            "{:?}",
+            time.why
+        );
+    }
+
+    #[test]
+    fn code_that_changed_under_a_name_no_autotuner_gives_stays_gated() {
+        let mut report = report_of("loop_add_fusion");
+        report.code.push(CodeResult {
+            kernel: "loop_add_fusion".to_string(),
+            changed: true,
+            summary: "code changed (instructions -25.8%)".to_string(),
+            baseline_fingerprint: "a".to_string(),
+            current_fingerprint: "b".to_string(),
+        });
+        let before = report.clone();
+        ungate_varying(&mut report, &jax_baseline());
+        assert_eq!(report, before);
+    }
 
     /// A failing report whose first failing kernel is XLA's fusion
     /// `gemm_fusion_dot` (as the H100 JAX run named it), its code `changed`.

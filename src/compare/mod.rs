@@ -8,7 +8,7 @@
 //! (`code.rs`), timing-only failures of unchanged code ([`environmental`]).
 //! Each policy marks a result with one typed [`crate::verdict::Downgrade`].
 
-mod code;
+pub(crate) mod code;
 pub(crate) mod environmental;
 mod findings;
 pub(crate) mod identity;
@@ -272,6 +272,7 @@ impl Judging<'_> {
                 if let Some(current) = inputs.code {
                     self.same_code = code::check(report, baseline, current);
                 }
+                code::ungate_varying(report, baseline);
             }
             Pass::Environmental => {
                 environmental::apply(report, &self.same_code, inputs.environmental);

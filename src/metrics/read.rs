@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::model::{Findings, KernelKeyMode, Run};
 use crate::parse::{self, ingest};
 use crate::rules::Thresholds;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// When the kernels' opcode histograms are read (one `ncu --import` of the
@@ -69,6 +70,30 @@ pub(super) fn code(
         None
     };
     (Some(codes), note)
+}
+
+/// Every fingerprint each kernel's code had in `reports` (the runs of one
+/// recording): more than one when an autotuner built the kernel another way
+/// in some run. Each report is read natively (milliseconds, no `ncu` call);
+/// a report that holds no code adds nothing.
+pub(super) fn fingerprints(
+    reports: &[PathBuf],
+    inputs: &[InputCode],
+    key_mode: KernelKeyMode,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in reports.iter().filter(|p| p.as_path() != Path::new("-")) {
+        let code = match inputs.iter().find(|(input, _)| input == p) {
+            Some((_, launches)) => launches
+                .as_deref()
+                .map(|l| crate::code::of_launches(l, key_mode)),
+            None => crate::code::of_report(p, key_mode),
+        };
+        for (kernel, c) in code.into_iter().flatten() {
+            seen.entry(kernel).or_default().insert(c.fingerprint);
+        }
+    }
+    seen
 }
 
 /// The inputs, each read once: their runs, what the reports among them

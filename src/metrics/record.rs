@@ -120,6 +120,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     baseline.save(&output)?;
     notes.extend(warnings(&baseline, &thresholds));
     notes.extend(varies_notes(&baseline, &share));
+    notes.extend(code_varies_notes(&baseline));
     let line = format!(
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
         output.display(),
@@ -150,12 +151,45 @@ fn add_code(
     import: parse::NcuImport,
 ) -> Option<String> {
     let (code, note) = read::code(reports, inputs, key_mode, Opcodes::Always, import);
-    for (kernel, code) in code.into_iter().flatten() {
+    let mut seen = read::fingerprints(reports, inputs, key_mode);
+    for (kernel, mut code) in code.into_iter().flatten() {
         if let Some(entry) = baseline.kernels.get_mut(&kernel) {
+            if let Some(all) = seen.remove(&kernel) {
+                code.others = all.into_iter().filter(|f| *f != code.fingerprint).collect();
+            }
             entry.code = Some(Box::new(code));
         }
     }
     note
+}
+
+/// The kernels whose code was not the same in every recorded run: their
+/// time and launches are gated, the rest of their rules listed ungated;
+/// with the fix of the autotuner each name shows, else every fix.
+fn code_varies_notes(baseline: &Baseline) -> Vec<Note> {
+    let varied: Vec<(&String, usize)> = baseline
+        .kernels
+        .iter()
+        .filter_map(|(k, e)| e.code.as_ref().map(|c| (k, c.others.len())))
+        .filter(|(_, others)| *others > 0)
+        .collect();
+    if varied.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<String> = varied
+        .iter()
+        .map(|(k, others)| format!("{k} ({} builds)", others + 1))
+        .collect();
+    let fixes = crate::varies::autotuner::fixes_for(varied.iter().map(|(k, _)| k.as_str()));
+    vec![Note::warning(format!(
+        "the code of {} was not the same in the {} runs: {}; an autotuner or JIT built {} another way in some run, so checks gate only {} time and launches; to gate all of it, keep the picks from one run to the next — {}",
+        crate::format::count(varied.len(), "kernel", "kernels"),
+        baseline.runs,
+        named.join(", "),
+        if varied.len() == 1 { "it" } else { "them" },
+        if varied.len() == 1 { "its" } else { "their" },
+        fixes
+    ))]
 }
 
 /// What the baseline keeps of the GPU the runs were profiled on (`None`

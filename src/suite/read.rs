@@ -276,6 +276,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
                 Reason::SharedGpu => "shared GPU",
                 Reason::Environmental => "environmental",
                 Reason::CountersLocked => "counters locked",
+                Reason::CodeVaries => "code varies",
             };
             return Err(ReportError::Unevidenced {
                 workload: name.to_string(),
@@ -436,7 +437,9 @@ fn launches(row: &StructureResult) -> String {
 /// when it has it. A shared-GPU downgrade carries the report's own
 /// evidence, whose every signal has the numbers that show it, under `shared_gpu = "warn"` (the one policy that ungates); an
 /// environmental one is a timing rule's failure of a kernel whose code the
-/// report compared and found unchanged, and carries no shared GPU's evidence.
+/// report compared and found unchanged, and carries no shared GPU's evidence;
+/// a code-varies one is a kernel's rule that does not measure time, saying
+/// what showed the variation.
 fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<String> {
     match d.reason {
         Reason::SharedGpu => {
@@ -480,6 +483,40 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
                 Some(c) if c.changed => Some(format!("the code of `{kernel}` changed")),
                 Some(_) => None,
             }
+        }
+        Reason::CodeVaries => {
+            if row.measures_time() {
+                return Some(format!(
+                    "it measures `{}`, time, which stays gated",
+                    row.unit
+                ));
+            }
+            let Some(kernel) = row.kernel.as_deref() else {
+                return Some("it is a whole run's rule, not a kernel's".into());
+            };
+            let evidence = d.evidence.as_deref().map_or("", String::as_str);
+            // Built another way by an autotuner in this run: the report's
+            // code comparison shows it. Built several ways in the recorded
+            // runs: the baseline file shows it (`recompute` holds it there).
+            let changed = report.code.iter().any(|c| c.kernel == kernel && c.changed);
+            let autotuned = crate::compare::code::autotuned(kernel);
+            if changed && autotuned.as_deref() == Some(evidence) {
+                return None;
+            }
+            let recorded = evidence
+                .strip_prefix(crate::verdict::CODE_VARIES)
+                .and_then(|rest| rest.strip_prefix(": "))
+                .is_some_and(|rest| {
+                    rest.contains(" builds in the ") && rest.ends_with(" recorded runs")
+                });
+            if recorded {
+                return None;
+            }
+            Some(match autotuned {
+                Some(_) if !changed => format!("the report compared no changed code of `{kernel}`"),
+                _ => "its evidence (`not_gated`) is neither an autotuner's new build nor the recorded runs' builds"
+                    .to_string(),
+            })
         }
     }
 }

@@ -87,6 +87,13 @@ pub(crate) fn against_files(
             )));
         }
     }
+    // A row not gated because its kernel's recorded runs had several
+    // builds: the baseline file must have them, as many as it says.
+    for row in &report.rules {
+        if let Some(what) = code_varies_disagreement(row, &report.renamed, &baseline) {
+            return Err(differs(format!("{}: {what}", row.named())));
+        }
+    }
     let thresholds = match thresholds(&report.thresholds) {
         Some(t) => t.map_err(|e| differs(format!("thresholds {}: {e}", report.thresholds)))?,
         None => {
@@ -147,6 +154,35 @@ fn varies_disagreement(
         ));
     }
     None
+}
+
+/// How a row not gated because its kernel's recorded runs built it several
+/// ways differs from the baseline file, if it does. A row the report's own
+/// code comparison explains (an autotuner's new build) is `read.rs`'s.
+fn code_varies_disagreement(
+    row: &RuleResult,
+    renamed: &[Renamed],
+    baseline: &Baseline,
+) -> Option<String> {
+    let d = row
+        .downgrade
+        .as_ref()
+        .filter(|d| d.reason == crate::verdict::Reason::CodeVaries)?;
+    let evidence = d.evidence.as_deref()?;
+    let kernel = row.kernel.as_deref()?;
+    if crate::compare::code::autotuned(kernel).as_deref() == Some(evidence.as_str()) {
+        return None;
+    }
+    let recorded = baseline
+        .kernels
+        .get(baseline_key(renamed, kernel))
+        .and_then(|e| e.code.as_deref())
+        .and_then(|c| crate::compare::code::recorded_builds(c, baseline.runs));
+    match recorded {
+        Some(r) if r == **evidence => None,
+        Some(r) => Some(format!("it says `{evidence}`, the baseline file `{r}`")),
+        None => Some("it says its code varies, but the baseline file recorded one build".into()),
+    }
 }
 
 /// A row whose rule measured something: one with baseline statistics.

@@ -91,6 +91,19 @@ impl Autotuner {
     }
 }
 
+/// The fixes for the autotuners `kernels` name, joined; a general one when
+/// they name none (a JIT, an autotuner of another library).
+pub(crate) fn fixes_for<'a>(kernels: impl IntoIterator<Item = &'a str>) -> String {
+    let tuners = recognise(kernels);
+    if tuners.is_empty() {
+        return "the autotuner's or JIT's cache, a pinned configuration, or profile only the \
+                steady state after it (profile_from_start = false)"
+            .to_string();
+    }
+    let fixes: Vec<&str> = tuners.iter().map(|(t, _)| t.fix()).collect();
+    fixes.join("; ")
+}
+
 /// The autotuners among `kernels`' names, each with the first kernel that showed it.
 pub(crate) fn recognise<'a>(
     kernels: impl IntoIterator<Item = &'a str>,

@@ -160,6 +160,10 @@ enum Downgraded {
     /// counts, launches and launch configuration are unchanged
     /// (`--environmental warn`).
     Environmental,
+    /// A rule that does not measure time, of a kernel whose code varies
+    /// between runs (an autotuner or JIT builds it another way): `not_gated`
+    /// says what showed it.
+    CodeVaries,
 }
 
 /// `#[serde(with)]` of [`RuleResult::downgrade`]: the typed downgrade to
@@ -191,6 +195,7 @@ pub(super) mod downgrade {
                         neighbour: d.neighbour().to_string(),
                     },
                     Reason::Environmental => Downgraded::Environmental,
+                    Reason::CodeVaries => Downgraded::CodeVaries,
                     // Never a failure made a warning: the rule was not measured.
                     Reason::CountersLocked => Downgraded::Environmental,
                 }),
@@ -209,6 +214,8 @@ pub(super) mod downgrade {
         let reason = match (&not_gated, &downgraded) {
             (None, None) => return Ok(None),
             (Some(why), None) if **why == crate::verdict::COUNTERS_LOCKED => Reason::CountersLocked,
+            (Some(why), None) if why.starts_with(crate::verdict::CODE_VARIES) => Reason::CodeVaries,
+            (_, Some(Downgraded::CodeVaries)) => Reason::CodeVaries,
             (_, Some(Downgraded::Environmental)) => Reason::Environmental,
             (_, Some(Downgraded::SharedGpu { .. })) | (Some(_), None) => Reason::SharedGpu,
         };
@@ -281,6 +288,17 @@ mod tests {
                 json!({"not_gated": crate::verdict::COUNTERS_LOCKED}),
                 Some(Reason::CountersLocked),
                 false,
+            ),
+            (
+                json!({"not_gated": "code varies between runs: 2 builds in the 3 recorded runs"}),
+                Some(Reason::CodeVaries),
+                false,
+            ),
+            (
+                json!({"not_gated": "code varies between runs: 2 builds in the 3 recorded runs",
+                    "downgraded": {"reason": "code_varies"}}),
+                Some(Reason::CodeVaries),
+                true,
             ),
         ] {
             let written = row(fields);

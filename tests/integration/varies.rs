@@ -374,3 +374,130 @@ fn a_check_names_the_cuda_libraries_and_packages_whose_versions_changed() {
         .stdout_has("libcublas `13.0.2.14` → `13.1.0.3`")
         .stdout_has("torch `2.11.0+cu130` → `2.12.0+cu130`");
 }
+
+/// Two runs of the base app and one of the `fp64` variant, recorded with
+/// the kernel key `function`: `finish` is one kernel built two ways
+/// (`fixtures/h200/*.ncu-rep`, real H200 reports), as an autotuner or JIT
+/// that picks another build in some run leaves it.
+fn built_two_ways() -> Gate {
+    let gate = Gate::new();
+    gate.h200("graph_app.base.fast.run1.ncu-rep", "base1.ncu-rep")
+        .h200("ncu-rep/graph_app.base.fast.ncu-rep", "base2.ncu-rep")
+        .h200("graph_app.fp64.fast.ncu-rep", "fp64.ncu-rep")
+        .write(
+            "ncugate.toml",
+            "[[workload]]\nname = \"w\"\ncommand = [\"kernels/build/graph_app\"]\n",
+        );
+    gate.record()
+        .input("base1.ncu-rep")
+        .input("base2.ncu-rep")
+        .input("fp64.ncu-rep")
+        .arg("--kernel-key")
+        .arg("function")
+        .output("b.json")
+        .run()
+        .code(0)
+        .stderr_has("the code of 1 kernel was not the same in the 3 runs: finish (2 builds)")
+        .stderr_has("checks gate only its time and launches");
+    gate
+}
+
+#[test]
+fn a_kernel_built_two_ways_in_the_recorded_runs_is_gated_on_its_time_only() {
+    let gate = built_two_ways();
+    let baseline = gate.json("b.json");
+    assert_eq!(
+        baseline["kernels"]["finish"]["code"]["others"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    assert!(baseline["kernels"]["scale"]["code"].get("others").is_none());
+    // The base app passes; `finish`'s FP64 count, whose baseline mixes the
+    // two builds, is listed as not gated with why.
+    gate.check()
+        .baseline("b.json")
+        .input("base2.ncu-rep")
+        .json("base.json")
+        .run()
+        .code(0)
+        .stdout_has("metric checks not gated (code varies)")
+        .stdout_has("code varies between runs: finish (2 builds in the 3 recorded runs; ");
+    // The fp64 variant: `finish`'s FP64 rule is a warning, not gated; the
+    // whole run's FP64 rule still fails it.
+    gate.check()
+        .baseline("b.json")
+        .input("fp64.ncu-rep")
+        .workload("w")
+        .json("fp64.json")
+        .run()
+        .code(1)
+        .stdout_has("not gated (code varies between runs: 2 builds in")
+        .stdout_has("(sum, total) [FAIL]");
+    let report = gate.json("fp64.json");
+    let rules = report["workloads"][0]["report"]["rules"]
+        .as_array()
+        .expect("rules");
+    let finish: Vec<&serde_json::Value> =
+        rules.iter().filter(|r| r["kernel"] == "finish").collect();
+    for r in &finish {
+        let time = r["unit"] == "ns" || r["unit"] == "cycle";
+        assert_eq!(r["not_gated"].is_string(), !time, "{r}");
+    }
+    assert!(
+        finish
+            .iter()
+            .any(|r| r["downgraded"]["reason"] == "code_varies" && r["status"] == "warn"),
+        "{finish:?}"
+    );
+    gate.run(&["merge", "fp64.json"]).code(1);
+}
+
+#[test]
+fn merge_refuses_code_varies_rows_the_baseline_or_the_rule_does_not_bear_out() {
+    let gate = built_two_ways();
+    gate.check()
+        .baseline("b.json")
+        .input("fp64.ncu-rep")
+        .workload("w")
+        .json("fp64.json")
+        .run()
+        .code(1);
+    let report = gate.json("fp64.json");
+    let forge = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut forged = report.clone();
+        for row in forged["workloads"][0]["report"]["rules"]
+            .as_array_mut()
+            .expect("rules")
+        {
+            edit(row);
+        }
+        gate.write(name, serde_json::to_string_pretty(&forged).expect("JSON"));
+    };
+    // Another count of builds than the baseline file's.
+    forge("builds.json", &|row| {
+        if row["downgraded"]["reason"] == "code_varies" {
+            row["not_gated"] = "code varies between runs: 3 builds in the 3 recorded runs".into();
+        }
+    });
+    gate.run(&["merge", "builds.json"]).one_clear_error(
+        "says `code varies between runs: 3 builds in the 3 recorded runs`, the baseline file `code varies between runs: 2 builds in the 3 recorded runs`",
+    );
+    // A kernel the recorded runs built one way.
+    forge("scale.json", &|row| {
+        if row["kernel"] == "finish" {
+            row["kernel"] = "scale".into();
+        }
+    });
+    gate.run(&["merge", "scale.json"])
+        .one_clear_error("the baseline file recorded one build");
+    // A time rule: time stays gated.
+    forge("time.json", &|row| {
+        if row["kernel"] == "finish" && row["unit"] == "ns" {
+            row["not_gated"] = "code varies between runs: 2 builds in the 3 recorded runs".into();
+        }
+    });
+    gate.run(&["merge", "time.json"]).one_clear_error(
+        "is not gated (code varies), but it measures `ns`, time, which stays gated",
+    );
+}
