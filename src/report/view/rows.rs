@@ -125,7 +125,14 @@ pub(super) fn rule_check(index: usize, r: &RuleResult) -> Check<'_> {
         name: Cow::Borrowed(&r.rule),
         status: r.status,
         verdict: r.verdict(),
-        message: Cow::Borrowed(&r.message),
+        // A passing row left ungated says why, as a downgraded failure's
+        // message does (`not gated (…): …`), in every format.
+        message: match &r.downgrade {
+            Some(d) if !d.failed && r.status != crate::status::Status::Skipped => {
+                Cow::Owned(format!("not gated ({}): {}", d.why(), r.message))
+            }
+            _ => Cow::Borrowed(&r.message),
+        },
         why: r.why.as_deref().map(String::as_str),
         kind: Kind::Measured(Cells {
             rule: Some(r),
