@@ -501,3 +501,60 @@ fn merge_refuses_code_varies_rows_the_baseline_or_the_rule_does_not_bear_out() {
         "is not gated (code varies), but it measures `ns`, time, which stays gated",
     );
 }
+
+/// The steady-state JAX MLP replayed (`fixtures/h100/autotune-e2e/`: the
+/// ncu reports of `scripts/gpu-autotune-e2e.sh` on an H100, XLA's default
+/// flags): XLA built its two loop fusions two ways in the 3 recorded runs,
+/// so their counts are not gated; each of the 8 unchanged checks passes,
+/// and one with a fusion's FP64 count grown still fails on the whole run.
+#[test]
+fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
+    let gate = Gate::new();
+    let dir = "fixtures/h100/autotune-e2e/jax-steady-reports";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    for i in 1..=3 {
+        gate.copy(
+            root.join(format!("jax-steady.record.run-{i}.ncu-rep")),
+            &format!("r{i}.ncu-rep"),
+        );
+    }
+    gate.record()
+        .input("r1.ncu-rep")
+        .input("r2.ncu-rep")
+        .input("r3.ncu-rep")
+        .output("jax.json")
+        .run()
+        .code(0)
+        .stderr_has(
+            "the code of 2 kernels was not the same in the 3 runs: loop_add_fusion (2 builds), \
+             loop_multiply_fusion (2 builds)",
+        );
+    for i in 1..=8 {
+        let name = format!("u{i}.ncu-rep");
+        gate.copy(root.join(format!("jax-steady.unchanged-{i}.run.ncu-rep")), &name);
+        gate.check()
+            .baseline("jax.json")
+            .input(&name)
+            .run()
+            .code(0)
+            .stdout_has("0 failed, 20 passed, 10 metric checks not gated (code varies)");
+    }
+    // The GEMM fusions were built alike in every run: gated whole. Against
+    // a baseline where `gemm_fusion_dot` executed half the instructions,
+    // the same run fails.
+    let mut baseline = gate.json("jax.json");
+    let mean = &mut baseline["kernels"]["gemm_fusion_dot"]["metrics"]["sm__inst_executed.sum"];
+    let halve = |v: &mut serde_json::Value| {
+        if let Some(x) = v.as_f64() {
+            *v = (x / 2.0).into();
+        }
+    };
+    for stat in ["mean", "min", "max"] {
+        halve(&mut mean["sum"][stat]);
+    }
+    gate.write("halved.json", serde_json::to_string(&baseline).expect("JSON"));
+    let out = gate.check().baseline("halved.json").input("u1.ncu-rep").run();
+    out.code(1)
+        .stdout_has("✗ gemm_fusion_dot")
+        .stdout_has("+100.0%");
+}
