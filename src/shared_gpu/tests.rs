@@ -521,3 +521,47 @@ fn memory_beyond_own_counts_each_gpu_once_however_many_looks_listed_the_app() {
         assert!(beyond < 64 << 20, "{name}: {beyond}");
     }
 }
+
+#[test]
+fn recorded_on_an_h100_ten_checks_each_in_a_namespace_beside_a_copy_loop_all_name_it() {
+    // `ns-copy-10/`: every check of a second H100 session in its own PID
+    // namespace beside the copy-loop neighbour (10 unchanged checks of the
+    // reference app and of the PyTorch graph, the three regressions), and
+    // the baselines' runs on the quiet GPU before it started.
+    let dir = format!(
+        "{}/fixtures/h100/container-e2e/ns-copy-10",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the recordings")
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".gpu-looks.jsonl")
+                .map(String::from)
+        })
+        .collect();
+    names.sort();
+    let (mut beside, mut quiet) = (0, 0);
+    for name in &names {
+        let env = recorded(&format!("ns-copy-10/{name}"));
+        // The neighbour is never listed from inside, and ncugate's own
+        // processes never count as one.
+        assert!(env.neighbours.is_empty(), "{name}: {:?}", env.neighbours);
+        if name.starts_with("quiet.") {
+            quiet += 1;
+            assert_eq!(assess(&env, None), None, "{name}");
+            continue;
+        }
+        beside += 1;
+        let s = assess(&env, None).expect(name);
+        assert_eq!(
+            s.signals,
+            [Signal::ActivityWhileIdle, Signal::MemoryUnlisted],
+            "{name}"
+        );
+    }
+    assert_eq!(beside, 23, "{names:?}");
+    assert!(quiet >= 3, "{names:?}");
+}

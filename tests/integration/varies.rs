@@ -531,7 +531,10 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
         );
     for i in 1..=8 {
         let name = format!("u{i}.ncu-rep");
-        gate.copy(root.join(format!("jax-steady.unchanged-{i}.run.ncu-rep")), &name);
+        gate.copy(
+            root.join(format!("jax-steady.unchanged-{i}.run.ncu-rep")),
+            &name,
+        );
         gate.check()
             .baseline("jax.json")
             .input(&name)
@@ -552,8 +555,15 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
     for stat in ["mean", "min", "max"] {
         halve(&mut mean["sum"][stat]);
     }
-    gate.write("halved.json", serde_json::to_string(&baseline).expect("JSON"));
-    let out = gate.check().baseline("halved.json").input("u1.ncu-rep").run();
+    gate.write(
+        "halved.json",
+        serde_json::to_string(&baseline).expect("JSON"),
+    );
+    let out = gate
+        .check()
+        .baseline("halved.json")
+        .input("u1.ncu-rep")
+        .run();
     out.code(1)
         .stdout_has("✗ gemm_fusion_dot")
         .stdout_has("+100.0%");
