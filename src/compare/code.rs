@@ -124,7 +124,7 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
         let fixes = crate::varies::autotuner::fixes_for(ungated.keys().copied());
         report.notes.push(crate::note::Note::warning(format!(
             "code varies between runs: {} — their metric checks that do not measure time are not \
-             gated, their time and launches are; to gate all of it, keep the picks from one run \
+             gated, their time and launches are; to gate them whole, keep the picks from one run \
              to the next — {}",
             kernels.join(", "),
             fixes

@@ -182,12 +182,13 @@ fn code_varies_notes(baseline: &Baseline) -> Vec<Note> {
         .collect();
     let fixes = crate::varies::autotuner::fixes_for(varied.iter().map(|(k, _)| k.as_str()));
     vec![Note::warning(format!(
-        "the code of {} was not the same in the {} runs: {}; an autotuner or JIT built {} another way in some run, so checks gate only {} time and launches; to gate all of it, keep the picks from one run to the next — {}",
+        "the code of {} was not the same in the {} runs: {}; an autotuner or JIT built {} another way in some run, so checks gate only {} time and launches; to gate {} whole, keep the picks from one run to the next — {}",
         crate::format::count(varied.len(), "kernel", "kernels"),
         baseline.runs,
         named.join(", "),
         if varied.len() == 1 { "it" } else { "them" },
         if varied.len() == 1 { "its" } else { "their" },
+        if varied.len() == 1 { "it" } else { "them" },
         fixes
     ))]
 }
