@@ -17,8 +17,9 @@
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six;
-# KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/. Exits 1
-# when a step's exit code is not the expected one.
+# KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
+# RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout). Exits 1 when a
+# step's exit code is not the expected one.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ncugate=$(realpath "${1:-target/release/ncugate}")
@@ -75,7 +76,9 @@ workload() {
   left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
   [ "${name%%-*}" = jax ] && app=(python3 kernels/jax_app.py)
-  local common=(--no-build --clock-control none "$@")
+  # A run that hangs under ncu (one JAX check in eleven did, on an H100) is stopped after
+  # RUN_TIMEOUT_S (exit 2), so the batch's other steps still run.
+  local common=(--no-build --clock-control none --timeout "${RUN_TIMEOUT_S:-240}" "$@")
   step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
   # What the recording kept apart, and what it said of it.
   python3 - "$out/$name.baseline.json" >> "$out/variable-kernels.txt" 2>&1 <<'PY'
