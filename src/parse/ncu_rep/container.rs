@@ -345,6 +345,21 @@ pub(crate) fn read_within(data: &[u8], decoded: &mut wire::Budget) -> Result<Rep
         let kept = size_of::<(BlockHeader, &[u8], usize, Option<u32>)>();
         charge(bytes, (&what, at), (&wire::BLOCK_HEADER, kept), decoded)?;
         let mut header: BlockHeader = decode(bytes, &what, at)?;
+        if let Some(details) = header.session_details.as_mut() {
+            // Required fields of the format: NVIDIA's reader refuses the
+            // whole report where one is missing.
+            let lacking = details
+                .devices
+                .iter()
+                .flat_map(|d| &d.attributes)
+                .position(|a| a.name.is_none() || a.value.is_none());
+            if let Some(n) = lacking {
+                return Err(Failure::Corrupt(format!(
+                    "{what} at byte {at} is corrupt: device attribute {n} has no name or no value"
+                )));
+            }
+            details.devices = Vec::new();
+        }
         if let Some(table) = header.string_table.take() {
             strings.extend(table.strings);
         }
@@ -702,10 +717,21 @@ fn resolve(
                 ))
             })?;
             budget.take(name.len())?;
+            // An instance's value is a `required` field of the format:
+            // NVIDIA's reader drops the whole result of one without it, so
+            // the report is refused rather than read in part.
+            let instances = m
+                .instances
+                .into_iter()
+                .map(|i| i.value)
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    Failure::Corrupt(format!("an instance of metric `{name}` has no value"))
+                })?;
             Ok(Metric {
                 name: name.clone(),
                 value: m.value,
-                instances: m.instances.into_iter().filter_map(|i| i.value).collect(),
+                instances,
             })
         })
         .collect()
@@ -820,5 +846,101 @@ mod tests {
         // Without the second block the name is missing: corrupt, not a guess.
         let cut = data.len() - (4 + second.encode_to_vec().len());
         assert!(matches!(read(&data[..cut]), Err(Failure::Corrupt(m)) if m.contains("string 1")));
+    }
+
+    use crate::parse::ncu_rep::schema::{ListElement, SessionDetails};
+
+    /// A report of one block whose header has `details` and whose one
+    /// result has a metric with `instances`.
+    fn one_result(details: SessionDetails, instances: Vec<ListElement>) -> Vec<u8> {
+        let result = ProfileResult {
+            demangled_name: Some("k()".into()),
+            metric_results: vec![MetricResult {
+                name_id: Some(0),
+                value: None,
+                instances,
+            }],
+            ..Default::default()
+        };
+        let mut payload = Vec::new();
+        framed(&mut payload, &result);
+        let mut data = MAGIC.to_vec();
+        framed(
+            &mut data,
+            &FileHeader {
+                version: Some(VERSION),
+            },
+        );
+        let header = BlockHeader {
+            num_results: Some(1),
+            payload_size: Some(u32::try_from(payload.len()).expect("small")),
+            session_details: Some(details),
+            string_table: Some(StringTable {
+                strings: vec!["a__per_instance.sum".into()],
+            }),
+            ..Default::default()
+        };
+        framed(&mut data, &header);
+        data.extend_from_slice(&payload);
+        data
+    }
+
+    /// What the format makes `required` and NVIDIA's reader insists on: a
+    /// device attribute's name and value, an instance's value. Without one,
+    /// that reader refuses the report or drops the result, and ncugate
+    /// refuses the report rather than read it in part.
+    #[test]
+    fn a_missing_required_field_makes_the_report_corrupt() {
+        use crate::parse::ncu_rep::schema::{DeviceAttribute, DeviceAttributes};
+        let value = || {
+            Some(MetricValue {
+                uint64: Some(1),
+                ..Default::default()
+            })
+        };
+        let attribute = |name: Option<&str>, value: Option<MetricValue>| DeviceAttribute {
+            name: name.map(String::from),
+            value,
+        };
+        let details = |attributes: Vec<DeviceAttribute>| SessionDetails {
+            devices: vec![DeviceAttributes { attributes }],
+            ..Default::default()
+        };
+        let instance = |value: Option<MetricValue>| ListElement {
+            correlation_id: None,
+            value,
+        };
+        let whole = one_result(
+            details(vec![attribute(Some("device__attribute_chip"), value())]),
+            vec![instance(value()), instance(value())],
+        );
+        let report = read(&whole).expect("reads");
+        assert_eq!(report.launches[0].metrics[0].instances.len(), 2);
+        for (data, says) in [
+            (
+                one_result(
+                    details(vec![attribute(Some("device__attribute_chip"), None)]),
+                    Vec::new(),
+                ),
+                "device attribute 0 has no name or no value",
+            ),
+            (
+                one_result(details(vec![attribute(None, value())]), Vec::new()),
+                "device attribute 0 has no name or no value",
+            ),
+            (
+                one_result(
+                    SessionDetails::default(),
+                    vec![instance(value()), instance(None)],
+                ),
+                "an instance of metric `a__per_instance.sum` has no value",
+            ),
+        ] {
+            assert!(
+                matches!(read(&data), Err(Failure::Corrupt(ref m)) if m.contains(says)),
+                "{says}: {:?}",
+                read(&data).err().map(|e| e.message().to_string())
+            );
+        }
     }
 }

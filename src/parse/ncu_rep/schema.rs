@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `FileHeader` | 1: format version |
 //! | `BlockHeader` | 1: sources, 2: kernel results, 3: session details, 4: string table, 5: payload size, 6: process, 7: range results, 8: command-list results, 9: graph results |
-//! | `ReportSessionDetails` | 1: process ID, 8: session attributes |
+//! | `ReportSessionDetails` | 1: process ID, 6: device attributes (3: each attribute's 1: name, 2: value; only checked to be there), 8: session attributes |
 //! | (a session attribute) | 1: name (`Nsight Compute Target`, `CUDA Version`, `Display Driver Version`, `PerfWorks`), 2: value (`2022.2.0.0 (build 31140043) (public-release)`); field numbers read from the committed reports' bytes |
 //! | `ProfilerStringTable` | 1: strings (a metric's name is its index here) |
 //! | `ProcessInfo` | 1: process ID, 2: host name, 3: process name |
@@ -76,6 +76,27 @@ pub(crate) struct SessionDetails {
     pub(crate) process_id: Option<u32>,
     #[prost(message, repeated, tag = "8")]
     pub(crate) attributes: Vec<SessionAttribute>,
+    /// The devices' attributes: read only to refuse a report where one
+    /// lacks its name or value (both `required`), as NVIDIA's reader does.
+    #[prost(message, repeated, tag = "6")]
+    pub(crate) devices: Vec<DeviceAttributes>,
+}
+
+/// One device's attributes (`device__attribute_architecture`, …), field
+/// numbers read from the committed reports' bytes: 3, the attributes.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeviceAttributes {
+    #[prost(message, repeated, tag = "3")]
+    pub(crate) attributes: Vec<DeviceAttribute>,
+}
+
+/// A device attribute: 1, its name; 2, its value.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeviceAttribute {
+    #[prost(string, optional, tag = "1")]
+    pub(crate) name: Option<String>,
+    #[prost(message, optional, tag = "2")]
+    pub(crate) value: Option<MetricValue>,
 }
 
 /// A name and value of the session: the versions of Nsight Compute

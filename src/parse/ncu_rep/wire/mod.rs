@@ -21,8 +21,9 @@
 //! as malformed by it.
 
 use super::schema::{
-    ListElement, MetricResult, NvtxDomain, NvtxPushPopDomain, NvtxPushPopRange, NvtxStartEndDomain,
-    NvtxStartEndRange, NvtxThread, RuleBodyItem, RuleResult, Section, SessionAttribute,
+    DeviceAttribute, DeviceAttributes, ListElement, MetricResult, NvtxDomain, NvtxPushPopDomain,
+    NvtxPushPopRange, NvtxStartEndDomain, NvtxStartEndRange, NvtxThread, RuleBodyItem, RuleResult,
+    Section, SessionAttribute,
 };
 use std::mem::size_of;
 
@@ -30,10 +31,10 @@ use std::mem::size_of;
 /// repeated fields (and the launch each result becomes), per byte of the
 /// file, and beyond that (so that no small file is refused).
 ///
-/// The committed genuine reports charge at most 8.73 bytes per byte (the
+/// The committed genuine reports charge at most 8.83 bytes per byte (the
 /// test `genuine_reports_charge_a_few_bytes_per_byte` prints each; an
 /// instance is a 144-byte slot: its correlation ID is decoded, so that a
-/// damaged one is refused as NVIDIA's reader refuses it), so 20 leaves 2.3
+/// damaged one is refused as NVIDIA's reader refuses it), so 20 leaves 2.26
 /// times that. It cannot leave more and still refuse the
 /// cheapest crafted entry: an empty rule result is 3 bytes on the wire and
 /// a 72-byte slot, 24 per byte. The other crafted runs charge more: an empty
@@ -83,7 +84,16 @@ pub(crate) static BLOCK_HEADER: Shape = Shape {
     ],
 };
 static SESSION_DETAILS: Shape = Shape {
-    fields: &[(8, Field::Many(&FLAT, size_of::<SessionAttribute>()))],
+    fields: &[
+        (
+            6,
+            Field::Many(&DEVICE_ATTRIBUTES, size_of::<DeviceAttributes>()),
+        ),
+        (8, Field::Many(&FLAT, size_of::<SessionAttribute>())),
+    ],
+};
+static DEVICE_ATTRIBUTES: Shape = Shape {
+    fields: &[(3, Field::Many(&FLAT, size_of::<DeviceAttribute>()))],
 };
 static STRING_TABLE: Shape = Shape {
     fields: &[(1, Field::Each(size_of::<String>()))],

@@ -115,9 +115,14 @@ fn slots_of_header(h: &BlockHeader) -> usize {
     h.string_table
         .as_ref()
         .map_or(0, |t| t.strings.len() * size_of::<String>())
-        + h.session_details
-            .as_ref()
-            .map_or(0, |s| s.attributes.len() * size_of::<SessionAttribute>())
+        + h.session_details.as_ref().map_or(0, |s| {
+            s.attributes.len() * size_of::<SessionAttribute>()
+                + s.devices.len() * size_of::<DeviceAttributes>()
+                + s.devices
+                    .iter()
+                    .map(|d| d.attributes.len() * size_of::<DeviceAttribute>())
+                    .sum::<usize>()
+        })
 }
 
 /// Each message of a genuine report, as the container frames it: block
@@ -246,6 +251,12 @@ fn every_repeated_field_of_every_result_is_charged() {
         session_details: Some(SessionDetails {
             process_id: Some(1),
             attributes: vec![SessionAttribute::default(); 3],
+            devices: vec![
+                DeviceAttributes {
+                    attributes: vec![DeviceAttribute::default(); 4],
+                };
+                2
+            ],
         }),
         string_table: Some(StringTable {
             strings: vec![String::new(); 5],
@@ -254,7 +265,10 @@ fn every_repeated_field_of_every_result_is_charged() {
     };
     assert_eq!(
         charge(&header.encode_to_vec(), &BLOCK_HEADER),
-        Ok(3 * size_of::<SessionAttribute>() + 5 * size_of::<String>())
+        Ok(3 * size_of::<SessionAttribute>()
+            + 2 * size_of::<DeviceAttributes>()
+            + 8 * size_of::<DeviceAttribute>()
+            + 5 * size_of::<String>())
     );
 }
 
