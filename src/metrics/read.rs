@@ -35,15 +35,7 @@ pub(super) fn code(
     let Some((report, mut codes)) = reports
         .iter()
         .filter(|p| p.as_path() != Path::new("-"))
-        .find_map(|p| {
-            let code = match inputs.iter().find(|(input, _)| input == p) {
-                Some((_, launches)) => launches
-                    .as_deref()
-                    .map(|l| crate::code::of_launches(l, key_mode)),
-                None => crate::code::of_report(p, key_mode),
-            };
-            code.map(|c| (p, c))
-        })
+        .find_map(|p| report_code(p, inputs, key_mode).map(|c| (p, c)))
     else {
         return (None, None);
     };
@@ -72,6 +64,22 @@ pub(super) fn code(
     (Some(codes), note)
 }
 
+/// The kernels' code in the report `p`: from its launches when it is an
+/// input (read with its run), else read from the file; `None` when it holds
+/// no code.
+fn report_code(
+    p: &Path,
+    inputs: &[InputCode],
+    key_mode: KernelKeyMode,
+) -> Option<crate::code::CodeMap> {
+    match inputs.iter().find(|(input, _)| input == p) {
+        Some((_, launches)) => launches
+            .as_deref()
+            .map(|l| crate::code::of_launches(l, key_mode)),
+        None => crate::code::of_report(p, key_mode),
+    }
+}
+
 /// Every fingerprint each kernel's code had in `reports` (the runs of one
 /// recording): more than one when an autotuner built the kernel another way
 /// in some run. Each report is read natively (milliseconds, no `ncu` call);
@@ -83,13 +91,7 @@ pub(super) fn fingerprints(
 ) -> BTreeMap<String, BTreeSet<String>> {
     let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for p in reports.iter().filter(|p| p.as_path() != Path::new("-")) {
-        let code = match inputs.iter().find(|(input, _)| input == p) {
-            Some((_, launches)) => launches
-                .as_deref()
-                .map(|l| crate::code::of_launches(l, key_mode)),
-            None => crate::code::of_report(p, key_mode),
-        };
-        for (kernel, c) in code.into_iter().flatten() {
+        for (kernel, c) in report_code(p, inputs, key_mode).into_iter().flatten() {
             seen.entry(kernel).or_default().insert(c.fingerprint);
         }
     }

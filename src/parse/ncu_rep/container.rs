@@ -799,6 +799,22 @@ mod tests {
         out.extend_from_slice(&bytes);
     }
 
+    /// A version-7 report of `blocks`: each header, then its payload.
+    fn report_of(blocks: &[(&BlockHeader, &[u8])]) -> Vec<u8> {
+        let mut data = MAGIC.to_vec();
+        framed(
+            &mut data,
+            &FileHeader {
+                version: Some(VERSION),
+            },
+        );
+        for (header, payload) in blocks {
+            framed(&mut data, *header);
+            data.extend_from_slice(payload);
+        }
+        data
+    }
+
     /// A report whose one result names a string the next block adds, as
     /// Nsight Compute 2023.3 writes them.
     #[test]
@@ -817,13 +833,6 @@ mod tests {
         };
         let mut payload = Vec::new();
         framed(&mut payload, &result);
-        let mut data = MAGIC.to_vec();
-        framed(
-            &mut data,
-            &FileHeader {
-                version: Some(VERSION),
-            },
-        );
         let first = BlockHeader {
             num_results: Some(1),
             payload_size: Some(u32::try_from(payload.len()).expect("small")),
@@ -832,15 +841,13 @@ mod tests {
             }),
             ..Default::default()
         };
-        framed(&mut data, &first);
-        data.extend_from_slice(&payload);
         let second = BlockHeader {
             string_table: Some(StringTable {
                 strings: vec!["b__later.sum".into()],
             }),
             ..Default::default()
         };
-        framed(&mut data, &second);
+        let data = report_of(&[(&first, &payload), (&second, &[])]);
         let report = read(&data).expect("reads");
         assert_eq!(report.launches[0].metrics[0].name, "b__later.sum");
         // Without the second block the name is missing: corrupt, not a guess.
@@ -864,13 +871,6 @@ mod tests {
         };
         let mut payload = Vec::new();
         framed(&mut payload, &result);
-        let mut data = MAGIC.to_vec();
-        framed(
-            &mut data,
-            &FileHeader {
-                version: Some(VERSION),
-            },
-        );
         let header = BlockHeader {
             num_results: Some(1),
             payload_size: Some(u32::try_from(payload.len()).expect("small")),
@@ -880,9 +880,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        framed(&mut data, &header);
-        data.extend_from_slice(&payload);
-        data
+        report_of(&[(&header, &payload)])
     }
 
     /// What the format makes `required` and NVIDIA's reader insists on: a
