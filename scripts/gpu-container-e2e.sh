@@ -15,6 +15,7 @@
 #   N=3 QUIET=1 scripts/gpu-container-e2e.sh ...        # a quick run
 #   KINDS=copy QUIET=0 scripts/gpu-container-e2e.sh ...  # one neighbour (gemm, copy), no quiet checks
 #   WHERES="ns host" N_HOST=3 ...                        # the namespace first; fewer checks on the host
+#   BASELINES=target/container-baselines WHERES=host KINDS=gemm ...  # one cell a call, one baseline
 #
 # Needs nvcc, ncu, python3 with torch, util-linux `unshare` (as root, else with a user
 # namespace: --user --map-root-user). Every ncu run is ncugate's, with --clock-control none
@@ -24,7 +25,7 @@
 # env.txt, each check's log and JSON report, its work dir with the probe's looks
 # (gpu-looks.jsonl), nvidia-smi looks beside each neighbour.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ncugate=$(realpath "${1:-target/release/ncugate}")
 out=$(mkdir -p "${OUT:-target/gpu-container-e2e}" && realpath "${OUT:-target/gpu-container-e2e}")
 N=${N:-10}          # unchanged checks per cell
@@ -137,11 +138,22 @@ start_neighbour() {
 }
 
 # ---- the baseline, on the quiet GPU -------------------------------------------------------
+# BASELINES=DIR keeps the two baselines there: a later run on the same machine (one cell per
+# device call) checks against the same baselines instead of recording them again.
 smi quiet
-"$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/baseline" \
-  --output "$out/ref.baseline.json" > "$out/baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/baseline.log"; exit 1; }
-"$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/torch.baseline" \
-  --output "$out/torch.baseline.json" -- "${TORCH[@]}" > "$out/torch.baseline.log" 2>&1 || { echo "baseline record failed"; cat "$out/torch.baseline.log"; exit 1; }
+record_baseline() {
+  local workload=$1; shift
+  local kept=${BASELINES:+$BASELINES/$workload.baseline.json}
+  if [ -n "$kept" ] && [ -s "$kept" ]; then
+    cp "$kept" "$out/$workload.baseline.json"; echo "$workload baseline: kept from an earlier run ($kept)" >> "$out/env.txt"; return
+  fi
+  "$ncugate" baseline record --runs 3 --no-build --clock-control none --out "$out/work/$workload.baseline" \
+    --output "$out/$workload.baseline.json" "$@" > "$out/$workload.baseline.log" 2>&1 \
+    || { echo "baseline record failed"; cat "$out/$workload.baseline.log"; exit 1; }
+  [ -n "$kept" ] && mkdir -p "$BASELINES" && cp "$out/$workload.baseline.json" "$kept"
+}
+record_baseline ref
+record_baseline torch -- "${TORCH[@]}"
 wheres=()
 for where in ${WHERES:-host ns}; do
   [ "$where" = ns ] && [ ${#NS[@]} -eq 0 ] && continue

@@ -72,7 +72,8 @@ pub(super) fn check(
 /// (`gemm_fusion_dot`: XLA builds it again, by timing, in each process —
 /// seen on an H100, a jitted JAX MLP whose unchanged checks read 1.57M
 /// global-load sectors where the baseline's build read none). Their time
-/// and launches stay gated, as do `per = "total"` rules: an autotuner
+/// and launches stay gated, as do `per = "total"` rules, except a failure
+/// the recorded builds explain ([`explained_by_builds`]): an autotuner
 /// picks among builds of near-equal time, and a real regression still moves
 /// the time, the launches or the whole run. Names each such kernel in a
 /// note; then says beside each failure left of a changed autotuned kernel
@@ -108,6 +109,17 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
         rule.ungate(Reason::CodeVaries, Some(Arc::clone(evidence)));
         *ungated.entry(kernel.as_str()).or_default() += 1;
     }
+    // A whole run's failure that the varying kernels' recorded builds explain.
+    let explained: Vec<(usize, String)> = report
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.downgrade.is_none() && matches!(r.status, Status::Fail | Status::Warn))
+        .filter_map(|(i, r)| explained_by_builds(r, &report.rules).map(|e| (i, e)))
+        .collect();
+    for (i, evidence) in explained {
+        report.rules[i].ungate(Reason::CodeVaries, Some(Arc::new(evidence)));
+    }
     if !ungated.is_empty() {
         let kernels: Vec<String> = ungated
             .iter()
@@ -131,6 +143,72 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
         )));
     }
     blame_autotuner(report);
+}
+
+/// Why a whole run's rule that failed is not gated, if the kernels whose
+/// recorded runs built them several ways explain its failure: each such
+/// kernel's value, as far as it lies within what its recorded runs measured
+/// (`min`–`max`: one build or another), counts as the baseline's mean, and
+/// what remains of the run's change is within the rule's allowance and
+/// limit. What goes beyond the recorded range still counts: an FP64 loop
+/// added to such a kernel fails the run as before. Reads only `total` and
+/// the kernel rows of the same metric and aggregate left ungated by their
+/// recorded builds (so `merge` checks a shard's claim from its own rows).
+/// Seen on an H100: a Triton kernel autotuned in each process ran 335.9K or
+/// 458.75K warp instructions by its pick; a check that picked the larger
+/// failed the whole run's +20% against the recorded mean of 376.83K.
+pub(crate) fn explained_by_builds(
+    total: &crate::verdict::RuleResult,
+    rows: &[crate::verdict::RuleResult],
+) -> Option<String> {
+    use crate::format::{format_change, format_value};
+    if total.kernel.is_some() || total.measures_time() {
+        return None;
+    }
+    let (x, base, allowance) = (total.current?, total.baseline?, total.allowance?);
+    let worse = total.worse;
+    let fails = |v: f64| {
+        worse.worse_by(v, base.mean) > allowance || total.limit.is_some_and(|l| worse.past(v, l))
+    };
+    let mut kernels = Vec::new();
+    let mut part = 0.0;
+    for row in rows.iter().filter(|r| {
+        r.metric == total.metric
+            && r.aggregate == total.aggregate
+            && r.downgrade.as_ref().is_some_and(|d| {
+                d.reason == crate::verdict::Reason::CodeVaries
+                    && d.evidence.as_deref().is_some_and(|e| is_recorded_builds(e))
+            })
+    }) {
+        let (Some(kernel), Some(now), Some(b)) = (row.kernel.as_deref(), row.current, row.baseline)
+        else {
+            continue;
+        };
+        part += now.clamp(b.min.min(b.max), b.max.max(b.min)) - b.mean;
+        kernels.push(kernel);
+    }
+    let rest = x - part;
+    if kernels.is_empty() || part == 0.0 || !fails(x) || fails(rest) || !rest.is_finite() {
+        return None;
+    }
+    let unit = &*total.unit;
+    let sign = if part > 0.0 { "+" } else { "-" };
+    Some(format!(
+        "{}: the recorded builds of {} account for {sign}{} of the run's change; the rest, {}, is within the rule",
+        crate::verdict::CODE_VARIES,
+        kernels.join(", "),
+        format_value(part.abs(), unit),
+        format_change(base.mean, rest)
+    ))
+}
+
+/// Whether a code-varies evidence is a kernel's recorded builds' (what
+/// [`recorded_builds`] writes), not an autotuner's new build.
+pub(crate) fn is_recorded_builds(evidence: &str) -> bool {
+    evidence
+        .strip_prefix(crate::verdict::CODE_VARIES)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .is_some_and(|rest| rest.contains(" builds in the ") && rest.ends_with(" recorded runs"))
 }
 
 /// Why a kernel whose recorded runs had `code` and other builds is not

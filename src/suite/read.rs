@@ -491,10 +491,18 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
                     row.unit
                 ));
             }
-            let Some(kernel) = row.kernel.as_deref() else {
-                return Some("it is a whole run's rule, not a kernel's".into());
-            };
             let evidence = d.evidence.as_deref().map_or("", String::as_str);
+            // A whole run's failure is not gated only where the report's own
+            // rows of the kernels built several ways explain it.
+            let Some(kernel) = row.kernel.as_deref() else {
+                return match crate::compare::code::explained_by_builds(row, &report.rules) {
+                    Some(e) if d.failed && e == evidence => None,
+                    _ => Some(
+                        "it is a whole run's rule, and the report's rows of kernels built several ways do not explain its change"
+                            .into(),
+                    ),
+                };
+            };
             // Built another way by an autotuner in this run: the report's
             // code comparison shows it. Built several ways in the recorded
             // runs: the baseline file shows it (`recompute` holds it there).
@@ -503,13 +511,7 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
             if changed && autotuned.as_deref() == Some(evidence) {
                 return None;
             }
-            let recorded = evidence
-                .strip_prefix(crate::verdict::CODE_VARIES)
-                .and_then(|rest| rest.strip_prefix(": "))
-                .is_some_and(|rest| {
-                    rest.contains(" builds in the ") && rest.ends_with(" recorded runs")
-                });
-            if recorded {
+            if crate::compare::code::is_recorded_builds(evidence) {
                 return None;
             }
             Some(match autotuned {
