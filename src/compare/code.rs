@@ -344,6 +344,69 @@ mod tests {
             .collect()
     }
 
+    /// A check's JSON report of the Triton workload recorded on an H100
+    /// (`fixtures/h100/autotune-e2e/triton-steady/`), as ncugate wrote it.
+    fn triton_report(name: &str) -> Report {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e/triton-steady")
+            .join(name);
+        match crate::suite::read::read(&path, "triton-steady", None) {
+            Ok(crate::suite::read::Read::Check(report)) => *report,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn recorded_on_an_h100_a_triton_pick_the_recorded_runs_made_passes_the_whole_run() {
+        // `axpy`, autotuned in each process, ran 335.9K or 458.75K warp
+        // instructions by its pick (2 builds in the 3 recorded runs, mean
+        // 376.83K). Checks 5 and 6 picked the larger: +21.7% on the whole
+        // run failed them, with `axpy`'s own rule already not gated.
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h100/autotune-e2e/triton-steady");
+        let baseline =
+            Baseline::load(&dir.join("triton-steady.baseline.json")).expect("the baseline");
+        for i in 1..=10 {
+            let mut report = triton_report(&format!("triton-steady.unchanged-{i}.json"));
+            let failed = report.counts().fail;
+            ungate_varying(&mut report, &baseline);
+            assert_eq!(report.counts().fail, 0, "check {i}");
+            let total = report
+                .rules
+                .iter()
+                .find(|r| r.kernel.is_none() && &*r.metric == "sm__inst_executed.sum")
+                .expect("the whole run's instructions");
+            if failed > 0 {
+                assert_eq!(total.status, Status::Warn, "check {i}");
+                assert_eq!(
+                    total
+                        .downgrade
+                        .as_ref()
+                        .and_then(|d| d.evidence.as_deref())
+                        .map(String::as_str),
+                    Some(
+                        "code varies between runs: the recorded builds of axpy account for \
+                         +81.92K inst of the run's change; the rest, ±0%, is within the rule"
+                    ),
+                    "check {i}"
+                );
+            } else {
+                assert_eq!(total.status, Status::Pass, "check {i}");
+            }
+        }
+        // The regression adds a kernel: the whole run still fails, past what
+        // `axpy`'s builds account for (573.44K instructions).
+        let mut report = triton_report("triton-steady.regression.json");
+        ungate_varying(&mut report, &baseline);
+        assert_eq!(report.counts().fail, 2);
+        assert!(
+            report
+                .rules
+                .iter()
+                .any(|r| r.kernel.is_none() && r.status == Status::Fail)
+        );
+    }
+
     #[test]
     fn a_kernel_the_recorded_runs_built_two_ways_gates_only_its_time() {
         let mut baseline = jax_baseline();

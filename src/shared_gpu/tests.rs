@@ -522,17 +522,18 @@ fn memory_beyond_own_counts_each_gpu_once_however_many_looks_listed_the_app() {
     }
 }
 
-#[test]
-fn recorded_on_an_h100_ten_checks_each_in_a_namespace_beside_a_copy_loop_all_name_it() {
-    // `ns-copy-10/`: every check of a second H100 session in its own PID
-    // namespace beside the copy-loop neighbour (10 unchanged checks of the
-    // reference app and of the PyTorch graph, the three regressions), and
-    // the baselines' runs on the quiet GPU before it started.
-    let dir = format!(
-        "{}/fixtures/h100/container-e2e/ns-copy-10",
+/// The looks of every check in `dir` (`fixtures/h100/container-e2e/`, one
+/// cell of the 2 × 2 table a session): the 23 checks beside the neighbour
+/// each name it by `signals` from the looks alone (the clock drop is the
+/// exports' and not in them), never by one of ncugate's own processes; the
+/// baselines' runs on the quiet GPU before it started (in the sessions that
+/// recorded them: `quiet_runs`) name nothing.
+fn ten_checks_each_name_it(dir: &str, namespace: bool, signals: &[Signal], quiet_runs: usize) {
+    let path = format!(
+        "{}/fixtures/h100/container-e2e/{dir}",
         env!("CARGO_MANIFEST_DIR")
     );
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+    let mut names: Vec<String> = std::fs::read_dir(&path)
         .expect("the recordings")
         .flatten()
         .filter_map(|e| {
@@ -545,23 +546,58 @@ fn recorded_on_an_h100_ten_checks_each_in_a_namespace_beside_a_copy_loop_all_nam
     names.sort();
     let (mut beside, mut quiet) = (0, 0);
     for name in &names {
-        let env = recorded(&format!("ns-copy-10/{name}"));
-        // The neighbour is never listed from inside, and ncugate's own
-        // processes never count as one.
-        assert!(env.neighbours.is_empty(), "{name}: {:?}", env.neighbours);
+        let env = recorded(&format!("{dir}/{name}"));
         if name.starts_with("quiet.") {
             quiet += 1;
+            assert!(env.neighbours.is_empty(), "{name}: {:?}", env.neighbours);
             assert_eq!(assess(&env, None), None, "{name}");
             continue;
         }
         beside += 1;
-        let s = assess(&env, None).expect(name);
+        // From inside a namespace the neighbour is never listed; from the
+        // host it is, by pid and name, and it is the only one.
         assert_eq!(
-            s.signals,
-            [Signal::ActivityWhileIdle, Signal::MemoryUnlisted],
-            "{name}"
+            env.neighbours.len(),
+            usize::from(!namespace),
+            "{name}: {:?}",
+            env.neighbours
         );
+        let s = assess(&env, None).expect(name);
+        assert_eq!(s.signals, signals, "{name}");
     }
-    assert_eq!(beside, 23, "{names:?}");
-    assert!(quiet >= 3, "{names:?}");
+    assert_eq!((beside, quiet), (23, quiet_runs), "{names:?}");
+}
+
+#[test]
+fn recorded_on_an_h100_ten_checks_each_in_a_namespace_beside_a_copy_loop_all_name_it() {
+    use Signal::*;
+    ten_checks_each_name_it("ns-copy-10", true, &[ActivityWhileIdle, MemoryUnlisted], 6);
+}
+
+#[test]
+fn recorded_on_an_h100_ten_checks_each_in_a_namespace_beside_a_gemm_loop_all_name_it() {
+    use Signal::*;
+    ten_checks_each_name_it("ns-gemm-10", true, &[ActivityWhileIdle, MemoryUnlisted], 6);
+}
+
+#[test]
+fn recorded_on_an_h100_ten_checks_each_on_the_host_beside_a_gemm_loop_all_name_it() {
+    use Signal::*;
+    ten_checks_each_name_it(
+        "host-gemm-10",
+        false,
+        &[ProcessListed, ActivityWhileIdle],
+        0,
+    );
+}
+
+#[test]
+fn recorded_on_an_h100_ten_checks_each_on_the_host_beside_a_copy_loop_all_name_it() {
+    use Signal::*;
+    ten_checks_each_name_it(
+        "host-copy-10",
+        false,
+        &[ProcessListed, MemoryBeyondOwn, ActivityWhileIdle],
+        0,
+    );
 }
