@@ -71,13 +71,32 @@ pub enum NcuFailure {
     Other { exit: String, log_tail: String },
 }
 
+/// How the app crashed, if its last output says so (the shell's or the
+/// runtime's words for a fatal signal). Seen on an H100: a jitted JAX app
+/// printed `Segmentation fault` under ncu in 1 of 10 checks, and the
+/// run then hung until its timeout.
+fn crashed(tail: &str) -> Option<&'static str> {
+    [
+        "Segmentation fault",
+        "Bus error",
+        "Illegal instruction",
+        "Aborted",
+        "core dumped",
+    ]
+    .into_iter()
+    .find(|words| tail.contains(words))
+}
+
 impl NcuFailure {
     /// The `hint:` line: the fix for this class.
     pub(crate) fn hint(&self) -> String {
         match self {
             NcuFailure::NotFound { .. } => "install Nsight Compute (it ships with the CUDA toolkit) or set [profile] ncu / NCUGATE_NCU to its path (`ncugate doctor` checks the setup); or gate CSV exports made where ncu is: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             NcuFailure::SpawnFailed { .. } => "check that ncu is executable; `ncugate doctor` checks the setup".into(),
-            NcuFailure::TimedOut { .. } => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
+            NcuFailure::TimedOut { app_tail, .. } => match crashed(app_tail) {
+                Some(how) => format!("the app crashed under ncu (`{how}`) and the run hung until the timeout: no verdict was made; run the check again, and if the crash repeats, find it with `ncugate profile` or compute-sanitizer; a short --timeout keeps such a hang cheap"),
+                None => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
+            },
             NcuFailure::CounterPermission => "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN; or, where none of that is possible, set [gate] locked_counters = \"trace\" (--locked-counters trace) to gate the launch structure from a CUPTI trace, labelled DEGRADED, with no metric gated".into(),
             NcuFailure::ProfilerBusy => "pause DCGM's profiling around the run: set [profile] dcgm = \"pause\" (ncugate runs `dcgmi profile --pause` before ncu and `dcgmi profile --resume` after it), or run `dcgmi profile --pause` / `--resume` yourself, or stop the nvidia-dcgm service (or dcgm-exporter) for the run; `ncugate doctor` says whether nv-hostengine runs".into(),
             NcuFailure::UnknownMetric {
@@ -124,5 +143,36 @@ fn launched_suffix(launched: &[String]) -> String {
         String::new()
     } else {
         format!(" (the app launched: {})", launched.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NcuFailure;
+
+    #[test]
+    fn a_run_that_hung_after_the_app_crashed_says_so_not_raise_the_timeout() {
+        // What the JAX app's last output was on the H100 (the check's stderr).
+        let crashed = NcuFailure::TimedOut {
+            seconds: 90,
+            app_tail: "Segmentation fault".into(),
+        };
+        assert!(
+            crashed
+                .to_string()
+                .ends_with("its last output: Segmentation fault"),
+            "{crashed}"
+        );
+        let hint = crashed.hint();
+        assert!(
+            hint.starts_with("the app crashed under ncu (`Segmentation fault`)"),
+            "{hint}"
+        );
+        assert!(!hint.contains("raise"), "{hint}");
+        let slow = NcuFailure::TimedOut {
+            seconds: 90,
+            app_tail: "step 9".into(),
+        };
+        assert!(slow.hint().starts_with("raise [app] timeout"));
     }
 }
