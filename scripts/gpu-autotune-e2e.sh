@@ -18,7 +18,8 @@
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six;
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
-# RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout). Exits 1 when a
+# RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout); RETRIES (default
+# 0) profiles a run that crashed or hung again (--retries), said in its row. Exits 1 when a
 # step's exit code is not the expected one.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -44,7 +45,7 @@ elapsed() { echo $(( $(date +%s) - start )); }
 # step NAME EXPECTED ARGS...: runs ncugate, records its exit and its headline.
 step() {
   local name=$1 want=$2; shift 2
-  local t0 t1 got why
+  local t0 t1 got why retried
   t0=$(date +%s.%N)
   # Each step's work dir (reports, logs, the GPU probe's looks) is its own.
   NO_COLOR=1 NCUGATE_OUT="$out/work/$name" "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
@@ -62,6 +63,8 @@ step() {
   why=$(grep -h -m1 -E '^ncugate: error|^ncugate: (PASS|REGRESSION|ERROR)|^ncugate: recorded' \
     "$out/$name.stderr" "$out/$name.stdout" | head -1 | cut -c1-220 | sed 's/|/\\|/g')
   [ "$got" = "$want" ] || { status=1; why="UNEXPECTED: $why"; }
+  retried=$(grep -c '^ncugate: warning: .* was profiled again' "$out/$name.stderr")
+  [ "$retried" -gt 0 ] && why="$why (retried $retried×: $(grep -m1 -o 'was profiled again.*' "$out/$name.stderr" | cut -c1-120 | sed 's/|/\\|/g'))"
   printf '| %s | %s | %s | %.1f | %s |\n' "$name" "$want" "$got" \
     "$(python3 -c "print($t1 - $t0)")" "$why" >> "$summary"
 }
@@ -76,9 +79,10 @@ workload() {
   left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
   [ "${name%%-*}" = jax ] && app=(python3 kernels/jax_app.py)
-  # A run that hangs under ncu (one JAX check in eleven did, on an H100) is stopped after
-  # RUN_TIMEOUT_S (exit 2), so the batch's other steps still run.
-  local common=(--no-build --clock-control none --timeout "${RUN_TIMEOUT_S:-240}" "$@")
+  # A run that hangs under ncu (a JAX check did in each of two sessions on an H100, once after
+  # `Segmentation fault`) is stopped after RUN_TIMEOUT_S, so the batch's other steps still run;
+  # RETRIES (ncugate's --retries, default 0) profiles it again, and the step's row says so.
+  local common=(--no-build --clock-control none --timeout "${RUN_TIMEOUT_S:-240}" --retries "${RETRIES:-0}" "$@")
   step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
   # What the recording kept apart, and what it said of it.
   python3 - "$out/$name.baseline.json" >> "$out/variable-kernels.txt" 2>&1 <<'PY'

@@ -629,6 +629,7 @@ mod tests {
         // config, another setting).
         let expected: Vec<(&str, Option<String>)> = vec![
             ("timeout", Some(app::DEFAULT_TIMEOUT_S.to_string())),
+            ("retries", Some(app::DEFAULT_RETRIES.to_string())),
             ("workdir", None),
             (
                 "thresholds",

@@ -88,13 +88,25 @@ fn crashed(tail: &str) -> Option<&'static str> {
 }
 
 impl NcuFailure {
+    /// Whether the run may go through if run again: the app crashed under
+    /// ncu (a fatal signal's words in its last output) or the run hung until
+    /// its timeout. `[app] retries` profiles such a run again; every other
+    /// failure would fail the same way again.
+    pub(crate) fn transient(&self) -> bool {
+        match self {
+            NcuFailure::TimedOut { .. } => true,
+            NcuFailure::AppExit { app_tail, .. } => crashed(app_tail).is_some(),
+            _ => false,
+        }
+    }
+
     /// The `hint:` line: the fix for this class.
     pub(crate) fn hint(&self) -> String {
         match self {
             NcuFailure::NotFound { .. } => "install Nsight Compute (it ships with the CUDA toolkit) or set [profile] ncu / NCUGATE_NCU to its path (`ncugate doctor` checks the setup); or gate CSV exports made where ncu is: `ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv`".into(),
             NcuFailure::SpawnFailed { .. } => "check that ncu is executable; `ncugate doctor` checks the setup".into(),
             NcuFailure::TimedOut { app_tail, .. } => match crashed(app_tail) {
-                Some(how) => format!("the app crashed under ncu (`{how}`) and the run hung until the timeout: no verdict was made; run the check again, and if the crash repeats, find it with `ncugate profile` or compute-sanitizer; a short --timeout keeps such a hang cheap"),
+                Some(how) => format!("the app crashed under ncu (`{how}`) and the run hung until the timeout: no verdict was made; run the check again, or let ncugate do it ([app] retries / --retries); if the crash repeats, find it with `ncugate profile` or compute-sanitizer; a short --timeout keeps such a hang cheap"),
                 None => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
             },
             NcuFailure::CounterPermission => "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN; or, where none of that is possible, set [gate] locked_counters = \"trace\" (--locked-counters trace) to gate the launch structure from a CUPTI trace, labelled DEGRADED, with no metric gated".into(),
@@ -105,7 +117,10 @@ impl NcuFailure {
             } => unknown_metric_hint(metric, suggestions),
             NcuFailure::UnsupportedInGraphMode { .. } => "graph-profiling mode (range replay) rejects SASS-level metrics: use graph_profiling = \"node\", or drop these metrics from the thresholds".into(),
             NcuFailure::AppMissing { .. } => "check [app] command (the first element is the program; relative paths are from [app] workdir) and that `make -C kernels` / [build] built it".into(),
-            NcuFailure::AppExit { .. } => "run the app without ncu to see why; its full output is in app.log in the work dir".into(),
+            NcuFailure::AppExit { app_tail, .. } => match crashed(app_tail) {
+                Some(how) => format!("the app crashed (`{how}`): run it without ncu to see whether it crashes there too (its full output is in app.log in the work dir); a crash under ncu alone can be run again by ncugate ([app] retries / --retries)"),
+                None => "run the app without ncu to see why; its full output is in app.log in the work dir".into(),
+            },
             NcuFailure::NoKernels { .. } => "check [profile] kernel_name / launch_skip / launch_count, and that the app launches kernels on the GPU".into(),
             NcuFailure::NoReport => "look at ncu.log in the work dir; check that the work dir is writable".into(),
             NcuFailure::ImportFailed { report, page, .. } => format!(

@@ -26,6 +26,9 @@ pub(super) struct Acquired {
     pub(super) gpu: Vec<crate::shared_gpu::Sample>,
     /// The shared libraries the profiled runs mapped, sorted, each once.
     pub(super) libraries: Vec<PathBuf>,
+    /// A warning for each run profiled again after it crashed or hung
+    /// under ncu (`[app] retries`).
+    pub(super) retried: Vec<crate::note::Note>,
 }
 
 /// `--input` files as given, or the app built and profiled `runs` times.
@@ -46,6 +49,7 @@ pub(super) fn acquire(
             reports: inputs.clone(),
             gpu: Vec::new(),
             libraries: Vec::new(),
+            retried: Vec::new(),
         }),
         Source::Profile {
             runner: config,
@@ -61,6 +65,7 @@ pub(super) fn acquire(
                 reports: Vec::new(),
                 gpu: Vec::new(),
                 libraries: Vec::new(),
+                retried: Vec::new(),
             };
             for i in 1..=*runs {
                 let name = if *runs == 1 {
@@ -68,9 +73,10 @@ pub(super) fn acquire(
                 } else {
                     format!("run-{i}")
                 };
-                let mut progress = Progress::new(expected, *quiet).github(github);
-                let artifacts =
-                    runner::profile_once(config, metrics, &name, runner, &mut progress)?;
+                let artifacts = profile_retrying(config, &name, &mut acquired.retried, |dir| {
+                    let mut progress = Progress::new(expected, *quiet).github(github);
+                    runner::profile_once(config, metrics, dir, runner, &mut progress)
+                })?;
                 crate::text::escape::say(&format!(
                     "ncugate: artifacts of {name} ({:.1}s): {}",
                     artifacts.seconds,
@@ -91,6 +97,42 @@ pub(super) fn acquire(
                 profile.add_versions(runner::versions::of(&acquired.libraries));
             }
             Ok(acquired)
+        }
+    }
+}
+
+/// Profiles the run `name` with `profile` (its work dir's name), and again,
+/// up to `[app] retries` times, while it fails because the app crashed or
+/// hung under ncu: each retry works in `NAME-retry-N`, leaving the failed
+/// attempt's logs where they were, and is said now and kept in `retried`
+/// for the report. Seen on an H100: a jitted JAX app printed `Segmentation
+/// fault` under ncu and hung in 1 of 10 checks, and hung in another session.
+fn profile_retrying<T>(
+    config: &runner::RunnerConfig,
+    name: &str,
+    retried: &mut Vec<crate::note::Note>,
+    mut profile: impl FnMut(&str) -> Result<T>,
+) -> Result<T> {
+    let mut attempt = 0;
+    loop {
+        let dir = match attempt {
+            0 => name.to_string(),
+            n => format!("{name}-retry-{n}"),
+        };
+        match profile(&dir) {
+            Err(crate::error::Error::Ncu { failure, logs })
+                if failure.transient() && attempt < config.retries =>
+            {
+                attempt += 1;
+                let logs = logs.map_or(String::new(), |l| format!("; logs: {}", l.display()));
+                let said = format!(
+                    "{name} was profiled again (retry {attempt} of {}): {failure}{logs}",
+                    config.retries
+                );
+                crate::text::escape::say(&format!("ncugate: warning: {said}"));
+                retried.push(crate::note::Note::warning(said));
+            }
+            other => return other,
         }
     }
 }
@@ -196,14 +238,10 @@ pub(super) fn with_clock_metrics(mut metrics: Vec<String>, source: &Source) -> V
 pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<Text> {
     let thresholds = Thresholds::builtin()?;
     runner::build(config, processes)?;
-    let mut progress = Progress::new(None, false);
-    let a = runner::profile_once(
-        config,
-        &thresholds.metrics(),
-        "profile",
-        processes,
-        &mut progress,
-    )?;
+    let a = profile_retrying(config, "profile", &mut Vec::new(), |dir| {
+        let mut progress = Progress::new(None, false);
+        runner::profile_once(config, &thresholds.metrics(), dir, processes, &mut progress)
+    })?;
     let mut text = format!(
         "ncugate: profiled in {:.1}s; artifacts in {}\n",
         a.seconds,
@@ -228,6 +266,81 @@ pub fn profile(config: &RunnerConfig, processes: &dyn ProcessRunner) -> Result<T
 mod tests {
     use super::*;
 
+    /// A profile that fails with `failures` in turn, then succeeds; the
+    /// work dirs it was asked for.
+    fn attempts(
+        retries: u32,
+        failures: Vec<crate::error::NcuFailure>,
+    ) -> (Result<&'static str>, Vec<String>, Vec<crate::note::Note>) {
+        let config = runner::RunnerConfig {
+            retries,
+            ..crate::config::Workload::for_tests("w", "app").runner
+        };
+        let mut failures = failures.into_iter();
+        let mut dirs = Vec::new();
+        let mut retried = Vec::new();
+        let got = profile_retrying(&config, "run-2", &mut retried, |dir| {
+            dirs.push(dir.to_string());
+            match failures.next() {
+                Some(f) => Err(crate::error::Error::ncu(
+                    f,
+                    Some(format!("/w/{dir}").into()),
+                )),
+                None => Ok("profiled"),
+            }
+        });
+        (got, dirs, retried)
+    }
+
+    #[test]
+    fn a_run_that_crashed_or_hung_under_ncu_is_profiled_again_up_to_retries() {
+        use crate::error::NcuFailure;
+        let hung = || NcuFailure::TimedOut {
+            seconds: 90,
+            app_tail: "Segmentation fault".into(),
+        };
+        let crashed = || NcuFailure::AppExit {
+            code: 139,
+            app_tail: "Segmentation fault (core dumped)".into(),
+        };
+        // Retried, each time in its own work dir, and said.
+        let (got, dirs, retried) = attempts(2, vec![hung(), crashed()]);
+        assert_eq!(got.ok(), Some("profiled"));
+        assert_eq!(dirs, ["run-2", "run-2-retry-1", "run-2-retry-2"]);
+        assert_eq!(retried.len(), 2);
+        assert!(
+            retried[0].text.starts_with(
+                "run-2 was profiled again (retry 1 of 2): the profiled run timed out after 90s"
+            ),
+            "{retried:?}"
+        );
+        assert!(retried[0].text.ends_with("; logs: /w/run-2"), "{retried:?}");
+        // No more than `retries`: the last failure is the check's.
+        let (got, dirs, _) = attempts(1, vec![hung(), hung()]);
+        assert!(got.is_err());
+        assert_eq!(dirs.len(), 2);
+        // None by default.
+        let (got, dirs, retried) = attempts(0, vec![hung()]);
+        assert!(got.is_err() && retried.is_empty());
+        assert_eq!(dirs.len(), 1);
+        // A failure that would fail again is never retried: an app that
+        // exits 1, a metric ncu does not know.
+        for failure in [
+            NcuFailure::AppExit {
+                code: 1,
+                app_tail: "bad input".into(),
+            },
+            NcuFailure::UnknownMetric {
+                metric: "x".into(),
+                suggestions: vec![],
+            },
+        ] {
+            let (got, dirs, _) = attempts(3, vec![failure]);
+            assert!(got.is_err());
+            assert_eq!(dirs.len(), 1);
+        }
+    }
+
     #[test]
     fn profiled_runs_collect_the_clock_metrics_but_whole_graph_profiles_do_not() {
         let runner = |graph_profiling| Source::Profile {
@@ -237,6 +350,7 @@ mod tests {
                 env: vec![],
                 workdir: ".".into(),
                 timeout: std::time::Duration::from_secs(1),
+                retries: 0,
                 mode: runner::Mode::Fast,
                 graph_profiling,
                 clock_control: crate::options::profile::DEFAULT_CLOCK_CONTROL,

@@ -198,6 +198,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         p.seconds = Some(*s);
     }
     report.libraries = std::mem::take(&mut acquired.libraries);
+    report.notes.append(&mut acquired.retried);
     report.note_each(chosen.note);
     report.note_each(data.cost);
     if let Some(sanitizer) = &config.sanitizer {

@@ -1,5 +1,5 @@
-//! The app itself: its command, environment, folder and time limit, as
-//! flags (`-- APP ARGS`, `--env`, `--workdir`, `--timeout`), `NCUGATE_*`
+//! The app itself: its command, environment, folder, time limit and retries,
+//! as flags (`-- APP ARGS`, `--env`, `--workdir`, `--timeout`, `--retries`), `NCUGATE_*`
 //! variables and `[app]` in `ncugate.toml`.
 
 use super::layered;
@@ -22,6 +22,14 @@ pub(crate) struct AppOptions {
         value_name = "SECONDS"
     )]
     pub(crate) timeout: Option<u64>,
+    /// Times a run under ncu is profiled again when the app crashed or hung under it (a fatal signal's words in its last output, or the timeout); each retry is a warning; sanitize and leaks do not retry (default 0).
+    #[arg(
+        long,
+        hide_short_help = true,
+        env = "NCUGATE_RETRIES",
+        value_name = "N"
+    )]
+    pub(crate) retries: Option<u32>,
     /// Directory the build and the app run in (default: [app] workdir, else the folder ncugate.toml is in).
     #[arg(
         long,
@@ -40,10 +48,14 @@ pub(crate) struct AppOptions {
     pub(crate) command: Vec<String>,
 }
 
-layered!(AppOptions { timeout, workdir, command } adds { env });
+layered!(AppOptions { timeout, retries, workdir, command } adds { env });
 
 /// Seconds a whole run may take unless told otherwise.
 pub(crate) const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+/// Times a run that crashed or hung under ncu is profiled again unless told
+/// otherwise: none, so a flaky app is seen before it is retried.
+pub(crate) const DEFAULT_RETRIES: u32 = 0;
 
 impl AppOptions {
     /// The folder the build and the app run in: given, else `base` (the

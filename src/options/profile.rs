@@ -159,6 +159,7 @@ impl ProfileOptions {
             build,
             workdir: app.workdir_or(base),
             timeout: app.timeout(),
+            retries: app.retries.unwrap_or(super::app::DEFAULT_RETRIES),
             app: app.command,
             env: last_wins(app.env),
             mode: self.mode.unwrap_or_default(),

@@ -65,6 +65,9 @@ pub struct RunnerConfig {
     pub env: Vec<(String, String)>,
     pub workdir: PathBuf,
     pub timeout: Duration,
+    /// `[app] retries`: how many times a run that crashed or hung under ncu
+    /// is profiled again ([`crate::error::NcuFailure::transient`]).
+    pub retries: u32,
     pub mode: Mode,
     pub graph_profiling: GraphProfiling,
     pub clock_control: ClockControl,

@@ -459,6 +459,13 @@ impl Ncu<'_> {
         self.set("pid_file", ncu_pid).set("app_pid_file", app_pid)
     }
 
+    /// The first call prints `Segmentation fault` as the app's output and
+    /// hangs until stopped (it creates the scratch file `marker`); the calls
+    /// after it replay as usual.
+    pub fn hang_once(self, marker: &str) -> Self {
+        self.set("hang_once", marker)
+    }
+
     /// Sleeps `before` and `after` seconds around the replay of a variant
     /// matching the glob `variant`; the first match counts.
     pub fn delay(mut self, variant: &str, before: f64, after: f64) -> Self {
@@ -860,6 +867,7 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         env: vec![],
         workdir: workdir.to_path_buf(),
         timeout: std::time::Duration::from_secs(600),
+        retries: 0,
         mode: ncugate::runner::Mode::Fast,
         graph_profiling: ncugate::model::GraphProfiling::Node,
         clock_control: ncugate::runner::ClockControl::None,

@@ -434,3 +434,36 @@ fn standard_input_is_named_as_such() {
         "{stdout}"
     );
 }
+
+/// A run that hung under ncu after the app crashed (seen on an H100: a JAX
+/// app printed `Segmentation fault`, then nothing, until the timeout):
+/// without retries, exit 2 with the crash named; with `--retries 1`, the
+/// run is profiled again in its own work dir, passes, and the report warns.
+#[test]
+fn a_run_that_crashed_under_ncu_is_an_error_or_with_retries_profiled_again() {
+    let gate = Gate::new();
+    gate.base_baseline(&[]).code(0);
+    let ncu = gate.ncu("crashing-ncu").hang_once("crashed").install();
+    gate.check()
+        .baseline("baseline.json")
+        .ncu(&ncu)
+        .args(&["--timeout", "1"])
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .one_clear_error("timed out after 1s; the app and ncu were killed (process group); its last output: Segmentation fault")
+        .stderr_has("hint: the app crashed under ncu (`Segmentation fault`)")
+        .stderr_has("[app] retries / --retries");
+    std::fs::remove_file(gate.path("crashed")).expect("the marker");
+    gate.check()
+        .baseline("baseline.json")
+        .ncu(&ncu)
+        .args(&["--timeout", "1", "--retries", "1"])
+        .json("r.json")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0)
+        .stderr_has("ncugate: warning: run was profiled again (retry 1 of 1): the profiled run timed out after 1s")
+        .stdout_has("warning: run was profiled again (retry 1 of 1)");
+    let notes = gate.json("r.json")["notes"].to_string();
+    assert!(notes.contains("run was profiled again"), "{notes}");
+}
