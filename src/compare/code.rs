@@ -170,8 +170,8 @@ pub(crate) fn explained_by_builds(
     let fails = |v: f64| {
         worse.worse_by(v, base.mean) > allowance || total.limit.is_some_and(|l| worse.past(v, l))
     };
-    let mut kernels = Vec::new();
-    let mut part = 0.0;
+    // Each kernel once, though two per-kernel rules gate the same metric.
+    let mut parts: BTreeMap<&str, f64> = BTreeMap::new();
     for row in rows.iter().filter(|r| {
         r.metric == total.metric
             && r.aggregate == total.aggregate
@@ -184,9 +184,13 @@ pub(crate) fn explained_by_builds(
         else {
             continue;
         };
-        part += now.clamp(b.min.min(b.max), b.max.max(b.min)) - b.mean;
-        kernels.push(kernel);
+        parts.insert(
+            kernel,
+            now.clamp(b.min.min(b.max), b.max.max(b.min)) - b.mean,
+        );
     }
+    let part: f64 = parts.values().sum();
+    let kernels: Vec<&str> = parts.into_keys().collect();
     let rest = x - part;
     if kernels.is_empty() || part == 0.0 || !fails(x) || fails(rest) || !rest.is_finite() {
         return None;
@@ -404,6 +408,36 @@ mod tests {
                 .rules
                 .iter()
                 .any(|r| r.kernel.is_none() && r.status == Status::Fail)
+        );
+    }
+
+    #[test]
+    fn a_kernel_two_rules_gate_counts_once_in_the_whole_run() {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h100/autotune-e2e/triton-steady");
+        let baseline =
+            Baseline::load(&dir.join("triton-steady.baseline.json")).expect("the baseline");
+        let mut report = triton_report("triton-steady.unchanged-5.json");
+        let twice = report
+            .rules
+            .iter()
+            .find(|r| r.kernel.is_some() && &*r.metric == "sm__inst_executed.sum")
+            .cloned()
+            .expect("axpy's instructions");
+        report.rules.push(crate::verdict::RuleResult {
+            line: twice.line + 100,
+            ..twice
+        });
+        ungate_varying(&mut report, &baseline);
+        let total = report
+            .rules
+            .iter()
+            .find(|r| r.kernel.is_none() && &*r.metric == "sm__inst_executed.sum")
+            .expect("the whole run's instructions");
+        let evidence = total.downgrade.as_ref().and_then(|d| d.evidence.as_deref());
+        assert!(
+            evidence.is_some_and(|e| e.contains("account for +81.92K inst of")),
+            "{evidence:?}"
         );
     }
 
