@@ -162,4 +162,35 @@ mod tests {
             ]
         );
     }
+
+    /// A PyTorch conv with `cudnn.benchmark = True`, recorded on an H100
+    /// (`fixtures/h100/autotune-e2e/conv/`): cuDNN's search picked its
+    /// implicit-GEMM kernels 2 to 5 times a run; the baseline keeps them
+    /// apart, and an unchanged check lists them, passing, as cuDNN's.
+    #[test]
+    fn recorded_on_an_h100_cudnn_benchmark_kernels_vary_and_are_named() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e/conv");
+        let baseline =
+            crate::baseline::Baseline::load(&dir.join("conv.baseline.json")).expect("baseline");
+        assert_eq!(baseline.variable.len(), 2);
+        for (kernel, v) in &baseline.variable {
+            assert_eq!(Autotuner::of(kernel), Some(Autotuner::Cudnn), "{kernel}");
+            assert_eq!((v.runs, v.launches), (3, [2, 5]), "{kernel}");
+        }
+        let report =
+            match crate::suite::read::read(&dir.join("conv.unchanged-1.json"), "conv", None) {
+                Ok(crate::suite::read::Read::Check(report)) => report,
+                other => panic!("{other:?}"),
+            };
+        let varies: Vec<&str> = report
+            .structure
+            .iter()
+            .filter(|s| s.check == crate::verdict::StructureCheck::Varies)
+            .map(|s| s.kernel.as_str())
+            .collect();
+        assert_eq!(varies.len(), 2);
+        assert!(varies.iter().all(|k| baseline.variable.contains_key(*k)));
+        assert_eq!(report.counts().fail, 0);
+    }
 }
