@@ -16,7 +16,8 @@
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
-# logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six;
+# logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six, and
+# "compile-steady conv-steady" the torch.compile and NVTX recipes in the steady state;
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
 # RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout); RETRIES (default
 # 0) profiles a run that crashed or hung again (--retries), said in its row. Exits 1 when a
@@ -114,6 +115,10 @@ for w in ${WORKLOADS:-$all}; do
     triton) workload triton extra "$n_checks" ;;
     # The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
     triton-steady) workload triton-steady extra "$n_checks" --profile-from-start false ;;
+    # Not in the default six: the recipes for torch.compile (the profiler API after a warm-up
+    # call) and PyTorch with cudnn.benchmark (an NVTX range around the measured steps).
+    compile-steady) workload compile-steady wider "$n_checks" --profile-from-start false ;;
+    conv-steady) workload conv-steady wider "$n_checks" --nvtx-include step/ ;;
     jax|jax-steady)
       if ! python3 -c 'import jax' > /dev/null 2>&1; then
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
@@ -122,6 +127,7 @@ for w in ${WORKLOADS:-$all}; do
       else
         workload jax-steady wider "$n_checks" --profile-from-start false
       fi ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
