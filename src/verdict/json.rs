@@ -161,8 +161,9 @@ enum Downgraded {
     /// (`--environmental warn`).
     Environmental,
     /// A rule that does not measure time, of a kernel whose code varies
-    /// between runs (an autotuner or JIT builds it another way): `not_gated`
-    /// says what showed it.
+    /// between runs (an autotuner or JIT builds it another way), or of the
+    /// whole run where such kernels' recorded builds explain its change:
+    /// `not_gated` says what showed it.
     CodeVaries,
 }
 
