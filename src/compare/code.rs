@@ -348,16 +348,29 @@ mod tests {
             .collect()
     }
 
-    /// A check's JSON report of the Triton workload recorded on an H100
-    /// (`fixtures/h100/autotune-e2e/triton-steady/`), as ncugate wrote it.
-    fn triton_report(name: &str) -> Report {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    /// The steady Triton workload recorded on an H100: its files.
+    fn triton(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/h100/autotune-e2e/triton-steady")
-            .join(name);
-        match crate::suite::read::read(&path, "triton-steady", None) {
-            Ok(crate::suite::read::Read::Check(report)) => *report,
-            other => panic!("{name}: {other:?}"),
-        }
+            .join(name)
+    }
+
+    /// A check's JSON report of the Triton workload, as ncugate wrote it.
+    fn triton_report(name: &str) -> Report {
+        crate::suite::read::recorded_check(&triton(name), "triton-steady")
+    }
+
+    fn triton_baseline() -> Baseline {
+        Baseline::load(&triton("triton-steady.baseline.json")).expect("the baseline")
+    }
+
+    /// The whole run's instruction count, the rule the Triton picks moved.
+    fn whole_run_instructions(report: &Report) -> &crate::verdict::RuleResult {
+        report
+            .rules
+            .iter()
+            .find(|r| r.kernel.is_none() && &*r.metric == "sm__inst_executed.sum")
+            .expect("the whole run's instructions")
     }
 
     #[test]
@@ -366,20 +379,13 @@ mod tests {
         // instructions by its pick (2 builds in the 3 recorded runs, mean
         // 376.83K). Checks 5 and 6 picked the larger: +21.7% on the whole
         // run failed them, with `axpy`'s own rule already not gated.
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h100/autotune-e2e/triton-steady");
-        let baseline =
-            Baseline::load(&dir.join("triton-steady.baseline.json")).expect("the baseline");
+        let baseline = triton_baseline();
         for i in 1..=10 {
             let mut report = triton_report(&format!("triton-steady.unchanged-{i}.json"));
             let failed = report.counts().fail;
             ungate_varying(&mut report, &baseline);
             assert_eq!(report.counts().fail, 0, "check {i}");
-            let total = report
-                .rules
-                .iter()
-                .find(|r| r.kernel.is_none() && &*r.metric == "sm__inst_executed.sum")
-                .expect("the whole run's instructions");
+            let total = whole_run_instructions(&report);
             if failed > 0 {
                 assert_eq!(total.status, Status::Warn, "check {i}");
                 assert_eq!(
@@ -413,10 +419,7 @@ mod tests {
 
     #[test]
     fn a_kernel_two_rules_gate_counts_once_in_the_whole_run() {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h100/autotune-e2e/triton-steady");
-        let baseline =
-            Baseline::load(&dir.join("triton-steady.baseline.json")).expect("the baseline");
+        let baseline = triton_baseline();
         let mut report = triton_report("triton-steady.unchanged-5.json");
         let twice = report
             .rules
@@ -429,11 +432,7 @@ mod tests {
             ..twice
         });
         ungate_varying(&mut report, &baseline);
-        let total = report
-            .rules
-            .iter()
-            .find(|r| r.kernel.is_none() && &*r.metric == "sm__inst_executed.sum")
-            .expect("the whole run's instructions");
+        let total = whole_run_instructions(&report);
         let evidence = total.downgrade.as_ref().and_then(|d| d.evidence.as_deref());
         assert!(
             evidence.is_some_and(|e| e.contains("account for +81.92K inst of")),

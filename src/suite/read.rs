@@ -59,6 +59,16 @@ pub(crate) fn read(path: &Path, name: &str, key: Option<&ReportKey>) -> Result<R
     .map_err(|error| bad(path, error))
 }
 
+/// The check's report at `path` (under `fixtures/`), validated as the
+/// workload `name`: a recording the tests replay.
+#[cfg(test)]
+pub(crate) fn recorded_check(path: &Path, name: &str) -> Report {
+    match read(path, name, None) {
+        Ok(Read::Check(report)) => *report,
+        other => panic!("{}: {other:?}", path.display()),
+    }
+}
+
 /// Reads the suite report at `path` (a single check's report is refused:
 /// `merge` joins suites).
 pub(crate) fn suite(path: &Path, key: Option<&ReportKey>) -> Result<SuiteReport> {

@@ -178,11 +178,7 @@ mod tests {
             assert_eq!(Autotuner::of(kernel), Some(Autotuner::Cudnn), "{kernel}");
             assert_eq!((v.runs, v.launches), (3, [2, 5]), "{kernel}");
         }
-        let report =
-            match crate::suite::read::read(&dir.join("conv.unchanged-1.json"), "conv", None) {
-                Ok(crate::suite::read::Read::Check(report)) => report,
-                other => panic!("{other:?}"),
-            };
+        let report = crate::suite::read::recorded_check(&dir.join("conv.unchanged-1.json"), "conv");
         let varies: Vec<&str> = report
             .structure
             .iter()

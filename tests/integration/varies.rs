@@ -459,15 +459,12 @@ fn a_kernel_built_two_ways_in_the_recorded_runs_is_gated_on_its_time_only() {
     // them still counts, and the whole run fails.
     let mut halved = gate.json("b.json");
     let fp64 = "sm__inst_executed_pipe_fp64.sum";
-    let halve = |stats: &mut serde_json::Value| {
-        for stat in ["mean", "stddev", "min", "max"] {
-            if let Some(x) = stats[stat].as_f64() {
-                stats[stat] = (x / 2.0).into();
-            }
-        }
-    };
-    halve(&mut halved["kernels"]["finish"]["metrics"][fp64]["sum"]);
-    halve(&mut halved["total"]["metrics"][fp64]["sum"]);
+    let all = ["mean", "stddev", "min", "max"];
+    halve(
+        &mut halved["kernels"]["finish"]["metrics"][fp64]["sum"],
+        &all,
+    );
+    halve(&mut halved["total"]["metrics"][fp64]["sum"], &all);
     gate.write("halved.json", halved.to_string());
     gate.check()
         .baseline("halved.json")
@@ -588,14 +585,7 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
     // the same run fails.
     let mut baseline = gate.json("jax.json");
     let mean = &mut baseline["kernels"]["gemm_fusion_dot"]["metrics"]["sm__inst_executed.sum"];
-    let halve = |v: &mut serde_json::Value| {
-        if let Some(x) = v.as_f64() {
-            *v = (x / 2.0).into();
-        }
-    };
-    for stat in ["mean", "min", "max"] {
-        halve(&mut mean["sum"][stat]);
-    }
+    halve(&mut mean["sum"], &["mean", "min", "max"]);
     gate.write(
         "halved.json",
         serde_json::to_string(&baseline).expect("JSON"),
@@ -608,4 +598,13 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
     out.code(1)
         .stdout_has("✗ gemm_fusion_dot")
         .stdout_has("+100.0%");
+}
+
+/// Halves the statistics `stats` names of a baseline's metric (JSON).
+fn halve(stats: &mut serde_json::Value, which: &[&str]) {
+    for stat in which {
+        if let Some(x) = stats[*stat].as_f64() {
+            stats[*stat] = (x / 2.0).into();
+        }
+    }
 }
