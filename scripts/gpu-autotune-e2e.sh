@@ -11,13 +11,15 @@
 #
 #   scripts/gpu-autotune-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
 #
-# Needs ncu, python3 with torch and triton. Every ncu run is ncugate's, with --clock-control none;
+# Needs ncu, python3 with torch and triton (and nvcc for cuda-steady). Every ncu run is ncugate's, with --clock-control none;
 # clocks, power and MIG are left alone; nothing runs in the background. About 5-8 minutes on an
 # H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six, and
-# "compile-steady conv-steady" the torch.compile and NVTX recipes in the steady state;
+# "compile-steady conv-steady cuda-steady" the torch.compile, NVTX and plain CUDA recipes
+# (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state; a name
+# may carry its own number of unchanged checks (WORKLOADS="conv compile-steady:3");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
 # RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout); RETRIES (default
 # 0) profiles a run that crashed or hung again (--retries), said in its row. Exits 1 when a
@@ -80,6 +82,7 @@ workload() {
   left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
   [ "${name%%-*}" = jax ] && app=(python3 kernels/jax_app.py)
+  [ "${name%%-*}" = cuda ] && app=(kernels/build/autotune_cuda)
   # A run that hangs under ncu (a JAX check did in each of two sessions on an H100, once after
   # `Segmentation fault`) is stopped after RUN_TIMEOUT_S, so the batch's other steps still run;
   # RETRIES (ncugate's --retries, default 0) profiles it again, and the step's row says so.
@@ -109,25 +112,34 @@ PY
 }
 
 # WORKLOADS picks some (default all six, in this order).
-for w in ${WORKLOADS:-$all}; do
+for spec in ${WORKLOADS:-$all}; do
+  w=${spec%%:*} checks=$n_checks
+  [ "$w" != "$spec" ] && checks=${spec#*:}
   case $w in
-    compile|conv) workload "$w" wider "$n_checks" ;;
-    triton) workload triton extra "$n_checks" ;;
+    compile|conv) workload "$w" wider "$checks" ;;
+    triton) workload triton extra "$checks" ;;
     # The fix the recordings suggest: the steady state only, after the autotuner's warm-up.
-    triton-steady) workload triton-steady extra "$n_checks" --profile-from-start false ;;
+    triton-steady) workload triton-steady extra "$checks" --profile-from-start false ;;
     # Not in the default six: the recipes for torch.compile (the profiler API after a warm-up
     # call) and PyTorch with cudnn.benchmark (an NVTX range around the measured steps).
-    compile-steady) workload compile-steady wider "$n_checks" --profile-from-start false ;;
-    conv-steady) workload conv-steady wider "$n_checks" --nvtx-include step/ ;;
+    compile-steady) workload compile-steady wider "$checks" --profile-from-start false ;;
+    conv-steady) workload conv-steady wider "$checks" --nvtx-include step/ ;;
+    # The plain CUDA recipe: an app that times its own candidates, then cudaProfilerStart/Stop.
+    cuda-steady)
+      if make -s -C kernels autotune_cuda > "$out/cuda-build.log" 2>&1; then
+        workload cuda-steady wider "$checks" --profile-from-start false
+      else
+        echo "| $w | - | - | - | make -C kernels autotune_cuda failed: $(tail -1 "$out/cuda-build.log" | cut -c1-150) |" >> "$summary"; status=1
+      fi ;;
     jax|jax-steady)
       if ! python3 -c 'import jax' > /dev/null 2>&1; then
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
       elif [ "$w" = jax ]; then
-        workload jax wider "$n_checks"
+        workload jax wider "$checks"
       else
-        workload jax-steady wider "$n_checks" --profile-from-start false
+        workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
-    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady |" >> "$summary"; status=1 ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
