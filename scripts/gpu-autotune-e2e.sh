@@ -11,9 +11,10 @@
 #
 #   scripts/gpu-autotune-e2e.sh [NCUGATE_BINARY]      # default target/release/ncugate
 #
-# Needs ncu, python3 with torch and triton (and nvcc for cuda-steady). Every ncu run is ncugate's, with --clock-control none;
-# clocks, power and MIG are left alone; nothing runs in the background. About 5-8 minutes on an
-# H100 (BUDGET_S, default 450: each workload's unchanged checks stop at its share of what is left).
+# Needs ncu, python3 with torch and triton (and nvcc for cuda-steady). Every ncu run is
+# ncugate's, with --clock-control none; clocks, power and MIG are left alone; nothing runs in
+# the background. About 5-8 minutes on an H100 (BUDGET_S, default 450: each workload's
+# unchanged checks stop at its share of what is left).
 # Writes under $OUT (or target/gpu-autotune-e2e): summary.md (one row per step), each step's
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six, and
