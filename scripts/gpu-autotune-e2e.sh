@@ -20,7 +20,8 @@
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six, and
 # "compile-steady conv-steady cuda-steady" the torch.compile, NVTX and plain CUDA recipes
 # (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state; a name
-# may carry its own number of unchanged checks (WORKLOADS="conv compile-steady:3");
+# may carry its own number of unchanged checks, and the second of the batch after which its
+# checks stop instead of its share of BUDGET_S (WORKLOADS="compile:10:420 conv-steady:3");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
 # RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout); RETRIES (default
 # 0) profiles a run that crashed or hung again (--retries), said in its row. Exits 1 when a
@@ -79,7 +80,7 @@ all="compile triton conv triton-steady jax jax-steady"
 left=$(wc -w <<< "${WORKLOADS:-$all}")
 workload() {
   local name=$1 inject=$2 checks=$3; shift 3
-  local until=$(( $(elapsed) + (budget - $(elapsed)) / left ))
+  local until=${stop_at:-$(( $(elapsed) + (budget - $(elapsed)) / left ))}
   left=$((left - 1))
   local app=(python3 kernels/autotune_app.py "${name%%-*}")
   [ "${name%%-*}" = jax ] && app=(python3 kernels/jax_app.py)
@@ -114,8 +115,8 @@ PY
 
 # WORKLOADS picks some (default all six, in this order).
 for spec in ${WORKLOADS:-$all}; do
-  w=${spec%%:*} checks=$n_checks
-  [ "$w" != "$spec" ] && checks=${spec#*:}
+  IFS=: read -r w checks stop_at <<< "$spec"
+  checks=${checks:-$n_checks}
   case $w in
     compile|conv) workload "$w" wider "$checks" ;;
     triton) workload triton extra "$checks" ;;
