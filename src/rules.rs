@@ -157,6 +157,28 @@ pub enum Worse {
 }
 
 impl Worse {
+    /// The worst and the best of the recorded runs (`[max, min]` where higher is
+    /// worse), when they are more than `allowance` apart: the rule then
+    /// measures a value from them, not from the mean, since each recorded run
+    /// would fail against the mean. A counter that is the same in every run of
+    /// unchanged code never gets here; one that the app's own choices move does
+    /// (seen on an H100: a CUDA app that picks its launch configuration by
+    /// timing read 4.19M or 8.39M global-load sectors by its pick, and a check
+    /// that picked the second failed +50% against the mean of 5.59M). `None`
+    /// with fewer than two recorded runs.
+    pub(crate) fn spread(
+        self,
+        stats: &crate::aggregate::Stats,
+        allowance: Option<f64>,
+    ) -> Option<[f64; 2]> {
+        let apart = stats.max - stats.min;
+        let ends = match self {
+            Worse::Higher => [stats.max, stats.min],
+            Worse::Lower => [stats.min, stats.max],
+        };
+        (stats.n >= 2 && apart.is_finite() && allowance.is_some_and(|a| apart > a)).then_some(ends)
+    }
+
     /// How much worse than `mean` the value `x` is (negative: better).
     pub(crate) fn worse_by(self, x: f64, mean: f64) -> f64 {
         match self {

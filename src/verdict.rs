@@ -161,14 +161,26 @@ impl RuleResult {
     /// warn-severity rule or of a downgraded failure; `merge` refuses a row
     /// that says anything else (a report edited to pass kept its numbers).
     pub(crate) fn numbers_fail(&self) -> bool {
-        let (Some(x), Some(stats)) = (self.current, self.baseline) else {
+        self.current.is_some_and(|x| self.fails_at(x))
+    }
+
+    /// Whether the value `x` would fail this row's rule against its
+    /// baseline: past the limit, or worse than the baseline mean (or, where
+    /// the recorded runs are more than the allowance apart, than the worst
+    /// of them: [`crate::rules::Worse::spread`]) by more than the allowance.
+    pub(crate) fn fails_at(&self, x: f64) -> bool {
+        let Some(stats) = self.baseline else {
             return false;
         };
         let past_limit = self.limit.is_some_and(|limit| self.worse.past(x, limit));
         past_limit
-            || self
-                .allowance
-                .is_some_and(|a| self.worse.worse_by(x, stats.mean) > a)
+            || self.allowance.is_some_and(|a| {
+                let [worst, _] = self
+                    .worse
+                    .spread(&stats, Some(a))
+                    .unwrap_or([stats.mean, stats.mean]);
+                self.worse.worse_by(x, worst) > a
+            })
     }
 
     /// Whether the status is one its numbers allow (see [`Self::numbers_fail`]).

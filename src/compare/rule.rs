@@ -3,7 +3,10 @@
 //! With baseline mean μ and standard deviation σ, and x the current value (the
 //! mean over the current runs): the allowance is `max_change·|μ| + noise·σ`;
 //! (at least `noise_floor`); the rule regresses when x is worse than μ by more than the allowance, or
-//! worse than `limit`. Better by more than the allowance is `improved`.
+//! worse than `limit`. Better by more than the allowance is `improved`. When the recorded runs
+//! themselves disagree by more than the allowance (a counter that the app's own choices move, as
+//! an autotuned launch configuration does), x is measured from the worst and the best of them
+//! instead of μ ([`Worse::spread`]).
 
 use crate::aggregate::{self, Scope, Stats};
 use crate::baseline::{Baseline, KernelEntry};
@@ -291,15 +294,26 @@ fn judge(
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
     let allowance = allowance(rule, stats);
     result.allowance = allowance;
-    let worse_by = rule.worse.worse_by(x, mu);
+    let spread = rule.worse.spread(stats, allowance);
+    let [worst, best] = spread.unwrap_or([mu, mu]);
+    let worse_by = rule.worse.worse_by(x, worst);
+    let better_by = -rule.worse.worse_by(x, best);
     let past_limit = rule.limit.is_some_and(|limit| rule.worse.past(x, limit));
     let unit = &Arc::clone(&result.unit);
     let change = format_change(mu, x);
-    let values = format!(
+    let mut values = format!(
         "{} vs baseline {}",
         format_value(x, unit),
         format_mu_sigma(stats, unit)
     );
+    if spread.is_some() {
+        values.push_str(&format!(
+            "; the recorded runs ranged {}–{}, more than the allowance apart: measured from the {} of them",
+            format_value(stats.min, unit),
+            format_value(stats.max, unit),
+            if better_by > 0.0 { "best" } else { "worst" }
+        ));
+    }
     if past_limit {
         let limit = rule.limit.unwrap_or_default();
         let side = if rule.worse == Worse::Higher {
@@ -319,7 +333,7 @@ fn judge(
             "{change} ({values}), allowed {}",
             format_allowance(rule, allowance.unwrap_or_default(), stats, unit)
         );
-    } else if allowance.is_some_and(|a| -worse_by > a) {
+    } else if allowance.is_some_and(|a| better_by > a) {
         if rule.better.is_some() {
             result.status = Status::Improved;
             result.message = format!("improved {change} ({values})");
@@ -379,5 +393,66 @@ pub(crate) fn format_allowance(rule: &Rule, allowance: f64, stats: &Stats, unit:
         format!("{sign}{}", format_value(allowance, unit))
     } else {
         format!("{sign}{pct:.1}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Shared, judge, unjudged};
+    use crate::aggregate::Stats;
+    use crate::rules::Thresholds;
+    use crate::status::Status;
+
+    /// The built-in per-kernel rule on global-load sectors (+20%, no σ term).
+    fn sectors(x: f64, stats: &Stats) -> crate::verdict::RuleResult {
+        let thresholds = Thresholds::builtin().expect("the built-in rules");
+        let rule = thresholds
+            .rules
+            .iter()
+            .find(|r| r.metric == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+            .expect("the sectors rule");
+        let shared = Shared::of(rule);
+        let mut result = unjudged(rule, &shared, None);
+        result.unit = "sector".into();
+        result.current = Some(x);
+        result.baseline = Some(*stats);
+        judge(rule, &shared, result, x, stats)
+    }
+
+    fn stats(values: &[f64]) -> Stats {
+        Stats::of(values).expect("values")
+    }
+
+    #[test]
+    fn recorded_runs_further_apart_than_the_allowance_measure_from_their_worst() {
+        // An app that picks its launch configuration: 4.19M or 8.39M sectors.
+        let recorded = stats(&[8_388_608.0, 4_194_304.0, 4_194_304.0]);
+        let at_worst = sectors(8_388_608.0, &recorded);
+        assert_eq!(at_worst.status, Status::Pass, "{}", at_worst.message);
+        assert!(
+            at_worst.message.ends_with(
+                "; the recorded runs ranged 4.19M sector–8.39M sector, more than the allowance \
+                 apart: measured from the worst of them)"
+            ),
+            "{}",
+            at_worst.message
+        );
+        assert!(!at_worst.numbers_fail());
+        // More than the allowance past the worst recorded run still fails,
+        // and what the numbers say agrees.
+        let past = sectors(8_388_608.0 * 1.3, &recorded);
+        assert_eq!(past.status, Status::Fail, "{}", past.message);
+        assert!(past.numbers_fail());
+        // The best recorded pick is no improvement.
+        assert_eq!(sectors(4_194_304.0, &recorded).status, Status::Pass);
+    }
+
+    #[test]
+    fn recorded_runs_within_the_allowance_measure_from_their_mean() {
+        let recorded = stats(&[1_000_000.0, 1_100_000.0, 1_050_000.0]);
+        let failed = sectors(1_300_000.0, &recorded);
+        assert_eq!(failed.status, Status::Fail, "{}", failed.message);
+        assert!(!failed.message.contains("recorded runs ranged"));
+        assert!(failed.numbers_fail());
     }
 }
