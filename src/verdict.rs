@@ -246,6 +246,11 @@ pub enum StructureCheck {
     /// A kernel the baseline's runs did not launch alike (an autotuner's
     /// candidate): listed, never gated.
     Varies,
+    /// A kernel an autotuner picks, launched another number of times than
+    /// the baseline's runs did, where the autotuner moved the launches
+    /// between its picks (their sum is the recorded one): listed, never
+    /// gated ([`crate::compare::structure::moved_picks`]).
+    PicksMoved,
 }
 
 impl StructureCheck {
@@ -255,6 +260,7 @@ impl StructureCheck {
             StructureCheck::NewKernel => "new kernel",
             StructureCheck::MissingKernel => "missing kernel",
             StructureCheck::Varies => "not gated: varies between runs",
+            StructureCheck::PicksMoved => "not gated: picks moved",
         }
     }
 }
@@ -298,7 +304,7 @@ impl StructureResult {
         };
         match (self.check, self.baseline_range, self.baseline_launches) {
             (StructureCheck::NewKernel | StructureCheck::MissingKernel, _, _) => true,
-            (StructureCheck::Varies, _, _) => false,
+            (StructureCheck::Varies | StructureCheck::PicksMoved, _, _) => false,
             (StructureCheck::Launches, Some([lo, hi]), _) => outside(lo, hi),
             (StructureCheck::Launches, None, Some(b)) => b.fract() == 0.0 && outside(b, b),
             (StructureCheck::Launches, None, None) => false,
@@ -315,7 +321,9 @@ impl StructureResult {
                 matches!(self.status, Status::Fail | Status::Warn)
             }
             // Never gated: only `pass` fits, whatever it says.
-            StructureCheck::Varies => return self.status == Status::Pass,
+            StructureCheck::Varies | StructureCheck::PicksMoved => {
+                return self.status == Status::Pass;
+            }
         };
         !self.numbers_fail() || failed || self.status == Status::Error
     }
@@ -610,7 +618,10 @@ impl Report {
         c.varies = self
             .structure
             .iter()
-            .filter(|s| s.check == StructureCheck::Varies && s.status == Status::Pass)
+            .filter(|s| {
+                matches!(s.check, StructureCheck::Varies | StructureCheck::PicksMoved)
+                    && s.status == Status::Pass
+            })
             .count();
         c.pass -= c.varies.min(c.pass);
         // Rules a trace could not measure: counted apart from other skipped ones.

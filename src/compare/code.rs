@@ -91,6 +91,10 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
             why.insert(kernel.clone(), Arc::new(evidence));
         }
     }
+    let moved = super::structure::moved_picks(&report.structure);
+    for (kernel, evidence) in &moved {
+        why.insert(kernel.clone(), Arc::new(evidence.clone()));
+    }
     for c in report.code.iter().filter(|c| c.changed) {
         if let (false, Some(evidence)) = (why.contains_key(&c.kernel), autotuned(&c.kernel)) {
             why.insert(c.kernel.clone(), Arc::new(evidence));
@@ -107,6 +111,21 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
             continue;
         };
         rule.ungate(Reason::CodeVaries, Some(Arc::clone(evidence)));
+        *ungated.entry(kernel.as_str()).or_default() += 1;
+    }
+    // The picks an autotuner moved launches between: every rule of theirs,
+    // time too (their sums follow their launch counts); the whole run's
+    // rules still gate them, both sides counting all of their launches.
+    for rule in report
+        .rules
+        .iter_mut()
+        .filter(|r| r.downgrade.is_none() && !matches!(r.status, Status::Skipped | Status::Error))
+    {
+        let Some((kernel, evidence)) = rule.kernel.as_deref().and_then(|k| moved.get_key_value(k))
+        else {
+            continue;
+        };
+        rule.ungate(Reason::CodeVaries, Some(Arc::new(evidence.clone())));
         *ungated.entry(kernel.as_str()).or_default() += 1;
     }
     // A whole run's failure that the varying kernels' recorded builds explain.
@@ -145,6 +164,13 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
     blame_autotuner(report);
 }
 
+/// [`ungate_varying`], for the tests of other modules that judge recorded
+/// reports again.
+#[cfg(test)]
+pub(crate) fn tests_ungate_varying(report: &mut Report, baseline: &Baseline) {
+    ungate_varying(report, baseline);
+}
+
 /// Why a whole run's rule that failed is not gated, if the kernels whose
 /// code varies between runs explain its failure: each such kernel's change
 /// is taken out of the run's, since its own rules on the metric are not
@@ -176,9 +202,10 @@ pub(crate) fn explained_by_builds(
             && r.aggregate == total.aggregate
             && r.downgrade.as_ref().is_some_and(|d| {
                 d.reason == crate::verdict::Reason::CodeVaries
-                    && d.evidence
-                        .as_deref()
-                        .is_some_and(|e| e.starts_with(crate::verdict::CODE_VARIES))
+                    && d.evidence.as_deref().is_some_and(|e| {
+                        e.starts_with(crate::verdict::CODE_VARIES)
+                            && !super::structure::is_moved_picks(e)
+                    })
             })
     }) {
         let (Some(kernel), Some(now), Some(b)) = (row.kernel.as_deref(), row.current, row.baseline)

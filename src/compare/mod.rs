@@ -152,7 +152,12 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let ungated: Vec<String> = report
         .structure
         .iter()
-        .filter(|s| s.check == crate::verdict::StructureCheck::Varies)
+        .filter(|s| {
+            matches!(
+                s.check,
+                crate::verdict::StructureCheck::Varies | crate::verdict::StructureCheck::PicksMoved
+            )
+        })
         .map(|s| format!("`{}` {}", s.kernel, s.message))
         .collect();
     report.note_each(ungated);

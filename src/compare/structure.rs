@@ -6,6 +6,7 @@ use crate::model::Run;
 use crate::rules::{LaunchPolicy, Policy, Structure};
 use crate::status::Status;
 use crate::verdict::{StructureCheck, StructureResult};
+use std::collections::BTreeMap;
 
 pub(crate) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Vec<StructureResult> {
     let mut out = Vec::new();
@@ -87,7 +88,87 @@ pub(crate) fn check(baseline: &Baseline, runs: &[Run], policy: &Structure) -> Ve
             out.extend(varies(baseline, key, vec![0; runs.len()]));
         }
     }
+    mark_moved(&mut out);
     out
+}
+
+/// Makes the launch-count rows of [`moved_picks`] `PicksMoved`: passed,
+/// not gated, with why.
+pub(crate) fn mark_moved(rows: &mut [StructureResult]) {
+    let moved = moved_picks(rows);
+    for row in rows.iter_mut() {
+        if let Some(evidence) = moved.get(&row.kernel) {
+            let lo = row.baseline_range.map_or(0.0, |[lo, _]| lo);
+            row.check = StructureCheck::PicksMoved;
+            row.status = Status::Pass;
+            row.message = format!(
+                "not gated ({evidence}): launched {} times per run, baseline {lo}",
+                join(&row.current_launches)
+            );
+        }
+    }
+}
+
+/// The kernels an autotuner picks whose launches it moved between its
+/// picks, each with why (`code varies between runs: cuDNN's benchmark
+/// search moved launches between its picks (2 kernels, 7 launches in
+/// all, as recorded)`): of the launch-count rows (`Launches`, or already
+/// `PicksMoved`) of kernels every recorded run launched alike and that
+/// each current run launches alike but another number of times, those an
+/// autotuner names, grouped by autotuner, where a group of two or more
+/// launches as many times in all as the recorded runs did. Seen on an
+/// H100: the three recorded runs of a PyTorch conv with `cudnn.benchmark`
+/// launched two cuDNN kernels 2 and 5 times, and every check then 5 and 2.
+/// Reads only the rows, so `merge` checks a report's claim from its own.
+pub(crate) fn moved_picks(rows: &[StructureResult]) -> BTreeMap<String, String> {
+    use crate::varies::autotuner::Autotuner;
+    let mut groups: BTreeMap<Autotuner, Vec<(&str, f64, f64)>> = BTreeMap::new();
+    for row in rows {
+        let (StructureCheck::Launches | StructureCheck::PicksMoved, Some([lo, hi])) =
+            (row.check, row.baseline_range)
+        else {
+            continue;
+        };
+        let Some(&now) = row.current_launches.first() else {
+            continue;
+        };
+        let alike = row.current_launches.iter().all(|&n| n == now);
+        let Some(tuner) = Autotuner::of(&row.kernel) else {
+            continue;
+        };
+        if lo == hi && alike && now as f64 != lo {
+            groups
+                .entry(tuner)
+                .or_default()
+                .push((&row.kernel, lo, now as f64));
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (tuner, picks) in groups {
+        let recorded: f64 = picks.iter().map(|p| p.1).sum();
+        let now: f64 = picks.iter().map(|p| p.2).sum();
+        if picks.len() < 2 || recorded != now {
+            continue;
+        }
+        let evidence = format!(
+            "{}: {} moved launches between its picks ({} kernels, {} launches in all, as recorded)",
+            crate::verdict::CODE_VARIES,
+            tuner.name(),
+            picks.len(),
+            crate::format::format_value(recorded, "")
+        );
+        for (kernel, _, _) in picks {
+            out.insert(kernel.to_string(), evidence.clone());
+        }
+    }
+    out
+}
+
+/// Whether a code-varies evidence is [`moved_picks`]'s.
+pub(crate) fn is_moved_picks(evidence: &str) -> bool {
+    evidence
+        .strip_prefix(crate::verdict::CODE_VARIES)
+        .is_some_and(|rest| rest.contains(" moved launches between its picks ("))
 }
 
 /// The row of a kernel the baseline's runs did not launch alike: listed

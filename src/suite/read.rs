@@ -277,6 +277,23 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
             launches(row),
         ));
     }
+    // A launch count not gated because an autotuner moved launches between
+    // its picks: the report's own launch-count rows must show the move.
+    let moved = crate::compare::structure::moved_picks(&report.structure);
+    if let Some(row) = report.structure.iter().find(|s| {
+        s.check == crate::verdict::StructureCheck::PicksMoved && !moved.contains_key(&s.kernel)
+    }) {
+        return Err(contradicted(
+            format!(
+                "{} says its autotuner moved launches between its picks",
+                structure_row(row)
+            ),
+            format!(
+                "{}; the report's launch counts of that autotuner's kernels show no such move",
+                launches(row)
+            ),
+        ));
+    }
     samples_agree(name, report)?;
     for row in &report.rules {
         if let Some(d) = &row.downgrade
@@ -495,13 +512,26 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
             }
         }
         Reason::CodeVaries => {
+            let evidence = d.evidence.as_deref().map_or("", String::as_str);
+            // Launches an autotuner moved between its picks: every rule of
+            // theirs, time too, where the report's launch counts show it.
+            if let Some(kernel) = row.kernel.as_deref()
+                && crate::compare::structure::is_moved_picks(evidence)
+            {
+                let moved = crate::compare::structure::moved_picks(&report.structure);
+                return match moved.get(kernel) {
+                    Some(e) if e == evidence => None,
+                    _ => Some(format!(
+                        "the report's launch counts do not show `{kernel}`'s launches moved between its autotuner's picks"
+                    )),
+                };
+            }
             if row.measures_time() {
                 return Some(format!(
                     "it measures `{}`, time, which stays gated",
                     row.unit
                 ));
             }
-            let evidence = d.evidence.as_deref().map_or("", String::as_str);
             // A whole run's failure is not gated only where the report's own
             // rows of the kernels built several ways explain it.
             let Some(kernel) = row.kernel.as_deref() else {

@@ -189,4 +189,101 @@ mod tests {
         assert!(varies.iter().all(|k| baseline.variable.contains_key(*k)));
         assert_eq!(report.counts().fail, 0);
     }
+
+    /// The same conv recorded in another session (`conv-swapped-picks/`):
+    /// the 3 recorded runs launched two cuDNN kernels 2 and 5 times alike,
+    /// and each of the 8 checks run launched them 5 and 2 times, failing on
+    /// their launch counts and counters. cuDNN moved launches between its
+    /// picks: judged again, each check passes with both listed, not gated,
+    /// and the whole run's rules still gated.
+    #[test]
+    fn recorded_on_an_h100_cudnn_moving_launches_between_its_picks_passes() {
+        use crate::verdict::StructureCheck;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e/conv-swapped-picks");
+        let baseline =
+            crate::baseline::Baseline::load(&dir.join("conv.baseline.json")).expect("baseline");
+        assert!(baseline.variable.is_empty());
+        for i in 1..=8 {
+            let path = dir.join(format!("conv.unchanged-{i}.json"));
+            let mut report = crate::suite::read::recorded_check(&path, "conv");
+            assert!(report.counts().fail > 0, "check {i} as recorded");
+            crate::compare::structure::mark_moved(&mut report.structure);
+            crate::compare::code::tests_ungate_varying(&mut report, &baseline);
+            let moved: Vec<&str> = report
+                .structure
+                .iter()
+                .filter(|s| s.check == StructureCheck::PicksMoved)
+                .map(|s| s.kernel.as_str())
+                .collect();
+            assert_eq!(moved.len(), 2, "check {i}");
+            assert!(
+                moved
+                    .iter()
+                    .all(|k| Autotuner::of(k) == Some(Autotuner::Cudnn))
+            );
+            assert_eq!(report.counts().fail, 0, "check {i}");
+            let total = report
+                .rules
+                .iter()
+                .filter(|r| r.kernel.is_none())
+                .all(|r| r.downgrade.is_none());
+            assert!(total, "check {i}: the whole run's rules stay gated");
+            // As a shard's report, it reads back: its own launch counts show the move.
+            use crate::report::document::Model;
+            let written = std::env::temp_dir().join(format!(
+                "ncugate-picks-moved-{}-{i}.json",
+                std::process::id()
+            ));
+            std::fs::write(&written, report.json()).expect("written");
+            let read = crate::suite::read::recorded_check(&written, "conv");
+            let _ = std::fs::remove_file(&written);
+            assert_eq!(read.counts().fail, 0, "check {i} read back");
+            // One of the two launched once more: no move any longer, refused.
+            if let Some(row) = report
+                .structure
+                .iter_mut()
+                .find(|s| s.check == StructureCheck::PicksMoved)
+            {
+                row.current_launches = row.current_launches.iter().map(|n| n + 1).collect();
+            }
+            std::fs::write(&written, report.json()).expect("written");
+            let forged = crate::suite::read::read(&written, "conv", None);
+            let _ = std::fs::remove_file(&written);
+            assert!(
+                forged
+                    .as_ref()
+                    .err()
+                    .is_some_and(|e| e.to_string().contains("show no such move")),
+                "check {i}: {forged:?}"
+            );
+        }
+    }
+
+    /// Launches that did not move between picks: a sum that differs, one
+    /// kernel alone, or kernels no autotuner names.
+    #[test]
+    fn launches_not_moved_between_picks_still_fail() {
+        use crate::compare::structure::moved_picks;
+        use crate::status::Status;
+        use crate::verdict::{StructureCheck, StructureResult};
+        let row = |kernel: &str, recorded: f64, now: u64| StructureResult {
+            kernel: kernel.to_string(),
+            check: StructureCheck::Launches,
+            baseline_launches: Some(recorded),
+            baseline_range: Some([recorded, recorded]),
+            current_launches: vec![now],
+            recorded_in: None,
+            status: Status::Fail,
+            message: String::new(),
+        };
+        let a = "sm80_xmma_fprop_implicit_gemm_tilesize128x32x8_cudnn";
+        let b = "sm80_xmma_fprop_implicit_gemm_tilesize64x64x8_cudnn";
+        assert_eq!(moved_picks(&[row(a, 2.0, 5), row(b, 5.0, 2)]).len(), 2);
+        assert!(moved_picks(&[row(a, 2.0, 5), row(b, 5.0, 3)]).is_empty());
+        assert!(moved_picks(&[row(a, 2.0, 5)]).is_empty());
+        assert!(moved_picks(&[row("scale", 2.0, 5), row("axpy", 5.0, 2)]).is_empty());
+        // Picks of two autotuners do not make one group.
+        assert!(moved_picks(&[row(a, 2.0, 5), row("gemm_fusion_dot_1", 5.0, 2)]).is_empty());
+    }
 }
