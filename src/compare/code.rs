@@ -139,8 +139,11 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
     for (i, evidence) in explained {
         report.rules[i].ungate(Reason::CodeVaries, Some(Arc::new(evidence)));
     }
-    if !ungated.is_empty() {
-        let kernels: Vec<String> = ungated
+    let (moved_rules, built): (BTreeMap<&str, usize>, BTreeMap<&str, usize>) = ungated
+        .into_iter()
+        .partition(|(k, _)| moved.contains_key(*k));
+    if !built.is_empty() {
+        let kernels: Vec<String> = built
             .iter()
             .map(|(k, n)| {
                 let reason = why[*k]
@@ -152,11 +155,38 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
                 )
             })
             .collect();
-        let fixes = crate::varies::autotuner::fixes_for(ungated.keys().copied());
+        let fixes = crate::varies::autotuner::fixes_for(built.keys().copied());
         report.notes.push(crate::note::Note::warning(format!(
             "code varies between runs: {} — their metric checks that do not measure time are not \
              gated, their time and launches are; to gate them whole, keep the picks from one run \
              to the next — {}",
+            kernels.join(", "),
+            fixes
+        )));
+    }
+    if !moved_rules.is_empty() {
+        let launches: BTreeMap<&str, String> = report
+            .structure
+            .iter()
+            .filter(|s| moved.contains_key(&s.kernel))
+            .map(|s| {
+                let lo = s.baseline_range.map_or(0.0, |[lo, _]| lo);
+                let now = s.current_launches.first().copied().unwrap_or_default();
+                (s.kernel.as_str(), format!("{lo} → {now} launches"))
+            })
+            .collect();
+        let kernels: Vec<String> = moved_rules
+            .keys()
+            .map(|k| format!("{k} ({})", launches.get(k).map_or("", String::as_str)))
+            .collect();
+        let why_moved = moved.values().next().map_or("", |e| {
+            e.trim_start_matches(CODE_VARIES).trim_start_matches(": ")
+        });
+        let fixes = crate::varies::autotuner::fixes_for(moved_rules.keys().copied());
+        report.notes.push(crate::note::Note::warning(format!(
+            "{why_moved}: {} — their launch counts and metric checks are not gated, the whole \
+             run's rules still count them; to gate them, keep the picks from one run to the next \
+             — {}",
             kernels.join(", "),
             fixes
         )));
