@@ -260,6 +260,44 @@ mod tests {
         }
     }
 
+    /// The same workloads checked on an H100 by the ncugate that has both
+    /// fixes (`fixed-on-gpu/`): the plain CUDA app's third check picked the
+    /// configuration of 8.39M sectors and passed, measured from the worst
+    /// recorded run; the conv's third check had cuDNN move launches
+    /// between its picks and passed with both listed. Each report reads
+    /// back through `merge`'s checks; the CUDA regression still fails.
+    #[test]
+    fn recorded_on_an_h100_the_picks_pass_as_checked_on_the_gpu() {
+        use crate::status::Status;
+        use crate::verdict::StructureCheck;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e/fixed-on-gpu");
+        let read = |name: &str, workload: &str| {
+            crate::suite::read::recorded_check(&dir.join(name), workload)
+        };
+        for i in 1..=4 {
+            let report = read(&format!("cuda-steady.unchanged-{i}.json"), "cuda-steady");
+            assert_eq!(report.counts().fail, 0, "cuda-steady check {i}");
+        }
+        let third = read("cuda-steady.unchanged-3.json", "cuda-steady");
+        assert!(third.rules.iter().any(|r| {
+            r.status == Status::Pass
+                && r.current == Some(8_388_608.0)
+                && r.message.contains("measured from the worst of them")
+        }));
+        assert!(read("cuda-steady.regression.json", "cuda-steady").counts().fail > 0);
+        for i in 1..=3 {
+            let report = read(&format!("conv.unchanged-{i}.json"), "conv");
+            assert_eq!(report.counts().fail, 0, "conv check {i}");
+        }
+        let moved = read("conv.unchanged-3.json", "conv")
+            .structure
+            .iter()
+            .filter(|s| s.check == StructureCheck::PicksMoved)
+            .count();
+        assert_eq!(moved, 2);
+    }
+
     /// Launches that did not move between picks: a sum that differs, one
     /// kernel alone, or kernels no autotuner names.
     #[test]
