@@ -229,6 +229,25 @@ impl SuiteReport {
                 parts.push(format!("{} {what} ({})", names.len(), names.join(", ")));
             }
         }
+        // Checks left ungated are counted in each workload's headline; the
+        // suite's names the workloads that have any, so a pass says so.
+        let ungated: Vec<&str> = self
+            .workloads
+            .iter()
+            .filter(|w| w.carried.is_none())
+            .filter(|w| {
+                let c = w.report.counts();
+                c.varies + c.code_varies + c.locked > 0
+            })
+            .map(|w| w.name.as_str())
+            .collect();
+        if !ungated.is_empty() {
+            parts.push(format!(
+                "{} with checks not gated ({})",
+                ungated.len(),
+                ungated.join(", ")
+            ));
+        }
         let carried: Vec<String> = self
             .workloads
             .iter()

@@ -285,7 +285,12 @@ mod tests {
                 && r.current == Some(8_388_608.0)
                 && r.message.contains("measured from the worst of them")
         }));
-        assert!(read("cuda-steady.regression.json", "cuda-steady").counts().fail > 0);
+        assert!(
+            read("cuda-steady.regression.json", "cuda-steady")
+                .counts()
+                .fail
+                > 0
+        );
         for i in 1..=3 {
             let report = read(&format!("conv.unchanged-{i}.json"), "conv");
             assert_eq!(report.counts().fail, 0, "conv check {i}");

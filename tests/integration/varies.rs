@@ -413,6 +413,15 @@ fn a_kernel_built_two_ways_in_the_recorded_runs_is_gated_on_its_time_only() {
         Some(1)
     );
     assert!(baseline["kernels"]["scale"]["code"].get("others").is_none());
+    // A pass that left checks ungated says how many in its status line, and
+    // the suite's headline names it.
+    gate.check()
+        .baseline("b.json")
+        .input("base2.ncu-rep")
+        .run()
+        .code(0)
+        .stdout_has("PASS  w — 5 metric checks not gated (code varies)")
+        .stdout_has("1 workload — 1 passed, 1 with checks not gated (w)");
     // The base app passes; `finish`'s FP64 count, whose baseline mixes the
     // two builds, is listed as not gated with why.
     gate.check()
