@@ -168,6 +168,9 @@ impl RuleResult {
     /// baseline: past the limit, or worse than the baseline mean (or, where
     /// the recorded runs are more than the allowance apart, than the worst
     /// of them: [`crate::rules::Worse::spread`]) by more than the allowance.
+    /// The row does not say whether its rule counts deterministic work (the
+    /// one kind measured from the worst run); `merge` holds that to the
+    /// thresholds where they are at hand (`crate::suite::recompute`).
     pub(crate) fn fails_at(&self, x: f64) -> bool {
         let Some(stats) = self.baseline else {
             return false;

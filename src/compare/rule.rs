@@ -4,9 +4,9 @@
 //! mean over the current runs): the allowance is `max_change·|μ| + noise·σ`;
 //! (at least `noise_floor`); the rule regresses when x is worse than μ by more than the allowance, or
 //! worse than `limit`. Better by more than the allowance is `improved`. When the recorded runs
-//! themselves disagree by more than the allowance (a counter that the app's own choices move, as
-//! an autotuned launch configuration does), x is measured from the worst and the best of them
-//! instead of μ ([`Worse::spread`]).
+//! themselves disagree by more than the allowance on a deterministic counter (one that the app's
+//! own choices move, as an autotuned launch configuration does), x is measured from the worst and
+//! the best of them instead of μ ([`Worse::spread`]).
 
 use crate::aggregate::{self, Scope, Stats};
 use crate::baseline::{Baseline, KernelEntry};
@@ -294,7 +294,13 @@ fn judge(
     result.change_pct = (mu != 0.0).then(|| (x - mu) / mu.abs() * 100.0);
     let allowance = allowance(rule, stats);
     result.allowance = allowance;
-    let spread = rule.worse.spread(stats, allowance);
+    // Only a count of the kernel's own work: a time or a throughput whose
+    // recorded runs are far apart has an outlier, not two picks.
+    let spread = if rule.environment == crate::rules::Environment::Deterministic {
+        rule.worse.spread(stats, allowance)
+    } else {
+        None
+    };
     let [worst, best] = spread.unwrap_or([mu, mu]);
     let worse_by = rule.worse.worse_by(x, worst);
     let better_by = -rule.worse.worse_by(x, best);
@@ -445,6 +451,28 @@ mod tests {
         assert!(past.numbers_fail());
         // The best recorded pick is no improvement.
         assert_eq!(sectors(4_194_304.0, &recorded).status, Status::Pass);
+    }
+
+    #[test]
+    fn a_time_whose_recorded_runs_are_far_apart_is_measured_from_their_mean() {
+        // One slow outlier among the recorded runs is no pick: a time is
+        // still measured from the mean (+15% +3σ), not from the outlier.
+        let thresholds = Thresholds::builtin().expect("the built-in rules");
+        let rule = thresholds
+            .rules
+            .iter()
+            .find(|r| r.metric == "gpu__time_duration.sum")
+            .expect("the time rule");
+        let mut runs = vec![100_000.0; 9];
+        runs.push(400_000.0);
+        let recorded = stats(&runs);
+        let shared = Shared::of(rule);
+        let mut result = unjudged(rule, &shared, None);
+        result.unit = "ns".into();
+        // Within +15% +3σ of the worst run (400 µs), not of the mean (130 µs).
+        let judged = judge(rule, &shared, result, 500_000.0, &recorded);
+        assert_eq!(judged.status, Status::Fail, "{}", judged.message);
+        assert!(!judged.message.contains("recorded runs ranged"));
     }
 
     #[test]

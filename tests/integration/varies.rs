@@ -658,3 +658,44 @@ fn halve(stats: &mut serde_json::Value, which: &[&str]) {
         }
     }
 }
+
+/// A rule on a metric another process can move (DRAM bytes) is never
+/// measured from its recorded runs' worst: a report edited so that such a
+/// row passes beside a far outlier is refused by `merge`, which holds it to
+/// the thresholds (the report's own numbers cannot tell the rule's kind).
+#[test]
+fn merge_refuses_a_sensitive_row_passed_from_the_recorded_runs_worst() {
+    let gate = built_two_ways();
+    let bytes = "dram__bytes.sum";
+    let mut wide = gate.json("b.json");
+    let mean = wide["kernels"]["scale"]["metrics"][bytes]["sum"]["mean"]
+        .as_f64()
+        .expect("scale's DRAM bytes");
+    wide["kernels"]["scale"]["metrics"][bytes]["sum"]["max"] = (mean * 4.0).into();
+    gate.write("wide.json", wide.to_string());
+    gate.check()
+        .baseline("wide.json")
+        .input("base2.ncu-rep")
+        .workload("w")
+        .json("wide-check.json")
+        .run()
+        .code(0);
+    let mut forged = gate.json("wide-check.json");
+    for row in forged["workloads"][0]["report"]["rules"]
+        .as_array_mut()
+        .expect("rules")
+    {
+        if row["kernel"] == "scale" && row["metric"] == bytes {
+            let x = mean * 3.0;
+            row["current"] = x.into();
+            row["current_runs"] = serde_json::json!([x]);
+        }
+    }
+    gate.write(
+        "forged.json",
+        serde_json::to_string_pretty(&forged).expect("JSON"),
+    );
+    gate.run(&["merge", "forged.json"]).one_clear_error(
+        "its rule on `dram__bytes.sum` is not measured from the recorded runs' worst",
+    );
+}
