@@ -164,34 +164,54 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
             fixes
         )));
     }
-    if !moved_rules.is_empty() {
-        let launches: BTreeMap<&str, String> = report
-            .structure
-            .iter()
-            .filter(|s| moved.contains_key(&s.kernel))
-            .map(|s| {
-                let lo = s.baseline_range.map_or(0.0, |[lo, _]| lo);
-                let now = s.current_launches.first().copied().unwrap_or_default();
-                (s.kernel.as_str(), format!("{lo} → {now} launches"))
-            })
-            .collect();
-        let kernels: Vec<String> = moved_rules
-            .keys()
-            .map(|k| format!("{k} ({})", launches.get(k).map_or("", String::as_str)))
-            .collect();
-        let why_moved = moved.values().next().map_or("", |e| {
-            e.trim_start_matches(CODE_VARIES).trim_start_matches(": ")
-        });
-        let fixes = crate::varies::autotuner::fixes_for(moved_rules.keys().copied());
-        report.notes.push(crate::note::Note::warning(format!(
-            "{why_moved}: {} — their launch counts and metric checks are not gated, the whole \
-             run's rules still count them; to gate them, keep the picks from one run to the next \
-             — {}",
-            kernels.join(", "),
-            fixes
-        )));
-    }
+    let notes = moved_notes(report, &moved, &moved_rules);
+    report.notes.extend(notes);
     blame_autotuner(report);
+}
+
+/// One warning per autotuner that moved launches between its picks
+/// (`moved`: each kernel's why; `ungated`: how many of each one's rules
+/// were left ungated), naming each pick with its launches and the fix.
+fn moved_notes(
+    report: &Report,
+    moved: &BTreeMap<String, String>,
+    ungated: &BTreeMap<&str, usize>,
+) -> Vec<crate::note::Note> {
+    let mut by_why: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for s in report
+        .structure
+        .iter()
+        .filter(|s| ungated.contains_key(s.kernel.as_str()))
+    {
+        let Some(why) = moved.get(&s.kernel) else {
+            continue;
+        };
+        let lo = s.baseline_range.map_or(0.0, |[lo, _]| lo);
+        let now = s.current_launches.first().copied().unwrap_or_default();
+        by_why
+            .entry(why.as_str())
+            .or_default()
+            .push(format!("{} ({lo} → {now} launches)", s.kernel));
+    }
+    by_why
+        .into_iter()
+        .map(|(why, kernels)| {
+            let fixes = crate::varies::autotuner::fixes_for(
+                moved
+                    .iter()
+                    .filter(|(_, w)| w.as_str() == why)
+                    .map(|(k, _)| k.as_str()),
+            );
+            crate::note::Note::warning(format!(
+                "{}: {} — their launch counts and metric checks are not gated, the whole run's \
+                 rules still count them; to gate them, keep the picks from one run to the next \
+                 — {fixes}",
+                why.trim_start_matches(crate::verdict::CODE_VARIES)
+                    .trim_start_matches(": "),
+                kernels.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// [`ungate_varying`], for the tests of other modules that judge recorded

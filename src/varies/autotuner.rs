@@ -223,6 +223,21 @@ mod tests {
                     .all(|k| Autotuner::of(k) == Some(Autotuner::Cudnn))
             );
             assert_eq!(report.counts().fail, 0, "check {i}");
+            let note = report
+                .notes
+                .iter()
+                .find(|n| n.text.contains("moved launches between its picks"))
+                .map(|n| n.text.as_str())
+                .unwrap_or_default();
+            assert!(
+                note.starts_with(
+                    "cuDNN's algorithm search (cudnn.benchmark) moved launches between its picks \
+                     (2 kernels, 7 launches in all, as recorded): sm80_xmma_fprop"
+                ) && note.contains("(2 → 5 launches)")
+                    && note.contains("(5 → 2 launches)")
+                    && note.contains("the whole run's rules still count them"),
+                "check {i}: {note}"
+            );
             let total = report
                 .rules
                 .iter()
