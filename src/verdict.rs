@@ -90,7 +90,10 @@ pub(crate) enum Reason {
     CountersLocked,
     /// The kernel's code was not the same in every run (an autotuner or JIT
     /// built it another way): its rules that do not measure time are listed
-    /// ungated; its time and launches stay gated.
+    /// ungated, its time and launches stay gated, and a whole run's rule
+    /// whose change is such kernels' is listed ungated too. Or an autotuner
+    /// moved launches between its picks: every rule of those kernels, time
+    /// too, is listed ungated, and the whole run's rules stay gated.
     CodeVaries,
 }
 
@@ -257,6 +260,13 @@ pub enum StructureCheck {
 }
 
 impl StructureCheck {
+    /// Whether rows of this check are listed and never gated: a kernel
+    /// that varies between runs, or launches an autotuner moved between
+    /// its picks.
+    pub(crate) fn never_gated(self) -> bool {
+        matches!(self, StructureCheck::Varies | StructureCheck::PicksMoved)
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             StructureCheck::Launches => "launch count",
@@ -621,10 +631,7 @@ impl Report {
         c.varies = self
             .structure
             .iter()
-            .filter(|s| {
-                matches!(s.check, StructureCheck::Varies | StructureCheck::PicksMoved)
-                    && s.status == Status::Pass
-            })
+            .filter(|s| s.check.never_gated() && s.status == Status::Pass)
             .count();
         c.pass -= c.varies.min(c.pass);
         // Rules a trace could not measure: counted apart from other skipped ones.
@@ -730,6 +737,23 @@ impl Counts {
             (self.changed, "changed", "changed"),
             (self.pass, "passed", "passed"),
             (self.skipped, "skipped", "skipped"),
+        ] {
+            if n > 0 {
+                words.push(plural(n, one, many));
+            }
+        }
+        words.extend(self.not_gated_words());
+        if self.environment_changed {
+            words.push("environment changed".to_string());
+        }
+        words
+    }
+
+    /// The headline's words for what was listed but not gated (`2 not gated
+    /// (vary between runs)`, `12 metric checks not gated (code varies)`);
+    /// empty when everything was gated.
+    pub(crate) fn not_gated_words(&self) -> Vec<String> {
+        [
             (
                 self.varies,
                 "not gated (varies between runs)",
@@ -745,15 +769,11 @@ impl Counts {
                 "metric check not gated (code varies)",
                 "metric checks not gated (code varies)",
             ),
-        ] {
-            if n > 0 {
-                words.push(plural(n, one, many));
-            }
-        }
-        if self.environment_changed {
-            words.push("environment changed".to_string());
-        }
-        words
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect()
     }
 
     /// What a degraded check adds to its outcome's word (`PASS (degraded:

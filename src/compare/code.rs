@@ -100,35 +100,26 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
             why.insert(c.kernel.clone(), Arc::new(evidence));
         }
     }
+    // Their rules that do not measure time; and for the picks an autotuner
+    // moved launches between, every rule, time too (their sums follow their
+    // launch counts): the whole run's rules still count all their launches.
     let mut ungated: BTreeMap<&str, usize> = BTreeMap::new();
-    for rule in report.rules.iter_mut().filter(|r| {
-        r.downgrade.is_none()
-            && !r.measures_time()
-            && !matches!(r.status, Status::Skipped | Status::Error)
-    }) {
-        let Some((kernel, evidence)) = rule.kernel.as_deref().and_then(|k| why.get_key_value(k))
-        else {
-            continue;
-        };
-        rule.ungate(Reason::CodeVaries, Some(Arc::clone(evidence)));
-        *ungated.entry(kernel.as_str()).or_default() += 1;
-    }
-    // The picks an autotuner moved launches between: every rule of theirs,
-    // time too (their sums follow their launch counts); the whole run's
-    // rules still gate them, both sides counting all of their launches.
     for rule in report
         .rules
         .iter_mut()
         .filter(|r| r.downgrade.is_none() && !matches!(r.status, Status::Skipped | Status::Error))
     {
-        let Some((kernel, evidence)) = rule.kernel.as_deref().and_then(|k| moved.get_key_value(k))
+        let Some((kernel, evidence)) = rule.kernel.as_deref().and_then(|k| why.get_key_value(k))
         else {
             continue;
         };
-        rule.ungate(Reason::CodeVaries, Some(Arc::new(evidence.clone())));
+        if rule.measures_time() && !moved.contains_key(kernel) {
+            continue;
+        }
+        rule.ungate(Reason::CodeVaries, Some(Arc::clone(evidence)));
         *ungated.entry(kernel.as_str()).or_default() += 1;
     }
-    // A whole run's failure that the varying kernels' recorded builds explain.
+    // A whole run's failure that the varying kernels' changes explain.
     let explained: Vec<(usize, String)> = report
         .rules
         .iter()

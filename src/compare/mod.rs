@@ -152,12 +152,7 @@ pub(crate) fn compare(inputs: &Inputs<'_>) -> Result<Report> {
     let ungated: Vec<String> = report
         .structure
         .iter()
-        .filter(|s| {
-            matches!(
-                s.check,
-                crate::verdict::StructureCheck::Varies | crate::verdict::StructureCheck::PicksMoved
-            )
-        })
+        .filter(|s| s.check.never_gated())
         .map(|s| format!("`{}` {}", s.kernel, s.message))
         .collect();
     report.note_each(ungated);

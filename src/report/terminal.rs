@@ -169,18 +169,6 @@ fn in_full(w: &Workload<'_>, show: Show) -> bool {
             .any(|c| c.status != Status::Pass && show.keeps(c.status))
 }
 
-/// The headline's words for checks left ungated (`2 not gated (vary
-/// between runs), 12 metric checks not gated (code varies)`), if any.
-pub(crate) fn not_gated_words(report: &crate::verdict::Report) -> Option<String> {
-    let words: Vec<String> = report
-        .counts()
-        .words()
-        .into_iter()
-        .filter(|w| w.contains("not gated"))
-        .collect();
-    (!words.is_empty()).then(|| words.join(", "))
-}
-
 /// One workload's status line: its verdict word, its name, its time and,
 /// when it did not pass, the top reason, cut to the width.
 fn status_line(w: &Workload<'_>, (name, time): (usize, usize), style: &Style) -> String {
@@ -199,9 +187,12 @@ fn status_line(w: &Workload<'_>, (name, time): (usize, usize), style: &Style) ->
     }
     if let Some(reason) = w.view.top_reason() {
         let _ = write!(text, " — {reason}");
-    } else if let Some(ungated) = not_gated_words(w.view.report) {
+    } else {
         // A pass that left checks ungated says how many, as its headline does.
-        let _ = write!(text, " — {ungated}");
+        let ungated = w.view.report.counts().not_gated_words();
+        if !ungated.is_empty() {
+            let _ = write!(text, " — {}", ungated.join(", "));
+        }
     }
     let text = shorten_end(text.trim_end(), style.width);
     match style.color {

@@ -35,6 +35,7 @@ use crate::report::sign::ReportKey;
 use crate::status::Status;
 use crate::verdict::{self, Downgrade, Reason, Report, RuleResult, Said, StructureResult, Subject};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What a report file holds, every report in it validated (boxed: a
@@ -297,7 +298,7 @@ fn validate(name: &str, report: &Report, written: Said) -> Checked<()> {
     samples_agree(name, report)?;
     for row in &report.rules {
         if let Some(d) = &row.downgrade
-            && let Some(missing) = unevidenced(report, row, d)
+            && let Some(missing) = unevidenced(report, &moved, row, d)
         {
             let reason = match d.reason {
                 Reason::SharedGpu => "shared GPU",
@@ -466,8 +467,14 @@ fn launches(row: &StructureResult) -> String {
 /// environmental one is a timing rule's failure of a kernel whose code the
 /// report compared and found unchanged, and carries no shared GPU's evidence;
 /// a code-varies one is a kernel's rule that does not measure time, saying
-/// what showed the variation.
-fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<String> {
+/// what showed the variation, or any rule of a kernel in `moved` (the picks
+/// the report's own launch counts show an autotuner moved launches between).
+fn unevidenced(
+    report: &Report,
+    moved: &BTreeMap<String, String>,
+    row: &RuleResult,
+    d: &Downgrade,
+) -> Option<String> {
     match d.reason {
         Reason::SharedGpu => {
             let Some(shared) = &report.shared_gpu else {
@@ -518,7 +525,6 @@ fn unevidenced(report: &Report, row: &RuleResult, d: &Downgrade) -> Option<Strin
             if let Some(kernel) = row.kernel.as_deref()
                 && crate::compare::structure::is_moved_picks(evidence)
             {
-                let moved = crate::compare::structure::moved_picks(&report.structure);
                 return match moved.get(kernel) {
                     Some(e) if e == evidence => None,
                     _ => Some(format!(

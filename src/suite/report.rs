@@ -235,10 +235,7 @@ impl SuiteReport {
             .workloads
             .iter()
             .filter(|w| w.carried.is_none())
-            .filter(|w| {
-                let c = w.report.counts();
-                c.varies + c.code_varies + c.locked > 0
-            })
+            .filter(|w| !w.report.counts().not_gated_words().is_empty())
             .map(|w| w.name.as_str())
             .collect();
         if !ungated.is_empty() {

@@ -162,7 +162,8 @@ enum Downgraded {
     Environmental,
     /// A rule that does not measure time, of a kernel whose code varies
     /// between runs (an autotuner or JIT builds it another way), or of the
-    /// whole run where such kernels' recorded builds explain its change:
+    /// whole run where such kernels' change explains its own; any rule of
+    /// a kernel whose launches an autotuner moved between its picks:
     /// `not_gated` says what showed it.
     CodeVaries,
 }
