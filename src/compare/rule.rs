@@ -409,20 +409,31 @@ mod tests {
     use crate::rules::Thresholds;
     use crate::status::Status;
 
-    /// The built-in per-kernel rule on global-load sectors (+20%, no σ term).
-    fn sectors(x: f64, stats: &Stats) -> crate::verdict::RuleResult {
+    /// The first built-in rule on `metric` (in `unit`) judging `x` against
+    /// `stats`.
+    fn judged(metric: &str, unit: &str, x: f64, stats: &Stats) -> crate::verdict::RuleResult {
         let thresholds = Thresholds::builtin().expect("the built-in rules");
         let rule = thresholds
             .rules
             .iter()
-            .find(|r| r.metric == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-            .expect("the sectors rule");
+            .find(|r| r.metric == metric)
+            .expect("a built-in rule on the metric");
         let shared = Shared::of(rule);
         let mut result = unjudged(rule, &shared, None);
-        result.unit = "sector".into();
+        result.unit = unit.into();
         result.current = Some(x);
         result.baseline = Some(*stats);
         judge(rule, &shared, result, x, stats)
+    }
+
+    /// The built-in per-kernel rule on global-load sectors (+20%, no σ term).
+    fn sectors(x: f64, stats: &Stats) -> crate::verdict::RuleResult {
+        judged(
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "sector",
+            x,
+            stats,
+        )
     }
 
     fn stats(values: &[f64]) -> Stats {
@@ -457,20 +468,11 @@ mod tests {
     fn a_time_whose_recorded_runs_are_far_apart_is_measured_from_their_mean() {
         // One slow outlier among the recorded runs is no pick: a time is
         // still measured from the mean (+15% +3σ), not from the outlier.
-        let thresholds = Thresholds::builtin().expect("the built-in rules");
-        let rule = thresholds
-            .rules
-            .iter()
-            .find(|r| r.metric == "gpu__time_duration.sum")
-            .expect("the time rule");
         let mut runs = vec![100_000.0; 9];
         runs.push(400_000.0);
         let recorded = stats(&runs);
-        let shared = Shared::of(rule);
-        let mut result = unjudged(rule, &shared, None);
-        result.unit = "ns".into();
         // Within +15% +3σ of the worst run (400 µs), not of the mean (130 µs).
-        let judged = judge(rule, &shared, result, 500_000.0, &recorded);
+        let judged = judged("gpu__time_duration.sum", "ns", 500_000.0, &recorded);
         assert_eq!(judged.status, Status::Fail, "{}", judged.message);
         assert!(!judged.message.contains("recorded runs ranged"));
     }

@@ -163,16 +163,28 @@ mod tests {
         );
     }
 
+    /// The folder of recordings `fixtures/h100/autotune-e2e/FOLDER`.
+    fn recorded(folder: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/h100/autotune-e2e")
+            .join(folder)
+    }
+
+    /// A conv recording's folder and its baseline.
+    fn conv_recorded(folder: &str) -> (std::path::PathBuf, crate::baseline::Baseline) {
+        let dir = recorded(folder);
+        let baseline =
+            crate::baseline::Baseline::load(&dir.join("conv.baseline.json")).expect("baseline");
+        (dir, baseline)
+    }
+
     /// A PyTorch conv with `cudnn.benchmark = True`, recorded on an H100
     /// (`fixtures/h100/autotune-e2e/conv/`): cuDNN's search picked its
     /// implicit-GEMM kernels 2 to 5 times a run; the baseline keeps them
     /// apart, and an unchanged check lists them, passing, as cuDNN's.
     #[test]
     fn recorded_on_an_h100_cudnn_benchmark_kernels_vary_and_are_named() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/h100/autotune-e2e/conv");
-        let baseline =
-            crate::baseline::Baseline::load(&dir.join("conv.baseline.json")).expect("baseline");
+        let (dir, baseline) = conv_recorded("conv");
         assert_eq!(baseline.variable.len(), 2);
         for (kernel, v) in &baseline.variable {
             assert_eq!(Autotuner::of(kernel), Some(Autotuner::Cudnn), "{kernel}");
@@ -199,10 +211,7 @@ mod tests {
     #[test]
     fn recorded_on_an_h100_cudnn_moving_launches_between_its_picks_passes() {
         use crate::verdict::StructureCheck;
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/h100/autotune-e2e/conv-swapped-picks");
-        let baseline =
-            crate::baseline::Baseline::load(&dir.join("conv.baseline.json")).expect("baseline");
+        let (dir, baseline) = conv_recorded("conv-swapped-picks");
         assert!(baseline.variable.is_empty());
         for i in 1..=8 {
             let path = dir.join(format!("conv.unchanged-{i}.json"));
@@ -285,8 +294,7 @@ mod tests {
     fn recorded_on_an_h100_the_picks_pass_as_checked_on_the_gpu() {
         use crate::status::Status;
         use crate::verdict::StructureCheck;
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/h100/autotune-e2e/fixed-on-gpu");
+        let dir = recorded("fixed-on-gpu");
         let read = |name: &str, workload: &str| {
             crate::suite::read::recorded_check(&dir.join(name), workload)
         };

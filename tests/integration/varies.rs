@@ -479,14 +479,7 @@ fn a_kernel_built_two_ways_in_the_recorded_runs_is_gated_on_its_time_only() {
     // Recorded builds that ran half the FP64 instructions: the whole run's
     // change is `finish`'s, whose own FP64 rule is not gated (its code
     // varies), so the whole run's is not gated either, and says why.
-    let mut halved = gate.json("b.json");
-    let all = ["mean", "stddev", "min", "max"];
-    halve(
-        &mut halved["kernels"]["finish"]["metrics"][fp64]["sum"],
-        &all,
-    );
-    halve(&mut halved["total"]["metrics"][fp64]["sum"], &all);
-    gate.write("halved.json", halved.to_string());
+    gate.write("halved.json", fp64_halved(&gate).to_string());
     gate.check()
         .baseline("halved.json")
         .input("fp64.ncu-rep")
@@ -502,7 +495,7 @@ fn a_kernel_built_two_ways_in_the_recorded_runs_is_gated_on_its_time_only() {
     let time = "gpu__time_duration.sum";
     halve(
         &mut quick["kernels"]["finish"]["metrics"][time]["sum"],
-        &all,
+        &ALL_STATS,
     );
     gate.write("quick.json", quick.to_string());
     gate.check()
@@ -518,15 +511,7 @@ fn merge_refuses_code_varies_rows_the_baseline_or_the_rule_does_not_bear_out() {
     let gate = built_two_ways();
     // Recorded builds that ran half the FP64: the whole run's row is not
     // gated because of `finish`'s change, as the kernel rows say.
-    let mut halved = gate.json("b.json");
-    let fp64 = "sm__inst_executed_pipe_fp64.sum";
-    let all = ["mean", "stddev", "min", "max"];
-    halve(
-        &mut halved["kernels"]["finish"]["metrics"][fp64]["sum"],
-        &all,
-    );
-    halve(&mut halved["total"]["metrics"][fp64]["sum"], &all);
-    gate.write("b.json", halved.to_string());
+    gate.write("b.json", fp64_halved(&gate).to_string());
     gate.check()
         .baseline("b.json")
         .input("fp64.ncu-rep")
@@ -651,6 +636,22 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
 }
 
 /// Halves the statistics `stats` names of a baseline's metric (JSON).
+/// Every statistic a baseline keeps of a metric.
+const ALL_STATS: [&str; 4] = ["mean", "stddev", "min", "max"];
+
+/// The baseline `b.json` of [`built_two_ways`] as if its recorded builds
+/// had run half the FP64 instructions: `finish`'s and the whole run's.
+fn fp64_halved(gate: &Gate) -> serde_json::Value {
+    let fp64 = "sm__inst_executed_pipe_fp64.sum";
+    let mut halved = gate.json("b.json");
+    halve(
+        &mut halved["kernels"]["finish"]["metrics"][fp64]["sum"],
+        &ALL_STATS,
+    );
+    halve(&mut halved["total"]["metrics"][fp64]["sum"], &ALL_STATS);
+    halved
+}
+
 fn halve(stats: &mut serde_json::Value, which: &[&str]) {
     for stat in which {
         if let Some(x) = stats[*stat].as_f64() {
