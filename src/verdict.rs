@@ -627,13 +627,17 @@ impl Report {
             }
         }
         c.error += self.errors.len();
-        // Kernels that vary between runs pass ungated: counted apart.
-        c.varies = self
-            .structure
-            .iter()
-            .filter(|s| s.check.never_gated() && s.status == Status::Pass)
-            .count();
-        c.pass -= c.varies.min(c.pass);
+        // Kernels that vary between runs, and launches an autotuner moved
+        // between its picks, pass ungated: each counted apart.
+        let ungated = |check: StructureCheck| {
+            self.structure
+                .iter()
+                .filter(|s| s.check == check && s.status == Status::Pass)
+                .count()
+        };
+        c.varies = ungated(StructureCheck::Varies);
+        c.moved = ungated(StructureCheck::PicksMoved);
+        c.pass -= (c.varies + c.moved).min(c.pass);
         // Rules a trace could not measure: counted apart from other skipped ones.
         c.locked = self
             .rules
@@ -711,6 +715,9 @@ pub(crate) struct Counts {
     pub(crate) skipped: usize,
     /// Kernels listed but not gated because they vary between runs.
     pub(crate) varies: usize,
+    /// Launch counts listed but not gated because an autotuner moved
+    /// launches between its picks.
+    pub(crate) moved: usize,
     /// The environment that picks kernels (or the profiled range) is not
     /// the baseline's: the headline says so.
     pub(crate) environment_changed: bool,
@@ -750,7 +757,8 @@ impl Counts {
     }
 
     /// The headline's words for what was listed but not gated (`2 not gated
-    /// (vary between runs)`, `12 metric checks not gated (code varies)`);
+    /// (vary between runs)`, `2 launch counts not gated (picks moved)`, `12
+    /// metric checks not gated (code varies)`);
     /// empty when everything was gated.
     pub(crate) fn not_gated_words(&self) -> Vec<String> {
         [
@@ -758,6 +766,11 @@ impl Counts {
                 self.varies,
                 "not gated (varies between runs)",
                 "not gated (vary between runs)",
+            ),
+            (
+                self.moved,
+                "launch count not gated (picks moved)",
+                "launch counts not gated (picks moved)",
             ),
             (
                 self.locked,

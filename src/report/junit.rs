@@ -157,11 +157,9 @@ fn gate_suite(view: &View<'_>, prefix: &str) -> TestSuite {
     }
     gate.add_property(("outcome", view.outcome_word()));
     // Listed as passing testcases; the headline's count of them, as a property.
-    if view.counts.varies > 0 {
-        let words = view.counts.words();
-        if let Some(not_gated) = words.last() {
-            gate.add_property(("not_gated", not_gated.as_str()));
-        }
+    let not_gated = view.counts.not_gated_words();
+    if !not_gated.is_empty() {
+        gate.add_property(("not_gated", not_gated.join(", ").as_str()));
     }
     // The headline's "environment changed", with what changed.
     if let Some(changed) = view

@@ -324,6 +324,58 @@ mod tests {
             .filter(|s| s.check == StructureCheck::PicksMoved)
             .count();
         assert_eq!(moved, 2);
+        // The headline counts them apart from kernels that vary in the baseline.
+        let words = read("conv.unchanged-3.json", "conv").counts().words();
+        assert_eq!(
+            words,
+            [
+                "0 failed",
+                "86 passed",
+                "2 launch counts not gated (picks moved)",
+                "12 metric checks not gated (code varies)"
+            ]
+        );
+    }
+
+    /// The four autotuned workloads' full runs on an H100 (`ten-checks/`):
+    /// torch.compile with max-autotune (whole run, Inductor's cache warm),
+    /// the conv with `cudnn.benchmark` (whole run) and the steady Triton
+    /// app each passed 10 unchanged checks and failed their regression
+    /// on a kernel every recorded run launched alike (`compile-cold.*`:
+    /// the cold recording's 3 checks). Every report reads back through
+    /// `merge`'s checks, and each regression names the stable kernel.
+    #[test]
+    fn recorded_on_an_h100_ten_unchanged_checks_pass_and_the_regressions_fail() {
+        use crate::status::Status;
+        let dir = recorded("ten-checks");
+        let read = |name: &str, workload: &str| {
+            crate::suite::read::recorded_check(&dir.join(name), workload)
+        };
+        for (workload, checks, stable) in [
+            ("compile-cold", 3, None),
+            ("compile", 10, Some("float16_copy_kernel_cuda")),
+            ("conv", 10, Some("at::elementwise_kernel<128, 2")),
+            ("triton-steady", 10, None),
+        ] {
+            for i in 1..=checks {
+                let report = read(&format!("{workload}.unchanged-{i}.json"), workload);
+                let counts = report.counts();
+                assert_eq!((counts.fail, counts.error), (0, 0), "{workload} check {i}");
+            }
+            let Some(stable) = stable else { continue };
+            let report = read(&format!("{workload}.regression.json"), workload);
+            let failed = report.rules.iter().any(|r| {
+                r.status == Status::Fail
+                    && r.downgrade.is_none()
+                    && r.kernel.as_deref().is_some_and(|k| k.contains(stable))
+            });
+            assert!(failed, "{workload}: the regression fails on {stable}");
+        }
+        // The steady Triton app's one kernel is built anew in each process:
+        // the extra op's new kernel and the whole run's count catch it.
+        let report = read("triton-steady.regression.json", "triton-steady");
+        assert!(report.counts().fail >= 2);
+        assert!(report.rules.iter().any(|r| r.kernel.is_none() && r.status == Status::Fail));
     }
 
     /// Launches that did not move between picks: a sum that differs, one
