@@ -19,7 +19,9 @@
 # stdout and stderr, the baselines and the JSON reports, and each step's work dir (work/STEP:
 # logs, CSVs, the GPU probe's looks). WORKLOADS="triton jax" runs some of the six, and
 # "compile-steady conv-steady cuda-steady" the torch.compile, NVTX and plain CUDA recipes
-# (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state; a name
+# (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state, and
+# "compile-warm" torch.compile's whole run from a cold cache before every step (a fresh CI
+# runner) with one warm-up run without ncu (--warmup 1); a name
 # may carry its own number of unchanged checks, and the second of the batch after which its
 # checks stop instead of its share of BUDGET_S (WORKLOADS="compile:10:420 conv-steady:3");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
@@ -52,6 +54,8 @@ step() {
   local name=$1 want=$2; shift 2
   local t0 t1 got why retried
   t0=$(date +%s.%N)
+  # A fresh CI runner: the workload's caches are emptied before each of its steps.
+  [ -n "${fresh_cache:-}" ] && rm -rf "$fresh_cache"
   # Each step's work dir (reports, logs, the GPU probe's looks) is its own.
   NO_COLOR=1 NCUGATE_OUT="$out/work/$name" "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
   got=$?
@@ -126,6 +130,13 @@ for spec in ${WORKLOADS:-$all}; do
     # call) and PyTorch with cudnn.benchmark (an NVTX range around the measured steps).
     compile-steady) workload compile-steady wider "$checks" --profile-from-start false ;;
     conv-steady) workload conv-steady wider "$checks" --nvtx-include step/ ;;
+    # torch.compile's whole run on what a fresh CI runner has, a cold cache (Inductor's and
+    # Triton's, emptied before every step), warmed by one run without ncu (--warmup 1).
+    compile-warm)
+      fresh_cache=$out/cache
+      workload compile-warm wider "$checks" --warmup 1 \
+        --env "TORCHINDUCTOR_CACHE_DIR=$fresh_cache/inductor" --env "TRITON_CACHE_DIR=$fresh_cache/triton"
+      fresh_cache= ;;
     # The plain CUDA recipe: an app that times its own candidates, then cudaProfilerStart/Stop.
     cuda-steady)
       if make -s -C kernels autotune_cuda > "$out/cuda-build.log" 2>&1; then
@@ -141,7 +152,7 @@ for spec in ${WORKLOADS:-$all}; do
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
-    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady |" >> "$summary"; status=1 ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"

@@ -630,6 +630,7 @@ mod tests {
         let expected: Vec<(&str, Option<String>)> = vec![
             ("timeout", Some(app::DEFAULT_TIMEOUT_S.to_string())),
             ("retries", Some(app::DEFAULT_RETRIES.to_string())),
+            ("warmup", Some(app::DEFAULT_WARMUP.to_string())),
             ("workdir", None),
             (
                 "thresholds",

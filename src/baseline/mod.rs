@@ -133,6 +133,10 @@ pub(crate) struct ProfileSettings {
     /// cudaProfilerStart/Stop (`--profile-from-start off`).
     #[serde(default = "profile_from_start", skip_serializing_if = "Clone::clone")]
     pub(crate) profile_from_start: bool,
+    /// How many times the app ran without ncu before the profiled runs
+    /// (`[app] warmup`): what it keeps between processes was warm then.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) warmup: u32,
     /// The NVTX ranges ncu profiled in (`--nvtx-include`), if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) nvtx_include: Vec<String>,
@@ -150,6 +154,10 @@ fn profile_from_start() -> bool {
     true
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl ProfileSettings {
     pub(crate) fn of(config: &crate::runner::RunnerConfig) -> ProfileSettings {
         use crate::runner::kernel_env;
@@ -160,6 +168,7 @@ impl ProfileSettings {
             cache_control: config.cache_control.to_string(),
             replay_mode: config.replay_mode.to_string(),
             profile_from_start: config.profile_from_start,
+            warmup: config.warmup,
             nvtx_include: config.nvtx_include.clone(),
             kernel_env: Some(kernel_env::snapshot(
                 kernel_env::own(),
@@ -190,8 +199,8 @@ impl ProfileSettings {
     }
 
     /// What differs from `baseline` in what picks and selects the
-    /// kernels: the environment that steers kernel choice, and the
-    /// profiled range. Empty when nothing does (or a side does not know).
+    /// kernels: the environment that steers kernel choice, the warm-up
+    /// runs and the profiled range. Empty when nothing does (or a side does not know).
     pub(crate) fn changes_from(&self, baseline: &ProfileSettings) -> Vec<String> {
         let mut out = match (&baseline.kernel_env, &self.kernel_env) {
             (Some(b), Some(c)) => crate::runner::kernel_env::changes(b, c),
@@ -206,6 +215,9 @@ impl ProfileSettings {
                 "profile_from_start {} → {}",
                 baseline.profile_from_start, self.profile_from_start
             ));
+        }
+        if baseline.warmup != self.warmup {
+            out.push(format!("warmup {} → {}", baseline.warmup, self.warmup));
         }
         if baseline.nvtx_include != self.nvtx_include {
             let show = |r: &[String]| match r.is_empty() {

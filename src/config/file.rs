@@ -64,7 +64,7 @@ pub(crate) struct WorkloadSection {
     /// Required and unique; letters, digits, `.`, `_`, `-` (it names the workload's baseline folder).
     pub(crate) name: String,
     /// `[[workload]] command`: the app's argv, no shell (required); and
-    /// `workdir`, `env` (added to, and overriding, `[app] env`), `timeout` and `retries`.
+    /// `workdir`, `env` (added to, and overriding, `[app] env`), `timeout`, `retries` and `warmup`.
     pub(crate) app: AppOptions,
     /// `kernel_name`, `launch_skip`, `launch_count` and `extra_metrics` (added
     /// to `[profile] extra_metrics`).
@@ -82,7 +82,7 @@ pub(crate) struct WorkloadSection {
 }
 
 /// The keys of a `[[workload]]` table that [`AppOptions`] reads.
-const WORKLOAD_APP_KEYS: &[&str] = &["command", "workdir", "env", "timeout", "retries"];
+const WORKLOAD_APP_KEYS: &[&str] = &["command", "workdir", "env", "timeout", "retries", "warmup"];
 /// The keys of a `[[workload]]` table that [`ProfileOptions`] reads; its
 /// other keys are shared by every workload, in `[profile]`.
 const WORKLOAD_PROFILE_KEYS: &[&str] = &[
@@ -308,7 +308,7 @@ mod tests {
             FileConfig::load(Some(&path))
         };
         let config = load(
-            "command = [\"app\"]\nworkdir = \"wd\"\nenv = { A = \"1\" }\ntimeout = 5\nretries = 2\nkernel_name = \"k\"\nextra_metrics = [\"m\"]\nthresholds = \"t.toml\"\ntags = [\"pr\"]",
+            "command = [\"app\"]\nworkdir = \"wd\"\nenv = { A = \"1\" }\ntimeout = 5\nretries = 2\nwarmup = 1\nkernel_name = \"k\"\nextra_metrics = [\"m\"]\nthresholds = \"t.toml\"\ntags = [\"pr\"]",
         )
         .unwrap();
         let w = &config.workloads[0];
@@ -316,6 +316,7 @@ mod tests {
         assert_eq!(w.app.workdir, Some(dir.path().join("wd")));
         assert_eq!(w.app.timeout, Some(5));
         assert_eq!(w.app.retries, Some(2));
+        assert_eq!(w.app.warmup, Some(1));
         assert_eq!(w.profile.kernel_name.as_deref(), Some("k"));
         assert_eq!(w.profile.extra_metrics, ["m"]);
         assert_eq!(w.thresholds, Some(dir.path().join("t.toml")));

@@ -94,6 +94,7 @@ impl Workload {
                 workdir: ".".into(),
                 timeout: std::time::Duration::from_secs(1),
                 retries: 0,
+                warmup: 0,
                 mode: crate::runner::Mode::Fast,
                 graph_profiling: crate::model::GraphProfiling::Node,
                 clock_control: crate::runner::ClockControl::None,

@@ -35,6 +35,15 @@ pub enum ProcessError {
         output: Vec<String>,
         log: PathBuf,
     },
+    /// A warm-up run of the app (`[app] warmup`), without ncu, failed.
+    #[error("warm-up run {run} of the app failed ({exit}): {command}")]
+    WarmUp {
+        run: u32,
+        command: String,
+        exit: String,
+        output: Vec<String>,
+        log: PathBuf,
+    },
     /// `dcgmi profile --pause` (with `[profile] dcgm = "pause"`) failed:
     /// ncu was not run, as it would fail while DCGM profiles.
     #[error("pausing DCGM's profiling failed ({exit}): {command}")]
@@ -63,6 +72,10 @@ impl ProcessError {
                 log.display()
             ),
             ProcessError::App { log, .. } => format!("its output is in {}", log.display()),
+            ProcessError::WarmUp { log, .. } => format!(
+                "the app must run to completion without ncu too (or set [app] warmup = 0); its output is in {}",
+                log.display()
+            ),
             ProcessError::DcgmPause { log, .. } => format!(
                 "check that dcgmi is on PATH and nv-hostengine runs (`ncugate doctor`), or set [profile] dcgm = \"fail\" where no DCGM profiles; its output is in {}",
                 log.display()
@@ -76,6 +89,7 @@ impl ProcessError {
             ProcessError::Build { output, .. }
             | ProcessError::AuditLibrary { output, .. }
             | ProcessError::App { output, .. }
+            | ProcessError::WarmUp { output, .. }
             | ProcessError::DcgmPause { output, .. } => output,
         }
     }

@@ -57,6 +57,7 @@ pub(super) fn acquire(
             quiet,
         } => {
             runner::build(config, runner)?;
+            runner::warmup::warm_up(config, runner)?;
             let mut acquired = Acquired {
                 inputs: Vec::new(),
                 details: details.to_vec(),
@@ -351,6 +352,7 @@ mod tests {
                 workdir: ".".into(),
                 timeout: std::time::Duration::from_secs(1),
                 retries: 0,
+                warmup: 0,
                 mode: runner::Mode::Fast,
                 graph_profiling,
                 clock_control: crate::options::profile::DEFAULT_CLOCK_CONTROL,

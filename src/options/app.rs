@@ -1,5 +1,6 @@
-//! The app itself: its command, environment, folder, time limit and retries,
-//! as flags (`-- APP ARGS`, `--env`, `--workdir`, `--timeout`, `--retries`), `NCUGATE_*`
+//! The app itself: its command, environment, folder, time limit, retries and
+//! warm-up runs, as flags (`-- APP ARGS`, `--env`, `--workdir`, `--timeout`,
+//! `--retries`, `--warmup`), `NCUGATE_*`
 //! variables and `[app]` in `ncugate.toml`.
 
 use super::layered;
@@ -30,6 +31,9 @@ pub(crate) struct AppOptions {
         value_name = "N"
     )]
     pub(crate) retries: Option<u32>,
+    /// Times the app runs on its own, without ncu, before the profiled runs, so that the caches it keeps between processes (Inductor's, Triton's, XLA's autotune cache) are warm; recorded in the baseline; sanitize and leaks do not warm up (default 0).
+    #[arg(long, hide_short_help = true, env = "NCUGATE_WARMUP", value_name = "N")]
+    pub(crate) warmup: Option<u32>,
     /// Directory the build and the app run in (default: [app] workdir, else the folder ncugate.toml is in).
     #[arg(
         long,
@@ -48,10 +52,14 @@ pub(crate) struct AppOptions {
     pub(crate) command: Vec<String>,
 }
 
-layered!(AppOptions { timeout, retries, workdir, command } adds { env });
+layered!(AppOptions { timeout, retries, warmup, workdir, command } adds { env });
 
 /// Seconds a whole run may take unless told otherwise.
 pub(crate) const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+/// Times the app runs without ncu before the profiled runs unless told
+/// otherwise: none (most apps keep nothing between processes).
+pub(crate) const DEFAULT_WARMUP: u32 = 0;
 
 /// Times a run that crashed or hung under ncu is profiled again unless told
 /// otherwise: none, so a flaky app is seen before it is retried.

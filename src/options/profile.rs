@@ -160,6 +160,7 @@ impl ProfileOptions {
             workdir: app.workdir_or(base),
             timeout: app.timeout(),
             retries: app.retries.unwrap_or(super::app::DEFAULT_RETRIES),
+            warmup: app.warmup.unwrap_or(super::app::DEFAULT_WARMUP),
             app: app.command,
             env: last_wins(app.env),
             mode: self.mode.unwrap_or_default(),

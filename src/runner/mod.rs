@@ -22,6 +22,7 @@ pub mod progress;
 pub mod replay;
 pub(crate) mod settings;
 pub(crate) mod versions;
+pub(crate) mod warmup;
 
 pub use dcgm::Dcgm;
 pub use settings::{CacheControl, ClockControl, ReplayMode};
@@ -68,6 +69,9 @@ pub struct RunnerConfig {
     /// `[app] retries`: how many times a run that crashed or hung under ncu
     /// is profiled again ([`crate::error::NcuFailure::transient`]).
     pub retries: u32,
+    /// `[app] warmup`: how many times the app runs without ncu before the
+    /// profiled runs ([`warmup`]).
+    pub warmup: u32,
     pub mode: Mode,
     pub graph_profiling: GraphProfiling,
     pub clock_control: ClockControl,

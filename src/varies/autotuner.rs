@@ -51,10 +51,10 @@ impl Autotuner {
     pub(crate) fn fix(self) -> &'static str {
         match self {
             Autotuner::Xla => {
-                "XLA: XLA_FLAGS=--xla_gpu_autotune_level=0, or keep its choices with --xla_gpu_per_fusion_autotune_cache_dir=DIR warmed once before the gate"
+                "XLA: XLA_FLAGS=--xla_gpu_autotune_level=0, or keep its choices with --xla_gpu_per_fusion_autotune_cache_dir=DIR, warmed before the profiled runs ([app] warmup = 1)"
             }
             Autotuner::Inductor => {
-                "Inductor: keep its caches between runs (TORCHINDUCTOR_CACHE_DIR=DIR, warmed once), or compile before the measured range (profile_from_start = false)"
+                "Inductor: keep its caches between runs, warmed before the profiled runs ([app] warmup = 1; TORCHINDUCTOR_CACHE_DIR=DIR on a runner kept between jobs), or compile before the measured range (profile_from_start = false)"
             }
             Autotuner::Cudnn => {
                 "cuDNN: torch.backends.cudnn.benchmark = False, or run a warm-up step before the measured range (profile_from_start = false or nvtx_include)"
@@ -375,7 +375,12 @@ mod tests {
         // the extra op's new kernel and the whole run's count catch it.
         let report = read("triton-steady.regression.json", "triton-steady");
         assert!(report.counts().fail >= 2);
-        assert!(report.rules.iter().any(|r| r.kernel.is_none() && r.status == Status::Fail));
+        assert!(
+            report
+                .rules
+                .iter()
+                .any(|r| r.kernel.is_none() && r.status == Status::Fail)
+        );
     }
 
     /// Launches that did not move between picks: a sum that differs, one

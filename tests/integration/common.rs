@@ -868,6 +868,7 @@ pub fn runner_config(app: &[&str], workdir: &Path, out: &Path) -> ncugate::runne
         workdir: workdir.to_path_buf(),
         timeout: std::time::Duration::from_secs(600),
         retries: 0,
+        warmup: 0,
         mode: ncugate::runner::Mode::Fast,
         graph_profiling: ncugate::model::GraphProfiling::Node,
         clock_control: ncugate::runner::ClockControl::None,

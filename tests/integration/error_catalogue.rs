@@ -802,6 +802,13 @@ fn process_errors() -> Vec<ProcessError> {
             )],
             log: p("target/ncugate/base-1/dcgmi.log"),
         },
+        ProcessError::WarmUp {
+            run: 1,
+            command: s("python3 app.py compile"),
+            exit: s("exit code 1"),
+            output: vec![s("OSError: [Errno 28] No space left on device")],
+            log: p("target/ncugate/warmup-1.log"),
+        },
     ]
 }
 
@@ -811,6 +818,7 @@ fn process_name(e: &ProcessError) -> &'static str {
         ProcessError::AuditLibrary { .. } => "AuditLibrary",
         ProcessError::App { .. } => "App",
         ProcessError::DcgmPause { .. } => "DcgmPause",
+        ProcessError::WarmUp { .. } => "WarmUp",
     }
 }
 

@@ -700,3 +700,70 @@ fn merge_refuses_a_sensitive_row_passed_from_the_recorded_runs_worst() {
         "its rule on `dram__bytes.sum` is not measured from the recorded runs' worst",
     );
 }
+
+/// `--warmup 1` runs the app once on its own, without ncu, before the
+/// profiled runs (on a fresh CI runner, Inductor's cache is cold and the
+/// first profiled run would time its candidates under ncu): the baseline
+/// records it, a check without it says `environment changed`, and a
+/// warm-up that fails is one clear error with the app's last line.
+#[test]
+fn warm_up_runs_go_before_the_profiled_runs_and_are_recorded() {
+    use std::os::unix::fs::PermissionsExt;
+    let gate = Gate::new();
+    let ncu = gate.ncu("fake-ncu").install();
+    // The app itself only runs in the warm-ups (the stand-in ncu plays its
+    // recorded runs): each leaves a line behind.
+    gate.write(
+        "graph_app",
+        "#!/bin/sh\necho \"warm $*\" >> warmed.txt\n[ -e fail ] && { echo 'cache dir not writable'; exit 3; }\nexit 0\n",
+    );
+    let app = gate.path("graph_app");
+    std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let warmed = || {
+        std::fs::read_to_string(gate.path("warmed.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    gate.record()
+        .ncu(&ncu)
+        .output("b.json")
+        .args(&["--warmup", "1"])
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0)
+        .stderr_has("ncugate: warm-up 1 of 1, without ncu: ./graph_app --inject base");
+    assert_eq!(warmed(), 1, "one warm-up before the three recorded runs");
+    assert_eq!(gate.json("b.json")["profile"]["warmup"], 1);
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .args(&["--warmup", "1"])
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0);
+    assert_eq!(warmed(), 2);
+    // Without it, the unchanged app passes, and the headline says why the
+    // kernels may differ.
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .code(0)
+        .stdout_has("environment changed")
+        .stdout_has("warmup 1 → 0");
+    assert_eq!(warmed(), 2);
+    gate.write("fail", "");
+    gate.check()
+        .ncu(&ncu)
+        .baseline("b.json")
+        .args(&["--warmup", "2"])
+        .app(&["./graph_app", "--inject", "base"])
+        .run()
+        .one_clear_error("warm-up run 1 of the app failed (exit code 3): ./graph_app --inject base")
+        .stderr_has("cache dir not writable")
+        .stderr_has(
+            "hint: the app must run to completion without ncu too (or set [app] warmup = 0)",
+        );
+}
