@@ -199,6 +199,9 @@ pub(crate) enum Steady {
     ProfilerApi,
     /// Inside an NVTX range (`nvtx_include`).
     Nvtx(String),
+    /// The whole run, after one run without ncu that warms the caches the
+    /// autotuner keeps between processes (`[app] warmup = 1`).
+    WarmUp,
 }
 
 /// The first profile showed kernels of `tuners`: says so with each fix,
@@ -226,15 +229,16 @@ fn steady_state(
     if !config.interactive {
         let _ = writeln!(
             out,
-            "ncugate: to profile only the steady state, set [profile] profile_from_start = false (the app calls cudaProfilerStart/Stop, torch.cuda.profiler.start/stop) or nvtx_include = [\"RANGE/\"]"
+            "ncugate: to profile only the steady state, set [profile] profile_from_start = false (the app calls cudaProfilerStart/Stop, torch.cuda.profiler.start/stop) or nvtx_include = [\"RANGE/\"]; to warm the autotuner's caches first (a fresh CI runner's are cold), [app] warmup = 1"
         );
         return Ok(Steady::All);
     }
     let answer = prompt.ask(
-        "Profile only the steady state, after the autotuner's warm-up? Enter: the whole run; p: between cudaProfilerStart/Stop; or an NVTX range to include (e.g. step/): ",
+        "Profile only the steady state, after the autotuner's warm-up? Enter: the whole run; w: the whole run, after one run without ncu that warms the autotuner's caches; p: between cudaProfilerStart/Stop; or an NVTX range to include (e.g. step/): ",
     )?;
     let steady = match answer.trim() {
         "" => Steady::All,
+        "w" | "W" => Steady::WarmUp,
         "p" | "P" => Steady::ProfilerApi,
         range => Steady::Nvtx(range.to_string()),
     };
@@ -314,8 +318,12 @@ command = {}
 # workdir = \".\"
 # timeout = 1800                      # seconds for a whole profiled run; then it is killed
 # env = {{ CUDA_VISIBLE_DEVICES = \"0\" }}
-",
-        toml_argv(app)
+{}",
+        toml_argv(app),
+        match steady {
+            Steady::WarmUp => "# Runs without ncu before the profiled ones: the autotuner's caches are warm then.\nwarmup = 1\n",
+            _ => "# warmup = 0                          # runs without ncu first, to warm an autotuner's caches\n",
+        }
     );
     let _ = writeln!(
         t,
@@ -369,7 +377,7 @@ fn steady_lines(steady: &Steady) -> String {
     let both =
         "# Only the steady state, after the warm-up where an autotuner times its candidates:\n";
     match steady {
-        Steady::All => format!(
+        Steady::All | Steady::WarmUp => format!(
             "{both}# profile_from_start = false   # between cudaProfilerStart/Stop (torch.cuda.profiler.start/stop)\n# nvtx_include = [\"step/\"]     # inside the NVTX range `step`\n"
         ),
         Steady::ProfilerApi => format!(
@@ -488,6 +496,7 @@ mod steady_tests {
                 Steady::Nvtx("step/".into()),
                 Some(("nvtx_include", "[\"step/\"]")),
             ),
+            ("w", Steady::WarmUp, None),
         ] {
             let mut answers = super::Answers::new([answer]);
             let mut out = String::new();
@@ -508,6 +517,15 @@ mod steady_tests {
                 }
                 Some((k, v)) => assert_eq!(profile[k].to_string(), v, "{text}"),
             }
+            let warmup = table["app"].get("warmup").map(|v| v.to_string());
+            let want = (steady == Steady::WarmUp).then(|| "1".to_string());
+            assert_eq!(warmup, want, "{text}");
+            // What init writes, the config loader reads.
+            let dir = tempfile::tempdir().expect("a folder");
+            let path = dir.path().join("ncugate.toml");
+            std::fs::write(&path, &text).expect("written");
+            let runner = crate::config::runner_from_file(&path).expect("read back");
+            assert_eq!(runner.warmup, u32::from(steady == Steady::WarmUp), "{text}");
         }
     }
 
