@@ -33,7 +33,11 @@ pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Resu
         let log = config.out_dir.join(format!("warmup-{run}.log"));
         write_lines(&log, &done.lines)?;
         match done.exit {
-            Exit::Code(0) => {}
+            Exit::Code(0) => crate::text::escape::say(&format!(
+                "ncugate: warm-up {run} took {:.1}s: {}",
+                done.elapsed.as_secs_f64(),
+                log.display()
+            )),
             Exit::NotFound => {
                 return Err(Error::from(crate::error::ToolError::AppNotFound {
                     program: program.clone(),

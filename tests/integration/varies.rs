@@ -732,7 +732,8 @@ fn warm_up_runs_go_before_the_profiled_runs_and_are_recorded() {
         .app(&["./graph_app", "--inject", "base"])
         .run()
         .code(0)
-        .stderr_has("ncugate: warm-up 1 of 1, without ncu: ./graph_app --inject base");
+        .stderr_has("ncugate: warm-up 1 of 1, without ncu: ./graph_app --inject base")
+        .stderr_has("ncugate: warm-up 1 took ");
     assert_eq!(warmed(), 1, "one warm-up before the three recorded runs");
     assert_eq!(gate.json("b.json")["profile"]["warmup"], 1);
     gate.check()
