@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// The version of the parts list: a change to what is hashed changes it, so
 /// no old entry is read as a new one.
-pub(crate) const FORMAT: &str = "ncugate-skip-2";
+pub(crate) const FORMAT: &str = "ncugate-skip-3";
 
 /// One named part of the digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +85,7 @@ pub(crate) fn of(
     ];
     let mut unknown = Vec::new();
     parts.extend(app(w));
+    parts.extend(settings(w, c));
     parts.extend(declared(w, &mut unknown));
     parts.push(part("config", config_file.map_or("none".into(), hashed)));
     parts.push(part(
@@ -168,6 +169,34 @@ fn part(name: &str, value: String) -> Part {
         name: name.to_string(),
         value,
     }
+}
+
+/// The settings that shape what is profiled and how it is judged, as
+/// resolved from `ncugate.toml`, `NCUGATE_*` variables and flags (the file
+/// alone is a part too, but a flag or a variable never reaches it): a
+/// verdict profiled in full mode, or without the warm-up, is not this one's.
+fn settings(w: &Workload, c: &CheckConfig) -> Vec<Part> {
+    let r = &w.runner;
+    let setting = |name: &str, value: String| part(&format!("setting:{name}"), value);
+    vec![
+        setting("mode", format!("{:?}", r.mode)),
+        setting("graph_profiling", format!("{:?}", r.graph_profiling)),
+        setting("clock_control", r.clock_control.to_string()),
+        setting("cache_control", r.cache_control.to_string()),
+        setting("replay_mode", r.replay_mode.to_string()),
+        setting("kernel_name", format!("{:?}", r.kernel_name)),
+        setting("launch_skip", format!("{:?}", r.launch_skip)),
+        setting("launch_count", format!("{:?}", r.launch_count)),
+        setting("extra_metrics", format!("{:?}", r.extra_metrics)),
+        setting("profile_from_start", r.profile_from_start.to_string()),
+        setting("nvtx_include", format!("{:?}", r.nvtx_include)),
+        setting("warmup", r.warmup.to_string()),
+        setting("kernel_key", format!("{:?}", c.kernel_key)),
+        setting("shared_gpu", format!("{:?}", c.shared_gpu)),
+        setting("environmental", format!("{:?}", c.environmental)),
+        setting("locked_counters", format!("{:?}", c.locked_counters)),
+        setting("allow_device_mismatch", c.allow_device_mismatch.to_string()),
+    ]
 }
 
 /// The app: its argv, folder, environment (the workload's `env` and the

@@ -230,6 +230,20 @@ fn each_kind_of_input_changed_runs_the_workload_again() {
         &[("BRANCH_NAME", "main")],
         "branch main is accepted: it runs every workload",
     );
+    // Settings given as flags or variables never reach ncugate.toml: each
+    // is a part of its own.
+    reruns(
+        &g,
+        &["--environmental", "fail"],
+        &[],
+        "inputs changed: setting:environmental",
+    );
+    reruns(
+        &g,
+        &[],
+        &[("NCUGATE_PROFILE_FROM_START", "false")],
+        "inputs changed: setting:profile_from_start",
+    );
 }
 
 #[test]
@@ -396,7 +410,7 @@ env = {{ LD_PRELOAD = "{}" }}
     let listed = g.read("target/ncugate/base/run/libraries.txt");
     assert!(listed.contains(&lib.display().to_string()), "{listed}");
     let entry = g.json("target/ncugate/base/skip-cache.json");
-    assert_eq!(entry["format"], "ncugate-skip-2");
+    assert_eq!(entry["format"], "ncugate-skip-3");
     let kept = entry["libraries"].as_array().cloned().unwrap_or_default();
     assert!(
         kept.iter().any(|l| l["path"] == lib.display().to_string()
