@@ -30,6 +30,7 @@ pub use export::{ExportError, MetricNear};
 pub use file::{FileKind, MAX_INPUT_SIZE_VARIABLE, TooLarge};
 pub use history::{HISTORY_URL_FORMS, HistoryError};
 pub use ncu::NcuFailure;
+pub(crate) use ncu::fatal_signal_line;
 pub use process::ProcessError;
 pub use report::{Made, MergeError, ReportError};
 pub use tool::{SanitizerFailure, ToolError};

@@ -21,6 +21,13 @@ pub enum NcuFailure {
         tail_suffix(.app_tail)
     )]
     TimedOut { seconds: u64, app_tail: String },
+    /// The app said it crashed, and then nothing was printed for `seconds`:
+    /// the process group was killed, as at a timeout, without waiting for it.
+    #[error(
+        "the app crashed under ncu and the run hung: nothing was printed for {seconds}s after the crash, so the app and ncu were killed (process group){}",
+        tail_suffix(.app_tail)
+    )]
+    HungAfterCrash { seconds: u64, app_tail: String },
     /// `ERR_NVGPUCTRPERM`: the driver keeps the performance counters to admins.
     #[error("ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)")]
     CounterPermission,
@@ -87,6 +94,23 @@ fn crashed(tail: &str) -> Option<&'static str> {
     .find(|words| tail.contains(words))
 }
 
+/// How the app crashed, if `line` is the shell's, the C runtime's or
+/// Python's report of a fatal signal (`Segmentation fault`, `Aborted (core
+/// dumped)`, `Fatal Python error: …`), not a line that only mentions one.
+pub(crate) fn fatal_signal_line(line: &str) -> Option<&'static str> {
+    let line = line.trim();
+    if line.starts_with("==") {
+        return None;
+    }
+    if line.starts_with("Fatal Python error:") {
+        return crashed(line).or(Some("Fatal Python error"));
+    }
+    if line.contains("(core dumped)") {
+        return crashed(line);
+    }
+    crashed(line).filter(|words| line.starts_with(words))
+}
+
 impl NcuFailure {
     /// Whether the run may go through if run again: the app crashed under
     /// ncu (a fatal signal's words in its last output) or the run hung until
@@ -94,7 +118,7 @@ impl NcuFailure {
     /// failure would fail the same way again.
     pub(crate) fn transient(&self) -> bool {
         match self {
-            NcuFailure::TimedOut { .. } => true,
+            NcuFailure::TimedOut { .. } | NcuFailure::HungAfterCrash { .. } => true,
             NcuFailure::AppExit { app_tail, .. } => crashed(app_tail).is_some(),
             _ => false,
         }
@@ -109,6 +133,7 @@ impl NcuFailure {
                 Some(how) => format!("the app crashed under ncu (`{how}`) and the run hung until the timeout: no verdict was made; run the check again, or let ncugate do it ([app] retries / --retries); if the crash repeats, find it with `ncugate profile` or compute-sanitizer; a short --timeout keeps such a hang cheap"),
                 None => "raise [app] timeout / --timeout, profile fewer launches (launch_count, kernel_name), or use mode = \"fast\"".into(),
             },
+            NcuFailure::HungAfterCrash { .. } => "no verdict was made; run the check again, or let ncugate do it ([app] retries / --retries); if the crash repeats, find it with `ncugate profile` or compute-sanitizer".into(),
             NcuFailure::CounterPermission => "run as root, or allow all users: `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/ then reload the driver (see https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container add --cap-add=SYS_ADMIN; or, where none of that is possible, set [gate] locked_counters = \"trace\" (--locked-counters trace) to gate the launch structure from a CUPTI trace, labelled DEGRADED, with no metric gated".into(),
             NcuFailure::ProfilerBusy => "pause DCGM's profiling around the run: set [profile] dcgm = \"pause\" (ncugate runs `dcgmi profile --pause` before ncu and `dcgmi profile --resume` after it), or run `dcgmi profile --pause` / `--resume` yourself, or stop the nvidia-dcgm service (or dcgm-exporter) for the run; `ncugate doctor` says whether nv-hostengine runs".into(),
             NcuFailure::UnknownMetric {
@@ -164,6 +189,47 @@ fn launched_suffix(launched: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::NcuFailure;
+
+    #[test]
+    fn a_fatal_signal_is_known_by_the_line_that_reports_it_not_a_mention() {
+        use super::fatal_signal_line as fatal;
+        // As the H100's JAX check printed it, and as shells and Python do.
+        assert_eq!(fatal("Segmentation fault"), Some("Segmentation fault"));
+        assert_eq!(fatal("Aborted (core dumped)"), Some("Aborted"));
+        assert_eq!(
+            fatal("sh: line 1: 4242 Segmentation fault      (core dumped) python3 app.py"),
+            Some("Segmentation fault")
+        );
+        assert_eq!(
+            fatal("Fatal Python error: Segmentation fault"),
+            Some("Segmentation fault")
+        );
+        assert_eq!(
+            fatal("Fatal Python error: _PyThreadState_Get"),
+            Some("Fatal Python error")
+        );
+        // A line that only mentions one, and ncu's own lines, are not one.
+        for line in [
+            "step 3: Aborted candidates: 2",
+            "installing a handler for Segmentation fault",
+            "==ERROR== Segmentation fault in the app",
+            "step 9",
+        ] {
+            assert_eq!(fatal(line), None, "{line}");
+        }
+        let hung = NcuFailure::HungAfterCrash {
+            seconds: 60,
+            app_tail: "Segmentation fault".into(),
+        };
+        assert!(hung.transient());
+        assert!(
+            hung.to_string().starts_with(
+                "the app crashed under ncu and the run hung: nothing was printed for 60s after the crash"
+            ),
+            "{hung}"
+        );
+        assert!(hung.hint().contains("[app] retries"));
+    }
 
     #[test]
     fn a_run_that_hung_after_the_app_crashed_says_so_not_raise_the_timeout() {

@@ -42,6 +42,12 @@ pub(crate) fn classify(
                 app_tail: app_tail.to_string(),
             });
         }
+        Exit::HungAfterCrash(d) => {
+            return Err(NcuFailure::HungAfterCrash {
+                seconds: d.as_secs(),
+                app_tail: app_tail.to_string(),
+            });
+        }
         _ => {}
     }
     if log.contains("ERR_NVGPUCTRPERM") {

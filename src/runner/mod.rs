@@ -159,6 +159,13 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
     Ok(())
 }
 
+/// How long a profiled run may print nothing after the app said it crashed
+/// before it is ended ([`process::Exit::HungAfterCrash`]). Seen on an H100: a
+/// jitted JAX app printed `Segmentation fault` under ncu, and the run then
+/// printed nothing until its timeout; a healthy ncu ends within seconds of
+/// its app's crash.
+pub(crate) const CRASH_STALL: Duration = Duration::from_secs(60);
+
 /// The file in a run's directory that holds the GPU probe's looks (JSON Lines).
 pub(crate) const GPU_LOOKS: &str = "gpu-looks.jsonl";
 
@@ -189,6 +196,7 @@ pub fn profile_once(
     spec.env = config.env.clone();
     spec.workdir = Some(config.workdir.clone());
     spec.timeout = Some(config.timeout);
+    spec.crash_stall = Some(CRASH_STALL);
     if config.effective_clock_control() != config.clock_control {
         crate::text::escape::say(&format!(
             "ncugate: note: CUDA_VISIBLE_DEVICES names a MIG instance: ncu runs with --clock-control none, not {} (a MIG instance's clocks are its parent GPU's and cannot be locked for it)",

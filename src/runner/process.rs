@@ -22,6 +22,11 @@ pub struct CommandSpec {
     pub timeout: Option<Duration>,
     /// Where standard output goes; `None`: to the line callback and the log only.
     pub stdout_to: Option<PathBuf>,
+    /// After a line that says the app crashed (`Segmentation fault`, …,
+    /// [`crate::error::fatal_signal_line`]), this long without output ends
+    /// the run: its process group is killed and it is [`Exit::HungAfterCrash`].
+    /// `None`: only the timeout ends it.
+    pub crash_stall: Option<Duration>,
 }
 
 impl CommandSpec {
@@ -36,6 +41,7 @@ impl CommandSpec {
             workdir: None,
             timeout: None,
             stdout_to: None,
+            crash_stall: None,
         }
     }
 
@@ -56,6 +62,9 @@ pub enum Exit {
     Signal(i32),
     /// Killed (with its process group) after the timeout.
     TimedOut(Duration),
+    /// Killed (with its process group) after it printed that the app
+    /// crashed and then nothing for this long ([`CommandSpec::crash_stall`]).
+    HungAfterCrash(Duration),
     /// The program does not exist.
     NotFound,
     /// It could not be started for another reason.
@@ -84,6 +93,11 @@ impl std::fmt::Display for Exit {
             Exit::TimedOut(d) => {
                 write!(f, "timed out after {}s (process group killed)", d.as_secs())
             }
+            Exit::HungAfterCrash(d) => write!(
+                f,
+                "hung after a crash: no output for {}s (process group killed)",
+                d.as_secs()
+            ),
             Exit::NotFound => write!(f, "not found"),
             Exit::SpawnFailed(e) => write!(f, "could not start: {e}"),
         }
@@ -322,6 +336,10 @@ impl ProcessRunner for RealRunner {
         let deadline = spec.timeout.and_then(|t| start.checked_add(t));
         let mut lines = Vec::new();
         let mut timed_out = false;
+        let mut hung_after_crash = false;
+        // When the app said it crashed, and when anything was last printed.
+        let mut crashed = false;
+        let mut last_line = Instant::now();
         loop {
             let wait = deadline.map_or(Duration::from_millis(200), |d| {
                 d.saturating_duration_since(Instant::now())
@@ -329,14 +347,20 @@ impl ProcessRunner for RealRunner {
             });
             match rx.recv_timeout(wait) {
                 Ok(line) => {
+                    crashed |= crate::error::fatal_signal_line(&line).is_some();
+                    last_line = Instant::now();
                     on_line(&line);
                     lines.push(line);
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            let stalled = spec
+                .crash_stall
+                .is_some_and(|grace| crashed && last_line.elapsed() >= grace);
+            if stalled || deadline.is_some_and(|d| Instant::now() >= d) {
                 timed_out = true;
+                hung_after_crash = stalled;
                 let _ = kill_group(child.id());
                 break;
             }
@@ -365,7 +389,9 @@ impl ProcessRunner for RealRunner {
                 let _ = r.join();
             }
         }
-        let exit = if timed_out {
+        let exit = if hung_after_crash {
+            Exit::HungAfterCrash(spec.crash_stall.unwrap_or_default())
+        } else if timed_out {
             Exit::TimedOut(spec.timeout.unwrap_or_default())
         } else {
             exit_of(status)

@@ -103,7 +103,8 @@ pub(crate) fn run_tool(
                 reason: e.clone(),
             }));
         }
-        Exit::TimedOut(d) => {
+        // The sanitizer's runs set no crash stall: only the timeout ends them.
+        Exit::TimedOut(d) | Exit::HungAfterCrash(d) => {
             return Err(fail(SanitizerFailure::TimedOut {
                 seconds: d.as_secs(),
             }));

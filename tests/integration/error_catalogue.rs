@@ -834,6 +834,10 @@ fn ncu_failures() -> Vec<NcuFailure> {
             seconds: 600,
             app_tail: s("step 41\nstep 42"),
         },
+        F::HungAfterCrash {
+            seconds: 60,
+            app_tail: s("Segmentation fault"),
+        },
         F::CounterPermission,
         F::ProfilerBusy,
         F::UnknownMetric {
@@ -882,6 +886,7 @@ fn ncu_name(f: &NcuFailure) -> &'static str {
         F::NotFound { .. } => "NotFound",
         F::SpawnFailed { .. } => "SpawnFailed",
         F::TimedOut { .. } => "TimedOut",
+        F::HungAfterCrash { .. } => "HungAfterCrash",
         F::CounterPermission => "CounterPermission",
         F::ProfilerBusy => "ProfilerBusy",
         F::UnknownMetric { .. } => "UnknownMetric",

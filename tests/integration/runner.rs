@@ -405,6 +405,19 @@ fn every_failure_class_has_its_message_and_hint() {
             hint: &["timeout"],
         },
         Class {
+            name: "a crash, then a hang",
+            mode: Mode::Fast,
+            steps: vec![Recorded::log(
+                "==PROF== Connected to process 1 (/app)\nSegmentation fault",
+                Exit::HungAfterCrash(Duration::from_secs(60)),
+            )],
+            message: &[
+                "the app crashed under ncu and the run hung: nothing was printed for 60s after the crash",
+                "its last output: Segmentation fault",
+            ],
+            hint: &["[app] retries"],
+        },
+        Class {
             name: "the report file is missing",
             mode: Mode::Full,
             steps: full(
@@ -556,6 +569,44 @@ fn a_real_timeout_kills_the_whole_process_group() {
         !marker.exists(),
         "the background child of the app survived the timeout"
     );
+}
+
+/// A run whose app said it crashed and then printed nothing (seen on an
+/// H100: a JAX app printed `Segmentation fault` under ncu and the run hung
+/// until its timeout) ends after the crash stall, its process group killed;
+/// a run that only mentions a crash, or goes on printing after one, ends
+/// as it ends.
+#[test]
+fn a_run_that_hangs_after_a_crash_ends_after_the_crash_stall() {
+    let runner = ncugate::runner::process::RealRunner;
+    let dir = tempfile::tempdir().expect("tmp");
+    let marker = dir.path().join("survived");
+    let run = |script: &str| {
+        let mut spec = CommandSpec::new("sh", ["-c", script]);
+        spec.timeout = Some(Duration::from_secs(60));
+        spec.crash_stall = Some(Duration::from_secs(2));
+        let start = std::time::Instant::now();
+        let done = runner.run(&spec, &mut |_| {});
+        (done, start.elapsed())
+    };
+    let hung = format!(
+        "(sleep 6; touch {}) & echo 'Segmentation fault'; sleep 60",
+        marker.display()
+    );
+    let (done, took) = run(&hung);
+    assert_eq!(done.exit, Exit::HungAfterCrash(Duration::from_secs(2)));
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert_eq!(done.lines, ["Segmentation fault"]);
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(!marker.exists(), "a child of the app survived");
+    // Only a mention: the app's own pause is its own.
+    let (done, _) = run("echo 'handler for Segmentation fault installed'; sleep 3; echo done");
+    assert_eq!(done.exit, Exit::Code(0));
+    // A crash line, and output after it: still alive, so not ended.
+    let (done, _) =
+        run("echo 'Aborted (core dumped)'; for i in 1 2 3 4 5 6; do sleep 1; echo $i; done");
+    assert_eq!(done.exit, Exit::Code(0));
+    assert_eq!(done.lines.len(), 7);
 }
 
 #[test]
