@@ -50,8 +50,9 @@ pub struct Baseline {
     /// How ncugate profiled the runs, when it did (absent for baselines recorded from exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) profile: Option<ProfileSettings>,
-    /// Mean wall time of one profiled run in seconds (ncu included), when
-    /// ncugate profiled it: the cost `--shard` balances.
+    /// Mean wall time of one profiled run in seconds (ncu included), and
+    /// of the warm-up runs before it (`[app] warmup`), when ncugate profiled
+    /// it: what a check costs, which `--shard` balances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cost_seconds: Option<f64>,
     /// `true` when the exports profiled whole CUDA graphs as one result

@@ -19,6 +19,8 @@ pub(super) struct Acquired {
     pub(super) profile: Option<ProfileSettings>,
     /// Wall seconds of each profiled run (empty for `--input` files).
     pub(super) seconds: Vec<f64>,
+    /// Wall seconds of the warm-up runs before them, in all (`[app] warmup`).
+    pub(super) warmup_seconds: f64,
     /// The `.ncu-rep` reports of the runs, whose cubins hold the kernels'
     /// code (the `--input` files: those that are not reports have none).
     pub(super) reports: Vec<PathBuf>,
@@ -46,6 +48,7 @@ pub(super) fn acquire(
             details: details.to_vec(),
             profile: None,
             seconds: Vec::new(),
+            warmup_seconds: 0.0,
             reports: inputs.clone(),
             gpu: Vec::new(),
             libraries: Vec::new(),
@@ -57,12 +60,13 @@ pub(super) fn acquire(
             quiet,
         } => {
             runner::build(config, runner)?;
-            runner::warmup::warm_up(config, runner)?;
+            let warmup_seconds = runner::warmup::warm_up(config, runner)?;
             let mut acquired = Acquired {
                 inputs: Vec::new(),
                 details: details.to_vec(),
                 profile: Some(ProfileSettings::of(config).with_versions(config, runner)),
                 seconds: Vec::new(),
+                warmup_seconds,
                 reports: Vec::new(),
                 gpu: Vec::new(),
                 libraries: Vec::new(),

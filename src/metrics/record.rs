@@ -113,8 +113,9 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         baseline.gpu = Some(gpu);
     }
     if !acquired.seconds.is_empty() {
-        baseline.cost_seconds =
-            Some(acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64);
+        // What a check costs: its warm-ups, then one profiled run.
+        let run = acquired.seconds.iter().sum::<f64>() / acquired.seconds.len() as f64;
+        baseline.cost_seconds = Some(run + acquired.warmup_seconds);
     }
     let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;

@@ -10,13 +10,15 @@ use crate::error::{Error, ProcessError, Result};
 
 /// Runs the app `config.warmup` times as configured (its environment,
 /// folder and time limit), each logged to `out_dir/warmup-N.log`; a run
-/// that does not exit 0 is an error, with its last lines.
-pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
+/// that does not exit 0 is an error, with its last lines. The seconds the
+/// warm-ups took, in all.
+pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<f64> {
     let Some((program, args)) = config.app.split_first() else {
-        return Ok(());
+        return Ok(0.0);
     };
+    let mut seconds = 0.0;
     if config.warmup == 0 {
-        return Ok(());
+        return Ok(seconds);
     }
     create_dir(&config.out_dir)?;
     for run in 1..=config.warmup {
@@ -30,6 +32,7 @@ pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Resu
             spec.display()
         ));
         let done = runner.run(&spec, &mut |_| {});
+        seconds += done.elapsed.as_secs_f64();
         let log = config.out_dir.join(format!("warmup-{run}.log"));
         write_lines(&log, &done.lines)?;
         match done.exit {
@@ -58,7 +61,7 @@ pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Resu
             }
         }
     }
-    Ok(())
+    Ok(seconds)
 }
 
 #[cfg(test)]
@@ -83,7 +86,9 @@ mod tests {
         let ok = || Recorded::log("compiled", Exit::Code(0));
         // Twice, as configured: the app itself, its environment, folder and limit.
         let runner = ReplayRunner::new(out.clone(), vec![ok(), ok()]);
-        warm_up(&config(2, &out), &runner).expect("warmed up");
+        let seconds = warm_up(&config(2, &out), &runner).expect("warmed up");
+        // The replay's runs take 1 ms each.
+        assert!((seconds - 0.002).abs() < 1e-9, "{seconds}");
         let seen = runner.seen.lock().expect("seen").clone();
         assert_eq!(seen.len(), 2);
         for spec in &seen {
