@@ -64,6 +64,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     // instruction count may be collected for no rule.
     let variable = crate::varies::split(&runs);
     let share = crate::varies::Share::of(&runs, |k| variable.contains_key(k));
+    let first_alone = crate::varies::first_run_alone(&runs);
     let runs: Vec<Run> = runs
         .into_iter()
         .map(|run| keep_metrics(run, &recorded.required))
@@ -84,27 +85,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
         import,
     );
     notes.extend(code_note.map(Note::new));
-    let unbounded = super::explain::Budget::unbounded();
-    let (mut profiles, mut page_notes) =
-        read_source_pages(&config.source_pages, config.kernel_key, unbounded);
-    if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
-        let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
-        let first = |_: &str| None;
-        let (more, notes) =
-            profile_sources(&kernels, &first, &baseline, runner, unbounded, processes);
-        profiles.extend(more);
-        page_notes.extend(notes);
-    }
-    notes.extend(page_notes.into_iter().map(Note::new));
-    for profile in profiles {
-        match baseline.kernels.get_mut(&profile.kernel) {
-            Some(entry) => entry.source = Some(Box::new(profile)),
-            None => notes.push(Note::new(format!(
-                "the source page of {} names no kernel of the runs: not recorded",
-                profile.kernel
-            ))),
-        }
-    }
+    notes.extend(add_source_profiles(config, &mut baseline, processes));
     baseline.profile = acquired.profile;
     if let Some(gpu) = gpu {
         if let Some(why) = &gpu.shared {
@@ -120,7 +101,7 @@ pub fn record(config: &RecordConfig, processes: &dyn ProcessRunner) -> Result<Te
     let output = baseline_file(&config.output, &baseline.fingerprint);
     baseline.save(&output)?;
     notes.extend(warnings(&baseline, &thresholds));
-    notes.extend(varies_notes(&baseline, &share));
+    notes.extend(varies_notes(&baseline, &share, first_alone));
     notes.extend(code_varies_notes(&baseline));
     let line = format!(
         "ncugate: recorded {}: {}, {} per run{passes}, {}, {}, {}, kernel key {}\n",
@@ -268,9 +249,42 @@ fn warnings(baseline: &Baseline, thresholds: &Thresholds) -> Vec<Note> {
     out
 }
 
-/// What recording kept apart: the kernels that vary between runs, and a
-/// warning when they carry much of the work.
-fn varies_notes(baseline: &Baseline, share: &crate::varies::Share) -> Vec<Note> {
+/// Stores the kernels' source profiles in `baseline`: from the given source
+/// pages (`--source-page`), and profiled once more (`--source`). What could
+/// not be read or matched, as notes.
+fn add_source_profiles(
+    config: &RecordConfig,
+    baseline: &mut Baseline,
+    processes: &dyn ProcessRunner,
+) -> Vec<Note> {
+    let unbounded = super::explain::Budget::unbounded();
+    let (mut profiles, mut page_notes) =
+        read_source_pages(&config.source_pages, config.kernel_key, unbounded);
+    if let (true, Source::Profile { runner, .. }) = (config.profile_sources, &config.source) {
+        let kernels: Vec<String> = baseline.kernels.keys().cloned().collect();
+        let first = |_: &str| None;
+        let (more, notes) =
+            profile_sources(&kernels, &first, baseline, runner, unbounded, processes);
+        profiles.extend(more);
+        page_notes.extend(notes);
+    }
+    let mut notes: Vec<Note> = page_notes.into_iter().map(Note::new).collect();
+    for profile in profiles {
+        match baseline.kernels.get_mut(&profile.kernel) {
+            Some(entry) => entry.source = Some(Box::new(profile)),
+            None => notes.push(Note::new(format!(
+                "the source page of {} names no kernel of the runs: not recorded",
+                profile.kernel
+            ))),
+        }
+    }
+    notes
+}
+
+/// What recording kept apart: the kernels that vary between runs, a
+/// warning when they carry much of the work, and one when the first run
+/// alone made them vary (`first_alone`): a cache that was cold for it only.
+fn varies_notes(baseline: &Baseline, share: &crate::varies::Share, first_alone: bool) -> Vec<Note> {
     if baseline.variable.is_empty() {
         return Vec::new();
     }
@@ -281,6 +295,16 @@ fn varies_notes(baseline: &Baseline, share: &crate::varies::Share) -> Vec<Note> 
     ))];
     let names = baseline.variable.keys().map(String::as_str);
     out.extend(crate::varies::warning(names, share, "recorded"));
+    let warmed = baseline.profile.as_ref().is_some_and(|p| p.warmup > 0);
+    if first_alone && !warmed {
+        out.push(Note::warning(format!(
+            "the first run alone launched other kernels than the other {}, which agree: an autotuner timed its candidates in it with a cold cache (a fresh machine, or its cache emptied), and the later runs found its picks cached",
+            baseline.runs.saturating_sub(1)
+        )));
+        out.push(Note::hint(
+            "record with [app] warmup = 1 (--warmup 1), and check with it too: the app runs once without ncu first, so every profiled run finds the cache warm (with exports: run the app once before profiling)",
+        ));
+    }
     out
 }
 

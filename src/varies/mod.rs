@@ -71,6 +71,25 @@ pub(crate) fn split(runs: &[Run]) -> BTreeMap<String, VariableKernel> {
     out
 }
 
+/// Whether the first of `runs` alone launched other kernels (or other
+/// counts) than the rest, which all agree: what an autotuner does when the
+/// first process finds its cache cold and times the candidates, and the
+/// later ones find its picks cached. Needs 3 runs or more (two to agree).
+pub(crate) fn first_run_alone(runs: &[Run]) -> bool {
+    let [first, second, rest @ ..] = runs else {
+        return false;
+    };
+    if rest.is_empty() {
+        return false;
+    }
+    let count = |r: &Run, key: &str| r.kernels.get(key).map_or(0, |k| k.launches);
+    let keys = crate::aggregate::kernel_keys(runs);
+    let later_agree = keys
+        .iter()
+        .all(|k| rest.iter().all(|r| count(r, k) == count(second, k)));
+    later_agree && keys.iter().any(|k| count(first, k) != count(second, k))
+}
+
 /// `runs` without the kernels of `variable`, each run's total rebuilt from
 /// the kernels left: a `per = "total"` rule then gates what every run
 /// launched alike, not an autotuner's candidates.

@@ -68,6 +68,35 @@ fn runs_that_disagree_record_their_stable_kernels_and_keep_the_others_apart() {
         .stderr_has("torch.backends.cudnn.benchmark = False");
 }
 
+/// Only the first run differs, and the later ones agree: the signature of
+/// a cache that was cold for the first process alone (seen on an H100: a
+/// torch.compile max-autotune recording's first run timed 8 kernels of
+/// candidates that the other two never launched). Recording says so and
+/// names the warm-up; an odd run elsewhere is not that.
+#[test]
+fn a_first_run_alone_that_differs_is_named_as_a_cold_cache() {
+    let gate = varied();
+    let record = |inputs: [&str; 3], output: &str| {
+        let mut record = gate.record();
+        for input in inputs {
+            record = record.input(input);
+        }
+        record.output(output).run()
+    };
+    let cold = record(["fp64.csv", "base1.csv", "base2.csv"], "cold.json");
+    cold.code(0)
+        .stderr_has("ncugate: warning: the first run alone launched other kernels than the other 2, which agree")
+        .stderr_has("hint: record with [app] warmup = 1 (--warmup 1)");
+    // `varied()` recorded the odd run last: nothing said of a cold cache.
+    let last = record(["base1.csv", "base2.csv", "fp64.csv"], "last.json");
+    last.code(0);
+    assert!(
+        !last.stderr.contains("the first run alone"),
+        "{}",
+        last.stderr
+    );
+}
+
 #[test]
 fn a_check_lists_variable_kernels_ungated_and_still_gates_the_stable_ones() {
     let gate = varied();
