@@ -22,7 +22,7 @@ pub struct CommandSpec {
     pub timeout: Option<Duration>,
     /// Where standard output goes; `None`: to the line callback and the log only.
     pub stdout_to: Option<PathBuf>,
-    /// After a line that says the app crashed (`Segmentation fault`, …,
+    /// When the app's last line says it crashed (`Segmentation fault`, …,
     /// [`crate::error::fatal_signal_line`]), this long without output ends
     /// the run: its process group is killed and it is [`Exit::HungAfterCrash`].
     /// `None`: only the timeout ends it.
@@ -337,7 +337,9 @@ impl ProcessRunner for RealRunner {
         let mut lines = Vec::new();
         let mut timed_out = false;
         let mut hung_after_crash = false;
-        // When the app said it crashed, and when anything was last printed.
+        // Whether the app's last line said it crashed (ncu's own lines, which
+        // may follow a crash, leave that as it is), and when anything was
+        // last printed.
         let mut crashed = false;
         let mut last_line = Instant::now();
         loop {
@@ -347,7 +349,9 @@ impl ProcessRunner for RealRunner {
             });
             match rx.recv_timeout(wait) {
                 Ok(line) => {
-                    crashed |= crate::error::fatal_signal_line(&line).is_some();
+                    if !line.trim_start().starts_with("==") {
+                        crashed = crate::error::fatal_signal_line(&line).is_some();
+                    }
                     last_line = Instant::now();
                     on_line(&line);
                     lines.push(line);

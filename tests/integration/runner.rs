@@ -602,11 +602,17 @@ fn a_run_that_hangs_after_a_crash_ends_after_the_crash_stall() {
     // Only a mention: the app's own pause is its own.
     let (done, _) = run("echo 'handler for Segmentation fault installed'; sleep 3; echo done");
     assert_eq!(done.exit, Exit::Code(0));
-    // A crash line, and output after it: still alive, so not ended.
-    let (done, _) =
-        run("echo 'Aborted (core dumped)'; for i in 1 2 3 4 5 6; do sleep 1; echo $i; done");
+    // A crash line, and the app's output after it: still alive, so not
+    // ended, even when it then pauses.
+    let (done, _) = run("echo 'Aborted (core dumped)'; sleep 1; echo 1; sleep 3; echo done");
     assert_eq!(done.exit, Exit::Code(0));
-    assert_eq!(done.lines.len(), 7);
+    assert_eq!(done.lines.len(), 3);
+    // ncu's own lines after the crash leave it the last word.
+    let (done, took) = run(
+        "echo 'Segmentation fault'; echo '==ERROR== The application returned an error code (11).'; sleep 60",
+    );
+    assert_eq!(done.exit, Exit::HungAfterCrash(Duration::from_secs(2)));
+    assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
 #[test]
