@@ -332,42 +332,18 @@ impl ProcessRunner for RealRunner {
             readers.push(std::thread::spawn(move || forward(err, &tx)));
         }
         drop(tx);
-        // A timeout past what the clock can hold is no deadline (adding it panicked).
-        let deadline = spec.timeout.and_then(|t| start.checked_add(t));
         let mut lines = Vec::new();
-        let mut timed_out = false;
-        let mut hung_after_crash = false;
-        // Whether the app's last line said it crashed (ncu's own lines, which
-        // may follow a crash, leave that as it is), and when anything was
-        // last printed.
-        let mut crashed = false;
-        let mut last_line = Instant::now();
-        loop {
-            let wait = deadline.map_or(Duration::from_millis(200), |d| {
-                d.saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(200))
-            });
-            match rx.recv_timeout(wait) {
-                Ok(line) => {
-                    if !line.trim_start().starts_with("==") {
-                        crashed = crate::error::fatal_signal_line(&line).is_some();
-                    }
-                    last_line = Instant::now();
-                    on_line(&line);
-                    lines.push(line);
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            let stalled = spec
-                .crash_stall
-                .is_some_and(|grace| crashed && last_line.elapsed() >= grace);
-            if stalled || deadline.is_some_and(|d| Instant::now() >= d) {
-                timed_out = true;
-                hung_after_crash = stalled;
-                let _ = kill_group(child.id());
-                break;
-            }
+        let ended = watch(spec, start, &rx, &mut |line| {
+            on_line(&line);
+            lines.push(line);
+        });
+        let (timed_out, hung_after_crash) = match ended {
+            Some(Ended::TimedOut) => (true, false),
+            Some(Ended::HungAfterCrash) => (true, true),
+            None => (false, false),
+        };
+        if timed_out {
+            let _ = kill_group(child.id());
         }
         let status = child.wait();
         // Collect what the readers still forward. They end when every process
@@ -438,6 +414,56 @@ impl ProcessRunner for RealRunner {
             exit,
             lines: rx.try_iter().collect(),
             elapsed: start.elapsed(),
+        }
+    }
+}
+
+/// Why [`watch`] ended a run before its output did.
+enum Ended {
+    TimedOut,
+    HungAfterCrash,
+}
+
+/// Hands each line of the run's output to `line` until the output ends
+/// (`None`), the timeout passes, or the app's last line said it crashed and
+/// nothing followed for `spec.crash_stall`.
+fn watch(
+    spec: &CommandSpec,
+    start: Instant,
+    rx: &mpsc::Receiver<String>,
+    line: &mut dyn FnMut(String),
+) -> Option<Ended> {
+    // A timeout past what the clock can hold is no deadline (adding it panicked).
+    let deadline = spec.timeout.and_then(|t| start.checked_add(t));
+    // Whether the app's last line said it crashed (ncu's own lines, which
+    // may follow a crash, leave that as it is), and when anything was last
+    // printed.
+    let mut crashed = false;
+    let mut last_line = Instant::now();
+    loop {
+        let wait = deadline.map_or(Duration::from_millis(200), |d| {
+            d.saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(200))
+        });
+        match rx.recv_timeout(wait) {
+            Ok(text) => {
+                if !text.trim_start().starts_with("==") {
+                    crashed = crate::error::fatal_signal_line(&text).is_some();
+                }
+                last_line = Instant::now();
+                line(text);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let stalled = spec
+            .crash_stall
+            .is_some_and(|grace| crashed && last_line.elapsed() >= grace);
+        if stalled {
+            return Some(Ended::HungAfterCrash);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some(Ended::TimedOut);
         }
     }
 }
