@@ -191,10 +191,7 @@ pub(crate) fn app_ended(
         other => Err(Error::from(crate::error::ProcessError::App {
             command: spec.display(),
             exit: other.to_string(),
-            output: crate::runner::process::last_lines(lines, 5, "\n")
-                .lines()
-                .map(str::to_string)
-                .collect(),
+            output: crate::runner::process::last_output(lines, 5),
             log: log.to_path_buf(),
         })),
     }
@@ -247,10 +244,7 @@ pub fn ensure(root: &Path, tools: &Toolchain, processes: &dyn ProcessRunner) -> 
         return Err(Error::from(crate::error::ProcessError::AuditLibrary {
             command: spec.display(),
             exit: done.exit.to_string(),
-            output: crate::runner::process::last_lines(&done.lines, 5, "\n")
-                .lines()
-                .map(str::to_string)
-                .collect(),
+            output: crate::runner::process::last_output(&done.lines, 5),
             log,
         }));
     }

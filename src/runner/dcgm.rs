@@ -86,10 +86,7 @@ pub(crate) fn pause<'a>(
         return Err(Error::from(ProcessError::DcgmPause {
             command: spec.display(),
             exit: done.exit.to_string(),
-            output: super::process::last_lines(&done.lines, 3, "\n")
-                .lines()
-                .map(str::to_string)
-                .collect(),
+            output: super::process::last_output(&done.lines, 3),
             log,
         }));
     }

@@ -151,7 +151,7 @@ pub fn build(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Result<()> {
             command: spec.display(),
             exit: done.exit.to_string(),
             not_found: done.exit == Exit::NotFound,
-            output: tail(&done.lines, 5).lines().map(str::to_string).collect(),
+            output: process::last_output(&done.lines, 5),
             log,
         }
         .into());

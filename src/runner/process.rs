@@ -129,6 +129,16 @@ pub(crate) fn last_lines(lines: &[String], n: usize, sep: &str) -> String {
     kept[kept.len().saturating_sub(n)..].join(sep)
 }
 
+/// The last `n` non-empty lines, each kept as it is: the output an error
+/// shows below its message.
+pub(crate) fn last_output(lines: &[String], n: usize) -> Vec<String> {
+    let kept: Vec<&String> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
+    kept[kept.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).clone())
+        .collect()
+}
+
 /// Runs commands. `on_line` sees every output line as it arrives (stdout lines
 /// only when they are not redirected by `stdout_to`).
 pub trait ProcessRunner {

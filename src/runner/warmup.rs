@@ -51,10 +51,7 @@ pub(crate) fn warm_up(config: &RunnerConfig, runner: &dyn ProcessRunner) -> Resu
                     run,
                     command: spec.display(),
                     exit: other.to_string(),
-                    output: super::tail(&done.lines, 5)
-                        .lines()
-                        .map(str::to_string)
-                        .collect(),
+                    output: super::process::last_output(&done.lines, 5),
                     log,
                 }
                 .into());
