@@ -341,9 +341,10 @@ mod tests {
     /// torch.compile with max-autotune (whole run, Inductor's cache warm),
     /// the conv with `cudnn.benchmark` (whole run) and the steady Triton
     /// app each passed 10 unchanged checks and failed their regression
-    /// on a kernel every recorded run launched alike (`compile-cold.*`:
-    /// the cold recording's 3 checks). Every report reads back through
-    /// `merge`'s checks, and each regression names the stable kernel.
+    /// (`compile-cold.*`: the cold recording's 3 checks). Every report
+    /// reads back through `merge`'s checks; the torch.compile and conv
+    /// regressions fail on a kernel every recorded run launched alike, the
+    /// Triton one on its new kernel and the whole run.
     #[test]
     fn recorded_on_an_h100_ten_unchanged_checks_pass_and_the_regressions_fail() {
         use crate::status::Status;
