@@ -21,7 +21,8 @@
 # "compile-steady conv-steady cuda-steady" the torch.compile, NVTX and plain CUDA recipes
 # (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state, and
 # "compile-warm" torch.compile's whole run from a cold cache before every step (a fresh CI
-# runner) with one warm-up run without ncu (--warmup 1); a name
+# runner) with one warm-up run without ncu (--warmup 1), and "jax-warm" JAX's whole run the
+# same way, with XLA's per-fusion autotune cache; a name
 # may carry its own number of unchanged checks, and the second of the batch after which its
 # checks stop instead of its share of BUDGET_S (WORKLOADS="compile:10:420 conv-steady:3");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
@@ -55,7 +56,7 @@ step() {
   local t0 t1 got why retried
   t0=$(date +%s.%N)
   # A fresh CI runner: the workload's caches are emptied before each of its steps.
-  [ -n "${fresh_cache:-}" ] && rm -rf "$fresh_cache"
+  [ -n "${fresh_cache:-}" ] && rm -rf "$fresh_cache" && mkdir -p "$fresh_cache"
   # Each step's work dir (reports, logs, the GPU probe's looks) is its own.
   NO_COLOR=1 NCUGATE_OUT="$out/work/$name" "$ncugate" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
   got=$?
@@ -137,6 +138,18 @@ for spec in ${WORKLOADS:-$all}; do
       workload compile-warm wider "$checks" --warmup 1 \
         --env "TORCHINDUCTOR_CACHE_DIR=$fresh_cache/inductor" --env "TRITON_CACHE_DIR=$fresh_cache/triton"
       fresh_cache= ;;
+    # The JAX recipe for the whole run: XLA's per-fusion autotune cache, emptied before every
+    # step (a fresh CI runner) and filled by one warm-up run without ncu, so the profiled runs
+    # load XLA's picks instead of timing candidates again.
+    jax-warm)
+      if ! python3 -c 'import jax' > /dev/null 2>&1; then
+        echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
+      else
+        fresh_cache=$out/cache/xla
+        workload jax-warm wider "$checks" --warmup 1 \
+          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$fresh_cache"
+        fresh_cache=
+      fi ;;
     # The plain CUDA recipe: an app that times its own candidates, then cudaProfilerStart/Stop.
     cuda-steady)
       if make -s -C kernels autotune_cuda > "$out/cuda-build.log" 2>&1; then
@@ -152,7 +165,7 @@ for spec in ${WORKLOADS:-$all}; do
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
-    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm |" >> "$summary"; status=1 ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm jax-warm |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
