@@ -24,7 +24,8 @@
 # runner) with one warm-up run without ncu (--warmup 1), and "jax-warm" JAX's whole run the
 # same way, with XLA's per-fusion autotune cache; a name
 # may carry its own number of unchanged checks, and the second of the batch after which its
-# checks stop instead of its share of BUDGET_S (WORKLOADS="compile:10:420 conv-steady:3");
+# checks stop instead of its share of BUDGET_S, and its own RUN_TIMEOUT_S
+# (WORKLOADS="compile:10:420 conv-steady:3 jax-steady:10::60");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
 # RUN_TIMEOUT_S (default 240) bounds each profiled run (ncugate's --timeout); RETRIES (default
 # 0) profiles a run that crashed or hung again (--retries), said in its row. Exits 1 when a
@@ -93,7 +94,7 @@ workload() {
   # A run that hangs under ncu (a JAX check did in each of two sessions on an H100, once after
   # `Segmentation fault`) is stopped after RUN_TIMEOUT_S, so the batch's other steps still run;
   # RETRIES (ncugate's --retries, default 0) profiles it again, and the step's row says so.
-  local common=(--no-build --clock-control none --timeout "${RUN_TIMEOUT_S:-240}" --retries "${RETRIES:-0}" "$@")
+  local common=(--no-build --clock-control none --timeout "${run_timeout:-${RUN_TIMEOUT_S:-240}}" --retries "${RETRIES:-0}" "$@")
   step "$name.record" 0 baseline record --runs 3 "${common[@]}" --output "$out/$name.baseline.json" -- "${app[@]}"
   # What the recording kept apart, and what it said of it.
   python3 - "$out/$name.baseline.json" >> "$out/variable-kernels.txt" 2>&1 <<'PY'
@@ -120,7 +121,7 @@ PY
 
 # WORKLOADS picks some (default all six, in this order).
 for spec in ${WORKLOADS:-$all}; do
-  IFS=: read -r w checks stop_at <<< "$spec"
+  IFS=: read -r w checks stop_at run_timeout <<< "$spec"
   checks=${checks:-$n_checks}
   case $w in
     compile|conv) workload "$w" wider "$checks" ;;
