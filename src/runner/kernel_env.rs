@@ -9,10 +9,15 @@
 //! `TRITON_*` (Triton's cache and autotuning), `CUBLAS_*`, `CUBLASLT_*`
 //! (cuBLAS workspace and heuristics), `NVIDIA_TF32_OVERRIDE` (TF32 math) and
 //! `CUDA_MODULE_LOADING` (lazy loading). Not kept: `TF_*` (too many that pick
-//! no kernel) and `PYTORCH_CUDA_ALLOC_CONF` (memory, not kernels). `[profile]
-//! kernel_env = ["MY_VAR"]` adds names. A value is shown only when it is no
-//! secret: a name with TOKEN, KEY, SECRET or PASSWORD in it is kept as a
-//! digest, and any value passes the password redaction of reports.
+//! no kernel), `PYTORCH_CUDA_ALLOC_CONF` (memory, not kernels), and the
+//! places among them — a name ending in `_DIR`, `_HOME` or `_PATH`
+//! (`TORCHINDUCTOR_CACHE_DIR`, `TRITON_CACHE_DIR`) — nor the paths in
+//! `XLA_FLAGS` (`--xla_gpu_per_fusion_autotune_cache_dir=…`): where a cache
+//! lives picks no kernel, and a CI job's own temp folder would otherwise say
+//! "environment changed" in every check. `[profile] kernel_env = ["MY_VAR"]`
+//! adds names, places too. A value is shown only when it is no secret: a
+//! name with TOKEN, KEY, SECRET or PASSWORD in it is kept as a digest, and
+//! any value passes the password redaction of reports.
 
 use std::collections::BTreeMap;
 
@@ -32,14 +37,43 @@ pub(crate) const PREFIXES: [&str; 6] = [
 /// Words that make a variable's value a secret, never shown.
 const SECRET_WORDS: [&str; 4] = ["TOKEN", "KEY", "SECRET", "PASSWORD"];
 
-/// Whether `name` steers kernel choice (built in, or one of `extra`).
-pub(crate) fn steers(name: &str, extra: &[String]) -> bool {
-    NAMES.contains(&name)
-        || PREFIXES.iter().any(|p| name.starts_with(p))
-        || extra.iter().any(|e| e == name)
+/// Ends of a variable's name that make its value a place (a cache, a dump
+/// folder, a tool), not a choice.
+const PLACE_ENDS: [&str; 3] = ["_DIR", "_HOME", "_PATH"];
+
+/// Ends of an `XLA_FLAGS` flag's name whose value is a place.
+const XLA_PLACE_ENDS: [&str; 5] = ["_dir", "_to", "_from", "_path", "_file"];
+
+/// Whether `name`'s value is where something lives (`TRITON_CACHE_DIR`).
+fn is_place(name: &str) -> bool {
+    PLACE_ENDS.iter().any(|end| name.ends_with(end))
 }
 
-/// The value as a baseline keeps it: a secret's as a digest.
+/// Whether `name` steers kernel choice (built in and not a place, or one of `extra`).
+pub(crate) fn steers(name: &str, extra: &[String]) -> bool {
+    extra.iter().any(|e| e == name)
+        || ((NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p)))
+            && !is_place(name))
+}
+
+/// `XLA_FLAGS` with the value of each flag that names a place taken out:
+/// `--xla_gpu_per_fusion_autotune_cache_dir=…`. That the cache is used is
+/// kept; where it lives is not.
+fn without_places(flags: &str) -> String {
+    flags
+        .split_whitespace()
+        .map(|flag| match flag.split_once('=') {
+            Some((name, _)) if XLA_PLACE_ENDS.iter().any(|end| name.ends_with(end)) => {
+                format!("{name}=…")
+            }
+            _ => flag.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The value as a baseline keeps it: a secret's as a digest, `XLA_FLAGS`
+/// without its places.
 fn kept(name: &str, value: &str) -> String {
     let upper = name.to_ascii_uppercase();
     if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
@@ -47,7 +81,11 @@ fn kept(name: &str, value: &str) -> String {
         let digest = crate::format::hex(&Sha256::digest(value.as_bytes()));
         return format!("(secret, sha256 {})", &digest[..12]);
     }
-    crate::text::secret::redact(value)
+    let value = match name {
+        "XLA_FLAGS" => without_places(value),
+        _ => value.to_string(),
+    };
+    crate::text::secret::redact(&value)
 }
 
 /// The variables that steer kernel choice as the app sees them: `own` (the
@@ -75,23 +113,39 @@ pub(crate) fn own() -> Vec<(String, String)> {
 }
 
 /// What changed from `baseline` to `current`, one phrase per variable:
-/// ``XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)``.
+/// ``XLA_FLAGS `--xla_gpu_autotune_level=0` → (unset)``. Places are
+/// compared only where both sides kept them (`[profile] kernel_env` names
+/// them; a baseline recorded before places were left out has them on its
+/// side alone), and `XLA_FLAGS` without its places on either side.
 pub(crate) fn changes(
     baseline: &BTreeMap<String, String>,
     current: &BTreeMap<String, String>,
 ) -> Vec<String> {
-    let shown = |v: Option<&String>| {
+    let get = |side: &BTreeMap<String, String>, n: &str| {
+        side.get(n).map(|v| match n {
+            "XLA_FLAGS" => without_places(v),
+            _ => v.clone(),
+        })
+    };
+    let shown = |v: Option<String>| {
         v.map_or_else(
             || "(unset)".to_string(),
-            |v| format!("`{}`", crate::text::escape::printable(v.clone())),
+            |v| format!("`{}`", crate::text::escape::printable(v)),
         )
     };
     let names: std::collections::BTreeSet<&String> =
         baseline.keys().chain(current.keys()).collect();
     names
         .into_iter()
-        .filter(|n| baseline.get(*n) != current.get(*n))
-        .map(|n| format!("{n} {} → {}", shown(baseline.get(n)), shown(current.get(n))))
+        .filter(|n| !is_place(n) || (baseline.contains_key(*n) && current.contains_key(*n)))
+        .filter(|n| get(baseline, n) != get(current, n))
+        .map(|n| {
+            format!(
+                "{n} {} → {}",
+                shown(get(baseline, n)),
+                shown(get(current, n))
+            )
+        })
         .collect()
 }
 
@@ -180,6 +234,7 @@ fn parse_versions(lines: &[String]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::{changes, parse_versions, snapshot, toolchain_changes};
+    use std::collections::BTreeMap;
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
@@ -197,21 +252,25 @@ mod tests {
             ("TRITON_API_TOKEN", "hunter2"),
             ("MY_VAR", "1"),
         ]);
-        let app = env(&[("TRITON_CACHE_DIR", "/cache")]);
-        let kept = snapshot(own, &app, &["MY_VAR".to_string()]);
+        let app = env(&[
+            ("TRITON_CACHE_DIR", "/cache"),
+            ("XLA_FLAGS", "--xla_gpu_autotune_level=2"),
+        ]);
+        let kept = snapshot(own.clone(), &app, &["MY_VAR".to_string()]);
         let names: Vec<&str> = kept.keys().map(String::as_str).collect();
         assert_eq!(
             names,
-            [
-                "MY_VAR",
-                "TRITON_API_TOKEN",
-                "TRITON_CACHE_DIR",
-                "XLA_FLAGS"
-            ]
+            ["MY_VAR", "TRITON_API_TOKEN", "XLA_FLAGS"],
+            "a cache's place is not kept"
         );
         assert_eq!(
-            kept["TRITON_CACHE_DIR"], "/cache",
+            kept["XLA_FLAGS"], "--xla_gpu_autotune_level=2",
             "the workload's env wins"
+        );
+        let named = snapshot(own, &app, &["TRITON_CACHE_DIR".to_string()]);
+        assert_eq!(
+            named["TRITON_CACHE_DIR"], "/cache",
+            "unless kernel_env names it"
         );
         assert!(kept["TRITON_API_TOKEN"].starts_with("(secret, sha256 "));
         assert!(!kept.values().any(|v| v.contains("hunter2")));
@@ -233,6 +292,69 @@ mod tests {
             ]
         );
         assert!(changes(&baseline, &baseline).is_empty());
+    }
+
+    /// A CI job's own temp folder for the caches of the recipes (Inductor's
+    /// and Triton's, XLA's per-fusion autotune cache) is no change; using the
+    /// cache or not, or another autotune level, is.
+    #[test]
+    fn where_a_cache_lives_is_no_change_but_using_one_is() {
+        let job = |dir: &str| {
+            snapshot(
+                env(&[
+                    ("TORCHINDUCTOR_CACHE_DIR", &format!("{dir}/inductor")),
+                    ("TRITON_HOME", dir),
+                    (
+                        "XLA_FLAGS",
+                        &format!(
+                            "--xla_gpu_autotune_level=4  --xla_gpu_per_fusion_autotune_cache_dir={dir}/xla"
+                        ),
+                    ),
+                ]),
+                &[],
+                &[],
+            )
+        };
+        let (one, two) = (job("/tmp/job-1"), job("/tmp/job-2"));
+        assert_eq!(
+            one["XLA_FLAGS"],
+            "--xla_gpu_autotune_level=4 --xla_gpu_per_fusion_autotune_cache_dir=…"
+        );
+        assert!(!one.contains_key("TORCHINDUCTOR_CACHE_DIR") && !one.contains_key("TRITON_HOME"));
+        assert!(changes(&one, &two).is_empty());
+        let no_cache = snapshot(
+            env(&[("XLA_FLAGS", "--xla_gpu_autotune_level=4")]),
+            &[],
+            &[],
+        );
+        assert_eq!(
+            changes(&one, &no_cache),
+            [
+                "XLA_FLAGS `--xla_gpu_autotune_level=4 --xla_gpu_per_fusion_autotune_cache_dir=…` → `--xla_gpu_autotune_level=4`"
+            ]
+        );
+        // A baseline recorded when places were kept: its paths alone are no change.
+        let mut old = BTreeMap::new();
+        old.insert(
+            "TRITON_CACHE_DIR".to_string(),
+            "/tmp/job-0/triton".to_string(),
+        );
+        old.insert(
+            "XLA_FLAGS".to_string(),
+            "--xla_gpu_autotune_level=4 --xla_gpu_per_fusion_autotune_cache_dir=/tmp/job-0/xla"
+                .to_string(),
+        );
+        assert!(changes(&old, &two).is_empty());
+        // Named in kernel_env on both sides, a place is compared.
+        let mut named = BTreeMap::new();
+        named.insert(
+            "TRITON_CACHE_DIR".to_string(),
+            "/tmp/job-9/triton".to_string(),
+        );
+        assert_eq!(
+            changes(&old, &named).first().map(String::as_str),
+            Some("TRITON_CACHE_DIR `/tmp/job-0/triton` → `/tmp/job-9/triton`")
+        );
     }
 
     #[test]

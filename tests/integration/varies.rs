@@ -256,8 +256,9 @@ fn merge_refuses_a_new_kernel_passed_off_as_one_that_varies() {
         .one_clear_error("the baseline does not list it as varying between runs");
 }
 
-/// `baseline record` profiles with `XLA_FLAGS` set; a check without it
-/// says so in its headline and beside its failure, and `[profile]
+/// `baseline record` profiles with `XLA_FLAGS` set; a check with Inductor's
+/// cache in another folder says nothing, one without `XLA_FLAGS` says so
+/// in its headline and beside its failure, and `[profile]
 /// profile_from_start = false` / `nvtx_include` reach ncu's command line.
 #[test]
 fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
@@ -272,6 +273,7 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
         .output("b.json")
         .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
         .env("TRITON_API_TOKEN", "hunter2")
+        .env("TORCHINDUCTOR_CACHE_DIR", "/tmp/job-1/inductor")
         .app(&["./graph_app", "--inject", "base"])
         .run()
         .code(0);
@@ -286,15 +288,27 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
     assert_eq!(profile["profile_from_start"], false);
     assert_eq!(profile["toolchain"]["torch"], "2.5.1");
     assert!(!gate.read("b.json").contains("hunter2"));
-    // Same environment: nothing said.
-    gate.check()
+    assert!(
+        profile["kernel_env"]
+            .get("TORCHINDUCTOR_CACHE_DIR")
+            .is_none()
+    );
+    // Same environment, the caches in another job's folder: nothing said.
+    let same = gate
+        .check()
         .ncu(&ncu)
         .baseline("b.json")
         .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
         .env("TRITON_API_TOKEN", "hunter2")
+        .env("TORCHINDUCTOR_CACHE_DIR", "/tmp/job-2/inductor")
         .app(&["./graph_app", "--inject", "base"])
-        .run()
-        .code(0);
+        .run();
+    same.code(0);
+    assert!(
+        !same.stdout.contains("environment changed"),
+        "{}",
+        same.stdout
+    );
     // Without it, and a regression: both said, the failure beside the change.
     gate.write(
         "ncugate.toml",
