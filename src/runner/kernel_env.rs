@@ -9,12 +9,12 @@
 //! `TRITON_*` (Triton's cache and autotuning), `CUBLAS_*`, `CUBLASLT_*`
 //! (cuBLAS workspace and heuristics), `NVIDIA_TF32_OVERRIDE` (TF32 math) and
 //! `CUDA_MODULE_LOADING` (lazy loading). Not kept: `TF_*` (too many that pick
-//! no kernel), `PYTORCH_CUDA_ALLOC_CONF` (memory, not kernels), and the
-//! places among them — a name ending in `_DIR`, `_HOME` or `_PATH`
-//! (`TORCHINDUCTOR_CACHE_DIR`, `TRITON_CACHE_DIR`) — nor the paths in
-//! `XLA_FLAGS` (`--xla_gpu_per_fusion_autotune_cache_dir=…`): where a cache
-//! lives picks no kernel, and a CI job's own temp folder would otherwise say
-//! "environment changed" in every check. `[profile] kernel_env = ["MY_VAR"]`
+//! no kernel), `PYTORCH_CUDA_ALLOC_CONF` (memory, not kernels), the places
+//! among them (a name ending in `_DIR`, `_HOME` or `_PATH`:
+//! `TORCHINDUCTOR_CACHE_DIR`, `TRITON_CACHE_DIR`) and the paths in
+//! `XLA_FLAGS` (kept as `--xla_gpu_per_fusion_autotune_cache_dir=…`): where
+//! a cache lives picks no kernel, and a CI job's own temp folder would
+//! otherwise say "environment changed" in every check. `[profile] kernel_env = ["MY_VAR"]`
 //! adds names, places too. A value is shown only when it is no secret: a
 //! name with TOKEN, KEY, SECRET or PASSWORD in it is kept as a digest, and
 //! any value passes the password redaction of reports.
