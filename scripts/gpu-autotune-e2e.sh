@@ -139,18 +139,6 @@ for spec in ${WORKLOADS:-$all}; do
       workload compile-warm wider "$checks" --warmup 1 \
         --env "TORCHINDUCTOR_CACHE_DIR=$fresh_cache/inductor" --env "TRITON_CACHE_DIR=$fresh_cache/triton"
       fresh_cache= ;;
-    # The JAX recipe for the whole run: XLA's per-fusion autotune cache, emptied before every
-    # step (a fresh CI runner) and filled by one warm-up run without ncu, so the profiled runs
-    # load XLA's picks instead of timing candidates again.
-    jax-warm)
-      if ! python3 -c 'import jax' > /dev/null 2>&1; then
-        echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
-      else
-        fresh_cache=$out/cache/xla
-        workload jax-warm wider "$checks" --warmup 1 \
-          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$fresh_cache"
-        fresh_cache=
-      fi ;;
     # The plain CUDA recipe: an app that times its own candidates, then cudaProfilerStart/Stop.
     cuda-steady)
       if make -s -C kernels autotune_cuda > "$out/cuda-build.log" 2>&1; then
@@ -158,11 +146,19 @@ for spec in ${WORKLOADS:-$all}; do
       else
         echo "| $w | - | - | - | make -C kernels autotune_cuda failed: $(tail -1 "$out/cuda-build.log" | cut -c1-150) |" >> "$summary"; status=1
       fi ;;
-    jax|jax-steady)
+    jax|jax-steady|jax-warm)
       if ! python3 -c 'import jax' > /dev/null 2>&1; then
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
       elif [ "$w" = jax ]; then
         workload jax wider "$checks"
+      elif [ "$w" = jax-warm ]; then
+        # The JAX recipe for the whole run: XLA's per-fusion autotune cache, emptied before
+        # every step (a fresh CI runner) and filled by one warm-up run without ncu, so the
+        # profiled runs load XLA's picks instead of timing candidates again.
+        fresh_cache=$out/cache/xla
+        workload jax-warm wider "$checks" --warmup 1 \
+          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$fresh_cache"
+        fresh_cache=
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
