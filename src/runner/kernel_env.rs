@@ -56,11 +56,14 @@ pub(crate) fn steers(name: &str, extra: &[String]) -> bool {
             && !is_place(name))
 }
 
-/// `XLA_FLAGS` with the value of each flag that names a place taken out:
-/// `--xla_gpu_per_fusion_autotune_cache_dir=…`. That the cache is used is
-/// kept; where it lives is not.
-fn without_places(flags: &str) -> String {
-    flags
+/// `name`'s value without its places: for `XLA_FLAGS`, the value of each
+/// flag that names one is taken out (`--xla_gpu_per_fusion_autotune_cache_dir=…`:
+/// that the cache is used is kept, where it lives is not); any other value as it is.
+fn without_places(name: &str, value: &str) -> String {
+    if name != "XLA_FLAGS" {
+        return value.to_string();
+    }
+    value
         .split_whitespace()
         .map(|flag| match flag.split_once('=') {
             Some((name, _)) if XLA_PLACE_ENDS.iter().any(|end| name.ends_with(end)) => {
@@ -81,11 +84,7 @@ fn kept(name: &str, value: &str) -> String {
         let digest = crate::format::hex(&Sha256::digest(value.as_bytes()));
         return format!("(secret, sha256 {})", &digest[..12]);
     }
-    let value = match name {
-        "XLA_FLAGS" => without_places(value),
-        _ => value.to_string(),
-    };
-    crate::text::secret::redact(&value)
+    crate::text::secret::redact(&without_places(name, value))
 }
 
 /// The variables that steer kernel choice as the app sees them: `own` (the
@@ -121,12 +120,7 @@ pub(crate) fn changes(
     baseline: &BTreeMap<String, String>,
     current: &BTreeMap<String, String>,
 ) -> Vec<String> {
-    let get = |side: &BTreeMap<String, String>, n: &str| {
-        side.get(n).map(|v| match n {
-            "XLA_FLAGS" => without_places(v),
-            _ => v.clone(),
-        })
-    };
+    let get = |side: &BTreeMap<String, String>, n: &str| side.get(n).map(|v| without_places(n, v));
     let shown = |v: Option<String>| {
         v.map_or_else(
             || "(unset)".to_string(),
