@@ -793,6 +793,18 @@ impl Outcome {
         self
     }
 
+    /// Asserts `needle` is not in stdout, neither as printed nor with the
+    /// terminal report's line wrapping undone.
+    pub fn stdout_lacks(&self, needle: &str) -> &Outcome {
+        let unwrapped = self.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            !self.stdout.contains(needle) && !unwrapped.contains(needle),
+            "stdout has {needle:?}:\n{}",
+            self.stdout
+        );
+        self
+    }
+
     /// What it wrote to stderr.
     pub fn stderr(&self) -> &str {
         &self.stderr

@@ -294,21 +294,16 @@ fn a_check_names_the_environment_that_picks_kernels_when_it_changed() {
             .is_none()
     );
     // Same environment, the caches in another job's folder: nothing said.
-    let same = gate
-        .check()
+    gate.check()
         .ncu(&ncu)
         .baseline("b.json")
         .env("XLA_FLAGS", "--xla_gpu_autotune_level=0")
         .env("TRITON_API_TOKEN", "hunter2")
         .env("TORCHINDUCTOR_CACHE_DIR", "/tmp/job-2/inductor")
         .app(&["./graph_app", "--inject", "base"])
-        .run();
-    same.code(0);
-    assert!(
-        !same.stdout.contains("environment changed"),
-        "{}",
-        same.stdout
-    );
+        .run()
+        .code(0)
+        .stdout_lacks("environment changed");
     // Without it, and a regression: both said, the failure beside the change.
     gate.write(
         "ncugate.toml",
@@ -386,19 +381,14 @@ fn a_check_names_the_cuda_libraries_and_packages_whose_versions_changed() {
     assert_eq!(toolchain["libcublas"], "13.0.2.14", "{toolchain}");
     assert_eq!(toolchain["torch"], "2.11.0+cu130", "{toolchain}");
     // The same libraries: nothing said.
-    let same = gate
-        .check()
+    gate.check()
         .ncu(&ncu)
         .baseline("b.json")
         .env("LD_PRELOAD", preload(&cublas[0]))
         .app(&["./graph_app", "--inject", "base"])
-        .run();
-    same.code(0);
-    assert!(
-        !same.stdout.contains("environment changed"),
-        "{}",
-        same.stdout
-    );
+        .run()
+        .code(0)
+        .stdout_lacks("environment changed");
     // cuBLAS and torch upgraded: the unchanged app passes, the changes named.
     std::fs::rename(
         site.join("torch-2.11.0+cu130.dist-info"),
