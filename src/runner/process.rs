@@ -347,12 +347,9 @@ impl ProcessRunner for RealRunner {
             on_line(&line);
             lines.push(line);
         });
-        let (timed_out, hung_after_crash) = match ended {
-            Some(Ended::TimedOut) => (true, false),
-            Some(Ended::HungAfterCrash) => (true, true),
-            None => (false, false),
-        };
-        if timed_out {
+        // Ended early: the process group is killed, as at a timeout.
+        let killed = ended.is_some();
+        if killed {
             let _ = kill_group(child.id());
         }
         let status = child.wait();
@@ -361,7 +358,7 @@ impl ProcessRunner for RealRunner {
         // leave them (a process that escaped the kill could hold a pipe open).
         let drain_until = Instant::now() + Duration::from_secs(2);
         loop {
-            let wait = if timed_out {
+            let wait = if killed {
                 drain_until.saturating_duration_since(Instant::now())
             } else {
                 Duration::from_secs(3600)
@@ -374,17 +371,17 @@ impl ProcessRunner for RealRunner {
                 Err(_) => break,
             }
         }
-        if !timed_out {
+        if !killed {
             for r in readers {
                 let _ = r.join();
             }
         }
-        let exit = if hung_after_crash {
-            Exit::HungAfterCrash(spec.crash_stall.unwrap_or_default())
-        } else if timed_out {
-            Exit::TimedOut(spec.timeout.unwrap_or_default())
-        } else {
-            exit_of(status)
+        let exit = match ended {
+            Some(Ended::HungAfterCrash) => {
+                Exit::HungAfterCrash(spec.crash_stall.unwrap_or_default())
+            }
+            Some(Ended::TimedOut) => Exit::TimedOut(spec.timeout.unwrap_or_default()),
+            None => exit_of(status),
         };
         super::interrupt::settle(exit.signal());
         Finished {
