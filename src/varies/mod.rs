@@ -170,9 +170,7 @@ impl Share {
             basis: metric.unwrap_or_else(|| "launches".into()),
         }
     }
-}
 
-impl Share {
     /// The share in words, one decimal: `48.7%`; a share short of all of
     /// it never rounds up to all (`>99.9%`: the stable kernels did some).
     pub(crate) fn percent(&self) -> String {
