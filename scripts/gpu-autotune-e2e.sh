@@ -22,7 +22,8 @@
 # (kernels/autotune_cuda.cu, built with make -C kernels) in the steady state, and
 # "compile-warm" torch.compile's whole run from a cold cache before every step (a fresh CI
 # runner) with one warm-up run without ncu (--warmup 1), and "jax-warm" JAX's whole run the
-# same way, with XLA's per-fusion autotune cache; a name
+# same way, with XLA's per-fusion autotune cache, and "jax-kept" with that cache kept from the
+# record to the last check (emptied once); a name
 # may carry its own number of unchanged checks, and the second of the batch after which its
 # checks stop instead of its share of BUDGET_S, and its own RUN_TIMEOUT_S
 # (WORKLOADS="compile:10:420 conv-steady:3 jax-steady:10::60");
@@ -146,7 +147,7 @@ for spec in ${WORKLOADS:-$all}; do
       else
         echo "| $w | - | - | - | make -C kernels autotune_cuda failed: $(tail -1 "$out/cuda-build.log" | cut -c1-150) |" >> "$summary"; status=1
       fi ;;
-    jax|jax-steady|jax-warm)
+    jax|jax-steady|jax-warm|jax-kept)
       if ! python3 -c 'import jax' > /dev/null 2>&1; then
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
       elif [ "$w" = jax ]; then
@@ -159,10 +160,16 @@ for spec in ${WORKLOADS:-$all}; do
         workload jax-warm wider "$checks" --warmup 1 \
           --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$fresh_cache"
         fresh_cache=
+      elif [ "$w" = jax-kept ]; then
+        # The same with the cache kept from one step to the next (a runner that keeps it, or
+        # a CI cache): emptied once, filled by the record's warm-up, then only read.
+        rm -rf "$out/cache/xla-kept" && mkdir -p "$out/cache/xla-kept"
+        workload jax-kept wider "$checks" --warmup 1 \
+          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$out/cache/xla-kept"
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
-    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm jax-warm |" >> "$summary"; status=1 ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm jax-warm jax-kept |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"

@@ -232,7 +232,7 @@ mod tests {
         );
         assert!(
             hint.starts_with(
-                "; a kernel of XLA's GEMM autotuner — XLA: XLA_FLAGS=--xla_gpu_autotune_level=0"
+                "; a kernel of XLA's autotuner — XLA: XLA_FLAGS=--xla_gpu_autotune_level=0"
             ),
             "{hint}"
         );

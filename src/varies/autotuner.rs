@@ -2,9 +2,14 @@
 //! each. The names are the ones these tools launch while they time their
 //! candidates, as seen in public profiles:
 //!
-//! - XLA's GEMM autotuner (JAX, TensorFlow): `stream_executor::RedzoneAllocatorKernelImpl`,
+//! - XLA's autotuner (JAX, TensorFlow): `stream_executor::RedzoneAllocatorKernelImpl`,
 //!   `xla_fp_comparison<float>`, `DelayKernel`, `RepeatBufferKernelImpl` around
 //!   candidate fusions named `gemm_fusion_dot_general_N` (an H100 run of a JAX model).
+//!   XLA names every kernel it generates after its fusion (`loop_add_fusion`,
+//!   `input_reduce_fusion_2`, `gemm_fusion_dot_1`): those are XLA's builds too.
+//!   On an H100 (jaxlib 0.11.2, default flags), processes of one unchanged
+//!   jitted MLP built `loop_add_fusion` two ways, one reading its input
+//!   through the TMA (no LSU global loads) and one through plain loads.
 //! - Inductor's `max-autotune` (`torch.compile`): Triton template candidates
 //!   `triton_tem_fused_mm_0`, `triton_mm_16`, `triton_mm_plus_mm_0` (its
 //!   "AUTOTUNE mm(…)" logs and output code).
@@ -18,7 +23,8 @@
 /// A tool that picks kernels at run time by timing candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Autotuner {
-    /// XLA's GEMM autotuner (JAX, TensorFlow).
+    /// XLA's autotuner (JAX, TensorFlow): its GEMM candidates, and the
+    /// builds of the fusions it generates.
     Xla,
     /// `torch.compile(mode="max-autotune")`'s template selection.
     Inductor,
@@ -40,7 +46,7 @@ impl Autotuner {
     /// Its name in a message.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Autotuner::Xla => "XLA's GEMM autotuner",
+            Autotuner::Xla => "XLA's autotuner",
             Autotuner::Inductor => "torch.compile max-autotune (Inductor)",
             Autotuner::Cudnn => "cuDNN's algorithm search (cudnn.benchmark)",
             Autotuner::Triton => "@triton.autotune",
@@ -76,7 +82,7 @@ impl Autotuner {
         ];
         const INDUCTOR: [&str; 3] = ["triton_tem_", "triton_mm", "triton_bmm"];
         const CUDNN: [&str; 4] = ["cudnn", "xmma_fprop", "xmma_dgrad", "xmma_wgrad"];
-        if XLA.iter().any(|n| kernel.contains(n)) {
+        if XLA.iter().any(|n| kernel.contains(n)) || is_xla_fusion(kernel) {
             Some(Autotuner::Xla)
         } else if INDUCTOR.iter().any(|n| kernel.contains(n)) {
             Some(Autotuner::Inductor)
@@ -89,6 +95,24 @@ impl Autotuner {
             None
         }
     }
+}
+
+/// Whether `kernel` is named as XLA names the kernels it generates: after
+/// the fusion it emits, `loop_add_fusion`, `input_reduce_fusion_2`,
+/// `fusion_7`, `wrapped_concatenate` — one word of letters, digits and
+/// underscores (no C++ signature) that ends in `fusion` or `fusion_N`, or
+/// starts `wrapped_`.
+fn is_xla_fusion(kernel: &str) -> bool {
+    let word = !kernel.is_empty()
+        && kernel
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let stem = kernel.trim_end_matches(|c: char| c.is_ascii_digit());
+    let stem = stem
+        .strip_suffix('_')
+        .filter(|_| stem.len() < kernel.len())
+        .unwrap_or(kernel);
+    word && (stem == "fusion" || stem.ends_with("_fusion") || kernel.starts_with("wrapped_"))
 }
 
 /// The fixes for the autotuners `kernels` name, joined; a general one when
@@ -136,6 +160,17 @@ mod tests {
                 Some(Autotuner::Xla),
             ),
             ("gemm_fusion_dot_general_4", Some(Autotuner::Xla)),
+            // XLA's own fusions, as ncu named them on an H100 (jaxlib 0.11.2).
+            ("loop_add_fusion", Some(Autotuner::Xla)),
+            ("loop_multiply_fusion_1", Some(Autotuner::Xla)),
+            ("input_reduce_fusion_12", Some(Autotuner::Xla)),
+            ("fusion_3", Some(Autotuner::Xla)),
+            ("wrapped_concatenate", Some(Autotuner::Xla)),
+            // A C++ kernel with a word like it is not XLA's.
+            ("void my_fusion(float *)", None),
+            ("fusion_kernel", None),
+            ("LoopFusion", None),
+            ("fusion_", None),
             ("triton_tem_fused_mm_0", Some(Autotuner::Inductor)),
             ("triton_mm_16", Some(Autotuner::Inductor)),
             // As ncu named the benchmark candidates on an H100 (PyTorch 2.x).

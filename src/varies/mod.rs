@@ -1,5 +1,5 @@
 //! Kernels that vary between runs of one workload: an autotuner's timing
-//! candidates (XLA's GEMM autotuner, `torch.compile(mode="max-autotune")`,
+//! candidates (XLA's autotuner, `torch.compile(mode="max-autotune")`,
 //! `@triton.autotune`, `cudnn.benchmark`) or a JIT that picks kernels at run
 //! time. `baseline record` splits the recorded runs' kernels in two: those
 //! every run launched the same number of times are *stable* and gated; the
