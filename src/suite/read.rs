@@ -554,7 +554,7 @@ fn unevidenced(
             // runs: the baseline file shows it (`recompute` holds it there).
             let changed = report.code.iter().any(|c| c.kernel == kernel && c.changed);
             let autotuned = crate::compare::code::autotuned(kernel);
-            if changed && autotuned.as_deref() == Some(evidence) {
+            if changed && crate::compare::code::is_autotuned(kernel, evidence) {
                 return None;
             }
             if crate::compare::code::is_recorded_builds(evidence) {

@@ -191,7 +191,7 @@ fn code_varies_disagreement(
     let kernel = row.kernel.as_deref()?;
     // An autotuner's new build, or launches it moved between its picks:
     // the report's own rows show those (`read.rs`), not the baseline file.
-    if crate::compare::code::autotuned(kernel).as_deref() == Some(evidence.as_str())
+    if crate::compare::code::is_autotuned(kernel, evidence)
         || crate::compare::structure::is_moved_picks(evidence)
     {
         return None;
