@@ -99,7 +99,7 @@ impl Autotuner {
 
 /// Whether `kernel` is named as XLA names the kernels it generates: after
 /// the fusion it emits, `loop_add_fusion`, `input_reduce_fusion_2`,
-/// `fusion_7`, `wrapped_concatenate` — one word of letters, digits and
+/// `fusion_7`, `wrapped_broadcast` — one word of letters, digits and
 /// underscores (no C++ signature) that ends in `fusion` or `fusion_N`, or
 /// starts `wrapped_`.
 fn is_xla_fusion(kernel: &str) -> bool {
@@ -107,11 +107,11 @@ fn is_xla_fusion(kernel: &str) -> bool {
         && kernel
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let stem = kernel.trim_end_matches(|c: char| c.is_ascii_digit());
-    let stem = stem
-        .strip_suffix('_')
-        .filter(|_| stem.len() < kernel.len())
-        .unwrap_or(kernel);
+    // `loop_multiply_fusion_1`: XLA numbers the second fusion of a kind.
+    let stem = match kernel.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        numbered if numbered.len() < kernel.len() => numbered.strip_suffix('_').unwrap_or(kernel),
+        _ => kernel,
+    };
     word && (stem == "fusion" || stem.ends_with("_fusion") || kernel.starts_with("wrapped_"))
 }
 
@@ -165,7 +165,7 @@ mod tests {
             ("loop_multiply_fusion_1", Some(Autotuner::Xla)),
             ("input_reduce_fusion_12", Some(Autotuner::Xla)),
             ("fusion_3", Some(Autotuner::Xla)),
-            ("wrapped_concatenate", Some(Autotuner::Xla)),
+            ("wrapped_broadcast", Some(Autotuner::Xla)),
             // A C++ kernel with a word like it is not XLA's.
             ("void my_fusion(float *)", None),
             ("fusion_kernel", None),
