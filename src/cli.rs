@@ -656,6 +656,10 @@ mod tests {
                 }),
             ),
             (
+                "autotuned-builds",
+                name(&|| crate::compare::code::AutotunedBuilds::default().to_possible_value()),
+            ),
+            (
                 "locked-counters",
                 name(&|| crate::trace::LockedCounters::default().to_possible_value()),
             ),

@@ -65,6 +65,20 @@ pub(super) fn check(
     same
 }
 
+/// What a kernel an autotuner names is gated on when its build is not the
+/// baseline's (`[gate] autotuned_builds`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AutotunedBuilds {
+    /// Its time and launches only: the autotuner may pick another build in
+    /// each process.
+    #[default]
+    Time,
+    /// Every rule: the autotuner's cache is kept from the baseline's job to
+    /// the checks', so a new build is a change.
+    All,
+}
+
 /// Leaves ungated the rules that do not measure time of every kernel whose
 /// code varies between runs: one the recorded runs built more than one way
 /// (its baseline numbers mix the builds), or one whose code is not the
@@ -75,10 +89,12 @@ pub(super) fn check(
 /// and launches stay gated, as do `per = "total"` rules, except a failure
 /// these kernels' changes explain ([`explained_by_builds`]): an autotuner
 /// picks among builds of near-equal time, and a real regression still moves
-/// the time, the launches or the whole run. Names each such kernel in a
-/// note; then says beside each failure left of a changed autotuned kernel
-/// that the autotuner may have made it.
-pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
+/// the time, the launches or the whole run. Under [`AutotunedBuilds::All`]
+/// an autotuner's new build is gated whole (the recorded runs' builds and
+/// moved picks are still not). Names each such kernel in a note; then says
+/// beside each failure left of a changed autotuned kernel that the
+/// autotuner may have made it.
+pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline, builds: AutotunedBuilds) {
     use crate::verdict::{CODE_VARIES, Reason};
     use std::sync::Arc;
     let mut why: BTreeMap<String, Arc<String>> = BTreeMap::new();
@@ -95,7 +111,8 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline) {
     for (kernel, evidence) in &moved {
         why.insert(kernel.clone(), Arc::new(evidence.clone()));
     }
-    for c in report.code.iter().filter(|c| c.changed) {
+    let new_builds = builds == AutotunedBuilds::Time;
+    for c in report.code.iter().filter(|c| c.changed && new_builds) {
         if let (false, Some(evidence)) = (why.contains_key(&c.kernel), autotuned(&c.kernel)) {
             why.insert(c.kernel.clone(), Arc::new(evidence));
         }
@@ -209,7 +226,7 @@ fn moved_notes(
 /// reports again.
 #[cfg(test)]
 pub(crate) fn tests_ungate_varying(report: &mut Report, baseline: &Baseline) {
-    ungate_varying(report, baseline);
+    ungate_varying(report, baseline, AutotunedBuilds::Time);
 }
 
 /// Why a whole run's rule that failed is not gated, if the kernels whose
@@ -388,7 +405,7 @@ fn note(results: &[CodeResult]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{blame_autotuner, ungate_varying};
+    use super::{AutotunedBuilds, blame_autotuner, ungate_varying};
     use crate::baseline::Baseline;
     use crate::status::Status;
     use crate::verdict::{CodeResult, Reason, Report};
@@ -446,11 +463,36 @@ mod tests {
     /// allowances of today, then the kernels whose code varies left
     /// ungated); with how many rows that failed as recorded pass now.
     fn replayed(dir: &str, workload: &str, check: &str) -> (Report, usize) {
+        replayed_with(dir, workload, check, AutotunedBuilds::Time)
+    }
+
+    /// [`replayed`], with an autotuner's new builds gated as `builds` says.
+    fn replayed_with(
+        dir: &str,
+        workload: &str,
+        check: &str,
+        builds: AutotunedBuilds,
+    ) -> (Report, usize) {
         let mut report = crate::suite::read::recorded_check(
             &recorded(dir, &format!("{workload}.{check}.json")),
             workload,
         );
         assert_eq!(report.thresholds, crate::rules::DEFAULT_SOURCE);
+        // The checks ran with new builds not gated; to gate them whole, the
+        // rows left ungated so are judged again from their numbers.
+        if builds == AutotunedBuilds::All {
+            for row in &mut report.rules {
+                let Some(d) = row.downgrade.take_if(|d| d.reason == Reason::CodeVaries) else {
+                    continue;
+                };
+                if d.failed {
+                    row.status = match row.severity {
+                        crate::rules::Severity::Fail => Status::Fail,
+                        _ => Status::Warn,
+                    };
+                }
+            }
+        }
         let today = crate::rules::Thresholds::builtin().expect("the built-in rules");
         for row in &mut report.rules {
             let rule = today.rules.iter().find(|r| {
@@ -469,7 +511,7 @@ mod tests {
         }
         let baseline = Baseline::load(&recorded(dir, &format!("{workload}.baseline.json")))
             .expect("the baseline");
-        ungate_varying(&mut report, &baseline);
+        ungate_varying(&mut report, &baseline, builds);
         (report, passed)
     }
 
@@ -598,7 +640,7 @@ mod tests {
         });
         let baseline =
             Baseline::load(&recorded(dir, "triton-steady.baseline.json")).expect("the baseline");
-        ungate_varying(&mut report, &baseline);
+        ungate_varying(&mut report, &baseline, AutotunedBuilds::Time);
         let total = whole_run_instructions(&report);
         let evidence = total.downgrade.as_ref().and_then(|d| d.evidence.as_deref());
         assert!(
@@ -617,7 +659,7 @@ mod tests {
         baseline.kernels.insert("loop_add_fusion".into(), entry);
         let mut report = report_of("loop_add_fusion");
         let failed_before = report.counts().fail;
-        ungate_varying(&mut report, &baseline);
+        ungate_varying(&mut report, &baseline, AutotunedBuilds::Time);
         assert_eq!(
             code_varies(&report),
             vec![
@@ -673,7 +715,7 @@ mod tests {
             baseline_fingerprint: "a".to_string(),
             current_fingerprint: "b".to_string(),
         });
-        ungate_varying(&mut report, &jax_baseline());
+        ungate_varying(&mut report, &jax_baseline(), AutotunedBuilds::Time);
         assert_eq!(code_varies(&report).len(), 3);
         let why = report
             .rules
@@ -715,7 +757,7 @@ mod tests {
             current_fingerprint: "b".to_string(),
         });
         let before = report.clone();
-        ungate_varying(&mut report, &jax_baseline());
+        ungate_varying(&mut report, &jax_baseline(), AutotunedBuilds::Time);
         assert_eq!(report, before);
     }
 
@@ -913,5 +955,32 @@ mod tests {
             warned.contains(&"triton_tem_fused_addmm_relu_t_1"),
             "{warned:?}"
         );
+    }
+
+    /// Same session: with Inductor's cache kept from the baseline's job to
+    /// the checks' (`[gate] autotuned_builds = "all"`), the steady-state
+    /// `torch.compile` checks built every kernel as the baseline had, and
+    /// pass; the wider layer's new templates are gated whole and fail. The
+    /// JAX checks whose XLA built a fusion anew fail so too: there XLA's
+    /// picks are not kept, and `all` does not fit.
+    #[test]
+    fn recorded_on_an_h100_kept_picks_gate_an_autotuners_new_build_whole() {
+        let all = |workload: &str, check: &str| {
+            replayed_with("steady-and-warm", workload, check, AutotunedBuilds::All).0
+        };
+        for check in ["unchanged-1", "unchanged-2"] {
+            assert_eq!(failing(&all("compile-steady", check)), Vec::<String>::new());
+        }
+        assert_eq!(
+            failing(&all("compile-steady", "regression")),
+            [
+                "triton_tem_fused_addmm_relu_t_0 · sm__inst_executed.sum",
+                "triton_tem_fused_addmm_relu_t_1 · sm__inst_executed.sum",
+                "(total) · sm__inst_executed.sum",
+                "triton_tem_fused_addmm_relu_t_0 · l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                "triton_tem_fused_addmm_relu_t_1 · l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            ]
+        );
+        assert!(!failing(&all("jax-steady", "unchanged-7")).is_empty());
     }
 }

@@ -46,6 +46,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) code: Option<&'a crate::code::CodeMap>,
     /// What a timing-only failure with unchanged code becomes.
     pub(crate) environmental: environmental::Environmental,
+    /// What an autotuner's new build of a kernel is gated on.
+    pub(crate) autotuned_builds: code::AutotunedBuilds,
     /// What ncugate saw of the GPU during the current runs.
     pub(crate) gpu: &'a crate::shared_gpu::GpuEnvironment,
     /// `[gate] shared_gpu`: what to do with sensitive rules on a shared GPU.
@@ -272,7 +274,7 @@ impl Judging<'_> {
                 if let Some(current) = inputs.code {
                     self.same_code = code::check(report, baseline, current);
                 }
-                code::ungate_varying(report, baseline);
+                code::ungate_varying(report, baseline, inputs.autotuned_builds);
             }
             Pass::Environmental => {
                 environmental::apply(report, &self.same_code, inputs.environmental);

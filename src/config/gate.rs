@@ -90,6 +90,8 @@ pub struct CheckConfig {
     pub history: Option<super::history::CheckHistory>,
     /// What a timing-only failure of a kernel whose code is unchanged becomes.
     pub environmental: crate::compare::environmental::Environmental,
+    /// `[gate] autotuned_builds`: what an autotuner's new build is gated on.
+    pub autotuned_builds: crate::compare::code::AutotunedBuilds,
     /// The explain stage: which kernels, at most how many, from which source pages.
     pub explain: Explain,
     /// `[gate] locked_counters`: what an ERR_NVGPUCTRPERM of ncu becomes.
@@ -176,6 +178,7 @@ pub(super) fn check(args: CheckArgs, given: &Given) -> Result<Config> {
         ncu: ncu_program(&args.ncu, &file),
         import_with_ncu: import_with_ncu(&args.ncu, &file),
         environmental: gate.environmental.unwrap_or_default(),
+        autotuned_builds: gate.autotuned_builds.unwrap_or_default(),
         locked_counters: gate.locked_counters.unwrap_or_default(),
         audit_lib: audit_lib(&file),
         explain: args.explain.over(file.explain).resolve(),
@@ -326,6 +329,11 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
                 .gate
                 .environmental
                 .over(file.gate.environmental)
+                .unwrap_or_default(),
+            autotuned_builds: args
+                .gate
+                .autotuned_builds
+                .over(file.gate.autotuned_builds)
                 .unwrap_or_default(),
             explain: explain.clone(),
             locked_counters: args

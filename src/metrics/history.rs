@@ -62,6 +62,7 @@ pub(super) fn after_check(
             notes: Vec::new(),
             code: inputs.code,
             environmental: inputs.environmental,
+            autotuned_builds: inputs.autotuned_builds,
         })?;
         drift::apply(report, &at_anchor, inputs.thresholds, commit, since + 1);
     } else if let Some(commit) = &h.anchor {

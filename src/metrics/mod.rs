@@ -187,6 +187,7 @@ fn steps(config: &CheckConfig, processes: &dyn ProcessRunner, known: &mut Known)
         notes: data.details_page,
         code: code.as_ref(),
         environmental: config.environmental,
+        autotuned_builds: config.autotuned_builds,
     };
     let mut report = compare::compare(&inputs)?;
 

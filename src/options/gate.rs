@@ -5,6 +5,7 @@
 //! `--baselines`), so those two keys are file-only in [`GateOptions`].
 
 use super::{layered, value_enum};
+use crate::compare::code::AutotunedBuilds;
 use crate::compare::environmental::Environmental;
 use crate::model::KernelKeyMode;
 use crate::options::Layer;
@@ -35,6 +36,14 @@ pub(crate) struct GateOptions {
         value_name = "VERDICT"
     )]
     pub(crate) environmental: Option<Environmental>,
+    /// What a kernel an autotuner names (XLA's fusions, Inductor's templates, cuDNN's) is gated on when its build is not the baseline's: `time` its time and launches only, as the autotuner may pick another build in each process; `all` every rule, for jobs that keep the autotuner's cache from the baseline's job to the checks', where a new build is a change (default: [gate] autotuned_builds, else time).
+    #[arg(
+        long,
+        value_enum,
+        env = "NCUGATE_AUTOTUNED_BUILDS",
+        value_name = "GATED"
+    )]
+    pub(crate) autotuned_builds: Option<AutotunedBuilds>,
     /// What check does when ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): `fail` exits 2 with the fix; `trace` runs the app under CUPTI activity tracing instead (it needs no counter permission) and gates the launch structure alone — which kernels ran and how often, with a changed grid or block named — every metric rule listed as not gated and the report labelled DEGRADED (default: [gate] locked_counters, else fail).
     #[arg(long, value_enum, env = "NCUGATE_LOCKED_COUNTERS", value_name = "MODE")]
     pub(crate) locked_counters: Option<LockedCounters>,
@@ -57,6 +66,7 @@ layered!(GateOptions {
     kernel_key,
     shared_gpu,
     environmental,
+    autotuned_builds,
     locked_counters,
     baseline,
     baselines,
@@ -78,6 +88,11 @@ value_enum!(Policy {
 value_enum!(Environmental {
     Warn = "warn": "A warning: shown with its reason, not gated",
     Fail = "fail": "A failure, as any other",
+});
+
+value_enum!(AutotunedBuilds {
+    Time = "time": "Its time and launches only: the autotuner may pick another build in each process",
+    All = "all": "Every rule: the autotuner's cache is kept between jobs, so a new build is a change",
 });
 
 value_enum!(LockedCounters {

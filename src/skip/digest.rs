@@ -194,6 +194,7 @@ fn settings(w: &Workload, c: &CheckConfig) -> Vec<Part> {
         setting("kernel_key", format!("{:?}", c.kernel_key)),
         setting("shared_gpu", format!("{:?}", c.shared_gpu)),
         setting("environmental", format!("{:?}", c.environmental)),
+        setting("autotuned_builds", format!("{:?}", c.autotuned_builds)),
         setting("locked_counters", format!("{:?}", c.locked_counters)),
         setting("allow_device_mismatch", c.allow_device_mismatch.to_string()),
     ]

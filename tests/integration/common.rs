@@ -735,6 +735,7 @@ pub fn profiled_check(
         import_with_ncu: false,
         history: None,
         environmental: Default::default(),
+        autotuned_builds: Default::default(),
         explain: Default::default(),
         locked_counters: Default::default(),
         audit_lib: Default::default(),

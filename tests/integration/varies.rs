@@ -801,3 +801,65 @@ fn warm_up_runs_go_before_the_profiled_runs_and_are_recorded() {
             "hint: the app must run to completion without ncu too (or set [app] warmup = 0)",
         );
 }
+
+/// An autotuner's new build: the steady-state JAX MLP's baseline from its
+/// first recorded run alone, a check whose XLA built `loop_multiply_fusion`
+/// another way (`fixtures/h100/autotune-e2e/jax-steady-reports/`), and the
+/// baseline's instruction count of that fusion halved. By default its
+/// counts are not gated (XLA may pick another build in each process); with
+/// `--autotuned-builds all` or `[gate] autotuned_builds = "all"` (the
+/// autotuner's cache kept between jobs) they are, and the check fails.
+#[test]
+fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
+    let gate = Gate::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/h100/autotune-e2e/jax-steady-reports");
+    gate.copy(root.join("jax-steady.record.run-1.ncu-rep"), "r1.ncu-rep");
+    gate.copy(
+        root.join("jax-steady.unchanged-1.run.ncu-rep"),
+        "u1.ncu-rep",
+    );
+    gate.record()
+        .input("r1.ncu-rep")
+        .output("jax.json")
+        .run()
+        .code(0);
+    let mut baseline = gate.json("jax.json");
+    let fusion = &mut baseline["kernels"]["loop_multiply_fusion"]["metrics"];
+    halve(&mut fusion["sm__inst_executed.sum"]["sum"], &ALL_STATS);
+    gate.write(
+        "halved.json",
+        serde_json::to_string(&baseline).expect("JSON"),
+    );
+    let check = [
+        "check",
+        "--baseline",
+        "halved.json",
+        "--input",
+        "u1.ncu-rep",
+    ];
+    gate.run(&check)
+        .code(0)
+        .stdout_has("loop_multiply_fusion (XLA's autotuner picks this kernel's build at run time");
+    let all: Vec<&str> = check
+        .iter()
+        .copied()
+        .chain(["--autotuned-builds", "all"])
+        .collect();
+    gate.run(&all)
+        .code(1)
+        .stdout_has("✗ loop_multiply_fusion")
+        .stdout_has("+128.0% (1.53M inst vs baseline 671.74K inst)")
+        .stdout_has("XLA's autotuner picks this kernel's configuration at run time")
+        .stdout_lacks("not gated (code varies");
+    gate.write("ncugate.toml", "[gate]\nautotuned_builds = \"all\"\n");
+    gate.run(&check).code(1);
+    let time: Vec<&str> = check
+        .iter()
+        .copied()
+        .chain(["--autotuned-builds", "time"])
+        .collect();
+    gate.run(&time).code(0);
+    gate.write("ncugate.toml", "[gate]\nautotuned_builds = \"never\"\n");
+    gate.run(&check).code(2);
+}
