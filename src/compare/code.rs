@@ -164,12 +164,21 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline, builds: A
             })
             .collect();
         let fixes = crate::varies::autotuner::fixes_for(built.keys().copied());
+        // An autotuner's new build (not the recorded runs' several): kept
+        // picks make it a change, and the setting says so.
+        let kept = if built
+            .keys()
+            .any(|k| autotuned(k).as_deref() == Some(why[*k].as_str()))
+        {
+            "; with the picks kept, `[gate] autotuned_builds = \"all\"` gates a new build whole"
+        } else {
+            ""
+        };
         report.notes.push(crate::note::Note::warning(format!(
             "code varies between runs: {} — their metric checks that do not measure time are not \
              gated, their time and launches are; to gate them whole, keep the picks from one run \
-             to the next — {}",
+             to the next — {fixes}{kept}",
             kernels.join(", "),
-            fixes
         )));
     }
     let notes = moved_notes(report, &moved, &moved_rules);

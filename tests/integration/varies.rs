@@ -840,7 +840,10 @@ fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
     ];
     gate.run(&check)
         .code(0)
-        .stdout_has("loop_multiply_fusion (XLA's autotuner picks this kernel's build at run time");
+        .stdout_has("loop_multiply_fusion (XLA's autotuner picks this kernel's build at run time")
+        .stdout_has(
+            "with the picks kept, `[gate] autotuned_builds = \"all\"` gates a new build whole",
+        );
     let all: Vec<&str> = check
         .iter()
         .copied()
