@@ -366,7 +366,11 @@ kernel_key = \"demangled\"
 # shared_gpu = \"warn\"
 # A failure on time alone while the kernel's code, instruction counts and launches are unchanged
 # is environmental (clocks, other work, thermals): \"warn\" shows it as a warning, \"fail\" gates it.
-# environmental = \"warn\"",
+# environmental = \"warn\"
+# A kernel an autotuner builds (XLA's fusions, Inductor's templates, cuDNN's) whose build is not the
+# baseline's: \"time\" gates its time and launches only; \"all\" gates every rule, where the jobs
+# keep the autotuner's cache between them.
+# autotuned_builds = \"time\"",
         steady_lines(steady)
     );
     t
