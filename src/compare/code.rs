@@ -87,9 +87,10 @@ pub enum AutotunedBuilds {
 /// seen on an H100, a jitted JAX MLP whose unchanged checks read 1.57M
 /// global-load sectors where the baseline's build read none). Their time
 /// and launches stay gated, as do `per = "total"` rules, except a failure
-/// these kernels' changes explain ([`explained_by_builds`]): an autotuner
-/// picks among builds of near-equal time, and a real regression still moves
-/// the time, the launches or the whole run. Under [`AutotunedBuilds::All`]
+/// these kernels' changes explain ([`explained_by_builds`]): a real
+/// regression still moves the time, the launches or the whole run, and a
+/// pick slower than the baseline's is the run's real cost (on an H100, an
+/// Inductor pick made from an empty cache ran +85%). Under [`AutotunedBuilds::All`]
 /// an autotuner's new build is gated whole (the recorded runs' builds and
 /// moved picks are still not). Names each such kernel in a note; then says
 /// beside each failure left of a changed autotuned kernel that the
