@@ -329,25 +329,26 @@ pub(crate) fn recorded_builds(code: &code::KernelCode, runs: u64) -> Option<Stri
 /// Why a kernel named `kernel` whose code is not the baseline's is not
 /// gated beyond its time: an autotuner gives the name (`None` when none does).
 pub(crate) fn autotuned(kernel: &str) -> Option<String> {
-    crate::varies::autotuner::Autotuner::of(kernel).map(|tuner| {
-        format!(
-            "{}: {} picks this kernel's build at run time, and this run's is not the baseline's",
-            crate::verdict::CODE_VARIES,
-            tuner.name()
-        )
-    })
+    crate::varies::autotuner::Autotuner::of(kernel).map(|tuner| new_build(tuner.name()))
 }
 
-/// Whether `evidence` is [`autotuned`]'s for `kernel`, as this version words
-/// it or as earlier ones did: they called XLA's "XLA's GEMM autotuner",
-/// before its fusions were known as its builds too, and a shard's report
-/// written by one of them still reads back.
+/// [`autotuned`]'s words for the autotuner called `name`.
+fn new_build(name: &str) -> String {
+    format!(
+        "{}: {name} picks this kernel's build at run time, and this run's is not the baseline's",
+        crate::verdict::CODE_VARIES,
+    )
+}
+
+/// Whether `evidence` is [`autotuned`]'s for `kernel`, under the autotuner's
+/// name of this version or of an earlier one
+/// ([`Autotuner::earlier_names`](crate::varies::autotuner::Autotuner::earlier_names)):
+/// a shard's report written by one of them still reads back.
 pub(crate) fn is_autotuned(kernel: &str, evidence: &str) -> bool {
-    autotuned(kernel).is_some_and(|now| {
-        now == evidence
-            || crate::varies::autotuner::Autotuner::of(kernel)
-                == Some(crate::varies::autotuner::Autotuner::Xla)
-                && now.replacen("XLA's autotuner", "XLA's GEMM autotuner", 1) == evidence
+    crate::varies::autotuner::Autotuner::of(kernel).is_some_and(|tuner| {
+        std::iter::once(tuner.name())
+            .chain(tuner.earlier_names().iter().copied())
+            .any(|name| new_build(name) == evidence)
     })
 }
 

@@ -53,6 +53,15 @@ impl Autotuner {
         }
     }
 
+    /// What earlier versions called it in their reports: XLA's was "XLA's
+    /// GEMM autotuner" before its fusions were known as its builds too.
+    pub(crate) fn earlier_names(self) -> &'static [&'static str] {
+        match self {
+            Autotuner::Xla => &["XLA's GEMM autotuner"],
+            Autotuner::Inductor | Autotuner::Cudnn | Autotuner::Triton => &[],
+        }
+    }
+
     /// The fix that fits it.
     pub(crate) fn fix(self) -> &'static str {
         match self {
