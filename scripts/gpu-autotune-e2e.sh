@@ -152,20 +152,17 @@ for spec in ${WORKLOADS:-$all}; do
         echo "| $w | - | - | - | skipped: python3 -c 'import jax' fails (not installed here) |" >> "$summary"
       elif [ "$w" = jax ]; then
         workload jax wider "$checks"
-      elif [ "$w" = jax-warm ]; then
-        # The JAX recipe for the whole run: XLA's per-fusion autotune cache, emptied before
-        # every step (a fresh CI runner) and filled by one warm-up run without ncu, so the
-        # profiled runs load XLA's picks instead of timing candidates again.
-        fresh_cache=$out/cache/xla
-        workload jax-warm wider "$checks" --warmup 1 \
-          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$fresh_cache"
+      elif [ "$w" = jax-warm ] || [ "$w" = jax-kept ]; then
+        # The JAX recipe for the whole run: XLA's per-fusion autotune cache, filled by one
+        # warm-up run without ncu, so the profiled runs load XLA's picks instead of timing
+        # candidates again. jax-warm empties it before every step (a fresh CI runner);
+        # jax-kept empties it once and keeps it (a runner that keeps it, or a CI cache).
+        cache=$out/cache/$w
+        rm -rf "$cache" && mkdir -p "$cache"
+        [ "$w" = jax-warm ] && fresh_cache=$cache
+        workload "$w" wider "$checks" --warmup 1 \
+          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$cache"
         fresh_cache=
-      elif [ "$w" = jax-kept ]; then
-        # The same with the cache kept from one step to the next (a runner that keeps it, or
-        # a CI cache): emptied once, filled by the record's warm-up, then only read.
-        rm -rf "$out/cache/xla-kept" && mkdir -p "$out/cache/xla-kept"
-        workload jax-kept wider "$checks" --warmup 1 \
-          --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$out/cache/xla-kept"
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
