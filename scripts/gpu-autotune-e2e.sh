@@ -23,7 +23,8 @@
 # "compile-warm" torch.compile's whole run from a cold cache before every step (a fresh CI
 # runner) with one warm-up run without ncu (--warmup 1), and "jax-warm" JAX's whole run the
 # same way, with XLA's per-fusion autotune cache, and "jax-kept" with that cache kept from the
-# record to the last check (emptied once); a name
+# record to the last check (emptied once), and "compile-kept" compile-steady with Inductor's and
+# Triton's caches kept likewise and --autotuned-builds all; a name
 # may carry its own number of unchanged checks, and the second of the batch after which its
 # checks stop instead of its share of BUDGET_S, and its own RUN_TIMEOUT_S
 # (WORKLOADS="compile:10:420 conv-steady:3 jax-steady:10::60");
@@ -132,6 +133,14 @@ for spec in ${WORKLOADS:-$all}; do
     # Not in the default six: the recipes for torch.compile (the profiler API after a warm-up
     # call) and PyTorch with cudnn.benchmark (an NVTX range around the measured steps).
     compile-steady) workload compile-steady wider "$checks" --profile-from-start false ;;
+    # The torch.compile recipe for a runner that keeps Inductor's and Triton's caches from the
+    # baseline's job to the checks' (emptied once here): the steady state, and Inductor's own
+    # builds gated on every rule (--autotuned-builds all), since its picks are kept.
+    compile-kept)
+      cache=$out/cache/$w
+      rm -rf "$cache" && mkdir -p "$cache"
+      workload compile-kept wider "$checks" --profile-from-start false --autotuned-builds all \
+        --env "TORCHINDUCTOR_CACHE_DIR=$cache/inductor" --env "TRITON_CACHE_DIR=$cache/triton" ;;
     conv-steady) workload conv-steady wider "$checks" --nvtx-include step/ ;;
     # torch.compile's whole run on what a fresh CI runner has, a cold cache (Inductor's and
     # Triton's, emptied before every step), warmed by one run without ncu (--warmup 1).
@@ -166,7 +175,7 @@ for spec in ${WORKLOADS:-$all}; do
       else
         workload jax-steady wider "$checks" --profile-from-start false
       fi ;;
-    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm jax-warm jax-kept |" >> "$summary"; status=1 ;;
+    *) echo "| $w | - | - | - | unknown workload: compile triton conv triton-steady jax jax-steady compile-steady conv-steady cuda-steady compile-warm compile-kept jax-warm jax-kept |" >> "$summary"; status=1 ;;
   esac
 done
 { echo; echo "Total: $(elapsed) s"; echo; echo '```'; cat "$out/variable-kernels.txt"; echo '```'; } >> "$summary"
