@@ -71,6 +71,10 @@ pub(crate) struct WorkloadSection {
     pub(crate) profile: ProfileOptions,
     /// This workload's threshold rules (default: `[gate] thresholds`).
     pub(crate) thresholds: Option<PathBuf>,
+    /// What an autotuner's new build is gated on in this workload (default:
+    /// `[gate] autotuned_builds`): a suite mixes jobs that keep the
+    /// autotuner's cache with jobs that start from an empty one.
+    pub(crate) autotuned_builds: Option<crate::compare::code::AutotunedBuilds>,
     /// This workload's build argv; `[]` builds nothing (default: `[build] command`).
     pub(crate) build: Option<Vec<String>>,
     /// Labels for `--tag` (default: none).
@@ -94,7 +98,14 @@ const WORKLOAD_PROFILE_KEYS: &[&str] = &[
     "nvtx_include",
 ];
 /// The workload's own keys.
-const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags", "inputs"];
+const WORKLOAD_KEYS: &[&str] = &[
+    "name",
+    "thresholds",
+    "autotuned_builds",
+    "build",
+    "tags",
+    "inputs",
+];
 
 /// The own part of a `[[workload]]` table.
 #[derive(Deserialize)]
@@ -102,6 +113,7 @@ const WORKLOAD_KEYS: &[&str] = &["name", "thresholds", "build", "tags", "inputs"
 struct WorkloadOwn {
     name: String,
     thresholds: Option<PathBuf>,
+    autotuned_builds: Option<crate::compare::code::AutotunedBuilds>,
     build: Option<Vec<String>>,
     #[serde(default)]
     tags: Vec<String>,
@@ -154,6 +166,7 @@ impl TryFrom<toml::Table> for WorkloadSection {
             app,
             profile,
             thresholds: own.thresholds,
+            autotuned_builds: own.autotuned_builds,
             build: own.build,
             tags: own.tags,
             inputs: own.inputs,

@@ -333,6 +333,7 @@ fn suite_check(args: CheckArgs, file: &FileConfig) -> Result<SuiteConfig> {
             autotuned_builds: args
                 .gate
                 .autotuned_builds
+                .over(w.autotuned_builds)
                 .over(file.gate.autotuned_builds)
                 .unwrap_or_default(),
             explain: explain.clone(),

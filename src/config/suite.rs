@@ -102,6 +102,7 @@ fn all_workloads(
                 .cloned()
                 .over(file.gate.thresholds.clone())
                 .into(),
+            autotuned_builds: None,
             inputs: Vec::new(),
         }]);
     }
@@ -171,6 +172,7 @@ fn one(
             .over(w.thresholds.clone())
             .over(file.gate.thresholds.clone())
             .into(),
+        autotuned_builds: w.autotuned_builds,
         inputs: w
             .inputs
             .iter()

@@ -15,6 +15,9 @@ pub(crate) struct Workload {
     pub(crate) runner: RunnerConfig,
     /// This workload's threshold rules.
     pub(crate) thresholds: crate::rules::ThresholdsSource,
+    /// `[[workload]] autotuned_builds`, where set: it stands over `[gate]`'s,
+    /// the flag over it.
+    pub(crate) autotuned_builds: Option<crate::compare::code::AutotunedBuilds>,
     /// Declared `inputs`: paths and globs relative to `ncugate.toml`'s folder,
     /// made absolute.
     pub(crate) inputs: Vec<String>,
@@ -113,6 +116,7 @@ impl Workload {
                 out_dir: ".".into(),
             },
             thresholds: crate::rules::ThresholdsSource::BuiltIn,
+            autotuned_builds: None,
             inputs: Vec::new(),
         }
     }

@@ -36,7 +36,7 @@ pub(crate) struct GateOptions {
         value_name = "VERDICT"
     )]
     pub(crate) environmental: Option<Environmental>,
-    /// What a kernel an autotuner names (XLA's fusions, Inductor's templates, cuDNN's) is gated on when its build is not the baseline's: `time` its time and launches only, as the autotuner may pick another build in each process; `all` every rule, for jobs that keep the autotuner's cache from the baseline's job to the checks', where a new build is a change (default: [gate] autotuned_builds, else time).
+    /// What a kernel an autotuner names (XLA's fusions, Inductor's templates, cuDNN's) is gated on when its build is not the baseline's: `time` its time and launches only, as the autotuner may pick another build in each process; `all` every rule, for jobs that keep the autotuner's cache from the baseline's job to the checks', where a new build is a change (default: the [[workload]]'s autotuned_builds, else [gate] autotuned_builds, else time).
     #[arg(
         long,
         value_enum,

@@ -865,4 +865,35 @@ fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
     gate.run(&time).code(0);
     gate.write("ncugate.toml", "[gate]\nautotuned_builds = \"never\"\n");
     gate.run(&check).code(2);
+
+    // In a suite, a workload whose job keeps the autotuner's cache says so
+    // itself, over `[gate]`'s; the flag stands over both.
+    gate.write(
+        "ncugate.toml",
+        "[gate]\nautotuned_builds = \"time\"\n\n\
+         [[workload]]\nname = \"kept\"\ncommand = [\"true\"]\nautotuned_builds = \"all\"\n\n\
+         [[workload]]\nname = \"cold\"\ncommand = [\"true\"]\n",
+    );
+    let suite = |workload: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
+        ["check", "--workload", workload, "--baseline", "halved.json"]
+            .into_iter()
+            .chain(["--input", "u1.ncu-rep"])
+            .chain(extra.iter().copied())
+            .collect()
+    };
+    gate.run(&suite("kept", &[]))
+        .code(1)
+        .stdout_has("+128.0% (1.53M inst vs baseline 671.74K inst)");
+    gate.run(&suite("cold", &[]))
+        .code(0)
+        .stdout_has("loop_multiply_fusion (XLA's autotuner picks this kernel's build at run time");
+    gate.run(&suite("kept", &["--autotuned-builds", "time"]))
+        .code(0);
+    gate.write(
+        "ncugate.toml",
+        "[[workload]]\nname = \"kept\"\ncommand = [\"true\"]\nautotuned_builds = \"whole\"\n",
+    );
+    gate.run(&suite("kept", &[]))
+        .code(2)
+        .stderr_has("unknown variant `whole`, expected `time` or `all`");
 }
