@@ -152,15 +152,10 @@ impl TryFrom<toml::Table> for WorkloadSection {
             };
             part.insert(key, value);
         }
-        let own: WorkloadOwn = own
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?;
-        let app: AppOptions = app
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?;
-        let profile: ProfileOptions = profile
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        let name = own.get("name").and_then(|n| n.as_str()).map(str::to_string);
+        let own: WorkloadOwn = read_part(own, name.as_deref())?;
+        let app: AppOptions = read_part(app, name.as_deref())?;
+        let profile: ProfileOptions = read_part(profile, name.as_deref())?;
         Ok(WorkloadSection {
             name: own.name,
             app,
@@ -172,6 +167,35 @@ impl TryFrom<toml::Table> for WorkloadSection {
             inputs: own.inputs,
         })
     }
+}
+
+/// One part of a `[[workload]]` table read by `T`; an error names the
+/// workload and the key whose value `T` refuses (serde's message says only
+/// what was wrong, and its place is the table's first line).
+fn read_part<T: serde::de::DeserializeOwned>(
+    part: toml::Table,
+    workload: Option<&str>,
+) -> std::result::Result<T, String> {
+    let error = match part.clone().try_into::<T>() {
+        Ok(read) => return Ok(read),
+        Err(e) => e.message().to_string(),
+    };
+    // The key that `T` refuses alone: the others left out, `name` kept (it is required).
+    let key = part.keys().find(|key| {
+        let alone: toml::Table = part
+            .iter()
+            .filter(|(k, _)| k == key || k.as_str() == "name")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        alone.try_into::<T>().is_err()
+    });
+    let place = match (workload, key) {
+        (Some(w), Some(k)) => format!("[[workload]] `{w}`, key `{k}`: "),
+        (Some(w), None) => format!("[[workload]] `{w}`: "),
+        (None, Some(k)) => format!("a [[workload]], key `{k}`: "),
+        (None, None) => String::new(),
+    };
+    Err(format!("{place}{error}"))
 }
 
 /// What `check --baseline history` and `[gate] baseline = "history"` name:
@@ -343,8 +367,31 @@ mod tests {
             let e = load(typo).unwrap_err().detail().join("\n");
             assert!(e.contains(&format!("unknown field `{key}`")), "{typo}: {e}");
         }
-        let e = load("command = [\"app\"]\ntimeout = \"x\"").unwrap_err();
-        assert!(e.detail().join("\n").contains("invalid type"), "{e}");
+        // A refused value names its workload and key: serde's place is the table's first line.
+        for (bad, said) in [
+            (
+                "timeout = \"x\"",
+                "[[workload]] `w`, key `timeout`: invalid type",
+            ),
+            (
+                "nvtx_include = 3",
+                "[[workload]] `w`, key `nvtx_include`: invalid type",
+            ),
+            (
+                "autotuned_builds = \"whole\"",
+                "[[workload]] `w`, key `autotuned_builds`: unknown variant `whole`",
+            ),
+        ] {
+            let e = load(&format!("command = [\"app\"]\n{bad}")).unwrap_err();
+            assert!(e.detail().join("\n").contains(said), "{bad}: {e}");
+        }
+        let w = &load("command = [\"app\"]\nautotuned_builds = \"all\"")
+            .unwrap()
+            .workloads[0];
+        assert_eq!(
+            w.autotuned_builds,
+            Some(crate::compare::code::AutotunedBuilds::All)
+        );
     }
 
     #[test]
