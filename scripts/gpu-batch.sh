@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs several scripts/gpu-NAME-e2e.sh in one device call and packs what they wrote, small enough
-# to bring back (reports, CSVs and built binaries are left out: the logs, JSON reports, summaries
+# to bring back (reports, CSVs, built binaries and the apps' caches are left out: the logs, JSON reports, summaries
 # and the GPU probe's looks stay). Build on a machine with cargo first:
 #
 #   cargo build --release --bin ncugate --example ncu_rep_raw
@@ -42,6 +42,7 @@ done
 cd "$root" || exit 2
 tar czf gpu.tgz --exclude='*.tgz' --exclude='*.tar.gz' --exclude='*.csv' \
   --exclude='*.ncu-rep' --exclude='*.ncu-repz' --exclude='*.so' --exclude='graph_app' \
+  --exclude='*/cache' \
   -- */ *.log rc.txt 2>/dev/null
 ls -la gpu.tgz
 # Only the archive and rc.txt are left under $OUT: a device call brings back a few files.

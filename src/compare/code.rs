@@ -994,4 +994,87 @@ mod tests {
         );
         assert!(!failing(&all("jax-steady", "unchanged-7")).is_empty());
     }
+
+    /// An eighth session on an H100 (`ten-and-kept/`): the steady-state JAX
+    /// MLP with XLA's default flags passed 10 of 10 unchanged checks (one
+    /// hung under ncu and passed profiled again), with the loop fusions the
+    /// recorded runs built two ways, and in 2 checks both GEMM fusions built
+    /// anew, not gated but for their time; JAX's whole run with XLA's cache
+    /// kept from the record to the last check passed 10 of 10, every kernel
+    /// gated whole; `torch.compile` in its steady state with its caches kept
+    /// and `autotuned_builds = "all"` passed 3 of 3. Each regression failed.
+    #[test]
+    fn recorded_on_an_h100_the_steady_state_and_kept_caches_pass_ten_checks() {
+        let dir = "ten-and-kept";
+        for (workload, checks, builds) in [
+            ("jax-steady", 10, AutotunedBuilds::Time),
+            ("jax-kept", 10, AutotunedBuilds::All),
+            ("compile-kept", 3, AutotunedBuilds::All),
+        ] {
+            for i in 1..=checks {
+                let (report, now) = replayed_with(dir, workload, &format!("unchanged-{i}"), builds);
+                assert_eq!((failing(&report), now), (vec![], 0), "{workload} check {i}");
+                // With XLA's cache kept, nothing was built anew: all gated.
+                if workload != "jax-steady" {
+                    assert_eq!(code_varies(&report), vec![], "{workload} check {i}");
+                }
+            }
+        }
+        // XLA built both GEMM fusions anew: their counts not gated, their time gated.
+        let (report, _) = replayed(dir, "jax-steady", "unchanged-4");
+        for kernel in ["gemm_fusion_dot", "gemm_fusion_dot_1"] {
+            let rows: Vec<_> = report
+                .rules
+                .iter()
+                .filter(|r| r.kernel.as_deref() == Some(kernel))
+                .collect();
+            assert!(rows.iter().any(|r| r.downgraded()), "{kernel}");
+            for row in rows.iter().filter(|r| r.measures_time()) {
+                assert!(row.downgrade.is_none() && row.status == Status::Pass, "{kernel}");
+            }
+        }
+        let regression = |workload: &str, builds| {
+            failing(&replayed_with(dir, workload, "regression", builds).0)
+        };
+        assert_eq!(
+            regression("jax-steady", AutotunedBuilds::Time),
+            [
+                "gemm_fusion_dot_general_2 · new kernel",
+                "gemm_fusion_dot_1 · missing kernel"
+            ]
+        );
+        // As run (the default), the wider layer failed on its stable kernels
+        // and XLA's new GEMM fusion; with `all`, as a kept cache allows, the
+        // rebuilt fusions' counts and the whole run's fail too.
+        assert_eq!(
+            regression("jax-kept", AutotunedBuilds::Time),
+            [
+                "loop_multiply_fusion_1 · sm__inst_executed.sum",
+                "wrapped_broadcast · sm__inst_executed.sum",
+                "wrapped_broadcast · l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                "loop_multiply_fusion · gpu__time_duration.sum",
+                "gemm_fusion_dot_general_2 · new kernel",
+                "gemm_fusion_dot_1 · missing kernel"
+            ]
+        );
+        let all = regression("jax-kept", AutotunedBuilds::All);
+        for added in [
+            "gemm_fusion_dot · sm__inst_executed.sum",
+            "(total) · sm__inst_executed.sum",
+            "gemm_fusion_dot · dram__bytes.sum",
+        ] {
+            assert!(all.iter().any(|f| f == added), "{added}: {all:?}");
+        }
+        // Live, as the seventh session's recording replayed under `all` said.
+        assert_eq!(
+            regression("compile-kept", AutotunedBuilds::All),
+            [
+                "triton_tem_fused_addmm_relu_t_0 · sm__inst_executed.sum",
+                "triton_tem_fused_addmm_relu_t_1 · sm__inst_executed.sum",
+                "(total) · sm__inst_executed.sum",
+                "triton_tem_fused_addmm_relu_t_0 · l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                "triton_tem_fused_addmm_relu_t_1 · l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            ]
+        );
+    }
 }

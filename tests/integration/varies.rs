@@ -668,6 +668,52 @@ fn the_jax_steady_state_records_and_passes_its_unchanged_checks() {
         .stdout_has("+100.0%");
 }
 
+/// The steady-state JAX MLP as recorded on an H100 in another session
+/// (`fixtures/h100/autotune-e2e/ten-and-kept/reports/`): the 3 recorded runs
+/// built both loop fusions two ways; the check that also ran both GEMM
+/// fusions built anew (check 4 of the 10 that passed there) passes, with
+/// those kernels' counts not gated and their time gated; the wider layer
+/// (profiled again after a hang) fails on XLA's new and missing GEMM fusions.
+#[test]
+fn the_jax_steady_state_passes_where_xla_built_every_fusion_anew() {
+    let gate = Gate::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/h100/autotune-e2e/ten-and-kept/reports");
+    let runs = ["run-1", "run-2", "run-3"].map(|r| format!("jax-steady.record.{r}.ncu-rep"));
+    for run in &runs {
+        gate.copy(root.join(run), run);
+    }
+    let mut record = gate.record();
+    for run in &runs {
+        record = record.input(run);
+    }
+    record.output("jax.json").run().code(0).stderr_has(
+        "the code of 2 kernels was not the same in the 3 runs: loop_add_fusion (2 builds), \
+         loop_multiply_fusion (2 builds)",
+    );
+    for (report, code, said) in [
+        (
+            "jax-steady.unchanged-4.run.ncu-rep",
+            0,
+            "PASS (exit 0): 0 failed, 10 passed, 20 metric checks not gated (code varies)",
+        ),
+        (
+            "jax-steady.regression.run-retry-1.ncu-rep",
+            1,
+            "✗ gemm_fusion_dot_general_2",
+        ),
+    ] {
+        gate.copy(root.join(report), report);
+        let out = gate.check().baseline("jax.json").input(report).run();
+        out.code(code).stdout_has(said);
+    }
+    gate.check()
+        .baseline("jax.json")
+        .input("jax-steady.unchanged-4.run.ncu-rep")
+        .run()
+        .stdout_has("gemm_fusion_dot (XLA's autotuner picks this kernel's build at run time");
+}
+
 /// Halves the statistics `stats` names of a baseline's metric (JSON).
 /// Every statistic a baseline keeps of a metric.
 const ALL_STATS: [&str; 4] = ["mean", "stddev", "min", "max"];
