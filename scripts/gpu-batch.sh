@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs several scripts/gpu-NAME-e2e.sh in one device call and packs what they wrote, small enough
-# to bring back (reports, CSVs, built binaries and the apps' caches are left out: the logs, JSON reports, summaries
-# and the GPU probe's looks stay). Build on a machine with cargo first:
+# to bring back (reports, CSVs, built binaries and the apps' caches are left out: the logs, JSON
+# reports, summaries and the GPU probe's looks stay). Build on a machine with cargo first:
 #
 #   cargo build --release --bin ncugate --example ncu_rep_raw
 #   mkdir -p target/gpu-bin && cp target/release/ncugate target/release/examples/ncu_rep_raw target/gpu-bin/
