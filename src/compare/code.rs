@@ -1030,12 +1030,14 @@ mod tests {
                 .collect();
             assert!(rows.iter().any(|r| r.downgraded()), "{kernel}");
             for row in rows.iter().filter(|r| r.measures_time()) {
-                assert!(row.downgrade.is_none() && row.status == Status::Pass, "{kernel}");
+                assert!(
+                    row.downgrade.is_none() && row.status == Status::Pass,
+                    "{kernel}"
+                );
             }
         }
-        let regression = |workload: &str, builds| {
-            failing(&replayed_with(dir, workload, "regression", builds).0)
-        };
+        let regression =
+            |workload: &str, builds| failing(&replayed_with(dir, workload, "regression", builds).0);
         assert_eq!(
             regression("jax-steady", AutotunedBuilds::Time),
             [
