@@ -23,9 +23,9 @@
 # "compile-warm" torch.compile's whole run from a cold cache before every step (a fresh CI
 # runner) with one warm-up run without ncu (--warmup 1), and "jax-warm" JAX's whole run the
 # same way, with XLA's per-fusion autotune cache, and "jax-kept" with that cache kept from the
-# record to the last check (emptied once) and --autotuned-builds all, and "compile-kept" compile-steady with Inductor's and
-# Triton's caches kept likewise and --autotuned-builds all; a name
-# may carry its own number of unchanged checks, and the second of the batch after which its
+# record to the last check (emptied once) and --autotuned-builds all, and "compile-kept"
+# compile-steady with Inductor's and Triton's caches kept likewise and --autotuned-builds all;
+# a name may carry its own number of unchanged checks, and the second of the batch after which its
 # checks stop instead of its share of BUDGET_S, and its own RUN_TIMEOUT_S
 # (WORKLOADS="compile:10:420 conv-steady:3 jax-steady:10::60");
 # KEEP_REPORTS="jax-steady" keeps those workloads' ncu reports, gzipped, under reports/;
@@ -169,9 +169,9 @@ for spec in ${WORKLOADS:-$all}; do
         cache=$out/cache/$w
         rm -rf "$cache" && mkdir -p "$cache"
         # With the cache kept, XLA's picks are too: its new builds are gated whole.
-        local_flags=()
-        if [ "$w" = jax-warm ]; then fresh_cache=$cache; else local_flags=(--autotuned-builds all); fi
-        workload "$w" wider "$checks" --warmup 1 "${local_flags[@]}" \
+        kept_flags=()
+        if [ "$w" = jax-warm ]; then fresh_cache=$cache; else kept_flags=(--autotuned-builds all); fi
+        workload "$w" wider "$checks" --warmup 1 "${kept_flags[@]}" \
           --env "XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=$cache"
         fresh_cache=
       else
