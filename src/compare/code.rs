@@ -112,10 +112,11 @@ pub(super) fn ungate_varying(report: &mut Report, baseline: &Baseline, builds: A
     for (kernel, evidence) in &moved {
         why.insert(kernel.clone(), Arc::new(evidence.clone()));
     }
-    let new_builds = builds == AutotunedBuilds::Time;
-    for c in report.code.iter().filter(|c| c.changed && new_builds) {
-        if let (false, Some(evidence)) = (why.contains_key(&c.kernel), autotuned(&c.kernel)) {
-            why.insert(c.kernel.clone(), Arc::new(evidence));
+    if builds == AutotunedBuilds::Time {
+        for c in report.code.iter().filter(|c| c.changed) {
+            if let (false, Some(evidence)) = (why.contains_key(&c.kernel), autotuned(&c.kernel)) {
+                why.insert(c.kernel.clone(), Arc::new(evidence));
+            }
         }
     }
     // Their rules that do not measure time; and for the picks an autotuner
@@ -497,10 +498,7 @@ mod tests {
                     continue;
                 };
                 if d.failed {
-                    row.status = match row.severity {
-                        crate::rules::Severity::Fail => Status::Fail,
-                        _ => Status::Warn,
-                    };
+                    row.status = Status::failed(row.severity);
                 }
             }
         }
