@@ -2,7 +2,7 @@
 //! kernels' code read from the cubins the reports embed, the opcodes from the
 //! recorded SASS pages (a stand-in ncu prints them), and what `check` says.
 
-use crate::common::{FixtureNcu, Gate, H200};
+use crate::common::{FixtureNcu, Gate, H200, args_with};
 use ncugate::code::of_report;
 use ncugate::model::KernelKeyMode;
 use std::path::Path;
@@ -235,7 +235,7 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
         .code(0)
         .stdout_has("not gated (environmental: timing-only change with unchanged code")
         .stdout_has("; --environmental warn): ");
-    let with_json: Vec<&str> = check.iter().copied().chain(["--json", "r.json"]).collect();
+    let with_json = args_with(&check, &["--json", "r.json"]);
     gate.run(&with_json).code(0);
     let json = gate.json("r.json");
     let downgraded: Vec<&serde_json::Value> = json["rules"]
@@ -251,11 +251,7 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
             && r.get("not_gated").is_none()
             && (r["unit"] == "ns" || r["unit"] == "cycle")
     }));
-    let gated: Vec<&str> = check
-        .iter()
-        .copied()
-        .chain(["--environmental", "fail"])
-        .collect();
+    let gated = args_with(&check, &["--environmental", "fail"]);
     gate.run(&gated)
         .code(1)
         .stdout_has("gated (environmental: timing-only change with unchanged code")
@@ -263,11 +259,7 @@ fn a_timing_only_failure_with_unchanged_code_is_environmental() {
     // The same from ncugate.toml's [gate], and the flag over the file.
     gate.write("ncugate.toml", "[gate]\nenvironmental = \"fail\"\n");
     gate.run(&check).code(1);
-    let warned: Vec<&str> = check
-        .iter()
-        .copied()
-        .chain(["--environmental", "warn"])
-        .collect();
+    let warned = args_with(&check, &["--environmental", "warn"]);
     gate.run(&warned).code(0);
     gate.write("ncugate.toml", "[gate]\nenvironmental = \"sometimes\"\n");
     gate.run(&check).code(2);

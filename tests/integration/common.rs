@@ -743,6 +743,11 @@ pub fn profiled_check(
 }
 
 /// The text of `fixtures/h200/<file>`.
+/// `args` and then `extra`: a command line given one more flag.
+pub fn args_with<'a>(args: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    args.iter().chain(extra).copied().collect()
+}
+
 pub fn h200_text(file: &str) -> String {
     std::fs::read_to_string(Path::new(H200).join(file))
         .unwrap_or_else(|e| panic!("read fixtures/h200/{file}: {e}"))
@@ -785,9 +790,8 @@ impl Outcome {
     /// Asserts `needle` is in stdout, as printed or with the terminal report's
     /// line wrapping undone (runs of whitespace read as one space).
     pub fn stdout_has(&self, needle: &str) -> &Outcome {
-        let unwrapped = self.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            self.stdout.contains(needle) || unwrapped.contains(needle),
+            self.stdout_shows(needle),
             "stdout lacks {needle:?}:\n{}",
             self.stdout
         );
@@ -797,13 +801,18 @@ impl Outcome {
     /// Asserts `needle` is not in stdout, neither as printed nor with the
     /// terminal report's line wrapping undone.
     pub fn stdout_lacks(&self, needle: &str) -> &Outcome {
-        let unwrapped = self.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            !self.stdout.contains(needle) && !unwrapped.contains(needle),
+            !self.stdout_shows(needle),
             "stdout has {needle:?}:\n{}",
             self.stdout
         );
         self
+    }
+
+    /// Whether stdout has `needle` as printed or with its line wrapping undone.
+    fn stdout_shows(&self, needle: &str) -> bool {
+        let unwrapped = self.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.stdout.contains(needle) || unwrapped.contains(needle)
     }
 
     /// What it wrote to stderr.

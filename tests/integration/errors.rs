@@ -282,7 +282,7 @@ fn a_report_is_converted_by_ncu_with_base_units() {
     ];
     // The same ncu three ways: NCUGATE_NCU, `[profile] ncu`, and --ncu (which
     // a .ncu-rep input needs, unlike a CSV one).
-    let with_flag: Vec<&str> = check.iter().copied().chain(["--ncu", fake]).collect();
+    let with_flag = crate::common::args_with(&check, &["--ncu", fake]);
     let ways: [Way; 3] = [
         (&check, &[("NCUGATE_NCU", fake)], None),
         (&check, &[], Some(format!("[profile]\nncu = \"{fake}\"\n"))),

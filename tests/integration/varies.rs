@@ -5,7 +5,7 @@
 //! H200 exports of the reference app's variants, composed into runs that
 //! disagree as `fixtures/h200/varies/README.md` says.
 
-use crate::common::Gate;
+use crate::common::{Gate, args_with};
 
 const FINISH_FLOAT: &str = "void finish<float>(const float *, const float *, float *, long)";
 const FINISH_DOUBLE: &str = "void finish<double>(const float *, const float *, float *, long)";
@@ -890,11 +890,7 @@ fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
         .stdout_has(
             "with the picks kept, `[gate] autotuned_builds = \"all\"` gates a new build whole",
         );
-    let all: Vec<&str> = check
-        .iter()
-        .copied()
-        .chain(["--autotuned-builds", "all"])
-        .collect();
+    let all = args_with(&check, &["--autotuned-builds", "all"]);
     gate.run(&all)
         .code(1)
         .stdout_has("✗ loop_multiply_fusion")
@@ -903,11 +899,7 @@ fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
         .stdout_lacks("not gated (code varies");
     gate.write("ncugate.toml", "[gate]\nautotuned_builds = \"all\"\n");
     gate.run(&check).code(1);
-    let time: Vec<&str> = check
-        .iter()
-        .copied()
-        .chain(["--autotuned-builds", "time"])
-        .collect();
+    let time = args_with(&check, &["--autotuned-builds", "time"]);
     gate.run(&time).code(0);
     gate.write("ncugate.toml", "[gate]\nautotuned_builds = \"never\"\n");
     gate.run(&check).code(2);
@@ -921,11 +913,16 @@ fn an_autotuners_new_build_is_gated_whole_where_the_picks_are_kept() {
          [[workload]]\nname = \"cold\"\ncommand = [\"true\"]\n",
     );
     let suite = |workload: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
-        ["check", "--workload", workload, "--baseline", "halved.json"]
-            .into_iter()
-            .chain(["--input", "u1.ncu-rep"])
-            .chain(extra.iter().copied())
-            .collect()
+        let check = [
+            "check",
+            "--workload",
+            workload,
+            "--baseline",
+            "halved.json",
+            "--input",
+            "u1.ncu-rep",
+        ];
+        args_with(&check, extra)
     };
     gate.run(&suite("kept", &[]))
         .code(1)
